@@ -1,0 +1,51 @@
+"""tfcloud: run a TensorFlow script or notebook as a distributed job, locally or on Vertex AI, in one call.
+
+Importing tfcloud is cheap: TensorFlow, Google Cloud and Docker are imported only by the functions that need
+them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tfcloud._version import __version__
+from tfcloud.errors import (
+    BuildError,
+    ConfigurationError,
+    JobFailedError,
+    SubmitError,
+    TfcloudError,
+    ValidationError,
+)
+from tfcloud.machines import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig
+from tfcloud.spec import DockerConfig
+
+__all__ = [
+    "COMMON_MACHINE_CONFIGS",
+    "AcceleratorType",
+    "BuildError",
+    "ConfigurationError",
+    "DockerConfig",
+    "JobFailedError",
+    "MachineConfig",
+    "SubmitError",
+    "TfcloudError",
+    "ValidationError",
+    "__version__",
+    "remote",
+    "run",
+]
+
+
+def remote() -> bool:
+    """True inside a job that tfcloud launched (locally or in the cloud), False on the user's machine."""
+    return os.environ.get("TFCLOUD_REMOTE") == "1"
+
+
+def __getattr__(name: str) -> object:
+    # `run` lives in tfcloud.api; loaded on first use so that `import tfcloud` stays light.
+    if name == "run":
+        from tfcloud.api import run
+
+        return run
+    raise AttributeError(f"module 'tfcloud' has no attribute {name!r}")

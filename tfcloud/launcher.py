@@ -1,0 +1,33 @@
+"""The launcher: a small Python file, rendered from ``templates/launcher.py.j2``, that each replica runs.
+
+It marks the process as remote, builds the chosen strategy from ``TF_CONFIG``, routes Keras to tf-keras
+where Keras 3 cannot train, and runs the user's script unchanged as ``__main__`` with the user's
+arguments exactly as given (no shell, nothing added).
+"""
+
+from __future__ import annotations
+
+from tfcloud import __version__
+from tfcloud.spec import JobSpec
+from tfcloud.strategy import one_device_name
+from tfcloud.templates import render
+
+__all__ = ["LAUNCHER_NAME", "render_launcher"]
+
+#: The file name the launcher gets in a build context or a local job's directory.
+LAUNCHER_NAME = "tfcloud_launcher.py"
+
+
+def render_launcher(spec: JobSpec, *, script: str) -> str:
+    """The launcher's text for ``spec``. ``script`` is the path the replica runs: relative to the job's
+    working directory (in an image) or absolute (a converted notebook in a local run)."""
+    return render(
+        "launcher.py.j2",
+        version=__version__,
+        strategy=spec.strategy.value,
+        strategy_class=spec.strategy.tf_class,
+        strategy_reason=spec.strategy_reason,
+        device=one_device_name(spec.chief.machine),
+        script=script,
+        script_name=spec.entry_point.name,
+    )

@@ -1,0 +1,70 @@
+"""tfcloud's own job state, and the one table that maps every vendor's states onto it."""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["STATE_TABLE", "JobState", "to_job_state"]
+
+
+class JobState(enum.Enum):
+    QUEUED = "queued"
+    PROVISIONING = "provisioning"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLING = "cancelling"
+    CANCELLED = "cancelled"
+    UNKNOWN = "unknown"
+
+    @property
+    def is_final(self) -> bool:
+        return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+
+
+#: (source, vendor state name) → JobState. Sources: "vertex" (aiplatform_v1.JobState names),
+#: "cloudbuild" (Build.Status names), "docker" (container State.Status), "process" (local replicas).
+STATE_TABLE: dict[tuple[str, str], JobState] = {
+    ("vertex", "JOB_STATE_UNSPECIFIED"): JobState.UNKNOWN,
+    ("vertex", "JOB_STATE_QUEUED"): JobState.QUEUED,
+    ("vertex", "JOB_STATE_PENDING"): JobState.PROVISIONING,
+    ("vertex", "JOB_STATE_RUNNING"): JobState.RUNNING,
+    ("vertex", "JOB_STATE_SUCCEEDED"): JobState.SUCCEEDED,
+    ("vertex", "JOB_STATE_FAILED"): JobState.FAILED,
+    ("vertex", "JOB_STATE_CANCELLING"): JobState.CANCELLING,
+    ("vertex", "JOB_STATE_CANCELLED"): JobState.CANCELLED,
+    ("vertex", "JOB_STATE_PAUSED"): JobState.QUEUED,
+    ("vertex", "JOB_STATE_EXPIRED"): JobState.FAILED,
+    ("vertex", "JOB_STATE_UPDATING"): JobState.RUNNING,
+    ("vertex", "JOB_STATE_PARTIALLY_SUCCEEDED"): JobState.FAILED,
+    ("cloudbuild", "STATUS_UNKNOWN"): JobState.UNKNOWN,
+    ("cloudbuild", "PENDING"): JobState.QUEUED,
+    ("cloudbuild", "QUEUED"): JobState.QUEUED,
+    ("cloudbuild", "WORKING"): JobState.RUNNING,
+    ("cloudbuild", "SUCCESS"): JobState.SUCCEEDED,
+    ("cloudbuild", "FAILURE"): JobState.FAILED,
+    ("cloudbuild", "INTERNAL_ERROR"): JobState.FAILED,
+    ("cloudbuild", "TIMEOUT"): JobState.FAILED,
+    ("cloudbuild", "CANCELLED"): JobState.CANCELLED,
+    ("cloudbuild", "EXPIRED"): JobState.FAILED,
+    ("docker", "created"): JobState.PROVISIONING,
+    ("docker", "running"): JobState.RUNNING,
+    ("docker", "paused"): JobState.RUNNING,
+    ("docker", "restarting"): JobState.RUNNING,
+    ("docker", "removing"): JobState.CANCELLING,
+    ("docker", "exited"): JobState.UNKNOWN,  # the exit code decides: see to_job_state
+    ("docker", "dead"): JobState.FAILED,
+    ("process", "starting"): JobState.PROVISIONING,
+    ("process", "running"): JobState.RUNNING,
+    ("process", "succeeded"): JobState.SUCCEEDED,
+    ("process", "failed"): JobState.FAILED,
+    ("process", "stopping"): JobState.CANCELLING,
+    ("process", "cancelled"): JobState.CANCELLED,
+}
+
+
+def to_job_state(source: str, state: str, *, exit_code: int | None = None) -> JobState:
+    """Map a vendor state to :class:`JobState`; an exited container is decided by its exit code."""
+    if source == "docker" and state == "exited" and exit_code is not None:
+        return JobState.SUCCEEDED if exit_code == 0 else JobState.FAILED
+    return STATE_TABLE.get((source, state), JobState.UNKNOWN)

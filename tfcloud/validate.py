@@ -1,0 +1,272 @@
+"""Validation: the user's arguments in, one frozen :class:`~tfcloud.spec.JobSpec` out.
+
+Every check runs before anything is uploaded, built or submitted. Each failure is a
+:class:`~tfcloud.errors.ValidationError` naming the field, what was expected and what was received.
+The checks include every one tensorflow-cloud makes, plus parameter-server rules and Vertex AI limits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+
+from tfcloud.errors import ValidationError
+from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
+from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Strategy, Target
+from tfcloud.strategy import choose_strategy, parse_strategy
+
+__all__ = ["MAX_LABELS", "MAX_POOLS", "build_spec", "validate_labels"]
+
+MAX_LABELS = 64
+MAX_LABEL_LENGTH = 63
+MAX_POOLS = 4  # Vertex AI: chief, workers, parameter servers, evaluator
+_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]*$")
+_LABEL_VALUE = re.compile(r"^[a-z0-9_-]*$")
+_SERVICE_ACCOUNT = re.compile(r"^[a-z0-9][a-z0-9._-]*@[a-z0-9][a-z0-9.-]*\.gserviceaccount\.com$")
+_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
+_PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
+_DISPLAY_NAME_MAX = 128
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _entry_point(value: object) -> tuple[Path, EntryPointKind]:
+    expected = "a path to an existing Python file (.py) or notebook (.ipynb)"
+    if not isinstance(value, str | Path) or not str(value):
+        raise ValidationError("entry_point", expected, value)
+    path = Path(value).expanduser()
+    suffix = path.suffix.lower()
+    if suffix not in (".py", ".ipynb"):
+        raise ValidationError("entry_point", expected, str(value))
+    if not path.is_file():
+        raise ValidationError("entry_point", expected, str(value), hint=f"No file at {path.absolute()}.")
+    kind = EntryPointKind.NOTEBOOK if suffix == ".ipynb" else EntryPointKind.SCRIPT
+    return path.resolve(), kind
+
+
+def _requirements(value: object) -> Path | None:
+    if value is None:
+        return None
+    expected = "a path to an existing requirements file"
+    if not isinstance(value, str | Path) or not str(value):
+        raise ValidationError("requirements_txt", expected, value)
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise ValidationError("requirements_txt", expected, str(value), hint=f"No file at {path.absolute()}.")
+    return path.resolve()
+
+
+def _machine(field: str, value: object, *, auto: MachineConfig) -> MachineConfig:
+    if isinstance(value, str) and value.lower() == "auto":
+        return auto
+    if isinstance(value, MachineConfig):
+        return value
+    if isinstance(value, str) and value.upper() in COMMON_MACHINE_CONFIGS:
+        return COMMON_MACHINE_CONFIGS[value.upper()]
+    raise ValidationError(field, 'a tfcloud.MachineConfig, a name from COMMON_MACHINE_CONFIGS, or "auto"', value)
+
+
+def _count(field: str, value: object, *, maximum: int | None = None) -> int:
+    if not _is_int(value) or int(value) < 0:  # type: ignore[call-overload]
+        raise ValidationError(field, "an integer ≥ 0", value)
+    count = int(value)  # type: ignore[call-overload]
+    if maximum is not None and count > maximum:
+        raise ValidationError(field, f"an integer from 0 to {maximum}", value)
+    return count
+
+
+def validate_labels(value: object) -> Mapping[str, str]:
+    """GCP label rules: ≤ 64 labels; keys 1–63 chars starting with a lowercase letter; keys and values
+    only lowercase letters, digits, ``_`` and ``-``; values ≤ 63 chars (may be empty)."""
+    if value is None:
+        return MappingProxyType({})
+    if not isinstance(value, Mapping):
+        raise ValidationError("job_labels", "a dict of str to str", value)
+    if len(value) > MAX_LABELS:
+        raise ValidationError("job_labels", f"at most {MAX_LABELS} labels", f"<{len(value)} labels>")
+    labels: dict[str, str] = {}
+    for key, val in value.items():
+        if not isinstance(key, str) or not key or len(key) > MAX_LABEL_LENGTH or not _LABEL_KEY.match(key):
+            raise ValidationError(
+                "job_labels",
+                f"keys of 1 to {MAX_LABEL_LENGTH} characters that start with a lowercase letter and contain "
+                "only lowercase letters, digits, '_' and '-'",
+                key,
+            )
+        if not isinstance(val, str) or len(val) > MAX_LABEL_LENGTH or not _LABEL_VALUE.match(val):
+            raise ValidationError(
+                f"job_labels[{key!r}]",
+                f"a value of at most {MAX_LABEL_LENGTH} characters containing only lowercase letters, digits, "
+                "'_' and '-'",
+                val,
+            )
+        labels[key] = val
+    return MappingProxyType(labels)
+
+
+def _args(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple) or not all(isinstance(a, str) for a in value):
+        raise ValidationError("entry_point_args", "a list of strings", value)
+    return tuple(value)
+
+
+def _optional_str(field: str, value: object, pattern: re.Pattern[str], expected: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not pattern.match(value):
+        raise ValidationError(field, expected, value)
+    return value
+
+
+def _docker_config(value: object) -> DockerConfig:
+    if isinstance(value, str) and value.lower() == "auto":
+        return DockerConfig()
+    if not isinstance(value, DockerConfig):
+        raise ValidationError("docker_config", 'a tfcloud.DockerConfig or "auto"', value)
+    bucket = value.image_build_bucket
+    if bucket is not None:
+        name = bucket.removeprefix("gs://").rstrip("/")
+        if not _BUCKET.match(name):
+            raise ValidationError("docker_config.image_build_bucket", "a Cloud Storage bucket name", bucket)
+    return value
+
+
+def _env(value: object) -> Mapping[str, str]:
+    if value is None:
+        return MappingProxyType({})
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k) and isinstance(v, str)
+        for k, v in value.items()
+    ):
+        raise ValidationError("env", "a dict of environment variable names to string values", value)
+    return MappingProxyType(dict(value))
+
+
+def build_spec(
+    *,
+    entry_point: object,
+    requirements_txt: object = None,
+    docker_config: object = "auto",
+    distribution_strategy: object = "auto",
+    chief_config: object = "auto",
+    worker_config: object = "auto",
+    worker_count: object = 0,
+    entry_point_args: object = None,
+    stream_logs: object = False,
+    job_labels: object = None,
+    service_account: object = None,
+    ps_config: object = "auto",
+    ps_count: object = 0,
+    evaluator_config: object = "auto",
+    evaluator_count: object = 0,
+    target: object = "local",
+    project: object = None,
+    region: object = None,
+    display_name: object = None,
+    dry_run: object = False,
+    env: object = None,
+) -> JobSpec:
+    """Check every argument and return the frozen spec. Raises :class:`ValidationError` on the first problem."""
+    try:
+        tgt = Target(target)
+    except ValueError:
+        raise ValidationError("target", '"local" or "vertex"', target) from None
+    entry, kind = _entry_point(entry_point)
+    requirements = _requirements(requirements_txt)
+    requested = parse_strategy(distribution_strategy)
+
+    # "auto" machines: tensorflow-cloud's T4_1X on Vertex AI; the CPU machine for local runs.
+    auto = COMMON_MACHINE_CONFIGS["T4_1X"] if tgt is Target.VERTEX else COMMON_MACHINE_CONFIGS["CPU"]
+    chief = _machine("chief_config", chief_config, auto=auto)
+    n_workers = _count("worker_count", worker_count)
+    worker: MachineConfig | None
+    if worker_config is None:
+        if n_workers > 0:
+            raise ValidationError("worker_config", "a MachineConfig when worker_count > 0", None)
+        worker = None
+    else:
+        worker = _machine("worker_config", worker_config, auto=auto)
+    n_ps = _count("ps_count", ps_count)
+    ps: MachineConfig | None
+    if ps_config is None:
+        if n_ps > 0:
+            raise ValidationError("ps_config", "a MachineConfig when ps_count > 0", None)
+        ps = None
+    else:
+        ps = _machine("ps_config", ps_config, auto=COMMON_MACHINE_CONFIGS["CPU"])
+    n_eval = _count("evaluator_count", evaluator_count, maximum=1)
+    evaluator = None if evaluator_config is None else _machine(
+        "evaluator_config", evaluator_config, auto=COMMON_MACHINE_CONFIGS["CPU"])
+    if n_eval and evaluator is None:
+        raise ValidationError("evaluator_config", "a MachineConfig when evaluator_count > 0", None)
+
+    if chief.is_tpu:
+        raise ValidationError("chief_config", "a CPU or GPU machine (a TPU cannot be the chief)", chief.describe(),
+                              hint="Put the TPU in worker_config with worker_count=1.")
+    if worker is not None and worker.is_tpu and n_workers != 1:
+        raise ValidationError("worker_count", "1 when worker_config is a TPU", n_workers)
+    if n_ps > 0 and n_workers < 1:
+        raise ValidationError("worker_count", "an integer ≥ 1 when ps_count > 0 (parameter servers need workers)",
+                              n_workers)
+    if ps is not None and n_ps > 0 and ps.is_tpu:
+        raise ValidationError("ps_config", "a CPU or GPU machine (parameter servers cannot be TPUs)", ps.describe())
+    if n_ps > 0 and worker is not None and worker.is_tpu:
+        raise ValidationError("worker_config", "a CPU or GPU machine when ps_count > 0", worker.describe())
+
+    strategy, reason = choose_strategy(requested=requested, chief=chief, worker=worker,
+                                       worker_count=n_workers, ps_count=n_ps)
+
+    pools = [PoolSpec(role=Role.CHIEF, replica_count=1, machine=chief)]
+    if n_workers and worker is not None:
+        pools.append(PoolSpec(role=Role.WORKER, replica_count=n_workers, machine=worker))
+    if n_ps and ps is not None:
+        pools.append(PoolSpec(role=Role.PS, replica_count=n_ps, machine=ps))
+    if n_eval and evaluator is not None:
+        pools.append(PoolSpec(role=Role.EVALUATOR, replica_count=n_eval, machine=evaluator))
+    if len(pools) > MAX_POOLS:  # pragma: no cover - four roles at most by construction
+        raise ValidationError("worker pools", f"at most {MAX_POOLS}", len(pools))
+
+    if not isinstance(stream_logs, bool):
+        raise ValidationError("stream_logs", "a bool", stream_logs)
+    if not isinstance(dry_run, bool):
+        raise ValidationError("dry_run", "a bool", dry_run)
+    sa = _optional_str("service_account", service_account, _SERVICE_ACCOUNT,
+                       "a service account e-mail such as trainer@my-project.iam.gserviceaccount.com")
+    proj = _optional_str("project", project, _PROJECT,
+                         "a Google Cloud project id (6 to 30 lowercase letters, digits or '-')")
+    reg = _optional_str("region", region, _REGION, "a Google Cloud region such as us-central1")
+    if display_name is None:
+        name = f"tfcloud-{entry.stem}"
+    elif isinstance(display_name, str) and 0 < len(display_name) <= _DISPLAY_NAME_MAX:
+        name = display_name
+    else:
+        raise ValidationError("display_name", f"a string of 1 to {_DISPLAY_NAME_MAX} characters", display_name)
+    if strategy is Strategy.TPU and tgt is Target.LOCAL:
+        raise ValidationError("target", '"vertex" for a TPU job (TPUs cannot run locally)', tgt.value)
+
+    return JobSpec(
+        entry_point=entry,
+        entry_point_kind=kind,
+        entry_point_args=_args(entry_point_args),
+        requirements_txt=requirements,
+        pools=tuple(pools),
+        strategy=strategy,
+        strategy_reason=reason,
+        docker_config=_docker_config(docker_config),
+        job_labels=validate_labels(job_labels),
+        service_account=sa,
+        stream_logs=stream_logs,
+        target=tgt,
+        project=proj,
+        region=reg,
+        display_name=name,
+        dry_run=dry_run,
+        env=_env(env),
+    )
