@@ -1,0 +1,164 @@
+"""Fault injection: make the emulator misbehave on purpose, the way Google Cloud sometimes does.
+
+Reach it as ``Emulator.faults``::
+
+    emulator.faults.fail("CreateCustomJob", code="UNAVAILABLE", times=2)   # the next 2 calls fail
+    emulator.faults.delay("GetCustomJob", seconds=0.5)                     # every call waits 0.5 s
+    emulator.faults.fail_replica("workerpool1-0", exit_code=3)             # that replica exits 3 at start
+    emulator.faults.hold_queued()                                          # new jobs stay QUEUED ...
+    emulator.faults.release_queued()                                       # ... until released
+    emulator.faults.clear()
+
+Methods are named by their short gRPC name (``CreateCustomJob``) or full path
+(``/google.cloud.aiplatform.v1.JobService/CreateCustomJob``). Codes are ``grpc.StatusCode`` members or their
+names. This module imports nothing from grpc.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+__all__ = ["CallFault", "Faults", "ReplicaFault"]
+
+_CODES = frozenset({
+    "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+    "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+    "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallFault:
+    """What happens to one call: wait ``delay`` seconds, then fail with ``code`` (a StatusCode name) or not."""
+
+    delay: float = 0.0
+    code: str | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicaFault:
+    """A replica that exits with ``exit_code`` as soon as it starts, after writing ``message`` to stderr."""
+
+    exit_code: int
+    message: str
+
+
+@dataclass(kw_only=True)
+class _Failure:
+    code: str
+    message: str
+    remaining: int
+
+
+@dataclass(kw_only=True)
+class _Delay:
+    seconds: float
+    remaining: int | None
+
+
+def _code_name(code: object) -> str:
+    name = getattr(code, "name", code)
+    if not isinstance(name, str) or name.upper() not in _CODES:
+        from tfcloud.errors import ValidationError
+
+        raise ValidationError("code", "a grpc.StatusCode or one of " + ", ".join(sorted(_CODES)), code)
+    return name.upper()
+
+
+class Faults:
+    """The faults armed on one emulator. Thread-safe; every method returns immediately."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._failures: dict[str, list[_Failure]] = {}
+        self._delays: dict[str, _Delay] = {}
+        self._replicas: dict[str, list[tuple[str | None, ReplicaFault, list[int]]]] = {}
+        self._hold = threading.Event()
+
+    # -- calls ---------------------------------------------------------------------------------------------
+    def fail(self, method: str, *, code: object = "UNAVAILABLE", times: int = 1, message: str | None = None) -> None:
+        """Fail the next ``times`` calls of ``method`` with status ``code``."""
+        name = _code_name(code)
+        text = message if message is not None else f"Injected fault: {method} fails with {name}."
+        with self._lock:
+            self._failures.setdefault(_short(method), []).append(_Failure(code=name, message=text, remaining=times))
+
+    def delay(self, method: str, *, seconds: float, times: int | None = None) -> None:
+        """Delay calls of ``method`` (``"*"``: every method) by ``seconds``; the next ``times`` only, if given."""
+        with self._lock:
+            self._delays[_short(method)] = _Delay(seconds=seconds, remaining=times)
+
+    def take_call_fault(self, name: str, path: str = "") -> CallFault:
+        """Consume and return what is armed for one call of ``name`` (the server calls this)."""
+        with self._lock:
+            delay = 0.0
+            for key in (name, "*"):
+                armed = self._delays.get(key)
+                if armed is not None:
+                    delay = max(delay, armed.seconds)
+                    if armed.remaining is not None:
+                        armed.remaining -= 1
+                        if armed.remaining <= 0:
+                            del self._delays[key]
+            queue = self._failures.get(name, [])
+            if queue:
+                failure = queue[0]
+                failure.remaining -= 1
+                if failure.remaining <= 0:
+                    queue.pop(0)
+                return CallFault(delay=delay, code=failure.code, message=failure.message)
+            return CallFault(delay=delay)
+
+    # -- replicas ------------------------------------------------------------------------------------------
+    def fail_replica(self, task_name: str, *, exit_code: int = 1, job: str | None = None, times: int = 1,
+                     message: str | None = None) -> None:
+        """Make replica ``task_name`` ("workerpool1-0") of the next ``times`` jobs exit with ``exit_code``.
+
+        ``job`` restricts it to jobs with that display name or numeric id.
+        """
+        if exit_code == 0:
+            from tfcloud.errors import ValidationError
+
+            raise ValidationError("exit_code", "a non-zero exit status", exit_code)
+        text = message if message is not None else f"Injected fault: replica {task_name} exits with {exit_code}."
+        with self._lock:
+            self._replicas.setdefault(task_name, []).append(
+                (job, ReplicaFault(exit_code=exit_code, message=text), [times]))
+
+    def take_replica_fault(self, task_name: str, *, job_id: str, display_name: str) -> ReplicaFault | None:
+        """Consume and return the fault armed for this replica of this job, if any (the job runner calls this)."""
+        with self._lock:
+            for entry in self._replicas.get(task_name, []):
+                job, fault, remaining = entry
+                if job is None or job in (job_id, display_name):
+                    remaining[0] -= 1
+                    if remaining[0] <= 0:
+                        self._replicas[task_name].remove(entry)
+                    return fault
+        return None
+
+    # -- queueing ------------------------------------------------------------------------------------------
+    def hold_queued(self) -> None:
+        """Keep every job that is QUEUED (now or later) in QUEUED until :meth:`release_queued`."""
+        self._hold.set()
+
+    def release_queued(self) -> None:
+        self._hold.clear()
+
+    @property
+    def holding(self) -> bool:
+        return self._hold.is_set()
+
+    def clear(self) -> None:
+        """Disarm everything and release held jobs."""
+        with self._lock:
+            self._failures.clear()
+            self._delays.clear()
+            self._replicas.clear()
+        self._hold.clear()
+
+
+def _short(method: str) -> str:
+    return method.rsplit("/", 1)[-1] if method != "*" else method

@@ -1,0 +1,438 @@
+"""Vertex AI ``JobService`` for CustomJobs: create, get, list, cancel, delete, and the jobs' own lives.
+
+Names are formed as the service forms them: ``projects/{project number}/locations/{location}/customJobs/{id}``
+with a numeric id (the service answers with the project *number* even when the request named the project by
+id; :func:`project_number` gives each project id a stable number, and both are accepted).
+
+A job moves QUEUED → PENDING → RUNNING → SUCCEEDED / FAILED, or CANCELLING → CANCELLED, driven by its
+replicas: it succeeds when the chief (``workerpool0-0``) exits 0 (workers get ``finish_grace`` seconds to exit
+on their own, parameter servers are stopped at once); it fails as soon as any replica exits non-zero, with
+the error the service sets (code 3, "The replica workerpool1-0 exited with a non-zero status of 1. ...") and
+the other replicas are stopped. A cancelled job gets ``error`` code 1 (CANCELLED). Every change sets
+``update_time``; RUNNING sets ``start_time``; an end state sets ``end_time``.
+
+Replica output becomes Cloud Logging entries labelled as Vertex labels them: ``resource.type="ml_job"``,
+``resource.labels.job_id``, ``resource.labels.task_name="workerpool0-0"``, log ``projects/{p}/logs/workerpool0-0``,
+stdout at INFO and stderr at ERROR; the service's own messages go to ``ml.googleapis.com%2F{job_id}`` with
+``task_name="service"``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from tfcloud.emulator._common import JobTimings, project_number
+from tfcloud.emulator._filter import FilterError, compile_filter
+from tfcloud.emulator.faults import Faults
+from tfcloud.emulator.logs import LogStore
+from tfcloud.emulator.operations import OperationStore
+from tfcloud.emulator.replicas import Launch, Replica, ReplicaStartError, Runner, free_port, replica_environment
+
+__all__ = ["JobService", "JobTimings", "project_number"]
+
+logger = logging.getLogger("tfcloud.emulator")
+
+_PARENT = re.compile(r"^projects/([^/]+)/locations/([^/]+)$")
+_JOB_NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/customJobs/([^/]+)$")
+_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+_DEFAULT_PAGE = 100
+_TERMINAL = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED")
+
+
+@dataclass(kw_only=True)
+class _Job:
+    job: Any  # aiplatform_v1.CustomJob, guarded by JobService._lock
+    project_id: str
+    job_id: str
+    cancel: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+    replicas: list[Replica] = field(default_factory=list)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _copy(message: Any) -> Any:
+    return type(message).deserialize(type(message).serialize(message))
+
+
+class JobService:
+    """The CustomJob methods of ``google.cloud.aiplatform.v1.JobService``."""
+
+    def __init__(self, *, runner: Runner, logs: LogStore, operations: OperationStore, faults: Faults,
+                 timings: JobTimings, project_ids: dict[str, str]) -> None:
+        self._runner = runner
+        self._logs = logs
+        self._operations = operations
+        self._faults = faults
+        self._timings = timings
+        self._project_ids = project_ids  # number → id, for log labels
+        self._lock = threading.Lock()
+        self._jobs: dict[str, _Job] = {}
+        self._stopping = threading.Event()
+
+    def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
+        return {
+            "CreateCustomJob": self.create_custom_job,
+            "GetCustomJob": self.get_custom_job,
+            "ListCustomJobs": self.list_custom_jobs,
+            "CancelCustomJob": self.cancel_custom_job,
+            "DeleteCustomJob": self.delete_custom_job,
+        }
+
+    # -- names ---------------------------------------------------------------------------------------------
+    def _parent(self, parent: str, context: grpc.ServicerContext) -> tuple[str, str]:
+        match = _PARENT.match(parent)
+        if match is None:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"Invalid parent: expected projects/PROJECT/locations/LOCATION, received {parent!r}.")
+        assert match is not None
+        project, location = match.groups()
+        number = project_number(project)
+        if not project.isdigit():
+            self._project_ids.setdefault(number, project)
+        return number, location
+
+    def _find(self, name: str, context: grpc.ServicerContext) -> _Job:
+        match = _JOB_NAME.match(name)
+        if match is None or not match.group(3).isdigit():
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"Invalid CustomJob name: expected projects/PROJECT/locations/LOCATION/customJobs/ID "
+                          f"with a numeric ID, received {name!r}.")
+        assert match is not None
+        project, location, job_id = match.groups()
+        canonical = f"projects/{project_number(project)}/locations/{location}/customJobs/{job_id}"
+        with self._lock:
+            job = self._jobs.get(canonical)
+        if job is None:
+            context.abort(grpc.StatusCode.NOT_FOUND, f'The CustomJob "{canonical}" does not exist.')
+        assert job is not None
+        return job
+
+    # -- RPCs ----------------------------------------------------------------------------------------------
+    def create_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
+        from google.cloud.aiplatform_v1.types import JobState
+
+        number, location = self._parent(request.parent, context)
+        problem = validate_custom_job(request.custom_job)
+        if problem:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        job = _copy(request.custom_job)
+        job_id = str(random.randint(10**18, 9 * 10**18))
+        job.name = f"projects/{number}/locations/{location}/customJobs/{job_id}"
+        now = _now()
+        job.state = JobState.JOB_STATE_QUEUED
+        job.create_time = now
+        job.update_time = now
+        record = _Job(job=job, project_id=self._project_ids.get(number, number), job_id=job_id)
+        with self._lock:
+            self._jobs[job.name] = record
+            created = _copy(job)
+        record.thread = threading.Thread(target=self._live, args=(record,), name=f"job-{job_id}", daemon=True)
+        record.thread.start()
+        return created
+
+    def get_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
+        job = self._find(request.name, context)
+        with self._lock:
+            return _copy(job.job)
+
+    def list_custom_jobs(self, request: Any, context: grpc.ServicerContext) -> Any:
+        from google.cloud.aiplatform_v1.types import ListCustomJobsResponse
+
+        number, location = self._parent(request.parent, context)
+        if request.page_size < 0:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "page_size: must not be negative.")
+        try:
+            predicate = compile_filter(request.filter)
+        except FilterError as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        prefix = f"projects/{number}/locations/{location}/customJobs/"
+        with self._lock:
+            jobs = [_copy(j.job) for name, j in self._jobs.items() if name.startswith(prefix)]
+        jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
+        jobs = [job for job in jobs if predicate(_job_record(job))]
+        start = 0
+        if request.page_token:
+            try:
+                start = int(base64.urlsafe_b64decode(request.page_token.encode()).decode())
+            except ValueError:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid page_token: {request.page_token!r}.")
+        size = request.page_size or _DEFAULT_PAGE
+        page = jobs[start:start + size]
+        more = start + size < len(jobs)
+        token = base64.urlsafe_b64encode(str(start + size).encode()).decode() if more else ""
+        return ListCustomJobsResponse(custom_jobs=page, next_page_token=token)
+
+    def cancel_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
+        from google.cloud.aiplatform_v1.types import JobState
+        from google.protobuf import empty_pb2
+
+        job = self._find(request.name, context)
+        with self._lock:
+            state = job.job.state
+            if state.name in _TERMINAL:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                              f'Cannot cancel CustomJob "{job.job.name}": it is in state {state.name}.')
+            if state != JobState.JOB_STATE_CANCELLING:
+                job.job.state = JobState.JOB_STATE_CANCELLING
+                job.job.update_time = _now()
+        job.cancel.set()
+        return empty_pb2.Empty()
+
+    def delete_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
+        from google.cloud.aiplatform_v1.types import DeleteOperationMetadata, GenericOperationMetadata
+        from google.protobuf import empty_pb2
+
+        job = self._find(request.name, context)
+        with self._lock:
+            if job.job.state.name not in _TERMINAL:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                              f'Cannot delete CustomJob "{job.job.name}": it is in state {job.job.state.name}; '
+                              "cancel it first.")
+            del self._jobs[job.job.name]
+        now = _now()
+        metadata = DeleteOperationMetadata(
+            generic_metadata=GenericOperationMetadata(create_time=now, update_time=now))
+        name = f"{job.job.name}/operations/{random.randint(10**18, 9 * 10**18)}"
+        self._operations.create(name, metadata)
+        return self._operations.finish(name, response=empty_pb2.Empty())
+
+    # -- a job's life --------------------------------------------------------------------------------------
+    def _set(self, job: _Job, state_name: str, **fields: Any) -> bool:
+        """Move to ``state_name`` unless the job already ended; False when it had."""
+        from google.cloud.aiplatform_v1.types import JobState
+
+        with self._lock:
+            if job.job.state.name in _TERMINAL:
+                return False
+            now = _now()
+            job.job.state = getattr(JobState, state_name)
+            job.job.update_time = now
+            if state_name == "JOB_STATE_RUNNING" and "start_time" not in job.job:
+                job.job.start_time = now
+            if state_name in _TERMINAL:
+                job.job.end_time = now
+            for key, value in fields.items():
+                setattr(job.job, key, value)
+            return True
+
+    def _service_log(self, job: _Job, text: str, severity: str = "INFO") -> None:
+        self._logs.append(
+            log_name=f"projects/{job.project_id}/logs/ml.googleapis.com%2F{job.job_id}",
+            resource_type="ml_job",
+            resource_labels={"job_id": job.job_id, "task_name": "service", "project_id": job.project_id},
+            text=text, severity=severity)
+
+    def _sink(self, job: _Job, task_name: str) -> Callable[[str, str], None]:
+        labels = {"job_id": job.job_id, "task_name": task_name, "project_id": job.project_id}
+
+        def sink(stream: str, line: str) -> None:
+            self._logs.append(
+                log_name=f"projects/{job.project_id}/logs/{task_name}", resource_type="ml_job",
+                resource_labels=labels, text=line, severity="INFO" if stream == "stdout" else "ERROR",
+                labels={"ml.googleapis.com/job_id/log_area": "user", "ml.googleapis.com/trial_id": ""})
+
+        return sink
+
+    def _wait(self, job: _Job, seconds: float) -> bool:
+        """Sleep unless cancelled or stopping; True when the job should go on."""
+        job.cancel.wait(seconds)
+        return not (job.cancel.is_set() or self._stopping.is_set())
+
+    def _cancelled(self, job: _Job) -> None:
+        from google.rpc import status_pb2
+
+        if self._set(job, "JOB_STATE_CANCELLED", error=status_pb2.Status(code=1, message="CANCELED")):
+            self._service_log(job, "Job was cancelled.")
+
+    def _failed(self, job: _Job, code: int, message: str) -> None:
+        from google.rpc import status_pb2
+
+        if self._set(job, "JOB_STATE_FAILED", error=status_pb2.Status(code=code, message=message)):
+            self._service_log(job, f"Job failed. {message}", "ERROR")
+
+    def _live(self, job: _Job) -> None:
+        try:
+            self._run(job)
+        except Exception as exc:  # never leave a job RUNNING because the emulator broke
+            logger.exception("job %s", job.job_id)
+            self._failed(job, 13, f"Internal error in the emulator: {exc}")
+        finally:
+            for replica in job.replicas:
+                replica.stop(self._timings.stop_grace)
+            for replica in job.replicas:
+                replica.drain()
+
+    def _run(self, job: _Job) -> None:
+        timings = self._timings
+        if not self._wait(job, timings.queued):
+            return self._cancelled(job)
+        while self._faults.holding:
+            if not self._wait(job, 0.05):
+                return self._cancelled(job)
+        self._set(job, "JOB_STATE_PENDING")
+        self._service_log(job, "Waiting for job to be provisioned.")
+        if not self._wait(job, timings.pending):
+            return self._cancelled(job)
+        with self._lock:
+            spec = _copy(job.job.job_spec)
+        launches = self._launches(job, spec)
+        try:
+            for launch in launches:
+                job.replicas.append(self._runner.start(launch, self._sink(job, launch.task_name)))
+        except ReplicaStartError as exc:
+            return self._failed(job, 3, str(exc))
+        if not self._set(job, "JOB_STATE_RUNNING"):
+            return None
+        self._service_log(job, "Job is running.")
+        timeout = spec.scheduling.timeout.total_seconds() if "scheduling" in spec and "timeout" in spec.scheduling \
+            else None
+        started = time.monotonic()
+        chief = job.replicas[0]
+        while True:
+            if job.cancel.is_set() or self._stopping.is_set():
+                self._stop_all(job)
+                return self._cancelled(job)
+            for replica in job.replicas:
+                code = replica.poll()
+                if code not in (None, 0):
+                    self._stop_all(job)
+                    return self._failed(job, 3, _exit_message(replica.task_name, code))
+            if chief.poll() == 0:
+                return self._finish(job)
+            if timeout and time.monotonic() - started > timeout:
+                self._stop_all(job)
+                return self._failed(job, 4, f"The job exceeded its timeout of {timeout:g}s and was stopped.")
+            time.sleep(0.05)
+
+    def _finish(self, job: _Job) -> None:
+        deadline = time.monotonic() + self._timings.finish_grace
+        waiting = [r for r in job.replicas[1:] if not r.task_name.startswith("workerpool2-")]
+        while waiting and time.monotonic() < deadline and not job.cancel.is_set():
+            for replica in waiting:
+                code = replica.poll()
+                if code not in (None, 0):
+                    self._stop_all(job)
+                    return self._failed(job, 3, _exit_message(replica.task_name, code))
+            waiting = [r for r in waiting if r.poll() is None]
+            time.sleep(0.05)
+        self._stop_all(job)
+        for replica in job.replicas:
+            replica.drain()
+        if self._set(job, "JOB_STATE_SUCCEEDED"):
+            self._service_log(job, "Job completed successfully.")
+
+    def _stop_all(self, job: _Job) -> None:
+        for replica in job.replicas:
+            replica.stop(self._timings.stop_grace)
+
+    def _launches(self, job: _Job, spec: Any) -> list[Launch]:
+        from google.protobuf import json_format
+
+        pools = {index: pool for index, pool in enumerate(spec.worker_pool_specs) if pool.replica_count}
+        ports = {index: [free_port() for _ in range(pool.replica_count)] for index, pool in pools.items()}
+        cluster = {index: [f"127.0.0.1:{port}" for port in pool_ports] for index, pool_ports in ports.items()}
+        job_dict = json_format.MessageToDict(spec._pb)
+        base = spec.base_output_directory.output_uri_prefix
+        launches = []
+        for index, pool in pools.items():
+            container = pool.container_spec
+            package = pool.python_package_spec
+            if "python_package_spec" in pool:
+                image, command, args = package.executor_image_uri, ("python3", "-m", package.python_module), \
+                    tuple(package.args)
+                env_list = package.env
+            else:
+                image, command, args = container.image_uri, tuple(container.command), tuple(container.args)
+                env_list = container.env
+            for replica in range(pool.replica_count):
+                task_name = f"workerpool{index}-{replica}"
+                env = {var.name: var.value for var in env_list}
+                env.update(replica_environment(
+                    cluster=cluster, pool=index, index=replica, job_spec=job_dict,
+                    base_output_directory=base, project=job.project_id, job_id=job.job_id))
+                env.setdefault("no_proxy", "127.0.0.1,localhost")
+                env.setdefault("NO_PROXY", "127.0.0.1,localhost")
+                env.setdefault("no_grpc_proxy", "127.0.0.1,localhost")
+                fault = self._faults.take_replica_fault(task_name, job_id=job.job_id,
+                                                        display_name=job.job.display_name)
+                launches.append(Launch(
+                    task_name=task_name, image=image, command=command, args=args, env=env,
+                    name=f"tfcloud-emulator-{job.job_id}-{task_name}",
+                    fault=(fault.exit_code, fault.message) if fault else None))
+        return launches
+
+    def stop(self) -> None:
+        """Cancel every unfinished job and wait for their replicas to be gone."""
+        self._stopping.set()
+        with self._lock:
+            threads = [job.thread for job in self._jobs.values() if job.thread is not None]
+        for thread in threads:
+            thread.join(30)
+
+
+def _exit_message(task_name: str, code: int) -> str:
+    if code < 0:
+        return (f"The replica {task_name} exited with a non-zero status of {128 - code}. "
+                f"Termination reason: killed by signal {-code}.")
+    return f"The replica {task_name} exited with a non-zero status of {code}. Termination reason: Error."
+
+
+def _job_record(job: Any) -> dict[str, Any]:
+    return {
+        "display_name": job.display_name, "displayName": job.display_name,
+        "state": job.state.name,
+        "create_time": job.create_time, "createTime": job.create_time,
+        "update_time": job.update_time, "updateTime": job.update_time,
+        "labels": dict(job.labels),
+        "_text": job.display_name,
+    }
+
+
+def validate_custom_job(job: Any) -> str:
+    """What the service rejects with INVALID_ARGUMENT, as a message; "" when the job is acceptable."""
+    if not job.display_name:
+        return "CustomJob.display_name is required."
+    if len(job.display_name) > 128:
+        return "CustomJob.display_name must be at most 128 characters."
+    for key in job.labels:
+        if not _LABEL_KEY.match(key):
+            return f"Invalid label key {key!r}: use lowercase letters, digits, '_' and '-', starting with a letter."
+    pools = list(job.job_spec.worker_pool_specs)
+    if not pools:
+        return "CustomJob.job_spec.worker_pool_specs must not be empty."
+    if len(pools) > 4:
+        return f"CustomJob.job_spec.worker_pool_specs has {len(pools)} pools; at most 4 are allowed."
+    for index, pool in enumerate(pools):
+        where = f"CustomJob.job_spec.worker_pool_specs[{index}]"
+        if index > 0 and not pool.replica_count and "container_spec" not in pool \
+                and "python_package_spec" not in pool:
+            continue  # an empty pool, kept to give the next ones their index
+        if index == 0 and pool.replica_count != 1:
+            return f"{where}.replica_count must be 1 (the first pool holds the chief), received {pool.replica_count}."
+        if pool.replica_count < 1:
+            return f"{where}.replica_count must be at least 1, received {pool.replica_count}."
+        if not pool.machine_spec.machine_type:
+            return f"{where}.machine_spec.machine_type is required."
+        has_container, has_package = "container_spec" in pool, "python_package_spec" in pool
+        if has_container == has_package:
+            return f"{where}: exactly one of container_spec and python_package_spec is required."
+        if has_container and not pool.container_spec.image_uri:
+            return f"{where}.container_spec.image_uri is required."
+        if has_package and not (pool.python_package_spec.executor_image_uri
+                                and pool.python_package_spec.python_module):
+            return f"{where}.python_package_spec needs executor_image_uri and python_module."
+    return ""
