@@ -1,0 +1,414 @@
+"""The local job supervisor: one detached process per local job that runs its replicas and decides the outcome.
+
+Started by :class:`tfcloud.backends.local.LocalBackend` as ``python -I _supervisor.py JOB_DIR`` in its own
+session. It uses the standard library only (it runs by path, without importing tfcloud), reads
+``JOB_DIR/job.json`` and:
+
+- starts each replica in its own process group (``start_new_session``; the kernel kills a replica if the
+  supervisor itself dies, ``PR_SET_PDEATHSIG``), stdin from ``/dev/null``;
+- pumps each replica's stdout and stderr until EOF into ``logs/<replica>.log`` (the bytes as printed) and
+  ``lines.jsonl`` (one JSON object per line: time, replica, stream, text; the order in which lines arrived);
+- decides the outcome, as Vertex AI and Kubeflow's TFJob do, by the chief:
+
+  * the chief exits 0: the job succeeded. Parameter servers (and, under ParameterServerStrategy, workers,
+    which only serve) are stopped at once; other replicas get ``finish_grace_s`` to end on their own.
+  * the chief exits non-zero, or any other replica exits non-zero while the chief runs, or a replica stays
+    stopped (SIGSTOP) for ``stopped_timeout_s``: the job failed; every replica is stopped.
+  * SIGTERM, SIGINT or SIGHUP to the supervisor: the job is cancelled; every replica is stopped.
+
+  Stopping a replica: SIGTERM (and SIGCONT) to its process group, SIGKILL after ``stop_grace_s``.
+- writes ``status.json`` atomically on every change; the final state is written only after every replica
+  has been reaped and every pipe read to EOF, so a reader that sees a final state has every line.
+
+Exit codes follow the shell: a replica killed by signal N exited with 128 + N.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import IO, Any
+
+STATUS_FILE = "status.json"
+JOB_FILE = "job.json"
+LINES_FILE = "lines.jsonl"
+LOG_DIR = "logs"
+
+_TICK_S = 0.05
+_MAX_PARTIAL = 64 * 1024
+_EOF_WAIT_S = 2.0  # after every replica ended: how long to wait for pipes held open by escaped processes
+_CANCEL_EXIT_CODE = 130
+
+
+def exit_code_of(returncode: int) -> int:
+    """A Popen return code as a shell exit code: killed by signal N → 128 + N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name} (exit code {exit_code_of(returncode)})"
+    return f"exited with code {returncode}"
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _process_state(pid: int) -> str | None:
+    """The kernel's one-letter state of ``pid`` (R, S, T, Z ...), or None where /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2:][:1].decode() or None
+
+
+class _Pipe:
+    """One output stream of one replica: splits bytes into lines."""
+
+    def __init__(self, replica: _Replica, stream: str, fileobj: IO[bytes]) -> None:
+        self.replica = replica
+        self.stream = stream
+        self.fileobj = fileobj
+        self.partial = b""
+        self.eof = False
+
+
+class _Replica:
+    def __init__(self, name: str, role: str, env: dict[str, str]) -> None:
+        self.name = name
+        self.role = role
+        self.env = env
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pid: int | None = None
+        self.returncode: int | None = None
+        self.stop_sent: float | None = None
+        self.kill_sent = False
+        self.stopped_since: float | None = None
+        self.pipes: list[_Pipe] = []
+        self.log: IO[bytes] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.returncode is None
+
+    def info(self) -> dict[str, Any]:
+        state = "starting" if self.proc is None else "running" if self.returncode is None else "exited"
+        return {
+            "role": self.role,
+            "pid": self.pid,
+            "state": state,
+            "exit_code": None if self.returncode is None else exit_code_of(self.returncode),
+            "stopped_by_tfcloud": self.stop_sent is not None,
+        }
+
+
+def _pdeathsig() -> Any:
+    """A preexec function that asks the kernel to SIGKILL the child when the supervisor dies (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the supervisor died before prctl took effect
+            os._exit(1)
+
+    return preexec
+
+
+class Supervisor:
+    def __init__(self, job_dir: Path) -> None:
+        self.job_dir = job_dir
+        self.job: dict[str, Any] = json.loads((job_dir / JOB_FILE).read_text(encoding="utf-8"))
+        self.replicas = [_Replica(r["name"], r["role"], dict(r["env"])) for r in self.job["replicas"]]
+        self.chief = self.replicas[0]
+        self.stop_grace_s = float(self.job.get("stop_grace_s", 5.0))
+        self.finish_grace_s = float(self.job.get("finish_grace_s", 10.0))
+        self.stopped_timeout_s = float(self.job.get("stopped_timeout_s", 10.0))
+        self.stop_on_chief_end = set(self.job.get("stop_on_chief_end", ["ps"]))
+        self.state = "starting"
+        self.exit_code: int | None = None
+        self.failed_replica: str | None = None
+        self.message = ""
+        self.cancel_requested = False
+        self.cancelled = False
+        self.finish_deadline: float | None = None
+        self.started_at = time.time()
+        self.ended_at: float | None = None
+        self.selector = selectors.DefaultSelector()
+        (job_dir / LOG_DIR).mkdir(exist_ok=True)
+        self.lines: IO[str] = open(job_dir / LINES_FILE, "a", encoding="utf-8")  # noqa: SIM115
+        self._dirty = False
+
+    # -- status ------------------------------------------------------------------------------------------
+    def write_status(self) -> None:
+        write_json_atomic(self.job_dir / STATUS_FILE, {
+            "job_id": self.job["job_id"],
+            "state": "running" if self.state == "finishing" else self.state,
+            "phase": self.state,
+            "exit_code": self.exit_code if self.state in ("succeeded", "failed", "cancelled") else None,
+            "failed_replica": self.failed_replica,
+            "message": self.message,
+            "supervisor_pid": os.getpid(),
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "replicas": {r.name: r.info() for r in self.replicas},
+        })
+
+    # -- signals -----------------------------------------------------------------------------------------
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.cancel_requested = True
+
+    # -- replicas ----------------------------------------------------------------------------------------
+    def start(self) -> None:
+        preexec = _pdeathsig()
+        argv = [str(a) for a in self.job["argv"]]
+        for r in self.replicas:
+            if self.cancel_requested:
+                break
+            r.log = open(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=0)  # noqa: SIM115
+            try:
+                r.proc = subprocess.Popen(
+                    argv, cwd=self.job["cwd"], env={**os.environ, **r.env}, stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                    preexec_fn=preexec, close_fds=True,
+                )
+            except OSError as exc:
+                self.fail(r, 127, f"{r.name} could not be started: {exc}")
+                break
+            r.pid = r.proc.pid
+            for stream, fileobj in (("stdout", r.proc.stdout), ("stderr", r.proc.stderr)):
+                assert fileobj is not None
+                os.set_blocking(fileobj.fileno(), False)
+                pipe = _Pipe(r, stream, fileobj)
+                r.pipes.append(pipe)
+                self.selector.register(fileobj, selectors.EVENT_READ, pipe)
+        if self.state == "starting":
+            self.state = "running"
+        self.write_status()
+
+    def _emit(self, pipe: _Pipe, raw: bytes) -> None:
+        text = raw.decode("utf-8", errors="replace").rstrip("\r")
+        self.lines.write(json.dumps({"t": round(time.time(), 3), "r": pipe.replica.name, "s": pipe.stream,
+                                     "x": text}, ensure_ascii=False) + "\n")
+        self._dirty = True
+
+    def _read(self, pipe: _Pipe) -> None:
+        try:
+            data = os.read(pipe.fileobj.fileno(), 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            pipe.eof = True
+            self.selector.unregister(pipe.fileobj)
+            pipe.fileobj.close()
+            if pipe.partial:
+                self._emit(pipe, pipe.partial)
+                assert pipe.replica.log is not None
+                pipe.replica.log.write(b"\n")
+                pipe.partial = b""
+            return
+        assert pipe.replica.log is not None
+        pipe.replica.log.write(data)
+        chunks = (pipe.partial + data).split(b"\n")
+        pipe.partial = chunks.pop()
+        for chunk in chunks:
+            self._emit(pipe, chunk)
+        if len(pipe.partial) > _MAX_PARTIAL:
+            self._emit(pipe, pipe.partial)
+            pipe.partial = b""
+
+    def _signal_group(self, r: _Replica, sig: int) -> None:
+        if r.pid is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(r.pid, sig)
+
+    def stop(self, r: _Replica) -> None:
+        """SIGTERM (and SIGCONT, for a stopped process) to the replica's group; SIGKILL follows later."""
+        if r.stop_sent is not None or r.proc is None:
+            return
+        r.stop_sent = time.monotonic()
+        self._signal_group(r, signal.SIGTERM)
+        self._signal_group(r, signal.SIGCONT)
+
+    def stop_all(self) -> None:
+        for r in self.replicas:
+            if r.running:
+                self.stop(r)
+
+    def fail(self, r: _Replica, code: int, message: str) -> None:
+        self.state = "stopping"
+        self.exit_code = code if code != 0 else 1
+        self.failed_replica = r.name
+        self.message = message
+        self.stop_all()
+        self.write_status()
+
+    # -- the outcome -------------------------------------------------------------------------------------
+    def decide(self, now: float) -> None:
+        if self.state == "running":
+            if self.cancel_requested:
+                self.state = "stopping"
+                self.exit_code = _CANCEL_EXIT_CODE
+                self.message = "The job was cancelled."
+                self.cancelled = True
+                self.stop_all()
+                self.write_status()
+                return
+            chief = self.chief
+            if chief.returncode is not None:
+                if chief.returncode == 0:
+                    self.exit_code = 0
+                    self.message = "The chief succeeded."
+                    self.finish_deadline = now + self.finish_grace_s
+                    for r in self.replicas:
+                        if r.running and r.role in self.stop_on_chief_end:
+                            self.stop(r)
+                    self.state = "finishing"
+                else:
+                    self.fail(chief, exit_code_of(chief.returncode),
+                              f"{chief.name} {describe_exit(chief.returncode)}.")
+                return
+            for r in self.replicas[1:]:
+                if r.returncode is not None and r.returncode != 0:
+                    self.fail(r, exit_code_of(r.returncode), f"{r.name} {describe_exit(r.returncode)}.")
+                    return
+            for r in self.replicas:
+                if not r.running or r.pid is None:
+                    continue
+                if _process_state(r.pid) == "T":
+                    r.stopped_since = r.stopped_since or now
+                    if now - r.stopped_since >= self.stopped_timeout_s:
+                        self.fail(r, 1, f"{r.name} was stopped (SIGSTOP) for {self.stopped_timeout_s:.0f} s "
+                                        "and did not continue.")
+                        return
+                else:
+                    r.stopped_since = None
+        elif self.state == "finishing":
+            assert self.finish_deadline is not None
+            if self.cancel_requested or now >= self.finish_deadline:
+                self.stop_all()
+        # stopping (and finishing): SIGKILL whatever outlived its grace period.
+        for r in self.replicas:
+            if r.running and r.stop_sent is not None and not r.kill_sent and now - r.stop_sent >= self.stop_grace_s:
+                r.kill_sent = True
+                self._signal_group(r, signal.SIGKILL)
+
+    def reap(self) -> bool:
+        changed = False
+        for r in self.replicas:
+            if r.running:
+                assert r.proc is not None
+                rc = r.proc.poll()
+                if rc is not None:
+                    r.returncode = rc
+                    changed = True
+        return changed
+
+    def run(self) -> int:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self._on_signal)
+        self.write_status()
+        self.start()
+        eof_deadline: float | None = None
+        while True:
+            for key, _ in self.selector.select(timeout=_TICK_S):
+                self._read(key.data)
+            if self._dirty:
+                self.lines.flush()
+                self._dirty = False
+            now = time.monotonic()
+            if self.reap():
+                self.decide(now)
+                self.write_status()
+            else:
+                self.decide(now)
+            if all(not r.running for r in self.replicas):
+                if eof_deadline is None:
+                    # Whatever a replica left in its group goes now: no process outlives the job.
+                    for r in self.replicas:
+                        self._signal_group(r, signal.SIGKILL)
+                    eof_deadline = now + _EOF_WAIT_S
+                if not self.selector.get_map() or now >= eof_deadline:
+                    break
+        return self.finish()
+
+    def finish(self) -> int:
+        for key in list(self.selector.get_map().values()):
+            self.selector.unregister(key.fileobj)
+        self.lines.flush()
+        self.lines.close()
+        for r in self.replicas:
+            if r.log is not None:
+                r.log.close()
+        if self.cancelled:
+            self.state = "cancelled"
+        elif self.state == "finishing":
+            self.state = "succeeded"
+        elif self.state in ("stopping", "running", "starting"):
+            if self.exit_code is None:  # every replica ended without the chief deciding: cannot happen
+                self.exit_code = 1
+                self.message = "The job ended without an outcome."
+            self.state = "failed"
+        self.ended_at = time.time()
+        self.write_status()
+        return 0
+
+    def abort(self, exc: BaseException) -> None:
+        """The supervisor itself failed: kill every replica group and record why."""
+        for r in self.replicas:
+            self._signal_group(r, signal.SIGKILL)
+            if r.proc is not None:
+                with contextlib.suppress(Exception):
+                    r.proc.wait(timeout=5)
+                    r.returncode = r.proc.returncode
+        self.state = "failed"
+        self.exit_code = 1
+        self.message = f"The tfcloud supervisor failed: {exc!r}"
+        self.ended_at = time.time()
+        self.write_status()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        sys.stderr.write("usage: _supervisor.py JOB_DIR\n")
+        return 2
+    supervisor = Supervisor(Path(argv[1]))
+    try:
+        return supervisor.run()
+    except BaseException as exc:
+        traceback.print_exc()
+        supervisor.abort(exc)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

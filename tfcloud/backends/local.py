@@ -1,0 +1,465 @@
+"""The local backend: the job's cluster as processes on 127.0.0.1, one per replica, through the same launcher.
+
+``submit`` checks the job's requirements against the current environment, makes the job's directory,
+plans the cluster (a free port and a ``TF_CONFIG`` per replica) and starts a detached supervisor
+(:mod:`tfcloud.backends._supervisor`) that runs the replicas, keeps their logs and decides the outcome.
+The handle only reads the job's files and signals the supervisor, so ``attach(job_id)`` works the same from
+another process (``tfcloud status JOB``, ``tfcloud logs JOB -f``, ``tfcloud cancel JOB``).
+
+A job's directory, ``<state dir>/jobs/<job id>/`` (state dir: ``$TFCLOUD_HOME``, else
+``~/.local/state/tfcloud``)::
+
+    job.json             the plan: command, working directory, replicas and their TF_CONFIG
+    status.json          state, exit code, failing replica, per-replica pid and exit code (written atomically)
+    lines.jsonl          every line of every replica in arrival order: {"t", "r", "s", "x"}
+    logs/chief-0.log     what each replica printed, stdout and stderr, byte for byte
+    logs/worker-0.log
+    supervisor.log       the supervisor's own output (empty unless something went wrong)
+    tfcloud_launcher.py  the launcher every replica runs
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from tfcloud.backends import _supervisor as sup
+from tfcloud.backends.base import LogLine, PreparedJob
+from tfcloud.errors import ConfigurationError, JobFailedError, JobNotFoundError, SubmitError
+from tfcloud.spec import JobSpec, Role, Strategy
+from tfcloud.states import JobState, to_job_state
+
+__all__ = [
+    "LocalBackend",
+    "LocalJob",
+    "ReplicaPlan",
+    "default_state_dir",
+    "loopback_env",
+    "make_job_id",
+    "plan_cluster",
+]
+
+_ROLE_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
+_LOOPBACK = ("127.0.0.1", "localhost")
+_POLL_S = 0.05
+
+
+def default_state_dir() -> Path:
+    """Where tfcloud keeps local jobs: ``$TFCLOUD_HOME``, else ``~/.local/state/tfcloud``."""
+    home = os.environ.get("TFCLOUD_HOME")
+    if home:
+        return Path(home).expanduser()
+    return Path("~/.local/state/tfcloud").expanduser()
+
+
+def make_job_id(spec: JobSpec, *, now: datetime.datetime | None = None) -> str:
+    """``local-<entry point stem>-<yyyymmdd-hhmmss>-<4 hex>``, e.g. ``local-train-20250101-120000-3f2a``."""
+    stem = re.sub(r"[^a-z0-9]+", "-", spec.entry_point.stem.lower()).strip("-")[:30].strip("-") or "job"
+    stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    return f"local-{stem}-{stamp}-{secrets.token_hex(2)}"
+
+
+def _free_ports(count: int) -> list[int]:
+    """``count`` distinct free TCP ports on 127.0.0.1 (all held open while choosing, so they differ)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+class ReplicaPlan:
+    """One replica of a local job: its name (``worker-1``), role, index and ``TF_CONFIG``."""
+
+    def __init__(self, *, role: Role, index: int, tf_config: Mapping[str, Any]) -> None:
+        self.role = role
+        self.index = index
+        self.tf_config = tf_config
+
+    @property
+    def name(self) -> str:
+        return f"{self.role.value}-{self.index}"
+
+    def env(self) -> dict[str, str]:
+        return {"TF_CONFIG": json.dumps(self.tf_config, separators=(",", ":")), "TFCLOUD_REPLICA": self.name}
+
+
+def plan_cluster(spec: JobSpec, ports: list[int] | None = None) -> list[ReplicaPlan]:
+    """Every replica of ``spec`` in pool order (chief first), each with its own port on 127.0.0.1.
+
+    The cluster in ``TF_CONFIG`` lists chief, workers and parameter servers; an evaluator is not part of the
+    cluster (as in TensorFlow and on Vertex AI) but gets ``task: {"type": "evaluator", "index": 0}``.
+    """
+    counts = [(role, pool.replica_count) for role in _ROLE_ORDER if (pool := spec.pool(role)) is not None]
+    total = sum(n for _, n in counts)
+    ports = ports if ports is not None else _free_ports(total)
+    if len(ports) < total:
+        raise ValueError(f"plan_cluster needs {total} ports, got {len(ports)}")
+    cluster: dict[str, list[str]] = {}
+    addresses: list[tuple[Role, int]] = []
+    it = iter(ports)
+    for role, n in counts:
+        for index in range(n):
+            port = next(it)
+            addresses.append((role, index))
+            if role is not Role.EVALUATOR:
+                cluster.setdefault(role.value, []).append(f"127.0.0.1:{port}")
+    return [
+        ReplicaPlan(role=role, index=index,
+                    tf_config={"cluster": cluster, "task": {"type": role.value, "index": index}})
+        for role, index in addresses
+    ]
+
+
+def _with_loopback(value: str | None) -> str:
+    parts = [p.strip() for p in (value or "").split(",") if p.strip()]
+    return ",".join(parts + [h for h in _LOOPBACK if h not in parts])
+
+
+def loopback_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """``no_proxy``, ``NO_PROXY`` and ``no_grpc_proxy`` with 127.0.0.1 and localhost added to what is there
+    (a proxy in the environment makes TensorFlow's collectives hang silently)."""
+    return {name: _with_loopback(environ.get(name)) for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy")}
+
+
+def _is_within(path: Path, directory: Path) -> bool:
+    try:
+        path.resolve().relative_to(directory.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+class LocalBackend:
+    """Runs jobs as local processes. Options: ``home`` (the state dir), ``stop_grace_s`` (SIGTERM to SIGKILL),
+    ``finish_grace_s`` (how long workers may run on after the chief succeeded) and ``stopped_timeout_s``
+    (how long a replica may stay SIGSTOPped before the job fails)."""
+
+    def __init__(self, *, home: str | Path | None = None, stop_grace_s: float = 5.0,
+                 finish_grace_s: float = 10.0, stopped_timeout_s: float = 10.0) -> None:
+        self.home = Path(home).expanduser() if home is not None else default_state_dir()
+        self.stop_grace_s = stop_grace_s
+        self.finish_grace_s = finish_grace_s
+        self.stopped_timeout_s = stopped_timeout_s
+
+    @property
+    def jobs_dir(self) -> Path:
+        return self.home / "jobs"
+
+    def submit(self, job: PreparedJob) -> LocalJob:
+        """Check requirements, write the job's directory, start the supervisor; return at once."""
+        from tfcloud.requirements import ensure_requirements
+
+        if os.name != "posix":
+            raise ConfigurationError("Local runs need a POSIX system (Linux or macOS): they use process groups.")
+        spec = job.spec
+        ensure_requirements(spec.requirements_txt, job.requirements)
+        if not job.launcher.is_file():
+            raise SubmitError(f"The launcher {job.launcher} does not exist.")
+        if not job.script.is_file():
+            raise SubmitError(f"The script {job.script} does not exist.")
+
+        job_id = make_job_id(spec)
+        job_dir = self.jobs_dir / job_id
+        try:
+            job_dir.mkdir(parents=True)
+        except OSError as exc:
+            raise SubmitError(f"Cannot create the job directory {job_dir}: {exc}") from exc
+
+        from tfcloud.launcher import LAUNCHER_NAME, render_launcher
+
+        launcher = job_dir / LAUNCHER_NAME
+        extra_env: dict[str, str] = {}
+        workdir = job.workdir.resolve()
+        if _is_within(job.script, workdir):
+            shutil.copyfile(job.launcher, launcher)
+        else:
+            # A converted notebook lives in a temporary directory that goes when submit returns: keep a copy
+            # and point the launcher at it; the entry point's directory stays importable.
+            script = job_dir / job.script.name
+            shutil.copyfile(job.script, script)
+            launcher.write_text(render_launcher(spec, script=str(script)), encoding="utf-8")
+            extra_env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (str(workdir), os.environ.get("PYTHONPATH", "")) if p)
+
+        replicas = plan_cluster(spec)
+        stop_roles = [Role.PS.value]
+        if spec.pool(Role.PS) is not None or spec.strategy is Strategy.PARAMETER_SERVER:
+            stop_roles.append(Role.WORKER.value)  # under ParameterServerStrategy workers only serve
+        plan = {
+            "job_id": job_id,
+            "display_name": spec.display_name,
+            "entry_point": str(spec.entry_point),
+            "strategy": spec.strategy.value,
+            "cwd": str(workdir),
+            "argv": [sys.executable, str(launcher), *spec.entry_point_args],
+            "replicas": [{"name": r.name, "role": r.role.value, "env": r.env()} for r in replicas],
+            "stop_grace_s": self.stop_grace_s,
+            "finish_grace_s": self.finish_grace_s,
+            "stopped_timeout_s": self.stopped_timeout_s,
+            "stop_on_chief_end": stop_roles,
+            "submitted_at": time.time(),
+        }
+        sup.write_json_atomic(job_dir / sup.JOB_FILE, plan)
+        sup.write_json_atomic(job_dir / sup.STATUS_FILE, {
+            "job_id": job_id, "state": "starting", "exit_code": None, "failed_replica": None, "message": "",
+            "supervisor_pid": None, "started_at": None, "ended_at": None,
+            "replicas": {r.name: {"role": r.role.value, "pid": None, "state": "starting", "exit_code": None}
+                         for r in replicas},
+        })
+        env = {
+            **os.environ,
+            **spec.env,
+            **extra_env,
+            **loopback_env({**os.environ, **spec.env}),
+            "PYTHONUNBUFFERED": "1",
+            "TFCLOUD_JOB_ID": job_id,
+        }
+        try:
+            with open(job_dir / "supervisor.log", "wb") as log:
+                process = subprocess.Popen(
+                    [sys.executable, "-I", sup.__file__, str(job_dir)],
+                    cwd=str(job_dir), env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True, close_fds=True,
+                )
+        except OSError as exc:
+            raise SubmitError(f"Cannot start the local job's supervisor: {exc}") from exc
+        return LocalJob(job_dir, process=process)
+
+    def attach(self, job_id: str) -> LocalJob:
+        """The handle of an existing local job (from any process)."""
+        job_dir = self.jobs_dir / job_id
+        if "/" in job_id or not (job_dir / sup.JOB_FILE).is_file():
+            recent = ", ".join(self.list_jobs()[-3:]) or "none"
+            raise JobNotFoundError(f"No local job `{job_id}` in {self.jobs_dir}.",
+                                   hint=f"The most recent local jobs: {recent}.")
+        return LocalJob(job_dir)
+
+    def list_jobs(self) -> list[str]:
+        """The ids of the local jobs kept in the state dir, oldest first."""
+        if not self.jobs_dir.is_dir():
+            return []
+        dirs = [d for d in self.jobs_dir.iterdir() if (d / sup.JOB_FILE).is_file()]
+        return [d.name for d in sorted(dirs, key=lambda d: (d / sup.JOB_FILE).stat().st_mtime)]
+
+
+class LocalJob:
+    """The handle of a local job. Reads the job's files; signals its supervisor to cancel."""
+
+    def __init__(self, job_dir: Path, *, process: subprocess.Popen[bytes] | None = None) -> None:
+        self.job_dir = job_dir
+        self._process = process
+        self._cancel_requested = False
+        self._plan: dict[str, Any] = json.loads((job_dir / sup.JOB_FILE).read_text(encoding="utf-8"))
+
+    def __repr__(self) -> str:
+        return f"LocalJob({self.job_id!r})"
+
+    # -- what the job is ----------------------------------------------------------------------------------
+    @property
+    def job_id(self) -> str:
+        return str(self._plan["job_id"])
+
+    @property
+    def log_dir(self) -> Path:
+        return self.job_dir / sup.LOG_DIR
+
+    @property
+    def replica_names(self) -> list[str]:
+        return [str(r["name"]) for r in self._plan["replicas"]]
+
+    def log_file(self, replica: str) -> Path:
+        return self.log_dir / f"{replica}.log"
+
+    # -- where it stands ----------------------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        """``status.json`` as it is now (checked: a dead supervisor's job is failed, its replicas killed)."""
+        info = self._read_status()
+        if info["state"] in ("succeeded", "failed", "cancelled"):
+            self._reap()
+            return info
+        pid = info.get("supervisor_pid") or (self._process.pid if self._process is not None else None)
+        if pid is not None and not self._supervisor_alive(int(pid)):
+            info = self._read_status()  # it may have written its final status just before exiting
+            if info["state"] not in ("succeeded", "failed", "cancelled"):
+                info = self._repair(info, int(pid))
+        return info
+
+    def status(self) -> JobState:
+        return to_job_state("process", str(self.info()["state"]))
+
+    @property
+    def exit_code(self) -> int | None:
+        """The job's exit code once it is final (the chief's, or the failing replica's; 130 when cancelled)."""
+        code = self.info().get("exit_code")
+        return None if code is None else int(code)
+
+    @property
+    def failed_replica(self) -> str | None:
+        name = self.info().get("failed_replica")
+        return None if name is None else str(name)
+
+    @property
+    def replicas(self) -> dict[str, dict[str, Any]]:
+        """Per replica: role, pid, state, exit_code."""
+        replicas: dict[str, dict[str, Any]] = self.info()["replicas"]
+        return replicas
+
+    def tail(self, replica: str, n: int = 20) -> list[str]:
+        """The last ``n`` lines ``replica`` printed."""
+        from tfcloud.logview import last_lines
+
+        return last_lines(self.log_file(replica), n)
+
+    def failure(self, n: int = 20) -> JobFailedError | None:
+        """The error for a failed or cancelled job (message, exit code, the failing replica's last lines)."""
+        from tfcloud.logview import format_tail
+
+        info = self.info()
+        if info["state"] not in ("failed", "cancelled"):
+            return None
+        replica = info.get("failed_replica")
+        log_tail = format_tail(replica, self.tail(replica, n)) if replica else ""
+        message = f"Local job {self.job_id} {info['state']}: {info.get('message') or 'no reason recorded'}"
+        if log_tail:
+            message += "\n" + log_tail
+        return JobFailedError(message, exit_code=int(info.get("exit_code") or 1), log_tail=log_tail)
+
+    # -- logs ---------------------------------------------------------------------------------------------
+    def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
+        """Every line so far (in the order they arrived); with ``follow``, then new lines until the job is
+        final and every replica's output has been read to its end."""
+        path = self.job_dir / sup.LINES_FILE
+        offset = 0
+        partial = b""
+        while True:
+            final = (not follow) or self.status().is_final  # decided before reading: then nothing is missed
+            try:
+                with open(path, "rb") as f:
+                    f.seek(offset)
+                    data = f.read()
+            except FileNotFoundError:
+                data = b""
+            offset += len(data)
+            chunks = (partial + data).split(b"\n")
+            partial = chunks.pop()
+            for chunk in chunks:
+                line = _parse_line(chunk)
+                if line is not None and (replica is None or line.replica == replica):
+                    yield line
+            if final:
+                return
+            if not data:
+                time.sleep(0.1)
+
+    # -- waiting and stopping -----------------------------------------------------------------------------
+    def wait(self, timeout: float | None = None) -> JobState:
+        """Block until the job is final (or ``timeout`` seconds passed); return its state."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            state = self.status()
+            if state.is_final:
+                return state
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return state
+            if self._process is not None and self._process.poll() is None:
+                # The supervisor exits right after writing the final status: wait on it, no polling.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._process.wait(timeout=1.0 if remaining is None else min(remaining, 1.0))
+            else:
+                time.sleep(_POLL_S if remaining is None else min(_POLL_S, remaining))
+
+    def cancel(self) -> None:
+        """Ask the supervisor to stop every replica (SIGTERM, then SIGKILL); returns at once (``wait`` follows)."""
+        info = self._read_status()
+        if info["state"] in ("succeeded", "failed", "cancelled"):
+            return
+        self._cancel_requested = True
+        pid = info.get("supervisor_pid") or (self._process.pid if self._process is not None else None)
+        if pid is not None and self._supervisor_alive(int(pid)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGTERM)
+        elif pid is not None:
+            self._repair(info, int(pid))
+
+    # -- internals ----------------------------------------------------------------------------------------
+    def _read_status(self) -> dict[str, Any]:
+        try:
+            info: dict[str, Any] = json.loads((self.job_dir / sup.STATUS_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise JobNotFoundError(f"The status of local job {self.job_dir.name} cannot be read: {exc}") from exc
+        return info
+
+    def _reap(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=5)
+
+    def _supervisor_alive(self, pid: int) -> bool:
+        if self._process is not None and self._process.pid == pid:
+            return self._process.poll() is None
+        state = sup._process_state(pid)
+        if state is None:
+            if Path("/proc/self").exists():
+                return False
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                return True
+            return True
+        if state in ("Z", "X"):
+            return False
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        return str(self.job_dir).encode() in cmdline
+
+    def _repair(self, info: dict[str, Any], pid: int) -> dict[str, Any]:
+        """The supervisor is gone without a final status: kill what is left of the replicas, record it."""
+        for replica in info.get("replicas", {}).values():
+            rpid = replica.get("pid")
+            if rpid and replica.get("state") == "running":
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(int(rpid), signal.SIGKILL)
+        cancelled = self._cancel_requested
+        info = {
+            **info,
+            "state": "cancelled" if cancelled else "failed",
+            "exit_code": 130 if cancelled else 1,
+            "message": "The job was cancelled." if cancelled else
+            f"The tfcloud supervisor (pid {pid}) ended before the job did; see {self.job_dir / 'supervisor.log'}.",
+            "ended_at": time.time(),
+        }
+        sup.write_json_atomic(self.job_dir / sup.STATUS_FILE, info)
+        return info
+
+
+def _parse_line(raw: bytes) -> LogLine | None:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return LogLine(replica=str(data["r"]), text=str(data["x"]), stream=str(data.get("s", "stdout")),
+                   timestamp=data.get("t"))

@@ -1,0 +1,149 @@
+"""Requirements: check that the current Python environment satisfies a requirements file.
+
+A local run uses the current environment as it is: tfcloud never installs into it. Before starting any
+replica, :func:`ensure_requirements` checks every requirement (from ``requirements_txt`` and any extra
+requirement strings, such as a notebook's ``%pip install`` lines) against the installed distributions and
+raises a :class:`~tfcloud.errors.ConfigurationError` that lists exactly what is missing or has the wrong
+version, with the ``pip install`` command that fixes it.
+
+Understood in a requirements file: one requirement per line (PEP 508, with extras, version specifiers and
+environment markers), comments, blank lines, ``\\`` continuations, ``-r``/``--requirement`` includes.
+Other options (``--index-url``, ``-c``, ``--hash`` ...) are ignored. Editable installs (``-e``) and bare paths
+or URLs without a name cannot be checked and are listed as unchecked. A requirement's extras are not
+checked, only the distribution itself.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import shlex
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tfcloud.errors import ConfigurationError
+
+__all__ = [
+    "Problem",
+    "check_requirements",
+    "ensure_requirements",
+    "parse_requirements_file",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Problem:
+    """One requirement the environment does not satisfy. ``installed`` is None when it is not installed."""
+
+    requirement: str
+    source: str  # "requirements.txt:3" or "extra requirement"
+    installed: str | None
+    reason: str  # "not installed", "2.1.0 is installed", "cannot be checked (editable install)"
+
+    def describe(self) -> str:
+        return f"{self.requirement} ({self.source}): {self.reason}"
+
+
+def _logical_lines(path: Path) -> Iterable[tuple[int, str]]:
+    """(line number, text) with comments stripped and ``\\`` continuations joined."""
+    pending = ""
+    start = 0
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw
+        if line.lstrip().startswith("#"):
+            line = ""
+        elif " #" in line or "\t#" in line:
+            line = line[: min(i for i in (line.find(" #"), line.find("\t#")) if i >= 0)]
+        if not pending:
+            start = number
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        text = (pending + line).strip()
+        pending = ""
+        if text:
+            yield start, text
+    if pending.strip():
+        yield start, pending.strip()
+
+
+def parse_requirements_file(path: Path, *, _seen: frozenset[Path] = frozenset()) -> list[tuple[str, str]]:
+    """The requirement lines of ``path`` (following ``-r`` includes) as ``(requirement, source)`` pairs."""
+    path = path.resolve()
+    if path in _seen:
+        return []
+    if not path.is_file():
+        raise ConfigurationError(f"Requirements file {path} does not exist.")
+    found: list[tuple[str, str]] = []
+    for number, text in _logical_lines(path):
+        source = f"{path.name}:{number}"
+        if text.startswith(("-r", "--requirement")):
+            target = text.removeprefix("--requirement").removeprefix("-r").lstrip(" =")
+            found.extend(parse_requirements_file(path.parent / target, _seen=_seen | {path}))
+        elif text.startswith(("-e ", "--editable")):
+            found.append((text, source))
+        elif text.startswith("-"):
+            continue  # --index-url, -c, --hash, -f ...: not about what is installed
+        else:
+            # "--hash=..." options may follow a requirement on the same line.
+            found.append((text.split(" --", 1)[0].strip(), source))
+    return found
+
+
+def _check_one(text: str, source: str) -> Problem | None:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if text.startswith(("-e ", "--editable")):
+        return Problem(requirement=text, source=source, installed=None,
+                       reason="cannot be checked (editable install); install it yourself")
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        return Problem(requirement=text, source=source, installed=None,
+                       reason=f"cannot be checked (not a valid requirement: {exc})")
+    if req.marker is not None and not req.marker.evaluate():
+        return None
+    try:
+        version = importlib.metadata.version(req.name)
+    except importlib.metadata.PackageNotFoundError:
+        return Problem(requirement=text, source=source, installed=None, reason="not installed")
+    if req.specifier and not req.specifier.contains(version, prereleases=True):
+        return Problem(requirement=text, source=source, installed=version,
+                       reason=f"{version} is installed, {req.specifier} is required")
+    return None
+
+
+def check_requirements(requirements_txt: Path | None = None,
+                       extra: Sequence[str] = ()) -> list[Problem]:
+    """Every requirement of ``requirements_txt`` and ``extra`` that the current environment does not satisfy."""
+    items: list[tuple[str, str]] = []
+    if requirements_txt is not None:
+        items.extend(parse_requirements_file(requirements_txt))
+    items.extend((text.strip(), "extra requirement") for text in extra if text.strip())
+    problems = []
+    for text, source in items:
+        problem = _check_one(text, source)
+        if problem is not None:
+            problems.append(problem)
+    return problems
+
+
+def ensure_requirements(requirements_txt: Path | None = None, extra: Sequence[str] = ()) -> None:
+    """Raise :class:`ConfigurationError` listing every unsatisfied requirement; do nothing when all are met."""
+    problems = check_requirements(requirements_txt, extra)
+    if not problems:
+        return
+    lines = "\n".join(f"  - {p.describe()}" for p in problems)
+    fixes = []
+    if requirements_txt is not None and any(p.source != "extra requirement" for p in problems):
+        fixes.append(f"{sys.executable} -m pip install -r {shlex.quote(str(requirements_txt))}")
+    missing_extra = [p.requirement for p in problems if p.source == "extra requirement"]
+    if missing_extra:
+        fixes.append(f"{sys.executable} -m pip install " + " ".join(shlex.quote(r) for r in missing_extra))
+    raise ConfigurationError(
+        f"The current Python environment ({sys.executable}) does not satisfy the job's requirements "
+        f"({len(problems)} problem{'s' if len(problems) != 1 else ''}):\n{lines}\n"
+        "A local run uses this environment as it is and installs nothing into it.",
+        hint="Install them with: " + " && ".join(fixes),
+    )
