@@ -1,0 +1,75 @@
+"""``tfcloud emulator``: run the offline Google Cloud emulator in the foreground.
+
+The main CLI mounts :data:`app` as ``tfcloud emulator``; ``python -m tfcloud.emulator.cli start`` runs it too.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["app"]
+
+app = typer.Typer(help="The offline Google Cloud emulator (Vertex AI jobs, Cloud Build, Logging, Storage).",
+                  no_args_is_help=True)
+
+
+@app.callback()
+def _main() -> None:
+    """The offline Google Cloud emulator."""
+
+
+@app.command()
+def start(
+    port: Annotated[int, typer.Option(help="gRPC port on 127.0.0.1 (0: a free one).")] = 0,
+    storage_port: Annotated[int, typer.Option(help="Cloud Storage port (0: a free one).")] = 0,
+    project: Annotated[str, typer.Option(help="Default project id.")] = "tfcloud-emulator",
+    location: Annotated[str, typer.Option(help="Default location.")] = "us-central1",
+    docker_host: Annotated[str | None, typer.Option(
+        envvar="DOCKER_HOST", help="Docker engine for replicas and builds (default: local processes).")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="Keep Cloud Storage objects here (default: memory).")]
+    = None,
+    no_storage: Annotated[bool, typer.Option("--no-storage", help="Do not run Cloud Storage.")] = False,
+) -> None:
+    """Start the emulator, print its endpoint and the settings to export, and run until Ctrl-C."""
+    from rich.console import Console
+
+    from tfcloud.emulator.server import Emulator
+    from tfcloud.errors import TfcloudError
+
+    console = Console(highlight=False)
+    emulator = Emulator(project=project, location=location, port=port, storage=not no_storage,
+                        storage_port=storage_port, data_dir=data_dir, docker_host=docker_host)
+    try:
+        settings = emulator.start()
+    except TfcloudError as exc:
+        console.print(f"[red]Error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        console.print(f"tfcloud emulator listening on {settings.endpoint}")
+        if settings.storage_endpoint:
+            console.print(f"Cloud Storage on {settings.storage_endpoint}")
+        console.print("Replicas run " + (f"on the Docker engine at {docker_host}" if docker_host
+                                         else "as local processes"))
+        console.print("Export these settings:")
+        console.print(settings.exports(), soft_wrap=True)
+        console.print("Press Ctrl-C to stop.", style="dim")
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        emulator.stop()
+        console.print("tfcloud emulator stopped")
+
+
+if __name__ == "__main__":
+    app()
