@@ -1,0 +1,270 @@
+"""Build and push with a Docker engine (the docker SDK; classic builder).
+
+The engine is ``docker_host`` if given, else the environment's (``DOCKER_HOST``, ``DOCKER_TLS_VERIFY``,
+``DOCKER_CERT_PATH``); registry credentials come from the user's docker config (``~/.docker/config.json`` or
+``$DOCKER_CONFIG``, credential helpers included), as the ``docker`` CLI would use them.
+
+Both streams (build and push) are read to the end and every ``error`` item in them becomes a
+:class:`~tfcloud.errors.BuildError` naming the step ("Step 4/9 : RUN ..." or "push") with its last lines:
+a failed push does not raise in the SDK, it only says so inside the stream.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from tfcloud.backends.base import ImageRef
+from tfcloud.builders import DOCKERFILE_PATH, log_tail
+from tfcloud.context import BuildContext, format_size
+from tfcloud.errors import BuildError, ConfigurationError, require
+from tfcloud.images import split_image
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["DockerBuilder"]
+
+logger = logging.getLogger("tfcloud")
+
+_NO_ENGINE_HINT = (
+    "Start Docker (or point DOCKER_HOST at a running engine), or build in the cloud with Cloud Build: "
+    'DockerConfig(image_build_bucket="BUCKET") in Python, --image-build-bucket BUCKET on the command line.'
+)
+
+
+class DockerBuilder:
+    """Builds images with a Docker engine and pushes them to their registry.
+
+    ``console``: a rich console for progress (None: quiet); ``stream_logs``: print the build log as it comes;
+    ``timeout``: seconds the engine may stay silent before the SDK gives up; ``network_mode``: the network
+    of ``RUN`` steps (None: the engine's default).
+    """
+
+    def __init__(
+        self,
+        *,
+        docker_host: str | None = None,
+        console: Console | None = None,
+        stream_logs: bool = False,
+        timeout: float = 600,
+        network_mode: str | None = None,
+    ) -> None:
+        self.docker_host = docker_host
+        self.console = console
+        self.stream_logs = stream_logs
+        self.timeout = timeout
+        self.network_mode = network_mode
+        self._api: Any = None
+
+    # -- engine ---------------------------------------------------------------------------------------------
+
+    @property
+    def api(self) -> Any:
+        """The docker SDK's low-level client, connected on first use."""
+        if self._api is None:
+            require("docker", feature="Building images with Docker", extra="docker")
+            import docker
+            from docker.utils import kwargs_from_env
+
+            kwargs = kwargs_from_env()
+            if self.docker_host:
+                kwargs["base_url"] = self.docker_host
+                kwargs.pop("tls", None)
+            where = kwargs.get("base_url") or "the default socket (unix:///var/run/docker.sock)"
+            try:
+                self._api = docker.APIClient(version="auto", timeout=self.timeout, **kwargs)
+            except docker.errors.DockerException as exc:
+                raise ConfigurationError(
+                    f"Cannot reach a Docker engine at {where}: {_reason(exc)}", hint=_NO_ENGINE_HINT
+                ) from exc
+        return self._api
+
+    def close(self) -> None:
+        if self._api is not None:
+            self._api.close()
+            self._api = None
+
+    def __enter__(self) -> DockerBuilder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the Builder interface ------------------------------------------------------------------------------
+
+    def exists(self, tag: str, *, pushed: bool = True) -> bool:
+        """``pushed``: the registry has ``tag`` (one look-up, through the engine); else the engine has it."""
+        import docker
+
+        try:
+            if pushed:
+                self.api.inspect_distribution(tag)
+            else:
+                self.api.inspect_image(tag)
+            return True
+        except docker.errors.NotFound:
+            return False
+        except docker.errors.APIError as exc:
+            # "manifest unknown", an unreachable or unauthorised registry: not usable as is. A real problem
+            # shows again, with its message, when the image is pushed.
+            logger.debug("Look-up of %s failed: %s", tag, exc)
+            return False
+        except docker.errors.DockerException as exc:
+            raise ConfigurationError(f"Cannot reach the Docker engine: {_reason(exc)}",
+                                     hint=_NO_ENGINE_HINT) from exc
+
+    def build(self, context: BuildContext, tag: str, *, push: bool = True,
+              cache_from: str | None = None) -> ImageRef:
+        """Build ``context`` as ``tag`` (unless the engine has it already) and push it when ``push``."""
+        built = not self.exists(tag, pushed=False)
+        image_id = self._build(context, tag, cache_from) if built else None
+        digest = self.push(tag) if push else None
+        return ImageRef(uri=tag, digest=digest or image_id, built=built)
+
+    # -- steps ----------------------------------------------------------------------------------------------
+
+    def _build(self, context: BuildContext, tag: str, cache_from: str | None) -> str | None:
+        import docker
+
+        if context.get(DOCKERFILE_PATH) is None:
+            raise BuildError(f"The build context has no {DOCKERFILE_PATH}.", step="context")
+        caches = []
+        if cache_from:
+            try:
+                self._drain(self.api.pull(*split_image(cache_from), stream=True, decode=True))
+                caches.append(cache_from)
+            except docker.errors.APIError as exc:
+                logger.info("No build cache from %s: %s", cache_from, exc)
+        with tempfile.TemporaryFile() as tar:
+            context.write_tar(tar)
+            size = tar.tell()
+            tar.seek(0)
+            self._say(f"Building {tag} (context {format_size(size)})")
+            try:
+                stream = self.api.build(
+                    fileobj=tar,
+                    custom_context=True,
+                    dockerfile=DOCKERFILE_PATH,
+                    tag=tag,
+                    rm=True,
+                    forcerm=True,
+                    decode=True,
+                    cache_from=caches or None,
+                    network_mode=self.network_mode,
+                )
+                return self._follow_build(stream, tag)
+            except docker.errors.DockerException as exc:
+                raise BuildError(f"Building {tag} failed: {_reason(exc)}", step="build") from exc
+
+    def _follow_build(self, stream: Iterator[dict[str, Any]], tag: str) -> str | None:
+        lines: list[str] = []
+        step = "Step 0 : (sending the context)"
+        image_id: str | None = None
+        status = self.console.status(f"Building {tag}") if self.console is not None else None
+        if status is not None:
+            status.start()
+        try:
+            for item in stream:
+                if "error" in item or "errorDetail" in item:
+                    detail = item.get("errorDetail") or {}
+                    message = str(detail.get("message") or item.get("error") or "unknown error").strip()
+                    lines.append(message)
+                    raise BuildError(f"Building {tag} failed at {step}: {message}", step=step,
+                                     log_tail=log_tail(lines))
+                text = item.get("stream") or item.get("status") or ""
+                if isinstance(item.get("aux"), dict) and "ID" in item["aux"]:
+                    image_id = str(item["aux"]["ID"])
+                for line in str(text).splitlines():
+                    if line.startswith("Step "):
+                        step = line.strip()
+                        if status is not None:
+                            status.update(f"Building {tag}: {step}")
+                    lines.append(line)
+                    if len(lines) > 1000:
+                        del lines[:500]
+                    if self.stream_logs and self.console is not None and line.strip():
+                        self.console.print(line, markup=False, highlight=False)
+        finally:
+            if status is not None:
+                status.stop()
+        return image_id
+
+    def push(self, tag: str) -> str | None:
+        """Push ``tag`` to its registry; return the pushed manifest's digest."""
+        import docker
+
+        repo, name_tag = split_image(tag)
+        self._say(f"Pushing {tag}")
+        try:
+            stream = self.api.push(repo, tag=name_tag, stream=True, decode=True)
+            return self._follow_push(stream, tag)
+        except docker.errors.DockerException as exc:
+            raise BuildError(f"Pushing {tag} failed: {_reason(exc)}", step="push") from exc
+
+    def _follow_push(self, stream: Iterator[dict[str, Any]], tag: str) -> str | None:
+        lines: list[str] = []
+        digest: str | None = None
+        progress, task = self._progress(f"Pushing {tag}")
+        totals: dict[str, int] = {}
+        done: dict[str, int] = {}
+        try:
+            for item in stream:
+                if "error" in item or "errorDetail" in item:
+                    detail = item.get("errorDetail") or {}
+                    message = str(detail.get("message") or item.get("error") or "unknown error").strip()
+                    lines.append(message)
+                    raise BuildError(f"Pushing {tag} failed: {message}", step="push", log_tail=log_tail(lines))
+                layer = str(item.get("id", ""))
+                status = str(item.get("status", ""))
+                if status and status != "Pushing":
+                    lines.append(f"{layer}: {status}" if layer else status)
+                    if self.stream_logs and self.console is not None:
+                        self.console.print(lines[-1], markup=False, highlight=False)
+                pd = item.get("progressDetail") or {}
+                if layer and pd.get("total"):
+                    totals[layer] = int(pd["total"])
+                    done[layer] = int(pd.get("current", 0))
+                elif layer and status in ("Pushed", "Layer already exists"):
+                    done[layer] = totals.get(layer, 0)
+                if progress is not None:
+                    progress.update(task, total=sum(totals.values()) or None, completed=sum(done.values()))
+                aux = item.get("aux")
+                if isinstance(aux, dict) and aux.get("Digest"):
+                    digest = str(aux["Digest"])
+        finally:
+            if progress is not None:
+                progress.stop()
+        return digest
+
+    def _drain(self, stream: Iterator[dict[str, Any]]) -> None:
+        import docker
+
+        for item in stream:
+            if "error" in item:
+                raise docker.errors.APIError(str(item["error"]))
+
+    # -- display --------------------------------------------------------------------------------------------
+
+    def _say(self, message: str) -> None:
+        logger.info(message)
+        if self.console is not None:
+            self.console.print(message, markup=False, highlight=False)
+
+    def _progress(self, what: str) -> tuple[Any, Any]:
+        if self.console is None:
+            return None, None
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                            TransferSpeedColumn(), console=self.console, transient=True)
+        task = progress.add_task(what, total=None)
+        progress.start()
+        return progress, task
+
+
+def _reason(exc: BaseException) -> str:
+    explanation = getattr(exc, "explanation", None)
+    return str(explanation or exc).strip()

@@ -1,0 +1,96 @@
+"""The Dockerfile of a job's image, rendered from ``templates/Dockerfile.j2`` by a pure function.
+
+Layers, cheapest to change last: the base image; the requirements (their own layer, so a code-only change
+reuses it); tf-keras when the launcher needs it and the base lacks it; tfcloud's own package (copied from
+this machine into the context, never downloaded); the job's files; an exec-form entrypoint that runs the
+launcher. No build argument or layer carries a secret.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from tfcloud import __version__
+from tfcloud.errors import ConfigurationError
+from tfcloud.launcher import LAUNCHER_NAME
+from tfcloud.templates import render
+
+__all__ = [
+    "DOCKERFILE_PATH",
+    "IMAGE_WORKDIR",
+    "REQUIREMENTS_PATH",
+    "TFCLOUD_PYTHON_DIR",
+    "default_base_image",
+    "installed_tensorflow_version",
+    "render_dockerfile",
+    "tf_keras_requirement",
+]
+
+#: Where tfcloud's generated files live in the build context.
+DOCKERFILE_PATH = ".tfcloud/Dockerfile"
+REQUIREMENTS_PATH = ".tfcloud/requirements.txt"
+TFCLOUD_PYTHON_DIR = ".tfcloud/python"
+#: The job's working directory inside the image.
+IMAGE_WORKDIR = "/app"
+
+_TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos")
+
+
+def installed_tensorflow_version() -> str | None:
+    """The installed TensorFlow's version (``tensorflow`` or one of its variant distributions), or None."""
+    for dist in _TF_DISTRIBUTIONS:
+        try:
+            return importlib.metadata.version(dist).split("+", 1)[0]
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def default_base_image(*, gpu: bool, tensorflow_version: str | None = None) -> str:
+    """The official TensorFlow image for the installed TensorFlow (``-gpu`` when ``gpu``). No network."""
+    version = tensorflow_version or installed_tensorflow_version()
+    if version is None:
+        raise ConfigurationError(
+            "Cannot choose a base image: TensorFlow is not installed here, and no `parent_image` was given.",
+            hint='Pass DockerConfig(parent_image="tensorflow/tensorflow:2.21.0") (CLI: --parent-image), '
+            'or install TensorFlow: pip install "tfcloud[tensorflow]"',
+        )
+    return f"tensorflow/tensorflow:{version}{'-gpu' if gpu else ''}"
+
+
+def tf_keras_requirement(tensorflow_version: str | None = None) -> str:
+    """The tf-keras requirement matching TensorFlow (tf-keras releases follow TensorFlow's numbers)."""
+    try:
+        return f"tf-keras=={importlib.metadata.version('tf-keras')}"
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    version = tensorflow_version or installed_tensorflow_version()
+    if version is None:
+        return "tf-keras"
+    major_minor = ".".join(version.split(".")[:2])
+    return f"tf-keras~={major_minor}.0"
+
+
+def render_dockerfile(
+    *,
+    base_image: str,
+    requirements: bool,
+    tf_keras: str | None,
+    launcher: str = LAUNCHER_NAME,
+    workdir: str = IMAGE_WORKDIR,
+) -> str:
+    """The Dockerfile's text.
+
+    ``requirements``: the context has :data:`REQUIREMENTS_PATH`; ``tf_keras``: the requirement to install
+    when the base image lacks tf-keras (None when the launcher does not need it); tfcloud's package is
+    expected under :data:`TFCLOUD_PYTHON_DIR` in the context.
+    """
+    return render(
+        "Dockerfile.j2",
+        version=__version__,
+        base_image=base_image,
+        requirements=requirements,
+        tf_keras=tf_keras,
+        launcher=launcher,
+        workdir=workdir,
+    )

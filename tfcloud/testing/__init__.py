@@ -1,0 +1,1 @@
+"""Helpers for tests and benchmarks: real services on loopback (see tfcloud.testing.dockerd)."""
