@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from tfcloud._version import __version__
+from tfcloud.api import run
 from tfcloud.errors import (
     BuildError,
     ConfigurationError,
@@ -41,11 +42,3 @@ def remote() -> bool:
     """True inside a job that tfcloud launched (locally or in the cloud), False on the user's machine."""
     return os.environ.get("TFCLOUD_REMOTE") == "1"
 
-
-def __getattr__(name: str) -> object:
-    # `run` lives in tfcloud.api; loaded on first use so that `import tfcloud` stays light.
-    if name == "run":
-        from tfcloud.api import run
-
-        return run
-    raise AttributeError(f"module 'tfcloud' has no attribute {name!r}")

@@ -19,8 +19,9 @@ LAUNCHER_NAME = "tfcloud_launcher.py"
 
 
 def render_launcher(spec: JobSpec, *, script: str) -> str:
-    """The launcher's text for ``spec``. ``script`` is the path the replica runs: relative to the job's
-    working directory (in an image) or absolute (a converted notebook in a local run)."""
+    """The launcher's text for ``spec``. ``script`` is the script the replica runs: a path relative to the
+    launcher's own directory (in an image, where both sit in the image's work dir; a converted notebook
+    copied next to the launcher) or an absolute path (the user's script in a local run)."""
     return render(
         "launcher.py.j2",
         version=__version__,

@@ -8,7 +8,7 @@ The checks include every one tensorflow-cloud makes, plus parameter-server rules
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -29,10 +29,6 @@ _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
 _DISPLAY_NAME_MAX = 128
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _entry_point(value: object) -> tuple[Path, EntryPointKind]:
@@ -72,9 +68,9 @@ def _machine(field: str, value: object, *, auto: MachineConfig) -> MachineConfig
 
 
 def _count(field: str, value: object, *, maximum: int | None = None) -> int:
-    if not _is_int(value) or int(value) < 0:  # type: ignore[call-overload]
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValidationError(field, "an integer ≥ 0", value)
-    count = int(value)  # type: ignore[call-overload]
+    count = value
     if maximum is not None and count > maximum:
         raise ValidationError(field, f"an integer from 0 to {maximum}", value)
     return count

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tfcloud import COMMON_MACHINE_CONFIGS, __version__
+from tfcloud.cli import main
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"tfcloud {__version__}\n"
+
+
+def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("submit", "machines", "status", "logs", "cancel"):
+        assert command in out
+
+
+def test_console_script_runs(script: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "tfcloud.cli", "submit", str(script), "--worker-count", "-3"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == "Error: Invalid `worker_count`: expected an integer ≥ 0, received -3.\n"
+
+
+def test_machines_json_is_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["machines", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data) == list(COMMON_MACHINE_CONFIGS)
+    assert data["T4_1X"] == {"machine_type": "n1-standard-8", "cpu_cores": 8, "memory_gb": 30,
+                             "accelerator_type": "NVIDIA_TESLA_T4", "accelerator_count": 1}
+
+
+def test_machines_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["machines"]) == 0
+    out = capsys.readouterr().out
+    assert "a3-highgpu-8g" in out and "H100_8X" in out
+
+
+def test_dry_run_plan_json(script: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["submit", str(script), "--vertex", "--worker-count", "2", "--worker-config", "T4_1X",
+                 "--label", "team=ml", "--dry-run", "--json", "--", "--epochs", "3", "--name=a b"])
+    assert code == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["strategy"] == "tf.distribute.MultiWorkerMirroredStrategy"
+    assert plan["strategy_reason"] == "a chief and 2 worker(s)"
+    assert plan["pools"] == [
+        {"role": "chief", "replicas": 1, "machine_type": "n1-standard-8", "accelerator": "1 x NVIDIA_TESLA_T4"},
+        {"role": "worker", "replicas": 2, "machine_type": "n1-standard-8", "accelerator": "1 x NVIDIA_TESLA_T4"},
+    ]
+    assert plan["args"] == ["--epochs", "3", "--name=a b"]
+    assert plan["command"] == ["python", "tfcloud_launcher.py", "--epochs", "3", "--name=a b"]
+    assert plan["labels"] == {"team": "ml"}
+    assert any("tf-keras" in note for note in plan["notes"])
+
+
+def test_dry_run_plan_text_shows_strategy_pools_launcher_and_args(script: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["submit", str(script), "--worker-count", "1", "--ps-count", "1", "--dry-run", "--", "-v"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "Strategy: tf.distribute.ParameterServerStrategy (1 parameter server(s) requested)" in err
+    assert "Each replica runs: python tfcloud_launcher.py -v" in err
+    assert 'Script args: ["-v"]' in err
+    assert "tf.distribute.Server(" in err  # the launcher itself is shown
+    for role in ("chief", "worker", "ps"):
+        assert f"│ {role} " in err
+
+
+def test_sdk_dry_run_returns_the_plan(script: Path) -> None:
+    import tfcloud
+    from tfcloud.plan import Plan
+
+    plan = tfcloud.run(entry_point=str(script), worker_count=1, worker_config="CPU", dry_run=True)
+    assert isinstance(plan, Plan)
+    assert plan.strategy == "tf.distribute.MultiWorkerMirroredStrategy"
+    assert "MultiWorkerMirroredStrategy()" in plan.launcher
+
+
+def test_run_is_a_no_op_inside_a_job(script: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tfcloud
+
+    monkeypatch.setenv("TFCLOUD_REMOTE", "1")
+    assert tfcloud.remote() is True
+    # Even invalid arguments do nothing inside a job: the job's own call must never fail or submit.
+    assert tfcloud.run(entry_point="whatever.txt", worker_count=-1) is None

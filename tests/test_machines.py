@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import pytest
+
+from tfcloud import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig, ValidationError
+from tfcloud.machines import machine_config_from_name
+
+TFC_NAMES = ["CPU", "K80_1X", "K80_4X", "K80_8X", "P100_1X", "P100_4X", "P4_1X", "P4_4X", "V100_1X", "V100_4X",
+             "T4_1X", "T4_4X", "TPU"]
+
+
+def test_catalog_keeps_tensorflow_cloud_names_and_adds_current_hardware() -> None:
+    assert set(TFC_NAMES) <= set(COMMON_MACHINE_CONFIGS)
+    types = {m.accelerator_type for m in COMMON_MACHINE_CONFIGS.values()}
+    for current in (AcceleratorType.NVIDIA_L4, AcceleratorType.NVIDIA_TESLA_A100, AcceleratorType.NVIDIA_A100_80GB,
+                    AcceleratorType.NVIDIA_H100_80GB, AcceleratorType.TPU_V5_LITEPOD):
+        assert current in types
+
+
+@pytest.mark.parametrize(("name", "machine_type", "accelerator", "count"), [
+    ("CPU", "n1-standard-4", AcceleratorType.NO_ACCELERATOR, 0),
+    ("T4_1X", "n1-standard-8", AcceleratorType.NVIDIA_TESLA_T4, 1),
+    ("K80_8X", "n1-standard-32", AcceleratorType.NVIDIA_TESLA_K80, 8),
+    ("TPU", "cloud-tpu", AcceleratorType.TPU_V3, 8),
+    ("L4_1X", "g2-standard-8", AcceleratorType.NVIDIA_L4, 1),
+    ("A100_80GB_8X", "a2-ultragpu-8g", AcceleratorType.NVIDIA_A100_80GB, 8),
+    ("H100_8X", "a3-highgpu-8g", AcceleratorType.NVIDIA_H100_80GB, 8),
+    ("TPU_V5E_4X", "ct5lp-hightpu-4t", AcceleratorType.TPU_V5_LITEPOD, 4),
+])
+def test_each_config_maps_to_a_vertex_machine(name: str, machine_type: str, accelerator: AcceleratorType,
+                                             count: int) -> None:
+    config = COMMON_MACHINE_CONFIGS[name]
+    assert (config.machine_type, config.accelerator_type, config.accelerator_count) == (
+        machine_type, accelerator, count)
+
+
+def test_tensorflow_cloud_constructor_still_works() -> None:
+    config = MachineConfig(cpu_cores=16, memory=104, accelerator_type=AcceleratorType.NVIDIA_TESLA_V100,
+                           accelerator_count=2)
+    assert config.machine_type == "n1-highmem-16"
+    assert config.is_gpu and not config.is_tpu
+
+
+def test_impossible_accelerator_count_lists_valid_ones() -> None:
+    with pytest.raises(ValidationError) as err:
+        MachineConfig(cpu_cores=8, memory=30, accelerator_type=AcceleratorType.NVIDIA_TESLA_T4, accelerator_count=3)
+    assert str(err.value) == "Invalid `accelerator_count`: expected one of [1, 2, 4] for NVIDIA_TESLA_T4, received 3."
+
+
+def test_impossible_cpu_memory_lists_the_machines_that_carry_the_accelerator() -> None:
+    with pytest.raises(ValidationError) as err:
+        MachineConfig(cpu_cores=8, memory=30, accelerator_type=AcceleratorType.NVIDIA_L4, accelerator_count=1)
+    assert str(err.value) == (
+        "Invalid `MachineConfig`: expected a (cpu_cores, memory) pair available with 1 x NVIDIA_L4: "
+        "(cpu_cores=4, memory=16) g2-standard-4, (cpu_cores=8, memory=32) g2-standard-8, "
+        "(cpu_cores=12, memory=48) g2-standard-12, (cpu_cores=16, memory=64) g2-standard-16, "
+        "(cpu_cores=32, memory=128) g2-standard-32, received <cpu_cores=8, memory=30>.")
+
+
+def test_machine_type_by_name_and_wrong_name() -> None:
+    config = MachineConfig(accelerator_type=AcceleratorType.NVIDIA_H100_80GB, accelerator_count=8,
+                           machine_type="a3-highgpu-8g")
+    assert config.cpu_cores == 208
+    with pytest.raises(ValidationError) as err:
+        MachineConfig(accelerator_type=AcceleratorType.NVIDIA_H100_80GB, accelerator_count=8,
+                      machine_type="n1-standard-8")
+    assert str(err.value) == ("Invalid `machine_type`: expected a machine type that carries 8 x NVIDIA_H100_80GB: "
+                              "a3-highgpu-8g, received 'n1-standard-8'.")
+
+
+def test_accelerator_type_must_be_the_enum() -> None:
+    with pytest.raises(ValidationError, match=r"^Invalid `accelerator_type`: expected one of AcceleratorType\."):
+        MachineConfig(accelerator_type="T4")  # type: ignore[arg-type]
+
+
+def test_configs_are_frozen_and_comparable() -> None:
+    assert COMMON_MACHINE_CONFIGS["T4_1X"] == MachineConfig(
+        cpu_cores=8, memory=30, accelerator_type=AcceleratorType.NVIDIA_TESLA_T4, accelerator_count=1)
+    with pytest.raises(AttributeError):
+        COMMON_MACHINE_CONFIGS["CPU"].cpu_cores = 2  # type: ignore[misc]
+
+
+def test_names_are_case_insensitive_on_the_command_line() -> None:
+    assert machine_config_from_name("t4_1x", field="worker_config") is COMMON_MACHINE_CONFIGS["T4_1X"]
+    with pytest.raises(ValidationError, match=r"^Invalid `worker_config`: expected a name from `tfcloud machines`"):
+        machine_config_from_name("T5_1X", field="worker_config")

@@ -1,0 +1,236 @@
+"""Every validation rule: the exact message, exit code 2 from the CLI, and nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tfcloud
+from tfcloud import COMMON_MACHINE_CONFIGS, MachineConfig, ValidationError
+from tfcloud.cli import main
+from tfcloud.spec import Role, Strategy
+from tfcloud.validate import build_spec
+
+T4 = COMMON_MACHINE_CONFIGS["T4_1X"]
+TPU = COMMON_MACHINE_CONFIGS["TPU"]
+CPU = COMMON_MACHINE_CONFIGS["CPU"]
+LABEL_RULE = ("keys of 1 to 63 characters that start with a lowercase letter and contain only lowercase letters, "
+              "digits, '_' and '-'")
+VALUE_RULE = "a value of at most 63 characters containing only lowercase letters, digits, '_' and '-'"
+
+# (keyword arguments for run(), the exact message)
+SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("entry-suffix", {"entry_point": "train.txt"},
+     "Invalid `entry_point`: expected a path to an existing Python file (.py) or notebook (.ipynb), "
+     "received 'train.txt'."),
+    ("entry-type", {"entry_point": 3},
+     "Invalid `entry_point`: expected a path to an existing Python file (.py) or notebook (.ipynb), received 3."),
+    ("requirements-type", {"requirements_txt": 5},
+     "Invalid `requirements_txt`: expected a path to an existing requirements file, received 5."),
+    ("strategy", {"distribution_strategy": "fastest"},
+     'Invalid `distribution_strategy`: expected "auto", None, or one of "one_device", "mirrored", '
+     '"multi_worker_mirrored", "parameter_server", "tpu", received \'fastest\'.'),
+    ("chief-type", {"chief_config": 5},
+     'Invalid `chief_config`: expected a tfcloud.MachineConfig, a name from COMMON_MACHINE_CONFIGS, or "auto", '
+     "received 5."),
+    ("worker-type", {"worker_config": "big", "worker_count": 1},
+     'Invalid `worker_config`: expected a tfcloud.MachineConfig, a name from COMMON_MACHINE_CONFIGS, or "auto", '
+     "received 'big'."),
+    ("worker-count-negative", {"worker_count": -1}, "Invalid `worker_count`: expected an integer ≥ 0, received -1."),
+    ("worker-count-str", {"worker_count": "2"}, "Invalid `worker_count`: expected an integer ≥ 0, received '2'."),
+    ("worker-count-bool", {"worker_count": True}, "Invalid `worker_count`: expected an integer ≥ 0, received True."),
+    ("worker-config-missing", {"worker_config": None, "worker_count": 2},
+     "Invalid `worker_config`: expected a MachineConfig when worker_count > 0, received None."),
+    ("chief-tpu", {"chief_config": TPU},
+     "Invalid `chief_config`: expected a CPU or GPU machine (a TPU cannot be the chief), "
+     "received 'cloud-tpu + 8 x TPU_V3'.\nPut the TPU in worker_config with worker_count=1."),
+    ("tpu-workers", {"worker_config": TPU, "worker_count": 2, "target": "vertex"},
+     "Invalid `worker_count`: expected 1 when worker_config is a TPU, received 2."),
+    ("labels-type", {"job_labels": ["a"]}, "Invalid `job_labels`: expected a dict of str to str, received ['a']."),
+    ("labels-many", {"job_labels": {f"k{i}": "v" for i in range(65)}},
+     "Invalid `job_labels`: expected at most 64 labels, received <65 labels>."),
+    ("label-key-long", {"job_labels": {"k" * 64: "v"}},
+     f"Invalid `job_labels`: expected {LABEL_RULE}, received '{'k' * 64}'."),
+    ("label-key-start", {"job_labels": {"1team": "ml"}},
+     f"Invalid `job_labels`: expected {LABEL_RULE}, received '1team'."),
+    ("label-key-upper", {"job_labels": {"Team": "ml"}},
+     f"Invalid `job_labels`: expected {LABEL_RULE}, received 'Team'."),
+    ("label-key-char", {"job_labels": {"team.name": "ml"}},
+     f"Invalid `job_labels`: expected {LABEL_RULE}, received 'team.name'."),
+    ("label-key-empty", {"job_labels": {"": "ml"}}, f"Invalid `job_labels`: expected {LABEL_RULE}, received ''."),
+    ("label-value-long", {"job_labels": {"team": "v" * 64}},
+     f"Invalid `job_labels['team']`: expected {VALUE_RULE}, received '{'v' * 64}'."),
+    ("label-value-char", {"job_labels": {"team": "ML Ops"}},
+     f"Invalid `job_labels['team']`: expected {VALUE_RULE}, received 'ML Ops'."),
+    ("args-type", {"entry_point_args": "--epochs 3"},
+     "Invalid `entry_point_args`: expected a list of strings, received '--epochs 3'."),
+    ("args-items", {"entry_point_args": ["--epochs", 3]},
+     "Invalid `entry_point_args`: expected a list of strings, received ['--epochs', 3]."),
+    ("stream-logs", {"stream_logs": "yes"}, "Invalid `stream_logs`: expected a bool, received 'yes'."),
+    ("service-account", {"service_account": "trainer"},
+     "Invalid `service_account`: expected a service account e-mail such as "
+     "trainer@my-project.iam.gserviceaccount.com, received 'trainer'."),
+    ("service-account-domain", {"service_account": "trainer@example.com"},
+     "Invalid `service_account`: expected a service account e-mail such as "
+     "trainer@my-project.iam.gserviceaccount.com, received 'trainer@example.com'."),
+    ("ps-without-workers", {"ps_count": 1},
+     "Invalid `worker_count`: expected an integer ≥ 1 when ps_count > 0 (parameter servers need workers), "
+     "received 0."),
+    ("ps-count", {"ps_count": -2}, "Invalid `ps_count`: expected an integer ≥ 0, received -2."),
+    ("ps-config-missing", {"ps_config": None, "ps_count": 1, "worker_count": 1},
+     "Invalid `ps_config`: expected a MachineConfig when ps_count > 0, received None."),
+    ("ps-tpu", {"ps_config": TPU, "ps_count": 1, "worker_count": 1},
+     "Invalid `ps_config`: expected a CPU or GPU machine (parameter servers cannot be TPUs), "
+     "received 'cloud-tpu + 8 x TPU_V3'."),
+    ("evaluators", {"evaluator_count": 2}, "Invalid `evaluator_count`: expected an integer from 0 to 1, received 2."),
+    ("target", {"target": "aws"}, "Invalid `target`: expected \"local\" or \"vertex\", received 'aws'."),
+    ("region", {"region": "Europe West"},
+     "Invalid `region`: expected a Google Cloud region such as us-central1, received 'Europe West'."),
+    ("project", {"project": "My Project"},
+     "Invalid `project`: expected a Google Cloud project id (6 to 30 lowercase letters, digits or '-'), "
+     "received 'My Project'."),
+    ("docker-config", {"docker_config": {"image": "x"}},
+     "Invalid `docker_config`: expected a tfcloud.DockerConfig or \"auto\", received {'image': 'x'}."),
+    ("bucket", {"docker_config": tfcloud.DockerConfig(image_build_bucket="gs://Bad Bucket")},
+     "Invalid `docker_config.image_build_bucket`: expected a Cloud Storage bucket name, received 'gs://Bad Bucket'."),
+    ("explicit-ps", {"distribution_strategy": "parameter_server"},
+     "Invalid `distribution_strategy`: expected parameter_server only with ps_count ≥ 1 and worker_count ≥ 1, "
+     "received <parameter_server with worker_count=0, ps_count=0>."),
+    ("explicit-mirrored", {"distribution_strategy": "mirrored", "worker_count": 1},
+     "Invalid `distribution_strategy`: expected mirrored only on a single chief (worker_count=0, ps_count=0), "
+     "received <mirrored with worker_count=1, ps_count=0>."),
+    ("explicit-tpu", {"distribution_strategy": "tpu"},
+     "Invalid `distribution_strategy`: expected tpu only with a TPU worker_config and worker_count=1, "
+     "received <tpu with worker_count=0, ps_count=0>."),
+    ("tpu-local", {"worker_config": TPU, "worker_count": 1},
+     "Invalid `target`: expected \"vertex\" for a TPU job (TPUs cannot run locally), received 'local'."),
+    ("unknown-kwarg", {"workers": 2},
+     "Invalid `run() keyword argument`: expected one of tensorflow-cloud's arguments or ps_config, ps_count, "
+     "evaluator_config, evaluator_count, target, project, region, dry_run, display_name, env, api_endpoint, "
+     "image_repository, staging_bucket, received 'workers'."),
+    ("env", {"env": {"1X": "y"}},
+     "Invalid `env`: expected a dict of environment variable names to string values, received {'1X': 'y'}."),
+]
+
+
+def _snapshot(*dirs: Path) -> set[str]:
+    return {str(p) for d in dirs for p in d.rglob("*")}
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [c[1:] for c in SDK_CASES], ids=[c[0] for c in SDK_CASES])
+def test_run_rejects_bad_input_with_exact_message(script: Path, kwargs: dict[str, Any], message: str) -> None:
+    kwargs = {"entry_point": str(script), "dry_run": True, **kwargs}
+    cwd, tmp = Path.cwd(), Path(tempfile.gettempdir())
+    before = _snapshot(cwd) | {p.name for p in tmp.iterdir() if p.name.startswith("tfcloud")}
+    with pytest.raises(ValidationError) as err:
+        tfcloud.run(**kwargs)
+    assert str(err.value) == message
+    after = _snapshot(cwd) | {p.name for p in tmp.iterdir() if p.name.startswith("tfcloud")}
+    assert after == before
+
+
+def test_missing_entry_point_and_requirements_say_where(tmp_path: Path, script: Path) -> None:
+    with pytest.raises(ValidationError) as err:
+        tfcloud.run(entry_point=str(tmp_path / "nope.py"), dry_run=True)
+    assert str(err.value) == (
+        "Invalid `entry_point`: expected a path to an existing Python file (.py) or notebook (.ipynb), "
+        f"received '{tmp_path / 'nope.py'}'.\nNo file at {tmp_path / 'nope.py'}.")
+    with pytest.raises(ValidationError) as err:
+        tfcloud.run(entry_point=str(script), requirements_txt="reqs.txt", dry_run=True)
+    assert str(err.value) == ("Invalid `requirements_txt`: expected a path to an existing requirements file, "
+                              f"received 'reqs.txt'.\nNo file at {Path.cwd() / 'reqs.txt'}.")
+
+
+# (command line after `tfcloud submit ENTRY`, the exact error line)
+CLI_CASES = [
+    (["--worker-count", "-1"], "Error: Invalid `worker_count`: expected an integer ≥ 0, received -1."),
+    (["--worker-count", "1", "--worker-config", "T5_1X"],
+     "Error: Invalid `worker_config`: expected a name from `tfcloud machines`: "
+     + ", ".join(COMMON_MACHINE_CONFIGS) + ", received 'T5_1X'."),
+    (["--chief-config", "TPU", "--vertex"],
+     "Error: Invalid `chief_config`: expected a CPU or GPU machine (a TPU cannot be the chief), "
+     "received 'cloud-tpu + 8 x TPU_V3'."),
+    (["--label", "Team=ml"], f"Error: Invalid `job_labels`: expected {LABEL_RULE}, received 'Team'."),
+    (["--label", "team"], "Error: Invalid `--label`: expected KEY=VALUE, received 'team'."),
+    (["--strategy", "fastest"],
+     'Error: Invalid `distribution_strategy`: expected "auto", None, or one of "one_device", "mirrored", '
+     '"multi_worker_mirrored", "parameter_server", "tpu", received \'fastest\'.'),
+    (["--ps-count", "1"],
+     "Error: Invalid `worker_count`: expected an integer ≥ 1 when ps_count > 0 (parameter servers need workers), "
+     "received 0."),
+    (["--service-account", "me@gmail.com"],
+     "Error: Invalid `service_account`: expected a service account e-mail such as "
+     "trainer@my-project.iam.gserviceaccount.com, received 'me@gmail.com'."),
+    (["--local", "--vertex"], "Error: Invalid `target`: expected one of --local or --vertex, received 'both'."),
+    (["--region", "moon"],
+     "Error: Invalid `region`: expected a Google Cloud region such as us-central1, received 'moon'."),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), CLI_CASES, ids=[" ".join(c[0]) for c in CLI_CASES])
+def test_cli_exits_2_with_exact_message(script: Path, argv: list[str], message: str,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    before = _snapshot(Path.cwd(), script.parent)
+    code = main(["submit", str(script), *argv])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.splitlines()[0] == message
+    assert "Traceback" not in err
+    assert _snapshot(Path.cwd(), script.parent) == before
+
+
+def test_cli_missing_entry_point(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["submit", "missing.py", "--dry-run"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert err == [
+        "Error: Invalid `entry_point`: expected a path to an existing Python file (.py) or notebook (.ipynb), "
+        "received 'missing.py'.",
+        f"No file at {Path.cwd() / 'missing.py'}.",
+    ]
+
+
+def test_debug_shows_the_traceback(script: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TFCLOUD_DEBUG", "1")
+    with pytest.raises(ValidationError):
+        main(["submit", str(script), "--worker-count", "-1"])
+
+
+def test_spec_is_frozen_and_complete(script: Path) -> None:
+    spec = build_spec(entry_point=str(script), worker_count=2, worker_config="CPU", ps_count=1,
+                      evaluator_count=1, entry_point_args=["--epochs", "3"], job_labels={"team": "ml"})
+    assert [(p.role, p.replica_count) for p in spec.pools] == [
+        (Role.CHIEF, 1), (Role.WORKER, 2), (Role.PS, 1), (Role.EVALUATOR, 1)]
+    assert spec.strategy is Strategy.PARAMETER_SERVER
+    assert spec.entry_point == script.resolve() and spec.workdir == script.parent.resolve()
+    assert spec.entry_point_args == ("--epochs", "3")
+    with pytest.raises(AttributeError):
+        spec.worker_count = 3  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        spec.job_labels["x"] = "y"  # type: ignore[index]
+
+
+def test_auto_machines_follow_tensorflow_cloud_on_vertex_and_cpu_locally(script: Path) -> None:
+    vertex = build_spec(entry_point=str(script), target="vertex", worker_count=1)
+    assert vertex.chief.machine == COMMON_MACHINE_CONFIGS["T4_1X"]
+    assert vertex.pools[1].machine == COMMON_MACHINE_CONFIGS["T4_1X"]
+    local = build_spec(entry_point=str(script), worker_count=1)
+    assert local.chief.machine == CPU
+
+
+def test_relative_entry_point_resolves_against_cwd(script: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(script.parent)
+    spec = build_spec(entry_point="train.py")
+    assert spec.entry_point == Path(os.getcwd(), "train.py").resolve()
+
+
+def test_machine_configs_accept_objects_and_names(script: Path) -> None:
+    config = MachineConfig(cpu_cores=16, memory=60)
+    spec = build_spec(entry_point=str(script), chief_config=config, worker_config="t4_1x", worker_count=1,
+                      target="vertex")
+    assert spec.chief.machine is config
+    assert spec.pools[1].machine == T4

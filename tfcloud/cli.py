@@ -1,0 +1,302 @@
+"""The ``tfcloud`` command: thin typer commands over the SDK.
+
+One handler turns a :class:`~tfcloud.errors.TfcloudError` into a message and its exit code (2 bad input or
+configuration, 1 the job or build failed); Ctrl-C exits 130. Tracebacks only with ``TFCLOUD_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from tfcloud._version import __version__
+from tfcloud.errors import TfcloudError, ValidationError
+
+if TYPE_CHECKING:
+    from tfcloud.plan import Plan
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="tfcloud",
+    help="Run a TensorFlow script or notebook as a distributed job: on this machine (the default) or on "
+    "Google Cloud Vertex AI.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tfcloud {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Run a TensorFlow script or notebook as a distributed job, locally or on Vertex AI."""
+
+
+def _pairs(values: list[str] | None, field: str) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValidationError(field, "KEY=VALUE", item)
+        result[key] = value
+    return result
+
+
+def _machine(value: str | None, field: str) -> object:
+    if value is None or value.lower() == "auto":
+        return "auto"
+    from tfcloud.machines import machine_config_from_name
+
+    return machine_config_from_name(value, field=field)
+
+
+@app.command()
+def submit(
+    entry_point: Annotated[Path, typer.Argument(help="The training script (.py) or notebook (.ipynb).",
+                                                show_default=False)],
+    args: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 (typer needs Optional)
+        help="Arguments for the script, after `--`: passed exactly as given.", show_default=False)] = None,
+    local: Annotated[bool, typer.Option("--local", help="Run on this machine, one process per replica "
+                                                          "(the default target).")] = False,
+    vertex: Annotated[bool, typer.Option("--vertex", help="Run on Google Cloud Vertex AI.")] = False,
+    worker_count: Annotated[int, typer.Option(help="Workers besides the chief.")] = 0,
+    chief_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Chief machine, a name from `tfcloud machines` (default: auto).", show_default=False)] = None,
+    worker_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Worker machine (default: auto).", show_default=False)] = None,
+    ps_count: Annotated[int, typer.Option(help="Parameter servers (ParameterServerStrategy).")] = 0,
+    ps_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Parameter server machine (default: CPU).", show_default=False)] = None,
+    evaluator: Annotated[bool, typer.Option("--evaluator", help="Add one evaluator replica.")] = False,
+    strategy: Annotated[str, typer.Option(
+        "--strategy", help="auto, one_device, mirrored, multi_worker_mirrored, parameter_server, tpu, or none "
+                           "(the script sets up its own).")] = "auto",
+    requirements: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--requirements", "-r", help="A requirements.txt for the job.", show_default=False)] = None,
+    label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--label", help="A job label KEY=VALUE (repeatable).", show_default=False)] = None,
+    env: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--env", help="An environment variable NAME=VALUE for every replica (repeatable).",
+        show_default=False)] = None,
+    project: Annotated[Optional[str], typer.Option(help="Google Cloud project.", show_default=False)] = None,  # noqa: UP045
+    region: Annotated[Optional[str], typer.Option(help="Vertex AI region.", show_default=False)] = None,  # noqa: UP045
+    service_account: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Service account the job runs as.", show_default=False)] = None,
+    image: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Image URI to build and push (DockerConfig.image).", show_default=False)] = None,
+    parent_image: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Base image (DockerConfig.parent_image).", show_default=False)] = None,
+    image_build_bucket: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Build with Cloud Build, staging the source in this bucket.", show_default=False)] = None,
+    display_name: Annotated[Optional[str], typer.Option(help="The job's display name.", show_default=False)] = None,  # noqa: UP045
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; submit nothing.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
+    detach: Annotated[bool, typer.Option("--detach", "-d", help="Print the job id and return; do not follow "
+                                                                "the logs.")] = False,
+) -> None:
+    """Submit ENTRY_POINT as a distributed job and follow its logs.
+
+    Example: [bold]tfcloud submit train.py --worker-count 2 -- --epochs 5[/bold]
+    """
+    from tfcloud.settings import resolve_settings
+    from tfcloud.spec import DockerConfig
+    from tfcloud.validate import build_spec
+
+    if local and vertex:
+        raise ValidationError("target", "one of --local or --vertex", "both")
+    target = "vertex" if vertex else "local" if local else None
+    settings = resolve_settings({"target": target, "project": project, "region": region})
+    spec = build_spec(
+        entry_point=entry_point,
+        requirements_txt=requirements,
+        docker_config=DockerConfig(image=image, parent_image=parent_image, image_build_bucket=image_build_bucket),
+        distribution_strategy=None if strategy.lower() == "none" else strategy,
+        chief_config=_machine(chief_config, "chief_config"),
+        worker_config=_machine(worker_config, "worker_config"),
+        worker_count=worker_count,
+        ps_config=_machine(ps_config, "ps_config"),
+        ps_count=ps_count,
+        evaluator_count=1 if evaluator else 0,
+        entry_point_args=list(args or []),
+        stream_logs=not detach,
+        job_labels=_pairs(label, "--label"),
+        env=_pairs(env, "--env"),
+        service_account=service_account,
+        target=settings.target,
+        project=settings.project,
+        region=settings.region,
+        display_name=display_name,
+        dry_run=dry_run,
+    )
+    if dry_run:
+        from tfcloud.plan import make_plan
+
+        plan = make_plan(spec)
+        if json_output:
+            typer.echo(json.dumps(plan.to_dict(), indent=2))
+        else:
+            _print_plan(plan)
+        return
+    from tfcloud.api import follow, submit_spec
+    from tfcloud.console import get_console
+
+    console = get_console()
+    handle = submit_spec(spec, settings)
+    console.print(f"Submitted [bold]{handle.job_id}[/bold].")
+    if detach:
+        typer.echo(handle.job_id)
+        console.print(f"Follow it with: tfcloud logs {handle.job_id} -f")
+        return
+    try:
+        code = follow(handle)
+    except KeyboardInterrupt:
+        console.print(f"Interrupted: stopping {handle.job_id}.")
+        handle.cancel()
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)
+
+
+def _print_plan(plan: Plan) -> None:
+    from rich.syntax import Syntax
+    from rich.table import Table
+
+    from tfcloud.console import get_console
+
+    console = get_console()
+    spec = plan.spec
+    console.print(f"[bold]Plan[/bold] for {spec.entry_point} (target: {spec.target.value}; nothing submitted)")
+    console.print(f"Strategy: [bold]{plan.strategy}[/bold] ({plan.strategy_reason})")
+    table = Table("role", "replicas", "machine type", "accelerator")
+    for row in plan.pools:
+        table.add_row(row.role, str(row.replicas), row.machine_type, row.accelerator)
+    console.print(table)
+    console.print("Each replica runs: " + " ".join(plan.command))
+    console.print("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
+    if spec.job_labels:
+        console.print("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
+    for requirement in plan.requirements:
+        console.print(f"Requirement: {requirement}")
+    for note in plan.notes:
+        console.print(f"Note: {note}")
+    console.rule("tfcloud_launcher.py")
+    console.print(Syntax(plan.launcher, "python"), soft_wrap=True)
+
+
+@app.command()
+def machines(
+    json_output: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
+) -> None:
+    """List the machine configs (COMMON_MACHINE_CONFIGS) and the Vertex AI machine each maps to."""
+    from tfcloud.machines import COMMON_MACHINE_CONFIGS
+
+    if json_output:
+        typer.echo(json.dumps({
+            name: {"machine_type": m.machine_type, "cpu_cores": m.cpu_cores, "memory_gb": m.memory,
+                   "accelerator_type": m.accelerator_type.name, "accelerator_count": m.accelerator_count}
+            for name, m in COMMON_MACHINE_CONFIGS.items()
+        }, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("name", "machine type", "vCPUs", "memory (GB)", "accelerator", title="tfcloud machines")
+    for name, m in COMMON_MACHINE_CONFIGS.items():
+        accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
+        table.add_row(name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel)
+    Console().print(table)
+
+
+def _backend_for(job_id: str) -> object:
+    from tfcloud.backends import get_backend
+    from tfcloud.settings import resolve_settings
+    from tfcloud.spec import Target
+
+    target = Target.LOCAL if job_id.startswith("local-") else Target.VERTEX
+    return get_backend(target, settings=resolve_settings())
+
+
+@app.command()
+def status(job: Annotated[str, typer.Argument(help="The job id.")]) -> None:
+    """Show a job's state."""
+    handle = _backend_for(job).attach(job)  # type: ignore[attr-defined]
+    typer.echo(f"{handle.job_id}\t{handle.status().value}")
+
+
+@app.command()
+def logs(
+    job: Annotated[str, typer.Argument(help="The job id.")],
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep following until the job ends.")] = False,
+    replica: Annotated[Optional[str], typer.Option(help="Only this replica, e.g. worker-1.",  # noqa: UP045
+                                                   show_default=False)] = None,
+) -> None:
+    """Print a job's logs, one prefix per replica."""
+    from tfcloud.logview import LogPrinter
+
+    handle = _backend_for(job).attach(job)  # type: ignore[attr-defined]
+    printer = LogPrinter()
+    try:
+        for line in handle.logs(follow=follow, replica=replica):
+            printer.print(line)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+@app.command()
+def cancel(job: Annotated[str, typer.Argument(help="The job id.")]) -> None:
+    """Cancel a running job."""
+    handle = _backend_for(job).attach(job)  # type: ignore[attr-defined]
+    handle.cancel()
+    typer.echo(f"{handle.job_id}\t{handle.status().value}")
+
+
+def _mount_subcommands() -> None:
+    try:
+        from tfcloud.emulator.cli import app as emulator_app
+    except ImportError:  # pragma: no cover - the emulator package is part of tfcloud
+        return
+    app.add_typer(emulator_app, name="emulator", help="Run the offline Google Cloud emulator.")
+
+
+_mount_subcommands()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``tfcloud`` command. Returns the exit code when given ``argv``, else exits."""
+    debug = os.environ.get("TFCLOUD_DEBUG") == "1"
+    try:
+        app(args=argv, prog_name="tfcloud")
+        code = 0
+    except SystemExit as exc:  # typer (click) always ends with SystemExit in standalone mode
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except TfcloudError as exc:
+        if debug:
+            raise
+        from tfcloud.console import get_console
+
+        console = get_console()
+        console.print(f"[bold red]Error:[/bold red] {exc.message}", highlight=False, soft_wrap=True)
+        if exc.hint:
+            console.print(exc.hint, markup=False, highlight=False, soft_wrap=True)
+        code = exc.exit_code
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

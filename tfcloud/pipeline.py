@@ -1,0 +1,96 @@
+"""The orchestrator: spec → entry point → launcher → (build context → image) → backend → handle.
+
+Each stage is a function of its input; :func:`submit` calls them in order. Nothing here prints or exits:
+the SDK facade (:mod:`tfcloud.api`) and the CLI decide what people see.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tfcloud.backends import get_backend
+from tfcloud.backends.base import JobHandle, PreparedJob
+from tfcloud.launcher import LAUNCHER_NAME, render_launcher
+from tfcloud.settings import Settings
+from tfcloud.spec import EntryPointKind, JobSpec, Target
+
+if TYPE_CHECKING:
+    from tfcloud.backends.base import ImageRef
+
+__all__ = ["EntryPoint", "prepare", "prepare_entry_point", "submit"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EntryPoint:
+    """The script a job runs, after conversion: the user's script, or one written from a notebook."""
+
+    script: Path
+    requirements: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def prepare_entry_point(spec: JobSpec, workspace: Path) -> EntryPoint:
+    """Stage 1: a script for the launcher to run. A notebook is converted into ``workspace``."""
+    if spec.entry_point_kind is EntryPointKind.SCRIPT:
+        return EntryPoint(script=spec.entry_point)
+    from tfcloud.notebook import convert_notebook
+
+    converted = convert_notebook(spec.entry_point)
+    script = workspace / f"tfcloud_notebook_{spec.entry_point.stem}.py"
+    script.write_text(converted.script, encoding="utf-8")
+    return EntryPoint(script=script, requirements=converted.requirements, notes=converted.notes)
+
+
+def launcher_script_path(spec: JobSpec, entry: EntryPoint) -> str:
+    """How the launcher names the script: next to it in an image (and for a converted notebook, which the
+    backend copies next to the launcher); by absolute path for a local run of the user's own script."""
+    if entry.script != spec.entry_point:
+        return entry.script.name
+    if spec.target is Target.LOCAL:
+        return str(spec.entry_point)
+    return spec.entry_point.relative_to(spec.workdir).as_posix()
+
+
+def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
+    """Stages 1-2: the entry point and the launcher, written into ``workspace`` (a temporary directory)."""
+    entry = prepare_entry_point(spec, workspace)
+    launcher = workspace / LAUNCHER_NAME
+    launcher.write_text(render_launcher(spec, script=launcher_script_path(spec, entry)), encoding="utf-8")
+    job = PreparedJob(spec=spec, workdir=spec.workdir, launcher=launcher, script=entry.script,
+                      requirements=entry.requirements)
+    return job, entry
+
+
+def build_image(job: PreparedJob, settings: Settings) -> ImageRef:
+    """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set)."""
+    from tfcloud.containerize import containerize, make_builder
+
+    return containerize(job, builder=make_builder(job.spec, settings), repository=_repository(job.spec, settings))
+
+
+def _repository(spec: JobSpec, settings: Settings) -> str:
+    from tfcloud.errors import ConfigurationError
+
+    if spec.docker_config.image:
+        return spec.docker_config.image.rsplit(":", 1)[0].rsplit("/", 1)[0]
+    repo = settings.repository
+    if repo is None:
+        raise ConfigurationError(
+            "No image repository: tfcloud does not know where to push the image.",
+            hint="Pass --project (or set TFCLOUD_PROJECT), or set TFCLOUD_IMAGE_REPOSITORY "
+                 "(e.g. us-central1-docker.pkg.dev/my-project/tfcloud).",
+        )
+    return repo
+
+
+def submit(spec: JobSpec, settings: Settings) -> JobHandle:
+    """Run every stage for ``spec`` and submit it; temporary files are removed before returning."""
+    with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
+        job, _ = prepare(spec, Path(tmp))
+        if spec.target is not Target.LOCAL:
+            job = replace(job, image=build_image(job, settings))
+        backend = get_backend(spec.target, settings=settings)
+        return backend.submit(job)
