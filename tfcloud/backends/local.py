@@ -140,6 +140,18 @@ def loopback_env(environ: Mapping[str, str]) -> dict[str, str]:
     return {name: _with_loopback(environ.get(name)) for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy")}
 
 
+def _launcher_script(text: str) -> str | None:
+    """The ``SCRIPT = '...'`` a rendered launcher runs, or None when it cannot be read."""
+    import ast
+
+    for line in text.splitlines():
+        if line.startswith("SCRIPT = "):
+            with contextlib.suppress(ValueError, SyntaxError):
+                value = ast.literal_eval(line.removeprefix("SCRIPT = "))
+                return value if isinstance(value, str) else None
+    return None
+
+
 def _is_within(path: Path, directory: Path) -> bool:
     try:
         path.resolve().relative_to(directory.resolve())
@@ -186,19 +198,23 @@ class LocalBackend:
 
         from tfcloud.launcher import LAUNCHER_NAME, render_launcher
 
+        # The launcher names the script by an absolute path (the user's script in a local run) or by a path
+        # relative to its own directory (a converted notebook next to it). Both go into the job directory,
+        # since the orchestrator's temporary directory is removed when submit returns.
         launcher = job_dir / LAUNCHER_NAME
         extra_env: dict[str, str] = {}
         workdir = job.workdir.resolve()
-        if _is_within(job.script, workdir):
-            shutil.copyfile(job.launcher, launcher)
-        else:
-            # A converted notebook lives in a temporary directory that goes when submit returns: keep a copy
-            # and point the launcher at it; the entry point's directory stays importable.
-            script = job_dir / job.script.name
-            shutil.copyfile(job.script, script)
-            launcher.write_text(render_launcher(spec, script=str(script)), encoding="utf-8")
+        text = job.launcher.read_text(encoding="utf-8")
+        if not _is_within(job.script, workdir):
+            shutil.copyfile(job.script, job_dir / job.script.name)
+            # The entry point's directory stays importable for the copied script.
             extra_env["PYTHONPATH"] = os.pathsep.join(
                 p for p in (str(workdir), os.environ.get("PYTHONPATH", "")) if p)
+            if _launcher_script(text) not in (None, job.script.name):
+                text = render_launcher(spec, script=job.script.name)
+        elif _launcher_script(text) not in (None, str(job.script.resolve())):
+            text = render_launcher(spec, script=str(job.script.resolve()))
+        launcher.write_text(text, encoding="utf-8")
 
         replicas = plan_cluster(spec)
         stop_roles = [Role.PS.value]
