@@ -27,7 +27,7 @@ app = typer.Typer(
     help="Run a TensorFlow script or notebook as a distributed job: on this machine (the default) or on "
     "Google Cloud Vertex AI.",
     no_args_is_help=True,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
 
@@ -111,7 +111,7 @@ def submit(
 ) -> None:
     """Submit ENTRY_POINT as a distributed job and follow its logs.
 
-    Example: [bold]tfcloud submit train.py --worker-count 2 -- --epochs 5[/bold]
+    Example: tfcloud submit train.py --worker-count 2 -- --epochs 5
     """
     from tfcloud.settings import resolve_settings
     from tfcloud.spec import DockerConfig
