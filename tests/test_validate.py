@@ -51,8 +51,12 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("tpu-workers", {"worker_config": TPU, "worker_count": 2, "target": "vertex"},
      "Invalid `worker_count`: expected 1 when worker_config is a TPU, received 2."),
     ("labels-type", {"job_labels": ["a"]}, "Invalid `job_labels`: expected a dict of str to str, received ['a']."),
-    ("labels-many", {"job_labels": {f"k{i}": "v" for i in range(65)}},
-     "Invalid `job_labels`: expected at most 64 labels, received <65 labels>."),
+    ("labels-many", {"job_labels": {f"k{i}": "v" for i in range(64)}},
+     "Invalid `job_labels`: expected at most 63 labels (Vertex AI allows 64; tfcloud adds one), "
+     "received <64 labels>."),
+    ("label-reserved", {"job_labels": {"tfcloud-submission": "x"}},
+     "Invalid `job_labels`: expected keys other than 'tfcloud-submission' (tfcloud sets it), "
+     "received 'tfcloud-submission'."),
     ("label-key-long", {"job_labels": {"k" * 64: "v"}},
      f"Invalid `job_labels`: expected {LABEL_RULE}, received '{'k' * 64}'."),
     ("label-key-start", {"job_labels": {"1team": "ml"}},
@@ -111,7 +115,18 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("unknown-kwarg", {"workers": 2},
      "Invalid `run() keyword argument`: expected one of tensorflow-cloud's arguments or ps_config, ps_count, "
      "evaluator_config, evaluator_count, target, project, region, dry_run, display_name, env, api_endpoint, "
-     "image_repository, staging_bucket, received 'workers'."),
+     "image_repository, staging_bucket, timeout, restart_on_worker_restart, spot, network, base_output_dir, "
+     "received 'workers'."),
+    ("timeout", {"timeout": 0},
+     "Invalid `timeout`: expected a number of seconds from 1 to 1209600 (14 days), received 0."),
+    ("spot", {"spot": "yes"}, "Invalid `spot`: expected a bool, received 'yes'."),
+    ("restart", {"restart_on_worker_restart": 1},
+     "Invalid `restart_on_worker_restart`: expected a bool, received 1."),
+    ("network", {"network": "my-vpc"},
+     "Invalid `network`: expected a VPC network name such as projects/12345/global/networks/my-vpc, "
+     "received 'my-vpc'."),
+    ("output-dir", {"base_output_dir": "/tmp/out"},
+     "Invalid `base_output_dir`: expected a Cloud Storage URI such as gs://my-bucket/outputs, received '/tmp/out'."),
     ("env", {"env": {"1X": "y"}},
      "Invalid `env`: expected a dict of environment variable names to string values, received {'1X': 'y'}."),
 ]

@@ -35,6 +35,11 @@ NEW_OPTIONS = (
     "api_endpoint",
     "image_repository",
     "staging_bucket",
+    "timeout",
+    "restart_on_worker_restart",
+    "spot",
+    "network",
+    "base_output_dir",
 )
 _SETTINGS_OPTIONS = ("target", "project", "region", "api_endpoint", "image_repository", "staging_bucket")
 

@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from tfcloud.machines import MachineConfig
 
-__all__ = ["DockerConfig", "EntryPointKind", "JobSpec", "PoolSpec", "Role", "Strategy", "Target"]
+__all__ = ["DockerConfig", "EntryPointKind", "JobSpec", "PoolSpec", "Role", "Scheduling", "Strategy", "Target"]
 
 
 class Strategy(enum.Enum):
@@ -89,6 +89,15 @@ class DockerConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Scheduling:
+    """How Vertex AI schedules the job: a time limit, restarts, and spot (preemptible) capacity."""
+
+    timeout_s: int | None = None
+    restart_job_on_worker_restart: bool = False
+    spot: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
 class PoolSpec:
     """One worker pool: a role, how many replicas, on which machine."""
 
@@ -118,6 +127,9 @@ class JobSpec:
     display_name: str
     dry_run: bool = False
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    scheduling: Scheduling = field(default_factory=Scheduling)
+    network: str | None = None
+    base_output_dir: str | None = None  # gs://... ; Vertex AI sets AIP_MODEL_DIR etc. under it
 
     def pool(self, role: Role) -> PoolSpec | None:
         for p in self.pools:

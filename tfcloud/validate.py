@@ -14,12 +14,12 @@ from types import MappingProxyType
 
 from tfcloud.errors import ValidationError
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
-from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Strategy, Target
+from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Scheduling, Strategy, Target
 from tfcloud.strategy import choose_strategy, parse_strategy
 
 __all__ = ["MAX_LABELS", "MAX_POOLS", "build_spec", "validate_labels"]
 
-MAX_LABELS = 64
+MAX_LABELS = 63  # Vertex AI allows 64; tfcloud adds one (tfcloud-submission) to make retries idempotent
 MAX_LABEL_LENGTH = 63
 MAX_POOLS = 4  # Vertex AI: chief, workers, parameter servers, evaluator
 _LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -29,6 +29,9 @@ _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
 _DISPLAY_NAME_MAX = 128
+_NETWORK = re.compile(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
+_GCS_URI = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/.*)?$")
+MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
 
 
 def _entry_point(value: object) -> tuple[Path, EntryPointKind]:
@@ -77,16 +80,19 @@ def _count(field: str, value: object, *, maximum: int | None = None) -> int:
 
 
 def validate_labels(value: object) -> Mapping[str, str]:
-    """GCP label rules: ≤ 64 labels; keys 1–63 chars starting with a lowercase letter; keys and values
+    """GCP label rules: ≤ 64 labels (63 here: tfcloud adds one); keys 1–63 chars starting with a lowercase letter; keys and values
     only lowercase letters, digits, ``_`` and ``-``; values ≤ 63 chars (may be empty)."""
     if value is None:
         return MappingProxyType({})
     if not isinstance(value, Mapping):
         raise ValidationError("job_labels", "a dict of str to str", value)
     if len(value) > MAX_LABELS:
-        raise ValidationError("job_labels", f"at most {MAX_LABELS} labels", f"<{len(value)} labels>")
+        raise ValidationError("job_labels", f"at most {MAX_LABELS} labels (Vertex AI allows 64; tfcloud adds one)",
+                              f"<{len(value)} labels>")
     labels: dict[str, str] = {}
     for key, val in value.items():
+        if key == "tfcloud-submission":
+            raise ValidationError("job_labels", "keys other than 'tfcloud-submission' (tfcloud sets it)", key)
         if not isinstance(key, str) or not key or len(key) > MAX_LABEL_LENGTH or not _LABEL_KEY.match(key):
             raise ValidationError(
                 "job_labels",
@@ -145,6 +151,17 @@ def _env(value: object) -> Mapping[str, str]:
     return MappingProxyType(dict(value))
 
 
+def _scheduling(timeout: object, restart: object, spot: object) -> Scheduling:
+    if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)
+                                or not 0 < timeout <= MAX_TIMEOUT_S):
+        raise ValidationError("timeout", f"a number of seconds from 1 to {MAX_TIMEOUT_S} (14 days)", timeout)
+    if not isinstance(restart, bool):
+        raise ValidationError("restart_on_worker_restart", "a bool", restart)
+    if not isinstance(spot, bool):
+        raise ValidationError("spot", "a bool", spot)
+    return Scheduling(timeout_s=timeout, restart_job_on_worker_restart=restart, spot=spot)
+
+
 def build_spec(
     *,
     entry_point: object,
@@ -168,6 +185,11 @@ def build_spec(
     display_name: object = None,
     dry_run: object = False,
     env: object = None,
+    timeout: object = None,
+    restart_on_worker_restart: object = False,
+    spot: object = False,
+    network: object = None,
+    base_output_dir: object = None,
 ) -> JobSpec:
     """Check every argument and return the frozen spec. Raises :class:`ValidationError` on the first problem."""
     try:
@@ -265,4 +287,9 @@ def build_spec(
         display_name=name,
         dry_run=dry_run,
         env=_env(env),
+        scheduling=_scheduling(timeout, restart_on_worker_restart, spot),
+        network=_optional_str("network", network, _NETWORK,
+                              "a VPC network name such as projects/12345/global/networks/my-vpc"),
+        base_output_dir=_optional_str("base_output_dir", base_output_dir, _GCS_URI,
+                                      "a Cloud Storage URI such as gs://my-bucket/outputs"),
     )

@@ -1,0 +1,79 @@
+"""The Vertex AI CustomJob request: a pure function of the job spec and the image.
+
+The result is a JSON-shaped dict with the API's field names (durations as ``"3600s"``, enums by name), the
+form ``aiplatform_v1.CustomJob.from_json`` reads; ``tests/golden/vertex/`` holds one per strategy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfcloud.spec import JobSpec, Role
+
+__all__ = ["POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "replica_name"]
+
+#: Vertex AI's worker pool order: pool i holds this role.
+POOL_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
+#: The label that makes a retried create idempotent: tfcloud looks the job up by it before creating again.
+SUBMISSION_LABEL = "tfcloud-submission"
+BOOT_DISK = {"boot_disk_type": "pd-ssd", "boot_disk_size_gb": 100}
+
+
+def replica_name(task_name: str) -> str:
+    """Vertex AI's ``workerpool1-0`` → tfcloud's ``worker-0`` (the prefix local runs use too)."""
+    pool, _, index = task_name.partition("-")
+    if pool.startswith("workerpool") and pool[len("workerpool"):].isdigit():
+        number = int(pool[len("workerpool"):])
+        if number < len(POOL_ORDER):
+            return f"{POOL_ORDER[number].value}-{index or 0}"
+    return task_name
+
+
+def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
+                       base_output_dir: str | None = None) -> dict[str, Any]:
+    """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher)."""
+    env = [{"name": name, "value": value} for name, value in sorted(spec.env.items())]
+    pools: list[dict[str, Any]] = []
+    for role in POOL_ORDER:
+        pool = spec.pool(role)
+        if pool is None:
+            pools.append({})  # Vertex AI skips an empty pool; later pools keep their index
+            continue
+        machine: dict[str, Any] = {"machine_type": pool.machine.machine_type}
+        if pool.machine.accelerator_count:
+            machine["accelerator_type"] = pool.machine.accelerator_type.value
+            machine["accelerator_count"] = pool.machine.accelerator_count
+        container: dict[str, Any] = {"image_uri": image_uri, "args": list(spec.entry_point_args)}
+        if env:
+            container["env"] = env
+        pools.append({
+            "machine_spec": machine,
+            "replica_count": pool.replica_count,
+            "container_spec": container,
+            "disk_spec": dict(BOOT_DISK),
+        })
+    while pools and not pools[-1]:
+        pools.pop()
+
+    job_spec: dict[str, Any] = {"worker_pool_specs": pools}
+    if spec.service_account:
+        job_spec["service_account"] = spec.service_account
+    if spec.network:
+        job_spec["network"] = spec.network
+    output_dir = spec.base_output_dir or base_output_dir
+    if output_dir:
+        job_spec["base_output_directory"] = {"output_uri_prefix": output_dir}
+    scheduling: dict[str, Any] = {}
+    if spec.scheduling.timeout_s:
+        scheduling["timeout"] = f"{spec.scheduling.timeout_s}s"
+    if spec.scheduling.restart_job_on_worker_restart:
+        scheduling["restart_job_on_worker_restart"] = True
+    if spec.scheduling.spot:
+        scheduling["strategy"] = "SPOT"
+    if scheduling:
+        job_spec["scheduling"] = scheduling
+    return {
+        "display_name": spec.display_name,
+        "job_spec": job_spec,
+        "labels": {**spec.job_labels, SUBMISSION_LABEL: submission_id},
+    }
