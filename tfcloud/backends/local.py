@@ -34,13 +34,16 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.backends import _supervisor as sup
 from tfcloud.backends.base import LogLine, PreparedJob
 from tfcloud.errors import ConfigurationError, JobFailedError, JobNotFoundError, SubmitError
 from tfcloud.spec import JobSpec, Role, Strategy
 from tfcloud.states import JobState, to_job_state
+
+if TYPE_CHECKING:
+    from tfcloud.settings import Settings
 
 __all__ = [
     "LocalBackend",
@@ -161,12 +164,15 @@ def _is_within(path: Path, directory: Path) -> bool:
 
 
 class LocalBackend:
-    """Runs jobs as local processes. Options: ``home`` (the state dir), ``stop_grace_s`` (SIGTERM to SIGKILL),
+    """Runs jobs as local processes. Options: ``settings`` (its ``state_dir``) or ``home`` (the state dir,
+    which wins; without either: :func:`default_state_dir`), ``stop_grace_s`` (SIGTERM to SIGKILL),
     ``finish_grace_s`` (how long workers may run on after the chief succeeded) and ``stopped_timeout_s``
     (how long a replica may stay SIGSTOPped before the job fails)."""
 
-    def __init__(self, *, home: str | Path | None = None, stop_grace_s: float = 5.0,
-                 finish_grace_s: float = 10.0, stopped_timeout_s: float = 10.0) -> None:
+    def __init__(self, *, settings: Settings | None = None, home: str | Path | None = None,
+                 stop_grace_s: float = 5.0, finish_grace_s: float = 10.0, stopped_timeout_s: float = 10.0) -> None:
+        if home is None and settings is not None and settings.state_dir:
+            home = settings.state_dir
         self.home = Path(home).expanduser() if home is not None else default_state_dir()
         self.stop_grace_s = stop_grace_s
         self.finish_grace_s = finish_grace_s
