@@ -1,0 +1,760 @@
+"""Notebook entry points: a ``.ipynb`` file in, one self-contained Python script out.
+
+Each code cell goes through IPython's own input transformer (the one a Jupyter kernel uses), so everything
+IPython accepts is parsed the way IPython parses it: ``!cmd``, ``x = !cmd``, ``%magic``, ``%%magic`` cells,
+``x?`` and, for single-line cells, automagic (``pip install x``, ``cd data``). The result is checked here,
+before anything is built or submitted; the job then runs it with a small stand-in for IPython's shell at the
+top of the script (``templates/notebook_shim.py.j2``), so the job needs neither IPython nor Jupyter.
+
+What happens to each kind of IPython syntax (the table in docs/notebooks.md says the same):
+
+- shell lines (``!cmd``, ``!!cmd``, ``x = !cmd``, ``%sx``, ``%system``, ``%%bash``, ``%%sh``, ``%%script``,
+  the default aliases ``%ls``, ``%cp``...) run in the job in order, their output in the job's log, with
+  IPython's ``$name`` / ``{expr}`` expansion;
+- ``%pip install`` and ``!pip install`` lines become the job's requirements and do nothing in the job;
+- ``%env``, ``%set_env``, ``%cd``, ``%pwd``, ``%pushd``, ``%popd``, ``%%writefile`` / ``%%file`` do what
+  they do in Jupyter; ``%time``, ``%%time``, ``%prun``, ``%%prun``, ``%%capture`` and ``%run`` run their
+  code as in Jupyter;
+- display and interactive magics (``%matplotlib``, ``%timeit``, ``%load_ext``, ``%tensorboard``,
+  ``%%html``...) are dropped, each with one note;
+- anything else raises :class:`~tfcloud.errors.NotebookError`.
+
+**Cell numbers.** "Cell N" is the cell's position in the notebook counting every cell, Markdown and raw
+included, from 1 at the top: the N-th cell you scroll past. Lines count from 1 within the cell. Where the
+saved notebook has an execution count, the message shows it too (``In [7]``).
+
+Markdown and raw cells are ignored, outputs are never read, and cells tagged ``tfcloud-skip`` are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import re
+import shlex
+import tokenize
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tfcloud.errors import NotebookError, require
+
+__all__ = [
+    "DROPPED_CELL_MAGICS",
+    "DROPPED_LINE_MAGICS",
+    "SKIP_TAG",
+    "ConvertedNotebook",
+    "convert_notebook",
+]
+
+#: Cells carrying this tag (cell metadata ``tags``) are left out of the job.
+SKIP_TAG = "tfcloud-skip"
+
+_DISPLAY = "display only: nothing is shown in a job"
+_INTERACTIVE = "interactive: there is no one at the keyboard in a job"
+_SHELL_SETUP = "configures the interactive IPython shell, which a job does not have"
+
+#: Line magics the job skips, and why (the reason is the note in the plan).
+DROPPED_LINE_MAGICS: dict[str, str] = {
+    **dict.fromkeys(
+        ["matplotlib", "pprint", "precision", "colors", "xmode", "page", "pycat", "clear", "less", "more",
+         "man", "watermark"],
+        _DISPLAY,
+    ),
+    "tensorboard": "TensorBoard is not started in a job; the logs the job writes are kept",
+    **dict.fromkeys(
+        ["pinfo", "pinfo2", "pdef", "pdoc", "pfile", "psource", "psearch", "who", "whos", "who_ls",
+         "history", "hist", "lsmagic", "magic", "quickref", "dhist", "tb", "notebook", "autosave",
+         "qtconsole", "connect_info"],
+        _INTERACTIVE,
+    ),
+    **dict.fromkeys(
+        ["config", "autocall", "automagic", "autoawait", "doctest_mode", "load_ext", "reload_ext",
+         "unload_ext", "autoreload", "aimport", "gui", "logstart", "logstop", "logon", "logoff", "logstate",
+         "rehashx", "killbgscripts"],
+        _SHELL_SETUP,
+    ),
+    "timeit": "a benchmark: the job does not time statements",
+    "tensorflow_version": "Colab-only: the job uses the TensorFlow of its image",
+}
+
+#: Cell magics the job skips, and why.
+DROPPED_CELL_MAGICS: dict[str, str] = {
+    **dict.fromkeys(["html", "HTML", "javascript", "js", "latex", "markdown", "svg", "SVG"], _DISPLAY),
+    "timeit": "a benchmark: the job does not time cells",
+}
+
+#: IPython's default shell aliases (``%ls`` and friends) and the commands they run.
+SHELL_ALIASES: dict[str, str] = {
+    "mkdir": "mkdir", "rmdir": "rmdir", "mv": "mv", "rm": "rm", "cp": "cp", "cat": "cat",
+    "ls": "ls -F", "ll": "ls -F -o", "lf": "ls -F -o %l | grep ^-", "lk": "ls -F -o %l | grep ^l",
+    "ldir": "ls -F -o %l | grep /$", "lx": "ls -F -o %l | grep ^-..x",
+}  # fmt: skip
+
+_ENV_FILE_LINE = {"env", "set_env", "cd", "pwd", "pushd", "popd", "dirs"}
+_RUN_CODE_LINE = {"time", "prun"}
+_SCRIPT_CELLS = {"bash", "sh", "script", "perl", "ruby", "python", "python2", "python3", "pypy"}
+_SHELL_CELLS = {"sx", "system", "!"}
+_BLOCK_CELLS = {"time", "prun", "capture"}
+
+_REJECTED: dict[str, str] = {
+    **dict.fromkeys(
+        ["conda", "mamba", "micromamba"],
+        "conda packages cannot be added to the job's image; use `%pip install`, or pass requirements_txt=",
+    ),
+    "pylab": "it fills the namespace with numpy and matplotlib names; import what the notebook uses instead "
+    "(`import numpy as np`, `import matplotlib.pyplot as plt`)",
+    **dict.fromkeys(["debug", "pdb"], "the debugger needs someone at the keyboard"),
+    **dict.fromkeys(
+        ["edit", "ed", "load", "loadpy", "recall", "rep", "rerun", "macro", "save", "pastebin", "store"],
+        "it works on the notebook editor or the session's history, which a job does not have",
+    ),
+    **dict.fromkeys(
+        ["reset", "reset_selective", "xdel", "alias", "unalias", "alias_magic", "bookmark", "sc", "code_wrap",
+         "lprun", "mprun", "memit"],
+        "a job has no interactive IPython shell for it to act on",
+    ),
+}  # fmt: skip
+
+_SKIP_HINT = f"Remove it, or tag the cell `{SKIP_TAG}` to leave the cell out of the job (see docs/notebooks.md)."
+_PIP_VALUE_KEPT = {"-i": "--index-url", "--index-url": "--index-url", "--extra-index-url": "--extra-index-url",
+                   "-f": "--find-links", "--find-links": "--find-links", "--trusted-host": "--trusted-host"}
+_PIP_VALUE_DROPPED = {
+    "--progress-bar", "--upgrade-strategy", "-t", "--target", "--prefix", "--root", "--src", "--platform",
+    "--python-version", "--implementation", "--abi", "--only-binary", "--no-binary", "--proxy", "--timeout",
+    "--retries", "--log", "--cache-dir", "-C", "--config-settings", "--global-option", "--install-option",
+    "--report", "--root-user-action", "--exists-action", "-c", "--constraint",
+}  # fmt: skip
+_PIP_FLAGS_KEPT = {"--pre"}
+_REDIRECTS = {">", ">>", ">&", "&>", "<", "|", "|&", "&>>"}
+_CHAINS = {"&&", "||", ";", "&"}
+_TRANSFORM_LOOP_LIMIT = 500
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConvertedNotebook:
+    """A notebook turned into a script.
+
+    - ``script``: the Python source the job runs (self-contained: standard library only).
+    - ``requirements``: from ``%pip install`` / ``!pip install`` lines, in order, without duplicates;
+      each is one line of a requirements file (a requirement, ``-e PATH``, or an index option).
+    - ``notes``: one line per thing the conversion did, for the dry-run plan.
+    """
+
+    source: Path
+    script: str
+    requirements: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def convert_notebook(path: Path) -> ConvertedNotebook:
+    """Convert the notebook at ``path``. Raises :class:`NotebookError` naming the cell and line of the first
+    thing that cannot run in a job (a syntax error, an unsupported magic)."""
+    require("nbformat", feature="Running a notebook", extra="notebook")
+    require("IPython", feature="Running a notebook", extra="notebook")
+    path = Path(path)
+    nb = _read(path)
+    return _Converter(path, nb).convert()
+
+
+def _read(path: Path) -> Any:
+    import nbformat as nbformat_module
+
+    nbformat: Any = nbformat_module
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # missing cell ids, old minor versions: not the user's problem here
+            return nbformat.read(path, as_version=4)
+    except OSError as exc:
+        raise NotebookError(f"Cannot read the notebook {path}: {exc.strerror or exc}.") from exc
+    except Exception as exc:  # nbformat raises JSON, validation and version errors of many types
+        raise NotebookError(
+            f"{path.name} is not a Jupyter notebook nbformat can read ({type(exc).__name__}: {exc}). "
+            "Open and save it again in Jupyter, or pass a .py script as entry_point."
+        ) from exc
+
+
+# ---------------------------------------------------------------------------------------------------------
+# IPython's transformer, with a map from each output line back to the cell's own line numbers
+
+
+def _remap(before: list[str], after: list[str], origin: list[int]) -> list[int]:
+    """Line origins after one transform step replaced a block of ``before`` by a block of ``after``."""
+    if before == after:
+        return origin
+    n = min(len(before), len(after))
+    prefix = 0
+    while prefix < n and before[prefix] == after[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < n - prefix and before[-1 - suffix] == after[-1 - suffix]:
+        suffix += 1
+    anchor = origin[min(prefix, len(origin) - 1)] if origin else 1
+    middle = len(after) - prefix - suffix
+    return origin[:prefix] + [anchor] * middle + origin[len(before) - suffix :]
+
+
+def _transform(source: str) -> tuple[str, list[int]]:
+    """IPython's ``TransformerManager.transform_cell``, step by step, keeping each line's origin."""
+    from IPython.core import inputtransformer2
+
+    transformer: Any = inputtransformer2  # IPython's annotations are partial
+    manager = transformer.TransformerManager()
+    if not source.endswith("\n"):
+        source += "\n"
+    lines = source.splitlines(keepends=True)
+    origin = list(range(1, len(lines) + 1))
+    for step in manager.cleanup_transforms + manager.line_transforms:
+        new = step(lines)
+        origin = _remap(lines, new, origin)
+        lines = new
+    for _ in range(_TRANSFORM_LOOP_LIMIT):
+        changed, new = manager.do_one_token_transform(lines)
+        if not changed:
+            break
+        origin = _remap(lines, new, origin)
+        lines = new
+    return "".join(lines), origin
+
+
+def _ipython_line_magics() -> set[str]:
+    """The line magics a fresh IPython kernel knows (for automagic), by the Magics classes' own tables."""
+    import inspect
+
+    from IPython.core import magics
+
+    names: set[str] = {"hist", "ed", "rep"}
+    for _, cls in inspect.getmembers(magics, inspect.isclass):
+        table = getattr(cls, "magics", None)
+        if isinstance(table, dict):
+            names |= set(table.get("line", {}))
+    return names
+
+
+def _string_continuation_lines(code: str) -> set[int]:
+    """1-based lines of ``code`` that start inside a multi-line string (they must not be re-indented)."""
+    inside: set[int] = set()
+    string_types = {tokenize.STRING}
+    fstring_middle = getattr(tokenize, "FSTRING_MIDDLE", None)
+    if fstring_middle is not None:
+        string_types.add(fstring_middle)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type in string_types and tok.end[0] > tok.start[0]:
+                inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return inside
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                names.add((alias.asname or alias.name).split(".")[0])
+    return names
+
+
+def _shell_tokens(command: str) -> list[str] | None:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def _quote(text: str) -> str:
+    return "`" + text.strip().replace("`", "'") + "`"
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Converter:
+    path: Path
+    nb: Any
+    requirements: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    requirement_calls: set[tuple[str, str]] = field(default_factory=set)
+    bound: set[str] = field(default_factory=set)
+    written: dict[str, str] = field(default_factory=dict)
+    futures: list[str] = field(default_factory=list)
+    imports_ipython: bool = False
+    known_line_magics: set[str] = field(default_factory=set)
+    # the cell being converted
+    cell: int = 0
+    label: str = ""
+
+    def convert(self) -> ConvertedNotebook:
+        from tfcloud import __version__
+        from tfcloud.templates import render
+
+        self._check_language()
+        self.known_line_magics = (
+            _ipython_line_magics() | set(DROPPED_LINE_MAGICS) | set(_REJECTED) | set(SHELL_ALIASES)
+        )
+        cells: list[dict[str, Any]] = []
+        for index, cell in enumerate(self.nb.cells, start=1):
+            if cell.get("cell_type") != "code":
+                continue
+            self.cell = index
+            count = cell.get("execution_count")
+            self.label = f"{self.path.name}, cell {index}" + (f" (In [{count}])" if count else "")
+            source = cell.get("source", "")
+            if isinstance(source, list):
+                source = "".join(source)
+            tags = cell.get("metadata", {}).get("tags", [])
+            if SKIP_TAG in tags:
+                self.notes.append(f"cell {index}: left out (tagged {SKIP_TAG}).")
+                continue
+            if not source.strip():
+                continue
+            lines = self._convert_code(source, first_line=1)
+            cells.append({"number": index, "count": count, "code": "\n".join(lines).rstrip("\n")})
+        if self.imports_ipython and "ipython" not in self.requirements:
+            self.requirements.append("ipython")
+            self.notes.append("requirement ipython added: the notebook imports IPython.")
+        script = render(
+            "notebook_script.py.j2",
+            version=__version__,
+            notebook=self.path.name,
+            futures=self.futures,
+            cells=cells,
+            requirement_calls=sorted(self.requirement_calls),
+            dropped_line=sorted(DROPPED_LINE_MAGICS),
+            dropped_cell=sorted(DROPPED_CELL_MAGICS),
+            aliases=SHELL_ALIASES,
+        )
+        try:
+            compile(script, f"<{self.path.name} converted>", "exec", dont_inherit=True)
+        except SyntaxError as exc:  # pragma: no cover - a tfcloud bug, not the user's
+            raise NotebookError(
+                f"tfcloud produced invalid Python from {self.path.name} (line {exc.lineno}: {exc.msg}). "
+                "Please report this with the notebook attached."
+            ) from exc
+        return ConvertedNotebook(
+            source=self.path,
+            script=script,
+            requirements=tuple(dict.fromkeys(self.requirements)),
+            notes=tuple(self.notes),
+        )
+
+    def _check_language(self) -> None:
+        meta = self.nb.get("metadata", {})
+        language = (meta.get("kernelspec", {}) or {}).get("language") or (
+            meta.get("language_info", {}) or {}
+        ).get("name")
+        if language and str(language).lower() not in ("python", "python3", "ipython", "ipython3"):
+            raise NotebookError(
+                f"{self.path.name} is a {language} notebook (its kernel's language); tfcloud runs Python "
+                "notebooks."
+            )
+
+    # -- errors and notes ----------------------------------------------------------------------------
+
+    def _error(self, line: int, what: str, *, hint: str | None = None) -> NotebookError:
+        message = f"{self.label}, line {line}: {what}"
+        if hint:
+            message += f"\n{hint}"
+        return NotebookError(message, cell=self.cell, line=line)
+
+    def _note(self, line: int, what: str) -> None:
+        self.notes.append(f"cell {self.cell}, line {line}: {what}")
+
+    # -- one cell (or the body of a cell magic) -------------------------------------------------------
+
+    def _convert_code(self, source: str, *, first_line: int) -> list[str]:
+        code, origin = _transform(source)
+        automagic = self._automagic(code)
+        if automagic is not None:
+            code, origin = _transform(automagic)
+            self._note(first_line + origin[0] - 1, f"{_quote(source)} runs as {_quote(automagic)} "
+                       "(IPython's automagic).")
+        origin = [first_line - 1 + o for o in origin]
+        tree = self._parse(code, origin)
+        magic = _cell_magic_call(tree)
+        if magic is not None:
+            return self._cell_magic(*magic, code=code, source=source, at=origin[0])
+        self._check_calls(tree, origin)
+        self.bound |= _bound_names(tree)
+        lines = code.rstrip("\n").split("\n")
+        return self._hoist_futures(tree, lines)
+
+    def _automagic(self, code: str) -> str | None:
+        """IPython's automagic for single-line cells (``pip install x``, ``cd data``): the same rule as its
+        prefilter, with names bound in earlier cells standing for the user's namespace."""
+        from IPython.core.splitinput import LineInfo
+
+        if code.count("\n") != 1 or "get_ipython()" in code:
+            return None
+        line = code.strip()
+        info = LineInfo(line)
+        if info.esc or info.pre or not info.ifun or info.ifun not in self.known_line_magics:
+            return None
+        head = info.ifun.split(".", 1)[0]
+        if head in self.bound or hasattr(builtins, head):
+            return None
+        if info.the_rest and info.the_rest[0] in "=,":
+            return None
+        return "%" + line
+
+    def _parse(self, code: str, origin: list[int]) -> ast.Module:
+        try:
+            compile(code, self.label, "exec", dont_inherit=True)
+            return ast.parse(code)
+        except SyntaxError as exc:
+            lineno = exc.lineno or 1
+            line = origin[min(lineno, len(origin)) - 1] if origin else 1
+            text = (exc.text or "").strip()
+            what = f"{exc.msg}" + (f": {_quote(text)}" if text else "")
+            hint = None
+            if "await" in (exc.msg or "") and "outside" in (exc.msg or ""):
+                hint = ("Jupyter runs top-level `await`; a script cannot. Wrap the code in an `async def` and "
+                        "run it with `asyncio.run(...)`.")
+            raise self._error(line, what, hint=hint) from None
+
+    def _hoist_futures(self, tree: ast.Module, lines: list[str]) -> list[str]:
+        """``from __future__`` imports must come first in a script: move them to its top."""
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                statement = ast.get_source_segment("\n".join(lines), node) or ""
+                if node.lineno == node.end_lineno and lines[node.lineno - 1].strip() == statement:
+                    self.futures.extend(a.name for a in node.names if a.name not in self.futures)
+                    lines[node.lineno - 1] = lines[node.lineno - 1].replace(
+                        statement, "pass  # tfcloud: moved to the top of the script: " + statement
+                    )
+        return lines
+
+    # -- calls IPython's transformer produced (and the notebook's own get_ipython() calls) -------------
+
+    def _check_calls(self, tree: ast.Module, origin: list[int]) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                module = node.module if isinstance(node, ast.ImportFrom) else None
+                names = [module] if module else [a.name for a in node.names]
+                if any(n and n.split(".")[0] == "IPython" for n in names):
+                    self.imports_ipython = True
+                continue
+            if not (isinstance(node, ast.Call) and _is_shell_call(node.func)):
+                continue
+            assert isinstance(node.func, ast.Attribute)
+            method = node.func.attr
+            args = [a.value if isinstance(a, ast.Constant) else None for a in node.args]
+            line = origin[min(node.lineno, len(origin)) - 1]
+            if method in ("system", "getoutput") and args and isinstance(args[0], str):
+                self._shell_line(method, args[0], line)
+            elif method == "run_line_magic" and len(args) >= 2 and all(isinstance(a, str) for a in args[:2]):
+                self._line_magic(str(args[0]), str(args[1]), line)
+            elif method == "run_cell_magic" and args and isinstance(args[0], str):
+                name = args[0]
+                if name not in _SCRIPT_CELLS | _SHELL_CELLS | {"writefile", "file"} | set(DROPPED_CELL_MAGICS):
+                    raise self._error(line, f"`%%{name}` cannot run in a job.", hint=_SKIP_HINT)
+
+    def _shell_line(self, method: str, command: str, line: int) -> None:
+        shown = ("!!" if method == "getoutput" else "!") + command
+        if self._pip(command, line, shown=shown) is not None:
+            self.requirement_calls.add((method, command))
+            return
+        self._note(line, f"{_quote(shown)} runs in the job as a shell command.")
+
+    def _line_magic(self, name: str, args: str, line: int) -> None:
+        shown = f"%{name} {args.strip()}".rstrip()
+        if name in ("pip", "uv"):
+            command = ("pip " if name == "pip" else "uv ") + args
+            if self._pip(command, line, shown=shown) is not None:
+                self.requirement_calls.add((name, args))
+            else:
+                self._note(line, f"{_quote(shown)} runs in the job.")
+        elif name in SHELL_ALIASES or name in ("sx", "system"):
+            self._shell_line("system", args if name in ("sx", "system") else f"{name} {args}".strip(), line)
+        elif name in _ENV_FILE_LINE:
+            self._note(line, f"{_quote(shown)} runs in the job as in Jupyter.")
+        elif name in _RUN_CODE_LINE:
+            self._check_statement(name, args, line)
+        elif name == "run":
+            self._check_run(args, line)
+            self._note(line, f"{_quote(shown)} runs in the job as in Jupyter.")
+        elif name in DROPPED_LINE_MAGICS:
+            self._note(line, f"{_quote(shown)} dropped ({DROPPED_LINE_MAGICS[name]}).")
+        elif name in _REJECTED:
+            raise self._error(line, f"{_quote(shown)} cannot run in a job: {_REJECTED[name]}.", hint=_SKIP_HINT)
+        else:
+            raise self._error(line, f"{_quote(shown)}: `%{name}` is not a magic tfcloud can run in a job.",
+                              hint=_SKIP_HINT)
+
+    def _check_statement(self, name: str, statement: str, line: int) -> None:
+        code, _ = _transform(statement)
+        if code.strip() != statement.strip():
+            raise self._error(line, f"`%{name}` of IPython syntax ({_quote(statement)}) cannot run in a job.",
+                              hint="Time plain Python, or put the shell line or magic on its own line.")
+        try:
+            compile(statement.strip() + "\n", self.label, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            raise self._error(line, f"{exc.msg}: {_quote(statement)}") from None
+
+    def _check_run(self, args: str, line: int) -> None:
+        tokens = _shell_tokens(args) or []
+        target = None
+        for i, token in enumerate(tokens):
+            if token in ("-i", "-n", "-e", "-t"):
+                continue
+            if token == "-m":
+                target = tokens[i + 1] if i + 1 < len(tokens) else None
+                break
+            if token.startswith("-"):
+                raise self._error(line, f"`%run {args.strip()}`: the option {token} cannot be used in a job.",
+                                  hint="tfcloud's %run knows -i, -n, -e, -t and -m.")
+            target = token
+            break
+        if target is None:
+            raise self._error(line, f"`%run {args.strip()}`: expected a script to run.")
+        if target.endswith(".ipynb"):
+            raise self._error(
+                line, f"`%run {target}` cannot run in a job: it runs another notebook.",
+                hint="Convert that notebook to a script (`jupyter nbconvert --to script`) and %run the .py file.",
+            )
+
+    # -- pip ---------------------------------------------------------------------------------------------
+
+    def _pip(self, command: str, line: int, *, shown: str) -> list[str] | None:
+        """The requirements a ``pip install`` command names, or None when ``command`` is not one."""
+        tokens = _shell_tokens(command)
+        if not tokens:
+            return None
+        rest = _pip_install_args(tokens)
+        if rest is None:
+            return None
+        cut = len(rest)
+        for i, token in enumerate(rest):
+            if token in _CHAINS:
+                raise self._error(
+                    line, f"{_quote(shown)} mixes `pip install` with other commands.",
+                    hint="Put the `pip install` on a line of its own; it becomes a requirement of the job.",
+                )
+            if token in _REDIRECTS:
+                cut = i - 1 if i > 0 and rest[i - 1].isdigit() else i  # `2>&1`: the 2 is not a package
+                break
+        found = self._pip_args(rest[:cut], line, shown)
+        for requirement in found:
+            if requirement not in self.requirements:
+                self.requirements.append(requirement)
+        listed = ", ".join(found) if found else "nothing"
+        self._note(line, f"{_quote(shown)} → requirements: {listed} (installed with the image, not in the job).")
+        return found
+
+    def _pip_args(self, args: list[str], line: int, shown: str) -> list[str]:
+        found: list[str] = []
+        i = 0
+        while i < len(args):
+            token = args[i]
+            option, _, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+            takes_value = option in _PIP_VALUE_KEPT or option in _PIP_VALUE_DROPPED or option in (
+                "-r", "--requirement", "-e", "--editable")
+            value = None
+            if takes_value:
+                if inline:
+                    value = inline
+                elif len(option) == 2 and len(token) > 2:  # -rfile
+                    option, value = token[:2], token[2:]
+                elif i + 1 < len(args):
+                    i += 1
+                    value = args[i]
+                else:
+                    raise self._error(line, f"{_quote(shown)}: {option} expects a value.")
+            i += 1
+            if value is not None and re.search(r"\$|\{", value):
+                raise self._value_error(line, shown, value)
+            if option in ("-r", "--requirement"):
+                assert value is not None
+                found.extend(self._requirements_file(value, line, shown))
+            elif option in ("-e", "--editable"):
+                found.append(f"-e {value}")
+            elif option in _PIP_VALUE_KEPT:
+                found.append(f"{_PIP_VALUE_KEPT[option]} {value}")
+            elif takes_value:
+                continue
+            elif token in _PIP_FLAGS_KEPT:
+                found.append(token)
+            elif token.startswith("-"):
+                continue
+            else:
+                if re.search(r"\$|\{", token):
+                    raise self._value_error(line, shown, token)
+                found.append(token)
+        return found
+
+    def _value_error(self, line: int, shown: str, value: str) -> NotebookError:
+        return self._error(
+            line, f"{_quote(shown)}: the requirement {_quote(value)} depends on a Python value, which is only "
+            "known when the notebook runs.",
+            hint="Write the requirement out in full (e.g. `%pip install tensorflow-datasets==4.9.4`), or pass "
+            "requirements_txt=.",
+        )
+
+    def _requirements_file(self, name: str, line: int, shown: str) -> list[str]:
+        if name in self.written:
+            text = self.written[name]
+            origin = f"written by %%writefile {name} earlier in the notebook"
+        else:
+            file = (self.path.parent / name).expanduser()
+            if not file.is_file():
+                raise self._error(
+                    line, f"{_quote(shown)}: no requirements file {name} next to the notebook ({file}).",
+                    hint="Keep the file beside the notebook, or pass requirements_txt=.",
+                )
+            text = file.read_text(encoding="utf-8")
+            origin = str(file)
+        found: list[str] = []
+        for raw in text.splitlines():
+            entry = re.sub(r"(^|\s)#.*$", "", raw).strip()
+            if not entry:
+                continue
+            if entry.startswith(("-r ", "--requirement ")):
+                found.extend(self._requirements_file(entry.split(None, 1)[1], line, shown))
+            else:
+                found.append(entry)
+        self._note(line, f"requirements read from {name} ({origin}).")
+        return found
+
+    # -- %%magic cells -----------------------------------------------------------------------------------
+
+    def _cell_magic(self, name: str, args: str, body: str, *, code: str, source: str, at: int) -> list[str]:
+        shown = f"%%{name} {args.strip()}".rstrip()
+        body_line = at + 1
+        if name in _BLOCK_CELLS:
+            header = self._block_header(name, args, at)
+            self._note(at, f"{_quote(shown)} runs its cell as in Jupyter.")
+            inner = self._convert_code(body, first_line=body_line) if body.strip() else ["pass"]
+            inside = _string_continuation_lines("\n".join(inner) + "\n")
+            indented = [ln if (i in inside or not ln.strip()) else "    " + ln for i, ln in enumerate(inner, 1)]
+            return [header, *indented]
+        if name in DROPPED_CELL_MAGICS:
+            self._note(at, f"{_quote(shown)} cell dropped ({DROPPED_CELL_MAGICS[name]}).")
+            return [f"pass  # tfcloud: dropped ({DROPPED_CELL_MAGICS[name]})",
+                    *("# " + ln for ln in source.rstrip("\n").split("\n"))]
+        if name in ("writefile", "file"):
+            self._check_writefile(args, body, at, shown)
+        elif name in _SCRIPT_CELLS:
+            self._check_script(name, args, at, shown)
+            if re.search(r"\bpip3?\s+install\b", body):
+                self._note(at, f"the {_quote(shown)} cell installs packages while the job runs; a `%pip "
+                           "install` line would install them with the image instead.")
+        elif name in _SHELL_CELLS:
+            self._note(at, f"{_quote(shown)} cell runs in the job as a shell script.")
+        elif name in _REJECTED:
+            raise self._error(at, f"{_quote(shown)} cannot run in a job: {_REJECTED[name]}.", hint=_SKIP_HINT)
+        else:
+            raise self._error(at, f"{_quote(shown)}: `%%{name}` is not a cell magic tfcloud can run in a job.",
+                              hint=_SKIP_HINT)
+        return code.rstrip("\n").split("\n")
+
+    def _block_header(self, name: str, args: str, at: int) -> str:
+        target = ""
+        if name == "capture":
+            tokens = _shell_tokens(args) or []
+            flags = {"--no-stdout", "--no-stderr", "--no-display"}
+            names = [t for t in tokens if t not in flags]
+            bad = [t for t in names if t.startswith("-") or not t.isidentifier()]
+            if bad or len(names) > 1:
+                raise self._error(at, f"`%%capture {args.strip()}`: expected the options --no-stdout, "
+                                  "--no-stderr, --no-display and at most one variable name.")
+            if names:
+                target = f" as {names[0]}"
+                self.bound.add(names[0])
+        elif name == "time" and args.strip():
+            self._check_statement(name, args, at)
+        return f"with get_ipython().magic_block({name!r}, {args!r}){target}:"
+
+    def _check_writefile(self, args: str, body: str, at: int, shown: str) -> None:
+        tokens = _shell_tokens(args) or []
+        names = [t for t in tokens if t not in ("-a", "--append")]
+        if len(names) != 1 or names[0].startswith("-"):
+            raise self._error(at, f"{_quote(shown)}: expected `%%writefile [-a] FILENAME`.")
+        append = len(names) != len(tokens)
+        if not re.search(r"\$|\{", names[0]):
+            self.written[names[0]] = (self.written.get(names[0], "") if append else "") + body
+        self._note(at, f"{_quote(shown)} writes the file in the job, as in Jupyter.")
+
+    def _check_script(self, name: str, args: str, at: int, shown: str) -> None:
+        tokens = _shell_tokens(args) or []
+        i = 0
+        program = name if name != "script" else None
+        while i < len(tokens):
+            token = tokens[i]
+            if token in ("--out", "--err"):
+                if i + 1 >= len(tokens) or not tokens[i + 1].isidentifier():
+                    raise self._error(at, f"{_quote(shown)}: {token} expects a variable name.")
+                i += 2
+                continue
+            if token == "--no-raise-error":
+                i += 1
+                continue
+            if token in ("--bg", "--proc"):
+                raise self._error(at, f"{_quote(shown)}: {token} (a background process) cannot be used in a job.",
+                                  hint="Run the command in the foreground, or start it with subprocess.Popen.")
+            if token.startswith("-") or program is not None:
+                raise self._error(at, f"{_quote(shown)}: unexpected argument {token}.")
+            program = token
+            i += 1
+        if program is None:
+            raise self._error(at, f"{_quote(shown)}: expected the program to run (`%%script bash`).")
+        self._note(at, f"{_quote(shown)} cell runs in the job with {program}.")
+
+
+def _is_shell_call(func: ast.expr) -> bool:
+    """``get_ipython().<method>``"""
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "get_ipython"
+        and not func.value.args
+    )
+
+
+def _cell_magic_call(tree: ast.Module) -> tuple[str, str, str] | None:
+    """(name, line, body) when the cell is a ``%%magic`` cell, as IPython's transformer writes it."""
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return None
+    call = tree.body[0].value
+    if not (isinstance(call, ast.Call) and _is_shell_call(call.func)):
+        return None
+    assert isinstance(call.func, ast.Attribute)
+    if call.func.attr != "run_cell_magic" or len(call.args) != 3:
+        return None
+    values = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
+    if not all(isinstance(v, str) for v in values):
+        return None
+    return str(values[0]), str(values[1]), str(values[2])
+
+
+def _pip_install_args(tokens: list[str]) -> list[str] | None:
+    """The arguments after ``install`` when ``tokens`` run ``pip install``; None otherwise."""
+    i = 0
+    if tokens and tokens[0] == "sudo":
+        i += 1
+    rest = tokens[i:]
+    program = rest[0] if rest else ""
+    base = program.rsplit("/", 1)[-1]
+    if re.fullmatch(r"pip(3(\.\d+)?)?", base):
+        rest = rest[1:]
+    elif base == "uv" and rest[1:2] == ["pip"]:
+        rest = rest[2:]
+    elif (re.fullmatch(r"python(3(\.\d+)?)?", base) or program in ("{sys.executable}", "$sys.executable")) and (
+        rest[1:3] == ["-m", "pip"]
+    ):
+        rest = rest[3:]
+    else:
+        return None
+    if not rest or rest[0] != "install":
+        return None
+    return rest[1:]
