@@ -73,7 +73,7 @@ DROPPED_LINE_MAGICS: dict[str, str] = {
     **dict.fromkeys(
         ["config", "autocall", "automagic", "autoawait", "doctest_mode", "load_ext", "reload_ext",
          "unload_ext", "autoreload", "aimport", "gui", "logstart", "logstop", "logon", "logoff", "logstate",
-         "rehashx", "killbgscripts"],
+         "rehashx"],
         _SHELL_SETUP,
     ),
     "timeit": "a benchmark: the job does not time statements",
@@ -93,7 +93,7 @@ SHELL_ALIASES: dict[str, str] = {
     "ldir": "ls -F -o %l | grep /$", "lx": "ls -F -o %l | grep ^-..x",
 }  # fmt: skip
 
-_ENV_FILE_LINE = {"env", "set_env", "cd", "pwd", "pushd", "popd", "dirs"}
+_ENV_FILE_LINE = {"env", "set_env", "cd", "pwd", "pushd", "popd", "dirs", "killbgscripts"}
 _RUN_CODE_LINE = {"time", "prun"}
 _SCRIPT_CELLS = {"bash", "sh", "script", "perl", "ruby", "python", "python2", "python3", "pypy"}
 _SHELL_CELLS = {"sx", "system", "!"}
@@ -293,6 +293,7 @@ class _Converter:
     # the cell being converted
     cell: int = 0
     label: str = ""
+    cell_lines: list[str] = field(default_factory=list)
 
     def convert(self) -> ConvertedNotebook:
         from tfcloud import __version__
@@ -318,6 +319,7 @@ class _Converter:
                 continue
             if not source.strip():
                 continue
+            self.cell_lines = source.splitlines()
             lines = self._convert_code(source, first_line=1)
             cells.append({"number": index, "count": count, "code": "\n".join(lines).rstrip("\n")})
         if self.imports_ipython and "ipython" not in self.requirements:
@@ -414,7 +416,7 @@ class _Converter:
         except SyntaxError as exc:
             lineno = exc.lineno or 1
             line = origin[min(lineno, len(origin)) - 1] if origin else 1
-            text = (exc.text or "").strip()
+            text = self.cell_lines[line - 1].strip() if 0 < line <= len(self.cell_lines) else ""
             what = f"{exc.msg}" + (f": {_quote(text)}" if text else "")
             hint = None
             if "await" in (exc.msg or "") and "outside" in (exc.msg or ""):
@@ -464,6 +466,10 @@ class _Converter:
         if self._pip(command, line, shown=shown) is not None:
             self.requirement_calls.add((method, command))
             return
+        if re.search(r"\bpip3?\s+install\b", command):
+            self._note(line, f"{_quote(shown)} runs in the job as a shell command: it installs packages while the "
+                       "job runs (a `!pip install` line of its own would install them with the image).")
+            return
         self._note(line, f"{_quote(shown)} runs in the job as a shell command.")
 
     def _line_magic(self, name: str, args: str, line: int) -> None:
@@ -492,6 +498,8 @@ class _Converter:
                               hint=_SKIP_HINT)
 
     def _check_statement(self, name: str, statement: str, line: int) -> None:
+        if name == "prun":
+            statement = _prun_statement(statement)
         code, _ = _transform(statement)
         if code.strip() != statement.strip():
             raise self._error(line, f"`%{name}` of IPython syntax ({_quote(statement)}) cannot run in a job.",
@@ -530,16 +538,13 @@ class _Converter:
         tokens = _shell_tokens(command)
         if not tokens:
             return None
+        if any(t in _CHAINS for t in tokens):
+            return None  # `cd lib && pip install .`: a shell command that runs as written
         rest = _pip_install_args(tokens)
         if rest is None:
             return None
         cut = len(rest)
         for i, token in enumerate(rest):
-            if token in _CHAINS:
-                raise self._error(
-                    line, f"{_quote(shown)} mixes `pip install` with other commands.",
-                    hint="Put the `pip install` on a line of its own; it becomes a requirement of the job.",
-                )
             if token in _REDIRECTS:
                 cut = i - 1 if i > 0 and rest[i - 1].isdigit() else i  # `2>&1`: the 2 is not a package
                 break
@@ -690,17 +695,14 @@ class _Converter:
         program = name if name != "script" else None
         while i < len(tokens):
             token = tokens[i]
-            if token in ("--out", "--err"):
+            if token in ("--out", "--err", "--proc"):
                 if i + 1 >= len(tokens) or not tokens[i + 1].isidentifier():
                     raise self._error(at, f"{_quote(shown)}: {token} expects a variable name.")
                 i += 2
                 continue
-            if token == "--no-raise-error":
+            if token in ("--no-raise-error", "--bg"):
                 i += 1
                 continue
-            if token in ("--bg", "--proc"):
-                raise self._error(at, f"{_quote(shown)}: {token} (a background process) cannot be used in a job.",
-                                  hint="Run the command in the foreground, or start it with subprocess.Popen.")
             if token.startswith("-") or program is not None:
                 raise self._error(at, f"{_quote(shown)}: unexpected argument {token}.")
             program = token
@@ -708,6 +710,18 @@ class _Converter:
         if program is None:
             raise self._error(at, f"{_quote(shown)}: expected the program to run (`%%script bash`).")
         self._note(at, f"{_quote(shown)} cell runs in the job with {program}.")
+
+
+def _prun_statement(args: str) -> str:
+    """``%prun``'s statement without its options (-D file, -l limit, -s key, -T file, -r, -q)."""
+    rest = args.strip()
+    while rest.startswith("-"):
+        option, _, rest = rest.partition(" ")
+        rest = rest.lstrip()
+        if option in ("-D", "-l", "-s", "-T"):
+            _, _, rest = rest.partition(" ")
+            rest = rest.lstrip()
+    return rest
 
 
 def _is_shell_call(func: ast.expr) -> bool:
