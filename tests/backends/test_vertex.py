@@ -1,0 +1,194 @@
+"""The Vertex AI backend against the emulator: the real aiplatform_v1 and logging_v2 clients, nothing patched.
+
+Replicas run as local processes here (the emulator maps the image URI to the launcher); the end-to-end test
+with a real image on a real Docker engine is in tests/test_e2e_vertex.py.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
+
+from tfcloud.backends.base import ImageRef  # noqa: E402
+from tfcloud.backends.vertex import VertexBackend, VertexJob  # noqa: E402
+from tfcloud.errors import JobNotFoundError  # noqa: E402
+from tfcloud.pipeline import prepare  # noqa: E402
+from tfcloud.settings import Settings  # noqa: E402
+from tfcloud.states import JobState  # noqa: E402
+from tfcloud.validate import build_spec  # noqa: E402
+
+IMAGE = "localhost:5000/tfcloud/train:test"
+FAIL_IMAGE = "localhost:5000/tfcloud/fail:test"
+
+OK_SCRIPT = """
+import os, sys, time, tfcloud
+print("hello from", os.environ.get("CLOUD_ML_JOB_ID", "?"), "remote", tfcloud.remote(), "args", sys.argv[1:])
+for i in range(3):
+    print("step", i, flush=True)
+print("the last line", flush=True)
+"""
+FAIL_SCRIPT = """
+import sys
+print("about to fail", flush=True)
+def train():
+    raise RuntimeError("loss is NaN")
+train()
+"""
+
+
+def _image_dir(root: Path, name: str, source: str, **spec_kwargs: object) -> Path:
+    """What an image's work dir holds: the script and the launcher rendered for the cloud."""
+    app = root / name
+    app.mkdir()
+    (app / "train.py").write_text(source)
+    # No strategy: these replicas need not import TensorFlow (the e2e test trains for real).
+    spec = build_spec(entry_point=str(app / "train.py"), target="vertex", chief_config="CPU",
+                      distribution_strategy=None, **spec_kwargs)
+    job, _ = prepare(spec, app)
+    assert job.launcher.parent == app
+    return app
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from tfcloud.emulator import Emulator
+
+    root = tmp_path_factory.mktemp("images")
+    ok = _image_dir(root, "ok", OK_SCRIPT)
+    fail = _image_dir(root, "fail", FAIL_SCRIPT)
+    entrypoints = {IMAGE: [sys.executable, str(ok / "tfcloud_launcher.py")],
+                   FAIL_IMAGE: [sys.executable, str(fail / "tfcloud_launcher.py")]}
+    with Emulator(project="tfcloud-test", storage=False, entrypoints=entrypoints) as emu:
+        yield emu
+
+
+@pytest.fixture
+def backend(emulator: object) -> Iterator[VertexBackend]:
+    settings = Settings(target="vertex", project="tfcloud-test", region="us-central1",
+                        emulator_host=emulator.endpoint)  # type: ignore[attr-defined]
+    backend = VertexBackend(settings=settings, sleep=lambda _s: None)
+    yield backend
+    backend.clients.close()
+    emulator.faults.clear()  # type: ignore[attr-defined]
+
+
+def _submit(backend: VertexBackend, tmp_path: Path, image: str = IMAGE, **spec_kwargs: object) -> VertexJob:
+    script = tmp_path / "train.py"
+    script.write_text("pass\n")
+    spec = build_spec(entry_point=str(script), target="vertex", chief_config="CPU", **spec_kwargs)
+    job, _ = prepare(spec, tmp_path)
+    return backend.submit(replace(job, image=ImageRef(uri=image)))
+
+
+def _jobs_with(backend: VertexBackend, display_name: str) -> list[VertexJob]:
+    return [j for j in backend.list_jobs(limit=100) if j.job.display_name == display_name]
+
+
+def test_submit_follow_and_finish(backend: VertexBackend, tmp_path: Path) -> None:
+    job = _submit(backend, tmp_path, worker_count=1, worker_config="CPU", display_name="follow-me",
+                  entry_point_args=["--epochs", "2", "a b"])
+    # Like the real service, the emulator names jobs with the project *number*.
+    assert re.fullmatch(r"projects/[0-9]+/locations/us-central1/customJobs/[0-9]+", job.name)
+    lines = list(job.logs(follow=True))
+    states = [line.text.split(" is ")[-1] for line in lines if line.replica == "job"]
+    assert states[-1] == "succeeded"
+    assert "queued" in states or "provisioning" in states or "running" in states
+    chief = [line.text for line in lines if line.replica == "chief-0"]
+    worker = [line.text for line in lines if line.replica == "worker-0"]
+    assert chief[-1] == "the last line" and worker[-1] == "the last line"
+    assert any("remote True args ['--epochs', '2', 'a b']" in text for text in chief)
+    assert job.status() is JobState.SUCCEEDED and job.exit_code == 0
+    assert job.failure() is None
+    assert len(_jobs_with(backend, "follow-me")) == 1
+
+
+def test_failed_job_reports_vertex_error_and_last_lines(backend: VertexBackend, tmp_path: Path) -> None:
+    job = _submit(backend, tmp_path, image=FAIL_IMAGE)
+    assert job.wait(timeout=120) is JobState.FAILED
+    assert job.exit_code == 1
+    failure = job.failure()
+    assert failure is not None
+    assert str(failure).startswith(
+        f"Job {job.job_id} failed: The replica workerpool0-0 exited with a non-zero status of 1.")
+    assert "Last lines of chief-0:" in str(failure)
+    assert "RuntimeError: loss is NaN" in failure.log_tail
+
+
+def test_transient_create_errors_make_exactly_one_job(backend: VertexBackend, emulator: object,
+                                                     tmp_path: Path) -> None:
+    emulator.faults.fail("CreateCustomJob", code="UNAVAILABLE", times=2)  # type: ignore[attr-defined]
+    job = _submit(backend, tmp_path, display_name="retried-create")
+    assert job.wait(timeout=120) is JobState.SUCCEEDED
+    assert len(_jobs_with(backend, "retried-create")) == 1
+
+
+def test_transient_get_and_log_errors_are_survived(backend: VertexBackend, emulator: object,
+                                                  tmp_path: Path) -> None:
+    faults = emulator.faults  # type: ignore[attr-defined]
+    job = _submit(backend, tmp_path)
+    faults.fail("GetCustomJob", code="UNAVAILABLE", times=3)
+    faults.fail("ListLogEntries", code="UNAVAILABLE", times=3)
+    lines = [line.text for line in job.logs(follow=True) if line.replica == "chief-0"]
+    assert lines[-1] == "the last line"
+    assert [line for line in lines if line.startswith("step")] == ["step 0", "step 1", "step 2"]  # none twice
+    assert job.status() is JobState.SUCCEEDED
+
+
+def test_cancel_a_queued_job(backend: VertexBackend, emulator: object, tmp_path: Path) -> None:
+    emulator.faults.hold_queued()  # type: ignore[attr-defined]
+    job = _submit(backend, tmp_path, display_name="to-cancel")
+    assert job.status() is JobState.QUEUED
+    job.cancel()
+    assert job.wait(timeout=60) is JobState.CANCELLED
+    job.cancel()  # cancelling a finished job is not an error for the user
+
+
+def test_attach_by_short_id_or_name_and_unknown_job(backend: VertexBackend, tmp_path: Path) -> None:
+    job = _submit(backend, tmp_path)
+    assert backend.attach(job.job_id).name == job.name
+    assert backend.attach(job.name).job_id == job.job_id
+    with pytest.raises(JobNotFoundError):
+        backend.attach("999999999")
+    job.wait(timeout=120)
+
+
+def test_list_by_label_and_state(backend: VertexBackend, tmp_path: Path) -> None:
+    job = _submit(backend, tmp_path, job_labels={"team": "vision"})
+    job.wait(timeout=120)
+    labelled = backend.list_jobs(labels={"team": "vision"})
+    assert [j.job_id for j in labelled] == [job.job_id]
+    succeeded = {j.job_id for j in backend.list_jobs(state=JobState.SUCCEEDED, limit=100)}
+    assert job.job_id in succeeded
+    assert not {j.job_id for j in backend.list_jobs(state=JobState.RUNNING, limit=100)} & {job.job_id}
+
+
+def test_logs_of_one_replica(backend: VertexBackend, tmp_path: Path) -> None:
+    job = _submit(backend, tmp_path, worker_count=2, worker_config="CPU")
+    job.wait(timeout=120)
+    time.sleep(0.2)
+    lines = list(job.logs(replica="worker-1"))
+    assert lines and {line.replica for line in lines} == {"worker-1"}
+
+
+def test_missing_project_says_how_to_set_it() -> None:
+    from tfcloud.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as err:
+        VertexBackend(settings=Settings(target="vertex"))
+    assert err.value.message == "No Google Cloud project for Vertex AI."
+    assert "TFCLOUD_PROJECT" in str(err.value.hint)
+
+
+def test_no_stray_image_dirs(tmp_path: Path) -> None:
+    # The fixture's image dirs live under pytest's tmp dirs, never in the working directory.
+    assert not any(Path.cwd().iterdir())
+    shutil.rmtree(tmp_path, ignore_errors=True)
