@@ -51,7 +51,7 @@ __all__ = [
 logger = logging.getLogger("tfcloud")
 
 #: Above this total size, :meth:`BuildContext.warnings` names the biggest entries.
-DEFAULT_WARN_SIZE = 100 * 1024 * 1024
+DEFAULT_WARN_SIZE = 100 * 1000 * 1000
 
 #: The fixed modification time of every entry in the tar stream (1980-01-01, as reproducible builds use).
 TAR_MTIME = 315532800

@@ -12,6 +12,8 @@ a failed push does not raise in the SDK, it only says so inside the stream.
 from __future__ import annotations
 
 import logging
+import re
+import socket
 import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["DockerBuilder"]
 
 logger = logging.getLogger("tfcloud")
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 _NO_ENGINE_HINT = (
     "Start Docker (or point DOCKER_HOST at a running engine), or build in the cloud with Cloud Build: "
@@ -73,7 +77,8 @@ class DockerBuilder:
             if self.docker_host:
                 kwargs["base_url"] = self.docker_host
                 kwargs.pop("tls", None)
-            where = kwargs.get("base_url") or "the default socket (unix:///var/run/docker.sock)"
+            where = kwargs.get("base_url") or "unix:///var/run/docker.sock"
+            _check_unix_socket(where)
             try:
                 self._api = docker.APIClient(version="auto", timeout=self.timeout, **kwargs)
             except docker.errors.DockerException as exc:
@@ -166,18 +171,22 @@ class DockerBuilder:
         status = self.console.status(f"Building {tag}") if self.console is not None else None
         if status is not None:
             status.start()
+        failure: BuildError | None = None
         try:
             for item in stream:
+                if failure is not None:
+                    continue  # read the stream to its end, so that its connection is released
                 if "error" in item or "errorDetail" in item:
                     detail = item.get("errorDetail") or {}
                     message = str(detail.get("message") or item.get("error") or "unknown error").strip()
                     lines.append(message)
-                    raise BuildError(f"Building {tag} failed at {step}: {message}", step=step,
-                                     log_tail=log_tail(lines))
+                    failure = BuildError(f"Building {tag} failed at {step}: {message}", step=step,
+                                         log_tail=log_tail(lines))
+                    continue
                 text = item.get("stream") or item.get("status") or ""
                 if isinstance(item.get("aux"), dict) and "ID" in item["aux"]:
                     image_id = str(item["aux"]["ID"])
-                for line in str(text).splitlines():
+                for line in _ANSI.sub("", str(text)).splitlines():
                     if line.startswith("Step "):
                         step = line.strip()
                         if status is not None:
@@ -190,6 +199,8 @@ class DockerBuilder:
         finally:
             if status is not None:
                 status.stop()
+        if failure is not None:
+            raise failure
         return image_id
 
     def push(self, tag: str) -> str | None:
@@ -210,13 +221,17 @@ class DockerBuilder:
         progress, task = self._progress(f"Pushing {tag}")
         totals: dict[str, int] = {}
         done: dict[str, int] = {}
+        failure: BuildError | None = None
         try:
             for item in stream:
+                if failure is not None:
+                    continue  # read the stream to its end, so that its connection is released
                 if "error" in item or "errorDetail" in item:
                     detail = item.get("errorDetail") or {}
                     message = str(detail.get("message") or item.get("error") or "unknown error").strip()
                     lines.append(message)
-                    raise BuildError(f"Pushing {tag} failed: {message}", step="push", log_tail=log_tail(lines))
+                    failure = BuildError(f"Pushing {tag} failed: {message}", step="push", log_tail=log_tail(lines))
+                    continue
                 layer = str(item.get("id", ""))
                 status = str(item.get("status", ""))
                 if status and status != "Pushing":
@@ -237,14 +252,16 @@ class DockerBuilder:
         finally:
             if progress is not None:
                 progress.stop()
+        if failure is not None:
+            raise failure
         return digest
 
     def _drain(self, stream: Iterator[dict[str, Any]]) -> None:
         import docker
 
-        for item in stream:
-            if "error" in item:
-                raise docker.errors.APIError(str(item["error"]))
+        errors = [str(item["error"]) for item in stream if "error" in item]
+        if errors:
+            raise docker.errors.APIError(errors[0])
 
     # -- display --------------------------------------------------------------------------------------------
 
@@ -263,6 +280,21 @@ class DockerBuilder:
         task = progress.add_task(what, total=None)
         progress.start()
         return progress, task
+
+
+def _check_unix_socket(url: str) -> None:
+    """Fail early, and without leaking a socket (docker-py leaves one open then), on a dead unix socket."""
+    if not url.startswith("unix://"):
+        return
+    path = url[len("unix://"):]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5)
+            sock.connect(path)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"Cannot reach a Docker engine at {url}: {exc.strerror or exc}.", hint=_NO_ENGINE_HINT
+        ) from exc
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,0 +1,260 @@
+"""The build context: ignore files, default excludes, the secret deny-list, symlinks, huge files, and a
+deterministic tar stream."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import shutil
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tfcloud.context import SECRET_PATTERNS, TAR_MTIME, collect_context
+from tfcloud.errors import ValidationError
+
+PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+SA_KEY = '{\n  "type": "service_account",\n  "project_id": "p",\n  "private_key_id": "1",\n  "private_key": "x"\n}\n'
+
+
+def make(root: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return root
+
+
+def paths(root: Path, **kwargs: object) -> list[str]:
+    return [f.path for f in collect_context(root, **kwargs).files]  # type: ignore[arg-type]
+
+
+def test_default_excludes(tmp_path: Path) -> None:
+    make(tmp_path, {
+        "train.py": "print(1)\n",
+        "pkg/model.py": "",
+        "pkg/__pycache__/model.cpython-311.pyc": b"\0",
+        "stray.pyc": b"\0",
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".venv/lib/python3.11/site-packages/big.py": "",
+        "venv/bin/python": "",
+        "my-env/pyvenv.cfg": "home = /usr/bin\n",  # a virtualenv under any name
+        "my-env/lib/x.py": "",
+        "conda/conda-meta/history": "",
+        "notebooks/.ipynb_checkpoints/a-checkpoint.ipynb": "{}",
+        "build/lib/x.py": "",
+        "dist/x.whl": b"PK",
+        "x.egg-info/PKG-INFO": "",
+        "node_modules/a/index.js": "",
+        ".mypy_cache/x": "",
+        ".DS_Store": b"\0",
+        "data/build/keep.txt": "nested build dirs are data, not build outputs",
+    })
+    assert paths(tmp_path) == ["data/build/keep.txt", "pkg/model.py", "train.py"]
+
+
+def test_gitignore_and_dockerignore(tmp_path: Path) -> None:
+    make(tmp_path, {
+        "train.py": "",
+        "big.ckpt": "",
+        "logs/run1.txt": "",
+        "data/a.csv": "",
+        "data/b.csv": "",
+        "sub/.gitignore": "*.tmp\n/local/\n!keep.tmp\n",
+        "sub/x.tmp": "",
+        "sub/keep.tmp": "",
+        "sub/deeper/y.tmp": "",
+        "sub/local/z.py": "",
+        "local/z.py": "",  # sub/.gitignore's /local/ is relative to sub/
+        ".gitignore": "*.ckpt\nlogs/\ndata/\n",
+        ".dockerignore": "!data/\ndata/b.csv\nbuild.sh\n",  # the .dockerignore has the last word
+        "build.sh": "",
+    })
+    assert paths(tmp_path) == [
+        ".dockerignore", ".gitignore", "data/a.csv", "local/z.py", "sub/.gitignore", "sub/keep.tmp", "train.py",
+    ]
+
+
+def test_dockerignore_can_bring_back_a_default_exclude(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", "build/gen.py": "", ".dockerignore": "!build/\n"})
+    assert "build/gen.py" in paths(tmp_path)
+
+
+SECRETS = {
+    ".env": "TOKEN=1",
+    ".env.production": "TOKEN=1",
+    "server.pem": "cert",
+    "tls.key": "key",
+    "store.p12": b"\0",
+    "store.pfx": b"\0",
+    "keystore.jks": b"\0",
+    "id_rsa": "k",
+    "deploy/id_dsa": "k",
+    "id_ecdsa": "k",
+    "id_ed25519": "k",
+    ".ssh/known_hosts": "h",
+    ".netrc": "machine x",
+    "_netrc": "machine x",
+    ".pgpass": "x",
+    ".pypirc": "x",
+    ".boto": "x",
+    ".aws/credentials": "x",
+    "home/.docker/config.json": '{"auths": {}}',
+    "home/.config/gcloud/configurations/config_default": "x",
+    ".gcloud/x": "x",
+    "cfg/gcloud/credentials.db": "x",
+    "cfg/gcloud/access_tokens.db": "x",
+    "cfg/gcloud/legacy_credentials/me/adc.json": "{}",
+    "application_default_credentials.json": "{}",
+}
+
+
+def test_every_secret_pattern_has_a_case() -> None:
+    from pathspec import GitIgnoreSpec
+
+    for pattern, _ in SECRET_PATTERNS:
+        spec = GitIgnoreSpec.from_lines([pattern])
+        assert any(spec.match_file(p) for p in SECRETS), f"no test case for secret pattern {pattern!r}"
+
+
+@pytest.mark.parametrize("rel", sorted(SECRETS))
+def test_secret_is_kept_out_and_named(tmp_path: Path, rel: str) -> None:
+    make(tmp_path, {"train.py": "", rel: SECRETS[rel]})
+    ctx = collect_context(tmp_path)
+    assert [f.path for f in ctx.files] == ["train.py"]
+    named = [s.path for s in ctx.secrets]
+    assert len(named) == 1 and rel.startswith(named[0].rstrip("/")), named
+    warning = ctx.warnings()[0]
+    assert warning.startswith("Kept out of the image (secret deny-list): ") and named[0] in warning
+
+
+def test_secrets_found_by_content(tmp_path: Path) -> None:
+    make(tmp_path, {
+        "train.py": "",
+        "notes/deploy.txt": PRIVATE_KEY,
+        "my-project-1a2b3c.json": SA_KEY,
+        "config.json": '{"type": "service_account_like", "lr": 0.1}',
+        ".env.example": "TOKEN=",
+    })
+    ctx = collect_context(tmp_path)
+    assert [f.path for f in ctx.files] == [".env.example", "config.json", "train.py"]
+    assert {(s.path, s.reason) for s in ctx.secrets} == {
+        ("my-project-1a2b3c.json", "service-account key"),
+        ("notes/deploy.txt", "private key"),
+    }
+
+
+def test_the_deny_list_beats_a_dockerignore_negation(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", ".env": "X=1", ".dockerignore": "!.env\n"})
+    ctx = collect_context(tmp_path)
+    assert ctx.get(".env") is None and [s.path for s in ctx.secrets] == [".env"]
+
+
+def test_an_ignored_secret_raises_no_warning(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", ".env": "X=1", ".gitignore": ".env\n"})
+    assert collect_context(tmp_path).secrets == ()
+
+
+def test_symlinks(tmp_path: Path) -> None:
+    outside = make(tmp_path / "outside", {"secret.txt": "host file", "dir/x": ""})
+    root = make(tmp_path / "proj", {"train.py": "", "data/a.csv": "1,2\n"})
+    (root / "alias.py").symlink_to("train.py")
+    (root / "current").symlink_to("data")
+    (root / "leak.txt").symlink_to(outside / "secret.txt")
+    (root / "leakdir").symlink_to(outside / "dir")
+    (root / "up").symlink_to("../outside/secret.txt")
+    (root / "dangling").symlink_to("nowhere")
+    (root / "key-link").symlink_to(".env")  # points at a secret inside the tree
+    (root / ".env").write_text("X=1")
+    ctx = collect_context(root)
+    links = {f.path: f.link for f in ctx.files if f.is_link}
+    assert links == {"alias.py": "train.py", "current": "data"}
+    assert ctx.outside_links == ("dangling", "leak.txt", "leakdir", "up")
+    assert {s.path for s in ctx.secrets} == {".env", "key-link"}
+    assert any("point outside the build context: dangling, leak.txt, leakdir, up" in w for w in ctx.warnings())
+    buf = io.BytesIO()
+    ctx.write_tar(buf)
+    with tarfile.open(fileobj=io.BytesIO(buf.getvalue())) as tar:
+        member = tar.getmember("alias.py")
+        assert member.issym() and member.linkname == "train.py"
+
+
+def test_huge_files_are_measured_without_reading_and_named(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "print(1)\n", "data/small.csv": "1\n"})
+    with open(tmp_path / "data" / "huge.bin", "wb") as f:  # sparse: 3 GB on paper, nothing on disk
+        f.truncate(3 * 10**9)
+    with open(tmp_path / "weights.h5", "wb") as f:
+        f.truncate(200 * 10**6)
+    start = time.monotonic()
+    ctx = collect_context(tmp_path)
+    assert time.monotonic() - start < 2
+    assert ctx.total_size == 3 * 10**9 + 200 * 10**6 + 11
+    assert ctx.biggest(2) == (("data/", 3 * 10**9 + 2), ("weights.h5", 200 * 10**6))
+    (warning,) = ctx.warnings()
+    assert warning == (
+        "The build context is 3.2 GB (more than 100.0 MB); biggest entries: data/ 3.0 GB, weights.h5 200.0 MB, "
+        "train.py 9 B. Add what the image does not need to .dockerignore."
+    )
+    assert ctx.summary() == "4 files, 3.2 GB"
+    assert collect_context(tmp_path).warnings(warn_size=10**10) == []
+
+
+def test_generated_files_win_and_are_not_checked(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", "tfcloud_launcher.py": "old", ".tfcloud/stale": "user's own"})
+    ctx = collect_context(tmp_path, generated={"tfcloud_launcher.py": b"new", ".tfcloud/Dockerfile": b"FROM x\n",
+                                               "run.sh": b"#!/bin/sh\n"}, executable=["run.sh"])
+    assert [f.path for f in ctx.files] == [".tfcloud/Dockerfile", "run.sh", "tfcloud_launcher.py", "train.py"]
+    launcher = ctx.get("tfcloud_launcher.py")
+    assert launcher is not None and launcher.data == b"new"
+    run_sh = ctx.get("run.sh")
+    assert run_sh is not None and run_sh.mode == 0o755
+    with pytest.raises(ValidationError, match="Invalid `generated`"):
+        collect_context(tmp_path, generated={"../escape.py": b""})
+
+
+def test_missing_root(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="Invalid `context`: expected an existing directory"):
+        collect_context(tmp_path / "nope")
+
+
+def _tar_bytes(root: Path, compress: bool = False) -> bytes:
+    buf = io.BytesIO()
+    collect_context(root, generated={"gen.txt": b"g"}).write_tar(buf, compress=compress)
+    return buf.getvalue()
+
+
+def test_tar_stream_is_deterministic(tmp_path: Path) -> None:
+    a = make(tmp_path / "a", {"train.py": "print(1)\n", "pkg/m.py": "x = 1\n", "run.sh": "#!/bin/sh\n"})
+    (a / "run.sh").chmod(0o700)
+    (a / "pkg" / "m.py").chmod(0o600)
+    b = tmp_path / "elsewhere" / "b"
+    shutil.copytree(a, b)
+    os.utime(b / "train.py", (1, 1))
+    assert _tar_bytes(a) == _tar_bytes(b)
+    assert _tar_bytes(a, compress=True) == _tar_bytes(b, compress=True)
+    assert collect_context(a).digest() == collect_context(b).digest()
+    with tarfile.open(fileobj=io.BytesIO(_tar_bytes(a))) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+    assert list(members) == ["gen.txt", "pkg", "pkg/m.py", "run.sh", "train.py"]
+    assert {m.mtime for m in members.values()} == {TAR_MTIME}
+    assert {(m.uid, m.gid, m.uname, m.gname) for m in members.values()} == {(0, 0, "", "")}
+    assert (members["pkg"].mode, members["pkg/m.py"].mode, members["run.sh"].mode) == (0o755, 0o644, 0o755)
+    assert gzip.decompress(_tar_bytes(a, compress=True)) == _tar_bytes(a)
+
+
+def test_digest_follows_content_paths_and_modes(tmp_path: Path) -> None:
+    root = make(tmp_path, {"train.py": "print(1)\n"})
+    first = collect_context(root).digest()
+    (root / "train.py").write_text("print(2)\n")
+    second = collect_context(root).digest()
+    (root / "train.py").chmod(0o755)
+    third = collect_context(root).digest()
+    (root / "train.py").rename(root / "main.py")
+    fourth = collect_context(root).digest()
+    assert len({first, second, third, fourth}) == 4
