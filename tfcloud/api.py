@@ -32,7 +32,7 @@ NEW_OPTIONS = (
     "dry_run",
     "display_name",
     "env",
-    "api_endpoint",
+    "emulator_host",
     "image_repository",
     "staging_bucket",
     "timeout",
@@ -41,7 +41,7 @@ NEW_OPTIONS = (
     "network",
     "base_output_dir",
 )
-_SETTINGS_OPTIONS = ("target", "project", "region", "api_endpoint", "image_repository", "staging_bucket")
+_SETTINGS_OPTIONS = ("target", "project", "region", "emulator_host", "image_repository", "staging_bucket")
 
 
 def _remote() -> bool:
@@ -127,15 +127,25 @@ def run(
 
 
 def submit_spec(spec: JobSpec, settings: Settings) -> JobHandle:
-    """Submit a validated spec through every stage (the CLI's ``submit`` calls this too)."""
+    """Submit a validated spec through every stage (the CLI's ``submit`` calls this too); build progress and
+    the job's id go to the console."""
+    from tfcloud.console import get_console
     from tfcloud.pipeline import submit
 
-    return submit(spec, settings)
+    console = get_console()
+    handle = submit(spec, settings, console=console)
+    console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
+    url = getattr(handle, "console_url", None)
+    if url:
+        console.print(f"Console: {url}", markup=False)
+    return handle
 
 
 def follow(handle: JobHandle, *, replica: str | None = None) -> int:
-    """Stream the job's logs to the terminal until it ends; return the exit code tfcloud uses for it
-    (0 succeeded, 1 failed or cancelled). Ctrl-C propagates as KeyboardInterrupt to the caller."""
+    """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
+    are in; on failure say why on stderr. Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates
+    as KeyboardInterrupt to the caller, who decides whether to cancel or detach."""
+    from tfcloud.console import get_console
     from tfcloud.logview import LogPrinter
     from tfcloud.states import JobState
 
@@ -143,5 +153,16 @@ def follow(handle: JobHandle, *, replica: str | None = None) -> int:
     for line in handle.logs(follow=True, replica=replica):
         printer.print(line)
     state = handle.wait()
-    return 0 if state is JobState.SUCCEEDED else 1
+    console = get_console()
+    if state is JobState.SUCCEEDED:
+        console.print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
+        return 0
+    failure = handle.failure()
+    if failure is None:
+        console.print(f"Job {handle.job_id} {state.value}.", style="red", markup=False)
+    else:
+        console.print(failure.message, style="bold red", markup=False)
+        if failure.log_tail:
+            console.print(failure.log_tail, markup=False, highlight=False)
+    return 1
 

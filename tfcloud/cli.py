@@ -18,6 +18,7 @@ from tfcloud._version import __version__
 from tfcloud.errors import TfcloudError, ValidationError
 
 if TYPE_CHECKING:
+    from tfcloud.backends.base import Backend, JobHandle
     from tfcloud.plan import Plan
 
 __all__ = ["app", "main"]
@@ -108,6 +109,19 @@ def submit(
     json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Print the job id and return; do not follow "
                                                                 "the logs.")] = False,
+    cancel_on_interrupt: Annotated[bool, typer.Option(
+        "--cancel-on-interrupt", help="Vertex AI: Ctrl-C cancels the job (default: detach; it keeps running). "
+                                      "Local jobs are always stopped by Ctrl-C.")] = False,
+    timeout: Annotated[Optional[int], typer.Option(  # noqa: UP045
+        help="Vertex AI: stop the job after this many seconds.", show_default=False)] = None,
+    spot: Annotated[bool, typer.Option("--spot", help="Vertex AI: run on Spot (preemptible) capacity.")] = False,
+    restart_on_worker_restart: Annotated[bool, typer.Option(
+        "--restart-on-worker-restart", help="Vertex AI: restart the whole job when a worker restarts.")] = False,
+    network: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Vertex AI: VPC network, projects/NUMBER/global/networks/NAME.", show_default=False)] = None,
+    output_dir: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Vertex AI: base output directory gs://... (sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, "
+             "AIP_TENSORBOARD_LOG_DIR).", show_default=False)] = None,
 ) -> None:
     """Submit ENTRY_POINT as a distributed job and follow its logs.
 
@@ -142,6 +156,11 @@ def submit(
         region=settings.region,
         display_name=display_name,
         dry_run=dry_run,
+        timeout=timeout,
+        spot=spot,
+        restart_on_worker_restart=restart_on_worker_restart,
+        network=network,
+        base_output_dir=output_dir,
     )
     if dry_run:
         from tfcloud.plan import make_plan
@@ -154,19 +173,25 @@ def submit(
         return
     from tfcloud.api import follow, submit_spec
     from tfcloud.console import get_console
+    from tfcloud.spec import Target
 
     console = get_console()
     handle = submit_spec(spec, settings)
-    console.print(f"Submitted [bold]{handle.job_id}[/bold].")
     if detach:
         typer.echo(handle.job_id)
-        console.print(f"Follow it with: tfcloud logs {handle.job_id} -f")
+        console.print(f"Follow it with: tfcloud logs {handle.job_id} -f", markup=False)
         return
     try:
         code = follow(handle)
     except KeyboardInterrupt:
-        console.print(f"Interrupted: stopping {handle.job_id}.")
-        handle.cancel()
+        if spec.target is Target.LOCAL or cancel_on_interrupt:
+            console.print(f"Interrupted: cancelling {handle.job_id}.", markup=False)
+            handle.cancel()
+            handle.wait(timeout=60)
+        else:
+            console.print(f"Detached: {handle.job_id} keeps running.\n"
+                          f"  Follow it again: tfcloud logs {handle.job_id} -f\n"
+                          f"  Cancel it:       tfcloud cancel {handle.job_id}", markup=False)
         raise typer.Exit(130) from None
     raise typer.Exit(code)
 
@@ -221,47 +246,126 @@ def machines(
     Console().print(table)
 
 
-def _backend_for(job_id: str) -> object:
+def _backend_for(job_id: str) -> Backend:
     from tfcloud.backends import get_backend
     from tfcloud.settings import resolve_settings
     from tfcloud.spec import Target
 
     target = Target.LOCAL if job_id.startswith("local-") else Target.VERTEX
-    return get_backend(target, settings=resolve_settings())
+    return get_backend(target, settings=resolve_settings({"target": target.value}))
+
+
+def _describe(handle: JobHandle) -> dict[str, object]:
+    describe = getattr(handle, "describe", None)
+    if describe is not None:
+        result: dict[str, object] = describe()
+        return result
+    return {"job_id": handle.job_id, "state": handle.status().value, "exit_code": handle.exit_code}
+
+
+JobArg = Annotated[str, typer.Argument(help="The job id (local-..., a Vertex AI id, or its full resource name).",
+                                       show_default=False)]
 
 
 @app.command()
-def status(job: Annotated[str, typer.Argument(help="The job id.")]) -> None:
+def status(
+    job: JobArg,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON.")] = False,
+) -> None:
     """Show a job's state."""
-    handle = _backend_for(job).attach(job)  # type: ignore[attr-defined]
-    typer.echo(f"{handle.job_id}\t{handle.status().value}")
+    handle = _backend_for(job).attach(job)
+    info = _describe(handle)
+    if json_output:
+        typer.echo(json.dumps(info, indent=2, default=str))
+        return
+    typer.echo(f"{handle.job_id}\t{info['state']}")
+    failure = handle.failure()
+    if failure is not None:
+        from tfcloud.console import get_console
+
+        get_console().print(failure.message, markup=False)
 
 
 @app.command()
 def logs(
-    job: Annotated[str, typer.Argument(help="The job id.")],
+    job: JobArg,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep following until the job ends.")] = False,
     replica: Annotated[Optional[str], typer.Option(help="Only this replica, e.g. worker-1.",  # noqa: UP045
                                                    show_default=False)] = None,
 ) -> None:
-    """Print a job's logs, one prefix per replica."""
+    """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1)."""
+    from tfcloud.api import follow as follow_job
     from tfcloud.logview import LogPrinter
 
-    handle = _backend_for(job).attach(job)  # type: ignore[attr-defined]
-    printer = LogPrinter()
+    handle = _backend_for(job).attach(job)
     try:
-        for line in handle.logs(follow=follow, replica=replica):
+        if follow:
+            raise typer.Exit(follow_job(handle, replica=replica))
+        printer = LogPrinter()
+        for line in handle.logs(follow=False, replica=replica):
             printer.print(line)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
 
 
 @app.command()
-def cancel(job: Annotated[str, typer.Argument(help="The job id.")]) -> None:
-    """Cancel a running job."""
-    handle = _backend_for(job).attach(job)  # type: ignore[attr-defined]
+def cancel(job: JobArg) -> None:
+    """Cancel a job."""
+    handle = _backend_for(job).attach(job)
     handle.cancel()
     typer.echo(f"{handle.job_id}\t{handle.status().value}")
+
+
+@app.command(name="list")
+def list_jobs(
+    vertex: Annotated[bool, typer.Option("--vertex", help="Vertex AI jobs (default: the target setting).")] = False,
+    local: Annotated[bool, typer.Option("--local", help="Local jobs.")] = False,
+    state: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Only jobs in this state: queued, provisioning, running, succeeded, failed, cancelling, cancelled.",
+        show_default=False)] = None,
+    label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--label", help="Only jobs with this label KEY=VALUE (repeatable; Vertex AI).", show_default=False)] = None,
+    limit: Annotated[int, typer.Option(help="At most this many jobs.")] = 50,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the jobs as JSON.")] = False,
+) -> None:
+    """List jobs, newest first."""
+    from tfcloud.backends import get_backend
+    from tfcloud.settings import resolve_settings
+    from tfcloud.spec import Target
+    from tfcloud.states import JobState
+
+    if local and vertex:
+        raise ValidationError("target", "one of --local or --vertex", "both")
+    settings = resolve_settings({"target": "vertex" if vertex else "local" if local else None})
+    try:
+        wanted = JobState(state.lower()) if state else None
+    except ValueError:
+        raise ValidationError("--state", "one of " + ", ".join(s.value for s in JobState), state) from None
+    labels = _pairs(label, "--label")
+    backend = get_backend(Target(settings.target), settings=settings)
+    rows: list[dict[str, object]] = []
+    if settings.target == Target.VERTEX.value:
+        for handle in backend.list_jobs(state=wanted, labels=labels, limit=limit):  # type: ignore[attr-defined]
+            rows.append(_describe(handle))
+    else:
+        for job_id in reversed(backend.list_jobs()):  # type: ignore[attr-defined]
+            info = _describe(backend.attach(job_id))
+            if wanted is None or info["state"] == wanted.value:
+                rows.append(info)
+            if len(rows) >= limit:
+                break
+    if json_output:
+        typer.echo(json.dumps(rows, indent=2, default=str))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    columns = ["job_id", "state", "display_name", "create_time"] if rows and "display_name" in rows[0] \
+        else ["job_id", "state", "exit_code"]
+    table = Table(*columns, title=f"{settings.target} jobs")
+    for row in rows:
+        table.add_row(*(str(row.get(column) if row.get(column) is not None else "-") for column in columns))
+    Console().print(table)
 
 
 def _mount_subcommands() -> None:

@@ -18,9 +18,12 @@ from tfcloud.settings import Settings
 from tfcloud.spec import EntryPointKind, JobSpec, Target
 
 if TYPE_CHECKING:
-    from tfcloud.backends.base import ImageRef
+    from rich.console import Console
 
-__all__ = ["EntryPoint", "prepare", "prepare_entry_point", "submit"]
+    from tfcloud.backends.base import ImageRef
+    from tfcloud.builders import Builder
+
+__all__ = ["EntryPoint", "build_image", "make_builder", "prepare", "prepare_entry_point", "submit"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,11 +67,31 @@ def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
     return job, entry
 
 
-def build_image(job: PreparedJob, settings: Settings) -> ImageRef:
-    """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set)."""
-    from tfcloud.containerize import containerize, make_builder
+def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None = None) -> Builder:
+    """Cloud Build when ``docker_config.image_build_bucket`` is set, else the Docker engine."""
+    if spec.docker_config.image_build_bucket:
+        from tfcloud.builders.cloudbuild import CloudBuildBuilder
 
-    return containerize(job, builder=make_builder(job.spec, settings), repository=_repository(job.spec, settings))
+        return CloudBuildBuilder.from_settings(settings, bucket=spec.docker_config.image_build_bucket,
+                                               console=console)
+    from tfcloud.builders.docker import DockerBuilder
+
+    return DockerBuilder(docker_host=settings.docker_host, console=console)
+
+
+def build_image(job: PreparedJob, settings: Settings, *, console: Console | None = None,
+                push: bool = True) -> ImageRef:
+    """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set)."""
+    from tfcloud.containerize import containerize
+
+    builder = make_builder(job.spec, settings, console=console)
+    try:
+        return containerize(job, builder=builder, repository=_repository(job.spec, settings), push=push,
+                            console=console)
+    finally:
+        close = getattr(builder, "close", None)
+        if close is not None:
+            close()
 
 
 def _repository(spec: JobSpec, settings: Settings) -> str:
@@ -86,11 +109,12 @@ def _repository(spec: JobSpec, settings: Settings) -> str:
     return repo
 
 
-def submit(spec: JobSpec, settings: Settings) -> JobHandle:
-    """Run every stage for ``spec`` and submit it; temporary files are removed before returning."""
+def submit(spec: JobSpec, settings: Settings, *, console: Console | None = None) -> JobHandle:
+    """Run every stage for ``spec`` and submit it; temporary files are removed before returning.
+    ``console`` receives build progress (the stages themselves print nothing else)."""
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
         if spec.target is not Target.LOCAL:
-            job = replace(job, image=build_image(job, settings))
+            job = replace(job, image=build_image(job, settings, console=console))
         backend = get_backend(spec.target, settings=settings)
         return backend.submit(job)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from tfcloud.errors import JobFailedError
 from tfcloud.spec import JobSpec
 from tfcloud.states import JobState
 
@@ -69,6 +70,15 @@ class JobHandle(Protocol):
     def wait(self, timeout: float | None = None) -> JobState: ...
 
     def cancel(self) -> None: ...
+
+    @property
+    def exit_code(self) -> int | None:
+        """0 when the job succeeded, non-zero when it failed, None while it runs."""
+        ...
+
+    def failure(self, n: int = 20) -> JobFailedError | None:
+        """Why the job failed (the backend's message and the failing replica's last ``n`` lines), or None."""
+        ...
 
 
 class Backend(Protocol):
