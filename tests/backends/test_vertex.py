@@ -192,3 +192,56 @@ def test_no_stray_image_dirs(tmp_path: Path) -> None:
     # The fixture's image dirs live under pytest's tmp dirs, never in the working directory.
     assert not any(Path.cwd().iterdir())
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+# --- the CLI's job commands on Vertex AI jobs ----------------------------------------------------------------
+@pytest.fixture
+def vertex_env(emulator: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TFCLOUD_EMULATOR_HOST", emulator.endpoint)  # type: ignore[attr-defined]
+    monkeypatch.setenv("TFCLOUD_PROJECT", "tfcloud-test")
+    monkeypatch.setenv("TFCLOUD_TARGET", "vertex")
+
+
+def test_cli_status_logs_list_cancel(backend: VertexBackend, emulator: object, tmp_path: Path, vertex_env: None,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tfcloud.cli import main
+
+    job = _submit(backend, tmp_path, job_labels={"cli": "yes"})
+    assert main(["logs", job.job_id, "-f"]) == 0
+    out = capsys.readouterr().out
+    assert "chief-0 | the last line" in out
+    assert re.search(rf"^job +\| {job.job_id} is succeeded$", out, re.M)  # state changes as they happen
+
+    assert main(["status", job.name, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["job_id"] == job.job_id and info["state"] == "succeeded"
+    assert info["console_url"].endswith(f"/training/{job.job_id}/cpu?project={job.name.split('/')[1]}")
+
+    assert main(["list", "--label", "cli=yes", "--json"]) == 0
+    assert [row["job_id"] for row in json.loads(capsys.readouterr().out)] == [job.job_id]
+
+    emulator.faults.hold_queued()  # type: ignore[attr-defined]
+    queued = _submit(backend, tmp_path)
+    assert main(["cancel", queued.job_id]) == 0
+    assert capsys.readouterr().out.split("\t")[0] == queued.job_id
+    assert queued.wait(timeout=60) is JobState.CANCELLED
+
+
+def test_cli_logs_follow_of_failed_job_exits_1(backend: VertexBackend, tmp_path: Path, vertex_env: None,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from tfcloud.cli import main
+
+    job = _submit(backend, tmp_path, image=FAIL_IMAGE)
+    assert main(["logs", job.job_id, "--follow"]) == 1
+    captured = capsys.readouterr()
+    assert "chief-0 | RuntimeError: loss is NaN" in captured.out
+    assert f"Job {job.job_id} failed: The replica workerpool0-0 exited with a non-zero status of 1." in captured.err
+
+
+def test_cli_unknown_job_exits_2(vertex_env: None, capsys: pytest.CaptureFixture[str]) -> None:
+    from tfcloud.cli import main
+
+    assert main(["status", "424242"]) == 2
+    assert capsys.readouterr().err.startswith("Error: Looking up job 424242: not found")
