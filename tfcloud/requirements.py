@@ -60,7 +60,7 @@ def _logical_lines(path: Path) -> Iterable[tuple[int, str]]:
         if line.rstrip().endswith("\\"):
             pending += line.rstrip()[:-1] + " "
             continue
-        text = (pending + line).strip()
+        text = " ".join((pending + line).split())
         pending = ""
         if text:
             yield start, text

@@ -390,7 +390,7 @@ class LocalJob:
             if final:
                 return
             if not data:
-                time.sleep(0.1)
+                self._pause(0.1)
 
     # -- waiting and stopping -----------------------------------------------------------------------------
     def wait(self, timeout: float | None = None) -> JobState:
@@ -424,6 +424,14 @@ class LocalJob:
             self._repair(info, int(pid))
 
     # -- internals ----------------------------------------------------------------------------------------
+    def _pause(self, seconds: float) -> None:
+        """Sleep up to ``seconds``; wake early when our own supervisor exits (the job is final then)."""
+        if self._process is not None and self._process.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=seconds)
+        else:
+            time.sleep(min(seconds, _POLL_S))
+
     def _read_status(self) -> dict[str, Any]:
         try:
             info: dict[str, Any] = json.loads((self.job_dir / sup.STATUS_FILE).read_text(encoding="utf-8"))

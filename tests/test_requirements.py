@@ -1,0 +1,67 @@
+"""The requirements check of local runs: exact problems, never an install."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+from pathlib import Path
+
+import pytest
+
+from tfcloud.errors import ConfigurationError
+from tfcloud.requirements import check_requirements, ensure_requirements, parse_requirements_file
+
+PYTEST = importlib.metadata.version("pytest")
+
+
+def test_parse_follows_includes_and_skips_options(tmp_path: Path) -> None:
+    (tmp_path / "base.txt").write_text("rich>=13  # the console\n")
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text(
+        "# comment\n"
+        "--index-url https://example.invalid/simple\n"
+        "-r base.txt\n"
+        "\n"
+        "pytest \\\n"
+        "  >=1\n"
+        "jinja2==3.* --hash=sha256:abc\n"
+        "-e ./local-package\n"
+    )
+    assert parse_requirements_file(reqs) == [
+        ("rich>=13", "base.txt:1"),
+        ("pytest >=1", "requirements.txt:5"),
+        ("jinja2==3.*", "requirements.txt:7"),
+        ("-e ./local-package", "requirements.txt:8"),
+    ]
+
+
+def test_satisfied_requirements_pass(tmp_path: Path) -> None:
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text(f"pytest=={PYTEST}\nPyTest>=1\nRich\nno-such-package ; python_version < '3'\n")
+    assert check_requirements(reqs, ["jinja2"]) == []
+    ensure_requirements(reqs, ["jinja2"])
+
+
+def test_every_problem_is_listed_with_the_fix(tmp_path: Path) -> None:
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text("pytest<1\nno-such-package-tfcloud\n")
+    with pytest.raises(ConfigurationError) as info:
+        ensure_requirements(reqs, ["another-missing-one>=2"])
+    error = info.value
+    assert error.message == (
+        f"The current Python environment ({sys.executable}) does not satisfy the job's requirements "
+        "(3 problems):\n"
+        f"  - pytest<1 (requirements.txt:1): {PYTEST} is installed, <1 is required\n"
+        "  - no-such-package-tfcloud (requirements.txt:2): not installed\n"
+        "  - another-missing-one>=2 (extra requirement): not installed\n"
+        "A local run uses this environment as it is and installs nothing into it."
+    )
+    assert error.hint == (f"Install them with: {sys.executable} -m pip install -r {reqs} && "
+                          f"{sys.executable} -m pip install 'another-missing-one>=2'")
+
+
+def test_unreadable_requirements_are_reported(tmp_path: Path) -> None:
+    problems = check_requirements(None, ["not a requirement !!"])
+    assert len(problems) == 1 and problems[0].reason.startswith("cannot be checked (not a valid requirement")
+    with pytest.raises(ConfigurationError, match="does not exist"):
+        check_requirements(tmp_path / "missing.txt")
