@@ -45,3 +45,42 @@ def script(tmp_path: Path) -> Path:
 @pytest.fixture
 def python() -> str:
     return sys.executable
+
+
+# --- a real Docker engine + registry on loopback, once per test session ----------------------------------------
+@pytest.fixture(scope="session")
+def engine() -> Iterator[object]:
+    """Debian's dockerd + docker-registry on loopback (tfcloud.testing.dockerd); skips when not installed."""
+    pytest.importorskip("docker", reason="the Docker tests need tfcloud[docker]")
+    from tfcloud.testing.dockerd import docker_engine, dockerd_available
+
+    reason = dockerd_available()
+    if reason:
+        pytest.skip(f"no Docker engine for tests: {reason} (.ci/install-docker installs it)")
+    with docker_engine() as eng:
+        yield eng
+
+
+@pytest.fixture(scope="session")
+def python_base(engine: object) -> str:
+    """A small base image (busybox + this machine's python3), made locally: Docker Hub is not reachable."""
+    from tfcloud.testing.dockerd import python_base_image
+
+    client = engine.client()  # type: ignore[attr-defined]
+    try:
+        return python_base_image(client)
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def tensorflow_base(engine: object) -> str:
+    """A TensorFlow + tf-keras base image made from this interpreter's site-packages (~20 s, once)."""
+    pytest.importorskip("tensorflow", reason="the TensorFlow image needs TensorFlow installed")
+    from tfcloud.testing.dockerd import tensorflow_base_image
+
+    client = engine.client()  # type: ignore[attr-defined]
+    try:
+        return tensorflow_base_image(client)
+    finally:
+        client.close()
