@@ -272,7 +272,7 @@ def _shell_tokens(command: str) -> list[str] | None:
 
 
 def _quote(text: str) -> str:
-    return "`" + text.strip().replace("`", "'") + "`"
+    return "`" + re.sub(r"\s+", " ", text.strip()).replace("`", "'") + "`"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -439,7 +439,8 @@ class _Converter:
     # -- calls IPython's transformer produced (and the notebook's own get_ipython() calls) -------------
 
     def _check_calls(self, tree: ast.Module, origin: list[int]) -> None:
-        for node in ast.walk(tree):
+        nodes = sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+        for node in nodes:
             if isinstance(node, ast.Import | ast.ImportFrom):
                 module = node.module if isinstance(node, ast.ImportFrom) else None
                 names = [module] if module else [a.name for a in node.names]
