@@ -17,7 +17,8 @@ EXAMPLES = REPO_ROOT / "examples"
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     for name in list(os.environ):
-        if name.startswith("TFCLOUD_"):
+        if name.startswith("TFCLOUD_") or name in ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT", "DOCKER_HOST",
+                                                   "STORAGE_EMULATOR_HOST", "GOOGLE_APPLICATION_CREDENTIALS"):
             monkeypatch.delenv(name)
     home = tmp_path_factory.mktemp("tfcloud-home")
     monkeypatch.setenv("TFCLOUD_HOME", str(home))

@@ -196,6 +196,65 @@ def submit(
     raise typer.Exit(code)
 
 
+@app.command()
+def build(
+    entry_point: Annotated[Path, typer.Argument(help="The training script (.py) or notebook (.ipynb).",
+                                                show_default=False)],
+    worker_count: Annotated[int, typer.Option(help="Workers besides the chief (decides the strategy).")] = 0,
+    ps_count: Annotated[int, typer.Option(help="Parameter servers (decides the strategy).")] = 0,
+    chief_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Chief machine (a GPU chief gets the GPU base image).", show_default=False)] = None,
+    worker_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Worker machine.", show_default=False)] = None,
+    strategy: Annotated[str, typer.Option("--strategy", help="As for `tfcloud submit`.")] = "auto",
+    requirements: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--requirements", "-r", help="A requirements.txt installed in the image.", show_default=False)] = None,
+    project: Annotated[Optional[str], typer.Option(help="Google Cloud project.", show_default=False)] = None,  # noqa: UP045
+    region: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Region (for the default repository).", show_default=False)] = None,
+    image: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Image URI to build and push (DockerConfig.image).", show_default=False)] = None,
+    parent_image: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Base image (DockerConfig.parent_image).", show_default=False)] = None,
+    cache_from: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="An image to take build cache from (DockerConfig.cache_from).", show_default=False)] = None,
+    image_build_bucket: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Build with Cloud Build, staging the source in this bucket.", show_default=False)] = None,
+    no_push: Annotated[bool, typer.Option("--no-push", help="Build into the local engine only.")] = False,
+) -> None:
+    """Build (or find) the job's image and print its reference; submit nothing.
+
+    The tag is a digest of everything that determines the image: unchanged code costs one look-up.
+    """
+    from tfcloud.console import get_console
+    from tfcloud.pipeline import build_image, prepare
+    from tfcloud.settings import resolve_settings
+    from tfcloud.spec import DockerConfig
+    from tfcloud.validate import build_spec
+
+    settings = resolve_settings({"target": "vertex", "project": project, "region": region})
+    spec = build_spec(
+        entry_point=entry_point,
+        requirements_txt=requirements,
+        docker_config=DockerConfig(image=image, parent_image=parent_image, cache_from=cache_from,
+                                   image_build_bucket=image_build_bucket),
+        distribution_strategy=None if strategy.lower() == "none" else strategy,
+        chief_config=_machine(chief_config, "chief_config"),
+        worker_config=_machine(worker_config, "worker_config"),
+        worker_count=worker_count,
+        ps_count=ps_count,
+        target="vertex",
+        project=settings.project,
+        region=settings.region,
+    )
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
+        job, _ = prepare(spec, Path(tmp))
+        ref = build_image(job, settings, console=get_console(), push=not no_push)
+    typer.echo(ref.uri)
+
+
 def _print_plan(plan: Plan) -> None:
     from rich.syntax import Syntax
     from rich.table import Table
