@@ -554,7 +554,7 @@ class _Converter:
             if requirement not in self.requirements:
                 self.requirements.append(requirement)
         listed = ", ".join(found) if found else "nothing"
-        self._note(line, f"{_quote(shown)} → requirements: {listed} (installed with the image, not in the job).")
+        self._note(line, f"{_quote(shown)} → the job's requirements: {listed} (installed before the job starts).")
         return found
 
     def _pip_args(self, args: list[str], line: int, shown: str) -> list[str]:

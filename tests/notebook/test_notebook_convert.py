@@ -121,8 +121,8 @@ def test_pip_lines_become_requirements(convert):
         "--pre",
     )
     assert converted.notes[0] == (
-        "cell 1, line 1: `%pip install -q tensorflow-datasets 'numpy<2'` → requirements: tensorflow-datasets, "
-        "numpy<2 (installed with the image, not in the job)."
+        "cell 1, line 1: `%pip install -q tensorflow-datasets 'numpy<2'` → the job's requirements: "
+        "tensorflow-datasets, numpy<2 (installed before the job starts)."
     )
     assert "cell 5, line 1: `!pip list` runs in the job as a shell command." in converted.notes
 
@@ -142,9 +142,10 @@ def test_pip_lines_do_not_run_in_the_job(job):
     assert result.returncode == 0, result.stderr
     assert result.stdout == "ok\n"
     assert result.stderr.splitlines() == [
-        "tfcloud: `%pip install -q definitely-not-a-package-xyz`: installed with the job's image "
-        "(a requirement of the job).",
-        "tfcloud: `!pip install nope-xyz`: installed with the job's image (a requirement of the job).",
+        "tfcloud: `%pip install -q definitely-not-a-package-xyz` skipped: its packages are the job's "
+        "requirements, installed before the job started.",
+        "tfcloud: `!pip install nope-xyz` skipped: its packages are the job's requirements, installed before "
+        "the job started.",
     ]
 
 
@@ -344,11 +345,11 @@ def test_markdown_raw_outputs_and_skipped_cells_are_not_shipped(convert, job):
         ("markdown", "# Heading with %magic and !shell"),
         ("raw", "%%not python at all"),
         ("code", "print('kept')", {"output": "OUTPUT-MARKER"}),
-        ("code", "%debug\nprint('skipped')", {"tags": ["tfcloud-skip"]}),
+        ("code", "%debug\nprint('LEFT-OUT-CELL')", {"tags": ["tfcloud-skip"]}),
     )
     converted = convert(*cells)
     assert "OUTPUT-MARKER" not in converted.script and "Heading" not in converted.script
-    assert "skipped" not in converted.script
+    assert "LEFT-OUT-CELL" not in converted.script
     assert converted.notes == ("cell 4: left out (tagged tfcloud-skip).",)
     assert job(*cells).stdout == "kept\n"
 

@@ -79,8 +79,8 @@ def test_run_from_a_kernel_submits_the_running_notebook(jupyter_server, tmp_path
     assert from_server["entry_point"] == str(path.resolve())
     assert from_server["requirements"] == ["tensorflow-datasets"]
     assert from_server["notes"][:2] == [
-        "cell 2, line 1: `%pip install -q tensorflow-datasets` → requirements: tensorflow-datasets (installed "
-        "with the image, not in the job).",
+        "cell 2, line 1: `%pip install -q tensorflow-datasets` → the job's requirements: tensorflow-datasets "
+        "(installed before the job starts).",
         "cell 2, line 2: `%matplotlib inline` dropped (display only: nothing is shown in a job).",
     ]
     assert [p["role"] for p in from_server["pools"]] == ["chief", "worker"]
