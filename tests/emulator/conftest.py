@@ -13,7 +13,6 @@ import pytest
 from tfcloud.pytest_plugin import tfcloud_emulator, tfcloud_emulator_env  # noqa: F401
 
 
-
 @pytest.fixture
 def emulator(tfcloud_emulator: Any) -> Iterator[Any]:  # noqa: F811
     yield tfcloud_emulator

@@ -151,7 +151,8 @@ def test_cancel_a_queued_job(emulator: Any, jobs: Any) -> None:
 
 
 def test_delete_a_finished_job_and_not_a_running_one(emulator: Any, jobs: Any) -> None:
-    running = jobs.create_custom_job(parent=emulator.parent, custom_job=custom_job(pool("import time; time.sleep(600)")))
+    running = jobs.create_custom_job(parent=emulator.parent,
+                                     custom_job=custom_job(pool("import time; time.sleep(600)")))
     with pytest.raises(exceptions.FailedPrecondition):
         jobs.delete_custom_job(name=running.name)
     jobs.cancel_custom_job(name=running.name)
@@ -178,7 +179,8 @@ def test_list_with_filter_and_paging(emulator: Any, jobs: Any) -> None:
     assert listed == list(reversed(names))  # newest first, all pages
 
     def matching(expression: str) -> list[str]:
-        return sorted(job.display_name for job in jobs.list_custom_jobs(request={"parent": parent, "filter": expression}))
+        found = jobs.list_custom_jobs(request={"parent": parent, "filter": expression})
+        return sorted(job.display_name for job in found)
 
     assert matching('state="JOB_STATE_FAILED"') == ["listed-1", "listed-3"]
     assert matching('display_name:"listed-*" AND labels.batch=b') == ["listed-3", "listed-4"]

@@ -41,7 +41,8 @@ def test_multi_worker_mirrored_job_succeeds_and_its_logs_come_back(
     pytest.importorskip("tf_keras")
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
-    env = [vertex.EnvVar(name="TF_CPP_MIN_LOG_LEVEL", value="2"), vertex.EnvVar(name="GRPC_FAIL_FAST", value="use_caller")]
+    env = [vertex.EnvVar(name="TF_CPP_MIN_LOG_LEVEL", value="2"),
+           vertex.EnvVar(name="GRPC_FAIL_FAST", value="use_caller")]
 
     def pool(count: int) -> vertex.WorkerPoolSpec:
         return vertex.WorkerPoolSpec(
