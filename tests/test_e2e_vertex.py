@@ -95,3 +95,76 @@ def test_failing_script_exits_1_with_its_traceback(cloud_env: str, tensorflow_ba
     assert re.search(r"^Job \d+ failed: The replica workerpool0-0 exited with a non-zero status of 1\.", captured.err,
                      re.M)
     assert "FileNotFoundError: data.csv is missing" in captured.err  # the last lines, in the failure message
+
+
+SLOW_SCRIPT = """
+import time
+print("started", flush=True)
+time.sleep(120)
+"""
+
+
+def _interrupted_submit(tmp_path: Path, python_base: str, *extra: str) -> tuple[int, str, str]:
+    """Run `tfcloud submit --vertex` in a child process, press Ctrl-C once the chief runs, return its result."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    project = tmp_path / "slow"
+    project.mkdir()
+    (project / "train.py").write_text(SLOW_SCRIPT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfcloud.cli", "submit", str(project / "train.py"), "--vertex", "--chief-config",
+         "CPU", "--strategy", "none", "--parent-image", python_base, *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    err_lines: list[str] = []
+    reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
+    reader.start()
+    out_lines: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        out_lines.append(line)
+        if "chief-0" in line and "started" in line:
+            proc.send_signal(signal.SIGINT)
+            break
+    out_rest = proc.stdout.read()  # until the child exits and closes it
+    proc.wait(timeout=120)
+    reader.join(timeout=10)
+    proc.stdout.close()
+    assert proc.stderr is not None
+    proc.stderr.close()
+    return proc.returncode, "".join(out_lines) + out_rest, "".join(err_lines)
+
+
+def _job_state(emulator: object, job_id: str) -> str:
+    client = emulator.job_client()  # type: ignore[attr-defined]
+    name = f"{emulator.parent}/customJobs/{job_id}"  # type: ignore[attr-defined]
+    return str(client.get_custom_job(name=name).state.name)
+
+
+def test_ctrl_c_detaches_and_leaves_the_job_running(cloud_env: str, python_base: str, docker_emulator: object,
+                                                    tmp_path: Path) -> None:
+    code, _out, err = _interrupted_submit(tmp_path, python_base)
+    assert code == 130
+    job_id = re.search(r"Detached: (\d+) keeps running\.", err)
+    assert job_id, err
+    assert f"Follow it again: tfcloud logs {job_id[1]} -f" in err
+    assert f"Cancel it:       tfcloud cancel {job_id[1]}" in err
+    assert _job_state(docker_emulator, job_id[1]) == "JOB_STATE_RUNNING"
+    assert main(["cancel", job_id[1]]) == 0  # clean up (and `tfcloud cancel` works)
+
+
+def test_cancel_on_interrupt_cancels_the_job(cloud_env: str, python_base: str, docker_emulator: object,
+                                             tmp_path: Path) -> None:
+    import time
+
+    code, _out, err = _interrupted_submit(tmp_path, python_base, "--cancel-on-interrupt")
+    assert code == 130
+    job_id = re.search(r"Interrupted: cancelling (\d+)\.", err)
+    assert job_id, err
+    deadline = time.monotonic() + 60
+    while _job_state(docker_emulator, job_id[1]) != "JOB_STATE_CANCELLED" and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _job_state(docker_emulator, job_id[1]) == "JOB_STATE_CANCELLED"
