@@ -114,7 +114,7 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
      "Invalid `target`: expected \"vertex\" for a TPU job (TPUs cannot run locally), received 'local'."),
     ("unknown-kwarg", {"workers": 2},
      "Invalid `run() keyword argument`: expected one of tensorflow-cloud's arguments or ps_config, ps_count, "
-     "evaluator_config, evaluator_count, target, project, region, dry_run, display_name, env, api_endpoint, "
+     "evaluator_config, evaluator_count, target, project, region, dry_run, display_name, env, emulator_host, "
      "image_repository, staging_bucket, timeout, restart_on_worker_restart, spot, network, base_output_dir, "
      "received 'workers'."),
     ("timeout", {"timeout": 0},

@@ -24,7 +24,7 @@ class Settings:
     region: str = "us-central1"
     staging_bucket: str | None = None
     image_repository: str | None = None  # default: {region}-docker.pkg.dev/{project}/tfcloud
-    api_endpoint: str | None = None  # host:port of a Vertex AI / Cloud Build / Logging endpoint (the emulator)
+    emulator_host: str | None = None  # host:port of the tfcloud emulator (Vertex AI, Cloud Build, Logging)
     docker_host: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
 
@@ -39,6 +39,8 @@ class Settings:
 
 _ENV_NAMES = {f.name: f"TFCLOUD_{f.name.upper()}" for f in fields(Settings)}
 _ENV_NAMES["state_dir"] = "TFCLOUD_HOME"
+#: Other tools' variables, read after tfcloud's own.
+_FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"), "docker_host": ("DOCKER_HOST",)}
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -88,7 +90,8 @@ def resolve_settings(
         )
     values: dict[str, str] = {}
     for name in known:
-        for source in (flags.get(name), environ.get(_ENV_NAMES[name]) or None, table.get(name)):
+        fallbacks = [environ.get(var) or None for var in _FALLBACK_ENV.get(name, ())]
+        for source in (flags.get(name), environ.get(_ENV_NAMES[name]) or None, table.get(name), *fallbacks):
             if source is not None:
                 if not isinstance(source, str):
                     raise ConfigurationError(
