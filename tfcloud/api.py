@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ValidationError
+from tfcloud.spec import Target
 
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobHandle
@@ -120,7 +121,13 @@ def run(
 
         return make_plan(spec)
     handle = submit_spec(spec, settings)
-    code = follow(handle) if spec.stream_logs else 0
+    code = 0
+    if spec.stream_logs:
+        try:
+            code = follow(handle)
+        except KeyboardInterrupt:
+            interrupted(handle, cancel=spec.target is Target.LOCAL)
+            raise
     if exit_after:
         sys.exit(code)
     return handle
@@ -139,6 +146,22 @@ def submit_spec(spec: JobSpec, settings: Settings) -> JobHandle:
     if url:
         console.print(f"Console: {url}", markup=False)
     return handle
+
+
+def interrupted(handle: JobHandle, *, cancel: bool) -> None:
+    """What Ctrl-C while following does: cancel the job (always for local jobs), or detach from it and say how
+    to follow or cancel it later (the default for Vertex AI jobs, which keep running and keep costing)."""
+    from tfcloud.console import get_console
+
+    console = get_console()
+    if cancel:
+        console.print(f"Interrupted: cancelling {handle.job_id}.", markup=False)
+        handle.cancel()
+        handle.wait(timeout=60)
+    else:
+        console.print(f"Detached: {handle.job_id} keeps running.\n"
+                      f"  Follow it again: tfcloud logs {handle.job_id} -f\n"
+                      f"  Cancel it:       tfcloud cancel {handle.job_id}", markup=False)
 
 
 def follow(handle: JobHandle, *, replica: str | None = None) -> int:

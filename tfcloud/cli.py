@@ -171,27 +171,19 @@ def submit(
         else:
             _print_plan(plan)
         return
-    from tfcloud.api import follow, submit_spec
+    from tfcloud.api import follow, interrupted, submit_spec
     from tfcloud.console import get_console
     from tfcloud.spec import Target
 
-    console = get_console()
     handle = submit_spec(spec, settings)
     if detach:
         typer.echo(handle.job_id)
-        console.print(f"Follow it with: tfcloud logs {handle.job_id} -f", markup=False)
+        get_console().print(f"Follow it with: tfcloud logs {handle.job_id} -f", markup=False)
         return
     try:
         code = follow(handle)
     except KeyboardInterrupt:
-        if spec.target is Target.LOCAL or cancel_on_interrupt:
-            console.print(f"Interrupted: cancelling {handle.job_id}.", markup=False)
-            handle.cancel()
-            handle.wait(timeout=60)
-        else:
-            console.print(f"Detached: {handle.job_id} keeps running.\n"
-                          f"  Follow it again: tfcloud logs {handle.job_id} -f\n"
-                          f"  Cancel it:       tfcloud cancel {handle.job_id}", markup=False)
+        interrupted(handle, cancel=spec.target is Target.LOCAL or cancel_on_interrupt)
         raise typer.Exit(130) from None
     raise typer.Exit(code)
 
