@@ -178,3 +178,39 @@ def test_plan_is_stable_across_directories(make_job: MakeJob, repository: str, p
     a = plan_image(make_job({"m.py": "1"}, name="a"), repository=repository)
     b = plan_image(make_job({"m.py": "1"}, name="b"), repository=repository)
     assert a.uri == b.uri and a.base_image == python_base
+
+
+def _bcrypt(password: str) -> str:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import crypt  # the stdlib's, bcrypt through libxcrypt (Debian)
+
+        return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH))
+
+
+def test_registry_credentials_come_from_the_docker_config(engine: Engine, make_job: MakeJob, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import base64
+    import json
+
+    htpasswd = tmp_path / "htpasswd"
+    htpasswd.write_text(f"alice:{_bcrypt('s3cret')}\n")
+    with registry(tmp_path / "auth", htpasswd=htpasswd) as reg:
+        job = make_job({"auth.py": ""})
+        repository = f"{reg.address}/tfcloud"
+        monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "no-config"))
+        with DockerBuilder(docker_host=engine.docker_host) as anonymous, pytest.raises(BuildError) as info:
+            containerize(job, builder=anonymous, repository=repository)
+        assert info.value.step == "push" and "no basic auth credentials" in str(info.value)
+
+        config = tmp_path / "docker-config"
+        config.mkdir()
+        auth = base64.b64encode(b"alice:s3cret").decode()
+        (config / "config.json").write_text(json.dumps({"auths": {reg.address: {"auth": auth}}}))
+        monkeypatch.setenv("DOCKER_CONFIG", str(config))
+        with DockerBuilder(docker_host=engine.docker_host) as builder:
+            ref = containerize(job, builder=builder, repository=repository)
+            assert not ref.built and ref.digest  # built by the first attempt; now pushed
+            assert builder.exists(ref.uri)  # the look-up authenticates too

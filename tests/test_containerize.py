@@ -1,0 +1,109 @@
+"""The containerize stage without an engine: what goes into the context, the Dockerfile's inputs, the tag,
+and the skip when the builder already has the tag (a recording Builder; real engines: tests/builders)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from tfcloud.backends.base import ImageRef, PreparedJob
+from tfcloud.builders import Builder
+from tfcloud.containerize import containerize, plan_image, tfcloud_package_files
+from tfcloud.context import BuildContext
+from tfcloud.launcher import LAUNCHER_NAME
+from tfcloud.spec import DockerConfig
+from tfcloud.validate import build_spec
+
+
+def _job(tmp_path: Path, *, script_outside: bool = False, requirements: tuple[str, ...] = (),
+         **spec_args: object) -> PreparedJob:
+    work = tmp_path / "proj"
+    work.mkdir(parents=True)
+    (work / "train.py").write_text("print(1)\n")
+    (work / ".env").write_text("TOKEN=x\n")
+    spec = build_spec(entry_point=str(work / "train.py"), **spec_args)  # type: ignore[arg-type]
+    launcher = tmp_path / "launcher.py"
+    launcher.write_text("# launcher\n")
+    script = work / "train.py"
+    if script_outside:
+        script = tmp_path / "converted" / "notebook.py"
+        script.parent.mkdir()
+        script.write_text("print('from a notebook')\n")
+    return PreparedJob(spec=spec, workdir=work, launcher=launcher, script=script, requirements=requirements)
+
+
+def test_context_holds_the_job_files_and_tfclouds_own(tmp_path: Path) -> None:
+    (tmp_path / "reqs.txt").write_text("numpy==2.0\n")
+    job = _job(tmp_path, script_outside=True, requirements=("pandas",),
+               requirements_txt=str(tmp_path / "reqs.txt"), docker_config=DockerConfig(parent_image="base:1"))
+    plan = plan_image(job, repository="localhost:5000/tfcloud")
+    paths = [f.path for f in plan.context.files]
+    assert "train.py" in paths and "notebook.py" in paths and ".env" not in paths
+    launcher = plan.context.get(LAUNCHER_NAME)
+    assert launcher is not None and launcher.data == b"# launcher\n"
+    reqs = plan.context.get(".tfcloud/requirements.txt")
+    assert reqs is not None and reqs.data == (
+        b"numpy==2.0\n# found in the entry point (e.g. a notebook's %pip install lines)\npandas\n")
+    assert ".tfcloud/python/tfcloud/__init__.py" in paths
+    assert ".tfcloud/python/tfcloud/_templates/launcher.py.j2" in paths
+    assert not any("/emulator/" in p or "/testing/" in p or "__pycache__" in p for p in paths)
+    dockerfile = plan.context.get(".tfcloud/Dockerfile")
+    assert dockerfile is not None and dockerfile.data == plan.dockerfile.encode()
+    assert plan.dockerfile.startswith("# Dockerfile generated") and "FROM base:1\n" in plan.dockerfile
+    assert plan.uri == f"localhost:5000/tfcloud/train:{plan.digest[:16]}"
+
+
+def test_base_image_and_tf_keras_follow_the_spec(tmp_path: Path) -> None:
+    job = _job(tmp_path, worker_count=2, worker_config="T4_1X", chief_config="T4_1X")
+    plan = plan_image(job, repository="r", tensorflow_version="2.21.0")
+    assert plan.base_image == "tensorflow/tensorflow:2.21.0-gpu"
+    assert "import tf_keras" in plan.dockerfile  # MultiWorkerMirrored routes Keras to tf-keras
+
+
+def test_explicit_image_names(tmp_path: Path) -> None:
+    tagged = plan_image(_job(tmp_path / "a", docker_config=DockerConfig(image="gcr.io/p/img:v1", parent_image="b")),
+                        repository="r")
+    assert tagged.uri == "gcr.io/p/img:v1"
+    untagged = plan_image(_job(tmp_path / "b", docker_config=DockerConfig(image="gcr.io/p/img", parent_image="b")),
+                          repository="r")
+    assert untagged.uri == f"gcr.io/p/img:{untagged.digest[:16]}"
+
+
+def test_package_files_are_sources_only() -> None:
+    files = tfcloud_package_files()
+    assert all(p.startswith(".tfcloud/python/tfcloud/") for p in files)
+    assert all(p.endswith((".py", ".typed", ".j2")) for p in files)
+
+
+class Recorder:
+    """A Builder that records calls and 'has' the tags it built."""
+
+    def __init__(self) -> None:
+        self.have: set[str] = set()
+        self.calls: list[str] = []
+
+    def exists(self, tag: str, *, pushed: bool = True) -> bool:
+        self.calls.append(f"exists {tag}")
+        return tag in self.have
+
+    def build(self, context: BuildContext, tag: str, *, push: bool = True, cache_from: str | None = None) -> ImageRef:
+        self.calls.append(f"build {tag}")
+        self.have.add(tag)
+        return ImageRef(uri=tag, built=True)
+
+
+def test_containerize_skips_an_existing_tag_and_says_so(tmp_path: Path) -> None:
+    job = _job(tmp_path, docker_config=DockerConfig(parent_image="base:1"))
+    builder = Recorder()
+    assert isinstance(builder, Builder)
+    out = io.StringIO()
+    first = containerize(job, builder=builder, repository="r", console=Console(file=out, width=300))
+    second = containerize(job, builder=builder, repository="r", console=Console(file=out, width=300))
+    assert first.built and not second.built and first.uri == second.uri
+    assert builder.calls == [f"exists {first.uri}", f"build {first.uri}", f"exists {first.uri}"]
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith(f"Build context {job.workdir}: ") and " files, " in lines[0]
+    assert lines[1] == "Kept out of the image (secret deny-list): .env (environment file)."
+    assert lines[-1] == f"Image {first.uri} is up to date: nothing to build."
