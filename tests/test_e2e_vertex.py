@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI path needs tfcloud[cloud]")
 
-from tfcloud.cli import main  # noqa: E402
+from tfcloud.cli import main
 
 pytestmark = [pytest.mark.docker, pytest.mark.tensorflow, pytest.mark.emulator]
 

@@ -80,8 +80,8 @@ def _count(field: str, value: object, *, maximum: int | None = None) -> int:
 
 
 def validate_labels(value: object) -> Mapping[str, str]:
-    """GCP label rules: ≤ 64 labels (63 here: tfcloud adds one); keys 1–63 chars starting with a lowercase letter; keys and values
-    only lowercase letters, digits, ``_`` and ``-``; values ≤ 63 chars (may be empty)."""
+    """GCP label rules: ≤ 64 labels (63 here: tfcloud adds one); keys 1–63 chars starting with a lowercase
+    letter; keys and values only lowercase letters, digits, ``_`` and ``-``; values ≤ 63 chars (may be empty)."""
     if value is None:
         return MappingProxyType({})
     if not isinstance(value, Mapping):

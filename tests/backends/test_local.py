@@ -17,8 +17,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from localjobs import assert_no_survivors, replica_pid, wait_for_line
 
+from tests.backends.localjobs import assert_no_survivors, replica_pid, wait_for_line
 from tfcloud.backends import get_backend
 from tfcloud.backends.base import JobHandle, PreparedJob
 from tfcloud.backends.local import LocalBackend, LocalJob, loopback_env, make_job_id, plan_cluster

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from localjobs import assert_no_survivors, replica_pid, wait_for_line
 
+from tests.backends.localjobs import assert_no_survivors, replica_pid, wait_for_line
 from tfcloud.backends.local import LocalJob
 from tfcloud.states import JobState
 

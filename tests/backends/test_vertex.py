@@ -18,13 +18,13 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
-from tfcloud.backends.base import ImageRef  # noqa: E402
-from tfcloud.backends.vertex import VertexBackend, VertexJob  # noqa: E402
-from tfcloud.errors import JobNotFoundError  # noqa: E402
-from tfcloud.pipeline import prepare  # noqa: E402
-from tfcloud.settings import Settings  # noqa: E402
-from tfcloud.states import JobState  # noqa: E402
-from tfcloud.validate import build_spec  # noqa: E402
+from tfcloud.backends.base import ImageRef
+from tfcloud.backends.vertex import VertexBackend, VertexJob
+from tfcloud.errors import JobNotFoundError
+from tfcloud.pipeline import prepare
+from tfcloud.settings import Settings
+from tfcloud.states import JobState
+from tfcloud.validate import build_spec
 
 IMAGE = "localhost:5000/tfcloud/train:test"
 FAIL_IMAGE = "localhost:5000/tfcloud/fail:test"

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nbhelpers import notebook, run_script
 
+from tests.notebook.nbhelpers import notebook, run_script
 from tfcloud.notebook import ConvertedNotebook, convert_notebook
 
 DATA = Path(__file__).parent / "data"

@@ -335,7 +335,7 @@ def test_empty_notebook(convert, tmp_path):
     assert converted.requirements == () and converted.notes == ()
     script = tmp_path / "empty.py"
     script.write_text(converted.script)
-    from nbhelpers import run_script
+    from tests.notebook.nbhelpers import run_script
 
     assert run_script(script, cwd=tmp_path).returncode == 0
 

@@ -47,7 +47,7 @@ def _errors(cell) -> list[str]:
 
 @pytest.mark.timeout(120)
 def test_run_from_a_kernel_submits_the_running_notebook(jupyter_server, tmp_path, monkeypatch):
-    from nbhelpers import notebook
+    from tests.notebook.nbhelpers import notebook
 
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     root = tmp_path / "root"

@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 import pytest
-from nbhelpers import notebook
 
+from tests.notebook.nbhelpers import notebook
 from tfcloud.states import JobState
 
 pytestmark = pytest.mark.tensorflow

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from nbhelpers import run_script
 
+from tests.notebook.nbhelpers import run_script
 from tfcloud.notebook import convert_notebook
 
 DATA = Path(__file__).parent / "data"
