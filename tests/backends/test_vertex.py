@@ -245,3 +245,11 @@ def test_cli_unknown_job_exits_2(vertex_env: None, capsys: pytest.CaptureFixture
 
     assert main(["status", "424242"]) == 2
     assert capsys.readouterr().err.startswith("Error: Looking up job 424242: not found")
+
+
+def test_lost_create_answer_is_not_a_second_job(backend: VertexBackend, emulator: object, tmp_path: Path) -> None:
+    # The first create makes the job but its answer is lost (UNAVAILABLE): the retry must find that job.
+    emulator.faults.fail("CreateCustomJob", code="UNAVAILABLE", after=True)  # type: ignore[attr-defined]
+    job = _submit(backend, tmp_path, display_name="lost-answer")
+    assert job.wait(timeout=120) is JobState.SUCCEEDED
+    assert len(_jobs_with(backend, "lost-answer")) == 1

@@ -169,6 +169,12 @@ def _with_faults(info: MethodInfo, implementation: Handler, faults: Faults) -> H
         fault = faults.take_call_fault(info.name, info.path)
         if fault.delay:
             time.sleep(fault.delay)
+        if fault.code is not None and fault.after:
+            result = implementation(request, context)
+            if inspect.isgenerator(result):  # a stream: lose it before its first message
+                result.close()
+            logger.debug("injected %s into %s after it ran", fault.code, info.name)
+            context.abort(getattr(grpc.StatusCode, fault.code), fault.message)
         if fault.code is not None:
             logger.debug("injected %s into %s", fault.code, info.name)
             context.abort(getattr(grpc.StatusCode, fault.code), fault.message)

@@ -3,6 +3,7 @@
 Reach it as ``Emulator.faults``::
 
     emulator.faults.fail("CreateCustomJob", code="UNAVAILABLE", times=2)   # the next 2 calls fail
+    emulator.faults.fail("CreateCustomJob", after=True)                    # it creates, then the answer is lost
     emulator.faults.delay("GetCustomJob", seconds=0.5)                     # every call waits 0.5 s
     emulator.faults.fail_replica("workerpool1-0", exit_code=3)             # that replica exits 3 at start
     emulator.faults.hold_queued()                                          # new jobs stay QUEUED ...
@@ -35,6 +36,7 @@ class CallFault:
     delay: float = 0.0
     code: str | None = None
     message: str = ""
+    after: bool = False  # fail only after the call did its work (the answer is "lost")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +52,7 @@ class _Failure:
     code: str
     message: str
     remaining: int
+    after: bool = False
 
 
 @dataclass(kw_only=True)
@@ -78,12 +81,16 @@ class Faults:
         self._hold = threading.Event()
 
     # -- calls ---------------------------------------------------------------------------------------------
-    def fail(self, method: str, *, code: object = "UNAVAILABLE", times: int = 1, message: str | None = None) -> None:
-        """Fail the next ``times`` calls of ``method`` with status ``code``."""
+    def fail(self, method: str, *, code: object = "UNAVAILABLE", times: int = 1, message: str | None = None,
+             after: bool = False) -> None:
+        """Fail the next ``times`` calls of ``method`` with status ``code``. With ``after`` (unary methods), the
+        call first does its work and only its answer is lost: a created job exists although the client saw an
+        error, as when a connection drops mid-call."""
         name = _code_name(code)
         text = message if message is not None else f"Injected fault: {method} fails with {name}."
         with self._lock:
-            self._failures.setdefault(_short(method), []).append(_Failure(code=name, message=text, remaining=times))
+            self._failures.setdefault(_short(method), []).append(
+                _Failure(code=name, message=text, remaining=times, after=after))
 
     def delay(self, method: str, *, seconds: float, times: int | None = None) -> None:
         """Delay calls of ``method`` (``"*"``: every method) by ``seconds``; the next ``times`` only, if given."""
@@ -108,7 +115,7 @@ class Faults:
                 failure.remaining -= 1
                 if failure.remaining <= 0:
                     queue.pop(0)
-                return CallFault(delay=delay, code=failure.code, message=failure.message)
+                return CallFault(delay=delay, code=failure.code, message=failure.message, after=failure.after)
             return CallFault(delay=delay)
 
     # -- replicas ------------------------------------------------------------------------------------------
