@@ -5,18 +5,20 @@ and pushes to the real registry on loopback."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import MakeJob
 from rich.console import Console
 
+from tfcloud.backends.base import PreparedJob
 from tfcloud.builders import Builder
 from tfcloud.builders.cloudbuild import STAGING_PREFIX, CloudBuildBuilder, build_request, manifest_exists
 from tfcloud.containerize import containerize, plan_image
 from tfcloud.errors import BuildError, ConfigurationError
 from tfcloud.testing.dockerd import Engine
+
+MakeJob = Callable[..., PreparedJob]  # the make_job fixture (conftest.py)
 
 pytestmark = [pytest.mark.docker, pytest.mark.emulator]
 

@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MakeJob
 from rich.console import Console
 
+from tfcloud.backends.base import PreparedJob
 from tfcloud.builders import Builder
 from tfcloud.builders.docker import DockerBuilder
 from tfcloud.containerize import containerize, plan_image
 from tfcloud.errors import BuildError, ConfigurationError
 from tfcloud.testing.dockerd import Engine, registry
+
+MakeJob = Callable[..., PreparedJob]  # the make_job fixture (conftest.py)
 
 pytestmark = pytest.mark.docker
 

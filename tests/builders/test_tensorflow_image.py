@@ -3,14 +3,16 @@ entrypoint, the launcher, runs the user's script with tfcloud.remote() true and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
-from conftest import MakeJob
 
+from tfcloud.backends.base import PreparedJob
 from tfcloud.builders.docker import DockerBuilder
 from tfcloud.containerize import containerize
 from tfcloud.testing.dockerd import Engine, tensorflow_base_image
+
+MakeJob = Callable[..., PreparedJob]  # the make_job fixture (conftest.py)
 
 pytestmark = [pytest.mark.docker, pytest.mark.tensorflow]
 

@@ -132,7 +132,8 @@ def _umount_all(root: Path) -> None:
     prefix = str(root)
     with open("/proc/self/mounts") as f:
         points = [line.split()[1] for line in f]
-    for point in sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True):
+    mine = [p for p in points if p == prefix or p.startswith(prefix + "/")]
+    for point in sorted(mine, key=len, reverse=True):
         libc.umount2(point.encode(), mnt_detach)
 
 
