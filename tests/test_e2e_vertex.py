@@ -168,3 +168,32 @@ def test_cancel_on_interrupt_cancels_the_job(cloud_env: str, python_base: str, d
     while _job_state(docker_emulator, job_id[1]) != "JOB_STATE_CANCELLED" and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _job_state(docker_emulator, job_id[1]) == "JOB_STATE_CANCELLED"
+
+
+def test_cloud_build_variant(cloud_env: str, tensorflow_base: str, docker_emulator: object, tmp_path: Path,
+                             monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same submit with --image-build-bucket: the context is staged in the storage emulator and the image is
+    built by the emulator's Cloud Build on the real engine."""
+    settings = docker_emulator.settings  # type: ignore[attr-defined]
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", settings.storage_endpoint)
+    storage = docker_emulator.storage_client()  # type: ignore[attr-defined]
+    try:
+        if storage.lookup_bucket("e2e-builds") is None:
+            storage.create_bucket("e2e-builds")
+    finally:
+        storage.close()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text(KERAS_SCRIPT)
+    code = main(["submit", str(project / "train.py"), "--vertex", "--chief-config", "CPU", "--worker-count", "1",
+                 "--worker-config", "CPU", "--parent-image", tensorflow_base, "--image-build-bucket", "e2e-builds"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:] + captured.out[-3000:]
+    builds = docker_emulator.build_client()  # type: ignore[attr-defined]
+    try:
+        done = [b for b in builds.list_builds(project_id="tfcloud-e2e") if b.status.name == "SUCCESS"]
+    finally:
+        builds.transport.close()
+    assert done, "the image was not built by Cloud Build"
+    sums = {m for m in re.findall(r"^(?:chief|worker)-0 +\| final weight sum (\S+)$", captured.out, re.M)}
+    assert len(sums) == 1, captured.out[-3000:]

@@ -71,9 +71,14 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
     """Cloud Build when ``docker_config.image_build_bucket`` is set, else the Docker engine."""
     if spec.docker_config.image_build_bucket:
         from tfcloud.builders.cloudbuild import CloudBuildBuilder
+        from tfcloud.errors import ConfigurationError
 
-        return CloudBuildBuilder.from_settings(settings, bucket=spec.docker_config.image_build_bucket,
-                                               console=console)
+        if not settings.project:
+            raise ConfigurationError(
+                "Cloud Build needs a Google Cloud project.",
+                hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
+        return CloudBuildBuilder(project=settings.project, bucket=spec.docker_config.image_build_bucket,
+                                 endpoint=settings.emulator_host, console=console)
     from tfcloud.builders.docker import DockerBuilder
 
     return DockerBuilder(docker_host=settings.docker_host, console=console)

@@ -3,7 +3,7 @@ per session, stopped at its end) and base images made locally (Docker Hub is not
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,26 +11,10 @@ import pytest
 from tfcloud.backends.base import PreparedJob
 from tfcloud.launcher import LAUNCHER_NAME, render_launcher
 from tfcloud.spec import DockerConfig
-from tfcloud.testing.dockerd import Engine, docker_engine, dockerd_available, python_base_image
+from tfcloud.testing.dockerd import Engine
 from tfcloud.validate import build_spec
 
-
-@pytest.fixture(scope="session")
-def engine() -> Iterator[Engine]:
-    reason = dockerd_available()
-    if reason:
-        pytest.skip(f"no Docker engine for tests: {reason}")
-    with docker_engine() as eng:
-        yield eng
-
-
-@pytest.fixture(scope="session")
-def python_base(engine: Engine) -> str:
-    client = engine.client()
-    try:
-        return python_base_image(client)
-    finally:
-        client.close()
+# `engine` and `python_base` are the session's (tests/conftest.py): one engine for every Docker test.
 
 
 @pytest.fixture

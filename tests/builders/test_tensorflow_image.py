@@ -3,14 +3,14 @@ entrypoint, the launcher, runs the user's script with tfcloud.remote() true and 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
 from tfcloud.backends.base import PreparedJob
 from tfcloud.builders.docker import DockerBuilder
 from tfcloud.containerize import containerize
-from tfcloud.testing.dockerd import Engine, tensorflow_base_image
+from tfcloud.testing.dockerd import Engine
 
 MakeJob = Callable[..., PreparedJob]  # the make_job fixture (conftest.py)
 
@@ -29,16 +29,6 @@ model.compile("sgd", "mse")
 model.fit(tf.ones((8, 2)), tf.zeros((8, 1)), epochs=1, verbose=0)
 print("trained")
 """
-
-
-@pytest.fixture(scope="session")
-def tensorflow_base(engine: Engine) -> Iterator[str]:
-    pytest.importorskip("tensorflow")
-    client = engine.client()
-    try:
-        yield tensorflow_base_image(client)
-    finally:
-        client.close()
 
 
 def test_job_image_runs_the_launcher(engine: Engine, make_job: MakeJob, tensorflow_base: str,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import tarfile
 import textwrap
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,17 +29,7 @@ TRAIN = textwrap.dedent("""
 """)
 
 
-@pytest.fixture(scope="module")
-def engine() -> Iterator[Any]:
-    try:
-        from tfcloud.testing import dockerd
-    except ImportError:
-        pytest.skip("tfcloud.testing.dockerd (the loopback Docker engine helper) is not available")
-    reason = dockerd.dockerd_available()
-    if reason:
-        pytest.skip(f"no Docker engine: {reason}")
-    with dockerd.docker_engine() as started:
-        yield started
+# `engine`: the session's Docker engine + registry (tests/conftest.py).
 
 
 def test_a_build_pushes_an_image_and_a_job_runs_from_it(engine: Any) -> None:
