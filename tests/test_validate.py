@@ -90,6 +90,8 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("ps-tpu", {"ps_config": TPU, "ps_count": 1, "worker_count": 1},
      "Invalid `ps_config`: expected a CPU or GPU machine (parameter servers cannot be TPUs), "
      "received 'cloud-tpu + 8 x TPU_V3'."),
+    ("evaluator-config-missing", {"evaluator_config": None, "evaluator_count": 1},
+     "Invalid `evaluator_config`: expected a MachineConfig when evaluator_count > 0, received None."),
     ("evaluators", {"evaluator_count": 2}, "Invalid `evaluator_count`: expected an integer from 0 to 1, received 2."),
     ("target", {"target": "aws"}, "Invalid `target`: expected \"local\" or \"vertex\", received 'aws'."),
     ("region", {"region": "Europe West"},

@@ -70,6 +70,15 @@ def _machine(field: str, value: object, *, auto: MachineConfig) -> MachineConfig
     raise ValidationError(field, 'a tfcloud.MachineConfig, a name from COMMON_MACHINE_CONFIGS, or "auto"', value)
 
 
+def _pool_machine(role: str, config: object, count: int, *, auto: MachineConfig) -> MachineConfig | None:
+    """``<role>_config``: None is allowed only when ``<role>_count`` is 0."""
+    if config is None:
+        if count > 0:
+            raise ValidationError(f"{role}_config", f"a MachineConfig when {role}_count > 0", None)
+        return None
+    return _machine(f"{role}_config", config, auto=auto)
+
+
 def _count(field: str, value: object, *, maximum: int | None = None) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValidationError(field, "an integer ≥ 0", value)
@@ -204,26 +213,11 @@ def build_spec(
     auto = COMMON_MACHINE_CONFIGS["T4_1X"] if tgt is Target.VERTEX else COMMON_MACHINE_CONFIGS["CPU"]
     chief = _machine("chief_config", chief_config, auto=auto)
     n_workers = _count("worker_count", worker_count)
-    worker: MachineConfig | None
-    if worker_config is None:
-        if n_workers > 0:
-            raise ValidationError("worker_config", "a MachineConfig when worker_count > 0", None)
-        worker = None
-    else:
-        worker = _machine("worker_config", worker_config, auto=auto)
+    worker = _pool_machine("worker", worker_config, n_workers, auto=auto)
     n_ps = _count("ps_count", ps_count)
-    ps: MachineConfig | None
-    if ps_config is None:
-        if n_ps > 0:
-            raise ValidationError("ps_config", "a MachineConfig when ps_count > 0", None)
-        ps = None
-    else:
-        ps = _machine("ps_config", ps_config, auto=COMMON_MACHINE_CONFIGS["CPU"])
+    ps = _pool_machine("ps", ps_config, n_ps, auto=COMMON_MACHINE_CONFIGS["CPU"])
     n_eval = _count("evaluator_count", evaluator_count, maximum=1)
-    evaluator = None if evaluator_config is None else _machine(
-        "evaluator_config", evaluator_config, auto=COMMON_MACHINE_CONFIGS["CPU"])
-    if n_eval and evaluator is None:
-        raise ValidationError("evaluator_config", "a MachineConfig when evaluator_count > 0", None)
+    evaluator = _pool_machine("evaluator", evaluator_config, n_eval, auto=COMMON_MACHINE_CONFIGS["CPU"])
 
     if chief.is_tpu:
         raise ValidationError("chief_config", "a CPU or GPU machine (a TPU cannot be the chief)", chief.describe(),
