@@ -430,6 +430,17 @@ def _mount_subcommands() -> None:
 _mount_subcommands()
 
 
+def _caused_by_ctrl_c(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tfcloud`` command. Returns the exit code when given ``argv``, else exits."""
     debug = os.environ.get("TFCLOUD_DEBUG") == "1"
@@ -438,6 +449,8 @@ def main(argv: list[str] | None = None) -> int:
         code = 0
     except SystemExit as exc:  # typer (click) always ends with SystemExit in standalone mode
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if _caused_by_ctrl_c(exc):  # click turns Ctrl-C into "Aborted!" and exit 1; our convention is 130
+            code = 130
     except TfcloudError as exc:
         if debug:
             raise
