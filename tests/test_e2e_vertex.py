@@ -197,3 +197,24 @@ def test_cloud_build_variant(cloud_env: str, tensorflow_base: str, docker_emulat
     assert done, "the image was not built by Cloud Build"
     sums = {m for m in re.findall(r"^(?:chief|worker)-0 +\| final weight sum (\S+)$", captured.out, re.M)}
     assert len(sums) == 1, captured.out[-3000:]
+
+
+def test_sdk_run_without_stream_logs_returns_the_handle(cloud_env: str, python_base: str, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import tfcloud
+    from tfcloud.backends.vertex import VertexJob
+    from tfcloud.states import JobState
+
+    project = tmp_path / "quick"
+    project.mkdir()
+    (project / "train.py").write_text("import sys, tfcloud\nprint('remote', tfcloud.remote(), sys.argv[1:])\n")
+    handle = tfcloud.run(entry_point=str(project / "train.py"), target="vertex", chief_config="CPU",
+                         distribution_strategy=None, docker_config=tfcloud.DockerConfig(parent_image=python_base),
+                         entry_point_args=["--x", "1"], job_labels={"via": "sdk"})
+    assert isinstance(handle, VertexJob)
+    err = capsys.readouterr().err
+    assert f"Submitted job {handle.job_id}." in err
+    assert f"Console: {handle.console_url}" in err
+    assert handle.wait(timeout=120) is JobState.SUCCEEDED
+    assert [line.text for line in handle.logs(replica="chief-0")][-1] == "remote True ['--x', '1']"
+    assert handle.describe()["labels"]["via"] == "sdk"

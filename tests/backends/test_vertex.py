@@ -253,3 +253,17 @@ def test_lost_create_answer_is_not_a_second_job(backend: VertexBackend, emulator
     job = _submit(backend, tmp_path, display_name="lost-answer")
     assert job.wait(timeout=120) is JobState.SUCCEEDED
     assert len(_jobs_with(backend, "lost-answer")) == 1
+
+
+def test_missing_credentials_say_how_to_log_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfcloud.errors import ConfigurationError
+
+    # No key file, an empty gcloud config, and no metadata-server probe (nothing may leave this machine).
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    monkeypatch.setenv("NO_GCE_CHECK", "True")
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    backend = VertexBackend(settings=Settings(target="vertex", project="my-project"))
+    with pytest.raises(ConfigurationError) as err:
+        backend.attach("123")
+    assert err.value.message == "No Google Cloud credentials found (Application Default Credentials)."
+    assert str(err.value.hint).startswith("Run `gcloud auth application-default login`")
