@@ -146,6 +146,7 @@ def test_run_rejects_bad_input_with_exact_message(script: Path, kwargs: dict[str
     with pytest.raises(ValidationError) as err:
         tfcloud.run(**kwargs)
     assert str(err.value) == message
+    assert err.value.exit_code == 2  # what the CLI exits with
     after = _snapshot(cwd) | {p.name for p in tmp.iterdir() if p.name.startswith("tfcloud")}
     assert after == before
 
