@@ -61,7 +61,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def types(session: nox.Session) -> None:
     """mypy, strict, on tfcloud/."""
-    session.install("mypy>=1.10", "-e", ".[test]", "types-docker", "types-psutil")
+    session.install("mypy>=1.10", "-e", EXTRAS)
     session.run("mypy")
 
 
