@@ -43,3 +43,24 @@ def test_build_without_repository_says_how_to_set_one(tmp_path: Path, capsys: py
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "Error: No image repository: tfcloud does not know where to push the image."
     assert err[1].startswith("Pass --project (or set TFCLOUD_PROJECT), or set TFCLOUD_IMAGE_REPOSITORY")
+
+
+def test_build_with_a_context_dir_runs_the_script_inside_it(engine: object, python_base: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DOCKER_HOST", engine.docker_host)  # type: ignore[attr-defined]
+    monkeypatch.setenv("TFCLOUD_IMAGE_REPOSITORY", f"{engine.registry.address}/tfcloud")  # type: ignore[attr-defined]
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helpers.py").write_text("GREETING = 'hello from lib'\n")
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "train.py").write_text("import sys\nsys.path.insert(0, '.')\n"
+                                                "from lib.helpers import GREETING\nprint(GREETING, sys.argv[1:])\n")
+    assert main(["build", str(tmp_path / "jobs" / "train.py"), "--context", str(tmp_path), "--strategy", "none",
+                 "--chief-config", "CPU", "--parent-image", python_base, "--no-push"]) == 0
+    uri = capsys.readouterr().out.strip()
+    client = engine.client()  # type: ignore[attr-defined]
+    try:
+        output = client.containers.run(uri, ["--epochs", "1"], network_mode="none", remove=True)
+    finally:
+        client.close()
+    assert output.decode().strip() == "hello from lib ['--epochs', '1']"

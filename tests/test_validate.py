@@ -118,7 +118,10 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
      "Invalid `run() keyword argument`: expected one of tensorflow-cloud's arguments or ps_config, ps_count, "
      "evaluator_config, evaluator_count, target, project, region, dry_run, display_name, env, emulator_host, "
      "image_repository, staging_bucket, timeout, restart_on_worker_restart, spot, network, base_output_dir, "
-     "received 'workers'."),
+     "context_dir, received 'workers'."),
+    ("context-dir", {"context_dir": "/nonexistent"},
+     "Invalid `context_dir`: expected an existing directory that contains the entry point, "
+     "received '/nonexistent'."),
     ("timeout", {"timeout": 0},
      "Invalid `timeout`: expected a number of seconds from 1 to 1209600 (14 days), received 0."),
     ("spot", {"spot": "yes"}, "Invalid `spot`: expected a bool, received 'yes'."),

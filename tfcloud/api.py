@@ -41,6 +41,7 @@ NEW_OPTIONS = (
     "spot",
     "network",
     "base_output_dir",
+    "context_dir",
 )
 _SETTINGS_OPTIONS = ("target", "project", "region", "emulator_host", "image_repository", "staging_bucket")
 

@@ -122,6 +122,9 @@ def submit(
     output_dir: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Vertex AI: base output directory gs://... (sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, "
              "AIP_TENSORBOARD_LOG_DIR).", show_default=False)] = None,
+    context: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--context", help="Vertex AI: the image's build context (default: the entry point's directory).",
+        show_default=False)] = None,
 ) -> None:
     """Submit ENTRY_POINT as a distributed job and follow its logs.
 
@@ -161,6 +164,7 @@ def submit(
         restart_on_worker_restart=restart_on_worker_restart,
         network=network,
         base_output_dir=output_dir,
+        context_dir=context,
     )
     if dry_run:
         from tfcloud.plan import make_plan
@@ -213,6 +217,8 @@ def build(
     image_build_bucket: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Build with Cloud Build, staging the source in this bucket.", show_default=False)] = None,
     no_push: Annotated[bool, typer.Option("--no-push", help="Build into the local engine only.")] = False,
+    context: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--context", help="The build context (default: the entry point's directory).", show_default=False)] = None,
 ) -> None:
     """Build (or find) the job's image and print its reference; submit nothing.
 
@@ -238,6 +244,7 @@ def build(
         target="vertex",
         project=settings.project,
         region=settings.region,
+        context_dir=context,
     )
     import tempfile
 

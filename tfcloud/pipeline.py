@@ -54,7 +54,7 @@ def launcher_script_path(spec: JobSpec, entry: EntryPoint) -> str:
         return entry.script.name
     if spec.target is Target.LOCAL:
         return str(spec.entry_point)
-    return spec.entry_point.relative_to(spec.workdir).as_posix()
+    return spec.entry_point.relative_to(spec.build_root).as_posix()
 
 
 def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
@@ -92,7 +92,7 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
     builder = make_builder(job.spec, settings, console=console)
     try:
         return containerize(job, builder=builder, repository=_repository(job.spec, settings), push=push,
-                            console=console)
+                            console=console, context_dir=job.spec.context_dir)
     finally:
         close = getattr(builder, "close", None)
         if close is not None:

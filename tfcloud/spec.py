@@ -130,6 +130,7 @@ class JobSpec:
     scheduling: Scheduling = field(default_factory=Scheduling)
     network: str | None = None
     base_output_dir: str | None = None  # gs://... ; Vertex AI sets AIP_MODEL_DIR etc. under it
+    context_dir: Path | None = None  # the image's build context (default: the entry point's directory)
 
     def pool(self, role: Role) -> PoolSpec | None:
         for p in self.pools:
@@ -154,6 +155,11 @@ class JobSpec:
     @property
     def has_tpu(self) -> bool:
         return any(p.machine.is_tpu for p in self.pools)
+
+    @property
+    def build_root(self) -> Path:
+        """The directory whose files go into the image: ``context_dir``, else the entry point's directory."""
+        return self.context_dir or self.workdir
 
     @property
     def workdir(self) -> Path:

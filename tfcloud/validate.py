@@ -160,6 +160,18 @@ def _env(value: object) -> Mapping[str, str]:
     return MappingProxyType(dict(value))
 
 
+def _context_dir(value: object, entry: Path) -> Path | None:
+    if value is None:
+        return None
+    expected = "an existing directory that contains the entry point"
+    if not isinstance(value, str | Path) or not str(value):
+        raise ValidationError("context_dir", expected, value)
+    path = Path(value).expanduser().resolve()
+    if not path.is_dir() or not entry.is_relative_to(path):
+        raise ValidationError("context_dir", expected, str(value))
+    return path
+
+
 def _scheduling(timeout: object, restart: object, spot: object) -> Scheduling:
     if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)
                                 or not 0 < timeout <= MAX_TIMEOUT_S):
@@ -199,6 +211,7 @@ def build_spec(
     spot: object = False,
     network: object = None,
     base_output_dir: object = None,
+    context_dir: object = None,
 ) -> JobSpec:
     """Check every argument and return the frozen spec. Raises :class:`ValidationError` on the first problem."""
     try:
@@ -286,4 +299,5 @@ def build_spec(
                               "a VPC network name such as projects/12345/global/networks/my-vpc"),
         base_output_dir=_optional_str("base_output_dir", base_output_dir, _GCS_URI,
                                       "a Cloud Storage URI such as gs://my-bucket/outputs"),
+        context_dir=_context_dir(context_dir, entry),
     )
