@@ -6,10 +6,8 @@ them.
 
 from __future__ import annotations
 
-import os
-
 from tfcloud._version import __version__
-from tfcloud.api import run
+from tfcloud.api import remote, run
 from tfcloud.errors import (
     BuildError,
     ConfigurationError,
@@ -37,8 +35,4 @@ __all__ = [
     "run",
 ]
 
-
-def remote() -> bool:
-    """True inside a job that tfcloud launched (locally or in the cloud), False on the user's machine."""
-    return os.environ.get("TFCLOUD_REMOTE") == "1"
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec
 
-__all__ = ["NEW_OPTIONS", "run"]
+__all__ = ["NEW_OPTIONS", "remote", "run"]
 
 #: Keyword arguments tfcloud adds to tensorflow-cloud's ``run()``.
 NEW_OPTIONS = (
@@ -46,7 +46,8 @@ NEW_OPTIONS = (
 _SETTINGS_OPTIONS = ("target", "project", "region", "emulator_host", "image_repository", "staging_bucket")
 
 
-def _remote() -> bool:
+def remote() -> bool:
+    """True inside a job that tfcloud launched (locally or in the cloud), False on the user's machine."""
     return os.environ.get("TFCLOUD_REMOTE") == "1"
 
 
@@ -78,7 +79,7 @@ def run(
       the local process exits afterwards (with the job's exit code when logs were streamed). In a
       notebook the running notebook is submitted and the handle is returned; the kernel keeps running.
     """
-    if _remote():
+    if remote():
         return None
     unknown = sorted(set(new_options) - set(NEW_OPTIONS))
     if unknown:

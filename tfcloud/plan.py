@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +89,3 @@ def make_plan(spec: JobSpec) -> Plan:
         notes=tuple(notes),
     )
 
-
-def command_line(plan: Plan) -> str:
-    return shlex.join(plan.command)

@@ -143,18 +143,6 @@ def loopback_env(environ: Mapping[str, str]) -> dict[str, str]:
     return {name: _with_loopback(environ.get(name)) for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy")}
 
 
-def _launcher_script(text: str) -> str | None:
-    """The ``SCRIPT = '...'`` a rendered launcher runs, or None when it cannot be read."""
-    import ast
-
-    for line in text.splitlines():
-        if line.startswith("SCRIPT = "):
-            with contextlib.suppress(ValueError, SyntaxError):
-                value = ast.literal_eval(line.removeprefix("SCRIPT = "))
-                return value if isinstance(value, str) else None
-    return None
-
-
 def _is_within(path: Path, directory: Path) -> bool:
     try:
         path.resolve().relative_to(directory.resolve())
@@ -202,11 +190,11 @@ class LocalBackend:
         except OSError as exc:
             raise SubmitError(f"Cannot create the job directory {job_dir}: {exc}") from exc
 
-        from tfcloud.launcher import LAUNCHER_NAME, render_launcher
+        from tfcloud.launcher import LAUNCHER_NAME
 
-        # The launcher names the script by an absolute path (the user's script in a local run) or by a path
-        # relative to its own directory (a converted notebook next to it). Both go into the job directory,
-        # since the orchestrator's temporary directory is removed when submit returns.
+        # The launcher names the script as tfcloud.pipeline.launcher_script_path does: the user's script by its
+        # absolute path, a converted notebook by its name, next to the launcher. Both go into the job
+        # directory, since the orchestrator's temporary directory is removed when submit returns.
         launcher = job_dir / LAUNCHER_NAME
         extra_env: dict[str, str] = {}
         workdir = job.workdir.resolve()
@@ -216,10 +204,6 @@ class LocalBackend:
             # The entry point's directory stays importable for the copied script.
             extra_env["PYTHONPATH"] = os.pathsep.join(
                 p for p in (str(workdir), os.environ.get("PYTHONPATH", "")) if p)
-            if _launcher_script(text) not in (None, job.script.name):
-                text = render_launcher(spec, script=job.script.name)
-        elif _launcher_script(text) not in (None, str(job.script.resolve())):
-            text = render_launcher(spec, script=str(job.script.resolve()))
         launcher.write_text(text, encoding="utf-8")
 
         replicas = plan_cluster(spec)
