@@ -91,3 +91,32 @@ def test_run_is_a_no_op_inside_a_job(script: Path, monkeypatch: pytest.MonkeyPat
     assert tfcloud.remote() is True
     # Even invalid arguments do nothing inside a job: the job's own call must never fail or submit.
     assert tfcloud.run(entry_point="whatever.txt", worker_count=-1) is None
+
+
+def test_local_job_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import tfcloud
+    from tfcloud.backends.local import LocalJob
+    from tfcloud.states import JobState
+
+    (tmp_path / "hello.py").write_text("print('hello from', __import__('os').environ['TFCLOUD_REPLICA'])\n")
+    handle = tfcloud.run(entry_point=str(tmp_path / "hello.py"), distribution_strategy=None, worker_count=1,
+                         worker_config="CPU")
+    assert isinstance(handle, LocalJob)
+    assert handle.wait(60) is JobState.SUCCEEDED
+    capsys.readouterr()
+
+    assert main(["list", "--local", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(row["job_id"], row["state"], row["exit_code"]) for row in rows] == [(handle.job_id, "succeeded", 0)]
+
+    assert main(["status", handle.job_id]) == 0
+    assert capsys.readouterr().out == f"{handle.job_id}\tsucceeded\n"
+
+    assert main(["logs", handle.job_id, "--replica", "worker-0"]) == 0
+    assert capsys.readouterr().out.strip() == "worker-0 | hello from worker-0"
+
+    assert main(["list", "--local", "--state", "running", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+    assert main(["list", "--state", "sleeping"]) == 2
+    assert capsys.readouterr().err.startswith("Error: Invalid `--state`: expected one of queued, provisioning")
