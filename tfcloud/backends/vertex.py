@@ -40,7 +40,10 @@ TRANSIENT = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "RESOURCE
 #: Seconds to wait before retry n (0-based); the last entry repeats.
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 ATTEMPTS = 6
-POLL_S = 1.0
+#: Seconds between polls while following a job. Cloud Logging allows 60 entries.list calls a minute per project,
+#: shared by everyone reading it: 5 s keeps a follower at 12. The emulator has no quota: poll it fast.
+POLL_S = 5.0
+EMULATOR_POLL_S = 0.5
 
 
 def console_url(name: str) -> str:
@@ -173,7 +176,8 @@ class _Clients:
 class VertexBackend:
     """Submits CustomJobs to Vertex AI (or the emulator) and finds them again by id."""
 
-    def __init__(self, *, settings: Settings, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, *, settings: Settings, sleep: Callable[[float], None] = time.sleep,
+                 poll_interval: float | None = None) -> None:
         if not settings.project:
             raise ConfigurationError(
                 "No Google Cloud project for Vertex AI.",
@@ -184,6 +188,8 @@ class VertexBackend:
         self.region = settings.region
         self.clients = _Clients(settings)
         self.sleep = sleep
+        self.poll_interval = poll_interval if poll_interval is not None else (
+            EMULATOR_POLL_S if settings.emulator_host else POLL_S)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> VertexBackend:
@@ -341,7 +347,7 @@ class VertexJob:
             state = self.status()
             if state.is_final or (deadline is not None and time.monotonic() >= deadline):
                 return state
-            time.sleep(POLL_S)
+            time.sleep(self.backend.poll_interval)
 
     def cancel(self) -> None:
         from google.api_core import exceptions as gexc
@@ -401,7 +407,7 @@ class VertexJob:
                 if follow and self.error_message:
                     yield LogLine(replica="job", text=f"error: {self.error_message}", stream="stderr")
                 return
-            time.sleep(POLL_S)
+            time.sleep(self.backend.poll_interval)
 
     def tail(self, replica: str, n: int = 20) -> list[str]:
         return [line.text for line in self.logs(replica=replica)][-n:]
