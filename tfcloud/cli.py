@@ -66,44 +66,70 @@ def _machine(value: str | None, field: str) -> object:
     return machine_config_from_name(value, field=field)
 
 
+# Options that `submit` and `build` share (typer reads the help from these annotations).
+EntryPointArg = Annotated[Path, typer.Argument(help="The training script (.py) or notebook (.ipynb).",
+                                               show_default=False)]
+WorkerCountOpt = Annotated[int, typer.Option(help="Workers besides the chief.")]
+PsCountOpt = Annotated[int, typer.Option(help="Parameter servers (ParameterServerStrategy).")]
+ChiefConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045 (typer needs Optional)
+    help="Chief machine, a name from `tfcloud machines` (default: auto).", show_default=False)]
+WorkerConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    help="Worker machine (default: auto).", show_default=False)]
+StrategyOpt = Annotated[str, typer.Option(
+    "--strategy", help="auto, one_device, mirrored, multi_worker_mirrored, parameter_server, tpu, or none "
+                       "(the script sets up its own).")]
+RequirementsOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--requirements", "-r", help="A requirements.txt for the job.", show_default=False)]
+ProjectOpt = Annotated[Optional[str], typer.Option(help="Google Cloud project.", show_default=False)]  # noqa: UP045
+RegionOpt = Annotated[Optional[str], typer.Option(help="Vertex AI region.", show_default=False)]  # noqa: UP045
+ImageOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    help="Image URI to build and push (DockerConfig.image).", show_default=False)]
+ParentImageOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    help="Base image (DockerConfig.parent_image).", show_default=False)]
+CacheFromOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    help="An image to take build cache from (DockerConfig.cache_from).", show_default=False)]
+BuildBucketOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    help="Build with Cloud Build, staging the source in this bucket.", show_default=False)]
+ContextOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--context", help="The image's build context, a directory that contains the entry point (default: the "
+                      "entry point's directory).", show_default=False)]
+
+
+def _strategy(value: str) -> str | None:
+    return None if value.lower() == "none" else value
+
+
 @app.command()
 def submit(
-    entry_point: Annotated[Path, typer.Argument(help="The training script (.py) or notebook (.ipynb).",
-                                                show_default=False)],
+    entry_point: EntryPointArg,
     args: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 (typer needs Optional)
         help="Arguments for the script, after `--`: passed exactly as given.", show_default=False)] = None,
     local: Annotated[bool, typer.Option("--local", help="Run on this machine, one process per replica "
                                                           "(the default target).")] = False,
     vertex: Annotated[bool, typer.Option("--vertex", help="Run on Google Cloud Vertex AI.")] = False,
-    worker_count: Annotated[int, typer.Option(help="Workers besides the chief.")] = 0,
-    chief_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Chief machine, a name from `tfcloud machines` (default: auto).", show_default=False)] = None,
-    worker_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Worker machine (default: auto).", show_default=False)] = None,
-    ps_count: Annotated[int, typer.Option(help="Parameter servers (ParameterServerStrategy).")] = 0,
+    worker_count: WorkerCountOpt = 0,
+    chief_config: ChiefConfigOpt = None,
+    worker_config: WorkerConfigOpt = None,
+    ps_count: PsCountOpt = 0,
     ps_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Parameter server machine (default: CPU).", show_default=False)] = None,
     evaluator: Annotated[bool, typer.Option("--evaluator", help="Add one evaluator replica.")] = False,
-    strategy: Annotated[str, typer.Option(
-        "--strategy", help="auto, one_device, mirrored, multi_worker_mirrored, parameter_server, tpu, or none "
-                           "(the script sets up its own).")] = "auto",
-    requirements: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        "--requirements", "-r", help="A requirements.txt for the job.", show_default=False)] = None,
+    strategy: StrategyOpt = "auto",
+    requirements: RequirementsOpt = None,
     label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--label", help="A job label KEY=VALUE (repeatable).", show_default=False)] = None,
     env: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--env", help="An environment variable NAME=VALUE for every replica (repeatable).",
         show_default=False)] = None,
-    project: Annotated[Optional[str], typer.Option(help="Google Cloud project.", show_default=False)] = None,  # noqa: UP045
-    region: Annotated[Optional[str], typer.Option(help="Vertex AI region.", show_default=False)] = None,  # noqa: UP045
+    project: ProjectOpt = None,
+    region: RegionOpt = None,
     service_account: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Service account the job runs as.", show_default=False)] = None,
-    image: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Image URI to build and push (DockerConfig.image).", show_default=False)] = None,
-    parent_image: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Base image (DockerConfig.parent_image).", show_default=False)] = None,
-    image_build_bucket: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Build with Cloud Build, staging the source in this bucket.", show_default=False)] = None,
+    image: ImageOpt = None,
+    parent_image: ParentImageOpt = None,
+    cache_from: CacheFromOpt = None,
+    image_build_bucket: BuildBucketOpt = None,
+    context: ContextOpt = None,
     display_name: Annotated[Optional[str], typer.Option(help="The job's display name.", show_default=False)] = None,  # noqa: UP045
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; submit nothing.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
@@ -122,9 +148,6 @@ def submit(
     output_dir: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Vertex AI: base output directory gs://... (sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, "
              "AIP_TENSORBOARD_LOG_DIR).", show_default=False)] = None,
-    context: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        "--context", help="Vertex AI: the image's build context (default: the entry point's directory).",
-        show_default=False)] = None,
 ) -> None:
     """Submit ENTRY_POINT as a distributed job and follow its logs.
 
@@ -141,8 +164,9 @@ def submit(
     spec = build_spec(
         entry_point=entry_point,
         requirements_txt=requirements,
-        docker_config=DockerConfig(image=image, parent_image=parent_image, image_build_bucket=image_build_bucket),
-        distribution_strategy=None if strategy.lower() == "none" else strategy,
+        docker_config=DockerConfig(image=image, parent_image=parent_image, cache_from=cache_from,
+                                   image_build_bucket=image_build_bucket),
+        distribution_strategy=_strategy(strategy),
         chief_config=_machine(chief_config, "chief_config"),
         worker_config=_machine(worker_config, "worker_config"),
         worker_count=worker_count,
@@ -194,31 +218,21 @@ def submit(
 
 @app.command()
 def build(
-    entry_point: Annotated[Path, typer.Argument(help="The training script (.py) or notebook (.ipynb).",
-                                                show_default=False)],
-    worker_count: Annotated[int, typer.Option(help="Workers besides the chief (decides the strategy).")] = 0,
-    ps_count: Annotated[int, typer.Option(help="Parameter servers (decides the strategy).")] = 0,
-    chief_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Chief machine (a GPU chief gets the GPU base image).", show_default=False)] = None,
-    worker_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Worker machine.", show_default=False)] = None,
-    strategy: Annotated[str, typer.Option("--strategy", help="As for `tfcloud submit`.")] = "auto",
-    requirements: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        "--requirements", "-r", help="A requirements.txt installed in the image.", show_default=False)] = None,
-    project: Annotated[Optional[str], typer.Option(help="Google Cloud project.", show_default=False)] = None,  # noqa: UP045
-    region: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Region (for the default repository).", show_default=False)] = None,
-    image: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Image URI to build and push (DockerConfig.image).", show_default=False)] = None,
-    parent_image: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Base image (DockerConfig.parent_image).", show_default=False)] = None,
-    cache_from: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="An image to take build cache from (DockerConfig.cache_from).", show_default=False)] = None,
-    image_build_bucket: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Build with Cloud Build, staging the source in this bucket.", show_default=False)] = None,
+    entry_point: EntryPointArg,
+    worker_count: WorkerCountOpt = 0,
+    ps_count: PsCountOpt = 0,
+    chief_config: ChiefConfigOpt = None,
+    worker_config: WorkerConfigOpt = None,
+    strategy: StrategyOpt = "auto",
+    requirements: RequirementsOpt = None,
+    project: ProjectOpt = None,
+    region: RegionOpt = None,
+    image: ImageOpt = None,
+    parent_image: ParentImageOpt = None,
+    cache_from: CacheFromOpt = None,
+    image_build_bucket: BuildBucketOpt = None,
+    context: ContextOpt = None,
     no_push: Annotated[bool, typer.Option("--no-push", help="Build into the local engine only.")] = False,
-    context: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        "--context", help="The build context (default: the entry point's directory).", show_default=False)] = None,
 ) -> None:
     """Build (or find) the job's image and print its reference; submit nothing.
 
@@ -236,7 +250,7 @@ def build(
         requirements_txt=requirements,
         docker_config=DockerConfig(image=image, parent_image=parent_image, cache_from=cache_from,
                                    image_build_bucket=image_build_bucket),
-        distribution_strategy=None if strategy.lower() == "none" else strategy,
+        distribution_strategy=_strategy(strategy),
         chief_config=_machine(chief_config, "chief_config"),
         worker_config=_machine(worker_config, "worker_config"),
         worker_count=worker_count,
