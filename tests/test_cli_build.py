@@ -64,3 +64,17 @@ def test_build_with_a_context_dir_runs_the_script_inside_it(engine: object, pyth
     finally:
         client.close()
     assert output.decode().strip() == "hello from lib ['--epochs', '1']"
+
+
+def test_build_logs_on_request(engine: object, python_base: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DOCKER_HOST", engine.docker_host)  # type: ignore[attr-defined]
+    monkeypatch.setenv("TFCLOUD_IMAGE_REPOSITORY", f"{engine.registry.address}/tfcloud")  # type: ignore[attr-defined]
+    argv = ["build", str(tmp_path / "train.py"), "--chief-config", "CPU", "--parent-image", python_base, "--no-push"]
+    (tmp_path / "train.py").write_text("print('quiet build')\n")
+    assert main(argv) == 0
+    assert "Step 1/" not in capsys.readouterr().err  # progress only
+    (tmp_path / "train.py").write_text("print('loud build')\n")
+    assert main([*argv, "--build-logs"]) == 0
+    err = capsys.readouterr().err
+    assert "Step 1/" in err and f"FROM {python_base}" in err  # the engine's own build log

@@ -90,6 +90,7 @@ CacheFromOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
     help="An image to take build cache from (DockerConfig.cache_from).", show_default=False)]
 BuildBucketOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
     help="Build with Cloud Build, staging the source in this bucket.", show_default=False)]
+BuildLogsOpt = Annotated[bool, typer.Option("--build-logs", help="Print the image build's log as it comes.")]
 ContextOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
     "--context", help="The image's build context, a directory that contains the entry point (default: the "
                       "entry point's directory).", show_default=False)]
@@ -130,6 +131,7 @@ def submit(
     cache_from: CacheFromOpt = None,
     image_build_bucket: BuildBucketOpt = None,
     context: ContextOpt = None,
+    build_logs: BuildLogsOpt = False,
     display_name: Annotated[Optional[str], typer.Option(help="The job's display name.", show_default=False)] = None,  # noqa: UP045
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; submit nothing.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
@@ -203,7 +205,7 @@ def submit(
     from tfcloud.console import get_console
     from tfcloud.spec import Target
 
-    handle = submit_spec(spec, settings)
+    handle = submit_spec(spec, settings, build_logs=build_logs)
     if detach:
         typer.echo(handle.job_id)
         get_console().print(f"Follow it with: tfcloud logs {handle.job_id} -f", markup=False)
@@ -232,6 +234,7 @@ def build(
     cache_from: CacheFromOpt = None,
     image_build_bucket: BuildBucketOpt = None,
     context: ContextOpt = None,
+    build_logs: BuildLogsOpt = False,
     no_push: Annotated[bool, typer.Option("--no-push", help="Build into the local engine only.")] = False,
 ) -> None:
     """Build (or find) the job's image and print its reference; submit nothing.
@@ -264,7 +267,7 @@ def build(
 
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
-        ref = build_image(job, settings, console=get_console(), push=not no_push)
+        ref = build_image(job, settings, console=get_console(), push=not no_push, build_logs=build_logs)
     typer.echo(ref.uri)
 
 

@@ -67,8 +67,10 @@ def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
     return job, entry
 
 
-def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None = None) -> Builder:
-    """Cloud Build when ``docker_config.image_build_bucket`` is set, else the Docker engine."""
+def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None = None,
+                 build_logs: bool = False) -> Builder:
+    """Cloud Build when ``docker_config.image_build_bucket`` is set, else the Docker engine. ``build_logs``:
+    print the build's log as it comes (else only its progress, and its tail on failure)."""
     if spec.docker_config.image_build_bucket:
         from tfcloud.builders.cloudbuild import CloudBuildBuilder
         from tfcloud.errors import ConfigurationError
@@ -78,18 +80,18 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
                 "Cloud Build needs a Google Cloud project.",
                 hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
         return CloudBuildBuilder(project=settings.project, bucket=spec.docker_config.image_build_bucket,
-                                 endpoint=settings.emulator_host, console=console)
+                                 endpoint=settings.emulator_host, console=console, stream_logs=build_logs)
     from tfcloud.builders.docker import DockerBuilder
 
-    return DockerBuilder(docker_host=settings.docker_host, console=console)
+    return DockerBuilder(docker_host=settings.docker_host, console=console, stream_logs=build_logs)
 
 
 def build_image(job: PreparedJob, settings: Settings, *, console: Console | None = None,
-                push: bool = True) -> ImageRef:
+                push: bool = True, build_logs: bool = False) -> ImageRef:
     """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set)."""
     from tfcloud.containerize import containerize
 
-    builder = make_builder(job.spec, settings, console=console)
+    builder = make_builder(job.spec, settings, console=console, build_logs=build_logs)
     try:
         return containerize(job, builder=builder, repository=_repository(job.spec, settings), push=push,
                             console=console, context_dir=job.spec.context_dir)
@@ -114,12 +116,13 @@ def _repository(spec: JobSpec, settings: Settings) -> str:
     return repo
 
 
-def submit(spec: JobSpec, settings: Settings, *, console: Console | None = None) -> JobHandle:
+def submit(spec: JobSpec, settings: Settings, *, console: Console | None = None,
+           build_logs: bool = False) -> JobHandle:
     """Run every stage for ``spec`` and submit it; temporary files are removed before returning.
     ``console`` receives build progress (the stages themselves print nothing else)."""
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
         if spec.target is not Target.LOCAL:
-            job = replace(job, image=build_image(job, settings, console=console))
+            job = replace(job, image=build_image(job, settings, console=console, build_logs=build_logs))
         backend = get_backend(spec.target, settings=settings)
         return backend.submit(job)
