@@ -28,6 +28,7 @@ from tfcloud.validate import build_spec
 
 IMAGE = "localhost:5000/tfcloud/train:test"
 FAIL_IMAGE = "localhost:5000/tfcloud/fail:test"
+SLOW_IMAGE = "localhost:5000/tfcloud/slow:test"
 
 OK_SCRIPT = """
 import os, sys, time, tfcloud
@@ -35,6 +36,12 @@ print("hello from", os.environ.get("CLOUD_ML_JOB_ID", "?"), "remote", tfcloud.re
 for i in range(3):
     print("step", i, flush=True)
 print("the last line", flush=True)
+"""
+SLOW_SCRIPT = """
+import time
+print("tick", flush=True)
+time.sleep(4)
+print("tock", flush=True)
 """
 FAIL_SCRIPT = """
 import sys
@@ -65,8 +72,10 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     root = tmp_path_factory.mktemp("images")
     ok = _image_dir(root, "ok", OK_SCRIPT)
     fail = _image_dir(root, "fail", FAIL_SCRIPT)
+    slow = _image_dir(root, "slow", SLOW_SCRIPT)
     entrypoints = {IMAGE: [sys.executable, str(ok / "tfcloud_launcher.py")],
-                   FAIL_IMAGE: [sys.executable, str(fail / "tfcloud_launcher.py")]}
+                   FAIL_IMAGE: [sys.executable, str(fail / "tfcloud_launcher.py")],
+                   SLOW_IMAGE: [sys.executable, str(slow / "tfcloud_launcher.py")]}
     with Emulator(project="tfcloud-test", storage=False, entrypoints=entrypoints) as emu:
         yield emu
 
@@ -137,6 +146,7 @@ def test_transient_get_and_log_errors_are_survived(backend: VertexBackend, emula
     job = _submit(backend, tmp_path)
     faults.fail("GetCustomJob", code="UNAVAILABLE", times=3)
     faults.fail("ListLogEntries", code="UNAVAILABLE", times=3)
+    faults.fail("TailLogEntries", code="UNAVAILABLE", times=2)  # a broken log stream, twice
     lines = [line.text for line in job.logs(follow=True) if line.replica == "chief-0"]
     assert lines[-1] == "the last line"
     assert [line for line in lines if line.startswith("step")] == ["step 0", "step 1", "step 2"]  # none twice
@@ -267,3 +277,14 @@ def test_missing_credentials_say_how_to_log_in(tmp_path: Path, monkeypatch: pyte
         backend.attach("123")
     assert err.value.message == "No Google Cloud credentials found (Application Default Credentials)."
     assert str(err.value.hint).startswith("Run `gcloud auth application-default login`")
+
+
+def test_lines_stream_while_the_job_runs(backend: VertexBackend, emulator: object, tmp_path: Path) -> None:
+    job = _submit(backend, tmp_path, image=SLOW_IMAGE)
+    states_at_line = {}
+    for line in job.logs(follow=True):
+        if line.replica == "chief-0" and line.text in ("tick", "tock"):
+            states_at_line[line.text] = job.status()
+    assert states_at_line["tick"] is JobState.RUNNING  # shown while the chief still sleeps
+    assert "tock" in states_at_line  # and the last line arrives too
+    assert job.status() is JobState.SUCCEEDED

@@ -7,9 +7,10 @@
 - Transient API errors (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, RESOURCE_EXHAUSTED, ABORTED) are retried
   with exponential backoff. A create is idempotent: each submission carries a ``tfcloud-submission`` label,
   and before creating again after an error the backend looks for a job with that label.
-- Logs are read with ``ListLogEntries`` (the filter Vertex AI's own console uses:
-  ``resource.type="ml_job" AND resource.labels.job_id="ID"``), polled while the job runs and drained once it
-  has ended, so the last lines always arrive. State changes appear as lines of the ``job`` pseudo-replica.
+- Logs are followed with ``TailLogEntries`` (the filter Vertex AI's own console uses:
+  ``resource.type="ml_job" AND resource.labels.job_id="ID"``); ``ListLogEntries`` reads what a stream cannot
+  promise: the lines before it opened, around a reconnect, and the last ones after the job has ended. State
+  changes appear as lines of the ``job`` pseudo-replica.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import queue
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tfcloud.backends.base import LogLine, PreparedJob
@@ -384,30 +387,45 @@ class VertexJob:
     def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
         """The job's log lines, oldest first. With ``follow``: also state changes (as replica ``job``), until
         the job has ended and its last lines are in."""
-        seen: set[str] = set()
-        since: str | None = None
+        seen = _Seen()
+        if not follow:
+            yield from seen.lines(self._entries(replica, None))
+            return
+        yield from self._follow(replica, seen)
+
+    def _follow(self, replica: str | None, seen: _Seen) -> Iterator[LogLine]:
+        """Tail the logs (``TailLogEntries``) while the job runs. What the stream cannot promise is read with
+        ``ListLogEntries``: the lines from before it opened, those around a reconnect, and the last ones once
+        the job has ended. Lines are told apart by their ``insert_id``, so none is shown twice."""
+        tail = _Tail(self, replica)
+        reconnects = 0
         last_state: JobState | None = None
-        while True:
-            final = False
-            if follow:
+        try:
+            yield from seen.lines(self._entries(replica, None))
+            while True:
                 state = self.status()
                 if state is not last_state:
                     last_state = state
                     yield LogLine(replica="job", text=f"{self.job_id} is {state.value}", stream="stdout")
-                final = state.is_final
-            for entry in self._entries(replica, since):
-                if entry.insert_id in seen:
-                    continue
-                seen.add(entry.insert_id)
-                since = _iso(entry.timestamp)
-                line = _log_line(entry)
-                if line is not None:
-                    yield line
-            if not follow or final:
-                if follow and self.error_message:
-                    yield LogLine(replica="job", text=f"error: {self.error_message}", stream="stderr")
-                return
-            time.sleep(self.backend.poll_interval)
+                if state.is_final:
+                    break
+                yield from seen.lines(tail.take(timeout=self.backend.poll_interval))
+                if tail.error is not None:
+                    log.info("the log stream of job %s broke (%s); reopening it", self.job_id, _code(tail.error))
+                    tail.close()
+                    if reconnects < ATTEMPTS:
+                        self.backend.sleep(BACKOFF[min(reconnects, len(BACKOFF) - 1)])
+                        reconnects += 1
+                        tail = _Tail(self, replica)
+                    else:  # the stream keeps failing: poll instead
+                        tail = _Tail.polling(self, replica)
+                    yield from seen.lines(self._entries(replica, seen.since))
+        finally:
+            tail.close()
+        yield from seen.lines(tail.take(timeout=0))
+        yield from seen.lines(self._entries(replica, seen.since))
+        if self.error_message:
+            yield LogLine(replica="job", text=f"error: {self.error_message}", stream="stderr")
 
     def tail(self, replica: str, n: int = 20) -> list[str]:
         return [line.text for line in self.logs(replica=replica)][-n:]
@@ -432,6 +450,89 @@ class VertexJob:
         if tail:
             message += f"\nLast lines of {replica}:"
         return JobFailedError(message, exit_code=1, log_tail="\n".join(f"  {line}" for line in tail))
+
+
+class _Seen:
+    """The entries already shown (by ``insert_id``) and the newest timestamp among them."""
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+        self.since: str | None = None
+
+    def lines(self, entries: Iterable[Any]) -> Iterator[LogLine]:
+        for entry in entries:
+            if entry.insert_id in self.ids:
+                continue
+            self.ids.add(entry.insert_id)
+            stamp = _iso(entry.timestamp)
+            if stamp is not None and (self.since is None or stamp > self.since):
+                self.since = stamp
+            line = _log_line(entry)
+            if line is not None:
+                yield line
+
+
+class _Tail:
+    """One ``TailLogEntries`` stream, read by a thread into a queue. ``error`` is set when it breaks."""
+
+    def __init__(self, job: VertexJob, replica: str | None, *, stream: bool = True) -> None:
+        self.queue: queue.Queue[Any] = queue.Queue()
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._call: Any = None
+        self._thread: threading.Thread | None = None
+        if stream:
+            self._request = {"resource_names": [f"projects/{job.backend.project}"],
+                             "filter": job._filter(replica, None)}
+            self._client = job.backend.clients.logging()
+            self._thread = threading.Thread(target=self._run, name=f"tfcloud-tail-{job.job_id}", daemon=True)
+            self._thread.start()
+        else:
+            self._poll = (job, replica)
+
+    @classmethod
+    def polling(cls, job: VertexJob, replica: str | None) -> _Tail:
+        """No stream: each ``take`` waits, then lists what is new."""
+        return cls(job, replica, stream=False)
+
+    def _requests(self) -> Iterator[Any]:
+        from google.cloud.logging_v2.types import TailLogEntriesRequest
+
+        yield TailLogEntriesRequest(**self._request)
+        self._stop.wait()  # keep the request side open until we close the stream
+
+    def _run(self) -> None:
+        try:
+            self._call = self._client.tail_log_entries(requests=self._requests())
+            for response in self._call:
+                for entry in response.entries:
+                    self.queue.put(entry)
+        except Exception as exc:
+            if not self._stop.is_set():
+                self.error = exc
+
+    def take(self, *, timeout: float) -> list[Any]:
+        """The entries that arrived, waiting up to ``timeout`` seconds for the first."""
+        if self._thread is None:
+            time.sleep(timeout)
+            job, replica = self._poll
+            return job._entries(replica, None)
+        entries: list[Any] = []
+        try:
+            entries.append(self.queue.get(timeout=timeout) if timeout > 0 else self.queue.get_nowait())
+            while True:
+                entries.append(self.queue.get_nowait())
+        except queue.Empty:
+            pass
+        return entries
+
+    def close(self) -> None:
+        self._stop.set()
+        cancel = getattr(self._call, "cancel", None)
+        if cancel is not None:
+            cancel()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
 
 
 def _task_name(replica: str) -> str:
