@@ -272,7 +272,6 @@ def build(
 
 
 def _print_plan(plan: Plan) -> None:
-    from rich.syntax import Syntax
     from rich.table import Table
 
     from tfcloud.console import get_console
@@ -294,7 +293,7 @@ def _print_plan(plan: Plan) -> None:
     for note in plan.notes:
         console.print(f"Note: {note}")
     console.rule("tfcloud_launcher.py")
-    console.print(Syntax(plan.launcher, "python"), soft_wrap=True)
+    console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
