@@ -22,21 +22,14 @@ from tfcloud.spec import Strategy
 
 __all__ = ["STRATEGY_ALIASES", "choose_strategy", "one_device_name", "parse_strategy"]
 
-#: Names accepted for ``distribution_strategy`` (case-insensitive), besides ``"auto"`` and ``None``.
+#: Names accepted for ``distribution_strategy``, besides ``"auto"`` and ``None``: compared in lowercase without
+#: ``_`` or ``-``, so ``multi_worker_mirrored``, ``MultiWorkerMirrored`` and ``MultiWorkerMirroredStrategy`` match.
 STRATEGY_ALIASES: dict[str, Strategy] = {
-    "one_device": Strategy.ONE_DEVICE,
     "onedevice": Strategy.ONE_DEVICE,
-    "onedevicestrategy": Strategy.ONE_DEVICE,
     "mirrored": Strategy.MIRRORED,
-    "mirroredstrategy": Strategy.MIRRORED,
-    "multi_worker_mirrored": Strategy.MULTI_WORKER_MIRRORED,
     "multiworkermirrored": Strategy.MULTI_WORKER_MIRRORED,
-    "multiworkermirroredstrategy": Strategy.MULTI_WORKER_MIRRORED,
-    "parameter_server": Strategy.PARAMETER_SERVER,
     "parameterserver": Strategy.PARAMETER_SERVER,
-    "parameterserverstrategy": Strategy.PARAMETER_SERVER,
     "tpu": Strategy.TPU,
-    "tpustrategy": Strategy.TPU,
     "none": Strategy.NONE,
 }
 
@@ -50,13 +43,11 @@ def parse_strategy(value: object) -> Strategy | None:
     if isinstance(value, Strategy):
         return value
     if isinstance(value, str):
-        key = value.strip().lower().replace("-", "_")
+        key = value.strip().lower().replace("-", "").replace("_", "").removesuffix("strategy")
         if key == "auto":
             return None
         if key in STRATEGY_ALIASES:
             return STRATEGY_ALIASES[key]
-        if key.replace("_", "") in STRATEGY_ALIASES:
-            return STRATEGY_ALIASES[key.replace("_", "")]
     raise ValidationError("distribution_strategy", _EXPECTED, value)
 
 

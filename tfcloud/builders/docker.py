@@ -176,9 +176,8 @@ class DockerBuilder:
             for item in stream:
                 if failure is not None:
                     continue  # read the stream to its end, so that its connection is released
-                if "error" in item or "errorDetail" in item:
-                    detail = item.get("errorDetail") or {}
-                    message = str(detail.get("message") or item.get("error") or "unknown error").strip()
+                message = _stream_error(item)
+                if message is not None:
                     lines.append(message)
                     failure = BuildError(f"Building {tag} failed at {step}: {message}", step=step,
                                          log_tail=log_tail(lines))
@@ -226,9 +225,8 @@ class DockerBuilder:
             for item in stream:
                 if failure is not None:
                     continue  # read the stream to its end, so that its connection is released
-                if "error" in item or "errorDetail" in item:
-                    detail = item.get("errorDetail") or {}
-                    message = str(detail.get("message") or item.get("error") or "unknown error").strip()
+                message = _stream_error(item)
+                if message is not None:
                     lines.append(message)
                     failure = BuildError(f"Pushing {tag} failed: {message}", step="push", log_tail=log_tail(lines))
                     continue
@@ -295,6 +293,15 @@ def _check_unix_socket(url: str) -> None:
         raise ConfigurationError(
             f"Cannot reach a Docker engine at {url}: {exc.strerror or exc}.", hint=_NO_ENGINE_HINT
         ) from exc
+
+
+def _stream_error(item: dict[str, Any]) -> str | None:
+    """The error an item of the engine's build or push stream carries (a failed push does not raise: its
+    error arrives in the stream), or None."""
+    if "error" not in item and "errorDetail" not in item:
+        return None
+    detail = item.get("errorDetail") or {}
+    return str(detail.get("message") or item.get("error") or "unknown error").strip()
 
 
 def _reason(exc: BaseException) -> str:

@@ -18,9 +18,10 @@ from typing import Any
 
 import grpc
 
+from tfcloud.emulator._filter import FilterError, Predicate, compile_filter
 from tfcloud.emulator.faults import Faults
 
-__all__ = ["MethodInfo", "generic_handler", "method_table"]
+__all__ = ["MethodInfo", "generic_handler", "list_predicate", "method_table"]
 
 logger = logging.getLogger("tfcloud.emulator")
 
@@ -182,3 +183,15 @@ def _with_faults(info: MethodInfo, implementation: Handler, faults: Faults) -> H
 
     return call
 
+
+
+def list_predicate(request: Any, context: grpc.ServicerContext) -> Predicate:
+    """What every List method checks first: a page size that is not negative, and a filter that parses
+    (INVALID_ARGUMENT otherwise, as the services answer); returns the compiled filter."""
+    if request.page_size < 0:
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, "page_size: must not be negative.")
+    try:
+        return compile_filter(request.filter)
+    except FilterError as exc:
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        raise  # unreachable: abort raises

@@ -29,7 +29,7 @@ from typing import Any
 
 import grpc
 
-from tfcloud.emulator._filter import FilterError, compile_filter
+from tfcloud.emulator._grpc import list_predicate
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
@@ -142,12 +142,7 @@ class BuildService:
         project = request.project_id or _project_from_parent(request.parent)
         if not project:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "project_id is required.")
-        if request.page_size < 0:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "page_size: must not be negative.")
-        try:
-            predicate = compile_filter(request.filter)
-        except FilterError as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        predicate = list_predicate(request, context)
         with self._lock:
             builds = [_copy(b.build) for b in self._builds.values() if b.build.project_id == project]
         builds.sort(key=lambda b: (b.create_time, b.id), reverse=True)

@@ -33,7 +33,7 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._filter import FilterError, compile_filter
+from tfcloud.emulator._grpc import list_predicate
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
@@ -153,12 +153,7 @@ class JobService:
         from google.cloud.aiplatform_v1.types import ListCustomJobsResponse
 
         number, location = self._parent(request.parent, context)
-        if request.page_size < 0:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "page_size: must not be negative.")
-        try:
-            predicate = compile_filter(request.filter)
-        except FilterError as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        predicate = list_predicate(request, context)
         prefix = f"projects/{number}/locations/{location}/customJobs/"
         with self._lock:
             jobs = [_copy(j.job) for name, j in self._jobs.items() if name.startswith(prefix)]

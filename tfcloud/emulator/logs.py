@@ -23,6 +23,7 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._filter import FilterError, Severity, compile_filter
+from tfcloud.emulator._grpc import list_predicate
 
 __all__ = ["LogStore", "LoggingService", "StoredEntry"]
 
@@ -208,12 +209,7 @@ class LoggingService:
         if order not in ("timestamp asc", "timestamp desc", "timestamp"):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                           f'order_by: expected "timestamp asc" or "timestamp desc", received {request.order_by!r}.')
-        if request.page_size < 0:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "page_size: must not be negative.")
-        try:
-            predicate = compile_filter(request.filter)
-        except FilterError as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        predicate = list_predicate(request, context)
         descending = order.endswith("desc")
         entries = [stored for stored in self.store.entries()
                    if _in_resources(stored, names) and predicate(stored.record)]
