@@ -11,7 +11,9 @@ without a traceback (set ``TFCLOUD_DEBUG=1`` to see one)::
     ├── BuildError                    exit 1: an image build or push failed (names the step, shows its log)
     ├── SubmitError                   exit 1: the backend refused or could not create the job
     ├── JobNotFoundError              exit 2: ``tfcloud status JOB`` for a job that does not exist
-    └── JobFailedError                exit 1 (or the job's own code): the job ran and failed
+    ├── JobFailedError                exit 1 (or the job's own code): the job ran and failed
+    └── OutcomeUnknownError           exit 3: Google Cloud stopped answering; the job (or build) may still be
+                                      running, and the message says the command that follows it
 
 Google and Docker exceptions are translated into these at the boundary (``raise ... from exc``).
 """
@@ -25,6 +27,7 @@ __all__ = [
     "JobNotFoundError",
     "MissingExtraError",
     "NotebookError",
+    "OutcomeUnknownError",
     "SubmitError",
     "TfcloudError",
     "ValidationError",
@@ -115,6 +118,14 @@ class JobFailedError(TfcloudError):
         self.exit_code = exit_code if exit_code not in (0, 2) else 1
         self.log_tail = log_tail
         super().__init__(message)
+
+
+class OutcomeUnknownError(TfcloudError):
+    """tfcloud cannot tell what happened: Google Cloud kept failing (transiently) past the retry deadline. The job
+    or build may still be running (or, after a create, may exist); never reported as failed. The hint names the
+    command that finds out (``tfcloud logs JOB -f``)."""
+
+    exit_code = 3
 
 
 def require(module: str, *, feature: str, extra: str) -> None:

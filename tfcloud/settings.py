@@ -27,6 +27,7 @@ class Settings:
     emulator_host: str | None = None  # host:port of the tfcloud emulator (Vertex AI, Cloud Build, Logging)
     docker_host: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
+    retry_deadline: str | None = None  # seconds to keep retrying a Google Cloud call that fails transiently
 
     @property
     def repository(self) -> str | None:

@@ -21,6 +21,7 @@ pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests ne
 from tfcloud.backends.base import ImageRef
 from tfcloud.backends.vertex import VertexBackend, VertexJob
 from tfcloud.errors import JobNotFoundError
+from tfcloud.gcloud import RetryPolicy
 from tfcloud.pipeline import prepare
 from tfcloud.settings import Settings
 from tfcloud.states import JobState
@@ -84,7 +85,7 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 def backend(emulator: object) -> Iterator[VertexBackend]:
     settings = Settings(target="vertex", project="tfcloud-test", region="us-central1",
                         emulator_host=emulator.endpoint)  # type: ignore[attr-defined]
-    backend = VertexBackend(settings=settings, sleep=lambda _s: None)
+    backend = VertexBackend(settings=settings, retry=RetryPolicy(initial=0.01, maximum=0.05, deadline=10))
     yield backend
     backend.clients.close()
     emulator.faults.clear()  # type: ignore[attr-defined]

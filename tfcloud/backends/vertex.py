@@ -1,16 +1,14 @@
 """The Vertex AI backend: a CustomJob per submission, followed through Cloud Logging.
 
 - The request is :func:`tfcloud.backends.vertex_request.custom_job_request` (a pure function).
-- Clients are ``aiplatform_v1.JobServiceClient`` on the region's endpoint and the Cloud Logging
-  ``LoggingServiceV2Client``, with Application Default Credentials; with the ``emulator_host`` setting both
-  talk to the tfcloud emulator over an insecure channel instead.
-- Transient API errors (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, RESOURCE_EXHAUSTED, ABORTED) are retried
-  with exponential backoff. A create is idempotent: each submission carries a ``tfcloud-submission`` label,
-  and before creating again after an error the backend looks for a job with that label.
-- Logs are followed with ``TailLogEntries`` (the filter Vertex AI's own console uses:
-  ``resource.type="ml_job" AND resource.labels.job_id="ID"``); ``ListLogEntries`` reads what a stream cannot
-  promise: the lines before it opened, around a reconnect, and the last ones after the job has ended. State
-  changes appear as lines of the ``job`` pseudo-replica.
+- Clients, retries and the translation of Google's errors are :mod:`tfcloud.gcloud`'s; the log follower is
+  :mod:`tfcloud.backends.vertex_logs`.
+- A create is idempotent: each submission carries a ``tfcloud-submission`` label, and before creating again
+  after a failed or unanswered create the backend looks for a job with that label. When the retries run out,
+  one more look decides: the job (it was made), ``SubmitError`` (none was made) or
+  :class:`~tfcloud.errors.OutcomeUnknownError` (Vertex AI cannot say; the message names the command that will).
+- When Vertex AI keeps failing while a job is followed, waited for, looked up or cancelled, the error is
+  ``OutcomeUnknownError`` (exit 3): the job may still be running; never "failed".
 """
 
 from __future__ import annotations
@@ -18,31 +16,27 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import queue
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.backends.base import LogLine, PreparedJob
+from tfcloud.backends.vertex_logs import LogFollower
+from tfcloud.backends.vertex_logs import iso as _iso
+from tfcloud.backends.vertex_logs import timestamp as _timestamp  # noqa: F401  (kept for callers of this module)
 from tfcloud.backends.vertex_request import SUBMISSION_LABEL, custom_job_request, replica_name
-from tfcloud.errors import ConfigurationError, JobFailedError, JobNotFoundError, SubmitError, TfcloudError, require
+from tfcloud.errors import ConfigurationError, JobFailedError, OutcomeUnknownError, SubmitError
+from tfcloud.gcloud import Clients, RetryPolicy, call, status_code
 from tfcloud.settings import Settings
 from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
-    from google.cloud.aiplatform_v1 import CustomJob, JobServiceClient
-    from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
+    from google.cloud.aiplatform_v1 import CustomJob
 
 __all__ = ["VertexBackend", "VertexJob", "console_url"]
 
 log = logging.getLogger("tfcloud")
-T = TypeVar("T")
-TRANSIENT = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "RESOURCE_EXHAUSTED", "ABORTED"})
-#: Seconds to wait before retry n (0-based); the last entry repeats.
-BACKOFF = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
-ATTEMPTS = 6
 #: Seconds between polls while following a job. Cloud Logging allows 60 entries.list calls a minute per project,
 #: shared by everyone reading it: 5 s keeps a follower at 12. The emulator has no quota: poll it fast.
 POLL_S = 5.0
@@ -56,130 +50,16 @@ def console_url(name: str) -> str:
     return f"https://console.cloud.google.com/vertex-ai/locations/{location}/training/{job_id}/cpu?project={project}"
 
 
-def _code(exc: BaseException) -> str:
-    grpc_code = getattr(exc, "grpc_status_code", None)
-    if grpc_code is not None:
-        return str(grpc_code.name)
-    code = getattr(exc, "code", None)
-    name = getattr(code, "name", None)
-    return str(name) if name else type(exc).__name__
-
-
-def _is_api_error(exc: BaseException) -> bool:
-    from google.api_core import exceptions as gexc
-
-    return isinstance(exc, gexc.GoogleAPIError)
-
-
-def call_with_retry(call: Callable[[], T], *, what: str, sleep: Callable[[float], None] = time.sleep,
-                    on_retry: Callable[[BaseException], T | None] | None = None) -> T:
-    """Run ``call``; retry transient API errors with backoff. ``on_retry`` may resolve the call instead
-    (the idempotent create uses it to find a job the failed call did create)."""
-    for attempt in range(ATTEMPTS):
-        try:
-            return call()
-        except Exception as exc:
-            if not _is_api_error(exc):
-                raise
-            if _code(exc) not in TRANSIENT or attempt == ATTEMPTS - 1:
-                raise translate(exc, what) from exc
-            log.info("%s: %s; retrying (%d/%d)", what, _code(exc), attempt + 1, ATTEMPTS - 1)
-            sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
-            if on_retry is not None:
-                resolved = on_retry(exc)
-                if resolved is not None:
-                    return resolved
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def translate(exc: BaseException, what: str) -> TfcloudError:
-    """A Google API error as tfcloud's own."""
-    code = _code(exc)
-    message = getattr(exc, "message", None) or str(exc)
-    if code == "NOT_FOUND":
-        return JobNotFoundError(f"{what}: not found ({message}).")
-    if code in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
-        return ConfigurationError(
-            f"{what}: {code.lower().replace('_', ' ')} ({message}).",
-            hint="Log in with `gcloud auth application-default login`, and check that the account may use "
-                 "Vertex AI in this project (roles/aiplatform.user).")
-    if code in ("INVALID_ARGUMENT", "FAILED_PRECONDITION", "OUT_OF_RANGE"):
-        return SubmitError(f"{what}: rejected by Vertex AI: {message}")
-    return SubmitError(f"{what}: {code}: {message}")
-
-
-class _Clients:
-    """The Google clients one backend uses, created on first use and closed together."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._jobs: JobServiceClient | None = None
-        self._logging: LoggingServiceV2Client | None = None
-        self._channels: list[Any] = []
-
-    def _channel(self) -> Any:
-        import grpc
-
-        assert self.settings.emulator_host
-        channel = grpc.insecure_channel(self.settings.emulator_host)
-        self._channels.append(channel)
-        return channel
-
-    def _credentials(self) -> Any:
-        import google.auth
-        from google.auth.exceptions import DefaultCredentialsError
-
-        try:
-            credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
-        except DefaultCredentialsError as exc:
-            raise ConfigurationError(
-                "No Google Cloud credentials found (Application Default Credentials).",
-                hint="Run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a "
-                     "service account key file. To try tfcloud without Google Cloud, start "
-                     "`tfcloud emulator start` and export what it prints.",
-            ) from exc
-        return credentials
-
-    def jobs(self) -> JobServiceClient:
-        if self._jobs is None:
-            require("google.cloud.aiplatform_v1", feature="The Vertex AI backend", extra="cloud")
-            from google.cloud import aiplatform_v1
-            from google.cloud.aiplatform_v1.services.job_service.transports.grpc import JobServiceGrpcTransport
-
-            if self.settings.emulator_host:
-                self._jobs = aiplatform_v1.JobServiceClient(
-                    transport=JobServiceGrpcTransport(channel=self._channel()))
-            else:
-                self._jobs = aiplatform_v1.JobServiceClient(
-                    credentials=self._credentials(),
-                    client_options={"api_endpoint": f"{self.settings.region}-aiplatform.googleapis.com"})
-        return self._jobs
-
-    def logging(self) -> LoggingServiceV2Client:
-        if self._logging is None:
-            require("google.cloud.logging_v2", feature="Following Vertex AI logs", extra="cloud")
-            from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
-            from google.cloud.logging_v2.services.logging_service_v2.transports import LoggingServiceV2GrpcTransport
-
-            if self.settings.emulator_host:
-                self._logging = LoggingServiceV2Client(
-                    transport=LoggingServiceV2GrpcTransport(channel=self._channel()))
-            else:
-                self._logging = LoggingServiceV2Client(credentials=self._credentials())
-        return self._logging
-
-    def close(self) -> None:
-        for channel in self._channels:
-            channel.close()
-        self._channels.clear()
-        self._jobs = None
-        self._logging = None
+def _may_be_running(job_id: str) -> tuple[str, str]:
+    """What an :class:`OutcomeUnknownError` about job ``job_id`` says, and its hint."""
+    return (f"Job {job_id} may still be running.",
+            f"Follow it: tfcloud logs {job_id} -f\nIts state: tfcloud status {job_id}")
 
 
 class VertexBackend:
     """Submits CustomJobs to Vertex AI (or the emulator) and finds them again by id."""
 
-    def __init__(self, *, settings: Settings, sleep: Callable[[float], None] = time.sleep,
+    def __init__(self, *, settings: Settings, retry: RetryPolicy | None = None,
                  poll_interval: float | None = None) -> None:
         if not settings.project:
             raise ConfigurationError(
@@ -189,8 +69,8 @@ class VertexBackend:
         self.settings = settings
         self.project: str = settings.project
         self.region = settings.region
-        self.clients = _Clients(settings)
-        self.sleep = sleep
+        self.clients = Clients(endpoint=settings.emulator_host, region=settings.region)
+        self.retry = retry if retry is not None else RetryPolicy.from_setting(settings.retry_deadline)
         self.poll_interval = poll_interval if poll_interval is not None else (
             EMULATOR_POLL_S if settings.emulator_host else POLL_S)
 
@@ -225,30 +105,59 @@ class VertexBackend:
         return VertexJob(self, created.name, job=created)
 
     def _create(self, request: dict[str, Any], submission_id: str) -> CustomJob:
+        """Create the job exactly once. A create that failed or went unanswered may still have made it, so each
+        later try first looks for the submission's label; when the retries run out, one last look decides."""
         from google.cloud import aiplatform_v1
 
         message = aiplatform_v1.CustomJob.from_json(json.dumps(request))
         client = self.clients.jobs()
-        return call_with_retry(
-            lambda: client.create_custom_job(parent=self.parent, custom_job=message, timeout=60),
-            what="Creating the Vertex AI job", sleep=self.sleep,
-            on_retry=lambda _exc: self._find_submission(submission_id))
+        tries = 0
+
+        def create() -> CustomJob:
+            nonlocal tries
+            tries += 1
+            if tries > 1:
+                found = self._find_submission(submission_id)
+                if found is not None:
+                    log.info("the create that failed did make job %s", found.name)
+                    return found
+            return client.create_custom_job(parent=self.parent, custom_job=message, retry=None,
+                                            timeout=self.retry.create_timeout)
+
+        what = "Creating the Vertex AI job"
+        try:
+            return call(create, what=what, policy=self.retry)
+        except OutcomeUnknownError as exc:
+            last = exc.__cause__
+        try:
+            found = call(lambda: self._find_submission(submission_id), what=what, policy=self.retry)
+        except OutcomeUnknownError:
+            raise OutcomeUnknownError(
+                f"{what}: Vertex AI did not answer ({status_code(last) if last else 'no answer'}) for "
+                f"{self.retry.deadline:g} s; a job may have been created.",
+                hint=f"Look for it: tfcloud list --vertex --label {SUBMISSION_LABEL}={submission_id}") from last
+        if found is not None:
+            return found
+        raise SubmitError(f"{what} failed: Vertex AI did not answer ({status_code(last) if last else '?'}) for "
+                          f"{self.retry.deadline:g} s, and no job was created. Try again later.") from last
 
     def _find_submission(self, submission_id: str) -> CustomJob | None:
+        """The job labelled with ``submission_id`` (one call; its errors are the caller's to retry)."""
         from google.cloud import aiplatform_v1
 
-        client = self.clients.jobs()
         request = aiplatform_v1.ListCustomJobsRequest(
             parent=self.parent, filter=f'labels.{SUBMISSION_LABEL}="{submission_id}"')
-        jobs = call_with_retry(lambda: list(client.list_custom_jobs(request=request, timeout=30)),
-                               what="Looking for the job a failed create may have made", sleep=self.sleep)
-        return jobs[0] if jobs else None
+        jobs = list(self.clients.jobs().list_custom_jobs(request=request, retry=None,
+                                                        timeout=self.retry.call_timeout))
+        return min(jobs, key=lambda job: job.create_time) if jobs else None
 
     def attach(self, job_id: str) -> VertexJob:
         name = self.job_name(job_id)
         client = self.clients.jobs()
-        found = call_with_retry(lambda: client.get_custom_job(name=name, timeout=30),
-                                what=f"Looking up job {job_id}", sleep=self.sleep)
+        _, hint = _may_be_running(job_id)
+        found = call(lambda: client.get_custom_job(name=name, retry=None, timeout=self.retry.call_timeout),
+                     what=f"Looking up job {job_id}", policy=self.retry,
+                     unknown="Whether it exists and how it is doing is unknown.", unknown_hint=hint)
         return VertexJob(self, found.name, job=found)
 
     def list_jobs(self, *, state: JobState | None = None, labels: dict[str, str] | None = None,
@@ -267,13 +176,14 @@ class VertexBackend:
 
         def fetch() -> list[CustomJob]:
             out: list[CustomJob] = []
-            for item in client.list_custom_jobs(request=request, timeout=30):
+            for item in client.list_custom_jobs(request=request, retry=None, timeout=self.retry.call_timeout):
                 out.append(item)
                 if len(out) >= limit:
                     break
             return out
 
-        found = call_with_retry(fetch, what="Listing Vertex AI jobs", sleep=self.sleep)
+        found = call(fetch, what="Listing Vertex AI jobs", policy=self.retry,
+                     unknown_hint="Try again later: tfcloud list --vertex")
         found.sort(key=lambda j: j.create_time, reverse=True)
         return [VertexJob(self, j.name, job=j) for j in found]
 
@@ -305,8 +215,10 @@ class VertexJob:
 
     def refresh(self) -> CustomJob:
         client = self.backend.clients.jobs()
-        self._job = call_with_retry(lambda: client.get_custom_job(name=self.name, timeout=30),
-                                    what=f"Getting job {self.job_id}", sleep=self.backend.sleep)
+        policy = self.backend.retry
+        unknown, hint = _may_be_running(self.job_id)
+        self._job = call(lambda: client.get_custom_job(name=self.name, retry=None, timeout=policy.call_timeout),
+                         what=f"Getting job {self.job_id}", policy=policy, unknown=unknown, unknown_hint=hint)
         return self._job
 
     @property
@@ -356,76 +268,28 @@ class VertexJob:
         from google.api_core import exceptions as gexc
 
         client = self.backend.clients.jobs()
+        policy = self.backend.retry
+        unknown, hint = _may_be_running(self.job_id)
         try:
-            call_with_retry(lambda: client.cancel_custom_job(name=self.name, timeout=30),
-                            what=f"Cancelling job {self.job_id}", sleep=self.backend.sleep)
+            call(lambda: client.cancel_custom_job(name=self.name, retry=None, timeout=policy.call_timeout),
+                 what=f"Cancelling job {self.job_id}", policy=policy,
+                 unknown=f"The cancel may not have reached Vertex AI: {unknown[0].lower()}{unknown[1:]}",
+                 unknown_hint=hint + f"\nCancel it: tfcloud cancel {self.job_id}")
         except SubmitError as exc:
             if isinstance(exc.__cause__, gexc.FailedPrecondition):  # already finished
                 return
             raise
 
     # --- logs -----------------------------------------------------------------------------------------------
-    def _filter(self, replica: str | None, since: str | None) -> str:
-        terms = ['resource.type="ml_job"', f'resource.labels.job_id="{self.job_id}"']
-        if replica is not None:
-            terms.append(f'resource.labels.task_name="{_task_name(replica)}"')
-        if since is not None:
-            terms.append(f'timestamp>="{since}"')
-        return " AND ".join(terms)
-
-    def _entries(self, replica: str | None, since: str | None) -> list[Any]:
-        client = self.backend.clients.logging()
-        request = {
-            "resource_names": [f"projects/{self.backend.project}"],
-            "filter": self._filter(replica, since),
-            "order_by": "timestamp asc",
-            "page_size": 1000,
-        }
-        return call_with_retry(lambda: list(client.list_log_entries(request=request, timeout=30)),
-                               what=f"Reading the logs of job {self.job_id}", sleep=self.backend.sleep)
+    def _logs(self) -> LogFollower:
+        return LogFollower(clients=self.backend.clients, project=self.backend.project, job_id=self.job_id,
+                           policy=self.backend.retry, poll_interval=self.backend.poll_interval,
+                           state=self.status, error=lambda: self.error_message)
 
     def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
         """The job's log lines, oldest first. With ``follow``: also state changes (as replica ``job``), until
-        the job has ended and its last lines are in."""
-        seen = _Seen()
-        if not follow:
-            yield from seen.lines(self._entries(replica, None))
-            return
-        yield from self._follow(replica, seen)
-
-    def _follow(self, replica: str | None, seen: _Seen) -> Iterator[LogLine]:
-        """Tail the logs (``TailLogEntries``) while the job runs. What the stream cannot promise is read with
-        ``ListLogEntries``: the lines from before it opened, those around a reconnect, and the last ones once
-        the job has ended. Lines are told apart by their ``insert_id``, so none is shown twice."""
-        tail = _Tail(self, replica)
-        reconnects = 0
-        last_state: JobState | None = None
-        try:
-            yield from seen.lines(self._entries(replica, None))
-            while True:
-                state = self.status()
-                if state is not last_state:
-                    last_state = state
-                    yield LogLine(replica="job", text=f"{self.job_id} is {state.value}", stream="stdout")
-                if state.is_final:
-                    break
-                yield from seen.lines(tail.take(timeout=self.backend.poll_interval))
-                if tail.error is not None:
-                    log.info("the log stream of job %s broke (%s); reopening it", self.job_id, _code(tail.error))
-                    tail.close()
-                    if reconnects < ATTEMPTS:
-                        self.backend.sleep(BACKOFF[min(reconnects, len(BACKOFF) - 1)])
-                        reconnects += 1
-                        tail = _Tail(self, replica)
-                    else:  # the stream keeps failing: poll instead
-                        tail = _Tail.polling(self, replica)
-                    yield from seen.lines(self._entries(replica, seen.since))
-        finally:
-            tail.close()
-        yield from seen.lines(tail.take(timeout=0))
-        yield from seen.lines(self._entries(replica, seen.since))
-        if self.error_message:
-            yield LogLine(replica="job", text=f"error: {self.error_message}", stream="stderr")
+        the job has ended and its last lines are in (:class:`~tfcloud.backends.vertex_logs.LogFollower`)."""
+        return self._logs().lines(follow=follow, replica=replica)
 
     def tail(self, replica: str, n: int = 20) -> list[str]:
         return [line.text for line in self.logs(replica=replica)][-n:]
@@ -450,132 +314,3 @@ class VertexJob:
         if tail:
             message += f"\nLast lines of {replica}:"
         return JobFailedError(message, exit_code=1, log_tail="\n".join(f"  {line}" for line in tail))
-
-
-class _Seen:
-    """The entries already shown (by ``insert_id``) and the newest timestamp among them."""
-
-    def __init__(self) -> None:
-        self.ids: set[str] = set()
-        self.since: str | None = None
-
-    def lines(self, entries: Iterable[Any]) -> Iterator[LogLine]:
-        for entry in entries:
-            if entry.insert_id in self.ids:
-                continue
-            self.ids.add(entry.insert_id)
-            stamp = _iso(entry.timestamp)
-            if stamp is not None and (self.since is None or stamp > self.since):
-                self.since = stamp
-            line = _log_line(entry)
-            if line is not None:
-                yield line
-
-
-class _Tail:
-    """One ``TailLogEntries`` stream, read by a thread into a queue. ``error`` is set when it breaks."""
-
-    def __init__(self, job: VertexJob, replica: str | None, *, stream: bool = True) -> None:
-        self.queue: queue.Queue[Any] = queue.Queue()
-        self.error: BaseException | None = None
-        self._stop = threading.Event()
-        self._call: Any = None
-        self._thread: threading.Thread | None = None
-        if stream:
-            self._request = {"resource_names": [f"projects/{job.backend.project}"],
-                             "filter": job._filter(replica, None)}
-            self._client = job.backend.clients.logging()
-            self._thread = threading.Thread(target=self._run, name=f"tfcloud-tail-{job.job_id}", daemon=True)
-            self._thread.start()
-        else:
-            self._poll = (job, replica)
-
-    @classmethod
-    def polling(cls, job: VertexJob, replica: str | None) -> _Tail:
-        """No stream: each ``take`` waits, then lists what is new."""
-        return cls(job, replica, stream=False)
-
-    def _requests(self) -> Iterator[Any]:
-        from google.cloud.logging_v2.types import TailLogEntriesRequest
-
-        yield TailLogEntriesRequest(**self._request)
-        self._stop.wait()  # keep the request side open until we close the stream
-
-    def _run(self) -> None:
-        try:
-            self._call = self._client.tail_log_entries(requests=self._requests())
-            for response in self._call:
-                for entry in response.entries:
-                    self.queue.put(entry)
-        except Exception as exc:
-            if not self._stop.is_set():
-                self.error = exc
-
-    def take(self, *, timeout: float) -> list[Any]:
-        """The entries that arrived, waiting up to ``timeout`` seconds for the first."""
-        if self._thread is None:
-            time.sleep(timeout)
-            job, replica = self._poll
-            return job._entries(replica, None)
-        entries: list[Any] = []
-        try:
-            entries.append(self.queue.get(timeout=timeout) if timeout > 0 else self.queue.get_nowait())
-            while True:
-                entries.append(self.queue.get_nowait())
-        except queue.Empty:
-            pass
-        return entries
-
-    def close(self) -> None:
-        self._stop.set()
-        cancel = getattr(self._call, "cancel", None)
-        if cancel is not None:
-            cancel()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-
-def _task_name(replica: str) -> str:
-    from tfcloud.backends.vertex_request import POOL_ORDER
-
-    role, _, index = replica.partition("-")
-    for number, pool_role in enumerate(POOL_ORDER):
-        if pool_role.value == role:
-            return f"workerpool{number}-{index or 0}"
-    return replica
-
-
-def _timestamp(value: Any) -> float | None:
-    """Seconds since the epoch from a protobuf Timestamp or a datetime (the clients return either)."""
-    if value is None:
-        return None
-    if hasattr(value, "ToDatetime"):
-        value = value.ToDatetime(tzinfo=dt.timezone.utc)
-    if isinstance(value, dt.datetime):
-        return value.timestamp()
-    return None
-
-
-def _iso(value: Any) -> str | None:
-    if hasattr(value, "ToDatetime"):
-        value = value.ToDatetime(tzinfo=dt.timezone.utc) if (value.seconds or value.nanos) else None
-    if not value:
-        return None
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
-    return str(value)
-
-
-def _log_line(entry: Any) -> LogLine | None:
-    text = entry.text_payload
-    if not text and entry.json_payload:
-        payload = dict(entry.json_payload)
-        text = str(payload.get("message", json.dumps(payload, default=str)))
-    if not text:
-        return None
-    task = entry.resource.labels.get("task_name", "") if entry.resource else ""
-    severity = int(entry.severity)  # LogSeverity: ERROR is 500, and above it CRITICAL, ALERT, EMERGENCY
-    stream = "stderr" if severity >= 500 else "stdout"
-    stamp = _timestamp(entry.timestamp)
-    return LogLine(replica=replica_name(task) if task else "job", text=text.rstrip("\n"), stream=stream,
-                   timestamp=stamp)
