@@ -110,6 +110,8 @@ def test_cancel_list_and_errors(emulator: Any, builds: Any) -> None:
     assert [b.id for page in pages for b in page.builds] == list(reversed(ids))
     assert len(list(builds.list_builds(project_id="list-project", filter='status="CANCELLED"'))) == 3
     assert list(builds.list_builds(project_id="list-project", filter='status="SUCCESS"')) == []
+    assert [b.id for b in builds.list_builds(project_id="list-project", filter='tags="t1"')] == [ids[1]]
+    assert len(list(builds.list_builds(project_id="list-project", filter='tags!="t1"'))) == 2
 
     with pytest.raises(exceptions.NotFound):
         builds.get_build(project_id="list-project", id="no-such-build")

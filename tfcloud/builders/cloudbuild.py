@@ -16,9 +16,14 @@
 ``exists(tag)`` asks the registry (Docker Registry HTTP API ``HEAD /v2/<name>/manifests/<tag>``; Artifact
 Registry with the caller's Google credentials, loopback registries without any): one look-up.
 
-Clients: ``endpoint`` (``host:port``) points Cloud Build and Cloud Logging at an emulator over an insecure
-channel; else the real APIs with Application Default Credentials. Storage honours ``STORAGE_EMULATOR_HOST``
-(or ``storage_endpoint``).
+Clients, retries and the translation of Google's errors are :mod:`tfcloud.gcloud`'s: ``endpoint``
+(``host:port``) points Cloud Build and Cloud Logging at an emulator over an insecure channel; else the real
+APIs with Application Default Credentials. Storage honours ``STORAGE_EMULATOR_HOST`` (or ``storage_endpoint``).
+
+A create is idempotent: each build carries a ``tfcloud-submission-<id>`` tag, and before creating again
+after a failed or unanswered ``CreateBuild`` the builder looks for a build with that tag. When Cloud Build
+keeps failing while a build is followed, the error is :class:`~tfcloud.errors.OutcomeUnknownError` (exit 3):
+the build may still be running, and the message names the command that follows it.
 """
 
 from __future__ import annotations
@@ -29,13 +34,15 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from tfcloud.backends.base import ImageRef
 from tfcloud.builders import DOCKERFILE_PATH, log_tail
 from tfcloud.context import BuildContext, format_size
-from tfcloud.errors import BuildError, ConfigurationError, require
+from tfcloud.errors import BuildError, ConfigurationError, OutcomeUnknownError, require
+from tfcloud.gcloud import Clients, RetryPolicy, call, status_code
 from tfcloud.images import split_image
 
 if TYPE_CHECKING:
@@ -156,7 +163,8 @@ class CloudBuildBuilder:
     ``project``: the Google Cloud project; ``bucket``: the staging bucket (name, or ``gs://name``);
     ``endpoint``: a Cloud Build + Cloud Logging emulator (``host:port``); ``timeout``: the build's limit in
     seconds (Cloud Build stops it; after ``cancel_grace`` more seconds we cancel it ourselves: a build stuck in
-    the queue); ``lifecycle_days``: the age at which leftover staged contexts are deleted (None: no rule).
+    the queue); ``lifecycle_days``: the age at which leftover staged contexts are deleted (None: no rule);
+    ``retry``: how long to wait for Cloud Build (:class:`~tfcloud.gcloud.RetryPolicy`).
     """
 
     def __init__(
@@ -174,6 +182,7 @@ class CloudBuildBuilder:
         poll_interval: float = 2.0,
         lifecycle_days: int | None = 7,
         cancel_grace: float = 300,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.project = project
         self.bucket = bucket.removeprefix("gs://").strip("/")
@@ -187,9 +196,9 @@ class CloudBuildBuilder:
         self.poll_interval = poll_interval
         self.lifecycle_days = lifecycle_days
         self.cancel_grace = cancel_grace
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.clients = Clients(endpoint=endpoint, credentials=credentials)
         self._storage: Any = None
-        self._build_client: Any = None
-        self._logging_client: Any = None
         self._lifecycle_checked = False
 
     # -- clients --------------------------------------------------------------------------------------------
@@ -214,50 +223,16 @@ class CloudBuildBuilder:
         return self._storage
 
     def build_client(self) -> Any:
-        if self._build_client is None:
-            require("google.cloud.devtools.cloudbuild_v1", feature="Building with Cloud Build", extra="cloud")
-            from google.cloud.devtools.cloudbuild_v1 import CloudBuildClient
-            from google.cloud.devtools.cloudbuild_v1.services.cloud_build.transports.grpc import (
-                CloudBuildGrpcTransport,
-            )
-
-            if self.endpoint:
-                import grpc
-
-                transport = CloudBuildGrpcTransport(channel=grpc.insecure_channel(self.endpoint))
-                self._build_client = CloudBuildClient(transport=transport)
-            else:
-                self._build_client = _google_call(
-                    "Connecting to Cloud Build", lambda: CloudBuildClient(credentials=self.credentials))
-        return self._build_client
+        return self.clients.builds()
 
     def logging_client(self) -> Any:
-        if self._logging_client is None:
-            require("google.cloud.logging_v2", feature="Following Cloud Build logs", extra="cloud")
-            from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
-            from google.cloud.logging_v2.services.logging_service_v2.transports.grpc import (
-                LoggingServiceV2GrpcTransport,
-            )
-
-            if self.endpoint:
-                import grpc
-
-                transport = LoggingServiceV2GrpcTransport(channel=grpc.insecure_channel(self.endpoint))
-                self._logging_client = LoggingServiceV2Client(transport=transport)
-            else:
-                self._logging_client = _google_call(
-                    "Connecting to Cloud Logging", lambda: LoggingServiceV2Client(credentials=self.credentials))
-        return self._logging_client
+        return self.clients.logging()
 
     def close(self) -> None:
         if self._storage is not None:
             self._storage.close()
             self._storage = None
-        for name in ("_build_client", "_logging_client"):
-            client = getattr(self, name)
-            if client is not None:
-                client.transport.close()
-                setattr(self, name, None)
+        self.clients.close()
 
     def __enter__(self) -> CloudBuildBuilder:
         return self
@@ -359,25 +334,23 @@ class CloudBuildBuilder:
 
     def run_build(self, body: dict[str, Any], tag: str) -> Any:
         """Create the build, follow it to the end, and return the finished ``Build``; raise on failure."""
-        from google.api_core import exceptions as gexc
-        from google.cloud.devtools.cloudbuild_v1 import Build
-
         client = self.build_client()
-        try:
-            operation = client.create_build(project_id=self.project, build=Build(body))
-        except gexc.GoogleAPICallError as exc:
-            raise BuildError(f"Cloud Build refused the build of {tag}: {exc.message}", step="submit") from exc
-        build_id = operation.metadata.build.id
+        build_id = self._create(body, tag)
         self._say(f"Cloud Build {build_id} is building {tag}")
         lines: list[str] = []
         deadline = time.monotonic() + self.timeout + self.cancel_grace
         status = self.console.status(f"Cloud Build: {tag}") if self.console is not None else None
         if status is not None:
             status.start()
+        policy = self.retry
         try:
             while True:
-                build = _google_call("Reading the build", lambda: client.get_build(project_id=self.project,
-                                                                                    id=build_id))
+                build = call(lambda: client.get_build(project_id=self.project, id=build_id, retry=None,
+                                                      timeout=policy.call_timeout),
+                             what=f"Reading Cloud Build {build_id}", service="Cloud Build", policy=policy,
+                             failed=BuildError, unknown=f"The build of {tag} may still be running.",
+                             unknown_hint=f"Follow it: gcloud builds log --stream {build_id} "
+                                          f"--project {self.project}")
                 self._read_logs(build_id, lines, status)
                 state = build.status.name
                 if state in _TERMINAL:
@@ -396,6 +369,59 @@ class CloudBuildBuilder:
             raise _build_failure(build, lines)
         return build
 
+    def _create(self, body: dict[str, Any], tag: str) -> str:
+        """Start the build exactly once; return its id. A create that failed or went unanswered may still have
+        started it, so each later try first looks for the submission's tag; when the retries run out, one last
+        look decides."""
+        from google.cloud.devtools.cloudbuild_v1 import Build
+
+        client = self.build_client()
+        submission = f"tfcloud-submission-{uuid.uuid4().hex[:16]}"
+        build = Build({**body, "tags": [*body.get("tags", []), submission]})
+        tries = 0
+
+        def create() -> str:
+            nonlocal tries
+            tries += 1
+            if tries > 1:
+                found = self._find_build(submission)
+                if found is not None:
+                    logger.info("the create that failed did start build %s", found)
+                    return found
+            operation = client.create_build(project_id=self.project, build=build, retry=None,
+                                            timeout=self.retry.create_timeout)
+            return str(operation.metadata.build.id)
+
+        what = f"Starting the Cloud Build of {tag}"
+
+        def refused(text: str) -> BuildError:
+            return BuildError(text, step="submit")
+
+        try:
+            return call(create, what=what, service="Cloud Build", policy=self.retry, failed=refused)
+        except OutcomeUnknownError as exc:
+            last = exc.__cause__
+        code = status_code(last) if last is not None else "no answer"
+        try:
+            found = call(lambda: self._find_build(submission), what=what, service="Cloud Build", policy=self.retry,
+                         failed=refused)
+        except OutcomeUnknownError:
+            raise OutcomeUnknownError(
+                f"{what}: Cloud Build did not answer ({code}) for {self.retry.deadline:g} s; a build may have "
+                "been started.",
+                hint=f"Look for it: gcloud builds list --project {self.project} --filter tags={submission}",
+            ) from last
+        if found is not None:
+            return found
+        raise BuildError(f"{what} failed: Cloud Build did not answer ({code}) for {self.retry.deadline:g} s, "
+                         "and no build was started. Try again later.", step="submit") from last
+
+    def _find_build(self, submission: str) -> str | None:
+        """The id of the build tagged ``submission`` (one call; its errors are the caller's to retry)."""
+        builds = list(self.build_client().list_builds(project_id=self.project, filter=f'tags="{submission}"',
+                                                      retry=None, timeout=self.retry.call_timeout))
+        return str(min(builds, key=lambda b: b.create_time).id) if builds else None
+
     def _read_logs(self, build_id: str, lines: list[str], status: Any) -> None:
         """Append the build's log lines not seen yet (Cloud Logging, oldest first)."""
         from google.api_core import exceptions as gexc
@@ -406,7 +432,7 @@ class CloudBuildBuilder:
                 "filter": f'resource.type="build" AND resource.labels.build_id="{build_id}"',
                 "order_by": "timestamp asc",
                 "page_size": 1000,
-            })
+            }, retry=None, timeout=self.retry.call_timeout)
             entries = [e.text_payload for e in pager]
         except gexc.GoogleAPICallError as exc:
             logger.debug("Reading the logs of build %s: %s", build_id, exc)

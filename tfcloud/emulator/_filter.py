@@ -8,7 +8,8 @@ Grammar (``OR`` binds tighter than ``AND``, as in both AIP-160 and the Logging q
     comparison := field ( = | != | < | <= | > | >= | : ) value
     value      := "quoted string" | bare-word
 
-``field`` is a dotted path looked up in a plain ``dict`` record. ``:`` is "has": ``labels.k:*`` tests
+``field`` is a dotted path looked up in a plain ``dict`` record; on a list (a repeated field) a comparison
+holds when it holds for one of its items. ``:`` is "has": ``labels.k:*`` tests
 existence, a value with ``*`` matches as a glob, anything else as a substring. A lone value searches the
 record's ``"_text"``. Timestamps compare as times; severities as their ranks. A malformed filter raises
 :class:`FilterError`; the services answer it with INVALID_ARGUMENT.
@@ -155,6 +156,9 @@ def _coerce(left: Any, right: str) -> Any:
 def _comparison(field: str, op: str, value: str) -> Predicate:
     def test(record: Record) -> bool:
         left = _lookup(record, field)
+        if isinstance(left, (list, tuple)):  # a repeated field (Cloud Build's tags="x"): does it hold the value?
+            held = any(_comparison("_item", "=" if op == "!=" else op, value)({"_item": item}) for item in left)
+            return not held if op == "!=" else held
         if op == ":":
             if value == "*":
                 return left is not None

@@ -179,6 +179,11 @@ def _with_faults(info: MethodInfo, implementation: Handler, faults: Faults) -> H
         if fault.code is not None:
             logger.debug("injected %s into %s", fault.code, info.name)
             context.abort(getattr(grpc.StatusCode, fault.code), fault.message)
+        if fault.late:
+            result = implementation(request, context)  # the work is done now; the answer comes late
+            logger.debug("answering %s %.2f s late", info.name, fault.late)
+            time.sleep(fault.late)
+            return result
         return implementation(request, context)
 
     return call

@@ -5,6 +5,7 @@ Reach it as ``Emulator.faults``::
     emulator.faults.fail("CreateCustomJob", code="UNAVAILABLE", times=2)   # the next 2 calls fail
     emulator.faults.fail("CreateCustomJob", after=True)                    # it creates, then the answer is lost
     emulator.faults.delay("GetCustomJob", seconds=0.5)                     # every call waits 0.5 s
+    emulator.faults.late("CreateCustomJob", seconds=2)                     # it creates, then answers 2 s late
     emulator.faults.fail_replica("workerpool1-0", exit_code=3)             # that replica exits 3 at start
     emulator.faults.hold_queued()                                          # new jobs stay QUEUED ...
     emulator.faults.release_queued()                                       # ... until released
@@ -37,6 +38,7 @@ class CallFault:
     code: str | None = None
     message: str = ""
     after: bool = False  # fail only after the call did its work (the answer is "lost")
+    late: float = 0.0  # after the call did its work, wait this long before answering
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +55,12 @@ class _Failure:
     message: str
     remaining: int
     after: bool = False
+
+
+@dataclass(kw_only=True)
+class _Late:
+    seconds: float
+    remaining: int
 
 
 @dataclass(kw_only=True)
@@ -77,6 +85,7 @@ class Faults:
         self._lock = threading.Lock()
         self._failures: dict[str, list[_Failure]] = {}
         self._delays: dict[str, _Delay] = {}
+        self._lates: dict[str, list[_Late]] = {}
         self._replicas: dict[str, list[tuple[str | None, ReplicaFault, list[int]]]] = {}
         self._hold = threading.Event()
 
@@ -97,6 +106,13 @@ class Faults:
         with self._lock:
             self._delays[_short(method)] = _Delay(seconds=seconds, remaining=times)
 
+    def late(self, method: str, *, seconds: float, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` do their work, then answer ``seconds`` late: a client whose
+        deadline is shorter sees DEADLINE_EXCEEDED although the work was done (a job created, a build started).
+        On a streaming method the stream opens ``seconds`` late."""
+        with self._lock:
+            self._lates.setdefault(_short(method), []).append(_Late(seconds=seconds, remaining=times))
+
     def take_call_fault(self, name: str, path: str = "") -> CallFault:
         """Consume and return what is armed for one call of ``name`` (the server calls this)."""
         with self._lock:
@@ -109,14 +125,22 @@ class Faults:
                         armed.remaining -= 1
                         if armed.remaining <= 0:
                             del self._delays[key]
+            late = 0.0
+            lates = self._lates.get(name, [])
+            if lates:
+                late = lates[0].seconds
+                lates[0].remaining -= 1
+                if lates[0].remaining <= 0:
+                    lates.pop(0)
             queue = self._failures.get(name, [])
             if queue:
                 failure = queue[0]
                 failure.remaining -= 1
                 if failure.remaining <= 0:
                     queue.pop(0)
-                return CallFault(delay=delay, code=failure.code, message=failure.message, after=failure.after)
-            return CallFault(delay=delay)
+                return CallFault(delay=delay, code=failure.code, message=failure.message, after=failure.after,
+                                 late=late)
+            return CallFault(delay=delay, late=late)
 
     # -- replicas ------------------------------------------------------------------------------------------
     def fail_replica(self, task_name: str, *, exit_code: int = 1, job: str | None = None, times: int = 1,
@@ -163,6 +187,7 @@ class Faults:
         with self._lock:
             self._failures.clear()
             self._delays.clear()
+            self._lates.clear()
             self._replicas.clear()
         self._hold.clear()
 
