@@ -154,10 +154,9 @@ class VertexBackend:
     def attach(self, job_id: str) -> VertexJob:
         name = self.job_name(job_id)
         client = self.clients.jobs()
-        _, hint = _may_be_running(job_id)
+        unknown, hint = _may_be_running(job_id)
         found = call(lambda: client.get_custom_job(name=name, retry=None, timeout=self.retry.call_timeout),
-                     what=f"Looking up job {job_id}", policy=self.retry,
-                     unknown="Whether it exists and how it is doing is unknown.", unknown_hint=hint)
+                     what=f"Looking up job {job_id}", policy=self.retry, unknown=unknown, unknown_hint=hint)
         return VertexJob(self, found.name, job=found)
 
     def list_jobs(self, *, state: JobState | None = None, labels: dict[str, str] | None = None,

@@ -85,7 +85,7 @@ class LogFollower:
         try:
             return self.entries(replica, since)
         except OutcomeUnknownError as exc:
-            log.warning("%s", exc.message)
+            log.info("%s", exc.message)
             if not missing:
                 missing.append(f"{exc.message} Some lines may be missing; read them later: "
                                f"tfcloud logs {self.job_id}")
@@ -183,7 +183,9 @@ class _Tail:
 
     def _run(self) -> None:
         try:
-            self._call = self._client.tail_log_entries(requests=self._requests(), retry=None)
+            # The transport's own stub, not the client method: that one waits for the first response before it
+            # returns (api_core prefetches it), and a stream with nothing to say yet could not be cancelled.
+            self._call = self._client.transport.tail_log_entries(self._requests())
             for response in self._call:
                 for entry in response.entries:
                     self.queue.put(entry)
