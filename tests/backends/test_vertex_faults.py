@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
-from tfcloud.backends.base import ImageRef, PreparedJob
+from tfcloud.artifacts import ImageRef, PreparedJob
 from tfcloud.backends.vertex import VertexBackend, VertexJob
 from tfcloud.errors import OutcomeUnknownError, SubmitError
 from tfcloud.gcloud import RetryPolicy
@@ -162,7 +162,7 @@ def test_a_fault_on_cancel_is_survived(emulator: Any, faults: Any, backend: Vert
     job = _submit(backend, tmp_path, name)
     FAULTS[fault](faults, "CancelCustomJob")
     job.cancel()
-    assert job.wait(timeout=60) is JobState.CANCELLED
+    assert job.wait(timeout=60).state is JobState.CANCELLED
     assert len(_jobs_named(emulator, name)) == 1
 
 
@@ -233,7 +233,7 @@ def test_a_job_whose_state_cannot_be_read_may_still_be_running(emulator: Any, fa
     assert err.value.message.endswith(f"Job {job.job_id} may still be running.")
     assert err.value.hint == f"Follow it: tfcloud logs {job.job_id} -f\nIts state: tfcloud status {job.job_id}"
     faults.clear()
-    assert job.wait(timeout=60) is JobState.SUCCEEDED  # it was running all along, and succeeded
+    assert job.wait(timeout=60).state is JobState.SUCCEEDED  # it was running all along, and succeeded
     assert len(_jobs_named(emulator, name)) == 1
     backend.clients.close()
 
@@ -290,7 +290,7 @@ def test_status_list_cancel_and_logs_when_vertex_stops_answering_exit_3(
     faults.clear()
     faults.hold_queued()
     job.cancel()
-    assert job.wait(timeout=60) is JobState.CANCELLED
+    assert job.wait(timeout=60).state is JobState.CANCELLED
 
 
 def test_logs_that_keep_failing_do_not_change_the_outcome(emulator: Any, faults: Any, tmp_path: Path,
