@@ -31,6 +31,7 @@ pytestmark = pytest.mark.emulator
 PROJECT = "tfcloud-faults"
 IMAGE = "localhost:5000/tfcloud/faults:ok"
 SLOW_IMAGE = "localhost:5000/tfcloud/faults:slow"
+FAIL_IMAGE = "localhost:5000/tfcloud/faults:fail"
 SCRIPT = """
 import time
 for i in range(3):
@@ -73,7 +74,9 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     root = tmp_path_factory.mktemp("faults")
     (root / "ok.py").write_text(SCRIPT)
     (root / "slow.py").write_text(SLOW_SCRIPT)
-    entrypoints = {IMAGE: [sys.executable, str(root / "ok.py")], SLOW_IMAGE: [sys.executable, str(root / "slow.py")]}
+    (root / "fail.py").write_text("raise SystemExit('loss is NaN')\n")
+    entrypoints = {IMAGE: [sys.executable, str(root / "ok.py")], SLOW_IMAGE: [sys.executable, str(root / "slow.py")],
+                   FAIL_IMAGE: [sys.executable, str(root / "fail.py")]}
     with Emulator(project=PROJECT, storage=False, entrypoints=entrypoints) as emu:
         yield emu
 
@@ -307,6 +310,21 @@ def test_logs_that_keep_failing_do_not_change_the_outcome(emulator: Any, faults:
     assert f"Some lines may be missing; read them later: tfcloud logs {job.job_id}" in captured.out + captured.err
     faults.clear()
     assert [line.text for line in job.logs() if line.replica == "chief-0"][-1] == "the last line"
+    backend.clients.close()
+
+
+def test_a_failed_job_whose_logs_cannot_be_read_still_exits_1(emulator: Any, faults: Any, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from tfcloud.api import follow
+
+    backend = _backend(emulator, IMPATIENT)
+    faults.fail("ListLogEntries", code="UNAVAILABLE", times=FOREVER)
+    faults.fail("TailLogEntries", code="UNAVAILABLE", times=FOREVER)
+    job = _submit(backend, tmp_path, _name(), image=FAIL_IMAGE)
+    assert follow(job) == 1  # its state could be read: it failed
+    err = capsys.readouterr().err
+    assert f"Job {job.job_id} failed: The replica workerpool0-0 exited with a non-zero status of 1." in err
+    assert "(The last lines of chief-0 could not be read: Reading the logs of job" in err
     backend.clients.close()
 
 

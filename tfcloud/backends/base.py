@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from tfcloud.artifacts import PreparedJob
-from tfcloud.errors import JobFailedError
+from tfcloud.errors import JobFailedError, OutcomeUnknownError
 from tfcloud.states import JobState
 
 __all__ = ["Backend", "JobHandle", "JobInfo", "LogLine", "ReplicaInfo", "failure"]
@@ -135,6 +135,10 @@ def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
     message = f"Job {info.job_id} {info.state.value}: {info.message or 'no reason recorded'}"
     log_tail = ""
     if info.failed_replica:
-        lines = tail(handle.logs(replica=info.failed_replica), n)
-        log_tail = format_tail(info.failed_replica, [line.text for line in lines])
+        try:
+            lines = tail(handle.logs(replica=info.failed_replica), n)
+        except OutcomeUnknownError as exc:  # the logs cannot be read now; the outcome is known all the same
+            log_tail = f"(The last lines of {info.failed_replica} could not be read: {exc.message})"
+        else:
+            log_tail = format_tail(info.failed_replica, [line.text for line in lines])
     return JobFailedError(message, exit_code=info.exit_code or 1, log_tail=log_tail)

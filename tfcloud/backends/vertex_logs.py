@@ -185,7 +185,7 @@ class _Tail:
         try:
             # The transport's own stub, not the client method: that one waits for the first response before it
             # returns (api_core prefetches it), and a stream with nothing to say yet could not be cancelled.
-            self._call = self._client.transport.tail_log_entries(self._requests())
+            self._call = self._client.transport.tail_log_entries(self._requests())  # type: ignore[arg-type]  # a stream
             for response in self._call:
                 for entry in response.entries:
                     self.queue.put(entry)
