@@ -48,6 +48,7 @@ print("the last line", flush=True)
 #: A call's own deadline in these tests, and how late a "late" answer comes (after the work was done).
 CALL_TIMEOUT = 1.0
 LATE = 2.0
+SLOW = 0.3
 FAST = RetryPolicy(initial=0.02, maximum=0.1, deadline=10, call_timeout=CALL_TIMEOUT, create_timeout=CALL_TIMEOUT)
 #: Gives up quickly: for the faults that never stop.
 IMPATIENT = RetryPolicy(initial=0.02, maximum=0.1, deadline=1, call_timeout=CALL_TIMEOUT,
@@ -62,6 +63,7 @@ FAULTS: dict[str, Arm] = {
     "lost-answer": lambda faults, method: faults.fail(method, code="UNAVAILABLE", after=True),
     "lost-answer-deadline": lambda faults, method: faults.fail(method, code="DEADLINE_EXCEEDED", after=True),
     "late-answer": lambda faults, method: faults.late(method, seconds=LATE),
+    "slow-answer": lambda faults, method: faults.delay(method, seconds=SLOW, times=1),  # within the deadline
 }
 #: Calls made while submitting and following a job (ListCustomJobs: only after a create went wrong).
 FOLLOWED_CALLS = ("CreateCustomJob", "GetCustomJob", "ListCustomJobs", "ListLogEntries", "TailLogEntries")

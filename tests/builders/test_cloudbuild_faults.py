@@ -24,6 +24,7 @@ pytestmark = pytest.mark.emulator
 PROJECT = "tfcloud-build-faults"
 CALL_TIMEOUT = 1.0
 LATE = 2.0
+SLOW = 0.3
 FAST = RetryPolicy(initial=0.02, maximum=0.1, deadline=10, call_timeout=CALL_TIMEOUT, create_timeout=CALL_TIMEOUT)
 IMPATIENT = RetryPolicy(initial=0.02, maximum=0.1, deadline=1, call_timeout=CALL_TIMEOUT,
                         create_timeout=CALL_TIMEOUT)
@@ -36,6 +37,7 @@ FAULTS: dict[str, Arm] = {
     "lost-answer": lambda faults, method: faults.fail(method, code="UNAVAILABLE", after=True),
     "lost-answer-deadline": lambda faults, method: faults.fail(method, code="DEADLINE_EXCEEDED", after=True),
     "late-answer": lambda faults, method: faults.late(method, seconds=LATE),
+    "slow-answer": lambda faults, method: faults.delay(method, seconds=SLOW, times=1),  # within the deadline
 }
 CALLS = ("CreateBuild", "GetBuild", "ListBuilds", "ListLogEntries")
 STEP = 'Step #0 - "build"'
