@@ -80,8 +80,11 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
             raise ConfigurationError(
                 "Cloud Build needs a Google Cloud project.",
                 hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
+        from tfcloud.gcloud import RetryPolicy
+
         return CloudBuildBuilder(project=settings.project, bucket=spec.docker_config.image_build_bucket,
-                                 endpoint=settings.emulator_host, console=console, stream_logs=build_logs)
+                                 endpoint=settings.emulator_host, console=console, stream_logs=build_logs,
+                                 retry=RetryPolicy.from_setting(settings.retry_deadline))
     from tfcloud.builders.docker import DockerBuilder
 
     return DockerBuilder(docker_host=settings.docker_host, console=console, stream_logs=build_logs)
