@@ -172,6 +172,19 @@ def test_injected_call_failures_and_latency(emulator: Any, jobs: Any) -> None:
     assert time.monotonic() - started < 0.4
 
 
+def test_a_late_answer_comes_after_the_work(emulator: Any, jobs: Any) -> None:
+    emulator.faults.late("CreateCustomJob", seconds=1.5)
+    with pytest.raises(exceptions.DeadlineExceeded):
+        jobs.create_custom_job(parent=emulator.parent, custom_job=custom_job(pool("1"), name="late-one"),
+                               retry=None, timeout=0.3)
+    made = [job for job in jobs.list_custom_jobs(parent=emulator.parent) if job.display_name == "late-one"]
+    assert len(made) == 1  # the job exists although its creator saw DEADLINE_EXCEEDED
+    created = jobs.create_custom_job(parent=emulator.parent, custom_job=custom_job(pool("1")), timeout=5)
+    assert created.name  # once only: the next call answers at once
+    for job in (made[0], created):
+        assert follow(jobs, job.name)[0].state.name == "JOB_STATE_SUCCEEDED"
+
+
 def test_injected_replica_exit(emulator: Any, jobs: Any) -> None:
     emulator.faults.fail_replica("workerpool1-1", exit_code=7, job="fault-target")
     other = jobs.create_custom_job(parent=emulator.parent, custom_job=custom_job(pool("1"), pool("1", 2)))
