@@ -331,8 +331,12 @@ class JobService:
             self._service_log(job, "Job completed successfully.")
 
     def _stop_all(self, job: _Job) -> None:
+        """Stop every replica and log what each had written (before the job's state says it ended, as on the
+        success path: a follower that reads once the job has failed finds the failing replica's last lines)."""
         for replica in job.replicas:
             replica.stop(self._timings.stop_grace)
+        for replica in job.replicas:
+            replica.drain()
 
     def _launches(self, job: _Job, spec: Any) -> list[Launch]:
         from google.protobuf import json_format
