@@ -144,7 +144,7 @@ def _name() -> str:
 def test_a_fault_is_survived_with_one_job_and_the_right_outcome(
         emulator: Any, faults: Any, backend: VertexBackend, tmp_path: Path, method: str, fault: str,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from tfcloud.api import follow
+    from tfcloud.sdk import follow
 
     if method == "ListCustomJobs":  # it is called when a create went wrong: lose the create's answer too
         faults.fail("CreateCustomJob", code="UNAVAILABLE", after=True)
@@ -225,7 +225,7 @@ def cli_env(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("code", ["UNAVAILABLE", "DEADLINE_EXCEEDED"])
 def test_a_job_whose_state_cannot_be_read_may_still_be_running(emulator: Any, faults: Any, tmp_path: Path,
                                                               code: str) -> None:
-    from tfcloud.api import follow
+    from tfcloud.sdk import follow
 
     backend = _backend(emulator, IMPATIENT)
     name = _name()
@@ -300,7 +300,7 @@ def test_status_list_cancel_and_logs_when_vertex_stops_answering_exit_3(
 
 def test_logs_that_keep_failing_do_not_change_the_outcome(emulator: Any, faults: Any, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    from tfcloud.api import follow
+    from tfcloud.sdk import follow
 
     backend = _backend(emulator, IMPATIENT)
     faults.fail("ListLogEntries", code="UNAVAILABLE", times=FOREVER)
@@ -317,7 +317,7 @@ def test_logs_that_keep_failing_do_not_change_the_outcome(emulator: Any, faults:
 
 def test_a_failed_job_whose_logs_cannot_be_read_still_exits_1(emulator: Any, faults: Any, tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    from tfcloud.api import follow
+    from tfcloud.sdk import follow
 
     backend = _backend(emulator, IMPATIENT)
     faults.fail("ListLogEntries", code="UNAVAILABLE", times=FOREVER)

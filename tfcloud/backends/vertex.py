@@ -19,6 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.artifacts import PreparedJob
@@ -33,6 +34,8 @@ from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
     from google.cloud.aiplatform_v1 import CustomJob
+
+    from tfcloud.targets import VertexTarget
 
 __all__ = ["VertexBackend", "VertexJob", "console_url"]
 
@@ -59,8 +62,11 @@ def _may_be_running(job_id: str) -> tuple[str, str]:
 class VertexBackend:
     """Submits CustomJobs to Vertex AI (or the emulator) and finds them again by id."""
 
-    def __init__(self, *, settings: Settings, retry: RetryPolicy | None = None,
-                 poll_interval: float | None = None) -> None:
+    def __init__(self, *, settings: Settings, target: VertexTarget | None = None,
+                 retry: RetryPolicy | None = None, poll_interval: float | None = None) -> None:
+        if target is not None and (target.project or target.region):
+            settings = replace(settings, project=target.project or settings.project,
+                               region=target.region or settings.region)
         if not settings.project:
             raise ConfigurationError(
                 "No Google Cloud project for Vertex AI.",
@@ -159,14 +165,6 @@ class VertexBackend:
                      what=f"Looking up job {job_id}", policy=self.retry, unknown=unknown, unknown_hint=hint)
         return VertexJob(self, found.name, job=found)
 
-    def close(self) -> None:
-        """Close the gRPC channels (a handle that needs them again reopens them)."""
-        self.clients.close()
-
-    def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
-        """Jobs in the project and region, newest first (only those in ``state``; at most ``limit``)."""
-        return [job.info() for job in self.list_jobs(state=state, limit=limit)]
-
     def list_jobs(self, *, state: JobState | None = None, labels: dict[str, str] | None = None,
                   limit: int | None = 50) -> list[VertexJob]:
         """Jobs in the project and region, newest first, optionally by tfcloud state and labels."""
@@ -193,6 +191,14 @@ class VertexBackend:
                      unknown_hint="Try again later: tfcloud list --vertex")
         found.sort(key=lambda j: j.create_time, reverse=True)
         return [VertexJob(self, j.name, job=j) for j in found]
+
+    def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
+        """Jobs in the project and region, newest first (only those in ``state``; at most ``limit``)."""
+        return [job._info(job.job) for job in self.list_jobs(state=state, limit=limit)]
+
+    def close(self) -> None:
+        """Close the gRPC channels (a handle that needs them again reopens them)."""
+        self.clients.close()
 
 
 def _vertex_states() -> list[tuple[tuple[str, str], JobState]]:
