@@ -336,3 +336,13 @@ def test_a_log_stream_that_keeps_breaking_is_replaced_by_polling(emulator: Any, 
     job = _submit(backend, tmp_path, _name())
     lines = [line.text for line in job.logs(follow=True) if line.replica == "chief-0"]
     assert lines == ["step 0", "step 1", "step 2", "the last line"]
+
+
+def test_a_bad_retry_deadline_is_bad_input(cli_env: None, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from tfcloud.cli import main
+
+    monkeypatch.setenv("TFCLOUD_RETRY_DEADLINE", "soon")
+    assert main(["status", "123"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "Error: Invalid `retry_deadline`: expected a number of seconds > 0 (TFCLOUD_RETRY_DEADLINE), received 'soon'.")
