@@ -187,12 +187,13 @@ def submit(
         else:
             _print_plan(plan)
         return
-    job = sdk.submit(entry_point, build_logs=build_logs, **options)
-    if detach:
-        typer.echo(job.job_id)
-        get_console().print(f"Follow it with: tfcloud logs {job.job_id} -f", markup=False)
-        return
-    raise typer.Exit(sdk.watch(job, cancel_on_interrupt=cancel_on_interrupt))
+    with sdk.submit(entry_point, build_logs=build_logs, **options) as job:
+        if detach:
+            typer.echo(job.job_id)
+            get_console().print(f"Follow it with: tfcloud logs {job.job_id} -f", markup=False)
+            return
+        code = sdk.watch(job, cancel_on_interrupt=cancel_on_interrupt)
+    raise typer.Exit(code)
 
 
 @app.command()

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from tfcloud.artifacts import ImageRef
-    from tfcloud.backends.base import JobHandle
+    from tfcloud.backends.base import Backend, JobHandle
     from tfcloud.builders import Builder
 
 __all__ = ["EntryPoint", "build_image", "make_builder", "prepare", "prepare_entry_point", "submit"]
@@ -113,16 +113,13 @@ def _repository(spec: JobSpec, settings: Settings) -> str:
     return repo
 
 
-def submit(spec: JobSpec, settings: Settings, *, console: Console | None = None,
+def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Console | None = None,
            build_logs: bool = False) -> tuple[JobHandle, ImageRef | None]:
-    """Run every stage for ``spec`` and submit it to its target's backend: the job's handle, and its image for
-    a container target. Temporary files are removed before returning. ``console`` receives build progress
+    """Run every stage for ``spec`` and submit it to ``backend`` (its target's): the job's handle, and its image
+    for a container target. Temporary files are removed before returning. ``console`` receives build progress
     (the stages themselves print nothing else)."""
-    from tfcloud.backends import get_backend
-
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
         if spec.target.container:
             job = replace(job, image=build_image(job, settings, console=console, build_logs=build_logs))
-        backend = get_backend(spec.target, settings=settings)
         return backend.submit(job), job.image

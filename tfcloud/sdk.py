@@ -91,11 +91,23 @@ class JobOptions(TypedDict, total=False):
 
 class Job:
     """A submitted job: its backend's handle (``info()``, ``logs()``, ``wait()``, ``cancel()``) and the image
-    it runs. Like tensorflow-cloud's result, ``job["job_id"]`` and ``job["docker_image"]`` work too."""
+    it runs. Like tensorflow-cloud's result, ``job["job_id"]`` and ``job["docker_image"]`` work too.
+    ``close()`` (or ``with job:``) releases the backend's clients; a later call reopens what it needs."""
 
-    def __init__(self, handle: JobHandle, *, image: ImageRef | None = None) -> None:
+    def __init__(self, handle: JobHandle, *, image: ImageRef | None = None, backend: Backend | None = None) -> None:
         self.handle = handle
         self.image = image
+        self._backend = backend
+
+    def __enter__(self) -> Job:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
 
     def __repr__(self) -> str:
         return f"Job({self.job_id!r})"
@@ -156,17 +168,23 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
 def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **options: Unpack[JobOptions]) -> Job:
     """Run every stage and submit the job to its target; build progress, the job's id and its console link go
     to the console (stderr). ``build_logs``: print the image build's log as it comes."""
+    from tfcloud.backends import get_backend
     from tfcloud.console import get_console
     from tfcloud.pipeline import submit as submit_stages
 
     spec, settings = make_spec(entry_point, **options)
     console = get_console()
-    handle, image = submit_stages(spec, settings, console=console, build_logs=build_logs)
+    backend = get_backend(spec.target, settings=settings)
+    try:
+        handle, image = submit_stages(spec, settings, backend, console=console, build_logs=build_logs)
+    except BaseException:
+        backend.close()
+        raise
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
     if url:
         console.print(f"Console: {url}", markup=False)
-    return Job(handle, image=image)
+    return Job(handle, image=image, backend=backend)
 
 
 def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs: bool = False,
