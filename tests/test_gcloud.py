@@ -105,6 +105,7 @@ def test_clients_close_their_channels() -> None:
         clients = Clients(endpoint=emulator.endpoint)
         jobs, logging, builds = clients.jobs(), clients.logging(), clients.builds()
         assert clients.jobs() is jobs  # made once
+        assert clients.opened == ("jobs", "logging", "builds")
         assert list(jobs.list_custom_jobs(parent=emulator.parent)) == []
         clients.close()
         with pytest.raises(ValueError, match="closed channel"):
@@ -113,5 +114,6 @@ def test_clients_close_their_channels() -> None:
             list(logging.list_log_entries(request={"resource_names": ["projects/gcloud-test"]}, retry=None))
         with pytest.raises(ValueError, match="closed channel"):
             builds.get_build(project_id="gcloud-test", id="1", retry=None)
+        assert clients.opened == ()
         assert clients.jobs() is not jobs  # a new one on the next use
         clients.close()

@@ -267,6 +267,11 @@ class Clients:
             self._clients["builds"] = client
         return self._clients["builds"]  # type: ignore[no-any-return]
 
+    @property
+    def opened(self) -> tuple[str, ...]:
+        """The clients made and not closed yet (``"jobs"``, ``"logging"``, ``"builds"``)."""
+        return tuple(self._clients)
+
     def close(self) -> None:
         """Close every client's transport (its channel with it). The clients are made again if used later."""
         clients, self._clients = self._clients, {}

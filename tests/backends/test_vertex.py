@@ -305,5 +305,5 @@ def test_the_interface_close_list_and_info(backend: VertexBackend, tmp_path: Pat
     listed = {i.job_id: i for i in backend.list(state=JobState.SUCCEEDED)}
     assert listed[job.job_id].labels["via"] == "interface"
     backend.close()
-    assert backend.clients._channels == []  # the gRPC channels are closed
+    assert backend.clients.opened == ()  # the clients, and their gRPC channels, are closed
     assert job.info().state is JobState.SUCCEEDED  # and a handle reopens what it needs
