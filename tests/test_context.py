@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tfcloud.context import _SNIFF_SIZE, SECRET_PATTERNS, TAR_MTIME, collect_context
@@ -395,6 +395,8 @@ _IGNORE_ALPHABET = "!\\/*?[]#- .abenv_\n\t\r\x00é\udce9"
     gitignore=st.text(alphabet=_IGNORE_ALPHABET, max_size=40),
     nested=st.binary(max_size=40),
 )
+@example(dockerignore="!!", gitignore="[?-.]", nested=b"\\\n!\n")
+@example(dockerignore="[[]\n", gitignore="!\n\\", nested=b"[z-a]\n\xff\n")
 def test_fuzzed_ignore_files_raise_only_tfcloud_errors(tmp_path_factory: pytest.TempPathFactory,
                                                        dockerignore: str, gitignore: str, nested: bytes) -> None:
     root = make(tmp_path_factory.mktemp("fuzz"), {

@@ -263,7 +263,7 @@ class BuildContext:
         out: list[str] = []
         if self.secrets:
             names = ", ".join(f"{shown(s.path)} ({s.reason})" for s in self.secrets)
-            example = shown(self.secrets[0].path.rstrip("/"))
+            example = shown(next((s.path for s in self.secrets if not s.path.endswith("/")), self.secrets[0].path))
             out.append(f"Kept out of the image (secret deny-list): {names}. To let a file in, add a line "
                        f"`!path` for it to .dockerignore (e.g. `!{example}`).")
         if self.let_in:
@@ -475,8 +475,10 @@ def _overrides(dockerignore: list[str]) -> list[str]:
     out = []
     for raw in dockerignore:
         line = raw.strip()
-        if line.startswith("!") and len(line) > 1 and not _WILDCARD.search(line[1:]):
-            out.append(line[1:])
+        body = line[1:]
+        if line.startswith("!") and body and not body.startswith("!") and not _WILDCARD.search(body) \
+                and not _invalid(body):
+            out.append(body)
     return out
 
 
