@@ -1,24 +1,27 @@
 """No credential reaches a pushed image: a real image is built from a directory holding every kind of
 credential file we know of, and its whole filesystem is searched for them. A ``!path`` line in
-``.dockerignore`` lets one in."""
+``.dockerignore`` lets one in. Odd file names and bad ignore lines give an image or a message, not a
+traceback."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from tfcloud.backends.base import PreparedJob
 from tfcloud.builders.docker import DockerBuilder
+from tfcloud.cli import main
 from tfcloud.containerize import containerize
 from tfcloud.testing.dockerd import Engine
 
 MakeJob = Callable[..., PreparedJob]  # the make_job fixture (conftest.py)
 
-pytestmark = pytest.mark.docker
 
 MARK = "TFCLOUD-TEST-SECRET-"
 
@@ -73,7 +76,7 @@ def _image_files(engine: Engine, uri: str) -> tuple[list[str], set[str]]:
     with tarfile.open(fileobj=stream) as tar:
         for member in tar:
             if member.name.startswith("app/") and member.isfile():
-                app.append(member.name[len("app/"):])
+                app.append(member.name[len("app/"):])  # non-UTF-8 bytes as surrogates
             if member.isfile():
                 data = tar.extractfile(member).read()  # type: ignore[union-attr]
                 start = data.find(MARK.encode())
@@ -86,6 +89,7 @@ def _image_files(engine: Engine, uri: str) -> tuple[list[str], set[str]]:
     return sorted(app), found
 
 
+@pytest.mark.docker
 def test_no_credential_reaches_the_image(engine: Engine, make_job: MakeJob, repository: str) -> None:
     job = make_job(CREDENTIALS)
     out = io.StringIO()
@@ -104,6 +108,7 @@ def test_no_credential_reaches_the_image(engine: Engine, make_job: MakeJob, repo
     assert warnings[0].endswith("To let a file in, add a line `!path` for it to .dockerignore (e.g. `!.env`).")
 
 
+@pytest.mark.docker
 def test_a_dockerignore_path_line_lets_one_credential_in(engine: Engine, make_job: MakeJob,
                                                          repository: str) -> None:
     job = make_job({**CREDENTIALS, ".dockerignore": "!token.txt\n!*.json\n"})
@@ -115,3 +120,40 @@ def test_a_dockerignore_path_line_lets_one_credential_in(engine: Engine, make_jo
     assert "token.txt" in app
     assert ("Let into the image by `!path` lines in .dockerignore, despite the deny-list: token.txt (token)."
             in out.getvalue())
+
+
+@pytest.mark.docker
+def test_odd_file_names_and_a_bad_gitignore_line_still_build(engine: Engine, python_base: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DOCKER_HOST", engine.docker_host)
+    monkeypatch.setenv("TFCLOUD_IMAGE_REPOSITORY", f"{engine.registry.address}/tfcloud")
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    (tmp_path / ".gitignore").write_text("!\n*.log\n\\\n")  # git skips the lone `!` and `\\` lines
+    (tmp_path / "run.log").write_text("x")
+    root = os.fsencode(tmp_path)
+    with open(root + b"/caf\xe9.csv", "wb") as f:  # not UTF-8 (Latin-1, from an old zip)
+        f.write(b"1,2\n")
+    with open(root + b"/.env.\x1b[2J", "wb") as f:  # a control character, and on the deny-list
+        f.write(f"{MARK}odd".encode())
+    assert main(["build", str(tmp_path / "train.py"), "--chief-config", "CPU", "--parent-image", python_base]) == 0
+    out, err = capsys.readouterr()
+    app, found = _image_files(engine, out.strip())
+    assert found == set()
+    assert [os.fsencode(p) for p in app if not p.startswith(".tfcloud/")] == [
+        b".gitignore", b"caf\xe9.csv", b"tfcloud_launcher.py", b"train.py"]
+    assert "Kept out of the image (secret deny-list): .env.\\x1b[2J (environment file)." in err
+    assert "\x1b" not in err
+
+
+def test_a_bad_dockerignore_line_is_a_message_not_a_traceback(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    (tmp_path / ".dockerignore").write_text("data/\n!\n")
+    code = main(["build", str(tmp_path / "train.py"), "--chief-config", "CPU", "--parent-image", "python:3",
+                 "--image", "127.0.0.1:1/tfcloud/train"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.splitlines()[0] == ("Error: Invalid `.dockerignore line 2`: expected a gitwildmatch pattern, "
+                                   "received '!'.")
+    assert "Traceback" not in err
