@@ -177,6 +177,7 @@ _TOKEN_SHAPE = re.compile(
     rb"ya29\.[0-9A-Za-z_-]{20,})"
 )
 _WILDCARD = re.compile(r"(?<!\\)[*?\[]")
+_NESTED_SET = re.compile(r"\[\[|--|&&|~~|\|\|")  # what `re` calls a possible nested set or set operation
 
 _FILE_MODE = 0o644
 _EXEC_MODE = 0o755
@@ -357,9 +358,12 @@ def _spec(lines: Iterable[str]) -> Any:
 
     import pathspec
 
-    with warnings.catch_warnings():  # a pattern like `[[]` compiles to a regex that `re` warns about
+    lines = list(lines)
+    if not any("[" in line and _NESTED_SET.search(line) for line in lines):
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    with warnings.catch_warnings():  # `re` warns about a set like `[[]` (rare: not on every call, not thread-safe)
         warnings.simplefilter("ignore", FutureWarning)
-        return pathspec.GitIgnoreSpec.from_lines(list(lines))
+        return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _invalid(line: str) -> bool:
