@@ -388,18 +388,19 @@ def test_non_utf8_and_control_character_names(tmp_path: Path) -> None:
 _IGNORE_ALPHABET = "!\\/*?[]#- .abenv_\n\t\r\x00é\udce9"
 
 
-@settings(max_examples=2000, deadline=None, database=None,
+@settings(max_examples=3000, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(dockerignore="!!", gitignore="[?-.]", nested=b"\\\n!\n")
+@example(dockerignore="[[]\n", gitignore="!\n\\", nested=b"[z-a]\n\xff\n")
 @given(
     dockerignore=st.text(alphabet=_IGNORE_ALPHABET, max_size=40),
     gitignore=st.text(alphabet=_IGNORE_ALPHABET, max_size=40),
     nested=st.binary(max_size=40),
 )
-@example(dockerignore="!!", gitignore="[?-.]", nested=b"\\\n!\n")
-@example(dockerignore="[[]\n", gitignore="!\n\\", nested=b"[z-a]\n\xff\n")
-def test_fuzzed_ignore_files_raise_only_tfcloud_errors(tmp_path_factory: pytest.TempPathFactory,
-                                                       dockerignore: str, gitignore: str, nested: bytes) -> None:
-    root = make(tmp_path_factory.mktemp("fuzz"), {
+def test_fuzzed_ignore_files_raise_only_tfcloud_errors(tmp_path: Path, dockerignore: str, gitignore: str,
+                                                       nested: bytes) -> None:
+    # one project, its three ignore files rewritten for each example
+    root = make(tmp_path, {
         "train.py": "", ".env": "X=1", "data/a.csv": "1", "sub [x]/b.py": "", "sub [x]/.env": "X=1",
         ".dockerignore": dockerignore.encode("utf-8", "surrogateescape"),
         ".gitignore": gitignore.encode("utf-8", "surrogateescape"),
@@ -413,3 +414,18 @@ def test_fuzzed_ignore_files_raise_only_tfcloud_errors(tmp_path_factory: pytest.
     assert ".env" not in [f.path for f in ctx.files] or ".env" in [s.path for s in ctx.let_in]
     for warning in ctx.warnings():
         assert warning.isprintable()
+
+
+
+def test_a_file_that_cannot_be_read_is_a_validation_error(tmp_path: Path) -> None:
+    # (root reads every file whatever its mode: a file gone after the walk takes the same path as an
+    # unreadable one)
+    make(tmp_path, {"train.py": "", "data/gone.csv": "1"})
+    ctx = collect_context(tmp_path)
+    (tmp_path / "data" / "gone.csv").unlink()
+    with pytest.raises(ValidationError) as info:
+        ctx.digest()
+    assert str(info.value).splitlines() == [
+        "Invalid `build context`: expected readable files, received <data/gone.csv: No such file or directory>.",
+        "Make it readable, or keep it out of the image with a line `/data/gone.csv` in .dockerignore.",
+    ]

@@ -288,7 +288,15 @@ class BuildContext:
         h = hashlib.sha256(b"tfcloud-context-v1\n")
         for f in self.files:
             kind = "l" if f.is_link else "f"
-            h.update(f"{f.path}\0{kind}\0{f.mode:o}\0{f.content_digest()}\n".encode("utf-8", "surrogateescape"))
+            try:
+                content = f.content_digest()
+            except OSError as exc:
+                raise ValidationError(
+                    "build context", "readable files", f"<{shown(f.path)}: {exc.strerror or exc}>",
+                    hint=f"Make it readable, or keep it out of the image with a line `/{shown(f.path)}` "
+                         "in .dockerignore.",
+                ) from exc
+            h.update(f"{f.path}\0{kind}\0{f.mode:o}\0{content}\n".encode("utf-8", "surrogateescape"))
         return h.hexdigest()
 
     def digest(self) -> str:
@@ -366,6 +374,7 @@ def _spec(lines: Iterable[str]) -> Any:
         return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
+@functools.lru_cache(maxsize=4096)
 def _invalid(line: str) -> bool:
     """Whether gitwildmatch refuses ``line`` (a lone ``!``, a trailing ``\\``...)."""
     try:
@@ -391,6 +400,11 @@ def _valid_lines(lines: list[str], source: str, *, strict: bool) -> list[str]:
         else:
             logger.debug("Skipped invalid pattern in %s line %d: %r", source, number, line)
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _secret_spec() -> Any:
+    return _spec(p for p, _ in SECRET_PATTERNS)
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -517,7 +531,7 @@ def collect_context(
     override_lines = _overrides(dockerignore)
     overrides = _spec(override_lines) if override_lines else None
     override_lines = [line.lstrip("/") for line in override_lines]
-    secret_spec = _spec(p for p, _ in SECRET_PATTERNS)
+    secret_spec = _secret_spec()
     secret_reasons = [r for _, r in SECRET_PATTERNS]
 
     files: dict[str, ContextFile] = {}
@@ -610,7 +624,11 @@ def collect_context(
                 continue  # sockets, fifos, devices
             if excluded(rel, False, spec):
                 continue
-            st = entry.stat(follow_symlinks=False)
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:  # removed since the directory was read
+                logger.debug("Skipped %s: %s", shown(rel), exc)
+                continue
             reason = (inherited or _secret_reason(rel, False, secret_spec, secret_reasons, allowed)
                       or _sniff_secret(path, st.st_size))
             if secret(rel, False, reason):
