@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tfcloud.backends.base import ImageRef, PreparedJob
+from tfcloud.artifacts import ImageRef, PreparedJob
 from tfcloud.builders.docker import DockerBuilder
 from tfcloud.containerize import containerize
 from tfcloud.errors import BuildError

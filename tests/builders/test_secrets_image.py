@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tfcloud.backends.base import PreparedJob
+from tfcloud.artifacts import PreparedJob
 from tfcloud.builders.docker import DockerBuilder
 from tfcloud.cli import main
 from tfcloud.containerize import containerize
