@@ -5,6 +5,7 @@ docker-registry on loopback. The failures come from a real HTTP proxy in front o
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 import textwrap
@@ -98,6 +99,18 @@ def test_concurrent_builds_of_one_tag_build_once_and_all_succeed(engine: Engine,
         assert proxy.manifest_puts() == [500, 201]  # pushed once (after one retry)
         assert len({r.digest for r in results}) == 1 and str(results[0].digest).startswith("sha256:")
     assert "Waiting for another build of " in out.getvalue()
+    # the lock lives in the tfcloud state dir (TFCLOUD_HOME, set per test by the autouse fixture)
+    assert len(list((Path(os.environ["TFCLOUD_HOME"]) / "locks").glob("build-*.lock"))) == 1
+
+
+def test_the_lock_dir_follows_the_state_dir_setting(make_job: MakeJob, tmp_path: Path) -> None:
+    from tfcloud.pipeline import make_builder
+    from tfcloud.settings import Settings
+
+    spec = make_job().spec
+    builder = make_builder(spec, Settings(state_dir=str(tmp_path / "state")))
+    assert isinstance(builder, DockerBuilder) and builder.lock_dir == tmp_path / "state" / "locks"
+    assert make_builder(spec, Settings()).lock_dir is None  # type: ignore[attr-defined]  # default: TFCLOUD_HOME
 
 
 _BUILD_SCRIPT = textwrap.dedent("""

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 import random
 import re
 import socket
@@ -167,8 +166,9 @@ class DockerBuilder:
 
         lock_dir = self.lock_dir
         if lock_dir is None:
-            home = os.environ.get("TFCLOUD_HOME")
-            lock_dir = (Path(home) if home else Path("~/.local/state/tfcloud")).expanduser() / "locks"
+            from tfcloud.backends.local import default_state_dir
+
+            lock_dir = default_state_dir() / "locks"
         path = lock_dir / f"build-{hashlib.sha256(tag.encode()).hexdigest()[:32]}.lock"
         with contextlib.ExitStack() as stack:
             try:
