@@ -372,8 +372,15 @@ def test_non_utf8_and_control_character_names(tmp_path: Path) -> None:
     os.mkdir(root + b"/d\x1b[31m")
     with open(root + b"/d\x1b[31m/.env", "wb") as f:
         f.write(b"X=1")
+    os.mkdir(root + b"/\xff[x]")  # a nested .gitignore in a directory whose name is neither UTF-8 nor a glob
+    with open(root + b"/\xff[x]/.gitignore", "wb") as f:
+        f.write(b"*.tmp\n\xe9t\xe9.csv\n")
+    for name in (b"a.tmp", b"\xe9t\xe9.csv", b"keep.py"):
+        with open(root + b"/\xff[x]/" + name, "wb") as f:
+            f.write(b"1")
     ctx = collect_context(tmp_path, generated={"gen.txt": b"g"})
-    assert [os.fsencode(f.path) for f in ctx.files] == [b"caf\xe9.txt", b"gen.txt", b"train.py"]
+    assert [os.fsencode(f.path) for f in ctx.files] == [
+        b"caf\xe9.txt", b"gen.txt", b"train.py", b"\xff[x]/.gitignore", b"\xff[x]/keep.py"]
     assert len(ctx.digest()) == 64
     buf = io.BytesIO()
     ctx.write_tar(buf)

@@ -409,7 +409,7 @@ def _secret_spec() -> Any:
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()  # bytes as file names have them
     except OSError:
         return []
 
