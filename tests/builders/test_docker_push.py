@@ -144,3 +144,21 @@ def test_concurrent_builds_in_processes_build_once(engine: Engine, python_base: 
         assert len({line.split()[1] for line in lines}) == 1  # one digest
         assert _tags(engine, since, tag) == ["tag"]
         assert proxy.manifest_puts() == [500, 201]
+
+
+@pytest.mark.parametrize(("message", "retried"), [
+    ("received unexpected HTTP status: 500 Internal Server Error", True),
+    ("received unexpected HTTP status: 503 Service Unavailable", True),
+    ("toomanyrequests: too many requests", True),
+    ('Put "http://r/v2/x/blobs/uploads/1": read tcp 127.0.0.1:1->127.0.0.1:2: connection reset by peer', True),
+    ("net/http: TLS handshake timeout", True),
+    ("denied: requested access to the resource is denied", False),
+    ("unauthorized: authentication required", False),
+    ("no basic auth credentials", False),
+    ("unknown: Method not allowed (405)", False),
+    ("name unknown: repository name not known to registry", False),
+])
+def test_which_push_errors_are_tried_again(message: str, retried: bool) -> None:
+    from tfcloud.builders.docker import _retryable
+
+    assert _retryable(message) is retried

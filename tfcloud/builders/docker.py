@@ -282,8 +282,8 @@ class DockerBuilder:
             try:
                 return self._push_once(tag)
             except BuildError as exc:
-                reason = str(exc.message).splitlines()[0]
-                if attempt == attempts or not _retryable(reason):
+                reason = exc.message.splitlines()[0]  # "Pushing TAG failed: WHY"
+                if attempt == attempts or not _retryable(reason.split(" failed: ", 1)[-1]):
                     raise
                 delay = self.retry_backoff * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
                 self._say(f"{reason.rstrip('.')}; trying again in {delay:.1f} s "
@@ -395,7 +395,7 @@ def _stream_error(item: dict[str, Any]) -> str | None:
 #: What a push error says when trying again may help: a server error or a rate limit, a dropped connection.
 _RETRYABLE = re.compile(
     r"\b(?:5\d\d|429)\b|internal server error|bad gateway|service unavailable|gateway time-?out|"
-    r"too many requests|connection (?:reset|refused|closed)|broken pipe|\bEOF\b|timeout|timed out|"
+    r"too many requests|connection (?:reset|refused|closed)|broken pipe|\bEOF\b|timeout|timed out|deadline exceeded|"
     r"temporarily unavailable|TLS handshake",
     re.IGNORECASE,
 )
