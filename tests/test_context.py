@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import shutil
 import tarfile
@@ -179,6 +180,8 @@ def test_secrets_found_by_content(tmp_path: Path) -> None:
         "adc.json": '{"type": "authorized_user", "client_id": "c", "refresh_token": "1//0g"}',
         "oauth-client.json": '{"installed": {"client_id": "c", "client_secret": "GOCSPX-abc"}}',
         "key-without-suffix": SA_KEY,
+        "bom-key": "\ufeff" + SA_KEY,
+        "wrapped.json": json.dumps({"outputs": {"key": SA_KEY}}),  # a key as a string inside JSON
         ".npmrc": f"registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken={NPM_TOKEN}\n",
         "web/.yarnrc.yml": 'npmRegistryServer: "https://npm.example"\nnpmAuthToken: "abcdefgh12345678"\n',
         ".bashrc": "alias ll='ls -l'\nexport GH=ghp_" + "x" * 36 + "\n",
@@ -188,15 +191,18 @@ def test_secrets_found_by_content(tmp_path: Path) -> None:
         "app/.npmrc": "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n",
         "auth.py": 'INFO = {"type": "service_account", "private_key": None}\n',
         "big.json": '{"rows": [' + ", ".join(["1"] * 40000) + "]}",
+        ".eslintrc": '{"rules": {"x": "' + "token" * 100000 + '"}}',  # one long line, no secret
     })
     ctx = collect_context(tmp_path)
     assert [f.path for f in ctx.files] == [
-        ".env.example", "app/.npmrc", "auth.py", "big.json", "config.json", "train.py"]
+        ".env.example", ".eslintrc", "app/.npmrc", "auth.py", "big.json", "config.json", "train.py"]
     assert {(s.path, s.reason) for s in ctx.secrets} == {
         (".bashrc", "token in an rc file"),
         (".npmrc", "token in an rc file"),
         ("adc.json", "OAuth credentials"),
         ("big-sa.json", "service-account key"),
+        ("bom-key", "service-account key"),
+        ("wrapped.json", "service-account key"),
         ("key-without-suffix", "service-account key"),
         ("my-project-1a2b3c.json", "service-account key"),
         ("notes/deploy.txt", "private key"),

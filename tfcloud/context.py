@@ -154,11 +154,13 @@ _SNIFF_SIZE = 64 * 1024
 #: rc files (``.npmrc``, ``.yarnrc``...) up to this size are checked for token-shaped lines.
 _RC_SNIFF_SIZE = 1024 * 1024
 _PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
-#: JSON key files, by their markers: (what it is, the markers that must all appear).
+#: JSON key files, by their markers: (what it is, the markers that must all appear); also when the JSON is
+#: itself a string inside another JSON document (``\"type\": \"service_account\"``).
 _JSON_KEYS: tuple[tuple[str, tuple[re.Pattern[bytes], ...]], ...] = (
-    ("service-account key", (re.compile(rb'"type"\s*:\s*"service_account"'),)),
-    ("OAuth credentials", (re.compile(rb'"type"\s*:\s*"authorized_user"'), re.compile(rb'"refresh_token"'))),
-    ("OAuth client secret", (re.compile(rb'"client_secret"\s*:\s*"[^"]'),)),
+    ("service-account key", (re.compile(rb'\\?"type\\?"\s*:\s*\\?"service_account\\?"'),)),
+    ("OAuth credentials", (re.compile(rb'\\?"type\\?"\s*:\s*\\?"authorized_user\\?"'),
+                           re.compile(rb'\\?"refresh_token\\?"'))),
+    ("OAuth client secret", (re.compile(rb'\\?"client_secret\\?"\s*:\s*\\?"[^"\\]'),)),
 )
 #: Where a marker may straddle two chunks of a large file: this much of the previous chunk is searched again.
 _OVERLAP = 4096
@@ -167,8 +169,8 @@ _RC_NAMES = re.compile(
 )
 #: A line that sets a token, password or key to a literal value (``${VAR}`` references are fine).
 _TOKEN_LINE = re.compile(
-    rb"(?im)^[ \t]*(?:export[ \t]+)?[\"']?[^\s=#\"']*?(?:_auth|token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key)"
-    rb"[^\s=:\"']*[\"']?[ \t]*[=:][ \t]*[\"']?[^\s\"'$]{8,}"
+    rb"(?im)^[ \t]*(?:export[ \t]+)?[\"']?[^\s=#\"']{0,200}?(?:_auth|token|secret|passw(?:or)?d|api[_-]?key|"
+    rb"access[_-]?key)[^\s=:\"']{0,100}[\"']?[ \t]*[=:][ \t]*[\"']?[^\s\"'$]{8}"
 )
 #: Token formats with a recognisable prefix (GitHub, GitLab, Slack, AWS, npm, Google API keys and tokens).
 _TOKEN_SHAPE = re.compile(
@@ -470,7 +472,7 @@ def _sniff_secret(path: Path, size: int) -> str | None:
                 if not chunk:
                     break
                 if not tail:  # a JSON document by its name or its first byte (not code that mentions one)
-                    is_json = is_json or chunk.lstrip()[:1] == b"{"
+                    is_json = is_json or chunk.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
                 text = tail + chunk
                 if _PRIVATE_KEY.search(text):
                     return "private key"
