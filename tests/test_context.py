@@ -233,6 +233,14 @@ def test_a_dockerignore_path_line_lets_one_secret_in(tmp_path: Path) -> None:
                            ".aws/config (AWS credentials), .env (environment file).")
 
 
+def test_a_secret_directory_is_named_once_when_nothing_inside_is_let_in(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", ".env": "X=1", ".kube/config": "x", ".kube/cache/y": "y",
+                    ".dockerignore": "!.env\n!.kube/nothing-here\n"})
+    ctx = collect_context(tmp_path)
+    assert [f.path for f in ctx.files] == [".dockerignore", ".env", "train.py"]
+    assert [s.path for s in ctx.secrets] == [".kube/"] and [s.path for s in ctx.let_in] == [".env"]
+
+
 def test_a_dockerignore_directory_line_lets_a_secret_directory_in(tmp_path: Path) -> None:
     make(tmp_path, {"train.py": "", ".kube/config": "x", ".kube/cache/y": "y", ".dockerignore": "!.kube/\n"})
     ctx = collect_context(tmp_path)

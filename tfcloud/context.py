@@ -608,7 +608,12 @@ def collect_context(
                 reason = inherited or _secret_reason(rel, True, secret_spec, secret_reasons, allowed)
                 if reason is not None and not overridden(rel, True):
                     if any(o.startswith(rel + "/") or "/" not in o.rstrip("/") for o in override_lines):
-                        walk(path, rel, lines, spec, reason, allowed)  # a !path line names something inside
+                        # a !path line may name something inside: look, and if it does not, name the directory
+                        kept, taken = len(secrets), len(let_in)
+                        walk(path, rel, lines, spec, reason, allowed)
+                        if len(let_in) == taken and len(secrets) > kept:
+                            del secrets[kept:]
+                            secrets.append(ExcludedSecret(path=rel + "/", reason=reason))
                     elif not excluded(rel, True, spec):
                         secrets.append(ExcludedSecret(path=rel + "/", reason=reason))
                     continue
