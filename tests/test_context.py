@@ -233,6 +233,16 @@ def test_a_dockerignore_path_line_lets_one_secret_in(tmp_path: Path) -> None:
                            ".aws/config (AWS credentials), .env (environment file).")
 
 
+def test_the_suggested_line_works_for_a_name_with_glob_characters(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", "tls[1].pem": "cert"})
+    warning = collect_context(tmp_path).warnings()[0]
+    line = warning.split("(e.g. `")[1].split("`)")[0]
+    assert line == "!tls\\[1\\].pem"
+    (tmp_path / ".dockerignore").write_text(line + "\n")
+    ctx = collect_context(tmp_path)
+    assert ctx.get("tls[1].pem") is not None and ctx.secrets == ()
+
+
 def test_a_secret_directory_is_named_once_when_nothing_inside_is_let_in(tmp_path: Path) -> None:
     make(tmp_path, {"train.py": "", ".env": "X=1", ".kube/config": "x", ".kube/cache/y": "y",
                     ".dockerignore": "!.env\n!.kube/nothing-here\n"})

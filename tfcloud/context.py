@@ -266,7 +266,8 @@ class BuildContext:
         out: list[str] = []
         if self.secrets:
             names = ", ".join(f"{shown(s.path)} ({s.reason})" for s in self.secrets)
-            example = shown(next((s.path for s in self.secrets if not s.path.endswith("/")), self.secrets[0].path))
+            first = next((s.path for s in self.secrets if not s.path.endswith("/")), self.secrets[0].path)
+            example = shown(_glob_escape(first))
             out.append(f"Kept out of the image (secret deny-list): {names}. To let a file in, add a line "
                        f"`!path` for it to .dockerignore (e.g. `!{example}`).")
         if self.let_in:
