@@ -19,7 +19,7 @@ from rich.console import Console
 
 from tfcloud.artifacts import ImageRef, PreparedJob
 from tfcloud.builders.docker import DockerBuilder
-from tfcloud.containerize import containerize
+from tfcloud.containerize import containerize, plan_image
 from tfcloud.errors import BuildError
 from tfcloud.testing.dockerd import Engine, registry
 from tfcloud.testing.proxy import failing_proxy
@@ -70,6 +70,8 @@ def test_a_refused_push_is_not_tried_again(engine: Engine, make_job: MakeJob, tm
 
 
 def test_concurrent_builds_of_one_tag_build_once_and_all_succeed(engine: Engine, make_job: MakeJob) -> None:
+    import fcntl
+
     job = make_job({"shared.py": "X = 1\n"})
     results: list[ImageRef] = []
     errors: list[BaseException] = []
@@ -77,30 +79,42 @@ def test_concurrent_builds_of_one_tag_build_once_and_all_succeed(engine: Engine,
     console = Console(file=out, width=300)
 
     with failing_proxy(engine.registry.address, fail_manifest_puts=1) as proxy:
+        repository = f"{proxy.address}/tfcloud"
+        uri = plan_image(job, repository=repository).uri
+
         def one() -> None:
             try:
                 with DockerBuilder(docker_host=engine.docker_host, network_mode="none", retry_backoff=0.05,
                                    console=console) as builder:
-                    results.append(containerize(job, builder=builder, repository=f"{proxy.address}/tfcloud"))
+                    results.append(containerize(job, builder=builder, repository=repository))
             except BaseException as exc:  # reported below
                 errors.append(exc)
 
+        # Hold the tag's lock until all four wait on it, so that they all race for the build.
+        lock = DockerBuilder().lock_path(uri)
+        lock.parent.mkdir(parents=True, exist_ok=True)
         since = time.time()
-        threads = [threading.Thread(target=one) for _ in range(4)]
-        for t in threads:
-            t.start()
+        with open(lock, "a+b") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            threads = [threading.Thread(target=one) for _ in range(4)]
+            for t in threads:
+                t.start()
+            deadline = time.monotonic() + 120
+            while out.getvalue().count("Waiting for another build of ") < 4 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            fcntl.flock(held, fcntl.LOCK_UN)
         for t in threads:
             t.join(300)
         assert errors == []
-        assert len(results) == 4 and len({r.uri for r in results}) == 1
+        assert out.getvalue().count(f"Waiting for another build of {uri} on this machine") == 4
+        assert len(results) == 4 and {r.uri for r in results} == {uri}
         assert sorted(r.built for r in results) == [False, False, False, True]  # one build
-        uri = results[0].uri
         assert _tags(engine, since, uri) == ["tag"]
         assert proxy.manifest_puts() == [500, 201]  # pushed once (after one retry)
         assert len({r.digest for r in results}) == 1 and str(results[0].digest).startswith("sha256:")
-    assert "Waiting for another build of " in out.getvalue()
+        assert out.getvalue().count(f"Image {uri} was pushed by another build meanwhile.") == 3
     # the lock lives in the tfcloud state dir (TFCLOUD_HOME, set per test by the autouse fixture)
-    assert len(list((Path(os.environ["TFCLOUD_HOME"]) / "locks").glob("build-*.lock"))) == 1
+    assert lock.parent == Path(os.environ["TFCLOUD_HOME"]) / "locks"
 
 
 def test_the_lock_dir_follows_the_state_dir_setting(make_job: MakeJob, tmp_path: Path) -> None:

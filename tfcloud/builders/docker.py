@@ -160,19 +160,23 @@ class DockerBuilder:
 
     # -- one build per tag ----------------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _tag_lock(self, tag: str) -> Iterator[None]:
-        import fcntl
-
+    def lock_path(self, tag: str) -> Path:
+        """The file whose exclusive ``flock`` a build of ``tag`` holds (``lock_dir``/build-<sha256 of tag>.lock)."""
         lock_dir = self.lock_dir
         if lock_dir is None:
             from tfcloud.backends.local import default_state_dir
 
             lock_dir = default_state_dir() / "locks"
-        path = lock_dir / f"build-{hashlib.sha256(tag.encode()).hexdigest()[:32]}.lock"
+        return lock_dir / f"build-{hashlib.sha256(tag.encode()).hexdigest()[:32]}.lock"
+
+    @contextlib.contextmanager
+    def _tag_lock(self, tag: str) -> Iterator[None]:
+        import fcntl
+
+        path = self.lock_path(tag)
         with contextlib.ExitStack() as stack:
             try:
-                lock_dir.mkdir(parents=True, exist_ok=True)
+                path.parent.mkdir(parents=True, exist_ok=True)
                 f = stack.enter_context(open(path, "a+b"))  # "a": never truncated
             except OSError as exc:
                 logger.warning("Building %s without a lock (%s): concurrent builds of it may race.", tag, exc)

@@ -65,13 +65,13 @@ class _Handler(BaseHTTPRequestHandler):
         with proxy.lock:
             failing = proxy.fail(self.command, self.path)
         if failing:
+            self._record(500)  # before answering: the client may act on the answer at once
             self.send_response(500)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(_FAILURE)))
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(_FAILURE)
-            self._record(500)
             return
         conn = http.client.HTTPConnection(proxy.upstream, timeout=300)
         try:
@@ -84,6 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
             conn.endheaders(body)
             resp = conn.getresponse()
             data = resp.read()
+            self._record(resp.status)  # before answering: the client may act on the answer at once
             self.send_response(resp.status, resp.reason)
             for key, value in resp.getheaders():
                 if key.lower() not in _HOP_BY_HOP:
@@ -95,7 +96,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(data)
-            self._record(resp.status)
         finally:
             conn.close()
 
