@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from tfcloud.artifacts import ImageRef, PreparedJob
@@ -97,7 +98,7 @@ class Recorder:
         self.calls.append("close")
 
 
-def test_containerize_skips_an_existing_tag_and_says_so(tmp_path: Path) -> None:
+def test_containerize_skips_an_existing_tag_and_says_so(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     job = _job(tmp_path, docker_config=DockerConfig(parent_image="base:1"))
     builder = Recorder()
     assert isinstance(builder, Builder)
@@ -108,5 +109,9 @@ def test_containerize_skips_an_existing_tag_and_says_so(tmp_path: Path) -> None:
     assert builder.calls == [f"exists {first.uri}", f"build {first.uri}", f"exists {first.uri}"]
     lines = out.getvalue().splitlines()
     assert lines[0].startswith(f"Build context {job.workdir}: ") and " files, " in lines[0]
-    assert lines[1] == "Kept out of the image (secret deny-list): .env (environment file)."
+    kept_out = ("Kept out of the image (secret deny-list): .env (environment file). To let a file in, add a line "
+                "`!path` for it to .dockerignore (e.g. `!.env`).")
+    assert lines[1] == kept_out
+    assert lines.count(kept_out) == 2  # once per build
+    assert [r for r in caplog.records if r.levelname == "WARNING"] == []  # said on the console, not twice
     assert lines[-1] == f"Image {first.uri} is up to date: nothing to build."

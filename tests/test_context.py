@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import shutil
 import tarfile
@@ -12,9 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
-from tfcloud.context import SECRET_PATTERNS, TAR_MTIME, collect_context
-from tfcloud.errors import ValidationError
+from tfcloud.context import _SNIFF_SIZE, SECRET_PATTERNS, TAR_MTIME, collect_context
+from tfcloud.errors import TfcloudError, ValidationError
 
 PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
 SA_KEY = '{\n  "type": "service_account",\n  "project_id": "p",\n  "private_key_id": "1",\n  "private_key": "x"\n}\n'
@@ -112,6 +115,36 @@ SECRETS = {
     "cfg/gcloud/access_tokens.db": "x",
     "cfg/gcloud/legacy_credentials/me/adc.json": "{}",
     "application_default_credentials.json": "{}",
+    ".envrc": "export TOKEN=1",
+    "deploy/key.ppk": "k",
+    "release.keystore": b"\0",
+    ".gnupg/private-keys-v1.d/x.key": "k",
+    ".git-credentials": "https://me:ghp_x@github.com",
+    "web/.htpasswd": "alice:$2y$05$x",
+    ".vault-token": "s.x",
+    "token": "x",
+    "token.txt": "x",
+    "token.json": "{}",
+    "hf.token": "x",
+    "slack_token.txt": "x",
+    "github-token.txt": "x",
+    "credentials.json": '{"installed": {}}',
+    "client_secret_1234.apps.googleusercontent.com.json": "{}",
+    "secrets.yaml": "x",
+    "conf/secrets.yml": "x",
+    "secrets.json": "{}",
+    "secrets.toml": "x",
+    "secrets.env": "x",
+    "secret.yaml": "x",
+    "secret.yml": "x",
+    "secret.json": "{}",
+    "infra/terraform.tfstate": "{}",
+    "infra/terraform.tfstate.backup": "{}",
+    "infra/.terraform/terraform.tfstate": "{}",
+    ".kube/config": "apiVersion: v1",
+    "kubeconfig": "apiVersion: v1",
+    ".azure/accessTokens.json": "[]",
+    "home/.config/gh/hosts.yml": "github.com:\n  oauth_token: x\n",
 }
 
 
@@ -134,26 +167,95 @@ def test_secret_is_kept_out_and_named(tmp_path: Path, rel: str) -> None:
     assert warning.startswith("Kept out of the image (secret deny-list): ") and named[0] in warning
 
 
+NPM_TOKEN = "npm_" + "a1B2" * 9
+
+
 def test_secrets_found_by_content(tmp_path: Path) -> None:
+    padding = " " * (_SNIFF_SIZE + 10)
     make(tmp_path, {
         "train.py": "",
         "notes/deploy.txt": PRIVATE_KEY,
         "my-project-1a2b3c.json": SA_KEY,
+        "big-sa.json": '{"padding": "' + padding + '",\n "type": "service_account", "private_key": "x"}\n',
+        "adc.json": '{"type": "authorized_user", "client_id": "c", "refresh_token": "1//0g"}',
+        "oauth-client.json": '{"installed": {"client_id": "c", "client_secret": "GOCSPX-abc"}}',
+        "key-without-suffix": SA_KEY,
+        "bom-key": "\ufeff" + SA_KEY,
+        "wrapped.json": json.dumps({"outputs": {"key": SA_KEY}}),  # a key as a string inside JSON
+        ".npmrc": f"registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken={NPM_TOKEN}\n",
+        "web/.yarnrc.yml": 'npmRegistryServer: "https://npm.example"\nnpmAuthToken: "abcdefgh12345678"\n',
+        ".bashrc": "alias ll='ls -l'\nexport GH=ghp_" + "x" * 36 + "\n",
+        # not secrets: settings without a value, a ${VAR} reference, code that mentions a key type
         "config.json": '{"type": "service_account_like", "lr": 0.1}',
         ".env.example": "TOKEN=",
+        "app/.npmrc": "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n",
+        "auth.py": 'INFO = {"type": "service_account", "private_key": None}\n',
+        "big.json": '{"rows": [' + ", ".join(["1"] * 40000) + "]}",
+        ".eslintrc": '{"rules": {"x": "' + "token" * 100000 + '"}}',  # one long line, no secret
     })
     ctx = collect_context(tmp_path)
-    assert [f.path for f in ctx.files] == [".env.example", "config.json", "train.py"]
+    assert [f.path for f in ctx.files] == [
+        ".env.example", ".eslintrc", "app/.npmrc", "auth.py", "big.json", "config.json", "train.py"]
     assert {(s.path, s.reason) for s in ctx.secrets} == {
+        (".bashrc", "token in an rc file"),
+        (".npmrc", "token in an rc file"),
+        ("adc.json", "OAuth credentials"),
+        ("big-sa.json", "service-account key"),
+        ("bom-key", "service-account key"),
+        ("wrapped.json", "service-account key"),
+        ("key-without-suffix", "service-account key"),
         ("my-project-1a2b3c.json", "service-account key"),
         ("notes/deploy.txt", "private key"),
+        ("oauth-client.json", "OAuth client secret"),
+        ("web/.yarnrc.yml", "token in an rc file"),
     }
 
 
-def test_the_deny_list_beats_a_dockerignore_negation(tmp_path: Path) -> None:
-    make(tmp_path, {"train.py": "", ".env": "X=1", ".dockerignore": "!.env\n"})
+def test_a_dockerignore_path_line_lets_one_secret_in(tmp_path: Path) -> None:
+    make(tmp_path, {
+        "train.py": "", ".env": "X=1", "sub/.env": "X=2", "token.txt": "t", "sa.json": SA_KEY,
+        ".aws/credentials": "[default]", ".aws/config": "[default]",
+        ".dockerignore": "!/.env\n!*.json\n!*\n!.aws/config\n!to?en.txt\n",
+    })
     ctx = collect_context(tmp_path)
-    assert ctx.get(".env") is None and [s.path for s in ctx.secrets] == [".env"]
+    assert [f.path for f in ctx.files] == [".aws/config", ".dockerignore", ".env", "train.py"]
+    assert [(s.path, s.reason) for s in ctx.let_in] == [(".aws/config", "AWS credentials"),
+                                                         (".env", "environment file")]
+    # wildcards (`!*.json`, `!*`, `!to?en.txt`) let nothing in; `/.env` is the root's only
+    assert [s.path for s in ctx.secrets] == [".aws/credentials", "sa.json", "sub/.env", "token.txt"]
+    warnings = ctx.warnings()
+    assert warnings[0] == (
+        "Kept out of the image (secret deny-list): .aws/credentials (AWS credentials), sa.json (service-account "
+        "key), sub/.env (environment file), token.txt (token). To let a file in, add a line `!path` for it to "
+        ".dockerignore (e.g. `!.aws/credentials`)."
+    )
+    assert warnings[1] == ("Let into the image by `!path` lines in .dockerignore, despite the deny-list: "
+                           ".aws/config (AWS credentials), .env (environment file).")
+
+
+def test_the_suggested_line_works_for_a_name_with_glob_characters(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", "tls[1].pem": "cert"})
+    warning = collect_context(tmp_path).warnings()[0]
+    line = warning.split("(e.g. `")[1].split("`)")[0]
+    assert line == "!tls\\[1\\].pem"
+    (tmp_path / ".dockerignore").write_text(line + "\n")
+    ctx = collect_context(tmp_path)
+    assert ctx.get("tls[1].pem") is not None and ctx.secrets == ()
+
+
+def test_a_secret_directory_is_named_once_when_nothing_inside_is_let_in(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", ".env": "X=1", ".kube/config": "x", ".kube/cache/y": "y",
+                    ".dockerignore": "!.env\n!.kube/nothing-here\n"})
+    ctx = collect_context(tmp_path)
+    assert [f.path for f in ctx.files] == [".dockerignore", ".env", "train.py"]
+    assert [s.path for s in ctx.secrets] == [".kube/"] and [s.path for s in ctx.let_in] == [".env"]
+
+
+def test_a_dockerignore_directory_line_lets_a_secret_directory_in(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", ".kube/config": "x", ".kube/cache/y": "y", ".dockerignore": "!.kube/\n"})
+    ctx = collect_context(tmp_path)
+    assert [f.path for f in ctx.files] == [".dockerignore", ".kube/cache/y", ".kube/config", "train.py"]
+    assert ctx.secrets == () and [s.path for s in ctx.let_in] == [".kube/"]
 
 
 def test_an_ignored_secret_raises_no_warning(tmp_path: Path) -> None:
@@ -258,3 +360,105 @@ def test_digest_follows_content_paths_and_modes(tmp_path: Path) -> None:
     (root / "train.py").rename(root / "main.py")
     fourth = collect_context(root).digest()
     assert len({first, second, third, fourth}) == 4
+
+
+def test_an_invalid_dockerignore_line_is_a_validation_error(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", ".dockerignore": "data/\n!\n"})
+    with pytest.raises(ValidationError) as info:
+        collect_context(tmp_path)
+    assert str(info.value).startswith("Invalid `.dockerignore line 2`: expected a gitwildmatch pattern, "
+                                      "received '!'.")
+    (tmp_path / ".dockerignore").write_text("logs/\n\\\n")
+    with pytest.raises(ValidationError, match=r"Invalid `.dockerignore line 2`: .* received '\\\\'"):
+        collect_context(tmp_path)
+
+
+def test_invalid_gitignore_lines_are_skipped_as_git_does(tmp_path: Path) -> None:
+    make(tmp_path, {
+        "train.py": "", "a.log": "", "sub/b.log": "", "sub/c.tmp": "", "x\\": "",
+        ".gitignore": "!\n*.log\n\\\nx\\\n", "sub/.gitignore": "\\\n!\n*.tmp\n",
+    })
+    assert paths(tmp_path) == [".gitignore", "sub/.gitignore", "train.py", "x\\"]
+
+
+def test_directory_names_are_literal_in_nested_gitignores(tmp_path: Path) -> None:
+    make(tmp_path, {"train.py": "", "[ab]*/.gitignore": "*.tmp\n", "[ab]*/x.tmp": "", "a/x.tmp": "",
+                    "odd\\/.gitignore": "y\n", "odd\\/y": ""})
+    assert paths(tmp_path) == ["[ab]*/.gitignore", "a/x.tmp", "odd\\/.gitignore", "train.py"]
+
+
+def test_non_utf8_and_control_character_names(tmp_path: Path) -> None:
+    root = os.fsencode(make(tmp_path, {"train.py": "print(1)\n"}))
+    with open(root + b"/caf\xe9.txt", "wb") as f:
+        f.write(b"data")
+    with open(root + b"/.env.\xff", "wb") as f:  # on the deny-list (.env.*)
+        f.write(b"X=1")
+    os.mkdir(root + b"/d\x1b[31m")
+    with open(root + b"/d\x1b[31m/.env", "wb") as f:
+        f.write(b"X=1")
+    os.mkdir(root + b"/\xff[x]")  # a nested .gitignore in a directory whose name is neither UTF-8 nor a glob
+    with open(root + b"/\xff[x]/.gitignore", "wb") as f:
+        f.write(b"*.tmp\n\xe9t\xe9.csv\n")
+    for name in (b"a.tmp", b"\xe9t\xe9.csv", b"keep.py"):
+        with open(root + b"/\xff[x]/" + name, "wb") as f:
+            f.write(b"1")
+    ctx = collect_context(tmp_path, generated={"gen.txt": b"g"})
+    assert [os.fsencode(f.path) for f in ctx.files] == [
+        b"caf\xe9.txt", b"gen.txt", b"train.py", b"\xff[x]/.gitignore", b"\xff[x]/keep.py"]
+    assert len(ctx.digest()) == 64
+    buf = io.BytesIO()
+    ctx.write_tar(buf)
+    with tarfile.open(fileobj=io.BytesIO(buf.getvalue()), encoding="utf-8", errors="surrogateescape") as tar:
+        assert b"caf\xe9.txt" in [os.fsencode(n) for n in tar.getnames()]
+    (warning,) = ctx.warnings()
+    assert warning.startswith("Kept out of the image (secret deny-list): .env.\\xff (environment file), "
+                              "d\\x1b[31m/.env (environment file).")
+    assert warning.isprintable()
+
+
+_IGNORE_ALPHABET = "!\\/*?[]#- .abenv_\n\t\r\x00é\udce9"
+#: Mostly the characters that mean something to gitwildmatch, sometimes any text at all.
+_IGNORE_LINES = st.one_of(st.text(alphabet=_IGNORE_ALPHABET, max_size=40), st.text(max_size=40))
+
+
+@settings(max_examples=3000, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(dockerignore="!!", gitignore="[?-.]", nested=b"\\\n!\n")
+@example(dockerignore="[[]\n", gitignore="!\n\\", nested=b"[z-a]\n\xff\n")
+@given(
+    dockerignore=_IGNORE_LINES,
+    gitignore=_IGNORE_LINES,
+    nested=st.binary(max_size=40),
+)
+def test_fuzzed_ignore_files_raise_only_tfcloud_errors(tmp_path: Path, dockerignore: str, gitignore: str,
+                                                       nested: bytes) -> None:
+    # one project, its three ignore files rewritten for each example
+    root = make(tmp_path, {
+        "train.py": "", ".env": "X=1", "data/a.csv": "1", "sub [x]/b.py": "", "sub [x]/.env": "X=1",
+        ".dockerignore": dockerignore.encode("utf-8", "surrogateescape"),
+        ".gitignore": gitignore.encode("utf-8", "surrogateescape"),
+        "sub [x]/.gitignore": nested,
+    })
+    try:
+        ctx = collect_context(root)
+    except TfcloudError as exc:
+        assert isinstance(exc, ValidationError) and ".dockerignore line" in str(exc)
+        return
+    assert ".env" not in [f.path for f in ctx.files] or ".env" in [s.path for s in ctx.let_in]
+    for warning in ctx.warnings():
+        assert warning.isprintable()
+
+
+
+def test_a_file_that_cannot_be_read_is_a_validation_error(tmp_path: Path) -> None:
+    # (root reads every file whatever its mode: a file gone after the walk takes the same path as an
+    # unreadable one)
+    make(tmp_path, {"train.py": "", "data/gone.csv": "1"})
+    ctx = collect_context(tmp_path)
+    (tmp_path / "data" / "gone.csv").unlink()
+    with pytest.raises(ValidationError) as info:
+        ctx.digest()
+    assert str(info.value).splitlines() == [
+        "Invalid `build context`: expected readable files, received <data/gone.csv: No such file or directory>.",
+        "Make it readable, or keep it out of the image with a line `/data/gone.csv` in .dockerignore.",
+    ]

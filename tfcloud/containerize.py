@@ -137,9 +137,12 @@ def containerize(
     plan = plan_image(job, repository=repository, context_dir=context_dir, tensorflow_version=tensorflow_version)
     ctx = plan.context
     _say(console, f"Build context {ctx.root}: {ctx.summary()}")
-    for warning in ctx.warnings(warn_size=warn_size):
-        logger.warning(warning)
-        _say(console, warning, style="yellow")
+    for warning in ctx.warnings(warn_size=warn_size):  # once: on the console if there is one, else logged
+        if console is None:
+            logger.warning(warning)
+        else:
+            logger.info(warning)
+            _say(console, warning, style="yellow")
     if builder.exists(plan.uri, pushed=push):
         _say(console, f"Image {plan.uri} is up to date: nothing to build.")
         return ImageRef(uri=plan.uri, built=False)

@@ -8,8 +8,11 @@ job needs. In order:
    A ``!pattern`` in ``.dockerignore`` can bring back the pattern-based ones (not virtualenvs).
 2. **Ignore files**: every ``.gitignore`` (the root's and nested ones, relative to their directory), then the
    root's ``.dockerignore``, which has the last word. Both use gitwildmatch semantics (pathspec).
-3. **Secret deny-list** (:data:`SECRET_PATTERNS`, plus private keys and service-account JSON keys found by
-   content): always kept out, whatever the ignore files say, and named in :attr:`BuildContext.secrets`.
+3. **Secret deny-list** (:data:`SECRET_PATTERNS`, plus what :func:`_sniff_secret` finds by content: private
+   keys, JSON keys of any size, token-shaped lines in rc files): kept out whatever the ignore files say, and
+   named in :attr:`BuildContext.secrets`, unless a ``!path`` line of ``.dockerignore`` without wildcards
+   names the file (then it is named in :attr:`BuildContext.let_in`). An invalid ``.dockerignore`` line is a
+   :class:`ValidationError`; an invalid ``.gitignore`` line is skipped, as git does.
 4. **Symlinks** inside the tree are kept as links; links that leave the tree (or dangle) are dropped and
    named in :attr:`BuildContext.outside_links`.
 
@@ -46,6 +49,7 @@ __all__ = [
     "ExcludedSecret",
     "collect_context",
     "format_size",
+    "shown",
 ]
 
 logger = logging.getLogger("tfcloud")
@@ -83,27 +87,57 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     "/.tfcloud/",  # tfcloud's own generated files go there
 )
 
-#: Never in a context, whatever the ignore files say: (gitwildmatch line, what it is).
+#: Never in a context unless a ``!path`` line in ``.dockerignore`` names it: (gitwildmatch line, what it is).
 SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     (".env", "environment file"),
     (".env.*", "environment file"),
+    (".envrc", "environment file"),
     ("*.pem", "private key or certificate"),
     ("*.key", "private key"),
+    ("*.ppk", "private key"),
     ("*.p12", "key store"),
     ("*.pfx", "key store"),
     ("*.jks", "key store"),
+    ("*.keystore", "key store"),
     ("id_rsa", "SSH private key"),
     ("id_dsa", "SSH private key"),
     ("id_ecdsa", "SSH private key"),
     ("id_ed25519", "SSH private key"),
     (".ssh/", "SSH directory"),
+    (".gnupg/", "GPG keys"),
     (".netrc", "credentials file"),
     ("_netrc", "credentials file"),
     (".pgpass", "credentials file"),
     (".pypirc", "credentials file"),
     (".boto", "credentials file"),
+    (".git-credentials", "git credentials"),
+    (".htpasswd", "password file"),
+    (".vault-token", "token"),
+    ("token", "token"),
+    ("token.txt", "token"),
+    ("token.json", "OAuth token"),
+    ("*.token", "token"),
+    ("*_token.txt", "token"),
+    ("*-token.txt", "token"),
+    ("credentials.json", "OAuth client or credentials"),
+    ("client_secret*.json", "OAuth client secret"),
+    ("secrets.yaml", "secrets file"),
+    ("secrets.yml", "secrets file"),
+    ("secrets.json", "secrets file"),
+    ("secrets.toml", "secrets file"),
+    ("secrets.env", "secrets file"),
+    ("secret.yaml", "secrets file"),
+    ("secret.yml", "secrets file"),
+    ("secret.json", "secrets file"),
+    ("*.tfstate", "Terraform state"),
+    ("*.tfstate.*", "Terraform state"),
+    (".terraform/", "Terraform working directory"),
+    (".kube/", "Kubernetes credentials"),
+    ("kubeconfig", "Kubernetes credentials"),
     (".aws/", "AWS credentials"),
+    (".azure/", "Azure credentials"),
     ("**/.docker/config.json", "Docker credentials"),
+    ("**/.config/gh/hosts.yml", "GitHub CLI token"),
     ("**/.config/gcloud/", "gcloud configuration"),
     (".gcloud/", "gcloud configuration"),
     ("**/gcloud/credentials.db", "gcloud credentials"),
@@ -115,10 +149,37 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
 #: Templates that look like secrets by name but hold none.
 _SECRET_ALLOWED = (".env.example", ".env.sample", ".env.template", ".env.dist")
 
-#: Files up to this size are also checked by content (private keys, service-account JSON keys).
+#: Every file up to this size is also checked by content (private keys, JSON keys); JSON files at any size.
 _SNIFF_SIZE = 64 * 1024
+#: rc files (``.npmrc``, ``.yarnrc``...) up to this size are checked for token-shaped lines.
+_RC_SNIFF_SIZE = 1024 * 1024
 _PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
-_SERVICE_ACCOUNT = re.compile(rb'"type"\s*:\s*"service_account"')
+#: JSON key files, by their markers: (what it is, the markers that must all appear); also when the JSON is
+#: itself a string inside another JSON document (``\"type\": \"service_account\"``).
+_JSON_KEYS: tuple[tuple[str, tuple[re.Pattern[bytes], ...]], ...] = (
+    ("service-account key", (re.compile(rb'\\?"type\\?"\s*:\s*\\?"service_account\\?"'),)),
+    ("OAuth credentials", (re.compile(rb'\\?"type\\?"\s*:\s*\\?"authorized_user\\?"'),
+                           re.compile(rb'\\?"refresh_token\\?"'))),
+    ("OAuth client secret", (re.compile(rb'\\?"client_secret\\?"\s*:\s*\\?"[^"\\]'),)),
+)
+#: Where a marker may straddle two chunks of a large file: this much of the previous chunk is searched again.
+_OVERLAP = 4096
+_RC_NAMES = re.compile(
+    r"^\.[\w.-]*rc(?:\.ya?ml)?$|^(?:pip\.conf|pip\.ini|\.profile|\.bash_profile|\.zprofile|\.Renviron)$"
+)
+#: A line that sets a token, password or key to a literal value (``${VAR}`` references are fine).
+_TOKEN_LINE = re.compile(
+    rb"(?im)^[ \t]*(?:export[ \t]+)?[\"']?[^\s=#\"']{0,200}?(?:_auth|token|secret|passw(?:or)?d|api[_-]?key|"
+    rb"access[_-]?key)[^\s=:\"']{0,100}[\"']?[ \t]*[=:][ \t]*[\"']?[^\s\"'$]{8}"
+)
+#: Token formats with a recognisable prefix (GitHub, GitLab, Slack, AWS, npm, Google API keys and tokens).
+_TOKEN_SHAPE = re.compile(
+    rb"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|"
+    rb"xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|"
+    rb"ya29\.[0-9A-Za-z_-]{20,})"
+)
+_WILDCARD = re.compile(r"(?<!\\)[*?\[]")
+_NESTED_SET = re.compile(r"\[\[|--|&&|~~|\|\|")  # what `re` calls a possible nested set or set operation
 
 _FILE_MODE = 0o644
 _EXEC_MODE = 0o755
@@ -144,7 +205,7 @@ class ContextFile:
         """sha256 of the content (of the link target's name for a symlink)."""
         h = hashlib.sha256()
         if self.link is not None:
-            h.update(self.link.encode())
+            h.update(self.link.encode("utf-8", "surrogateescape"))
         elif self.data is not None:
             h.update(self.data)
         else:
@@ -157,7 +218,7 @@ class ContextFile:
 
 @dataclass(frozen=True, kw_only=True)
 class ExcludedSecret:
-    """A file the secret deny-list kept out, and why."""
+    """A file on the secret deny-list (kept out, or let in by a ``!path`` line), and why."""
 
     path: str
     reason: str
@@ -171,6 +232,7 @@ class BuildContext:
     files: tuple[ContextFile, ...]  # sorted by path
     secrets: tuple[ExcludedSecret, ...] = ()
     outside_links: tuple[str, ...] = ()
+    let_in: tuple[ExcludedSecret, ...] = ()  # on the deny-list, let in by a ``!path`` line in .dockerignore
 
     @property
     def total_size(self) -> int:
@@ -199,17 +261,25 @@ class BuildContext:
         return f"{self.file_count} files, {format_size(self.total_size)}"
 
     def warnings(self, *, warn_size: int = DEFAULT_WARN_SIZE) -> list[str]:
-        """What a person should hear before this context is built: secrets kept out, links dropped, size."""
+        """What a person should hear before this context is built (one line each): secrets kept out, and let
+        in, links dropped, size. Paths are escaped (:func:`shown`) but not rich markup: print them as text."""
         out: list[str] = []
         if self.secrets:
-            names = ", ".join(f"{s.path} ({s.reason})" for s in self.secrets)
-            out.append(f"Kept out of the image (secret deny-list): {names}.")
+            names = ", ".join(f"{shown(s.path)} ({s.reason})" for s in self.secrets)
+            first = next((s.path for s in self.secrets if not s.path.endswith("/")), self.secrets[0].path)
+            example = shown(_glob_escape(first))
+            out.append(f"Kept out of the image (secret deny-list): {names}. To let a file in, add a line "
+                       f"`!path` for it to .dockerignore (e.g. `!{example}`).")
+        if self.let_in:
+            names = ", ".join(f"{shown(s.path)} ({s.reason})" for s in self.let_in)
+            out.append(f"Let into the image by `!path` lines in .dockerignore, despite the deny-list: {names}.")
         if self.outside_links:
             out.append(
-                "Dropped symlinks that point outside the build context: " + ", ".join(self.outside_links) + "."
+                "Dropped symlinks that point outside the build context: "
+                + ", ".join(shown(p) for p in self.outside_links) + "."
             )
         if self.total_size > warn_size:
-            entries = ", ".join(f"{p} {format_size(s)}" for p, s in self.biggest())
+            entries = ", ".join(f"{shown(p)} {format_size(s)}" for p, s in self.biggest())
             out.append(
                 f"The build context is {format_size(self.total_size)} (more than {format_size(warn_size)}); "
                 f"biggest entries: {entries}. Add what the image does not need to .dockerignore."
@@ -221,7 +291,15 @@ class BuildContext:
         h = hashlib.sha256(b"tfcloud-context-v1\n")
         for f in self.files:
             kind = "l" if f.is_link else "f"
-            h.update(f"{f.path}\0{kind}\0{f.mode:o}\0{f.content_digest()}\n".encode())
+            try:
+                content = f.content_digest()
+            except OSError as exc:
+                raise ValidationError(
+                    "build context", "readable files", f"<{shown(f.path)}: {exc.strerror or exc}>",
+                    hint=f"Make it readable, or keep it out of the image with a line `/{shown(f.path)}` "
+                         "in .dockerignore.",
+                ) from exc
+            h.update(f"{f.path}\0{kind}\0{f.mode:o}\0{content}\n".encode("utf-8", "surrogateescape"))
         return h.hexdigest()
 
     def digest(self) -> str:
@@ -262,7 +340,7 @@ class BuildContext:
                         tar.addfile(info, src)
                 except OSError as exc:
                     raise BuildError(
-                        f"Could not add {f.path} to the build context: {exc}. "
+                        f"Could not add {shown(f.path)} to the build context: {exc}. "
                         "Did it change while the context was being written?"
                     ) from exc
 
@@ -287,21 +365,66 @@ def format_size(n: int) -> str:
 
 
 def _spec(lines: Iterable[str]) -> Any:
+    import warnings
+
     import pathspec
 
-    return pathspec.GitIgnoreSpec.from_lines(list(lines))
+    lines = list(lines)
+    if not any("[" in line and _NESTED_SET.search(line) for line in lines):
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    with warnings.catch_warnings():  # `re` warns about a set like `[[]` (rare: not on every call, not thread-safe)
+        warnings.simplefilter("ignore", FutureWarning)
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+@functools.lru_cache(maxsize=4096)
+def _invalid(line: str) -> bool:
+    """Whether gitwildmatch refuses ``line`` (a lone ``!``, a trailing ``\\``...)."""
+    try:
+        _spec([line])
+    except (ValueError, re.error):  # pathspec's GitIgnorePatternError; a range like `[z-a]`
+        return True
+    return False
+
+
+def _valid_lines(lines: list[str], source: str, *, strict: bool) -> list[str]:
+    """``lines`` of the ignore file ``source``, without the invalid ones. ``strict`` (``.dockerignore``, which
+    Docker refuses then too): an invalid line is a :class:`ValidationError` naming it; else (a
+    ``.gitignore``) it is skipped, as git does."""
+    out = []
+    for number, line in enumerate(lines, 1):
+        if not _invalid(line):
+            out.append(line)
+        elif strict:
+            raise ValidationError(
+                f"{source} line {number}", "a gitwildmatch pattern", shown(line),
+                hint="Remove the line, or escape a literal `!` or `\\` with a backslash (`\\!name`).",
+            )
+        else:
+            logger.debug("Skipped invalid pattern in %s line %d: %r", source, number, line)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _secret_spec() -> Any:
+    return _spec(p for p, _ in SECRET_PATTERNS)
 
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()  # bytes as file names have them
     except OSError:
         return []
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
 
 
 def _rebase(lines: Iterable[str], prefix: str) -> list[str]:
     """Turn a nested ``.gitignore``'s lines (relative to ``prefix/``) into root-relative lines."""
     out = []
+    prefix = _glob_escape(prefix)
     for raw in lines:
         line = raw.rstrip()
         if not line or line.startswith("#"):
@@ -311,7 +434,9 @@ def _rebase(lines: Iterable[str], prefix: str) -> list[str]:
         anchored = "/" in body.rstrip("/")
         body = body.lstrip("/")
         rebased = f"{prefix}/{body}" if anchored else f"{prefix}/**/{body}"
-        out.append(("!" if neg else "") + "/" + rebased)
+        rebased = ("!" if neg else "") + "/" + rebased
+        if not _invalid(rebased):
+            out.append(rebased)
     return out
 
 
@@ -319,27 +444,69 @@ def _has_negation(lines: Iterable[str]) -> bool:
     return any(line.strip().startswith("!") for line in lines)
 
 
-def _secret_reason(rel: str, is_dir: bool, secret_spec: Any, reasons: list[str]) -> str | None:
+def _secret_reason(rel: str, is_dir: bool, secret_spec: Any, reasons: list[str],
+                   allowed: frozenset[int] = frozenset()) -> str | None:
+    """The deny-list's reason for ``rel``; None when no pattern (other than the ``allowed`` ones) names it."""
     if rel.rsplit("/", 1)[-1] in _SECRET_ALLOWED:
         return None
     result = secret_spec.check_file(rel + "/" if is_dir else rel)
-    if result.include and result.index is not None:
+    if result.include and result.index is not None and result.index not in allowed:
         return str(reasons[result.index])
     return None
 
 
 def _sniff_secret(path: Path, size: int) -> str | None:
-    if size > _SNIFF_SIZE or size == 0:
+    """What secret ``path`` holds by its content, or None: a private key or a JSON key in any file up to
+    64 kB and in JSON files of any size; token-shaped lines in rc files (``.npmrc``, ``.yarnrc``, ...)."""
+    name = path.name
+    is_json = name.lower().endswith(".json")
+    is_rc = bool(_RC_NAMES.match(name))
+    if size == 0 or not (size <= _SNIFF_SIZE or is_json or (is_rc and size <= _RC_SNIFF_SIZE)):
         return None
+    found: set[re.Pattern[bytes]] = set()
+    markers = [m for _, ms in _JSON_KEYS for m in ms]
     try:
-        head = path.read_bytes()
+        with open(path, "rb") as f:
+            tail = b""
+            while True:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    break
+                if not tail:  # a JSON document by its name or its first byte (not code that mentions one)
+                    is_json = is_json or chunk.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+                text = tail + chunk
+                if _PRIVATE_KEY.search(text):
+                    return "private key"
+                if is_rc and (_TOKEN_LINE.search(text) or _TOKEN_SHAPE.search(text)):
+                    return "token in an rc file"
+                if is_json:
+                    found.update(m for m in markers if m not in found and m.search(text))
+                for what, needed in _JSON_KEYS:
+                    if all(m in found for m in needed):
+                        return what
+                tail = text[-_OVERLAP:]
     except OSError:
         return None
-    if _PRIVATE_KEY.search(head):
-        return "private key"
-    if path.suffix == ".json" and b'"private_key"' in head and _SERVICE_ACCOUNT.search(head):
-        return "service-account key"
     return None
+
+
+def _overrides(dockerignore: list[str]) -> list[str]:
+    """The ``!path`` lines of ``.dockerignore`` without wildcards (without their ``!``): they let what they
+    name in despite the deny-list (a ``!*.json`` does not)."""
+    out = []
+    for raw in dockerignore:
+        line = raw.strip()
+        body = line[1:]
+        if line.startswith("!") and body and not body.startswith("!") and not _WILDCARD.search(body) \
+                and not _invalid(body):
+            out.append(body)
+    return out
+
+
+def shown(path: str) -> str:
+    """A path as a person should see it: bytes that are not UTF-8 and control characters escaped."""
+    text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode() for c in text)
 
 
 def _is_virtualenv(path: Path) -> bool:
@@ -355,23 +522,28 @@ def collect_context(
     """The build context for ``root``: its files minus excludes and secrets, plus ``generated`` files.
 
     ``generated`` maps relative POSIX paths to contents; ``executable`` names generated paths to mark 0o755.
+    Raises :class:`ValidationError` for a ``.dockerignore`` line that is not a valid pattern.
     """
     root = Path(root)
     if not root.is_dir():
         raise ValidationError("context", "an existing directory", str(root))
     root = root.resolve()
 
-    dockerignore = _read_lines(root / ".dockerignore")
+    dockerignore = _valid_lines(_read_lines(root / ".dockerignore"), ".dockerignore", strict=True)
     docker_spec = _spec(dockerignore) if dockerignore else None
-    secret_spec = _spec(p for p, _ in SECRET_PATTERNS)
+    override_lines = _overrides(dockerignore)
+    overrides = _spec(override_lines) if override_lines else None
+    override_lines = [line.lstrip("/") for line in override_lines]
+    secret_spec = _secret_spec()
     secret_reasons = [r for _, r in SECRET_PATTERNS]
 
     files: dict[str, ContextFile] = {}
     secrets: list[ExcludedSecret] = []
+    let_in: list[ExcludedSecret] = []
     outside: list[str] = []
 
     # Each directory's rules: the defaults plus every .gitignore from the root down to it.
-    base_lines = list(DEFAULT_EXCLUDES) + _read_lines(root / ".gitignore")
+    base_lines = list(DEFAULT_EXCLUDES) + _valid_lines(_read_lines(root / ".gitignore"), ".gitignore", strict=False)
     negations = _has_negation(dockerignore) or _has_negation(base_lines)
 
     def excluded(rel: str, is_dir: bool, spec: Any) -> bool:
@@ -382,10 +554,26 @@ def collect_context(
                 return bool(res.include)
         return bool(spec.match_file(probe))
 
-    def walk(directory: Path, rel_dir: str, lines: list[str], spec: Any) -> None:
+    def overridden(rel: str, is_dir: bool) -> bool:
+        return overrides is not None and bool(overrides.match_file(rel + "/" if is_dir else rel))
+
+    def secret(rel: str, is_dir: bool, reason: str | None) -> bool:
+        """Record a deny-listed entry (kept out, or let in by a ``!path`` line); True when it is kept out."""
+        if reason is None:
+            return False
+        if overridden(rel, is_dir):
+            let_in.append(ExcludedSecret(path=rel + "/" if is_dir else rel, reason=reason))
+            return False
+        secrets.append(ExcludedSecret(path=rel + "/" if is_dir else rel, reason=reason))
+        return True
+
+    def walk(directory: Path, rel_dir: str, lines: list[str], spec: Any, inherited: str | None = None,
+             allowed: frozenset[int] = frozenset()) -> None:
+        """``inherited``: the deny-list reason of a directory walked only for the ``!path`` lines under it;
+        ``allowed``: the deny-list patterns of directories above that a ``!path`` line let in."""
         nonlocal negations
         if rel_dir:
-            nested = _read_lines(directory / ".gitignore")
+            nested = _valid_lines(_read_lines(directory / ".gitignore"), f"{rel_dir}/.gitignore", strict=False)
             if nested:
                 lines = lines + _rebase(nested, rel_dir)
                 spec = _spec(lines)
@@ -393,7 +581,7 @@ def collect_context(
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            logger.warning("Cannot read %s: %s", directory, exc)
+            logger.warning("Cannot read %s: %s", shown(str(directory)), exc)
             return
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -406,12 +594,11 @@ def collect_context(
                 is_dir = target.is_dir()
                 if excluded(rel, is_dir, spec):
                     continue
-                reason = _secret_reason(rel, is_dir, secret_spec, secret_reasons)
+                reason = inherited or _secret_reason(rel, is_dir, secret_spec, secret_reasons, allowed)
                 if reason is None and not is_dir:
                     reason = _secret_reason(target.relative_to(root).as_posix(), False, secret_spec,
                                             secret_reasons)
-                if reason is not None:
-                    secrets.append(ExcludedSecret(path=rel, reason=reason))
+                if secret(rel, is_dir, reason):
                     continue
                 link = os.path.relpath(target, path.parent)
                 files[rel] = ContextFile(path=rel, size=0, mode=0o777, link=Path(link).as_posix())
@@ -419,23 +606,40 @@ def collect_context(
             if entry.is_dir(follow_symlinks=False):
                 if _is_virtualenv(path):
                     continue
-                reason = _secret_reason(rel, True, secret_spec, secret_reasons)
-                if reason is not None:
-                    if not excluded(rel, True, spec):
+                reason = inherited or _secret_reason(rel, True, secret_spec, secret_reasons, allowed)
+                if reason is not None and not overridden(rel, True):
+                    if any(o.startswith(rel + "/") or "/" not in o.rstrip("/") for o in override_lines):
+                        # a !path line may name something inside: look, and if it does not, name the directory
+                        kept, taken = len(secrets), len(let_in)
+                        walk(path, rel, lines, spec, reason, allowed)
+                        if len(let_in) == taken and len(secrets) > kept:
+                            del secrets[kept:]
+                            secrets.append(ExcludedSecret(path=rel + "/", reason=reason))
+                    elif not excluded(rel, True, spec):
                         secrets.append(ExcludedSecret(path=rel + "/", reason=reason))
                     continue
+                if reason is not None:
+                    let_in.append(ExcludedSecret(path=rel + "/", reason=reason))
+                    index = secret_spec.check_file(rel + "/").index
+                    inner = allowed | {index} if index is not None else allowed
+                else:
+                    inner = allowed
                 if excluded(rel, True, spec) and not negations:
                     continue
-                walk(path, rel, lines, spec)
+                walk(path, rel, lines, spec, None, inner)
                 continue
             if not entry.is_file(follow_symlinks=False):
                 continue  # sockets, fifos, devices
             if excluded(rel, False, spec):
                 continue
-            st = entry.stat(follow_symlinks=False)
-            reason = _secret_reason(rel, False, secret_spec, secret_reasons) or _sniff_secret(path, st.st_size)
-            if reason is not None:
-                secrets.append(ExcludedSecret(path=rel, reason=reason))
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:  # removed since the directory was read
+                logger.debug("Skipped %s: %s", shown(rel), exc)
+                continue
+            reason = (inherited or _secret_reason(rel, False, secret_spec, secret_reasons, allowed)
+                      or _sniff_secret(path, st.st_size))
+            if secret(rel, False, reason):
                 continue
             mode = _EXEC_MODE if st.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) else _FILE_MODE
             files[rel] = ContextFile(path=rel, size=st.st_size, mode=mode, source=path)
@@ -454,10 +658,11 @@ def collect_context(
         files[clean] = ContextFile(path=clean, size=len(data), mode=mode, data=bytes(data))
 
     for s in secrets:
-        logger.warning("Kept out of the build context (%s): %s", s.reason, s.path)
+        logger.debug("Kept out of the build context (%s): %s", s.reason, shown(s.path))
     return BuildContext(
         root=root,
         files=tuple(files[p] for p in sorted(files)),
         secrets=tuple(sorted(secrets, key=lambda s: s.path)),
         outside_links=tuple(sorted(outside)),
+        let_in=tuple(sorted(let_in, key=lambda s: s.path)),
     )

@@ -82,7 +82,9 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
                                  retry=RetryPolicy.from_setting(settings.retry_deadline))
     from tfcloud.builders.docker import DockerBuilder
 
-    return DockerBuilder(docker_host=settings.docker_host, console=console, stream_logs=build_logs)
+    lock_dir = Path(settings.state_dir).expanduser() / "locks" if settings.state_dir else None
+    return DockerBuilder(docker_host=settings.docker_host, console=console, stream_logs=build_logs,
+                         lock_dir=lock_dir)
 
 
 def build_image(job: PreparedJob, settings: Settings, *, console: Console | None = None,

@@ -7,15 +7,29 @@ The engine is ``docker_host`` if given, else the environment's (``DOCKER_HOST``,
 Both streams (build and push) are read to the end and every ``error`` item in them becomes a
 :class:`~tfcloud.errors.BuildError` naming the step ("Step 4/9 : RUN ..." or "push") with its last lines:
 a failed push does not raise in the SDK, it only says so inside the stream.
+
+A push that fails for a reason that may pass (the registry answers 5xx or 429, the connection drops) is
+tried again, ``push_retries`` times, after ``retry_backoff`` seconds, then twice that, and so on (with a
+little jitter). A refusal (401, 403, 405...) is not retried.
+
+Builds of one tag on one machine take turns: :meth:`DockerBuilder.build` holds an exclusive file lock
+(``fcntl.flock``) keyed by the tag under ``lock_dir`` (default: ``<tfcloud state dir>/locks``), and once it
+has it asks again whether the tag exists (a concurrent build may have made and pushed it meanwhile): so
+concurrent builds of one tag, from threads or processes, make one image and push it once.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import logging
+import random
 import re
 import socket
 import tempfile
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.artifacts import ImageRef
@@ -44,7 +58,9 @@ class DockerBuilder:
 
     ``console``: a rich console for progress (None: quiet); ``stream_logs``: print the build log as it comes;
     ``timeout``: seconds the engine may stay silent before the SDK gives up; ``network_mode``: the network
-    of ``RUN`` steps (None: the engine's default).
+    of ``RUN`` steps (None: the engine's default); ``push_retries`` and ``retry_backoff`` (seconds, doubled
+    each time): how often and how soon a push that may pass is tried again; ``lock_dir``: where the per-tag
+    build locks live (None: ``<tfcloud state dir>/locks``).
     """
 
     def __init__(
@@ -55,12 +71,18 @@ class DockerBuilder:
         stream_logs: bool = False,
         timeout: float = 600,
         network_mode: str | None = None,
+        push_retries: int = 4,
+        retry_backoff: float = 1.0,
+        lock_dir: Path | None = None,
     ) -> None:
         self.docker_host = docker_host
         self.console = console
         self.stream_logs = stream_logs
         self.timeout = timeout
         self.network_mode = network_mode
+        self.push_retries = push_retries
+        self.retry_backoff = retry_backoff
+        self.lock_dir = lock_dir
         self._api: Any = None
 
     # -- engine ---------------------------------------------------------------------------------------------
@@ -123,11 +145,65 @@ class DockerBuilder:
 
     def build(self, context: BuildContext, tag: str, *, push: bool = True,
               cache_from: str | None = None) -> ImageRef:
-        """Build ``context`` as ``tag`` (unless the engine has it already) and push it when ``push``."""
-        built = not self.exists(tag, pushed=False)
-        image_id = self._build(context, tag, cache_from) if built else None
-        digest = self.push(tag) if push else None
+        """Build ``context`` as ``tag`` (unless the engine has it already) and push it when ``push``; one build
+        of a tag at a time on this machine (see the module docstring)."""
+        with self._tag_lock(tag):
+            if push:
+                pushed = self._pushed_digest(tag)
+                if pushed is not None:  # a concurrent build of this tag made and pushed it
+                    self._say(f"Image {tag} was pushed by another build meanwhile.")
+                    return ImageRef(uri=tag, digest=pushed, built=False)
+            built = not self.exists(tag, pushed=False)
+            image_id = self._build(context, tag, cache_from) if built else None
+            digest = self.push(tag) if push else None
         return ImageRef(uri=tag, digest=digest or image_id, built=built)
+
+    # -- one build per tag ----------------------------------------------------------------------------------
+
+    def lock_path(self, tag: str) -> Path:
+        """The file whose exclusive ``flock`` a build of ``tag`` holds (``lock_dir``/build-<sha256 of tag>.lock)."""
+        lock_dir = self.lock_dir
+        if lock_dir is None:
+            from tfcloud.backends.local import default_state_dir
+
+            lock_dir = default_state_dir() / "locks"
+        return lock_dir / f"build-{hashlib.sha256(tag.encode()).hexdigest()[:32]}.lock"
+
+    @contextlib.contextmanager
+    def _tag_lock(self, tag: str) -> Iterator[None]:
+        import fcntl
+
+        path = self.lock_path(tag)
+        with contextlib.ExitStack() as stack:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                f = stack.enter_context(open(path, "a+b"))  # "a": never truncated
+            except OSError as exc:
+                logger.warning("Building %s without a lock (%s): concurrent builds of it may race.", tag, exc)
+                yield
+                return
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self._say(f"Waiting for another build of {tag} on this machine (lock {path}).")
+                fcntl.flock(f, fcntl.LOCK_EX)
+            stack.callback(fcntl.flock, f, fcntl.LOCK_UN)
+            yield
+
+    def _pushed_digest(self, tag: str) -> str | None:
+        """The digest of ``tag`` in its registry, or None when it is not there (or cannot be asked)."""
+        import docker
+
+        try:
+            found = self.api.inspect_distribution(tag)
+        except docker.errors.APIError as exc:
+            logger.debug("Look-up of %s failed: %s", tag, exc)
+            return None
+        except docker.errors.DockerException as exc:
+            raise ConfigurationError(f"Cannot reach the Docker engine: {_reason(exc)}",
+                                     hint=_NO_ENGINE_HINT) from exc
+        digest = (found.get("Descriptor") or {}).get("digest")
+        return str(digest) if digest else None
 
     # -- steps ----------------------------------------------------------------------------------------------
 
@@ -203,7 +279,23 @@ class DockerBuilder:
         return image_id
 
     def push(self, tag: str) -> str | None:
-        """Push ``tag`` to its registry; return the pushed manifest's digest."""
+        """Push ``tag`` to its registry, trying again after a failure that may pass; return the pushed
+        manifest's digest."""
+        attempts = max(self.push_retries, 0) + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._push_once(tag)
+            except BuildError as exc:
+                reason = exc.message.splitlines()[0]  # "Pushing TAG failed: WHY"
+                if attempt == attempts or not _retryable(reason.split(" failed: ", 1)[-1]):
+                    raise
+                delay = self.retry_backoff * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
+                self._say(f"{reason.rstrip('.')}; trying again in {delay:.1f} s "
+                          f"(attempt {attempt + 1} of {attempts}).")
+                time.sleep(delay)
+        raise AssertionError  # pragma: no cover
+
+    def _push_once(self, tag: str) -> str | None:
         import docker
 
         repo, name_tag = split_image(tag)
@@ -302,6 +394,19 @@ def _stream_error(item: dict[str, Any]) -> str | None:
         return None
     detail = item.get("errorDetail") or {}
     return str(detail.get("message") or item.get("error") or "unknown error").strip()
+
+
+#: What a push error says when trying again may help: a server error or a rate limit, a dropped connection.
+_RETRYABLE = re.compile(
+    r"\b(?:5\d\d|429)\b|internal server error|bad gateway|service unavailable|gateway time-?out|"
+    r"too many requests|connection (?:reset|refused|closed)|broken pipe|\bEOF\b|timeout|timed out|deadline exceeded|"
+    r"temporarily unavailable|TLS handshake",
+    re.IGNORECASE,
+)
+
+
+def _retryable(message: str) -> bool:
+    return bool(_RETRYABLE.search(message))
 
 
 def _reason(exc: BaseException) -> str:
