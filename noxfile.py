@@ -1,4 +1,4 @@
-"""nox sessions: `nox -s demo` (the README's main job), `tests`, `lint`, `types`, `bench`."""
+"""nox sessions: `nox -s demo` (the README's main job), `demo_cloud`, `tests`, `extras`, `lint`, `types`, `bench`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "lint"]
+nox.options.sessions = ["tests", "extras", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
 ROOT = Path(__file__).parent
@@ -42,6 +42,14 @@ def tests(session: nox.Session) -> None:
     _ensure_docker(session)
     _install(session)
     session.run("pytest", *(session.posargs or ["-q"]))
+
+
+@nox.session
+def extras(session: nox.Session) -> None:
+    """The base install (no extras, no TensorFlow): each command that needs an extra names it, exits 2, shows no
+    traceback and leaves no file (tests marked `extras`)."""
+    session.install("-e", ".", "pytest>=8", "pytest-timeout>=2.3")
+    session.run("pytest", "-m", "extras", "tests/test_extras.py", *(session.posargs or ["-q"]))
 
 
 @nox.session

@@ -100,6 +100,11 @@ def run(
         entry_point = found
         exit_after = not in_notebook
     settings = resolve_settings({k: new_options.get(k) for k in _SETTINGS_OPTIONS})
+    from tfcloud.extras import require_extras
+
+    require_extras(target=settings.target, entry_point=entry_point, strategy=distribution_strategy,
+                   image_build_bucket=getattr(docker_config, "image_build_bucket", None),
+                   dry_run=bool(new_options.get("dry_run")))
     spec_options = {k: v for k, v in new_options.items() if k not in _SETTINGS_OPTIONS}
     spec = build_spec(
         entry_point=entry_point,

@@ -16,6 +16,7 @@ import typer
 
 from tfcloud._version import __version__
 from tfcloud.errors import TfcloudError, ValidationError
+from tfcloud.extras import require_extras
 
 if TYPE_CHECKING:
     from tfcloud.backends.base import Backend, JobHandle
@@ -163,6 +164,8 @@ def submit(
         raise ValidationError("target", "one of --local or --vertex", "both")
     target = "vertex" if vertex else "local" if local else None
     settings = resolve_settings({"target": target, "project": project, "region": region})
+    require_extras(target=settings.target, entry_point=entry_point, strategy=_strategy(strategy),
+                   image_build_bucket=image_build_bucket, dry_run=dry_run)
     spec = build_spec(
         entry_point=entry_point,
         requirements_txt=requirements,
@@ -247,6 +250,7 @@ def build(
     from tfcloud.spec import DockerConfig
     from tfcloud.validate import build_spec
 
+    require_extras(entry_point=entry_point, build=True, image_build_bucket=image_build_bucket)
     settings = resolve_settings({"target": "vertex", "project": project, "region": region})
     spec = build_spec(
         entry_point=entry_point,
@@ -326,6 +330,7 @@ def _backend_for(job_id: str) -> Backend:
     from tfcloud.spec import Target
 
     target = Target.LOCAL if job_id.startswith("local-") else Target.VERTEX
+    require_extras(target=target, build=False)
     return get_backend(target, settings=resolve_settings({"target": target.value}))
 
 
@@ -416,6 +421,7 @@ def list_jobs(
     except ValueError:
         raise ValidationError("--state", "one of " + ", ".join(s.value for s in JobState), state) from None
     labels = _pairs(label, "--label")
+    require_extras(target=settings.target, build=False)
     backend = get_backend(Target(settings.target), settings=settings)
     rows: list[dict[str, object]] = []
     if settings.target == Target.VERTEX.value:
@@ -477,10 +483,12 @@ def main(argv: list[str] | None = None) -> int:
     except TfcloudError as exc:
         if debug:
             raise
+        from rich.markup import escape
+
         from tfcloud.console import get_console
 
         console = get_console()
-        console.print(f"[bold red]Error:[/bold red] {exc.message}", highlight=False, soft_wrap=True)
+        console.print(f"[bold red]Error:[/bold red] {escape(exc.message)}", highlight=False, soft_wrap=True)
         if exc.hint:
             console.print(exc.hint, markup=False, highlight=False, soft_wrap=True)
         code = exc.exit_code

@@ -90,7 +90,9 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
                 push: bool = True, build_logs: bool = False) -> ImageRef:
     """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set)."""
     from tfcloud.containerize import containerize
+    from tfcloud.extras import require_extras
 
+    require_extras(build=True, image_build_bucket=job.spec.docker_config.image_build_bucket)
     builder = make_builder(job.spec, settings, console=console, build_logs=build_logs)
     try:
         return containerize(job, builder=builder, repository=_repository(job.spec, settings), push=push,
@@ -120,6 +122,10 @@ def submit(spec: JobSpec, settings: Settings, *, console: Console | None = None,
            build_logs: bool = False) -> JobHandle:
     """Run every stage for ``spec`` and submit it; temporary files are removed before returning.
     ``console`` receives build progress (the stages themselves print nothing else)."""
+    from tfcloud.extras import require_extras
+
+    require_extras(target=spec.target, entry_point=spec.entry_point, strategy=spec.strategy,
+                   image_build_bucket=spec.docker_config.image_build_bucket)
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
         if spec.target is not Target.LOCAL:
