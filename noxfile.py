@@ -60,6 +60,19 @@ def demo(session: nox.Session) -> None:
 
 
 @nox.session
+def demo_cloud(session: nox.Session) -> None:
+    """The cloud path offline: the digits example built on a loopback Docker engine, pushed to a loopback
+    registry and run on the Vertex AI emulator (a chief + 2 workers as containers); exits with the job's
+    outcome and stops everything it started. Needs Debian's dockerd/docker-registry (installed when root)."""
+    _ensure_docker(session)
+    if not (shutil.which("dockerd") and shutil.which("docker-registry")):
+        session.error("demo_cloud needs Debian's dockerd and docker-registry: run .ci/install-docker as root.")
+    _install(session, extras=".[cloud,docker,emulator]")
+    session.install("scikit-learn>=1.3")
+    session.run("python", "-m", "tfcloud.testing.cloud_demo", "examples/digits_keras.py", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff over the package, tests, benchmarks and examples."""
     session.install("ruff>=0.6")
