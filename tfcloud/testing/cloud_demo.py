@@ -124,8 +124,8 @@ def _run(options: argparse.Namespace) -> int:
             tfcloud = shutil.which("tfcloud", path=str(Path(sys.executable).parent)) or "tfcloud"
             command = [tfcloud, "submit", options.entry_point, "--vertex", "--worker-count",
                        str(options.worker_count), "--chief-config", "CPU", "--worker-config", "CPU",
-                       "--parent-image", base, "--cancel-on-interrupt", *(["--", *options.args] if options.args
-                                                                          else [])]
+                       "--parent-image", base, "--cancel-on-interrupt", "--env", "TF_CPP_MIN_LOG_LEVEL=2",
+                       *(["--", *options.args] if options.args else [])]
             shown = " ".join(f"{k}={env[k]}" for k in ("TFCLOUD_EMULATOR_HOST", "TFCLOUD_PROJECT",
                                                          "TFCLOUD_IMAGE_REPOSITORY", "DOCKER_HOST"))
             _say(f"running: {shown} tfcloud {' '.join(command[1:])}")
