@@ -209,3 +209,16 @@ def test_sdk_run_names_every_missing_extra(sandbox: dict[str, Path]) -> None:
         assert result["error"] == "ConfigurationError"
         assert result["message"].startswith("Cannot reach a Docker engine")
     assert _left(sandbox)["cwd"] == []
+
+
+def test_cloud_demo_names_what_it_needs(sandbox: dict[str, Path]) -> None:
+    """`nox -s demo_cloud`'s driver checks its extras first too (its run itself is the demo: minutes)."""
+    states = {extra: _state(extra) for extra in ("cloud", "docker", "emulator")}
+    if set(states.values()) != {"missing"}:
+        pytest.skip(f"needs an environment without cloud, docker and emulator (nox -s extras); here: {states}")
+    proc = subprocess.run([sys.executable, "-m", "tfcloud.testing.cloud_demo", SCRIPT], capture_output=True,
+                          text=True, timeout=120, cwd=sandbox["cwd"], env=_env(sandbox))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == 'Install them with: pip install "tfcloud[cloud,docker,emulator]"'
+    assert _left(sandbox) == {"cwd": [], "tmp": [], "state": []}
