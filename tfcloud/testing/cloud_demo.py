@@ -67,7 +67,8 @@ def _submit(command: list[str], env: dict[str, str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tfcloud.testing.cloud_demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tfcloud.testing.cloud_demo",
+                                     description="The cloud path with no Google account (nox -s demo_cloud).")
     parser.add_argument("entry_point", nargs="?", default="examples/digits_keras.py")
     parser.add_argument("--worker-count", type=int, default=2)
     parser.add_argument("args", nargs="*", help="arguments for the script, after --")
