@@ -69,7 +69,9 @@ def demo_cloud(session: nox.Session) -> None:
         session.error("demo_cloud needs Debian's dockerd and docker-registry: run .ci/install-docker as root.")
     _install(session, extras=".[cloud,docker,emulator]")
     session.install("scikit-learn>=1.3")
-    session.run("python", "-m", "tfcloud.testing.cloud_demo", "examples/digits_keras.py", *session.posargs)
+    # On Ctrl-C, nox waits this long for the demo to stop what it started (default: 0.3 s, then it kills).
+    session.run("python", "-m", "tfcloud.testing.cloud_demo", "examples/digits_keras.py", *session.posargs,
+                interrupt_timeout=300, terminate_timeout=60)
 
 
 @nox.session

@@ -51,15 +51,16 @@ def _check() -> str | None:
 
 
 def _submit(command: list[str], env: dict[str, str]) -> int:
-    """Run ``tfcloud submit`` and wait; on Ctrl-C (or SIGTERM) let it cancel its job, then return 130."""
-    proc = subprocess.Popen(command, env=env)
+    """Run ``tfcloud submit`` and wait; on Ctrl-C (or SIGTERM) pass it one SIGINT (it cancels its job) and
+    return 130. It runs in its own session, so the terminal's Ctrl-C reaches it only through here, once."""
+    proc = subprocess.Popen(command, env=env, start_new_session=True)
     try:
         return proc.wait()
     except KeyboardInterrupt:
         if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)  # it may have had one from the terminal already: one more is harmless
+            proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(90)
+            proc.wait(120)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
@@ -81,10 +82,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"no entry point at {options.entry_point}")
         return 2
 
+    interrupted = False
+
     def _interrupt(*_: Any) -> None:
+        # The first Ctrl-C (or SIGTERM) unwinds: every `with` stops what it started. Later ones must not cut
+        # that short (dockerd would be left running), so they are only acknowledged.
+        nonlocal interrupted
+        if interrupted:
+            _say("still stopping what it started; please wait")
+            return
+        interrupted = True
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM unwinds like Ctrl-C: everything is stopped
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     started = time.monotonic()
     try:
         return _run(options)
@@ -92,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("interrupted; everything it started is stopped")
         return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         _say(f"done in {time.monotonic() - started:.0f} s")
 
 
