@@ -1,4 +1,4 @@
-"""nox sessions: `nox -s demo` (the README's main job), `tests`, `lint`, `types`, `bench`."""
+"""nox sessions: `nox -s demo` (the README's main job), `demo_cloud`, `tests`, `extras`, `lint`, `types`, `bench`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "lint"]
+nox.options.sessions = ["tests", "extras", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
 ROOT = Path(__file__).parent
@@ -45,10 +45,33 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def extras(session: nox.Session) -> None:
+    """The base install (no extras, no TensorFlow): each command that needs an extra names it, exits 2, shows no
+    traceback and leaves no file (tests marked `extras`)."""
+    session.install("-e", ".", "pytest>=8", "pytest-timeout>=2.3")
+    session.run("pytest", "-m", "extras", "tests/test_extras.py", *(session.posargs or ["-q"]))
+
+
+@nox.session
 def demo(session: nox.Session) -> None:
     """The main job: the digits classifier on a local cluster of a chief and 2 workers."""
     _install(session, extras=".[test]")
     session.run("tfcloud", "submit", "examples/digits_keras.py", "--worker-count", "2", *session.posargs)
+
+
+@nox.session
+def demo_cloud(session: nox.Session) -> None:
+    """The cloud path offline: the digits example built on a loopback Docker engine, pushed to a loopback
+    registry and run on the Vertex AI emulator (a chief + 2 workers as containers); exits with the job's
+    outcome and stops everything it started. Needs Debian's dockerd/docker-registry (installed when root)."""
+    _ensure_docker(session)
+    if not (shutil.which("dockerd") and shutil.which("docker-registry")):
+        session.error("demo_cloud needs Debian's dockerd and docker-registry: run .ci/install-docker as root.")
+    _install(session, extras=".[cloud,docker,emulator]")
+    session.install("scikit-learn>=1.3")
+    # On Ctrl-C, nox waits this long for the demo to stop what it started (default: 0.3 s, then it kills).
+    session.run("python", "-m", "tfcloud.testing.cloud_demo", "examples/digits_keras.py", *session.posargs,
+                interrupt_timeout=300, terminate_timeout=60)
 
 
 @nox.session

@@ -398,10 +398,12 @@ def main(argv: list[str] | None = None) -> int:
     except TfcloudError as exc:
         if debug:
             raise
+        from rich.markup import escape
+
         from tfcloud.console import get_console
 
         console = get_console()
-        console.print(f"[bold red]Error:[/bold red] {exc.message}", highlight=False, soft_wrap=True)
+        console.print(f"[bold red]Error:[/bold red] {escape(exc.message)}", highlight=False, soft_wrap=True)
         if exc.hint:
             console.print(exc.hint, markup=False, highlight=False, soft_wrap=True)
         code = exc.exit_code

@@ -76,13 +76,21 @@ class ConfigurationError(TfcloudError):
 
 
 class MissingExtraError(ConfigurationError):
-    """An optional dependency is not installed."""
+    """An optional dependency is not installed. ``more``: further (feature, extra, module) that are missing
+    too; the hint then installs every extra at once (``pip install "tfcloud[cloud,docker]"``)."""
 
-    def __init__(self, feature: str, extra: str, module: str) -> None:
+    def __init__(self, feature: str, extra: str, module: str,
+                 *, more: tuple[tuple[str, str, str], ...] = ()) -> None:
         self.extra = extra
+        self.extras = tuple(dict.fromkeys([extra, *(e for _, e, _ in more)]))
+        if more:
+            message = "Optional packages are not installed:" + "".join(
+                f"\n  {f} needs `{m}` (tfcloud[{e}])" for f, e, m in ((feature, extra, module), *more))
+        else:
+            message = f"{feature} needs the `{module}` package, which is not installed."
         super().__init__(
-            f"{feature} needs the `{module}` package, which is not installed.",
-            hint=f'Install it with: pip install "tfcloud[{extra}]"',
+            message,
+            hint=f'Install {"them" if more else "it"} with: pip install "tfcloud[{",".join(self.extras)}]"',
         )
 
 

@@ -91,7 +91,9 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
                 push: bool = True, build_logs: bool = False) -> ImageRef:
     """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set)."""
     from tfcloud.containerize import containerize
+    from tfcloud.extras import require_extras
 
+    require_extras(build=True, image_build_bucket=job.spec.docker_config.image_build_bucket)
     builder = make_builder(job.spec, settings, console=console, build_logs=build_logs)
     try:
         return containerize(job, builder=builder, repository=_repository(job.spec, settings), push=push,

@@ -448,6 +448,7 @@ class CloudBuildBuilder:
 
     def _access_token(self) -> str | None:
         if self.credentials is None:
+            require("google.auth", feature="Building with Cloud Build", extra="cloud")
             try:
                 import google.auth
 

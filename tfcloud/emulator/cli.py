@@ -37,9 +37,18 @@ def start(
 ) -> None:
     """Start the emulator, print its endpoint and the settings to export, and run until Ctrl-C."""
     from rich.console import Console
+    from rich.markup import escape
 
-    from tfcloud.emulator.server import Emulator
     from tfcloud.errors import TfcloudError
+    from tfcloud.extras import require_extras
+
+    errors = Console(highlight=False, stderr=True)
+    try:
+        require_extras(emulator=True, emulator_docker=docker_host is not None)
+    except TfcloudError as exc:
+        errors.print(f"[red]Error:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    from tfcloud.emulator.server import Emulator
 
     console = Console(highlight=False)
     emulator = Emulator(project=project, location=location, port=port, storage=not no_storage,
@@ -47,7 +56,7 @@ def start(
     try:
         settings = emulator.start()
     except TfcloudError as exc:
-        console.print(f"[red]Error:[/red] {exc}")
+        errors.print(f"[red]Error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from exc
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -268,7 +268,14 @@ class DockerRunner:
     def __init__(self, docker_host: str) -> None:
         import docker
 
-        self.client = docker.DockerClient(base_url=docker_host)
+        from tfcloud.errors import ConfigurationError
+
+        try:
+            self.client = docker.DockerClient(base_url=docker_host)
+        except docker.errors.DockerException as exc:
+            raise ConfigurationError(f"Cannot reach the Docker engine at {docker_host}: {exc}",
+                                     hint="Start it, or leave out --docker-host (and DOCKER_HOST) to run "
+                                          "replicas as local processes.") from exc
 
     def start(self, launch: Launch, sink: LineSink) -> Replica:
         import docker.errors

@@ -93,13 +93,9 @@ class Emulator:
     # -- lifecycle -----------------------------------------------------------------------------------------
     def start(self) -> EmulatorSettings:
         """Start every service; return the settings. Raises ConfigurationError when an extra is missing."""
-        from tfcloud.errors import require
+        from tfcloud.extras import require_extras
 
-        for module in ("grpc", "google.cloud.aiplatform_v1", "google.cloud.devtools.cloudbuild_v1",
-                       "google.cloud.logging_v2", "gcp_storage_emulator"):
-            require(module, feature="The Google Cloud emulator", extra="emulator")
-        if self._docker_host is not None:
-            require("docker", feature="The emulator's Docker mode", extra="docker")
+        require_extras(emulator=True, emulator_docker=self._docker_host is not None)
         if self._server is not None:
             raise RuntimeError("the emulator is already running")
         try:

@@ -469,10 +469,11 @@ def _skip_tf(dist: str, rel: str | None) -> bool:
     return rel.startswith(("tensorflow/include/", "tensorflow/lite/testing/")) or rel.endswith(".pyc")
 
 
-def tensorflow_base_image(client: Any, name: str = "tfcloud-test/tensorflow") -> str:
+def tensorflow_base_image(client: Any, name: str = "tfcloud-test/tensorflow", *, also: Iterable[str] = ()) -> str:
     """An image with python3.11, pip, TensorFlow and tf-keras (with their dependencies) from this
-    interpreter's site-packages (~1.3 GB, ~15-25 s once per engine). Raises when TensorFlow is missing."""
-    files, versions = _dist_files(["tensorflow", "tensorflow-cpu", "tf-keras", "pip"], skip=_skip_tf)
+    interpreter's site-packages (~1.3 GB, ~15-25 s once per engine). Raises when TensorFlow is missing.
+    ``also``: more installed distributions to carry (with their dependencies), e.g. ``["scikit-learn"]``."""
+    files, versions = _dist_files(["tensorflow", "tensorflow-cpu", "tf-keras", "pip", *also], skip=_skip_tf)
     if not any(v.startswith(("tensorflow==", "tensorflow-cpu==")) for v in versions):
         raise RuntimeError("TensorFlow is not installed in this interpreter")
     tag = f"{name}:{_key(PYTHON.stat().st_size, versions)}"

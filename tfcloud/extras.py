@@ -1,0 +1,141 @@
+"""Which optional extras a command needs, checked up front.
+
+The base install (typer, rich, jinja2, ...) plans jobs and runs them locally without TensorFlow's
+strategies; everything else is an extra. :func:`require_extras` is told what a command will do and checks
+every package that needs, before any validation side effect, build, upload or submission, without
+importing anything (``importlib.util.find_spec``). What is missing is reported once, naming the exact extra::
+
+    Building the image with Docker needs the `docker` package, which is not installed.
+    Install it with: pip install "tfcloud[docker]"
+
+    extra        needed by
+    -----------  -----------------------------------------------------------------------------
+    cloud        target "vertex" (submit, and list/status/logs/cancel of Vertex AI jobs); Cloud Build
+    docker       building the image on a Docker engine (submit --vertex, build); the emulator's Docker mode
+    notebook     a notebook (.ipynb) as the entry point, dry runs included
+    emulator     ``tfcloud emulator start``
+    tensorflow   a local job whose launcher sets up a TensorFlow strategy (any strategy but "none")
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from tfcloud.errors import MissingExtraError
+
+__all__ = ["Need", "missing", "needed", "require_extras"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Need:
+    """A package a command imports later, the extra that installs it, and what needs it (for the message)."""
+
+    module: str
+    extra: str
+    feature: str
+
+
+_VERTEX = "The Vertex AI backend"
+_DOCKER = "Building the image with Docker"
+_CLOUD_BUILD = "Building with Cloud Build"
+_NOTEBOOK = "Running a notebook"
+_EMULATOR = "The Google Cloud emulator"
+_EMULATOR_DOCKER = "The emulator's Docker mode"
+_TENSORFLOW = "A local job with a TensorFlow distribution strategy"
+
+_NEEDS: dict[str, tuple[Need, ...]] = {
+    "vertex": tuple(Need(module=m, extra="cloud", feature=_VERTEX) for m in (
+        "google.cloud.aiplatform_v1", "google.cloud.logging_v2", "google.auth", "grpc")),
+    "docker": (Need(module="docker", extra="docker", feature=_DOCKER),),
+    "cloudbuild": tuple(Need(module=m, extra="cloud", feature=_CLOUD_BUILD) for m in (
+        "google.cloud.devtools.cloudbuild_v1", "google.cloud.storage", "google.cloud.logging_v2", "google.auth")),
+    "notebook": tuple(Need(module=m, extra="notebook", feature=_NOTEBOOK) for m in ("nbformat", "IPython")),
+    "emulator": tuple(Need(module=m, extra="emulator", feature=_EMULATOR) for m in (
+        "grpc", "google.cloud.aiplatform_v1", "google.cloud.devtools.cloudbuild_v1", "google.cloud.logging_v2",
+        "gcp_storage_emulator", "psutil")),
+    "emulator_docker": (Need(module="docker", extra="docker", feature=_EMULATOR_DOCKER),),
+    "tensorflow": (Need(module="tensorflow", extra="tensorflow", feature=_TENSORFLOW),),
+}
+
+
+def needed(
+    *,
+    target: object = None,
+    entry_point: object = None,
+    strategy: object = None,
+    build: bool | None = None,
+    image_build_bucket: str | None = None,
+    dry_run: bool = False,
+    emulator: bool = False,
+    emulator_docker: bool = False,
+) -> tuple[Need, ...]:
+    """What a command will import, given what it will do.
+
+    - ``target``: ``"local"``/``"vertex"`` (or a :class:`~tfcloud.spec.Target`) for a submission or a job
+      command; None when the command runs no job (``build``, ``emulator start``).
+    - ``entry_point``: a notebook (``.ipynb``) needs the notebook extra, also for a dry run (a value that is
+      not a path is left to validation).
+    - ``strategy``: for a local submission, the requested strategy: any but None/``"none"`` makes the
+      launcher import TensorFlow (None also for the job commands, which launch nothing).
+    - ``build``: whether an image is built (default: for a Vertex AI submission; False for the job
+      commands); ``image_build_bucket`` picks Cloud Build over the Docker engine.
+    - ``dry_run``: only the plan is made (nothing is built or submitted).
+    - ``emulator`` / ``emulator_docker``: ``tfcloud emulator start`` (with a Docker engine).
+    """
+    kinds: list[str] = []
+    if isinstance(entry_point, (str, os.PathLike)) and Path(entry_point).suffix.lower() == ".ipynb":
+        kinds.append("notebook")
+    name = getattr(target, "value", target)
+    if not dry_run:
+        if name == "vertex":
+            kinds.append("vertex")
+        if build or (build is None and name == "vertex"):
+            kinds.append("cloudbuild" if image_build_bucket else "docker")
+        if name == "local" and strategy is not None and str(getattr(strategy, "value", strategy)).lower() != "none":
+            kinds.append("tensorflow")
+    if emulator:
+        kinds.append("emulator")
+    if emulator_docker:
+        kinds.append("emulator_docker")
+    return tuple(need for kind in kinds for need in _NEEDS[kind])
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def missing(needs: tuple[Need, ...]) -> tuple[Need, ...]:
+    """The needs whose package is not installed: the first missing package of each extra."""
+    found: dict[str, Need] = {}
+    for need in needs:
+        if need.extra not in found and not _installed(need.module):
+            found[need.extra] = need
+    return tuple(found.values())
+
+
+def require_extras(
+    *,
+    target: object = None,
+    entry_point: object = None,
+    strategy: object = None,
+    build: bool | None = None,
+    image_build_bucket: str | None = None,
+    dry_run: bool = False,
+    emulator: bool = False,
+    emulator_docker: bool = False,
+) -> None:
+    """Raise :class:`~tfcloud.errors.MissingExtraError` naming every missing extra (``pip install
+    "tfcloud[cloud,docker]"``) for a command described as for :func:`needed`; import nothing."""
+    absent = missing(needed(target=target, entry_point=entry_point, strategy=strategy, build=build,
+                            image_build_bucket=image_build_bucket, dry_run=dry_run, emulator=emulator,
+                            emulator_docker=emulator_docker))
+    if absent:
+        first, *more = absent
+        raise MissingExtraError(first.feature, first.extra, first.module,
+                                more=tuple((n.feature, n.extra, n.module) for n in more))
