@@ -116,6 +116,7 @@ def run(
         target=settings.target,
         project=settings.project,
         region=settings.region,
+        settings=settings,
         **spec_options,
     )
     if spec.dry_run:

@@ -161,6 +161,9 @@ def submit(
 
     if local and vertex:
         raise ValidationError("target", "one of --local or --vertex", "both")
+    if json_output and not dry_run:
+        raise ValidationError("--json", "to be given with --dry-run (it prints the plan, and submits nothing)",
+                              "<--json without --dry-run>", hint="Add --dry-run, or leave out --json.")
     target = "vertex" if vertex else "local" if local else None
     settings = resolve_settings({"target": target, "project": project, "region": region})
     spec = build_spec(
@@ -191,6 +194,7 @@ def submit(
         network=network,
         base_output_dir=output_dir,
         context_dir=context,
+        settings=settings,
     )
     if dry_run:
         from tfcloud.plan import make_plan
@@ -262,6 +266,8 @@ def build(
         project=settings.project,
         region=settings.region,
         context_dir=context,
+        settings=settings,
+        build_only=True,
     )
     import tempfile
 
@@ -272,26 +278,31 @@ def build(
 
 
 def _print_plan(plan: Plan) -> None:
+    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from tfcloud.console import get_console
 
     console = get_console()
     spec = plan.spec
-    console.print(f"[bold]Plan[/bold] for {spec.entry_point} (target: {spec.target.value}; nothing submitted)")
-    console.print(f"Strategy: [bold]{plan.strategy}[/bold] ({plan.strategy_reason})")
+    console.print(f"[bold]Plan[/bold] for {escape(str(spec.entry_point))} (target: {spec.target.value}; "
+                  "nothing submitted)")
+    console.print(f"Strategy: [bold]{plan.strategy}[/bold] ({escape(plan.strategy_reason)})")
     table = Table("role", "replicas", "machine type", "accelerator")
     for row in plan.pools:
-        table.add_row(row.role, str(row.replicas), row.machine_type, row.accelerator)
+        table.add_row(Text(row.role), str(row.replicas), Text(row.machine_type), Text(row.accelerator))
     console.print(table)
-    console.print("Each replica runs: " + " ".join(plan.command))
-    console.print("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
+    # User text (args, labels, requirements, notebook notes) is printed as plain text, never as markup.
+    plain = {"markup": False, "highlight": False}
+    console.print("Each replica runs: " + " ".join(plan.command), **plain)
+    console.print("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"), **plain)
     if spec.job_labels:
-        console.print("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
+        console.print("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()), **plain)
     for requirement in plan.requirements:
-        console.print(f"Requirement: {requirement}")
+        console.print(f"Requirement: {requirement}", **plain)
     for note in plan.notes:
-        console.print(f"Note: {note}")
+        console.print(f"Note: {note}", **plain)
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
 
@@ -324,7 +335,9 @@ def _backend_for(job_id: str) -> Backend:
     from tfcloud.backends import get_backend
     from tfcloud.settings import resolve_settings
     from tfcloud.spec import Target
+    from tfcloud.validate import validate_job_id
 
+    validate_job_id(job_id)
     target = Target.LOCAL if job_id.startswith("local-") else Target.VERTEX
     return get_backend(target, settings=resolve_settings({"target": target.value}))
 
@@ -407,9 +420,11 @@ def list_jobs(
     from tfcloud.settings import resolve_settings
     from tfcloud.spec import Target
     from tfcloud.states import JobState
+    from tfcloud.validate import validate_limit
 
     if local and vertex:
         raise ValidationError("target", "one of --local or --vertex", "both")
+    validate_limit(limit)
     settings = resolve_settings({"target": "vertex" if vertex else "local" if local else None})
     try:
         wanted = JobState(state.lower()) if state else None
@@ -433,12 +448,13 @@ def list_jobs(
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     columns = ["job_id", "state", "display_name", "create_time"] if rows and "display_name" in rows[0] \
         else ["job_id", "state", "exit_code"]
     table = Table(*columns, title=f"{settings.target} jobs")
     for row in rows:
-        table.add_row(*(str(row.get(column) if row.get(column) is not None else "-") for column in columns))
+        table.add_row(*(Text(str(row.get(column) if row.get(column) is not None else "-")) for column in columns))
     Console().print(table)
 
 
@@ -480,7 +496,9 @@ def main(argv: list[str] | None = None) -> int:
         from tfcloud.console import get_console
 
         console = get_console()
-        console.print(f"[bold red]Error:[/bold red] {exc.message}", highlight=False, soft_wrap=True)
+        from rich.markup import escape
+
+        console.print(f"[bold red]Error:[/bold red] {escape(exc.message)}", highlight=False, soft_wrap=True)
         if exc.hint:
             console.print(exc.hint, markup=False, highlight=False, soft_wrap=True)
         code = exc.exit_code
