@@ -531,6 +531,10 @@ def build_spec(
         })
     if settings is not None:
         check_settings(settings)
+        if tgt is Target.LOCAL and not dry_run:
+            from tfcloud.backends.local import LocalBackend, check_state_dir
+
+            check_state_dir(LocalBackend(settings=settings).home)
         if tgt is Target.VERTEX and not dry_run:
             if not proj:
                 raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
