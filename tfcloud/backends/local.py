@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud.backends import _supervisor as sup
 from tfcloud.backends.base import LogLine, PreparedJob
-from tfcloud.errors import ConfigurationError, JobFailedError, JobNotFoundError, SubmitError
+from tfcloud.errors import ConfigurationError, JobFailedError, JobNotFoundError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role, Strategy
 from tfcloud.states import JobState, to_job_state
 
@@ -67,24 +67,29 @@ def default_state_dir() -> Path:
     return _state_path(os.environ.get("TFCLOUD_HOME") or "~/.local/state/tfcloud")
 
 
+_STATE_EXPECTED = "a directory you can write to (tfcloud keeps local jobs there)"
+_STATE_HINT = "Set TFCLOUD_HOME (or state_dir in [tool.tfcloud]) to a directory you can write to."
+
+
 def _state_path(value: str | Path) -> Path:
+    if "\0" in str(value):
+        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(value), hint=_STATE_HINT)
     try:
         return Path(value).expanduser()
     except RuntimeError:  # "~nosuchuser/...", or no home directory at all
-        raise ConfigurationError(f"The tfcloud state directory {value} cannot be used: no such home directory.",
-                                 hint="Set TFCLOUD_HOME to a directory you can write to.") from None
+        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(value),
+                              hint="No such home directory. " + _STATE_HINT) from None
 
 
 def check_state_dir(path: Path) -> None:
-    """The state dir must be a directory this user can create and write (a ConfigurationError, exit 2,
-    before anything runs)."""
+    """The state dir must be a directory this user can create and write: a :class:`ValidationError` (exit 2)
+    before anything runs, not an error half-way through a submission."""
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         what = "is not a directory" if not existing.is_dir() else "is not writable"
-        raise ConfigurationError(f"The tfcloud state directory {path} cannot be used: {existing} {what}.",
-                                 hint="Set TFCLOUD_HOME to a directory you can write to.")
+        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(path), hint=f"{existing} {what}. {_STATE_HINT}")
 
 
 def make_job_id(spec: JobSpec, *, now: datetime.datetime | None = None) -> str:
