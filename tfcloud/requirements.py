@@ -178,22 +178,25 @@ def _is_location(text: str) -> bool:
     return ("://" in text or text.startswith((".", "/", "~")) or text.endswith((".whl", ".tar.gz", ".zip")))
 
 
+def _option(text: str) -> str:
+    """The option name at the start of ``text`` (``--hash=x`` → ``--hash``, ``-r file`` → ``-r``)."""
+    words = text.split("=", 1)[0].split(None, 1)
+    return words[0] if words else text
+
+
 def _check_line(text: str, source: str) -> None:
     from packaging.requirements import InvalidRequirement, Requirement
 
     shown = f"<{source}: {text!r}>"
-    if text.startswith("-"):
-        option = text.split("=", 1)[0].split(None, 1)[0]
-        if option not in PIP_FILE_OPTIONS and option[:2] not in PIP_FILE_OPTIONS:
+    options = [text] if text.startswith("-") else ["--" + part for part in text.split(" --")[1:]]
+    for given in options:
+        option = _option(given)
+        if option not in PIP_FILE_OPTIONS and option[:2] not in PIP_FILE_OPTIONS - {"--"}:
             raise ValidationError("requirements_txt", _LINE_EXPECTED, shown,
-                                  hint=f"{option} is not an option pip accepts in a requirements file.")
+                                  hint=f"{option!r} is not an option pip accepts in a requirements file.")
+    if text.startswith("-"):
         return
     requirement = text.split(" --", 1)[0].strip()  # "name==1.0 --hash=sha256:..." options after a requirement
-    for part in text.split(" --")[1:]:
-        option = "--" + part.split("=", 1)[0].split(None, 1)[0]
-        if option not in PIP_FILE_OPTIONS:
-            raise ValidationError("requirements_txt", _LINE_EXPECTED, shown,
-                                  hint=f"{option} is not an option pip accepts in a requirements file.")
     if _is_location(requirement):
         return
     try:
