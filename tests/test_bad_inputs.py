@@ -491,3 +491,56 @@ def test_bad_input_exits_2_naming_the_field_and_changes_nothing(
 def test_the_catalog_is_large_and_its_ids_unique() -> None:
     assert len(CASES) >= 150
     assert len({c.id for c in CASES}) == len(CASES)
+
+
+# --- beyond the table: credentials, and user text printed as it is ------------------------------------------
+@pytest.fixture
+def no_google_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Application Default Credentials anywhere google.auth looks (and no metadata server)."""
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    monkeypatch.setenv("NO_GCE_CHECK", "True")
+    monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")
+    monkeypatch.setenv("GCE_METADATA_IP", "127.0.0.1:9")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "my-project")
+
+
+def test_vertex_without_credentials_stops_before_any_build(files: Path, no_google_credentials: None,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("google.auth", reason="needs tfcloud[vertex]")
+    code = main(["submit", str(files / "train.py"), "--vertex"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.splitlines()[:2] == [
+        "Error: No Google Cloud credentials found (Application Default Credentials); nothing was built or submitted.",
+        "Run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service account "
+        "key file. To try tfcloud without Google Cloud, start `tfcloud emulator start` and export what it prints.",
+    ]
+    assert "Building" not in err and "Build context" not in err
+    with pytest.raises(TfcloudError, match="No Google Cloud credentials"):
+        tfcloud.run(entry_point=str(files / "train.py"), target="vertex")
+    # A plan needs no credentials; neither does a local Docker build.
+    assert main(["submit", str(files / "train.py"), "--vertex", "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["strategy"] == "tf.distribute.OneDeviceStrategy"
+
+
+def test_vertex_without_a_project_says_how_to_set_one(files: Path, no_google_credentials: None,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("GOOGLE_CLOUD_PROJECT")
+    assert main(["submit", str(files / "train.py"), "--vertex"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "Error: Invalid `project`: expected a Google Cloud project id for Vertex AI, received None.",
+        "Pass --project (project= in run()), or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.",
+    ]
+
+
+def test_user_text_is_printed_as_it_is_not_as_markup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "[bold]train[red].py"
+    script.write_text("print(1)\n")
+    assert main(["submit", str(script), "--dry-run", "--", "[red]x[/red]", "[/]"]) == 0
+    err = capsys.readouterr().err
+    assert f"Plan for {script} (target: local; nothing submitted)" in err
+    assert 'Script args: ["[red]x[/red]", "[/]"]' in err
+    assert "Each replica runs: python tfcloud_launcher.py [red]x[/red] [/]" in err
+    assert main(["submit", str(tmp_path / "[/]missing.py")]) == 2
+    assert f"received '{tmp_path}/[/]missing.py'" in capsys.readouterr().err

@@ -232,6 +232,9 @@ class LocalBackend:
             extra_env["PYTHONPATH"] = os.pathsep.join(
                 p for p in (str(workdir), os.environ.get("PYTHONPATH", "")) if p)
         launcher.write_text(text, encoding="utf-8")
+        for written in (launcher, job_dir / job.script.name):
+            if written.exists():
+                written.chmod(0o600)
 
         replicas = plan_cluster(spec)
         stop_roles = [Role.PS.value]
