@@ -535,13 +535,13 @@ def build_spec(
             from tfcloud.backends.local import LocalBackend, check_state_dir
 
             check_state_dir(LocalBackend(settings=settings).home)
-        if tgt is Target.VERTEX and not dry_run:
+        # Google is reached to submit, and to build with Cloud Build; a Docker build pushes with Docker's login.
+        if tgt is Target.VERTEX and not dry_run and (not build_only or docker.image_build_bucket):
             if not proj:
                 raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
                                       hint="Pass --project (project= in run()), or set TFCLOUD_PROJECT or "
                                            "GOOGLE_CLOUD_PROJECT.")
-            if not build_only or docker.image_build_bucket:
-                check_credentials(settings)
+            check_credentials(settings)
 
     return JobSpec(
         entry_point=entry,
