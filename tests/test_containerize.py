@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from tfcloud.backends.base import ImageRef, PreparedJob
+from tfcloud.artifacts import ImageRef, PreparedJob
 from tfcloud.builders import Builder
 from tfcloud.containerize import containerize, plan_image, tfcloud_package_files
 from tfcloud.context import BuildContext
@@ -92,6 +92,9 @@ class Recorder:
         self.calls.append(f"build {tag}")
         self.have.add(tag)
         return ImageRef(uri=tag, built=True)
+
+    def close(self) -> None:
+        self.calls.append("close")
 
 
 def test_containerize_skips_an_existing_tag_and_says_so(tmp_path: Path) -> None:

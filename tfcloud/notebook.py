@@ -280,12 +280,16 @@ def _transform(source: str) -> tuple[str, list[int]]:
         new = step(lines)
         origin = _remap(lines, new, origin)
         lines = new
-    for _ in range(_TRANSFORM_LOOP_LIMIT):
-        changed, new = manager.do_one_token_transform(lines)
-        if not changed:
-            break
-        origin = _remap(lines, new, origin)
-        lines = new
+    with warnings.catch_warnings():
+        # Lines that end in a separator str.splitlines knows but the tokenizer does not (\x1e, \x85...):
+        # IPython warns that its behaviour is unspecified; the converted script is compiled and checked anyway.
+        warnings.filterwarnings("ignore", message=".*make_tokens_by_line.*", category=UserWarning)
+        for _ in range(_TRANSFORM_LOOP_LIMIT):
+            changed, new = manager.do_one_token_transform(lines)
+            if not changed:
+                break
+            origin = _remap(lines, new, origin)
+            lines = new
     return "".join(lines), origin
 
 
@@ -366,7 +370,7 @@ class _Converter:
     cell_lines: list[str] = field(default_factory=list)
 
     def convert(self) -> ConvertedNotebook:
-        from tfcloud import __version__
+        from tfcloud._version import __version__
         from tfcloud.templates import render
 
         self._check_language()

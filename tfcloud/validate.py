@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from tfcloud.errors import ConfigurationError, ValidationError
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
-from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Scheduling, Strategy, Target
+from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Strategy
 from tfcloud.strategy import choose_strategy, parse_strategy
+from tfcloud.targets import TARGETS, AnyTarget, LocalTarget, VertexTarget
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
@@ -315,7 +316,7 @@ def _context_dir(value: object, entry: Path) -> Path | None:
     return path
 
 
-def _scheduling(timeout: object, restart: object, spot: object) -> Scheduling:
+def _scheduling(timeout: object, restart: object, spot: object) -> tuple[int | None, bool, bool]:
     if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)
                                 or not 0 < timeout <= MAX_TIMEOUT_S):
         raise ValidationError("timeout", f"a number of seconds from 1 to {MAX_TIMEOUT_S} (14 days)", timeout)
@@ -323,7 +324,13 @@ def _scheduling(timeout: object, restart: object, spot: object) -> Scheduling:
         raise ValidationError("restart_on_worker_restart", "a bool", restart)
     if not isinstance(spot, bool):
         raise ValidationError("spot", "a bool", spot)
-    return Scheduling(timeout_s=timeout, restart_job_on_worker_restart=restart, spot=spot)
+    return timeout, restart, spot
+
+
+def _target_name(value: object) -> str:
+    if isinstance(value, str) and value in TARGETS:
+        return value
+    raise ValidationError("target", " or ".join(f'"{name}"' for name in TARGETS), value)
 
 
 def _region(value: object) -> str | None:
@@ -368,8 +375,7 @@ def check_settings(settings: Settings) -> None:
     if settings.emulator_host is not None and not _HOST_PORT.match(settings.emulator_host):
         raise ValidationError("emulator_host", "HOST:PORT of a running `tfcloud emulator start`, such as "
                               "127.0.0.1:8470", settings.emulator_host)
-    if settings.target not in {t.value for t in Target}:
-        raise ValidationError("target", '"local" or "vertex"', settings.target)
+    _target_name(settings.target)
     _optional_str("project", settings.project, _PROJECT,
                   "a Google Cloud project id (6 to 30 lowercase letters, digits or '-')")
     _region(settings.region)
@@ -424,7 +430,6 @@ def build_spec(
     worker_config: object = "auto",
     worker_count: object = 0,
     entry_point_args: object = None,
-    stream_logs: object = False,
     job_labels: object = None,
     service_account: object = None,
     ps_config: object = "auto",
@@ -435,7 +440,6 @@ def build_spec(
     project: object = None,
     region: object = None,
     display_name: object = None,
-    dry_run: object = False,
     env: object = None,
     timeout: object = None,
     restart_on_worker_restart: object = False,
@@ -444,23 +448,24 @@ def build_spec(
     base_output_dir: object = None,
     context_dir: object = None,
     settings: Settings | None = None,
-    build_only: bool = False,
+    intent: str = "submit",
 ) -> JobSpec:
     """Check every argument and return the frozen spec. Raises :class:`ValidationError` on the first problem.
 
-    With ``settings`` (the CLI and ``run()`` pass them) the settings are checked too, and for Vertex AI the
-    project and Google credentials must exist (credentials: not for a dry run, not against the emulator, and
-    for ``build_only`` only when Cloud Build builds the image)."""
-    try:
-        tgt = Target(target)
-    except ValueError:
-        raise ValidationError("target", '"local" or "vertex"', target) from None
+    With ``settings`` (the SDK passes them) the settings are checked too. ``intent`` says what follows:
+    ``"plan"`` (nothing more is checked), ``"build"`` (Google credentials and a project only for Cloud Build) or
+    ``"submit"`` (a local job needs a usable state dir; a Vertex AI job a project and Google credentials,
+    unless the emulator host is set). Everything is checked before anything is built, uploaded or submitted.
+
+    ``target`` names where the job runs; the options after ``project`` are that target's (Vertex AI's), checked
+    here too and kept on the spec's target value (:mod:`tfcloud.targets`)."""
+    tgt = _target_name(target)
     entry, kind = _entry_point(entry_point)
     requirements = _requirements(requirements_txt)
     requested = parse_strategy(distribution_strategy)
 
     # "auto" machines: tensorflow-cloud's T4_1X on Vertex AI; the CPU machine for local runs.
-    auto = COMMON_MACHINE_CONFIGS["T4_1X"] if tgt is Target.VERTEX else COMMON_MACHINE_CONFIGS["CPU"]
+    auto = COMMON_MACHINE_CONFIGS["T4_1X"] if tgt == VertexTarget.name else COMMON_MACHINE_CONFIGS["CPU"]
     chief = _machine("chief_config", chief_config, auto=auto)
     n_workers = _count("worker_count", worker_count)
     worker = _pool_machine("worker", worker_config, n_workers, auto=auto)
@@ -495,18 +500,14 @@ def build_spec(
     if len(pools) > MAX_POOLS:  # pragma: no cover - four roles at most by construction
         raise ValidationError("worker pools", f"at most {MAX_POOLS}", len(pools))
 
-    if not isinstance(stream_logs, bool):
-        raise ValidationError("stream_logs", "a bool", stream_logs)
-    if not isinstance(dry_run, bool):
-        raise ValidationError("dry_run", "a bool", dry_run)
     sa = _optional_str("service_account", service_account, _SERVICE_ACCOUNT,
                        "a service account e-mail such as trainer@my-project.iam.gserviceaccount.com")
     proj = _optional_str("project", project, _PROJECT,
                          "a Google Cloud project id (6 to 30 lowercase letters, digits or '-')")
     reg = _region(region)
     name = _display_name(display_name, entry)
-    if strategy is Strategy.TPU and tgt is Target.LOCAL:
-        raise ValidationError("target", '"vertex" for a TPU job (TPUs cannot run locally)', tgt.value)
+    if strategy is Strategy.TPU and tgt == LocalTarget.name:
+        raise ValidationError("target", '"vertex" for a TPU job (TPUs cannot run locally)', tgt)
     args = _args(entry_point_args)
     docker = _docker_config(docker_config)
     labels = validate_labels(job_labels)
@@ -519,7 +520,7 @@ def build_spec(
     if output_dir is not None:
         validate_bucket("base_output_dir", output_dir[len("gs://"):].split("/", 1)[0])
     context = _context_dir(context_dir, entry)
-    if tgt is Target.LOCAL:
+    if tgt == LocalTarget.name:
         total = sum(p.replica_count for p in pools)
         if total > MAX_LOCAL_REPLICAS:
             raise ValidationError("worker_count", f"at most {MAX_LOCAL_REPLICAS} replicas in all for a local run "
@@ -529,14 +530,16 @@ def build_spec(
             "spot": spot, "timeout": timeout, "restart_on_worker_restart": restart_on_worker_restart,
             "network": vpc, "base_output_dir": output_dir, "service_account": sa,
         })
+    if intent not in ("plan", "build", "submit"):
+        raise ValueError(f"intent must be plan, build or submit, not {intent!r}")
     if settings is not None:
         check_settings(settings)
-        if tgt is Target.LOCAL and not dry_run:
+        if tgt == LocalTarget.name and intent == "submit":
             from tfcloud.backends.local import LocalBackend, check_state_dir
 
             check_state_dir(LocalBackend(settings=settings).home)
         # Google is reached to submit, and to build with Cloud Build; a Docker build pushes with Docker's login.
-        if tgt is Target.VERTEX and not dry_run and (not build_only or docker.image_build_bucket):
+        if tgt == VertexTarget.name and (intent == "submit" or (intent == "build" and docker.image_build_bucket)):
             if not proj:
                 raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
                                       hint="Pass --project (project= in run()), or set TFCLOUD_PROJECT or "
@@ -553,16 +556,21 @@ def build_spec(
         strategy_reason=reason,
         docker_config=docker,
         job_labels=labels,
-        service_account=sa,
-        stream_logs=stream_logs,
-        target=tgt,
-        project=proj,
-        region=reg,
+        target=_target(tgt, project=proj, region=reg, service_account=sa, scheduling=scheduling, network=vpc,
+                       base_output_dir=output_dir),
         display_name=name,
-        dry_run=dry_run,
         env=environment,
-        scheduling=scheduling,
-        network=vpc,
-        base_output_dir=output_dir,
         context_dir=context,
     )
+
+
+def _target(name: str, *, project: str | None, region: str | None, service_account: str | None,
+            scheduling: tuple[int | None, bool, bool], network: str | None,
+            base_output_dir: str | None) -> AnyTarget:
+    """The spec's target value: the checked options of the target ``name`` (a local run has none)."""
+    if name == VertexTarget.name:
+        timeout, restart, spot = scheduling
+        return VertexTarget(project=project, region=region, network=network, spot=spot,
+                            timeout_s=timeout, restart_on_worker_restart=restart,
+                            base_output_dir=base_output_dir, service_account=service_account)
+    return TARGETS[name]()

@@ -24,7 +24,7 @@ def test_job_directories_and_logs_are_private(submit: Submit, tmp_path: Path) ->
     script = tmp_path / "hello.py"
     script.write_text("print('secret token 123')\n")
     handle = submit(script)
-    assert handle.wait(60) is JobState.SUCCEEDED
+    assert handle.wait(60).state is JobState.SUCCEEDED
     assert _mode(handle.job_dir) == 0o700
     assert _mode(handle.job_dir.parent) == 0o700  # the jobs directory tfcloud made
     assert _mode(handle.log_dir) == 0o700
@@ -92,7 +92,7 @@ def test_a_job_whose_supervisor_never_started_ends_instead_of_provisioning_forev
     _fake_job(home, fresh, status=_status(fresh, "starting"))
 
     backend = LocalBackend()
-    assert backend.attach(fresh).status() is JobState.PROVISIONING  # it may still be starting
+    assert backend.attach(fresh).info().state is JobState.PROVISIONING  # it may still be starting
     assert main(["status", stuck]) == 0
     out = capsys.readouterr()
     assert out.out == f"{stuck}\tfailed\n"
@@ -102,7 +102,7 @@ def test_a_job_whose_supervisor_never_started_ends_instead_of_provisioning_forev
 
 
 def test_a_supervisor_that_cannot_start_leaves_a_failed_job(tmp_path: Path) -> None:
-    from tfcloud.backends.base import PreparedJob
+    from tfcloud.artifacts import PreparedJob
     from tfcloud.errors import SubmitError
     from tfcloud.launcher import render_launcher
     from tfcloud.validate import build_spec
@@ -117,7 +117,7 @@ def test_a_supervisor_that_cannot_start_leaves_a_failed_job(tmp_path: Path) -> N
     object.__setattr__(spec, "env", {"A": "b\0c"})
     with pytest.raises(SubmitError):
         backend.submit(PreparedJob(spec=spec, workdir=spec.workdir, launcher=launcher, script=script))
-    (job_id,) = backend.list_jobs()
-    handle = backend.attach(job_id)
-    assert handle.status() is JobState.FAILED
-    assert "could not be started" in handle.info()["message"]
+    (job_id,) = backend.job_ids()
+    info = backend.attach(job_id).info()
+    assert info.state is JobState.FAILED
+    assert info.message is not None and "could not be started" in info.message

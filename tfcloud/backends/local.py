@@ -36,14 +36,16 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tfcloud.artifacts import PreparedJob, script_beside_launcher
 from tfcloud.backends import _supervisor as sup
-from tfcloud.backends.base import LogLine, PreparedJob
-from tfcloud.errors import ConfigurationError, JobFailedError, JobNotFoundError, SubmitError, ValidationError
+from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
+from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role, Strategy
 from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
+    from tfcloud.targets import LocalTarget
 
 __all__ = [
     "LocalBackend",
@@ -167,22 +169,15 @@ def loopback_env(environ: Mapping[str, str]) -> dict[str, str]:
     return {name: _with_loopback(environ.get(name)) for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy")}
 
 
-def _is_within(path: Path, directory: Path) -> bool:
-    try:
-        path.resolve().relative_to(directory.resolve())
-    except ValueError:
-        return False
-    return True
-
-
 class LocalBackend:
     """Runs jobs as local processes. Options: ``settings`` (its ``state_dir``) or ``home`` (the state dir,
     which wins; without either: :func:`default_state_dir`), ``stop_grace_s`` (SIGTERM to SIGKILL),
     ``finish_grace_s`` (how long workers may run on after the chief succeeded) and ``stopped_timeout_s``
     (how long a replica may stay SIGSTOPped before the job fails)."""
 
-    def __init__(self, *, settings: Settings | None = None, home: str | Path | None = None,
-                 stop_grace_s: float = 5.0, finish_grace_s: float = 10.0, stopped_timeout_s: float = 10.0) -> None:
+    def __init__(self, *, target: LocalTarget | None = None, settings: Settings | None = None,
+                 home: str | Path | None = None, stop_grace_s: float = 5.0, finish_grace_s: float = 10.0,
+                 stopped_timeout_s: float = 10.0) -> None:
         if home is None and settings is not None and settings.state_dir:
             home = settings.state_dir
         self.home = _state_path(home) if home is not None else default_state_dir()
@@ -219,14 +214,14 @@ class LocalBackend:
 
         from tfcloud.launcher import LAUNCHER_NAME
 
-        # The launcher names the script as tfcloud.pipeline.launcher_script_path does: the user's script by its
-        # absolute path, a converted notebook by its name, next to the launcher. Both go into the job
-        # directory, since the orchestrator's temporary directory is removed when submit returns.
+        # The layout rule (tfcloud.artifacts.script_beside_launcher): the user's script stays where it is, a
+        # converted notebook is copied next to the launcher. Both go into the job directory, since the
+        # orchestrator's temporary directory is removed when submit returns.
         launcher = job_dir / LAUNCHER_NAME
         extra_env: dict[str, str] = {}
         workdir = job.workdir.resolve()
         text = job.launcher.read_text(encoding="utf-8")
-        if not _is_within(job.script, workdir):
+        if script_beside_launcher(job.script, workdir):
             shutil.copyfile(job.script, job_dir / job.script.name)
             # The entry point's directory stays importable for the copied script.
             extra_env["PYTHONPATH"] = os.pathsep.join(
@@ -288,12 +283,12 @@ class LocalBackend:
         """The handle of an existing local job (from any process)."""
         job_dir = self.jobs_dir / job_id
         if "/" in job_id or not (job_dir / sup.JOB_FILE).is_file():
-            recent = ", ".join(self.list_jobs()[-3:]) or "none"
+            recent = ", ".join(self.job_ids()[-3:]) or "none"
             raise JobNotFoundError(f"No local job `{job_id}` in {self.jobs_dir}.",
                                    hint=f"The most recent local jobs: {recent}.")
         return LocalJob(job_dir)
 
-    def list_jobs(self) -> list[str]:
+    def job_ids(self) -> list[str]:
         """The ids of the local jobs kept in the state dir, oldest first (a job whose job.json is unreadable
         is left out: it cannot be attached to)."""
         try:
@@ -304,6 +299,23 @@ class LocalBackend:
         except OSError as exc:
             raise ConfigurationError(f"Cannot read the local jobs in {self.jobs_dir}: {exc.strerror or exc}.",
                                      hint="Set TFCLOUD_HOME to a directory you can read.") from exc
+
+    def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
+        """The local jobs, newest first (only those in ``state``; at most ``limit``)."""
+        rows: list[JobInfo] = []
+        for job_id in reversed(self.job_ids()):
+            if limit is not None and len(rows) >= limit:
+                break
+            try:
+                info = LocalJob(self.jobs_dir / job_id).info()
+            except (JobNotFoundError, OSError, ValueError):  # removed or half-written meanwhile
+                continue
+            if state is None or info.state is state:
+                rows.append(info)
+        return rows
+
+    def close(self) -> None:
+        """Nothing to release: a local backend holds no clients."""
 
 
 class LocalJob:
@@ -339,7 +351,23 @@ class LocalJob:
         return self.log_dir / f"{replica}.log"
 
     # -- where it stands ----------------------------------------------------------------------------------
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JobInfo:
+        """Where the job stands, from ``status.json`` (checked: a dead supervisor's job is failed)."""
+        status = self._status()
+        state = to_job_state("process", str(status["state"]))
+        code = status.get("exit_code")
+        replicas = tuple(_replica_info(name, r) for name, r in status.get("replicas", {}).items())
+        return JobInfo(
+            job_id=self.job_id, target="local", state=state, display_name=self._plan.get("display_name"),
+            replicas=replicas, exit_code=None if code is None or not state.is_final else int(code),
+            failed_replica=status.get("failed_replica"), message=status.get("message") or None,
+            created=self._plan.get("submitted_at"))
+
+    def raw_status(self) -> dict[str, Any]:
+        """``status.json`` as it is now, with pids (for tests and tools); checked like :meth:`info`."""
+        return self._status()
+
+    def _status(self) -> dict[str, Any]:
         """``status.json`` as it is now (checked: a dead supervisor's job is failed, its replicas killed)."""
         info = self._read_status()
         if info["state"] in ("succeeded", "failed", "cancelled"):
@@ -354,24 +382,13 @@ class LocalJob:
             info = self._repair(info, 0)
         return info
 
-    def status(self) -> JobState:
-        return to_job_state("process", str(self.info()["state"]))
-
-    @property
-    def exit_code(self) -> int | None:
-        """The job's exit code once it is final (the chief's, or the failing replica's; 130 when cancelled)."""
-        code = self.info().get("exit_code")
-        return None if code is None else int(code)
-
-    @property
-    def failed_replica(self) -> str | None:
-        name = self.info().get("failed_replica")
-        return None if name is None else str(name)
+    def _state(self) -> JobState:
+        return to_job_state("process", str(self._status()["state"]))
 
     @property
     def replicas(self) -> dict[str, dict[str, Any]]:
-        """Per replica: role, pid, state, exit_code."""
-        replicas: dict[str, dict[str, Any]] = self.info()["replicas"]
+        """Per replica, as the supervisor records it: role, pid, state, exit_code (for tests and tools)."""
+        replicas: dict[str, dict[str, Any]] = self._status()["replicas"]
         return replicas
 
     def tail(self, replica: str, n: int = 20) -> list[str]:
@@ -379,20 +396,6 @@ class LocalJob:
         from tfcloud.logview import last_lines
 
         return last_lines(self.log_file(replica), n)
-
-    def failure(self, n: int = 20) -> JobFailedError | None:
-        """The error for a failed or cancelled job (message, exit code, the failing replica's last lines)."""
-        from tfcloud.logview import format_tail
-
-        info = self.info()
-        if info["state"] not in ("failed", "cancelled"):
-            return None
-        replica = info.get("failed_replica")
-        log_tail = format_tail(replica, self.tail(replica, n)) if replica else ""
-        message = f"Local job {self.job_id} {info['state']}: {info.get('message') or 'no reason recorded'}"
-        if log_tail:
-            message += "\n" + log_tail
-        return JobFailedError(message, exit_code=int(info.get("exit_code") or 1), log_tail=log_tail)
 
     # -- logs ---------------------------------------------------------------------------------------------
     def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
@@ -402,7 +405,7 @@ class LocalJob:
         offset = 0
         partial = b""
         while True:
-            final = (not follow) or self.status().is_final  # decided before reading: then nothing is missed
+            final = (not follow) or self._state().is_final  # decided before reading: then nothing is missed
             try:
                 with open(path, "rb") as f:
                     f.seek(offset)
@@ -422,16 +425,16 @@ class LocalJob:
                 self._pause(0.1)
 
     # -- waiting and stopping -----------------------------------------------------------------------------
-    def wait(self, timeout: float | None = None) -> JobState:
-        """Block until the job is final (or ``timeout`` seconds passed); return its state."""
+    def wait(self, timeout: float | None = None) -> JobInfo:
+        """Block until the job is final (or ``timeout`` seconds passed); return its info then."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            state = self.status()
-            if state.is_final:
-                return state
+            info = self.info()
+            if info.state.is_final:
+                return info
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                return state
+                return info
             if self._process is not None and self._process.poll() is None:
                 # The supervisor exits right after writing the final status: wait on it, no polling.
                 with contextlib.suppress(subprocess.TimeoutExpired):
@@ -479,8 +482,9 @@ class LocalJob:
             return blank
         except (OSError, ValueError) as exc:
             return {**blank, "state": "failed", "exit_code": 1, "message": f"{path} cannot be read: {exc}"}
-        if not isinstance(info, dict) or info.get("state") not in _STATES or not isinstance(
-                info.get("replicas", {}), dict):
+        replicas = info.get("replicas", {}) if isinstance(info, dict) else None
+        if not isinstance(info, dict) or info.get("state") not in _STATES or not isinstance(replicas, dict) \
+                or not all(isinstance(r, dict) for r in replicas.values()):
             return {**blank, "state": "failed", "exit_code": 1, "message": f"{path} is corrupt"}
         return info
 
@@ -543,6 +547,15 @@ def _read_plan(job_dir: Path) -> dict[str, Any] | None:
             or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in plan["replicas"]):
         return None
     return plan
+
+
+def _replica_info(name: str, recorded: Mapping[str, Any]) -> ReplicaInfo:
+    """A replica as the supervisor recorded it; one that tfcloud stopped (the job was over) is cancelled."""
+    code = None if recorded.get("exit_code") is None else int(recorded["exit_code"])
+    state = to_job_state("process", str(recorded.get("state")), exit_code=code)
+    if state is JobState.FAILED and recorded.get("stopped_by_tfcloud"):
+        state = JobState.CANCELLED
+    return ReplicaInfo(name=name, state=state, exit_code=code)
 
 
 def _parse_line(raw: bytes) -> LogLine | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from tfcloud.backends.base import ImageRef
+from tfcloud.artifacts import ImageRef
 from tfcloud.context import BuildContext
 from tfcloud.dockerfile import DOCKERFILE_PATH
 
@@ -35,6 +35,10 @@ class Builder(Protocol):
         """Build ``context`` (its Dockerfile at :data:`DOCKERFILE_PATH`) as ``tag``; push it when ``push``.
 
         Raises :class:`~tfcloud.errors.BuildError` naming the failing step with its last log lines."""
+        ...
+
+    def close(self) -> None:
+        """Release the builder's clients."""
         ...
 
 
