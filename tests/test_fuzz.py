@@ -102,9 +102,9 @@ _ANY = st.one_of(st.none(), st.booleans(), st.integers(-2, 2000), st.floats(allo
                                   DockerConfig(image="Bad Image"), DockerConfig(parent_image="python:3.11"),
                                   DockerConfig(image_build_bucket="goog")]))
 _KEYWORDS = ["requirements_txt", "docker_config", "distribution_strategy", "chief_config", "worker_config",
-             "worker_count", "entry_point_args", "stream_logs", "job_labels", "service_account", "ps_config",
+             "worker_count", "entry_point_args", "job_labels", "service_account", "ps_config",
              "ps_count", "evaluator_config", "evaluator_count", "target", "project", "region", "display_name",
-             "dry_run", "env", "timeout", "restart_on_worker_restart", "spot", "network", "base_output_dir",
+             "env", "timeout", "restart_on_worker_restart", "spot", "network", "base_output_dir",
              "context_dir"]
 
 
