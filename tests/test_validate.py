@@ -94,15 +94,18 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
      "Invalid `evaluator_config`: expected a MachineConfig when evaluator_count > 0, received None."),
     ("evaluators", {"evaluator_count": 2}, "Invalid `evaluator_count`: expected an integer from 0 to 1, received 2."),
     ("target", {"target": "aws"}, "Invalid `target`: expected \"local\" or \"vertex\", received 'aws'."),
-    ("region", {"region": "Europe West"},
-     "Invalid `region`: expected a Google Cloud region such as us-central1, received 'Europe West'."),
+    ("region", {"region": "europe-west99"},
+     "Invalid `region`: expected a region Vertex AI serves custom training in, such as us-central1, "
+     "received 'europe-west99'.\nRegions: europe-central2, europe-north1, europe-southwest1, europe-west1, "
+     "europe-west12, europe-west2, europe-west3, europe-west4, europe-west6, europe-west8, europe-west9."),
     ("project", {"project": "My Project"},
      "Invalid `project`: expected a Google Cloud project id (6 to 30 lowercase letters, digits or '-'), "
      "received 'My Project'."),
     ("docker-config", {"docker_config": {"image": "x"}},
      "Invalid `docker_config`: expected a tfcloud.DockerConfig or \"auto\", received {'image': 'x'}."),
     ("bucket", {"docker_config": tfcloud.DockerConfig(image_build_bucket="gs://Bad Bucket")},
-     "Invalid `docker_config.image_build_bucket`: expected a Cloud Storage bucket name, received 'gs://Bad Bucket'."),
+     "Invalid `docker_config.image_build_bucket`: expected a Cloud Storage bucket name (3-63 lowercase letters, "
+     "digits, '-', '_' or '.'), received 'gs://Bad Bucket'."),
     ("explicit-ps", {"distribution_strategy": "parameter_server"},
      "Invalid `distribution_strategy`: expected parameter_server only with ps_count ≥ 1 and worker_count ≥ 1, "
      "received <parameter_server with worker_count=0, ps_count=0>."),
@@ -188,7 +191,8 @@ CLI_CASES = [
      "trainer@my-project.iam.gserviceaccount.com, received 'me@gmail.com'."),
     (["--local", "--vertex"], "Error: Invalid `target`: expected one of --local or --vertex, received 'both'."),
     (["--region", "moon"],
-     "Error: Invalid `region`: expected a Google Cloud region such as us-central1, received 'moon'."),
+     "Error: Invalid `region`: expected a region Vertex AI serves custom training in, such as us-central1, "
+     "received 'moon'."),
 ]
 
 

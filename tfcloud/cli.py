@@ -170,6 +170,9 @@ def submit(
     """
     from tfcloud import sdk
 
+    if json_output and not dry_run:
+        raise ValidationError("--json", "to be given with --dry-run (it prints the plan, and submits nothing)",
+                              "<--json without --dry-run>", hint="Add --dry-run, or leave out --json.")
     options: JobOptions = {
         "requirements_txt": requirements, "docker_config": _docker(image, parent_image, cache_from, image_build_bucket),
         "distribution_strategy": _strategy(strategy), "chief_config": _machine(chief_config, "chief_config"),
@@ -231,26 +234,31 @@ def build(
 
 
 def _print_plan(plan: Plan) -> None:
+    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from tfcloud.console import get_console
 
     console = get_console()
     spec = plan.spec
-    console.print(f"[bold]Plan[/bold] for {spec.entry_point} (target: {spec.target.name}; nothing submitted)")
-    console.print(f"Strategy: [bold]{plan.strategy}[/bold] ({plan.strategy_reason})")
+    console.print(f"[bold]Plan[/bold] for {escape(str(spec.entry_point))} (target: {spec.target.name}; "
+                  "nothing submitted)")
+    console.print(f"Strategy: [bold]{plan.strategy}[/bold] ({escape(plan.strategy_reason)})")
     table = Table("role", "replicas", "machine type", "accelerator")
     for row in plan.pools:
-        table.add_row(row.role, str(row.replicas), row.machine_type, row.accelerator)
+        table.add_row(Text(row.role), str(row.replicas), Text(row.machine_type), Text(row.accelerator))
     console.print(table)
-    console.print("Each replica runs: " + " ".join(plan.command))
-    console.print("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
+    # User text (args, labels, requirements, notebook notes) is printed as plain text, never as markup.
+    plain = {"markup": False, "highlight": False}
+    console.print("Each replica runs: " + " ".join(plan.command), **plain)
+    console.print("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"), **plain)
     if spec.job_labels:
-        console.print("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
+        console.print("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()), **plain)
     for requirement in plan.requirements:
-        console.print(f"Requirement: {requirement}")
+        console.print(f"Requirement: {requirement}", **plain)
     for note in plan.notes:
-        console.print(f"Note: {note}")
+        console.print(f"Note: {note}", **plain)
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
 
@@ -355,11 +363,12 @@ def list_jobs(
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     columns = ["job_id", "state", "exit_code", "display_name", "created"]
     table = Table(*columns, title=f"{target or 'tfcloud'} jobs")
     for row in rows:
-        table.add_row(*(str(row[column]) if row[column] is not None else "-" for column in columns))
+        table.add_row(*(Text(str(row[column]) if row[column] is not None else "-") for column in columns))
     Console(highlight=False).print(table)
 
 

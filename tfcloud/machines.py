@@ -158,6 +158,15 @@ class MachineConfig:
         *,
         machine_type: str | None = None,
     ) -> None:
+        if cpu_cores is not None and (not isinstance(cpu_cores, int) or isinstance(cpu_cores, bool)
+                                      or cpu_cores < 1):
+            raise ValidationError("cpu_cores", "a whole number of vCPUs ≥ 1 (or None for a TPU)", cpu_cores)
+        if memory is not None and (not isinstance(memory, int | float) or isinstance(memory, bool)
+                                   or not 0 < memory < float("inf")):
+            raise ValidationError("memory", "a number of GB > 0 (or None for a TPU)", memory)
+        if machine_type is not None and not isinstance(machine_type, str):
+            raise ValidationError("machine_type", "a Vertex AI machine type name such as n1-standard-8",
+                                  machine_type)
         AcceleratorType.validate(accelerator_type)
         if accelerator_type is AcceleratorType.NO_ACCELERATOR:
             accelerator_count = 0

@@ -39,13 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfcloud.errors import NotebookError, require
+from tfcloud.errors import NotebookError, ValidationError, require
 
 __all__ = [
     "DROPPED_CELL_MAGICS",
     "DROPPED_LINE_MAGICS",
     "SKIP_TAG",
     "ConvertedNotebook",
+    "check_notebook",
     "convert_notebook",
 ]
 
@@ -152,11 +153,80 @@ class ConvertedNotebook:
 def convert_notebook(path: Path) -> ConvertedNotebook:
     """Convert the notebook at ``path``. Raises :class:`NotebookError` naming the cell and line of the first
     thing that cannot run in a job (a syntax error, an unsupported magic)."""
-    require("nbformat", feature="Running a notebook", extra="notebook")
     require("IPython", feature="Running a notebook", extra="notebook")
     path = Path(path)
-    nb = _read(path)
+    nb = check_notebook(path, require_code=False)
     return _Converter(path, nb).convert()
+
+
+_NOTEBOOK_EXPECTED = "a Jupyter notebook (.ipynb, nbformat 4) with at least one code cell"
+
+
+def _bad(path: Path, reason: str) -> ValidationError:
+    return ValidationError("entry_point", _NOTEBOOK_EXPECTED, f"<{path.name}: {reason}>",
+                           hint="Open and save it again in Jupyter, or pass a .py script as entry_point.")
+
+
+def check_notebook(path: Path, *, require_code: bool = True) -> Any:
+    """Read the notebook and check its structure (what conversion relies on); return it, as nbformat 4.
+
+    Refused with a :class:`ValidationError` on ``entry_point``: a file that is not UTF-8 JSON, JSON that is
+    not a notebook, cells of the wrong shape, and (``require_code``) a notebook without a non-empty code cell
+    that is not skipped."""
+    import json
+
+    require("nbformat", feature="Running a notebook", extra="notebook")
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise _bad(path, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _bad(path, "not UTF-8 text") from None
+    except (ValueError, RecursionError) as exc:
+        raise _bad(path, f"not valid JSON ({str(exc)[:200]})") from None
+    if not isinstance(data, dict):
+        raise _bad(path, f"a JSON {type(data).__name__}, not a notebook object")
+    major = data.get("nbformat")
+    if not isinstance(major, int) or isinstance(major, bool) or major not in (3, 4):
+        raise _bad(path, f"nbformat {major!r} (tfcloud reads nbformat 3 and 4)")
+    try:
+        nb = _read(path)
+    except NotebookError as exc:
+        cause = exc.__cause__
+        raise _bad(path, f"nbformat cannot read it ({type(cause).__name__}: {str(cause)[:200]})"
+                   if cause is not None else exc.message) from None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise _bad(path, "no list of cells")
+    meta = nb.get("metadata", {})
+    if not isinstance(meta, dict) or not all(isinstance(meta.get(k) or {}, dict)
+                                             for k in ("kernelspec", "language_info")):
+        raise _bad(path, "notebook metadata of the wrong shape")
+    runnable = 0
+    for index, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+            raise _bad(path, f"cell {index} is not a cell (no cell_type)")
+        source = cell.get("source", "")
+        if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(s, str) for s in source))):
+            raise _bad(path, f"cell {index}'s source is neither a string nor a list of strings")
+        metadata = cell.get("metadata", {})
+        tags = metadata.get("tags", []) if isinstance(metadata, dict) else None
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise _bad(path, f"cell {index}'s metadata or tags are of the wrong shape")
+        count = cell.get("execution_count")
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool)):
+            raise _bad(path, f"cell {index}'s execution_count is not a number")
+        text = "".join(source) if isinstance(source, list) else source
+        if "\0" in text:
+            raise _bad(path, f"cell {index} holds a NUL byte")
+        if cell["cell_type"] == "code" and text.strip() and SKIP_TAG not in tags:
+            runnable += 1
+    if require_code and not runnable:
+        raise _bad(path, "no code cell to run")
+    return nb
 
 
 def _read(path: Path) -> Any:
@@ -210,12 +280,16 @@ def _transform(source: str) -> tuple[str, list[int]]:
         new = step(lines)
         origin = _remap(lines, new, origin)
         lines = new
-    for _ in range(_TRANSFORM_LOOP_LIMIT):
-        changed, new = manager.do_one_token_transform(lines)
-        if not changed:
-            break
-        origin = _remap(lines, new, origin)
-        lines = new
+    with warnings.catch_warnings():
+        # Lines that end in a separator str.splitlines knows but the tokenizer does not (\x1e, \x85...):
+        # IPython warns that its behaviour is unspecified; the converted script is compiled and checked anyway.
+        warnings.filterwarnings("ignore", message=".*make_tokens_by_line.*", category=UserWarning)
+        for _ in range(_TRANSFORM_LOOP_LIMIT):
+            changed, new = manager.do_one_token_transform(lines)
+            if not changed:
+                break
+            origin = _remap(lines, new, origin)
+            lines = new
     return "".join(lines), origin
 
 

@@ -8,7 +8,10 @@ version, with the ``pip install`` command that fixes it.
 
 Understood in a requirements file: one requirement per line (PEP 508, with extras, version specifiers and
 environment markers), comments, blank lines, ``\\`` continuations, ``-r``/``--requirement`` includes.
-Other options (``--index-url``, ``-c``, ``--hash`` ...) are ignored. Editable installs (``-e``) and bare paths
+Other options (``--index-url``, ``-c``, ``--hash`` ...) are ignored here.
+:func:`validate_requirements_file` (called by validation, before anything is built) refuses a file that
+is not UTF-8 text, a line that is neither a requirement, a URL or path, nor one of pip's requirement-file
+options, and an include that does not exist. Editable installs (``-e``) and bare paths
 or URLs without a name cannot be checked and are listed as unchecked. A requirement's extras are not
 checked, only the distribution itself.
 """
@@ -22,14 +25,25 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfcloud.errors import ConfigurationError
+from tfcloud.errors import ConfigurationError, ValidationError
 
 __all__ = [
     "Problem",
     "check_requirements",
     "ensure_requirements",
     "parse_requirements_file",
+    "validate_requirements_file",
 ]
+
+#: The options pip accepts in a requirements file (pip's own list, ``pip/_internal/req/req_file.py``).
+PIP_FILE_OPTIONS = frozenset({
+    "-i", "--index-url", "--extra-index-url", "--no-index", "-c", "--constraint", "-r", "--requirement",
+    "-e", "--editable", "-f", "--find-links", "--no-binary", "--only-binary", "--prefer-binary",
+    "--require-hashes", "--pre", "--trusted-host", "--use-feature", "--hash", "--config-settings",
+    "--global-option", "-Z", "--always-unzip",
+})
+_LINE_EXPECTED = ("one requirement per line (PEP 508, e.g. numpy>=1.26), a URL or path, or a pip "
+                  "requirements-file option")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,7 +63,17 @@ def _logical_lines(path: Path) -> Iterable[tuple[int, str]]:
     """(line number, text) with comments stripped and ``\\`` continuations joined."""
     pending = ""
     start = 0
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        content = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError("requirements_txt", "a UTF-8 text file", f"<{path.name}: not UTF-8 at byte "
+                              f"{exc.start}>", hint="Save it as UTF-8.") from None
+    except OSError as exc:
+        raise ValidationError("requirements_txt", "a readable requirements file", str(path),
+                              hint=f"It cannot be read: {exc.strerror or exc}.") from None
+    if "\0" in content:
+        raise ValidationError("requirements_txt", "a text file", f"<{path.name}: a binary file (NUL bytes)>")
+    for number, raw in enumerate(content.splitlines(), start=1):
         line = raw
         if line.lstrip().startswith("#"):
             line = ""
@@ -147,3 +171,54 @@ def ensure_requirements(requirements_txt: Path | None = None, extra: Sequence[st
         "A local run uses this environment as it is and installs nothing into it.",
         hint="Install them with: " + " && ".join(fixes),
     )
+
+
+def _is_location(text: str) -> bool:
+    """A URL, a path or an archive pip installs directly (``./pkg``, ``https://.../x.whl``)."""
+    return ("://" in text or text.startswith((".", "/", "~")) or text.endswith((".whl", ".tar.gz", ".zip")))
+
+
+def _option(text: str) -> str:
+    """The option name at the start of ``text`` (``--hash=x`` → ``--hash``, ``-r file`` → ``-r``)."""
+    words = text.split("=", 1)[0].split(None, 1)
+    return words[0] if words else text
+
+
+def _check_line(text: str, source: str) -> None:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    shown = f"<{source}: {text!r}>"
+    options = [text] if text.startswith("-") else ["--" + part for part in text.split(" --")[1:]]
+    for given in options:
+        option = _option(given)
+        if option not in PIP_FILE_OPTIONS and option[:2] not in PIP_FILE_OPTIONS - {"--"}:
+            raise ValidationError("requirements_txt", _LINE_EXPECTED, shown,
+                                  hint=f"{option!r} is not an option pip accepts in a requirements file.")
+    if text.startswith("-"):
+        return
+    requirement = text.split(" --", 1)[0].strip()  # "name==1.0 --hash=sha256:..." options after a requirement
+    if _is_location(requirement):
+        return
+    try:
+        Requirement(requirement)
+    except InvalidRequirement as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "not a valid requirement"
+        raise ValidationError("requirements_txt", _LINE_EXPECTED, shown, hint=first) from None
+
+
+def validate_requirements_file(path: Path, *, _seen: frozenset[Path] = frozenset()) -> None:
+    """Every line of ``path`` (and of its ``-r`` includes) must be something pip can install: raises
+    :class:`ValidationError` naming the file and line of the first that is not."""
+    path = path.resolve()
+    if path in _seen:
+        return
+    for number, text in _logical_lines(path):
+        source = f"{path.name}:{number}"
+        _check_line(text, source)
+        if text.startswith(("-r", "--requirement")):
+            target = text.removeprefix("--requirement").removeprefix("-r").lstrip(" =")
+            include = path.parent / target
+            if not target or not include.is_file():
+                raise ValidationError("requirements_txt", "includes (-r FILE) of existing files",
+                                      f"<{source}: {text!r}>", hint=f"No file at {include}.")
+            validate_requirements_file(include, _seen=_seen | {path})

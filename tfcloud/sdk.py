@@ -144,16 +144,17 @@ class Job:
         return ("job_id", "docker_image")
 
 
-def make_spec(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> tuple[JobSpec, Settings]:
-    """Resolve the settings and check every option (:func:`~tfcloud.validate.build_spec`): the spec and the
-    settings to reach its target with."""
+def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
+              **options: Unpack[JobOptions]) -> tuple[JobSpec, Settings]:
+    """Resolve the settings and check every option and setting (:func:`~tfcloud.validate.build_spec`, for
+    ``intent`` plan, build or submit): the spec and the settings to reach its target with."""
     from tfcloud.settings import resolve_settings
     from tfcloud.validate import build_spec
 
     given: dict[str, Any] = dict(options)
     settings = resolve_settings({k: given.pop(k, None) for k in SETTINGS_OPTIONS})
     spec = build_spec(entry_point=entry_point, target=settings.target, project=settings.project,
-                      region=settings.region, **given)
+                      region=settings.region, settings=settings, intent=intent, **given)
     return spec, settings
 
 
@@ -161,7 +162,7 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
     """What :func:`submit` would do, submitting nothing."""
     from tfcloud.plan import make_plan
 
-    spec, _ = make_spec(entry_point, **options)
+    spec, _ = make_spec(entry_point, intent="plan", **options)
     return make_plan(spec)
 
 
@@ -195,7 +196,7 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
     from tfcloud.pipeline import build_image, prepare
 
     options.setdefault("target", "vertex")
-    spec, settings = make_spec(entry_point, **options)
+    spec, settings = make_spec(entry_point, intent="build", **options)
     if not spec.target.container:
         raise ValidationError("target", "a target that runs images (vertex)", spec.target.name)
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
@@ -206,7 +207,10 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
 def _backend(target: str | None, job_id: str | None = None) -> Backend:
     from tfcloud.backends import get_backend
     from tfcloud.settings import resolve_settings
+    from tfcloud.validate import validate_job_id
 
+    if job_id is not None:
+        validate_job_id(job_id)
     if target is None and job_id is not None:
         target = next((name for prefix, name in _ID_PREFIXES.items() if job_id.startswith(prefix)), "vertex")
     settings = resolve_settings({"target": target})
@@ -232,7 +236,9 @@ def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
               labels: Mapping[str, str] | None = None, limit: int = 50) -> list[JobInfo]:
     """A target's jobs (default: the ``target`` setting), newest first, by state and labels."""
     from tfcloud.states import JobState
+    from tfcloud.validate import validate_limit
 
+    validate_limit(limit)
     if isinstance(state, str):
         try:
             state = JobState(state.lower())

@@ -11,14 +11,32 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from tfcloud.errors import ValidationError
+from tfcloud.errors import ConfigurationError, ValidationError
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
 from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Strategy
 from tfcloud.strategy import choose_strategy, parse_strategy
 from tfcloud.targets import TARGETS, AnyTarget, LocalTarget, VertexTarget
 
-__all__ = ["MAX_LABELS", "MAX_POOLS", "build_spec", "validate_labels"]
+if TYPE_CHECKING:
+    from tfcloud.settings import Settings
+
+__all__ = [
+    "MAX_LABELS",
+    "MAX_LOCAL_REPLICAS",
+    "MAX_POOLS",
+    "MAX_REPLICAS",
+    "VERTEX_REGIONS",
+    "build_spec",
+    "check_credentials",
+    "check_settings",
+    "validate_bucket",
+    "validate_image_reference",
+    "validate_job_id",
+    "validate_labels",
+    "validate_limit",
+]
 
 MAX_LABELS = 63  # Vertex AI allows 64; tfcloud adds one (tfcloud-submission) to make retries idempotent
 MAX_LABEL_LENGTH = 63
@@ -26,7 +44,41 @@ MAX_POOLS = 4  # Vertex AI: chief, workers, parameter servers, evaluator
 _LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]*$")
 _LABEL_VALUE = re.compile(r"^[a-z0-9_-]*$")
 _SERVICE_ACCOUNT = re.compile(r"^[a-z0-9][a-z0-9._-]*@[a-z0-9][a-z0-9.-]*\.gserviceaccount\.com$")
-_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
+#: The regions Vertex AI serves custom training in (source: the "Custom training" column of
+#: https://cloud.google.com/vertex-ai/docs/general/locations, as of 2025). A region outside this list would be
+#: refused by Vertex AI only after the image was built and pushed.
+VERTEX_REGIONS: frozenset[str] = frozenset({
+    # Americas
+    "us-central1", "us-east1", "us-east4", "us-east5", "us-south1", "us-west1", "us-west2", "us-west3",
+    "us-west4", "northamerica-northeast1", "northamerica-northeast2", "southamerica-east1", "southamerica-west1",
+    # Europe
+    "europe-central2", "europe-north1", "europe-southwest1", "europe-west1", "europe-west2", "europe-west3",
+    "europe-west4", "europe-west6", "europe-west8", "europe-west9", "europe-west12",
+    # Middle East and Africa
+    "me-central1", "me-central2", "me-west1", "africa-south1",
+    # Asia Pacific
+    "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3", "asia-south1",
+    "asia-southeast1", "asia-southeast2", "australia-southeast1", "australia-southeast2",
+})
+#: Replicas per worker pool: tfcloud's cap for Vertex AI (the API field is an int64; a request above the
+#: project's quota is refused only after the image was pushed) and for a local run (one process each).
+MAX_REPLICAS = 1000
+MAX_LOCAL_REPLICAS = 32
+MAX_ARG_LENGTH = 100_000  # one script argument; Linux refuses a single argument above 128 KiB
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_")
+# Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@sha256:digest].
+_DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]{{1,5}})?)"
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_IMAGE_NAME = rf"(?:{_DOMAIN}/)?{_PATH_PART}(?:/{_PATH_PART})*"
+_IMAGE_REF = re.compile(rf"^{_IMAGE_NAME}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[a-f0-9]{{64}})?$")
+_IMAGE_REPO = re.compile(rf"^{_IMAGE_NAME}$")
+_IMAGE_EXPECTED = "an image reference such as us-docker.pkg.dev/my-project/repo/name:tag (lowercase path)"
+_HOST_PORT = re.compile(r"^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$")
+_JOB_ID = re.compile(r"^(?:local-[a-z0-9-]{1,120}|[0-9]{1,20}|"
+                     r"projects/[a-z0-9.:-]{1,64}/locations/[a-z0-9-]{1,64}/customJobs/[0-9]{1,20})$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
 _DISPLAY_NAME_MAX = 128
@@ -35,17 +87,68 @@ _GCS_URI = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/.*)?$")
 MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
 
 
+def _path(field: str, value: object, expected: str) -> Path:
+    """``value`` as a path with ``~`` expanded; a bad type, a NUL byte or an unknown ``~user`` is refused."""
+    if not isinstance(value, str | Path) or not str(value):
+        raise ValidationError(field, expected, value)
+    if "\0" in str(value):
+        raise ValidationError(field, f"{expected} (a path without NUL bytes)", str(value))
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # "~nosuchuser/...": no such user, or no home directory
+        raise ValidationError(field, expected, str(value),
+                              hint=f"{str(value).split('/', 1)[0]} is not a user's home directory here.") from None
+
+
+def _read_bytes(field: str, path: Path, expected: str, shown: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ValidationError(field, expected, shown, hint=f"It cannot be read: {exc.strerror or exc}.") from None
+
+
+def _check_script(path: Path, shown: str) -> None:
+    """The script must be Python source that compiles: not binary, not empty, no syntax error. Checked here
+    because otherwise the mistake shows only after the image was built and the job started."""
+    import ast
+    import warnings
+
+    expected = "a Python script that compiles"
+    data = _read_bytes("entry_point", path, expected, shown)
+    if b"\0" in data:
+        raise ValidationError("entry_point", expected, f"<{path.name}: a binary file (it holds NUL bytes)>")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes: the script's business
+            tree = ast.parse(data, filename=str(path))
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}: " if exc.lineno else ""
+        raise ValidationError("entry_point", expected, f"<{path.name}: {where}{exc.msg}>",
+                              hint=f"Run `python -m py_compile {path}` to see the error.") from None
+    except (ValueError, UnicodeDecodeError) as exc:  # an undecodable file, a bad coding cookie
+        raise ValidationError("entry_point", expected, f"<{path.name}: not Python source text ({exc})>") from None
+    except (RecursionError, MemoryError):
+        raise ValidationError("entry_point", expected, f"<{path.name}: nested too deeply to compile>") from None
+    if not tree.body:
+        raise ValidationError("entry_point", expected + " and has at least one statement",
+                              f"<{path.name}: an empty script>")
+
+
 def _entry_point(value: object) -> tuple[Path, EntryPointKind]:
     expected = "a path to an existing Python file (.py) or notebook (.ipynb)"
-    if not isinstance(value, str | Path) or not str(value):
-        raise ValidationError("entry_point", expected, value)
-    path = Path(value).expanduser()
+    path = _path("entry_point", value, expected)
     suffix = path.suffix.lower()
     if suffix not in (".py", ".ipynb"):
         raise ValidationError("entry_point", expected, str(value))
     if not path.is_file():
         raise ValidationError("entry_point", expected, str(value), hint=f"No file at {path.absolute()}.")
     kind = EntryPointKind.NOTEBOOK if suffix == ".ipynb" else EntryPointKind.SCRIPT
+    if kind is EntryPointKind.SCRIPT:
+        _check_script(path, str(value))
+    else:
+        from tfcloud.notebook import check_notebook
+
+        check_notebook(path)
     return path.resolve(), kind
 
 
@@ -53,11 +156,12 @@ def _requirements(value: object) -> Path | None:
     if value is None:
         return None
     expected = "a path to an existing requirements file"
-    if not isinstance(value, str | Path) or not str(value):
-        raise ValidationError("requirements_txt", expected, value)
-    path = Path(value).expanduser()
+    path = _path("requirements_txt", value, expected)
     if not path.is_file():
         raise ValidationError("requirements_txt", expected, str(value), hint=f"No file at {path.absolute()}.")
+    from tfcloud.requirements import validate_requirements_file
+
+    validate_requirements_file(path)
     return path.resolve()
 
 
@@ -80,11 +184,11 @@ def _pool_machine(role: str, config: object, count: int, *, auto: MachineConfig)
     return _machine(f"{role}_config", config, auto=auto)
 
 
-def _count(field: str, value: object, *, maximum: int | None = None) -> int:
+def _count(field: str, value: object, *, maximum: int = MAX_REPLICAS) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValidationError(field, "an integer ≥ 0", value)
     count = value
-    if maximum is not None and count > maximum:
+    if count > maximum:
         raise ValidationError(field, f"an integer from 0 to {maximum}", value)
     return count
 
@@ -126,6 +230,12 @@ def _args(value: object) -> tuple[str, ...]:
         return ()
     if not isinstance(value, list | tuple) or not all(isinstance(a, str) for a in value):
         raise ValidationError("entry_point_args", "a list of strings", value)
+    for index, arg in enumerate(value):
+        if "\0" in arg:
+            raise ValidationError(f"entry_point_args[{index}]", "a string without NUL bytes", arg)
+        if len(arg) > MAX_ARG_LENGTH:
+            raise ValidationError(f"entry_point_args[{index}]", f"at most {MAX_ARG_LENGTH} characters",
+                                  f"<{len(arg)} characters>")
     return tuple(value)
 
 
@@ -137,16 +247,46 @@ def _optional_str(field: str, value: object, pattern: re.Pattern[str], expected:
     return value
 
 
+def validate_bucket(field: str, value: object) -> str:
+    """A Cloud Storage bucket name, with or without ``gs://`` (Cloud Storage's naming rules: 3 to 63
+    characters, or up to 222 in dot-separated parts of at most 63; lowercase letters, digits, ``-``, ``_``
+    and ``.``; starts and ends with a letter or digit; not an IP address; no ``goog`` prefix, no ``google``).
+    Returns the bare name."""
+    expected = "a Cloud Storage bucket name (3-63 lowercase letters, digits, '-', '_' or '.')"
+    if not isinstance(value, str):
+        raise ValidationError(field, expected, value)
+    name = value.removeprefix("gs://").rstrip("/")
+    ok = (3 <= len(name) <= 222 and _BUCKET.match(name) is not None
+          and all(1 <= len(part) <= 63 for part in name.split("."))
+          and re.fullmatch(r"[0-9]+(?:\.[0-9]+){3}", name) is None
+          and not name.startswith("goog") and "google" not in name)
+    if not ok:
+        raise ValidationError(field, expected, value)
+    return name
+
+
+def validate_image_reference(field: str, value: object) -> str:
+    """An image reference in Docker's grammar: ``[registry[:port]/]path[:tag][@sha256:digest]``."""
+    if not isinstance(value, str) or len(value) > 512 or not _IMAGE_REF.match(value):
+        raise ValidationError(field, _IMAGE_EXPECTED, value)
+    return value
+
+
 def _docker_config(value: object) -> DockerConfig:
     if isinstance(value, str) and value.lower() == "auto":
         return DockerConfig()
     if not isinstance(value, DockerConfig):
         raise ValidationError("docker_config", 'a tfcloud.DockerConfig or "auto"', value)
+    for name in ("image", "parent_image", "cache_from"):
+        image = getattr(value, name)
+        if image is not None:
+            validate_image_reference(f"docker_config.{name}", image)
+    if value.image is not None and "@" in value.image:
+        raise ValidationError("docker_config.image", "an image name with a tag, not a digest (tfcloud pushes it)",
+                              value.image)
     bucket = value.image_build_bucket
     if bucket is not None:
-        name = bucket.removeprefix("gs://").rstrip("/")
-        if not _BUCKET.match(name):
-            raise ValidationError("docker_config.image_build_bucket", "a Cloud Storage bucket name", bucket)
+        validate_bucket("docker_config.image_build_bucket", bucket)
     return value
 
 
@@ -154,10 +294,15 @@ def _env(value: object) -> Mapping[str, str]:
     if value is None:
         return MappingProxyType({})
     if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k) and isinstance(v, str)
+        isinstance(k, str) and _ENV_NAME.match(k) and isinstance(v, str)
         for k, v in value.items()
     ):
         raise ValidationError("env", "a dict of environment variable names to string values", value)
+    for key, val in value.items():
+        if key == _RESERVED_ENV[0] or key.startswith(_RESERVED_ENV[1]):
+            raise ValidationError("env", "names other than TF_CONFIG and TFCLOUD_* (tfcloud sets them)", key)
+        if "\0" in val:
+            raise ValidationError(f"env[{key!r}]", "a value without NUL bytes", val)
     return MappingProxyType(dict(value))
 
 
@@ -165,9 +310,7 @@ def _context_dir(value: object, entry: Path) -> Path | None:
     if value is None:
         return None
     expected = "an existing directory that contains the entry point"
-    if not isinstance(value, str | Path) or not str(value):
-        raise ValidationError("context_dir", expected, value)
-    path = Path(value).expanduser().resolve()
+    path = _path("context_dir", value, expected).resolve()
     if not path.is_dir() or not entry.is_relative_to(path):
         raise ValidationError("context_dir", expected, str(value))
     return path
@@ -188,6 +331,93 @@ def _target_name(value: object) -> str:
     if isinstance(value, str) and value in TARGETS:
         return value
     raise ValidationError("target", " or ".join(f'"{name}"' for name in TARGETS), value)
+
+
+def _region(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in VERTEX_REGIONS:
+        near = sorted(r for r in VERTEX_REGIONS if isinstance(value, str) and r.split("-")[0] == value.split("-")[0])
+        raise ValidationError("region", "a region Vertex AI serves custom training in, such as us-central1",
+                              value, hint="Regions: " + ", ".join(near or sorted(VERTEX_REGIONS)) + ".")
+    return value
+
+
+def _display_name(value: object, entry: Path) -> str:
+    if value is None:
+        return f"tfcloud-{entry.stem}"[:_DISPLAY_NAME_MAX]
+    if isinstance(value, str) and 0 < len(value) <= _DISPLAY_NAME_MAX and not _CONTROL.search(value) \
+            and value.strip():
+        return value
+    raise ValidationError("display_name",
+                          f"a string of 1 to {_DISPLAY_NAME_MAX} characters without control characters", value)
+
+
+def _refuse_on_local(options: Mapping[str, object]) -> None:
+    """Options only Vertex AI acts on: refused for a local run rather than silently ignored."""
+    for field, given in options.items():
+        if given:
+            raise ValidationError(field, 'to be left unset for a local run (it applies to target="vertex" only)',
+                                  "<set>" if isinstance(given, bool) else given,
+                                  hint="Remove it, or run on Vertex AI (--vertex / target=\"vertex\").")
+
+
+def check_settings(settings: Settings) -> None:
+    """The settings a submission reaches Google or Docker with: each checked before anything is built."""
+    if settings.image_repository is not None and (
+            not _IMAGE_REPO.match(settings.image_repository) or len(settings.image_repository) > 255):
+        raise ValidationError("image_repository", "an image repository such as "
+                              "us-central1-docker.pkg.dev/my-project/tfcloud (no tag, lowercase path)",
+                              settings.image_repository, hint="Set with TFCLOUD_IMAGE_REPOSITORY or "
+                              "image_repository= in run() or [tool.tfcloud].")
+    if settings.staging_bucket is not None:
+        validate_bucket("staging_bucket", settings.staging_bucket)
+    if settings.emulator_host is not None and not _HOST_PORT.match(settings.emulator_host):
+        raise ValidationError("emulator_host", "HOST:PORT of a running `tfcloud emulator start`, such as "
+                              "127.0.0.1:8470", settings.emulator_host)
+    _target_name(settings.target)
+    _optional_str("project", settings.project, _PROJECT,
+                  "a Google Cloud project id (6 to 30 lowercase letters, digits or '-')")
+    _region(settings.region)
+
+
+def check_credentials(settings: Settings) -> None:
+    """Google's Application Default Credentials must exist (not needed against the emulator). Raises
+    :class:`ConfigurationError` with the command that fixes it."""
+    if settings.emulator_host:
+        return
+    from tfcloud.errors import require
+
+    require("google.auth", feature="Running on Vertex AI", extra="vertex")
+    import google.auth
+    from google.auth.exceptions import GoogleAuthError
+
+    try:
+        google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+    except GoogleAuthError as exc:
+        raise ConfigurationError(
+            "No Google Cloud credentials found (Application Default Credentials); nothing was built or submitted.",
+            hint="Run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a "
+                 "service account key file. To try tfcloud without Google Cloud, start "
+                 "`tfcloud emulator start` and export what it prints.",
+        ) from exc
+
+
+def validate_limit(value: object, field: str = "--limit") -> int:
+    """``tfcloud list --limit``: a positive number of jobs."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 10_000:
+        raise ValidationError(field, "an integer from 1 to 10000", value)
+    return value
+
+
+def validate_job_id(value: object) -> str:
+    """A job id as ``tfcloud status/logs/cancel`` take it: ``local-...``, a Vertex AI job number, or its
+    full resource name."""
+    if not isinstance(value, str) or not _JOB_ID.match(value):
+        raise ValidationError("JOB", "a job id: local-NAME-DATE-TIME-XXXX, a Vertex AI job number, or "
+                              "projects/PROJECT/locations/REGION/customJobs/NUMBER", value,
+                              hint="`tfcloud list` shows the ids.")
+    return value
 
 
 def build_spec(
@@ -217,8 +447,15 @@ def build_spec(
     network: object = None,
     base_output_dir: object = None,
     context_dir: object = None,
+    settings: Settings | None = None,
+    intent: str = "submit",
 ) -> JobSpec:
     """Check every argument and return the frozen spec. Raises :class:`ValidationError` on the first problem.
+
+    With ``settings`` (the SDK passes them) the settings are checked too. ``intent`` says what follows:
+    ``"plan"`` (nothing more is checked), ``"build"`` (Google credentials and a project only for Cloud Build) or
+    ``"submit"`` (a local job needs a usable state dir; a Vertex AI job a project and Google credentials,
+    unless the emulator host is set). Everything is checked before anything is built, uploaded or submitted.
 
     ``target`` names where the job runs; the options after ``project`` are that target's (Vertex AI's), checked
     here too and kept on the spec's target value (:mod:`tfcloud.targets`)."""
@@ -267,36 +504,63 @@ def build_spec(
                        "a service account e-mail such as trainer@my-project.iam.gserviceaccount.com")
     proj = _optional_str("project", project, _PROJECT,
                          "a Google Cloud project id (6 to 30 lowercase letters, digits or '-')")
-    reg = _optional_str("region", region, _REGION, "a Google Cloud region such as us-central1")
-    if display_name is None:
-        name = f"tfcloud-{entry.stem}"
-    elif isinstance(display_name, str) and 0 < len(display_name) <= _DISPLAY_NAME_MAX:
-        name = display_name
-    else:
-        raise ValidationError("display_name", f"a string of 1 to {_DISPLAY_NAME_MAX} characters", display_name)
+    reg = _region(region)
+    name = _display_name(display_name, entry)
     if strategy is Strategy.TPU and tgt == LocalTarget.name:
         raise ValidationError("target", '"vertex" for a TPU job (TPUs cannot run locally)', tgt)
+    args = _args(entry_point_args)
+    docker = _docker_config(docker_config)
+    labels = validate_labels(job_labels)
+    environment = _env(env)
+    scheduling = _scheduling(timeout, restart_on_worker_restart, spot)
+    vpc = _optional_str("network", network, _NETWORK,
+                        "a VPC network name such as projects/12345/global/networks/my-vpc")
+    output_dir = _optional_str("base_output_dir", base_output_dir, _GCS_URI,
+                               "a Cloud Storage URI such as gs://my-bucket/outputs")
+    if output_dir is not None:
+        validate_bucket("base_output_dir", output_dir[len("gs://"):].split("/", 1)[0])
+    context = _context_dir(context_dir, entry)
+    if tgt == LocalTarget.name:
+        total = sum(p.replica_count for p in pools)
+        if total > MAX_LOCAL_REPLICAS:
+            raise ValidationError("worker_count", f"at most {MAX_LOCAL_REPLICAS} replicas in all for a local run "
+                                  "(one process each)", n_workers,
+                                  hint=f"The job asks for {total} replicas; run it on Vertex AI instead.")
+        _refuse_on_local({
+            "spot": spot, "timeout": timeout, "restart_on_worker_restart": restart_on_worker_restart,
+            "network": vpc, "base_output_dir": output_dir, "service_account": sa,
+        })
+    if intent not in ("plan", "build", "submit"):
+        raise ValueError(f"intent must be plan, build or submit, not {intent!r}")
+    if settings is not None:
+        check_settings(settings)
+        if tgt == LocalTarget.name and intent == "submit":
+            from tfcloud.backends.local import LocalBackend, check_state_dir
+
+            check_state_dir(LocalBackend(settings=settings).home)
+        # Google is reached to submit, and to build with Cloud Build; a Docker build pushes with Docker's login.
+        if tgt == VertexTarget.name and (intent == "submit" or (intent == "build" and docker.image_build_bucket)):
+            if not proj:
+                raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
+                                      hint="Pass --project (project= in run()), or set TFCLOUD_PROJECT or "
+                                           "GOOGLE_CLOUD_PROJECT.")
+            check_credentials(settings)
 
     return JobSpec(
         entry_point=entry,
         entry_point_kind=kind,
-        entry_point_args=_args(entry_point_args),
+        entry_point_args=args,
         requirements_txt=requirements,
         pools=tuple(pools),
         strategy=strategy,
         strategy_reason=reason,
-        docker_config=_docker_config(docker_config),
-        job_labels=validate_labels(job_labels),
-        target=_target(
-            tgt, project=proj, region=reg, service_account=sa,
-            scheduling=_scheduling(timeout, restart_on_worker_restart, spot),
-            network=_optional_str("network", network, _NETWORK,
-                                  "a VPC network name such as projects/12345/global/networks/my-vpc"),
-            base_output_dir=_optional_str("base_output_dir", base_output_dir, _GCS_URI,
-                                          "a Cloud Storage URI such as gs://my-bucket/outputs")),
+        docker_config=docker,
+        job_labels=labels,
+        target=_target(tgt, project=proj, region=reg, service_account=sa, scheduling=scheduling, network=vpc,
+                       base_output_dir=output_dir),
         display_name=name,
-        env=_env(env),
-        context_dir=_context_dir(context_dir, entry),
+        env=environment,
+        context_dir=context,
     )
 
 

@@ -104,7 +104,7 @@ def test_loopback_env_appends_to_existing_values() -> None:
 
 def test_job_id_is_short_and_readable(tmp_path: Path) -> None:
     script = tmp_path / "My Train_v2.py"
-    script.write_text("")
+    script.write_text("pass\n")
     spec = build_spec(entry_point=script)
     job_id = make_job_id(spec, now=datetime.datetime(2025, 1, 2, 3, 4, 5))
     assert job_id.startswith("local-my-train-v2-20250102-030405-")
@@ -351,7 +351,7 @@ def test_missing_requirements_stop_the_job_before_it_starts(submit, replica_scri
 
 
 def test_a_script_outside_the_workdir_is_kept_with_the_job(tmp_path: Path, write_script) -> None:  # type: ignore[no-untyped-def]
-    entry = write_script("notebook.py", "")  # the entry point; its directory is the working directory
+    entry = write_script("notebook.py", "pass\n")  # the entry point; its directory is the working directory
     write_script("helpers.py", "VALUE = 'from the workdir'\n")
     converted_dir = tmp_path / "converted"
     converted_dir.mkdir()

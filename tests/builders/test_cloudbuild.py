@@ -142,7 +142,7 @@ def test_staging_is_skipped_when_the_same_context_is_there(cloud: CloudBuildBuil
 
 def test_failing_step_gives_its_log_tail(emulator: Any, cloud: CloudBuildBuilder, make_job: MakeJob,
                                          repository: str) -> None:
-    job = make_job({"requirements.txt": "this is not a requirement!!\n"}, requirements_txt="requirements.txt")
+    job = make_job({"requirements.txt": "./no-such-directory\n"}, requirements_txt="requirements.txt")
     with pytest.raises(BuildError) as info:
         containerize(job, builder=cloud, repository=repository)
     err = info.value

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.errors import NotebookError
+from tfcloud.errors import NotebookError, ValidationError
 from tfcloud.notebook import convert_notebook
 
 # -- shell lines ------------------------------------------------------------------------------------------
@@ -404,9 +404,11 @@ def test_notebook_importing_ipython_requires_it(convert):
 def test_not_a_notebook_and_other_languages(tmp_path, make_notebook):
     bad = tmp_path / "broken.ipynb"
     bad.write_text("{not json")
-    with pytest.raises(NotebookError) as err:
+    with pytest.raises(ValidationError) as err:
         convert_notebook(bad)
-    assert str(err.value).startswith("broken.ipynb is not a Jupyter notebook nbformat can read (")
+    assert str(err.value).startswith(
+        "Invalid `entry_point`: expected a Jupyter notebook (.ipynb, nbformat 4) with at least one code cell, "
+        "received <broken.ipynb: not valid JSON (")
     with pytest.raises(NotebookError) as err:
         convert_notebook(make_notebook("x <- 1", kernel_language="R"))
     assert str(err.value) == "nb.ipynb is a R notebook (its kernel's language); tfcloud runs Python notebooks."

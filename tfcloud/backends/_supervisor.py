@@ -64,9 +64,16 @@ def describe_exit(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
+def open_private(path: Path, mode: str = "ab", buffering: int = -1) -> Any:
+    """Open a job file for writing, readable by its owner only (0600): logs hold what the script printed."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode.startswith("a") else os.O_TRUNC)
+    encoding = None if "b" in mode else "utf-8"
+    return open(os.open(path, flags, 0o600), mode, buffering=buffering, encoding=encoding)
+
+
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
+    with open_private(tmp, "w") as f:
         json.dump(data, f, indent=1)
         f.write("\n")
     os.replace(tmp, path)
@@ -161,8 +168,8 @@ class Supervisor:
         self.started_at = time.time()
         self.ended_at: float | None = None
         self.selector = selectors.DefaultSelector()
-        (job_dir / LOG_DIR).mkdir(exist_ok=True)
-        self.lines: IO[str] = open(job_dir / LINES_FILE, "a", encoding="utf-8")  # noqa: SIM115
+        (job_dir / LOG_DIR).mkdir(mode=0o700, exist_ok=True)
+        self.lines: IO[str] = open_private(job_dir / LINES_FILE, "a")
         self._dirty = False
 
     # -- status ------------------------------------------------------------------------------------------
@@ -191,14 +198,14 @@ class Supervisor:
         for r in self.replicas:
             if self.cancel_requested:
                 break
-            r.log = open(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=0)  # noqa: SIM115
+            r.log = open_private(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=0)
             try:
                 r.proc = subprocess.Popen(
                     argv, cwd=self.job["cwd"], env={**os.environ, **r.env}, stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                     preexec_fn=preexec, close_fds=True,
                 )
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument or the environment
                 self.fail(r, 127, f"{r.name} could not be started: {exc}")
                 break
             r.pid = r.proc.pid

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from tfcloud.artifacts import PreparedJob, script_beside_launcher
 from tfcloud.backends import _supervisor as sup
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
-from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError
+from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role, Strategy
 from tfcloud.states import JobState, to_job_state
 
@@ -60,14 +60,38 @@ __all__ = [
 _ROLE_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
 _LOOPBACK = ("127.0.0.1", "localhost")
 _POLL_S = 0.05
+_START_TIMEOUT_S = 60.0  # a job whose supervisor never recorded itself in this time never will
+_STATES = ("starting", "running", "succeeded", "failed", "stopping", "cancelled")
 
 
 def default_state_dir() -> Path:
     """Where tfcloud keeps local jobs: ``$TFCLOUD_HOME``, else ``~/.local/state/tfcloud``."""
-    home = os.environ.get("TFCLOUD_HOME")
-    if home:
-        return Path(home).expanduser()
-    return Path("~/.local/state/tfcloud").expanduser()
+    return _state_path(os.environ.get("TFCLOUD_HOME") or "~/.local/state/tfcloud")
+
+
+_STATE_EXPECTED = "a directory you can write to (tfcloud keeps local jobs there)"
+_STATE_HINT = "Set TFCLOUD_HOME (or state_dir in [tool.tfcloud]) to a directory you can write to."
+
+
+def _state_path(value: str | Path) -> Path:
+    if "\0" in str(value):
+        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(value), hint=_STATE_HINT)
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # "~nosuchuser/...", or no home directory at all
+        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(value),
+                              hint="No such home directory. " + _STATE_HINT) from None
+
+
+def check_state_dir(path: Path) -> None:
+    """The state dir must be a directory this user can create and write: a :class:`ValidationError` (exit 2)
+    before anything runs, not an error half-way through a submission."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not a directory" if not existing.is_dir() else "is not writable"
+        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(path), hint=f"{existing} {what}. {_STATE_HINT}")
 
 
 def make_job_id(spec: JobSpec, *, now: datetime.datetime | None = None) -> str:
@@ -156,7 +180,7 @@ class LocalBackend:
                  stopped_timeout_s: float = 10.0) -> None:
         if home is None and settings is not None and settings.state_dir:
             home = settings.state_dir
-        self.home = Path(home).expanduser() if home is not None else default_state_dir()
+        self.home = _state_path(home) if home is not None else default_state_dir()
         self.stop_grace_s = stop_grace_s
         self.finish_grace_s = finish_grace_s
         self.stopped_timeout_s = stopped_timeout_s
@@ -180,10 +204,13 @@ class LocalBackend:
 
         job_id = make_job_id(spec)
         job_dir = self.jobs_dir / job_id
+        check_state_dir(self.home)
         try:
-            job_dir.mkdir(parents=True)
+            self.jobs_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            job_dir.mkdir(mode=0o700)  # private: the logs hold whatever the script printed
         except OSError as exc:
-            raise SubmitError(f"Cannot create the job directory {job_dir}: {exc}") from exc
+            raise ConfigurationError(f"Cannot create the job directory {job_dir}: {exc.strerror or exc}.",
+                                     hint="Set TFCLOUD_HOME to a directory you can write to.") from exc
 
         from tfcloud.launcher import LAUNCHER_NAME
 
@@ -200,6 +227,9 @@ class LocalBackend:
             extra_env["PYTHONPATH"] = os.pathsep.join(
                 p for p in (str(workdir), os.environ.get("PYTHONPATH", "")) if p)
         launcher.write_text(text, encoding="utf-8")
+        for written in (launcher, job_dir / job.script.name):
+            if written.exists():
+                written.chmod(0o600)
 
         replicas = plan_cluster(spec)
         stop_roles = [Role.PS.value]
@@ -235,13 +265,17 @@ class LocalBackend:
             "TFCLOUD_JOB_ID": job_id,
         }
         try:
-            with open(job_dir / "supervisor.log", "wb") as log:
+            with sup.open_private(job_dir / "supervisor.log", "wb") as log:
                 process = subprocess.Popen(
                     [sys.executable, "-I", sup.__file__, str(job_dir)],
                     cwd=str(job_dir), env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                     start_new_session=True, close_fds=True,
                 )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the environment
+            sup.write_json_atomic(job_dir / sup.STATUS_FILE, {
+                "job_id": job_id, "state": "failed", "exit_code": 1, "failed_replica": None,
+                "message": f"The supervisor could not be started: {exc}", "supervisor_pid": None,
+                "started_at": None, "ended_at": time.time(), "replicas": {}})
             raise SubmitError(f"Cannot start the local job's supervisor: {exc}") from exc
         return LocalJob(job_dir, process=process)
 
@@ -255,11 +289,16 @@ class LocalBackend:
         return LocalJob(job_dir)
 
     def job_ids(self) -> list[str]:
-        """The ids of the local jobs kept in the state dir, oldest first."""
-        if not self.jobs_dir.is_dir():
-            return []
-        dirs = [d for d in self.jobs_dir.iterdir() if (d / sup.JOB_FILE).is_file()]
-        return [d.name for d in sorted(dirs, key=lambda d: (d / sup.JOB_FILE).stat().st_mtime)]
+        """The ids of the local jobs kept in the state dir, oldest first (a job whose job.json is unreadable
+        is left out: it cannot be attached to)."""
+        try:
+            if not self.jobs_dir.is_dir():
+                return []
+            dirs = [d for d in self.jobs_dir.iterdir() if _read_plan(d) is not None]
+            return [d.name for d in sorted(dirs, key=lambda d: (d / sup.JOB_FILE).stat().st_mtime)]
+        except OSError as exc:
+            raise ConfigurationError(f"Cannot read the local jobs in {self.jobs_dir}: {exc.strerror or exc}.",
+                                     hint="Set TFCLOUD_HOME to a directory you can read.") from exc
 
     def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
         """The local jobs, newest first (only those in ``state``; at most ``limit``)."""
@@ -286,7 +325,11 @@ class LocalJob:
         self.job_dir = job_dir
         self._process = process
         self._cancel_requested = False
-        self._plan: dict[str, Any] = json.loads((job_dir / sup.JOB_FILE).read_text(encoding="utf-8"))
+        plan = _read_plan(job_dir)
+        if plan is None:
+            raise JobNotFoundError(f"Local job {job_dir.name} cannot be read: its {sup.JOB_FILE} is missing or "
+                                   "corrupt.", hint=f"Remove {job_dir} if it is no longer needed.")
+        self._plan: dict[str, Any] = plan
 
     def __repr__(self) -> str:
         return f"LocalJob({self.job_id!r})"
@@ -335,6 +378,8 @@ class LocalJob:
             info = self._read_status()  # it may have written its final status just before exiting
             if info["state"] not in ("succeeded", "failed", "cancelled"):
                 info = self._repair(info, int(pid))
+        elif pid is None and self._never_started():
+            info = self._repair(info, 0)
         return info
 
     def _state(self) -> JobState:
@@ -407,8 +452,14 @@ class LocalJob:
         if pid is not None and self._supervisor_alive(int(pid)):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGTERM)
-        elif pid is not None:
-            self._repair(info, int(pid))
+        elif pid is not None or self._never_started():
+            self._repair(info, int(pid or 0))
+
+    def _never_started(self) -> bool:
+        """No supervisor was ever recorded, and long enough has passed that none is coming."""
+        submitted = self._plan.get("submitted_at")
+        return self._process is None and (not isinstance(submitted, int | float)
+                                          or time.time() - submitted > _START_TIMEOUT_S)
 
     # -- internals ----------------------------------------------------------------------------------------
     def _pause(self, seconds: float) -> None:
@@ -420,10 +471,21 @@ class LocalJob:
             time.sleep(min(seconds, _POLL_S))
 
     def _read_status(self) -> dict[str, Any]:
+        """``status.json`` (written atomically, so never half-written). Missing: the job is starting;
+        unreadable or corrupt: the job is reported failed, with why (it stays listable and removable)."""
+        path = self.job_dir / sup.STATUS_FILE
+        blank = {"job_id": self.job_id, "state": "starting", "exit_code": None, "failed_replica": None,
+                 "message": "", "supervisor_pid": None, "started_at": None, "ended_at": None, "replicas": {}}
         try:
-            info: dict[str, Any] = json.loads((self.job_dir / sup.STATUS_FILE).read_text(encoding="utf-8"))
+            info = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return blank
         except (OSError, ValueError) as exc:
-            raise JobNotFoundError(f"The status of local job {self.job_dir.name} cannot be read: {exc}") from exc
+            return {**blank, "state": "failed", "exit_code": 1, "message": f"{path} cannot be read: {exc}"}
+        replicas = info.get("replicas", {}) if isinstance(info, dict) else None
+        if not isinstance(info, dict) or info.get("state") not in _STATES or not isinstance(replicas, dict) \
+                or not all(isinstance(r, dict) for r in replicas.values()):
+            return {**blank, "state": "failed", "exit_code": 1, "message": f"{path} is corrupt"}
         return info
 
     def _reap(self) -> None:
@@ -456,7 +518,7 @@ class LocalJob:
     def _repair(self, info: dict[str, Any], pid: int) -> dict[str, Any]:
         """The supervisor is gone without a final status: kill what is left of the replicas, record it."""
         for replica in info.get("replicas", {}).values():
-            rpid = replica.get("pid")
+            rpid = replica.get("pid") if isinstance(replica, dict) else None
             if rpid and replica.get("state") == "running":
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(int(rpid), signal.SIGKILL)
@@ -466,11 +528,25 @@ class LocalJob:
             "state": "cancelled" if cancelled else "failed",
             "exit_code": 130 if cancelled else 1,
             "message": "The job was cancelled." if cancelled else
-            f"The tfcloud supervisor (pid {pid}) ended before the job did; see {self.job_dir / 'supervisor.log'}.",
+            f"The tfcloud supervisor (pid {pid}) ended before the job did; see {self.job_dir / 'supervisor.log'}."
+            if pid else f"The tfcloud supervisor never started; see {self.job_dir / 'supervisor.log'}.",
             "ended_at": time.time(),
         }
         sup.write_json_atomic(self.job_dir / sup.STATUS_FILE, info)
         return info
+
+
+def _read_plan(job_dir: Path) -> dict[str, Any] | None:
+    """``job.json``, or None when it is missing, unreadable or not a job plan."""
+    try:
+        plan = json.loads((job_dir / sup.JOB_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(plan, dict) or not isinstance(plan.get("job_id"), str) \
+            or not isinstance(plan.get("replicas"), list) \
+            or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in plan["replicas"]):
+        return None
+    return plan
 
 
 def _replica_info(name: str, recorded: Mapping[str, Any]) -> ReplicaInfo:

@@ -1,0 +1,546 @@
+"""The bad-input catalog: every row is a mistake a new user makes, through the CLI, ``tfcloud.run()`` or a
+constructor. Each must exit 2 (a :class:`~tfcloud.errors.TfcloudError` with ``exit_code == 2``) with a message
+that names the field, what was expected and what was received, never a traceback, and must leave no trace:
+no job or build on the emulator, no push to the registry, no job in the local store, no temporary files.
+
+The environment of every row points at a running emulator (and, where Docker is installed, at a real engine
+and registry), so an input that slipped through validation would be counted there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tfcloud
+from tfcloud import COMMON_MACHINE_CONFIGS, AcceleratorType, DockerConfig, MachineConfig
+from tfcloud.cli import main
+from tfcloud.errors import TfcloudError
+from tfcloud.pytest_plugin import tfcloud_emulator  # noqa: F401 (the fixture, also without the plugin entry point)
+
+TPU = COMMON_MACHINE_CONFIGS["TPU"]
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    how: str  # "cli": argv for `tfcloud`; "run": keywords for tfcloud.run(); "call": a function to call
+    args: Any
+    field: str  # the field the message names (between backticks)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def cli(id: str, argv: list[str], name: str, **env: str) -> Case:
+    return Case(id, "cli", argv, name, env)
+
+
+def submit(id: str, extra: list[str], name: str, entry: str = "{d}/train.py", **env: str) -> Case:
+    return Case(id, "cli", ["submit", entry, *extra], name, env)
+
+
+def run(id: str, kwargs: dict[str, Any], name: str, **env: str) -> Case:
+    return Case(id, "run", kwargs, name, env)
+
+
+def call(id: str, fn: Callable[[], object], name: str) -> Case:
+    return Case(id, "call", fn, name)
+
+
+V = "--vertex"
+CASES: list[Case] = [
+    # --- cluster shape --------------------------------------------------------------------------------------
+    submit("workers-negative", ["--worker-count", "-1"], "worker_count"),
+    submit("workers-over-vertex-cap", ["--worker-count", "1001", V], "worker_count"),
+    submit("workers-over-local-cap", ["--worker-count", "40"], "worker_count"),
+    submit("ps-negative", ["--ps-count", "-1"], "ps_count"),
+    submit("ps-without-workers", ["--ps-count", "1"], "worker_count"),
+    submit("ps-over-cap", ["--ps-count", "1001", "--worker-count", "1", V], "ps_count"),
+    submit("chief-unknown", ["--chief-config", "T5_1X"], "chief_config"),
+    submit("worker-unknown", ["--worker-count", "1", "--worker-config", "big"], "worker_config"),
+    submit("ps-unknown", ["--ps-config", "gpu", "--ps-count", "1", "--worker-count", "1"], "ps_config"),
+    submit("chief-tpu", ["--chief-config", "TPU", V], "chief_config"),
+    submit("tpu-two-workers", ["--worker-count", "2", "--worker-config", "TPU", V], "worker_count"),
+    submit("tpu-local", ["--worker-count", "1", "--worker-config", "TPU"], "target"),
+    submit("ps-tpu", ["--ps-config", "TPU", "--ps-count", "1", "--worker-count", "1", V], "ps_config"),
+    submit("strategy-unknown", ["--strategy", "fastest"], "distribution_strategy"),
+    submit("strategy-mirrored-workers", ["--strategy", "mirrored", "--worker-count", "1"], "distribution_strategy"),
+    submit("strategy-ps-no-ps", ["--strategy", "parameter_server"], "distribution_strategy"),
+    submit("strategy-tpu-no-tpu", ["--strategy", "tpu", V], "distribution_strategy"),
+    submit("strategy-markup", ["--strategy", "[bold]x[/bold]"], "distribution_strategy"),
+    # --- labels and environment -----------------------------------------------------------------------------
+    submit("label-upper", ["--label", "Team=ml"], "job_labels"),
+    submit("label-no-equals", ["--label", "team"], "--label"),
+    submit("label-no-key", ["--label", "=x"], "--label"),
+    submit("label-value-space", ["--label", "team=ML Ops"], "job_labels['team']"),
+    submit("label-reserved", ["--label", "tfcloud-submission=x"], "job_labels"),
+    submit("label-key-long", ["--label", "k" * 64 + "=v"], "job_labels"),
+    submit("label-value-markup", ["--label", "team=[bold]x[/bold]"], "job_labels['team']"),
+    submit("label-key-markup", ["--label", "[red]k=v"], "job_labels"),
+    submit("label-value-long", ["--label", "team=" + "v" * 64, V], "job_labels['team']"),
+    submit("env-name-digit", ["--env", "1X=y"], "env"),
+    submit("env-no-equals", ["--env", "NOVALUE"], "--env"),
+    submit("env-nul", ["--env", "A=b\0c"], "env['A']"),
+    submit("env-nul-vertex", ["--env", "A=b\0c", V], "env['A']"),
+    submit("env-tf-config", ["--env", "TF_CONFIG={}"], "env"),
+    submit("env-tfcloud", ["--env", "TFCLOUD_REPLICA=x"], "env"),
+    submit("env-dash", ["--env", "A-B=c"], "env"),
+    submit("args-nul", ["--", "a\0b"], "entry_point_args[0]"),
+    submit("args-nul-vertex", [V, "--", "--epochs", "a\0b"], "entry_point_args[1]"),
+    submit("args-huge", ["--", "x" * 200_000], "entry_point_args[0]"),
+    # --- Google Cloud names ---------------------------------------------------------------------------------
+    submit("sa-gmail", ["--service-account", "me@gmail.com", V], "service_account"),
+    submit("sa-bare", ["--service-account", "trainer", V], "service_account"),
+    submit("sa-local", ["--service-account", "t@p.iam.gserviceaccount.com"], "service_account"),
+    submit("region-moon", ["--region", "moon"], "region"),
+    submit("region-unserved", ["--region", "europe-west99", V], "region"),
+    submit("region-upper", ["--region", "US-CENTRAL1", V], "region"),
+    submit("region-markup", ["--region", "[bold]us[/]", V], "region"),
+    submit("region-zone", ["--region", "us-central1-a", V], "region"),
+    submit("project-space", ["--project", "My Project", V], "project"),
+    submit("project-short", ["--project", "ab", V], "project"),
+    submit("project-markup", ["--project", "[x]", V], "project"),
+    submit("project-trailing-dash", ["--project", "my-project-", V], "project"),
+    # --- images ---------------------------------------------------------------------------------------------
+    submit("image-space", ["--image", "Bad Image", V], "docker_config.image"),
+    submit("image-upper", ["--image", "registry.io/UPPER/img:tag", V], "docker_config.image"),
+    submit("image-tag-space", ["--image", "img:tag with space", V], "docker_config.image"),
+    submit("image-short-digest", ["--image", "repo/img@sha256:abc", V], "docker_config.image"),
+    submit("image-digest", ["--image", "repo/img@sha256:" + "a" * 64, V], "docker_config.image"),
+    submit("image-double-slash", ["--image", "repo//img", V], "docker_config.image"),
+    submit("image-empty-tag", ["--image", "repo/img:", V], "docker_config.image"),
+    submit("image-leading-dash", ["--image", "-img", V], "docker_config.image"),
+    submit("image-markup", ["--image", "[bold]img[/bold]", V], "docker_config.image"),
+    submit("image-long-tag", ["--image", "img:" + "t" * 129, V], "docker_config.image"),
+    submit("parent-space", ["--parent-image", "python:3.11 slim", V], "docker_config.parent_image"),
+    submit("parent-empty", ["--parent-image", "", V], "docker_config.parent_image"),
+    submit("parent-upper", ["--parent-image", "Python:3", V], "docker_config.parent_image"),
+    submit("cache-from-space", ["--cache-from", "not an image", V], "docker_config.cache_from"),
+    submit("cache-from-two-tags", ["--cache-from", "x:y:z", V], "docker_config.cache_from"),
+    # --- buckets --------------------------------------------------------------------------------------------
+    submit("bucket-space", ["--image-build-bucket", "Bad Bucket", V], "docker_config.image_build_bucket"),
+    submit("bucket-short", ["--image-build-bucket", "gs://ab", V], "docker_config.image_build_bucket"),
+    submit("bucket-goog", ["--image-build-bucket", "goog-stuff", V], "docker_config.image_build_bucket"),
+    submit("bucket-google", ["--image-build-bucket", "my-google-bucket", V], "docker_config.image_build_bucket"),
+    submit("bucket-ip", ["--image-build-bucket", "192.168.1.1", V], "docker_config.image_build_bucket"),
+    submit("bucket-dots", ["--image-build-bucket", "a..b", V], "docker_config.image_build_bucket"),
+    submit("bucket-dash", ["--image-build-bucket", "-bucket", V], "docker_config.image_build_bucket"),
+    submit("bucket-long", ["--image-build-bucket", "x" * 64, V], "docker_config.image_build_bucket"),
+    submit("bucket-markup", ["--image-build-bucket", "[b]", V], "docker_config.image_build_bucket"),
+    submit("bucket-upper", ["--image-build-bucket", "gs://MyBucket", V], "docker_config.image_build_bucket"),
+    # --- Vertex AI scheduling and outputs -------------------------------------------------------------------
+    submit("timeout-zero", ["--timeout", "0", V], "timeout"),
+    submit("timeout-negative", ["--timeout", "-5", V], "timeout"),
+    submit("timeout-15-days", ["--timeout", "1296000", V], "timeout"),
+    submit("timeout-local", ["--timeout", "60"], "timeout"),
+    submit("spot-local", ["--spot"], "spot"),
+    submit("spot-explicit-local", ["--spot", "--local"], "spot"),
+    submit("restart-local", ["--restart-on-worker-restart"], "restart_on_worker_restart"),
+    submit("network-name", ["--network", "my-vpc", V], "network"),
+    submit("network-local", ["--network", "projects/1/global/networks/vpc"], "network"),
+    submit("output-dir-path", ["--output-dir", "/tmp/out", V], "base_output_dir"),
+    submit("output-dir-upper", ["--output-dir", "gs://Bad/out", V], "base_output_dir"),
+    submit("output-dir-goog", ["--output-dir", "gs://goog-x/out", V], "base_output_dir"),
+    submit("output-dir-local", ["--output-dir", "gs://bucket/out"], "base_output_dir"),
+    submit("display-name-empty", ["--display-name", "", V], "display_name"),
+    submit("display-name-long", ["--display-name", "x" * 129, V], "display_name"),
+    submit("display-name-newline", ["--display-name", "a\nb", V], "display_name"),
+    submit("display-name-blank", ["--display-name", "   ", V], "display_name"),
+    submit("display-name-nul", ["--display-name", "a\0b"], "display_name"),
+    # --- options that do nothing where they are given --------------------------------------------------------
+    submit("json-without-dry-run", ["--json"], "--json"),
+    submit("json-without-dry-run-vertex", ["--json", V], "--json"),
+    submit("local-and-vertex", ["--local", V], "target"),
+    # --- build context --------------------------------------------------------------------------------------
+    submit("context-missing", ["--context", "/nonexistent"], "context_dir"),
+    submit("context-elsewhere", ["--context", "{d}/other"], "context_dir"),
+    submit("context-no-user", ["--context", "~nosuchuser/x"], "context_dir"),
+    submit("context-is-file", ["--context", "{d}/train.py", V], "context_dir"),
+    # --- requirements ---------------------------------------------------------------------------------------
+    submit("reqs-missing", ["--requirements", "{d}/missing.txt"], "requirements_txt"),
+    submit("reqs-latin1", ["--requirements", "{d}/latin1.txt"], "requirements_txt"),
+    submit("reqs-latin1-vertex", ["--requirements", "{d}/latin1.txt", V], "requirements_txt"),
+    submit("reqs-bad-line", ["--requirements", "{d}/badline.txt"], "requirements_txt"),
+    submit("reqs-bad-line-vertex", ["--requirements", "{d}/badline.txt", V], "requirements_txt"),
+    submit("reqs-bad-option", ["--requirements", "{d}/badoption.txt", V], "requirements_txt"),
+    submit("reqs-bad-include", ["--requirements", "{d}/badinclude.txt", V], "requirements_txt"),
+    submit("reqs-include-bad-line", ["--requirements", "{d}/includesbad.txt", V], "requirements_txt"),
+    submit("reqs-binary", ["--requirements", "{d}/binary.txt", V], "requirements_txt"),
+    submit("reqs-bad-marker", ["--requirements", "{d}/badmarker.txt", V], "requirements_txt"),
+    submit("reqs-bad-version", ["--requirements", "{d}/badversion.txt", V], "requirements_txt"),
+    submit("reqs-markup", ["--requirements", "{d}/markup.txt", V], "requirements_txt"),
+    submit("reqs-no-user", ["--requirements", "~nosuchuser/r.txt"], "requirements_txt"),
+    submit("reqs-directory", ["--requirements", "{d}"], "requirements_txt"),
+    submit("reqs-bad-hash-option", ["--requirements", "{d}/badhash.txt", V], "requirements_txt"),
+    # --- entry points ---------------------------------------------------------------------------------------
+    submit("script-syntax", [], "entry_point", entry="{d}/syntax.py"),
+    submit("script-syntax-vertex", [V], "entry_point", entry="{d}/syntax.py"),
+    submit("script-syntax-dry-run", ["--dry-run"], "entry_point", entry="{d}/syntax.py"),
+    submit("script-binary", [V], "entry_point", entry="{d}/binary.py"),
+    submit("script-empty", [V], "entry_point", entry="{d}/empty.py"),
+    submit("script-only-comments", [], "entry_point", entry="{d}/comments.py"),
+    submit("script-latin1", [V], "entry_point", entry="{d}/latin1.py"),
+    submit("script-bad-coding", [V], "entry_point", entry="{d}/badcookie.py"),
+    submit("script-indent", [V], "entry_point", entry="{d}/indent.py"),
+    submit("script-missing", [], "entry_point", entry="{d}/missing.py"),
+    submit("script-txt", [], "entry_point", entry="{d}/train.txt"),
+    submit("script-directory", [V], "entry_point", entry="{d}/dir.py"),
+    submit("script-no-user", [], "entry_point", entry="~nosuchuser/train.py"),
+    submit("script-markup-name", [], "entry_point", entry="{d}/[bold]x[/bold].py"),
+    submit("script-empty-path", [], "entry_point", entry=""),
+    submit("notebook-no-code", [V], "entry_point", entry="{d}/nocode.ipynb"),
+    submit("notebook-no-code-local", [], "entry_point", entry="{d}/nocode.ipynb"),
+    submit("notebook-broken-json", [V], "entry_point", entry="{d}/broken.ipynb"),
+    submit("notebook-json-list", [], "entry_point", entry="{d}/list.ipynb"),
+    submit("notebook-nbformat-9", [V], "entry_point", entry="{d}/v9.ipynb"),
+    submit("notebook-no-nbformat", [V], "entry_point", entry="{d}/nonbformat.ipynb"),
+    submit("notebook-cells-dict", [V], "entry_point", entry="{d}/cells.ipynb"),
+    submit("notebook-source-int", [V], "entry_point", entry="{d}/badsource.ipynb"),
+    submit("notebook-blank-cells", [V], "entry_point", entry="{d}/blank.ipynb"),
+    submit("notebook-all-skipped", [V], "entry_point", entry="{d}/skipped.ipynb"),
+    submit("notebook-latin1", [V], "entry_point", entry="{d}/latin1.ipynb"),
+    submit("notebook-tags-string", [V], "entry_point", entry="{d}/badtags.ipynb"),
+    submit("notebook-cell-string", [V], "entry_point", entry="{d}/cellstring.ipynb"),
+    submit("notebook-metadata-list", [V], "entry_point", entry="{d}/badmeta.ipynb"),
+    submit("notebook-count-string", [V], "entry_point", entry="{d}/badcount.ipynb"),
+    submit("notebook-empty-file", [V], "entry_point", entry="{d}/emptyfile.ipynb"),
+    # --- tfcloud build --------------------------------------------------------------------------------------
+    cli("build-syntax", ["build", "{d}/syntax.py"], "entry_point"),
+    cli("build-image", ["build", "{d}/train.py", "--image", "Bad"], "docker_config.image"),
+    cli("build-parent", ["build", "{d}/train.py", "--parent-image", "x y"], "docker_config.parent_image"),
+    cli("build-region", ["build", "{d}/train.py", "--region", "moon"], "region"),
+    cli("build-bucket", ["build", "{d}/train.py", "--image-build-bucket", "goog"], "docker_config.image_build_bucket"),
+    cli("build-reqs", ["build", "{d}/train.py", "--requirements", "{d}/badline.txt"], "requirements_txt"),
+    cli("build-workers", ["build", "{d}/train.py", "--worker-count", "-1"], "worker_count"),
+    cli("build-notebook", ["build", "{d}/nocode.ipynb"], "entry_point"),
+    cli("build-repository", ["build", "{d}/train.py"], "image_repository", TFCLOUD_IMAGE_REPOSITORY="Bad Repo"),
+    # --- job commands ---------------------------------------------------------------------------------------
+    cli("list-limit-negative", ["list", "--limit", "-1"], "--limit"),
+    cli("list-limit-zero", ["list", "--local", "--limit", "0"], "--limit"),
+    cli("list-state", ["list", "--state", "sleeping"], "--state"),
+    cli("list-both-targets", ["list", "--local", "--vertex"], "target"),
+    cli("list-label", ["list", "--vertex", "--label", "x"], "--label"),
+    cli("list-state-dir", ["list", "--local"], "TFCLOUD_HOME", TFCLOUD_HOME="~nosuchuser/state"),
+    cli("status-path", ["status", "bad/../job"], "JOB"),
+    cli("status-local-empty", ["status", "local-"], "JOB"),
+    cli("logs-space", ["logs", "has space"], "JOB"),
+    cli("cancel-bad-resource", ["cancel", "projects/p/locations/l/customJobs/abc"], "JOB"),
+    cli("status-markup", ["status", "[bold]x[/bold]"], "JOB"),
+    cli("logs-nul", ["logs", "local-x\0y"], "JOB"),
+    cli("status-upper", ["status", "LOCAL-ABC"], "JOB"),
+    cli("cancel-empty", ["cancel", ""], "JOB"),
+    # --- settings from the environment ----------------------------------------------------------------------
+    submit("env-region", [V], "region", TFCLOUD_REGION="moon"),
+    submit("env-repository-space", [V], "image_repository", TFCLOUD_IMAGE_REPOSITORY="Bad Repo"),
+    submit("env-repository-tag", [V], "image_repository", TFCLOUD_IMAGE_REPOSITORY="repo/x:tag"),
+    submit("env-staging-bucket", [V], "staging_bucket", TFCLOUD_STAGING_BUCKET="goog-x"),
+    submit("env-emulator-host", [V], "emulator_host", TFCLOUD_EMULATOR_HOST="nohost"),
+    submit("env-project", [V], "project", TFCLOUD_PROJECT="Bad Project"),
+    submit("env-target", [], "target", TFCLOUD_TARGET="aws"),
+    submit("env-home-under-file", [], "TFCLOUD_HOME", TFCLOUD_HOME="{d}/train.py/state"),
+    submit("env-home-is-file", [], "TFCLOUD_HOME", TFCLOUD_HOME="{d}/train.py"),
+    submit("env-home-no-user", [], "TFCLOUD_HOME", TFCLOUD_HOME="~nosuchuser/state"),
+    # --- tfcloud.run() --------------------------------------------------------------------------------------
+    run("run-entry-int", {"entry_point": 3}, "entry_point"),
+    run("run-entry-bytes", {"entry_point": b"train.py"}, "entry_point"),
+    run("run-entry-syntax", {"entry_point": "{d}/syntax.py"}, "entry_point"),
+    run("run-entry-syntax-vertex", {"entry_point": "{d}/syntax.py", "target": "vertex"}, "entry_point"),
+    run("run-entry-notebook", {"entry_point": "{d}/nocode.ipynb", "target": "vertex"}, "entry_point"),
+    run("run-entry-nul", {"entry_point": "{d}/tr\0ain.py"}, "entry_point"),
+    run("run-reqs-int", {"requirements_txt": 5}, "requirements_txt"),
+    run("run-reqs-latin1", {"requirements_txt": "{d}/latin1.txt", "target": "vertex"}, "requirements_txt"),
+    run("run-reqs-bad-line", {"requirements_txt": "{d}/badline.txt"}, "requirements_txt"),
+    run("run-workers-float", {"worker_count": 1.5}, "worker_count"),
+    run("run-workers-none", {"worker_count": None}, "worker_count"),
+    run("run-workers-bool", {"worker_count": True}, "worker_count"),
+    run("run-workers-huge", {"worker_count": 10**9, "target": "vertex"}, "worker_count"),
+    run("run-ps-str", {"ps_count": "1"}, "ps_count"),
+    run("run-evaluators", {"evaluator_count": 2}, "evaluator_count"),
+    run("run-labels-int-value", {"job_labels": {"a": 1}}, "job_labels['a']"),
+    run("run-labels-str", {"job_labels": "team=ml"}, "job_labels"),
+    run("run-labels-int-key", {"job_labels": {1: "a"}}, "job_labels"),
+    run("run-args-nul", {"entry_point_args": ["a\0b"]}, "entry_point_args[0]"),
+    run("run-args-huge", {"entry_point_args": ["x" * 200_000], "target": "vertex"}, "entry_point_args[0]"),
+    run("run-args-mixed", {"entry_point_args": ("a", 1)}, "entry_point_args"),
+    run("run-args-str", {"entry_point_args": "--epochs 3"}, "entry_point_args"),
+    run("run-env-int", {"env": {"A": 1}}, "env"),
+    run("run-env-nul", {"env": {"A": "b\0"}}, "env['A']"),
+    run("run-env-nul-vertex", {"env": {"A": "b\0"}, "target": "vertex"}, "env['A']"),
+    run("run-env-list", {"env": ["A=b"]}, "env"),
+    run("run-env-tf-config", {"env": {"TF_CONFIG": "{}"}}, "env"),
+    run("run-docker-dict", {"docker_config": {"image": "x"}}, "docker_config"),
+    run("run-docker-image", {"docker_config": DockerConfig(image="Bad"), "target": "vertex"}, "docker_config.image"),
+    run("run-docker-parent", {"docker_config": DockerConfig(parent_image="a b"), "target": "vertex"},
+        "docker_config.parent_image"),
+    run("run-docker-bucket", {"docker_config": DockerConfig(image_build_bucket="gs://a"), "target": "vertex"},
+        "docker_config.image_build_bucket"),
+    run("run-docker-image-int", {"docker_config": DockerConfig(image=5), "target": "vertex"},  # type: ignore[arg-type]
+        "docker_config.image"),
+    run("run-target", {"target": "aws"}, "target"),
+    run("run-region", {"region": "moon", "target": "vertex"}, "region"),
+    run("run-region-int", {"region": 5, "target": "vertex"}, "region"),
+    run("run-project", {"project": "My Project", "target": "vertex"}, "project"),
+    run("run-project-int", {"project": 123, "target": "vertex"}, "project"),
+    run("run-repository", {"image_repository": "Bad Repo", "target": "vertex"}, "image_repository"),
+    run("run-staging-bucket", {"staging_bucket": "goog", "target": "vertex"}, "staging_bucket"),
+    run("run-emulator-host", {"emulator_host": "x", "target": "vertex"}, "emulator_host"),
+    run("run-service-account", {"service_account": "x", "target": "vertex"}, "service_account"),
+    run("run-display-name-int", {"display_name": 5, "target": "vertex"}, "display_name"),
+    run("run-dry-run-str", {"dry_run": "yes"}, "dry_run"),
+    run("run-stream-logs-str", {"stream_logs": "yes"}, "stream_logs"),
+    run("run-timeout-float", {"timeout": 1.5, "target": "vertex"}, "timeout"),
+    run("run-timeout-bool", {"timeout": True, "target": "vertex"}, "timeout"),
+    run("run-spot-local", {"spot": True}, "spot"),
+    run("run-output-dir-local", {"base_output_dir": "gs://bucket/x"}, "base_output_dir"),
+    run("run-network-local", {"network": "projects/1/global/networks/vpc"}, "network"),
+    run("run-context-int", {"context_dir": 5}, "context_dir"),
+    run("run-context-no-user", {"context_dir": "~nosuchuser"}, "context_dir"),
+    run("run-unknown-keyword", {"workers": 2}, "run() keyword argument"),
+    run("run-strategy-int", {"distribution_strategy": 5}, "distribution_strategy"),
+    run("run-worker-config-none", {"worker_config": None, "worker_count": 1}, "worker_config"),
+    run("run-ps-tpu", {"ps_config": TPU, "ps_count": 1, "worker_count": 1, "target": "vertex"}, "ps_config"),
+    run("run-restart-str", {"restart_on_worker_restart": "yes"}, "restart_on_worker_restart"),
+    run("run-evaluator-config", {"evaluator_config": 5, "evaluator_count": 1}, "evaluator_config"),
+    run("run-chief-config-dict", {"chief_config": {"cpu_cores": 8}}, "chief_config"),
+    # --- constructors -----------------------------------------------------------------------------------------
+    call("machine-memory-str", lambda: MachineConfig(memory="16"), "memory"),  # type: ignore[arg-type]
+    call("machine-cpus-str", lambda: MachineConfig(cpu_cores="8"), "cpu_cores"),  # type: ignore[arg-type]
+    call("machine-cpus-zero", lambda: MachineConfig(cpu_cores=0), "cpu_cores"),
+    call("machine-memory-negative", lambda: MachineConfig(cpu_cores=8, memory=-1), "memory"),
+    call("machine-memory-nan", lambda: MachineConfig(memory=float("nan")), "memory"),
+    call("machine-memory-bool", lambda: MachineConfig(memory=True), "memory"),
+    call("machine-accelerator-str", lambda: MachineConfig(accelerator_type="T4"), "accelerator_type"),  # type: ignore[arg-type]
+    call("machine-accelerator-count", lambda: MachineConfig(
+        accelerator_type=AcceleratorType.NVIDIA_TESLA_T4, accelerator_count=3), "accelerator_count"),
+    call("machine-type-int", lambda: MachineConfig(machine_type=5), "machine_type"),  # type: ignore[arg-type]
+    call("machine-no-such-shape", lambda: MachineConfig(cpu_cores=7, memory=30), "MachineConfig"),
+]
+
+
+# --- the files the rows name ({d}) --------------------------------------------------------------------------
+def _notebook(cells: object, **top: object) -> str:
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5, **top})
+
+
+def _code(source: object, **extra: object) -> dict[str, object]:
+    return {"cell_type": "code", "source": source, "metadata": {}, "outputs": [], "execution_count": None,
+            **extra}
+
+
+FILES: dict[str, str | bytes] = {
+    "train.py": "print('training')\n",
+    "syntax.py": "def f(:\n    pass\n",
+    "binary.py": b"\x7fELF\x02\x01\x01\x00\x00\x00",
+    "empty.py": "",
+    "comments.py": "# nothing to run\n\n",
+    "latin1.py": "print('caf\xe9')\n".encode("latin-1"),
+    "badcookie.py": "# -*- coding: nosuch -*-\nprint(1)\n",
+    "indent.py": "if True:\nprint(1)\n",
+    "train.txt": "print('not python')\n",
+    "other/keep.txt": "x\n",
+    "latin1.txt": "caf\xe9==1.0\n".encode("latin-1"),
+    "badline.txt": "numpy>=1.26\nnumpy=1.0\n",
+    "badoption.txt": "--no-such-option\nnumpy\n",
+    "badinclude.txt": "-r nope.txt\n",
+    "includesbad.txt": "-r badline.txt\n",
+    "binary.txt": b"numpy\x00\n",
+    "badmarker.txt": "numpy; python_version >>> '3'\n",
+    "badversion.txt": "numpy>=1.0,<<2\n",
+    "markup.txt": "[bold]x[/bold]\n",
+    "badhash.txt": "numpy==1.26 --no-such=1\n",
+    "nocode.ipynb": _notebook([{"cell_type": "markdown", "source": "# only words", "metadata": {}}]),
+    "broken.ipynb": "{not json",
+    "list.ipynb": "[1, 2]",
+    "v9.ipynb": _notebook([_code("print(1)")], nbformat=9),
+    "nonbformat.ipynb": json.dumps({"cells": [_code("print(1)")], "metadata": {}}),
+    "cells.ipynb": _notebook({"a": 1}),
+    "badsource.ipynb": _notebook([_code(5)]),
+    "blank.ipynb": _notebook([_code("  \n"), _code([])]),
+    "skipped.ipynb": _notebook([_code("print(1)", metadata={"tags": ["tfcloud-skip"]})]),
+    "latin1.ipynb": _notebook([_code("print('caf\xe9')")]).encode("utf-8").replace(b"\\u00e9", b"\xe9"),
+    "badtags.ipynb": _notebook([_code("print(1)", metadata={"tags": "tfcloud-skip"})]),
+    "cellstring.ipynb": _notebook(["print(1)"]),
+    "badmeta.ipynb": _notebook([_code("print(1)")], metadata=[]),
+    "badcount.ipynb": _notebook([_code("print(1)", execution_count="3")]),
+    "emptyfile.ipynb": "",
+}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("bad-inputs")
+    for name, content in FILES.items():
+        path = d / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    (d / "dir.py").mkdir()
+    return d
+
+
+def _fill(value: Any, d: Path) -> Any:
+    if isinstance(value, str):
+        return value.replace("{d}", str(d))
+    if isinstance(value, list):
+        return [_fill(v, d) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill(v, d) for k, v in value.items()}
+    return value
+
+
+# --- where a slipped-through input would show ---------------------------------------------------------------
+@dataclass
+class Sinks:
+    """Counts of everything a submission creates: emulator jobs and builds, registry writes, local jobs."""
+
+    emulator: Any
+    engine: Any | None  # tfcloud.testing.dockerd.Engine, with its registry
+
+    def count(self, homes: list[Path]) -> dict[str, int]:
+        jobs = self.emulator.job_client()
+        builds = self.emulator.build_client()
+        try:
+            counts = {
+                "emulator jobs": len(list(jobs.list_custom_jobs(parent=self.emulator.parent))),
+                "emulator builds": len(list(builds.list_builds(project_id=self.emulator.project))),
+            }
+        finally:
+            jobs.transport.close()
+            builds.transport.close()
+        if self.engine is not None:
+            counts["registry writes"] = sum(1 for r in self.engine.registry.requests()
+                                            if r.split(" ", 1)[0] in ("PUT", "POST", "PATCH", "DELETE"))
+        counts["local jobs"] = sum(1 for home in homes if (home / "jobs").is_dir()
+                                   for _ in (home / "jobs").iterdir())
+        return counts
+
+
+@pytest.fixture(scope="module")
+def sinks(request: pytest.FixtureRequest) -> Sinks:
+    pytest.importorskip("grpc", reason="the catalog counts jobs on the emulator: needs tfcloud[emulator]")
+    emulator = request.getfixturevalue("tfcloud_emulator")
+    engine = None
+    from tfcloud.testing.dockerd import dockerd_available
+
+    if dockerd_available() is None and _docker_importable():
+        engine = request.getfixturevalue("engine")
+    return Sinks(emulator=emulator, engine=engine)
+
+
+def _docker_importable() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("docker") is not None
+
+
+@pytest.fixture
+def row_env(sinks: Sinks, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """The emulator's environment (and the engine's, with its registry as the image repository)."""
+    env = dict(sinks.emulator.settings.env)
+    if sinks.engine is not None:
+        env["DOCKER_HOST"] = sinks.engine.docker_host
+        env["TFCLOUD_IMAGE_REPOSITORY"] = f"{sinks.engine.registry.address}/tfcloud"
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    yield env
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input_exits_2_naming_the_field_and_changes_nothing(
+        case: Case, files: Path, sinks: Sinks, row_env: dict[str, str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    temp = tmp_path / "tmp"  # this row's own temporary directory: whatever it leaves there is seen
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    homes = [Path(os.environ["TFCLOUD_HOME"])]
+    for key, value in case.env.items():
+        monkeypatch.setenv(key, _fill(value, files))
+    before = sinks.count(homes)
+    cwd_before = sorted(p.name for p in Path.cwd().iterdir())
+
+    if case.how == "cli":
+        code = main(_fill(case.args, files))
+        captured = capsys.readouterr()
+        message = captured.err
+        assert code == 2, message
+        assert "Traceback" not in captured.err + captured.out
+    else:
+        with pytest.raises(TfcloudError) as err:
+            if case.how == "run":
+                tfcloud.run(**{"entry_point": str(files / "train.py"), **_fill(case.args, files)})
+            else:
+                case.args()
+        assert err.value.exit_code == 2
+        message = str(err.value)
+    assert f"`{case.field}`" in message, message
+    assert "expected" in message and "received" in message, message
+
+    assert sinks.count(homes) == before
+    assert sorted(p.name for p in Path.cwd().iterdir()) == cwd_before
+    assert list(temp.iterdir()) == []
+
+
+def test_the_catalog_is_large_and_its_ids_unique() -> None:
+    assert len(CASES) >= 150
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+# --- beyond the table: credentials, and user text printed as it is ------------------------------------------
+@pytest.fixture
+def no_google_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Application Default Credentials anywhere google.auth looks (and no metadata server)."""
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    monkeypatch.setenv("NO_GCE_CHECK", "True")
+    monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")
+    monkeypatch.setenv("GCE_METADATA_IP", "127.0.0.1:9")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "my-project")
+
+
+def test_vertex_without_credentials_stops_before_any_build(files: Path, no_google_credentials: None,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("google.auth", reason="needs tfcloud[vertex]")
+    code = main(["submit", str(files / "train.py"), "--vertex"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.splitlines()[:2] == [
+        "Error: No Google Cloud credentials found (Application Default Credentials); nothing was built or submitted.",
+        "Run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service account "
+        "key file. To try tfcloud without Google Cloud, start `tfcloud emulator start` and export what it prints.",
+    ]
+    assert "Building" not in err and "Build context" not in err
+    with pytest.raises(TfcloudError, match="No Google Cloud credentials"):
+        tfcloud.run(entry_point=str(files / "train.py"), target="vertex")
+    # A plan needs no credentials; neither does a local Docker build.
+    assert main(["submit", str(files / "train.py"), "--vertex", "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["strategy"] == "tf.distribute.OneDeviceStrategy"
+
+
+def test_vertex_without_a_project_says_how_to_set_one(files: Path, no_google_credentials: None,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("GOOGLE_CLOUD_PROJECT")
+    assert main(["submit", str(files / "train.py"), "--vertex"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "Error: Invalid `project`: expected a Google Cloud project id for Vertex AI, received None.",
+        "Pass --project (project= in run()), or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.",
+    ]
+
+
+def test_user_text_is_printed_as_it_is_not_as_markup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "[bold]train[red].py"
+    script.write_text("print(1)\n")
+    assert main(["submit", str(script), "--dry-run", "--", "[red]x[/red]", "[/]"]) == 0
+    err = capsys.readouterr().err
+    assert f"Plan for {script} (target: local; nothing submitted)" in err
+    assert 'Script args: ["[red]x[/red]", "[/]"]' in err
+    assert "Each replica runs: python tfcloud_launcher.py [red]x[/red] [/]" in err
+    assert main(["submit", str(tmp_path / "[/]missing.py")]) == 2
+    assert f"received '{tmp_path}/[/]missing.py'" in capsys.readouterr().err
