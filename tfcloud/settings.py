@@ -27,6 +27,7 @@ class Settings:
     emulator_host: str | None = None  # host:port of the tfcloud emulator (Vertex AI, Cloud Build, Logging)
     docker_host: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
+    ray_address: str | None = None  # a Ray cluster's dashboard, http://HEAD:8265 (also RAY_ADDRESS)
 
     @property
     def repository(self) -> str | None:
@@ -40,7 +41,8 @@ class Settings:
 _ENV_NAMES = {f.name: f"TFCLOUD_{f.name.upper()}" for f in fields(Settings)}
 _ENV_NAMES["state_dir"] = "TFCLOUD_HOME"
 #: Other tools' variables, read after tfcloud's own.
-_FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"), "docker_host": ("DOCKER_HOST",)}
+_FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"), "docker_host": ("DOCKER_HOST",),
+                 "ray_address": ("RAY_ADDRESS",)}
 
 
 def find_pyproject(start: Path) -> Path | None:

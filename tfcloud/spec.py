@@ -57,6 +57,7 @@ class Target(enum.Enum):
 
     LOCAL = "local"
     VERTEX = "vertex"
+    RAY = "ray"
 
 
 class EntryPointKind(enum.Enum):

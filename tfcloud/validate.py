@@ -217,7 +217,7 @@ def build_spec(
     try:
         tgt = Target(target)
     except ValueError:
-        raise ValidationError("target", '"local" or "vertex"', target) from None
+        raise ValidationError("target", '"local", "vertex" or "ray"', target) from None
     entry, kind = _entry_point(entry_point)
     requirements = _requirements(requirements_txt)
     requested = parse_strategy(distribution_strategy)

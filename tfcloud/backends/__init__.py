@@ -20,6 +20,7 @@ __all__ = ["BACKENDS", "get_backend"]
 BACKENDS: dict[Target, str] = {
     Target.LOCAL: "tfcloud.backends.local:LocalBackend",
     Target.VERTEX: "tfcloud.backends.vertex:VertexBackend",
+    Target.RAY: "tfcloud.backends.ray:RayBackend",
 }
 
 
