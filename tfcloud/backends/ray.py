@@ -94,7 +94,8 @@ class RayBackend:
             except ImportError as exc:
                 raise MissingExtraError("Ray jobs", "ray", "ray") from exc
             # The client's progress ("Uploading package ...", "WebSocket closed ...") is not for our users.
-            for name in ("ray.dashboard", "ray._private.runtime_env.packaging"):
+            for name in ("ray.dashboard.modules.dashboard_sdk", "ray.dashboard.modules.job.sdk",
+                         "ray._private.runtime_env.packaging"):
                 logging.getLogger(name).setLevel(logging.WARNING)
             try:
                 self._client = JobSubmissionClient(self.address)
