@@ -55,10 +55,10 @@ def with_tfcloud(spec: JobSpec, launcher: Path, home: Path, *, follow: bool) -> 
     if follow:
         for _ in handle.logs(follow=True):
             pass
-    state = handle.wait()
+    info = handle.wait()
     elapsed = time.perf_counter() - started
-    if handle.info().exit_code != 0:
-        raise SystemExit(f"the tfcloud run ended {state.value}: {handle.info()['message']}")
+    if info.exit_code != 0:
+        raise SystemExit(f"the tfcloud run ended {info.state.value}: {info.message}")
     return elapsed
 
 

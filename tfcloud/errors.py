@@ -11,7 +11,8 @@ without a traceback (set ``TFCLOUD_DEBUG=1`` to see one)::
     ├── BuildError                    exit 1: an image build or push failed (names the step, shows its log)
     ├── SubmitError                   exit 1: the backend refused or could not create the job
     ├── JobNotFoundError              exit 2: ``tfcloud status JOB`` for a job that does not exist
-    └── JobFailedError                exit 1 (or the job's own code): the job ran and failed
+    └── JobFailedError                exit 1 (or the job's own code): the job ran and failed; made by
+                                      backends.base.failure(), raised by run(stream_logs=True)
 
 Google and Docker exceptions are translated into these at the boundary (``raise ... from exc``).
 """

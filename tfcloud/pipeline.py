@@ -1,7 +1,10 @@
 """The orchestrator: spec → entry point → launcher → (build context → image) → backend → handle.
 
 Each stage is a function of its input; :func:`submit` calls them in order. Nothing here prints or exits:
-the SDK facade (:mod:`tfcloud.api`) and the CLI decide what people see.
+the SDK (:mod:`tfcloud.sdk`) and the CLI decide what people see. Layers only import downwards::
+
+    cli → sdk / api → pipeline, plan → stages (notebook, launcher, containerize, builders) and backends
+        → artifacts, spec, targets, states, errors
 """
 
 from __future__ import annotations
@@ -11,17 +14,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.backends import get_backend
+from tfcloud.artifacts import PreparedJob, launcher_script_path
 from tfcloud.launcher import LAUNCHER_NAME, render_launcher
 from tfcloud.settings import Settings
-from tfcloud.spec import EntryPointKind, JobSpec, Target
+from tfcloud.spec import EntryPointKind, JobSpec
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from tfcloud.artifacts import ImageRef
-    from tfcloud.backends.base import JobHandle
+    from tfcloud.backends.base import Backend, JobHandle
     from tfcloud.builders import Builder
 
 __all__ = ["EntryPoint", "build_image", "make_builder", "prepare", "prepare_entry_point", "submit"]
@@ -48,21 +50,14 @@ def prepare_entry_point(spec: JobSpec, workspace: Path) -> EntryPoint:
     return EntryPoint(script=script, requirements=converted.requirements, notes=converted.notes)
 
 
-def launcher_script_path(spec: JobSpec, entry: EntryPoint) -> str:
-    """How the launcher names the script: next to it in an image (and for a converted notebook, which the
-    backend copies next to the launcher); by absolute path for a local run of the user's own script."""
-    if entry.script != spec.entry_point:
-        return entry.script.name
-    if spec.target is Target.LOCAL:
-        return str(spec.entry_point)
-    return spec.entry_point.relative_to(spec.build_root).as_posix()
-
-
 def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
     """Stages 1-2: the entry point and the launcher, written into ``workspace`` (a temporary directory)."""
     entry = prepare_entry_point(spec, workspace)
+    in_image = spec.target.ships_files
+    root = spec.build_root if in_image else spec.workdir
     launcher = workspace / LAUNCHER_NAME
-    launcher.write_text(render_launcher(spec, script=launcher_script_path(spec, entry)), encoding="utf-8")
+    script = launcher_script_path(entry.script, root, in_image=in_image)
+    launcher.write_text(render_launcher(spec, script=script), encoding="utf-8")
     job = PreparedJob(spec=spec, workdir=spec.workdir, launcher=launcher, script=entry.script,
                       requirements=entry.requirements)
     return job, entry
@@ -97,9 +92,7 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
         return containerize(job, builder=builder, repository=_repository(job.spec, settings), push=push,
                             console=console, context_dir=job.spec.context_dir)
     finally:
-        close = getattr(builder, "close", None)
-        if close is not None:
-            close()
+        builder.close()
 
 
 def _repository(spec: JobSpec, settings: Settings) -> str:
@@ -117,13 +110,13 @@ def _repository(spec: JobSpec, settings: Settings) -> str:
     return repo
 
 
-def submit(spec: JobSpec, settings: Settings, *, console: Console | None = None,
-           build_logs: bool = False) -> JobHandle:
-    """Run every stage for ``spec`` and submit it; temporary files are removed before returning.
-    ``console`` receives build progress (the stages themselves print nothing else)."""
+def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Console | None = None,
+           build_logs: bool = False) -> tuple[JobHandle, ImageRef | None]:
+    """Run every stage for ``spec`` and submit it to ``backend`` (its target's): the job's handle, and its image
+    for a container target. Temporary files are removed before returning. ``console`` receives build progress
+    (the stages themselves print nothing else)."""
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
-        if spec.target is not Target.LOCAL:
+        if spec.target.container:
             job = replace(job, image=build_image(job, settings, console=console, build_logs=build_logs))
-        backend = get_backend(spec.target, settings=settings)
-        return backend.submit(job)
+        return backend.submit(job), job.image

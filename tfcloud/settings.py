@@ -28,6 +28,7 @@ class Settings:
     docker_host: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
     ray_address: str | None = None  # a Ray cluster's dashboard, http://HEAD:8265 (also RAY_ADDRESS)
+    ray_cpus: str | None = None  # CPUs each replica reserves on Ray (default: its machine config's cores)
 
     @property
     def repository(self) -> str | None:

@@ -61,6 +61,7 @@ STATE_TABLE: dict[tuple[str, str], JobState] = {
     ("process", "failed"): JobState.FAILED,
     ("process", "stopping"): JobState.CANCELLING,
     ("process", "cancelled"): JobState.CANCELLED,
+    ("process", "exited"): JobState.UNKNOWN,  # a replica: the exit code decides, as for docker
     ("ray", "PENDING"): JobState.PROVISIONING,
     ("ray", "RUNNING"): JobState.RUNNING,
     ("ray", "SUCCEEDED"): JobState.SUCCEEDED,
@@ -70,7 +71,7 @@ STATE_TABLE: dict[tuple[str, str], JobState] = {
 
 
 def to_job_state(source: str, state: str, *, exit_code: int | None = None) -> JobState:
-    """Map a vendor state to :class:`JobState`; an exited container is decided by its exit code."""
-    if source == "docker" and state == "exited" and exit_code is not None:
+    """Map a vendor state to :class:`JobState`; an exited container or replica is decided by its exit code."""
+    if source in ("docker", "process") and state == "exited" and exit_code is not None:
         return JobState.SUCCEEDED if exit_code == 0 else JobState.FAILED
     return STATE_TABLE.get((source, state), JobState.UNKNOWN)

@@ -289,3 +289,20 @@ def test_lines_stream_while_the_job_runs(backend: VertexBackend, emulator: objec
     assert states_at_line["tick"] is JobState.RUNNING  # shown while the chief still sleeps
     assert "tock" in states_at_line  # and the last line arrives too
     assert job.info().state is JobState.SUCCEEDED
+
+
+def test_the_interface_close_list_and_info(backend: VertexBackend, tmp_path: Path) -> None:
+    from tfcloud.backends.base import Backend, JobHandle
+
+    assert isinstance(backend, Backend)
+    job = _submit(backend, tmp_path, display_name="through-the-interface", job_labels={"via": "interface"})
+    assert isinstance(job, JobHandle)
+    info = job.wait(timeout=120)
+    assert info.state is JobState.SUCCEEDED and info.exit_code == 0 and info.target == "vertex"
+    assert info.display_name == "through-the-interface" and info.labels["via"] == "interface"
+    assert info.created is not None and info.console_url is not None and info.failed_replica is None
+    listed = {i.job_id: i for i in backend.list(state=JobState.SUCCEEDED)}
+    assert listed[job.job_id].labels["via"] == "interface"
+    backend.close()
+    assert backend.clients._channels == []  # the gRPC channels are closed
+    assert job.info().state is JobState.SUCCEEDED  # and a handle reopens what it needs

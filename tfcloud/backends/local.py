@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.artifacts import PreparedJob
+from tfcloud.artifacts import PreparedJob, script_beside_launcher
 from tfcloud.backends import _supervisor as sup
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
 from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError
@@ -45,6 +45,7 @@ from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
+    from tfcloud.targets import LocalTarget
 
 __all__ = [
     "LocalBackend",
@@ -132,7 +133,7 @@ def plan_replicas(roles: Sequence[tuple[Role, int]], addresses: Sequence[str]) -
     if len(addresses) < len(roles):
         raise ValueError(f"plan_replicas needs {len(roles)} addresses, got {len(addresses)}")
     cluster: dict[str, list[str]] = {}
-    for (role, _), address in zip(roles, addresses):
+    for (role, _), address in zip(roles, addresses[:len(roles)], strict=True):
         if role is not Role.EVALUATOR:
             cluster.setdefault(role.value, []).append(address)
     return [
@@ -153,22 +154,15 @@ def loopback_env(environ: Mapping[str, str]) -> dict[str, str]:
     return {name: _with_loopback(environ.get(name)) for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy")}
 
 
-def _is_within(path: Path, directory: Path) -> bool:
-    try:
-        path.resolve().relative_to(directory.resolve())
-    except ValueError:
-        return False
-    return True
-
-
 class LocalBackend:
     """Runs jobs as local processes. Options: ``settings`` (its ``state_dir``) or ``home`` (the state dir,
     which wins; without either: :func:`default_state_dir`), ``stop_grace_s`` (SIGTERM to SIGKILL),
     ``finish_grace_s`` (how long workers may run on after the chief succeeded) and ``stopped_timeout_s``
     (how long a replica may stay SIGSTOPped before the job fails)."""
 
-    def __init__(self, *, settings: Settings | None = None, home: str | Path | None = None,
-                 stop_grace_s: float = 5.0, finish_grace_s: float = 10.0, stopped_timeout_s: float = 10.0) -> None:
+    def __init__(self, *, target: LocalTarget | None = None, settings: Settings | None = None,
+                 home: str | Path | None = None, stop_grace_s: float = 5.0, finish_grace_s: float = 10.0,
+                 stopped_timeout_s: float = 10.0) -> None:
         if home is None and settings is not None and settings.state_dir:
             home = settings.state_dir
         self.home = Path(home).expanduser() if home is not None else default_state_dir()
@@ -202,14 +196,14 @@ class LocalBackend:
 
         from tfcloud.launcher import LAUNCHER_NAME
 
-        # The launcher names the script as tfcloud.pipeline.launcher_script_path does: the user's script by its
-        # absolute path, a converted notebook by its name, next to the launcher. Both go into the job
-        # directory, since the orchestrator's temporary directory is removed when submit returns.
+        # The layout rule (tfcloud.artifacts.script_beside_launcher): the user's script stays where it is, a
+        # converted notebook is copied next to the launcher. Both go into the job directory, since the
+        # orchestrator's temporary directory is removed when submit returns.
         launcher = job_dir / LAUNCHER_NAME
         extra_env: dict[str, str] = {}
         workdir = job.workdir.resolve()
         text = job.launcher.read_text(encoding="utf-8")
-        if not _is_within(job.script, workdir):
+        if script_beside_launcher(job.script, workdir):
             shutil.copyfile(job.script, job_dir / job.script.name)
             # The entry point's directory stays importable for the copied script.
             extra_env["PYTHONPATH"] = os.pathsep.join(
@@ -328,10 +322,7 @@ class LocalJob:
         status = self._status()
         state = to_job_state("process", str(status["state"]))
         code = status.get("exit_code")
-        replicas = tuple(
-            ReplicaInfo(name=name, state=to_job_state("process", str(r.get("state"))),
-                        exit_code=None if r.get("exit_code") is None else int(r["exit_code"]))
-            for name, r in status.get("replicas", {}).items())
+        replicas = tuple(_replica_info(name, r) for name, r in status.get("replicas", {}).items())
         return JobInfo(
             job_id=self.job_id, target="local", state=state, display_name=self._plan.get("display_name"),
             replicas=replicas, exit_code=None if code is None or not state.is_final else int(code),
@@ -489,6 +480,15 @@ class LocalJob:
         }
         sup.write_json_atomic(self.job_dir / sup.STATUS_FILE, info)
         return info
+
+
+def _replica_info(name: str, recorded: Mapping[str, Any]) -> ReplicaInfo:
+    """A replica as the supervisor recorded it; one that tfcloud stopped (the job was over) is cancelled."""
+    code = None if recorded.get("exit_code") is None else int(recorded["exit_code"])
+    state = to_job_state("process", str(recorded.get("state")), exit_code=code)
+    if state is JobState.FAILED and recorded.get("stopped_by_tfcloud"):
+        state = JobState.CANCELLED
+    return ReplicaInfo(name=name, state=state, exit_code=code)
 
 
 def _parse_line(raw: bytes) -> LogLine | None:

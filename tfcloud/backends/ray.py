@@ -33,12 +33,13 @@ from typing import TYPE_CHECKING, Any
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
 from tfcloud.backends.ray_driver import DRIVER, PLAN_FILE, parse_line, parse_status
-from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError
+from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role, Strategy
 from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
+    from tfcloud.targets import RayTarget
 
 __all__ = ["RayBackend", "RayJob", "replica_resources"]
 
@@ -61,6 +62,16 @@ def replica_resources(spec: JobSpec, role: Role, *, num_cpus: float | None = Non
     return resources
 
 
+def _cpus(value: str) -> float:
+    try:
+        cpus = float(value)
+    except ValueError:
+        cpus = -1.0
+    if not cpus > 0:
+        raise ValidationError("ray_cpus", "a number of CPUs > 0 (e.g. 1 or 0.5)", value)
+    return cpus
+
+
 def _client_address(address: str) -> str:
     if address == "auto" or re.match(r"^[a-z]+://", address):
         return address
@@ -68,13 +79,18 @@ def _client_address(address: str) -> str:
 
 
 class RayBackend:
-    """Runs jobs on a Ray cluster. Options: ``address`` (the dashboard: ``http://HOST:8265``; default
-    ``settings.ray_address``: ``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``), ``num_cpus`` (CPUs per replica instead of the machine
-    config's cores), ``placement_strategy`` (``SPREAD``, ``PACK``, ``STRICT_SPREAD``, ``STRICT_PACK``)."""
+    """Runs jobs on a Ray cluster. Options: ``address`` (the dashboard, ``http://HEAD:8265``; default: the
+    target's, then ``settings.ray_address``: ``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``), ``num_cpus`` (CPUs
+    per replica instead of the machine config's cores; default ``settings.ray_cpus``), ``placement_strategy``
+    (``SPREAD``, ``PACK``, ``STRICT_SPREAD``, ``STRICT_PACK``)."""
 
-    def __init__(self, *, settings: Settings | None = None, address: str | None = None,
-                 num_cpus: float | None = None, placement_strategy: str = "SPREAD") -> None:
-        address = address or (settings.ray_address if settings is not None else None)
+    def __init__(self, *, target: RayTarget | None = None, settings: Settings | None = None,
+                 address: str | None = None, num_cpus: float | None = None,
+                 placement_strategy: str = "SPREAD") -> None:
+        address = address or (target.address if target is not None else None) \
+            or (settings.ray_address if settings is not None else None)
+        if num_cpus is None and settings is not None and settings.ray_cpus:
+            num_cpus = _cpus(settings.ray_cpus)
         if not address:
             raise ConfigurationError(
                 "No Ray cluster address.",
@@ -152,8 +168,9 @@ class RayBackend:
 
         spec = job.spec
         if spec.has_tpu:
-            raise ConfigurationError("Ray jobs cannot use TPUs: tfcloud maps only CPUs and GPUs to Ray resources.",
-                                     hint="Use --vertex for TPU jobs, or a CPU/GPU machine config.")
+            raise ConfigurationError(
+                "Ray jobs cannot use TPUs: tfcloud maps only CPUs and GPUs to Ray resources.",
+                hint="Use --vertex for TPU jobs, or a CPU/GPU machine config.")
         job_id = "ray-" + make_job_id(spec).removeprefix("local-")
         client = self.client
         with tempfile.TemporaryDirectory(prefix="tfcloud-ray-") as tmp:
@@ -357,6 +374,7 @@ def _requirement_lines(job: PreparedJob) -> list[str]:
 def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Path]:
     """Write the job's working directory (the build context's files, the launcher, the plan) and tfcloud's
     package under ``tmp``; return both directories."""
+    from tfcloud.artifacts import script_beside_launcher
     from tfcloud.containerize import tfcloud_package_files
     from tfcloud.context import collect_context
     from tfcloud.dockerfile import TFCLOUD_PYTHON_DIR
@@ -366,9 +384,8 @@ def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Pat
     root = Path(spec.build_root).resolve()
     generated = {LAUNCHER_NAME: Path(job.launcher).read_bytes(),
                  PLAN_FILE: json.dumps(plan, indent=1).encode()}
-    script = Path(job.script).resolve()
-    if not script.is_relative_to(root):
-        generated[script.name] = script.read_bytes()
+    if script_beside_launcher(job.script, root):  # a converted notebook
+        generated[job.script.name] = Path(job.script).read_bytes()
     context = collect_context(root, generated=generated)
     workdir = tmp / "workdir"
     workdir.mkdir()

@@ -97,7 +97,7 @@ class ReplicaProcess:
         """This node's address, a free port on it, and the node's id."""
         import ray
 
-        ip = ray.util.get_node_ip_address()
+        ip = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             s.bind((ip, 0))
             port = s.getsockname()[1]
@@ -145,9 +145,9 @@ class RaySupervisor(sup.Supervisor):
     def __init__(self, job_dir: Path, actors: Sequence[Any], argv: Sequence[str],
                  nodes: Sequence[dict[str, Any]]) -> None:
         super().__init__(job_dir)
-        self.actors = {r.name: a for r, a in zip(self.replicas, actors)}
+        self.actors = {r.name: a for r, a in zip(self.replicas, actors, strict=True)}
         self.argv = list(argv)
-        self.nodes = {r.name: n for r, n in zip(self.replicas, nodes)}
+        self.nodes = {r.name: n for r, n in zip(self.replicas, nodes, strict=True)}
         self.eof: set[str] = set()
         self._last_status = ""
 
@@ -196,7 +196,7 @@ class RaySupervisor(sup.Supervisor):
             return False
         results = ray.get([self.actors[r.name].poll.remote() for r in live])
         changed = False
-        for r, (lines, rc, eof) in zip(live, results):
+        for r, (lines, rc, eof) in zip(live, results, strict=True):
             for stream, text in lines:
                 sys.stdout.write(format_line(r.name, text, stream) + "\n")
             if rc is not None and r.returncode is None:
@@ -279,7 +279,7 @@ def main() -> int:
         nodes: list[dict[str, Any]] = ray.get([a.where.remote() for a in actors])
         replicas = plan_replicas([(Role(r["role"]), int(r["index"])) for r in plan["replicas"]],
                                  [f"{n['ip']}:{n['port']}" for n in nodes])
-        for r, n in zip(replicas, nodes):
+        for r, n in zip(replicas, nodes, strict=True):
             _say(f"{r.name} runs on node {n['node_id'][:12]} ({n['host']}, {n['ip']}:{n['port']}).")
         with tempfile.TemporaryDirectory(prefix="tfcloud-ray-") as tmp:
             job_dir = Path(tmp)

@@ -1,0 +1,70 @@
+"""Targets: *where* a job runs, as frozen values, each with its own options (XManager's executor).
+
+The :class:`~tfcloud.spec.JobSpec` says *what* runs; its ``target`` is one of these values. A target knows
+its registry name (:data:`tfcloud.backends.BACKENDS` maps it to the backend class) and whether the job runs
+from a container image (then the stages build one before the backend submits).
+
+- :class:`LocalTarget`: processes on this machine (no options: the state dir is a setting).
+- :class:`VertexTarget`: a Vertex AI CustomJob: project, region, network, spot, timeout, restarts, output
+  directory, service account.
+- :class:`RayTarget`: a Ray cluster by address.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+__all__ = ["TARGETS", "AnyTarget", "LocalTarget", "RayTarget", "VertexTarget"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocalTarget:
+    """One process per replica on this machine, on loopback."""
+
+    name: ClassVar[str] = "local"
+    container: ClassVar[bool] = False
+    #: The job's files travel to where it runs (in an image, or Ray's runtime environment): the launcher names
+    #: the script relative to the build root. Else replicas run in the user's own directory.
+    ships_files: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class VertexTarget:
+    """A Vertex AI CustomJob. ``project``/``region`` None: the settings' (the backend says when there is no
+    project)."""
+
+    name: ClassVar[str] = "vertex"
+    container: ClassVar[bool] = True
+    ships_files: ClassVar[bool] = True
+
+    project: str | None = None
+    region: str | None = None
+    network: str | None = None  # projects/NUMBER/global/networks/NAME
+    spot: bool = False
+    timeout_s: int | None = None
+    restart_on_worker_restart: bool = False
+    base_output_dir: str | None = None  # gs://... ; Vertex AI sets AIP_MODEL_DIR etc. under it
+    service_account: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RayTarget:
+    """A Ray cluster, by its dashboard's address (``http://HEAD:8265``). ``address`` None: the settings'
+    (``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``)."""
+
+    name: ClassVar[str] = "ray"
+    container: ClassVar[bool] = False
+    ships_files: ClassVar[bool] = True
+
+    address: str | None = None
+
+
+AnyTarget = LocalTarget | VertexTarget | RayTarget
+
+#: The targets ``run(target=...)`` and ``--local/--vertex`` accept, by name (one line per target).
+TARGETS: dict[str, type[AnyTarget]] = {
+    LocalTarget.name: LocalTarget,
+    VertexTarget.name: VertexTarget,
+    RayTarget.name: RayTarget,
+}
