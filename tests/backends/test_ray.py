@@ -4,6 +4,7 @@ would to a remote cluster: the working directory and tfcloud's package travel in
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -280,3 +281,31 @@ def test_cancel_an_attached_job(ray_submit: Any, ray_cluster: str, tmp_path: Pat
     with pytest.raises(JobNotFoundError):
         backend.attach("ray-no-such-job")
     backend.close()
+    # The CLI finds it again by its id (ray-...) and the address.
+    status = tfcloud("status", handle.job_id, "--json", "--ray", ray_cluster)
+    assert status.returncode == 0, status.stderr
+    shown = json.loads(status.stdout)
+    assert (shown["target"], shown["state"], shown["exit_code"]) == ("ray", "cancelled", 130)
+
+
+def tfcloud(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-m", "tfcloud.cli", *argv], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+@pytest.mark.ray
+def test_cli_submit_of_a_failing_script_exits_1_and_shows_its_error(ray_cluster: str, tmp_path: Path) -> None:
+    (tmp_path / "fail.py").write_text("import sys\nprint('loading data', flush=True)\n"
+                                      "raise ValueError('bad input: expected 64 features, received 63')\n")
+    result = tfcloud("submit", str(tmp_path / "fail.py"), "--ray", ray_cluster, "--ray-cpus", "1",
+                     "--worker-count", "1", "--worker-config", "CPU", "--strategy", "none")
+    assert result.returncode == 1, result.stderr
+    assert "chief-0 | loading data" in result.stdout
+    job_id = result.stderr.split("Submitted job ")[1].split(".")[0]
+    assert job_id.startswith("ray-fail-")
+    assert f"Job {job_id} failed: chief-0 exited with code 1." in result.stderr
+    assert "ValueError: bad input: expected 64 features, received 63" in result.stderr
+    assert "Traceback" not in result.stderr.split(f"Job {job_id} failed")[0]  # no traceback of tfcloud's own
+    assert wait_gone(job_id) == []
