@@ -116,7 +116,7 @@ class RayBackend:
             try:
                 self._client = JobSubmissionClient(self.address)
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise SubmitError(
+                raise ConfigurationError(
                     f"Cannot reach the Ray cluster at {self.address}: {exc}",
                     hint="Give the dashboard's address (http://HEAD:8265; `ray start --head` prints it), and "
                          "check that the cluster runs `ray[default]` (the Jobs API needs the dashboard).",
