@@ -309,3 +309,48 @@ def test_cli_submit_of_a_failing_script_exits_1_and_shows_its_error(ray_cluster:
     assert "ValueError: bad input: expected 64 features, received 63" in result.stderr
     assert "Traceback" not in result.stderr.split(f"Job {job_id} failed")[0]  # no traceback of tfcloud's own
     assert wait_gone(job_id) == []
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("cancel", [False, True], ids=["detach", "cancel-on-interrupt"])
+def test_ctrl_c_detaches_or_cancels(ray_cluster: str, tmp_path: Path, cancel: bool) -> None:
+    """As for Vertex AI: Ctrl-C while following leaves a Ray job running (and says how to find it again);
+    with --cancel-on-interrupt it cancels it. Either way the command exits 130."""
+    import signal
+    import threading
+
+    from tfcloud.backends.ray import RayBackend
+
+    (tmp_path / "slow.py").write_text(SLOW)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfcloud.cli", "submit", str(tmp_path / "slow.py"), "--ray", ray_cluster,
+         "--ray-cpus", "1", "--strategy", "none", *(["--cancel-on-interrupt"] if cancel else [])],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
+    reader.start()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.rstrip().endswith("| started"):
+            break
+    proc.send_signal(signal.SIGINT)
+    proc.stdout.read()
+    code = proc.wait(timeout=120)
+    reader.join(timeout=10)
+    proc.stdout.close()
+    proc.stderr.close()  # type: ignore[union-attr]
+    assert code == 130
+    text = "".join(err)
+    job_id = text.split("Submitted job ")[1].split(".")[0]
+    handle = RayBackend(address=ray_cluster).attach(job_id)
+    if cancel:
+        assert f"Interrupted: cancelling {job_id}." in text
+        assert handle.wait(60).state is JobState.CANCELLED
+        assert wait_gone(job_id) == []
+    else:
+        assert f"Detached: {job_id} keeps running." in text
+        assert handle.info().state is JobState.RUNNING
+        handle.cancel()
+        assert handle.wait(60).state is JobState.CANCELLED
