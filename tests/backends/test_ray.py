@@ -354,3 +354,29 @@ def test_ctrl_c_detaches_or_cancels(ray_cluster: str, tmp_path: Path, cancel: bo
         assert handle.info().state is JobState.RUNNING
         handle.cancel()
         assert handle.wait(60).state is JobState.CANCELLED
+
+
+@pytest.mark.ray
+def test_a_notebook_runs_with_its_directory_shipped(ray_submit: Any, tmp_path: Path) -> None:
+    """The entry point's directory travels in Ray's runtime environment (a module beside the notebook imports;
+    a secret does not travel); the notebook is converted and its script runs next to the launcher."""
+    pytest.importorskip("nbformat", reason="notebooks need tfcloud[notebook]")
+    from tests.notebook.nbhelpers import notebook
+
+    from tfcloud.backends.base import Backend, JobHandle
+    from tfcloud.backends.ray import RayBackend
+
+    project = tmp_path / "project"
+    (project / "lib").mkdir(parents=True)
+    (project / "lib" / "helper.py").write_text("VALUE = 'from the shipped directory'\n")
+    (project / ".env").write_text("TOKEN=secret\n")
+    nb = notebook(project / "explore.ipynb", "import os\nfrom lib import helper",
+                  "print(helper.VALUE)\nprint('secret shipped:', os.path.exists('.env'))")
+    handle = ray_submit(nb, distribution_strategy=None)
+    assert isinstance(handle, JobHandle) and isinstance(RayBackend(address="http://127.0.0.1:1"), Backend)
+    info = handle.wait(300)
+    assert info.state is JobState.SUCCEEDED, explain(handle)
+    said = [ln.text for ln in handle.logs(replica="chief-0")]
+    assert "from the shipped directory" in said
+    assert "secret shipped: False" in said
+    assert sorted(p.name for p in project.iterdir()) == [".env", "explore.ipynb", "lib"]  # nothing left there
