@@ -362,7 +362,6 @@ def test_a_notebook_runs_with_its_directory_shipped(ray_submit: Any, tmp_path: P
     a secret does not travel); the notebook is converted and its script runs next to the launcher."""
     pytest.importorskip("nbformat", reason="notebooks need tfcloud[notebook]")
     from tests.notebook.nbhelpers import notebook
-
     from tfcloud.backends.base import Backend, JobHandle
     from tfcloud.backends.ray import RayBackend
 
