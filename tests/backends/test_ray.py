@@ -379,3 +379,31 @@ def test_a_notebook_runs_with_its_directory_shipped(ray_submit: Any, tmp_path: P
     assert "from the shipped directory" in said
     assert "secret shipped: False" in said
     assert sorted(p.name for p in project.iterdir()) == [".env", "explore.ipynb", "lib"]  # nothing left there
+
+
+@pytest.mark.ray
+def test_a_replica_whose_actor_dies_fails_the_job_and_the_rest_are_stopped(ray_submit: Any, tmp_path: Path) -> None:
+    import signal
+
+    import psutil
+
+    (tmp_path / "slow.py").write_text(SLOW)
+    handle = ray_submit(tmp_path / "slow.py", worker_count=1, distribution_strategy=None)
+    started = set()
+    for line in handle.logs(follow=True):
+        if line.text == "started":
+            started.add(line.replica)
+        if started == {"chief-0", "worker-0"}:
+            break
+    replica = next(p for p in map(psutil.Process, survivors(handle.job_id))
+                   if p.environ().get("TFCLOUD_REPLICA") == "worker-0")
+    actor = replica.parent()
+    assert actor is not None and actor.environ().get("TFCLOUD_REPLICA") is None  # the Ray worker holding it
+    actor.send_signal(signal.SIGKILL)
+    info = handle.wait(120)
+    assert info.state is JobState.FAILED, explain(handle)
+    assert info.failed_replica == "worker-0"
+    assert info.exit_code == 137
+    assert info.message == "worker-0 was killed by SIGKILL (exit code 137)."
+    assert {r.name: r.state for r in info.replicas}["chief-0"] is JobState.CANCELLED
+    assert wait_gone(handle.job_id) == []

@@ -21,7 +21,6 @@ import builtins
 import contextlib
 import json
 import logging
-import os
 import re
 import shutil
 import tempfile
@@ -150,12 +149,9 @@ class RayBackend:
         }
 
     def runtime_env(self, job: PreparedJob, workdir: Path, package: Path, job_id: str) -> dict[str, Any]:
-        from tfcloud.backends.local import loopback_env
-
-        spec = job.spec
-        env = {**spec.env, "PYTHONUNBUFFERED": "1", "TFCLOUD_JOB_ID": job_id}
-        if any(h in {"127.0.0.1", "localhost"} for h in [_host(self.address)]):
-            env.update(loopback_env({**os.environ, **spec.env}))
+        """Ray's runtime environment for the job: its files, tfcloud, its variables and requirements. (Each
+        replica also gets the cluster's hosts in ``no_proxy``: ``ray_driver.ReplicaProcess.start``.)"""
+        env = {**job.spec.env, "PYTHONUNBUFFERED": "1", "TFCLOUD_JOB_ID": job_id}
         runtime_env: dict[str, Any] = {"working_dir": str(workdir), "py_modules": [str(package)], "env_vars": env}
         requirements = _requirement_lines(job)
         if requirements:
@@ -302,10 +298,6 @@ class RayJob:
 
 
 # -- helpers ----------------------------------------------------------------------------------------------
-def _host(address: str) -> str:
-    return re.sub(r"^[a-z]+://", "", address).rsplit(":", 1)[0].strip("[]")
-
-
 def _ray_state(status: Any) -> JobState:
     return to_job_state("ray", str(getattr(status, "value", status)))
 

@@ -105,9 +105,16 @@ class ReplicaProcess:
                 "host": socket.gethostname()}
 
     def start(self, argv: Sequence[str], env: dict[str, str]) -> int:
-        """Run ``python ARGV`` (in the job's working directory, this actor's) with ``env`` added."""
+        """Run ``python ARGV`` (in the job's working directory, this actor's) with ``env`` added, and the
+        cluster's hosts kept away from any proxy (a proxy makes TensorFlow's collectives hang silently)."""
+        env = {**os.environ, **env}
+        cluster = json.loads(env.get("TF_CONFIG") or "{}").get("cluster", {})
+        hosts = {a.rsplit(":", 1)[0] for addresses in cluster.values() for a in addresses} | {"127.0.0.1", "localhost"}
+        for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy"):
+            given = [h.strip() for h in env.get(name, "").split(",") if h.strip()]
+            env[name] = ",".join(given + sorted(hosts - set(given)))
         self.proc = subprocess.Popen(
-            [sys.executable, *argv], env={**os.environ, **env}, stdin=subprocess.DEVNULL,
+            [sys.executable, *argv], env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
             preexec_fn=sup._pdeathsig(), close_fds=True,
         )
@@ -194,9 +201,14 @@ class RaySupervisor(sup.Supervisor):
         live = [r for r in self.replicas if r.proc is not None and r.name not in self.eof]
         if not live:
             return False
-        results = ray.get([self.actors[r.name].poll.remote() for r in live])
+        refs = [self.actors[r.name].poll.remote() for r in live]
         changed = False
-        for r, (lines, rc, eof) in zip(live, results, strict=True):
+        for r, ref in zip(live, refs, strict=True):
+            try:
+                lines, rc, eof = ray.get(ref)
+            except ray.exceptions.RayActorError as exc:  # its node or actor died: the replica with it
+                _say(f"{r.name}'s actor died ({type(exc).__name__}); its node may be gone.")
+                lines, rc, eof = [], -signal.SIGKILL, True
             for stream, text in lines:
                 sys.stdout.write(format_line(r.name, text, stream) + "\n")
             if rc is not None and r.returncode is None:
