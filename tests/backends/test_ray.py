@@ -273,6 +273,7 @@ def test_cancel_an_attached_job(ray_submit: Any, ray_cluster: str, tmp_path: Pat
     info = handle.wait(120)
     assert info.state is JobState.CANCELLED
     assert info.exit_code == 130
+    assert info.console_url == f"{ray_cluster}/#/jobs/{handle.job_id}"
     assert wait_gone(handle.job_id) == []
     err = failure(handle)
     assert err is not None and err.summary == f"Job {handle.job_id} cancelled: The job was cancelled."

@@ -195,7 +195,8 @@ class RayBackend:
             jobs = self.client.list_jobs()
         except (ConnectionError, RuntimeError) as exc:
             raise SubmitError(f"Cannot list the jobs of the Ray cluster at {self.address}: {exc}") from exc
-        rows = [_job_info(d, None) for d in jobs if (d.metadata or {}).get(_MARK) and d.submission_id]
+        rows = [_job_info(d, None, dashboard=self.address) for d in jobs
+                if (d.metadata or {}).get(_MARK) and d.submission_id]
         rows.sort(key=lambda i: i.created or 0.0, reverse=True)
         rows = [i for i in rows if state is None or i.state is state]
         return rows if limit is None else rows[:limit]
@@ -243,7 +244,7 @@ class RayJob:
             status = parse_status(raw)
             if status is not None:
                 break
-        return _job_info(details, status)
+        return _job_info(details, status, dashboard=self.backend.address)
 
     def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
         """The replicas' lines (and the driver's own, as replica ``tfcloud``) so far; with ``follow``, streamed
@@ -320,8 +321,9 @@ def _replica_state(replica: dict[str, Any]) -> JobState:
     return JobState.CANCELLED if replica.get("stopped_by_tfcloud") else JobState.FAILED
 
 
-def _job_info(details: Any, status: dict[str, Any] | None) -> JobInfo:
-    """One :class:`JobInfo` from Ray's ``JobDetails`` and the driver's last status line (when read)."""
+def _job_info(details: Any, status: dict[str, Any] | None, *, dashboard: str) -> JobInfo:
+    """One :class:`JobInfo` from Ray's ``JobDetails`` and the driver's last status line (when read); the
+    console link is the job's page on the dashboard."""
     metadata = dict(details.metadata or {})
     state = _ray_state(details.status)
     status = status or {}
@@ -351,6 +353,8 @@ def _job_info(details: Any, status: dict[str, Any] | None) -> JobInfo:
         display_name=metadata.get("display_name"), replicas=replicas, exit_code=exit_code,
         failed_replica=status.get("failed_replica") if state is JobState.FAILED else None,
         message=message, created=None if start is None else start / 1000.0,
+        console_url=f"{dashboard.rstrip('/')}/#/jobs/{details.submission_id}" if dashboard.startswith("http")
+        else None,
         labels={k.removeprefix("label."): v for k, v in metadata.items() if k.startswith("label.")},
     )
 
