@@ -57,6 +57,7 @@ __all__ = [
     "plan_cluster",
     "plan_replicas",
     "spec_roles",
+    "stop_on_chief_end",
 ]
 
 _ROLE_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
@@ -116,6 +117,14 @@ def plan_cluster(spec: JobSpec, ports: list[int] | None = None) -> list[ReplicaP
     if len(ports) < len(roles):
         raise ValueError(f"plan_cluster needs {len(roles)} ports, got {len(ports)}")
     return plan_replicas(roles, [f"127.0.0.1:{port}" for port in ports])
+
+
+def stop_on_chief_end(spec: JobSpec) -> list[str]:
+    """The roles the supervisor stops when the chief ends: parameter servers, and workers under
+    ParameterServerStrategy (they only serve the chief and never exit by themselves)."""
+    if spec.pool(Role.PS) is not None or spec.strategy is Strategy.PARAMETER_SERVER:
+        return [Role.PS.value, Role.WORKER.value]
+    return [Role.PS.value]
 
 
 def spec_roles(spec: JobSpec) -> list[tuple[Role, int]]:
@@ -211,9 +220,6 @@ class LocalBackend:
         launcher.write_text(text, encoding="utf-8")
 
         replicas = plan_cluster(spec)
-        stop_roles = [Role.PS.value]
-        if spec.pool(Role.PS) is not None or spec.strategy is Strategy.PARAMETER_SERVER:
-            stop_roles.append(Role.WORKER.value)  # under ParameterServerStrategy workers only serve
         plan = {
             "job_id": job_id,
             "display_name": spec.display_name,
@@ -225,7 +231,7 @@ class LocalBackend:
             "stop_grace_s": self.stop_grace_s,
             "finish_grace_s": self.finish_grace_s,
             "stopped_timeout_s": self.stopped_timeout_s,
-            "stop_on_chief_end": stop_roles,
+            "stop_on_chief_end": stop_on_chief_end(spec),
             "submitted_at": time.time(),
         }
         sup.write_json_atomic(job_dir / sup.JOB_FILE, plan)

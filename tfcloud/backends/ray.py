@@ -33,7 +33,7 @@ from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
 from tfcloud.backends.ray_driver import DRIVER, PLAN_FILE, parse_line, parse_status
 from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError, ValidationError
-from tfcloud.spec import JobSpec, Role, Strategy
+from tfcloud.spec import JobSpec, Role
 from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
@@ -125,13 +125,10 @@ class RayBackend:
     # -- submit -------------------------------------------------------------------------------------------
     def plan(self, job: PreparedJob, job_id: str) -> dict[str, Any]:
         """The plan the driver reads: replicas with their resources, the launcher's argv, the outcome rules."""
-        from tfcloud.backends.local import spec_roles
+        from tfcloud.backends.local import spec_roles, stop_on_chief_end
         from tfcloud.launcher import LAUNCHER_NAME
 
         spec = job.spec
-        stop_roles = [Role.PS.value]
-        if spec.pool(Role.PS) is not None or spec.strategy is Strategy.PARAMETER_SERVER:
-            stop_roles.append(Role.WORKER.value)  # under ParameterServerStrategy workers only serve
         return {
             "job_id": job_id,
             "display_name": spec.display_name,
@@ -144,7 +141,7 @@ class RayBackend:
             "placement_strategy": self.placement_strategy,
             "stop_grace_s": 5.0,
             "finish_grace_s": 10.0,
-            "stop_on_chief_end": stop_roles,
+            "stop_on_chief_end": stop_on_chief_end(spec),
             "submitted_at": time.time(),
         }
 
