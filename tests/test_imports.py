@@ -1,4 +1,4 @@
-"""`import tfcloud` and `tfcloud --help` stay light: no TensorFlow, Google Cloud, gRPC or Docker."""
+"""`import tfcloud` and `tfcloud --help` stay light: no TensorFlow, Google Cloud, gRPC, Docker or Ray."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 import pytest
 
 HEAVY = ("tensorflow", "tf_keras", "keras", "google.cloud", "google.api_core", "grpc", "docker", "nbformat",
-         "IPython")
+         "IPython", "ray")
 
 # Compared with what the bare interpreter already holds (site's .pth files may pre-load namespace packages).
 PROBE = """

@@ -93,7 +93,7 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("evaluator-config-missing", {"evaluator_config": None, "evaluator_count": 1},
      "Invalid `evaluator_config`: expected a MachineConfig when evaluator_count > 0, received None."),
     ("evaluators", {"evaluator_count": 2}, "Invalid `evaluator_count`: expected an integer from 0 to 1, received 2."),
-    ("target", {"target": "aws"}, "Invalid `target`: expected \"local\" or \"vertex\", received 'aws'."),
+    ("target", {"target": "aws"}, "Invalid `target`: expected \"local\" or \"vertex\" or \"ray\", received 'aws'."),
     ("region", {"region": "europe-west99"},
      "Invalid `region`: expected a region Vertex AI serves custom training in, such as us-central1, "
      "received 'europe-west99'.\nRegions: europe-central2, europe-north1, europe-southwest1, europe-west1, "
@@ -121,7 +121,7 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
      "Invalid `run() keyword argument`: expected one of tensorflow-cloud's arguments or ps_config, ps_count, "
      "evaluator_config, evaluator_count, target, project, region, dry_run, display_name, env, emulator_host, "
      "image_repository, staging_bucket, timeout, restart_on_worker_restart, spot, network, base_output_dir, "
-     "context_dir, received 'workers'."),
+     "context_dir, ray_address, ray_cpus, received 'workers'."),
     ("context-dir", {"context_dir": "/nonexistent"},
      "Invalid `context_dir`: expected an existing directory that contains the entry point, "
      "received '/nonexistent'."),
@@ -189,7 +189,8 @@ CLI_CASES = [
     (["--service-account", "me@gmail.com"],
      "Error: Invalid `service_account`: expected a service account e-mail such as "
      "trainer@my-project.iam.gserviceaccount.com, received 'me@gmail.com'."),
-    (["--local", "--vertex"], "Error: Invalid `target`: expected one of --local or --vertex, received 'both'."),
+    (["--local", "--vertex"], "Error: Invalid `target`: expected one of --local, --vertex or --ray ADDRESS, "
+                               "received '--local and --vertex'."),
     (["--region", "moon"],
      "Error: Invalid `region`: expected a region Vertex AI serves custom training in, such as us-central1, "
      "received 'moon'."),

@@ -43,6 +43,8 @@ NEW_OPTIONS = (
     "network",
     "base_output_dir",
     "context_dir",
+    "ray_address",
+    "ray_cpus",
 )
 
 
@@ -86,6 +88,8 @@ def run(
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
+    ray_address: str | None = None,
+    ray_cpus: float | None = None,
 ) -> Plan: ...
 
 
@@ -124,6 +128,8 @@ def run(
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
+    ray_address: str | None = None,
+    ray_cpus: float | None = None,
 ) -> Job | None: ...
 
 
@@ -162,6 +168,8 @@ def run(
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
+    ray_address: str | None = None,
+    ray_cpus: float | None = None,
 ) -> Job | Plan | None: ...
 
 
@@ -199,6 +207,8 @@ def run(
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
+    ray_address: str | None = None,
+    ray_cpus: float | None = None,
     **unknown: object,
 ) -> Job | Plan | None:
     """Run ``entry_point`` (a .py script or .ipynb notebook) as a distributed TensorFlow job.
@@ -206,8 +216,9 @@ def run(
     The positional arguments are tensorflow-cloud's; ``docker_base_image`` and ``docker_image_bucket_name``
     (tensorflow-cloud's deprecated spellings) fill ``docker_config.parent_image`` and
     ``docker_config.image_build_bucket`` when those are unset. tfcloud adds more worker pools (``ps_*``,
-    ``evaluator_*``), the ``target`` (``"local"``, the default, or ``"vertex"``) and its options (``project``,
-    ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``),
+    ``evaluator_*``), the ``target`` (``"local"``, the default, ``"vertex"`` or ``"ray"``) and its options (``project``,
+    ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``; for Ray
+    ``ray_address``, ``ray_cpus``: see docs/ray.md),
     ``display_name``, ``env``, ``context_dir`` and the endpoint settings; ``dry_run`` and ``stream_logs`` are
     options of this call.
 
@@ -248,6 +259,7 @@ def run(
         "timeout": timeout, "restart_on_worker_restart": restart_on_worker_restart, "spot": spot,
         "network": network, "base_output_dir": base_output_dir,
         "context_dir": context_dir,
+        "ray_address": ray_address, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
     }
     if dry_run:
         return sdk.plan(entry_point, **options)

@@ -101,10 +101,17 @@ def _strategy(value: str) -> str | None:
     return None if value.lower() == "none" else value
 
 
-def _target(local: bool, vertex: bool) -> str | None:
-    if local and vertex:
-        raise ValidationError("target", "one of --local or --vertex", "both")
-    return "vertex" if vertex else "local" if local else None
+def _target(local: bool, vertex: bool, ray: str | None = None) -> str | None:
+    if local + vertex + (ray is not None) > 1:
+        raise ValidationError("target", "one of --local, --vertex or --ray ADDRESS",
+                              " and ".join(n for n, on in (("--local", local), ("--vertex", vertex),
+                                                           ("--ray", ray is not None)) if on))
+    return "vertex" if vertex else "local" if local else "ray" if ray is not None else None
+
+
+RayOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    "--ray", metavar="ADDRESS", help="A Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, "
+                                     "then RAY_ADDRESS). See docs/ray.md.", show_default=False)]
 
 
 def _docker(image: str | None, parent_image: str | None, cache_from: str | None, bucket: str | None) -> object:
@@ -121,6 +128,11 @@ def submit(
     local: Annotated[bool, typer.Option("--local", help="Run on this machine, one process per replica "
                                                           "(the default target).")] = False,
     vertex: Annotated[bool, typer.Option("--vertex", help="Run on Google Cloud Vertex AI.")] = False,
+    ray: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--ray", metavar="ADDRESS", help="Run on the Ray cluster whose dashboard is ADDRESS (http://HEAD:8265; "
+                                         "see docs/ray.md).", show_default=False)] = None,
+    ray_cpus: Annotated[Optional[float], typer.Option(  # noqa: UP045
+        help="Ray: CPUs each replica reserves (default: its machine config's cores).", show_default=False)] = None,
     worker_count: WorkerCountOpt = 0,
     chief_config: ChiefConfigOpt = None,
     worker_config: WorkerConfigOpt = None,
@@ -179,9 +191,10 @@ def submit(
         "worker_config": _machine(worker_config, "worker_config"), "worker_count": worker_count,
         "ps_config": _machine(ps_config, "ps_config"), "ps_count": ps_count, "evaluator_count": int(evaluator),
         "entry_point_args": list(args or []), "job_labels": _pairs(label, "--label"), "env": _pairs(env, "--env"),
-        "service_account": service_account, "target": _target(local, vertex), "project": project, "region": region,
+        "service_account": service_account, "target": _target(local, vertex, ray), "project": project, "region": region,
         "display_name": display_name, "timeout": timeout, "spot": spot, "network": network,
         "restart_on_worker_restart": restart_on_worker_restart, "base_output_dir": output_dir, "context_dir": context,
+        "ray_address": ray, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
     }
     if dry_run:
         plan = sdk.plan(entry_point, **options)
@@ -287,19 +300,20 @@ def machines(
     Console().print(table)
 
 
-JobArg = Annotated[str, typer.Argument(help="The job id (local-..., a Vertex AI id, or its full resource name).",
-                                       show_default=False)]
+JobArg = Annotated[str, typer.Argument(
+    help="The job id (local-..., ray-..., a Vertex AI id, or its full resource name).", show_default=False)]
 
 
 @app.command()
 def status(
     job: JobArg,
     json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON.")] = False,
+    ray: RayOpt = None,
 ) -> None:
     """Show a job's state."""
     from tfcloud import sdk
 
-    with sdk.attached(job) as handle:
+    with sdk.attached(job, ray_address=ray) as handle:
         info = handle.info()
         error = None if json_output else sdk.failure(handle)
     if json_output:
@@ -316,12 +330,13 @@ def logs(
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep following until the job ends.")] = False,
     replica: Annotated[Optional[str], typer.Option(help="Only this replica, e.g. worker-1.",  # noqa: UP045
                                                    show_default=False)] = None,
+    ray: RayOpt = None,
 ) -> None:
     """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1)."""
     from tfcloud import sdk
     from tfcloud.logview import print_lines
 
-    with sdk.attached(job) as handle:
+    with sdk.attached(job, ray_address=ray) as handle:
         try:
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica))
@@ -331,11 +346,11 @@ def logs(
 
 
 @app.command()
-def cancel(job: JobArg) -> None:
+def cancel(job: JobArg, ray: RayOpt = None) -> None:
     """Cancel a job."""
     from tfcloud import sdk
 
-    with sdk.attached(job) as handle:
+    with sdk.attached(job, ray_address=ray) as handle:
         handle.cancel()
         typer.echo(f"{handle.job_id}\t{handle.info().state.value}")
 
@@ -344,6 +359,7 @@ def cancel(job: JobArg) -> None:
 def list_jobs(
     vertex: Annotated[bool, typer.Option("--vertex", help="Vertex AI jobs (default: the target setting).")] = False,
     local: Annotated[bool, typer.Option("--local", help="Local jobs.")] = False,
+    ray: RayOpt = None,
     state: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Only jobs in this state: queued, provisioning, running, succeeded, failed, cancelling, cancelled.",
         show_default=False)] = None,
@@ -355,9 +371,9 @@ def list_jobs(
     """List jobs, newest first."""
     from tfcloud import sdk
 
-    target = _target(local, vertex)
+    target = _target(local, vertex, ray)
     rows = [info.to_dict() for info in sdk.list_jobs(target=target, state=state, labels=_pairs(label, "--label"),
-                                                     limit=limit)]
+                                                     limit=limit, ray_address=ray)]
     if json_output:
         typer.echo(json.dumps(rows, indent=2))
         return

@@ -53,7 +53,7 @@ def prepare_entry_point(spec: JobSpec, workspace: Path) -> EntryPoint:
 def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
     """Stages 1-2: the entry point and the launcher, written into ``workspace`` (a temporary directory)."""
     entry = prepare_entry_point(spec, workspace)
-    in_image = spec.target.container
+    in_image = spec.target.ships_files
     root = spec.build_root if in_image else spec.workdir
     launcher = workspace / LAUNCHER_NAME
     script = launcher_script_path(entry.script, root, in_image=in_image)

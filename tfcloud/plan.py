@@ -57,7 +57,13 @@ def _pool_rows(spec: JobSpec) -> tuple[PoolRow, ...]:
     for pool in spec.pools:
         m = pool.machine
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
-        machine = m.machine_type if spec.target.name == "vertex" else f"this machine ({m.machine_type} on Vertex)"
+        if spec.target.name == "vertex":
+            machine = m.machine_type
+        elif spec.target.name == "ray":  # the bundle each replica reserves (docs/ray.md; --ray-cpus overrides)
+            gpus = f" + {m.accelerator_count} GPU" if m.is_gpu else ""
+            machine = f"Ray bundle: {m.cpu_cores} CPU{gpus} ({m.machine_type})"
+        else:
+            machine = f"this machine ({m.machine_type} on Vertex)"
         rows.append(PoolRow(role=pool.role.value, replicas=pool.replica_count, machine_type=machine,
                             accelerator=accel))
     return tuple(rows)

@@ -52,9 +52,10 @@ __all__ = [
 ]
 
 #: Options that are settings (resolved with env vars and pyproject.toml) rather than spec fields.
-SETTINGS_OPTIONS = ("target", "project", "region", "emulator_host", "image_repository", "staging_bucket")
+SETTINGS_OPTIONS = ("target", "project", "region", "emulator_host", "image_repository", "staging_bucket",
+                    "ray_address", "ray_cpus")
 #: Job ids that name their target by a prefix; any other id is a Vertex AI job.
-_ID_PREFIXES = {"local-": "local"}
+_ID_PREFIXES = {"local-": "local", "ray-": "ray"}
 
 
 class JobOptions(TypedDict, total=False):
@@ -81,6 +82,8 @@ class JobOptions(TypedDict, total=False):
     emulator_host: str | None
     image_repository: str | None
     staging_bucket: str | None
+    ray_address: str | None
+    ray_cpus: str | None
     timeout: int | None
     restart_on_worker_restart: bool
     spot: bool
@@ -204,7 +207,7 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
         return build_image(job, settings, console=get_console(), push=push, build_logs=build_logs)
 
 
-def _backend(target: str | None, job_id: str | None = None) -> Backend:
+def _backend(target: str | None, job_id: str | None = None, *, ray_address: str | None = None) -> Backend:
     from tfcloud.backends import get_backend
     from tfcloud.settings import resolve_settings
     from tfcloud.validate import validate_job_id
@@ -213,19 +216,20 @@ def _backend(target: str | None, job_id: str | None = None) -> Backend:
         validate_job_id(job_id)
     if target is None and job_id is not None:
         target = next((name for prefix, name in _ID_PREFIXES.items() if job_id.startswith(prefix)), "vertex")
-    settings = resolve_settings({"target": target})
+    settings = resolve_settings({"target": target, "ray_address": ray_address})
     return get_backend(settings.target, settings=settings)
 
 
-def attach(job_id: str, *, target: str | None = None) -> JobHandle:
-    """The handle of an existing job (``target``: by default, from the id: ``local-...`` or Vertex AI)."""
-    return _backend(target, job_id).attach(job_id)
+def attach(job_id: str, *, target: str | None = None, ray_address: str | None = None) -> JobHandle:
+    """The handle of an existing job (``target``: by default, from the id: ``local-...``, ``ray-...`` or
+    Vertex AI)."""
+    return _backend(target, job_id, ray_address=ray_address).attach(job_id)
 
 
 @contextlib.contextmanager
-def attached(job_id: str, *, target: str | None = None) -> Iterator[JobHandle]:
+def attached(job_id: str, *, target: str | None = None, ray_address: str | None = None) -> Iterator[JobHandle]:
     """:func:`attach` for one block; the backend's clients are closed after it."""
-    backend = _backend(target, job_id)
+    backend = _backend(target, job_id, ray_address=ray_address)
     try:
         yield backend.attach(job_id)
     finally:
@@ -233,7 +237,8 @@ def attached(job_id: str, *, target: str | None = None) -> Iterator[JobHandle]:
 
 
 def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
-              labels: Mapping[str, str] | None = None, limit: int = 50) -> list[JobInfo]:
+              labels: Mapping[str, str] | None = None, limit: int = 50,
+              ray_address: str | None = None) -> list[JobInfo]:
     """A target's jobs (default: the ``target`` setting), newest first, by state and labels."""
     from tfcloud.states import JobState
     from tfcloud.validate import validate_limit
@@ -245,7 +250,7 @@ def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
         except ValueError:
             raise ValidationError("--state", "one of " + ", ".join(s.value for s in JobState), state) from None
     wanted = dict(labels or {})
-    backend = _backend(target)
+    backend = _backend(target, ray_address=ray_address)
     try:
         found = backend.list(state=state, limit=None if wanted else limit)
     finally:

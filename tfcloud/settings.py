@@ -28,6 +28,8 @@ class Settings:
     docker_host: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
     retry_deadline: str | None = None  # seconds to keep retrying a Google Cloud call that fails transiently
+    ray_address: str | None = None  # a Ray cluster's dashboard, http://HEAD:8265 (also RAY_ADDRESS)
+    ray_cpus: str | None = None  # CPUs each replica reserves on Ray (default: its machine config's cores)
 
     @property
     def repository(self) -> str | None:
@@ -41,7 +43,8 @@ class Settings:
 _ENV_NAMES = {f.name: f"TFCLOUD_{f.name.upper()}" for f in fields(Settings)}
 _ENV_NAMES["state_dir"] = "TFCLOUD_HOME"
 #: Other tools' variables, read after tfcloud's own.
-_FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"), "docker_host": ("DOCKER_HOST",)}
+_FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"), "docker_host": ("DOCKER_HOST",),
+                 "ray_address": ("RAY_ADDRESS",)}
 
 
 def find_pyproject(start: Path) -> Path | None:

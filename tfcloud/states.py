@@ -23,7 +23,8 @@ class JobState(enum.Enum):
 
 
 #: (source, vendor state name) → JobState. Sources: "vertex" (aiplatform_v1.JobState names),
-#: "cloudbuild" (Build.Status names), "docker" (container State.Status), "process" (local replicas).
+#: "cloudbuild" (Build.Status names), "docker" (container State.Status), "process" (local replicas),
+#: "ray" (ray.job_submission.JobStatus values).
 STATE_TABLE: dict[tuple[str, str], JobState] = {
     ("vertex", "JOB_STATE_UNSPECIFIED"): JobState.UNKNOWN,
     ("vertex", "JOB_STATE_QUEUED"): JobState.QUEUED,
@@ -61,6 +62,11 @@ STATE_TABLE: dict[tuple[str, str], JobState] = {
     ("process", "stopping"): JobState.CANCELLING,
     ("process", "cancelled"): JobState.CANCELLED,
     ("process", "exited"): JobState.UNKNOWN,  # a replica: the exit code decides, as for docker
+    ("ray", "PENDING"): JobState.PROVISIONING,
+    ("ray", "RUNNING"): JobState.RUNNING,
+    ("ray", "SUCCEEDED"): JobState.SUCCEEDED,
+    ("ray", "FAILED"): JobState.FAILED,
+    ("ray", "STOPPED"): JobState.CANCELLED,
 }
 
 

@@ -24,6 +24,9 @@ class LocalTarget:
 
     name: ClassVar[str] = "local"
     container: ClassVar[bool] = False
+    #: The job's files travel to where it runs (in an image, or Ray's runtime environment): the launcher names
+    #: the script relative to the build root. Else replicas run in the user's own directory.
+    ships_files: ClassVar[bool] = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,6 +36,7 @@ class VertexTarget:
 
     name: ClassVar[str] = "vertex"
     container: ClassVar[bool] = True
+    ships_files: ClassVar[bool] = True
 
     project: str | None = None
     region: str | None = None
@@ -46,10 +50,12 @@ class VertexTarget:
 
 @dataclass(frozen=True, kw_only=True)
 class RayTarget:
-    """A Ray cluster. ``address`` None: a local Ray started for the job."""
+    """A Ray cluster, by its dashboard's address (``http://HEAD:8265``). ``address`` None: the settings'
+    (``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``)."""
 
     name: ClassVar[str] = "ray"
     container: ClassVar[bool] = False
+    ships_files: ClassVar[bool] = True
 
     address: str | None = None
 
@@ -60,4 +66,5 @@ AnyTarget = LocalTarget | VertexTarget | RayTarget
 TARGETS: dict[str, type[AnyTarget]] = {
     LocalTarget.name: LocalTarget,
     VertexTarget.name: VertexTarget,
+    RayTarget.name: RayTarget,
 }

@@ -23,6 +23,7 @@ __all__ = ["BACKENDS", "get_backend"]
 BACKENDS: dict[str, str] = {
     "local": "tfcloud.backends.local:LocalBackend",
     "vertex": "tfcloud.backends.vertex:VertexBackend",
+    "ray": "tfcloud.backends.ray:RayBackend",
 }
 
 

@@ -32,7 +32,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,9 @@ __all__ = [
     "loopback_env",
     "make_job_id",
     "plan_cluster",
+    "plan_replicas",
+    "spec_roles",
+    "stop_on_chief_end",
 ]
 
 _ROLE_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
@@ -132,29 +135,44 @@ class ReplicaPlan:
 
 
 def plan_cluster(spec: JobSpec, ports: list[int] | None = None) -> list[ReplicaPlan]:
-    """Every replica of ``spec`` in pool order (chief first), each with its own port on 127.0.0.1.
+    """Every replica of ``spec`` in pool order (chief first), each with its own port on 127.0.0.1."""
+    roles = spec_roles(spec)
+    ports = ports if ports is not None else _free_ports(len(roles))
+    if len(ports) < len(roles):
+        raise ValueError(f"plan_cluster needs {len(roles)} ports, got {len(ports)}")
+    return plan_replicas(roles, [f"127.0.0.1:{port}" for port in ports])
+
+
+def stop_on_chief_end(spec: JobSpec) -> list[str]:
+    """The roles the supervisor stops when the chief ends: parameter servers, and workers under
+    ParameterServerStrategy (they only serve the chief and never exit by themselves)."""
+    if spec.pool(Role.PS) is not None or spec.strategy is Strategy.PARAMETER_SERVER:
+        return [Role.PS.value, Role.WORKER.value]
+    return [Role.PS.value]
+
+
+def spec_roles(spec: JobSpec) -> list[tuple[Role, int]]:
+    """Every replica of ``spec`` as (role, index), in pool order (chief first)."""
+    return [(role, index) for role in _ROLE_ORDER if (pool := spec.pool(role)) is not None
+            for index in range(pool.replica_count)]
+
+
+def plan_replicas(roles: Sequence[tuple[Role, int]], addresses: Sequence[str]) -> list[ReplicaPlan]:
+    """The ``TF_CONFIG`` of each replica in ``roles``, replica ``i`` serving at ``addresses[i]`` (host:port).
 
     The cluster in ``TF_CONFIG`` lists chief, workers and parameter servers; an evaluator is not part of the
     cluster (as in TensorFlow and on Vertex AI) but gets ``task: {"type": "evaluator", "index": 0}``.
     """
-    counts = [(role, pool.replica_count) for role in _ROLE_ORDER if (pool := spec.pool(role)) is not None]
-    total = sum(n for _, n in counts)
-    ports = ports if ports is not None else _free_ports(total)
-    if len(ports) < total:
-        raise ValueError(f"plan_cluster needs {total} ports, got {len(ports)}")
+    if len(addresses) < len(roles):
+        raise ValueError(f"plan_replicas needs {len(roles)} addresses, got {len(addresses)}")
     cluster: dict[str, list[str]] = {}
-    addresses: list[tuple[Role, int]] = []
-    it = iter(ports)
-    for role, n in counts:
-        for index in range(n):
-            port = next(it)
-            addresses.append((role, index))
-            if role is not Role.EVALUATOR:
-                cluster.setdefault(role.value, []).append(f"127.0.0.1:{port}")
+    for (role, _), address in zip(roles, addresses[:len(roles)], strict=True):
+        if role is not Role.EVALUATOR:
+            cluster.setdefault(role.value, []).append(address)
     return [
         ReplicaPlan(role=role, index=index,
                     tf_config={"cluster": cluster, "task": {"type": role.value, "index": index}})
-        for role, index in addresses
+        for role, index in roles
     ]
 
 
@@ -232,9 +250,6 @@ class LocalBackend:
                 written.chmod(0o600)
 
         replicas = plan_cluster(spec)
-        stop_roles = [Role.PS.value]
-        if spec.pool(Role.PS) is not None or spec.strategy is Strategy.PARAMETER_SERVER:
-            stop_roles.append(Role.WORKER.value)  # under ParameterServerStrategy workers only serve
         plan = {
             "job_id": job_id,
             "display_name": spec.display_name,
@@ -246,7 +261,7 @@ class LocalBackend:
             "stop_grace_s": self.stop_grace_s,
             "finish_grace_s": self.finish_grace_s,
             "stopped_timeout_s": self.stopped_timeout_s,
-            "stop_on_chief_end": stop_roles,
+            "stop_on_chief_end": stop_on_chief_end(spec),
             "submitted_at": time.time(),
         }
         sup.write_json_atomic(job_dir / sup.JOB_FILE, plan)

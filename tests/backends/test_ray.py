@@ -1,0 +1,410 @@
+"""The Ray backend against a real Ray cluster on loopback: a head and a second node started with Ray's own test
+utilities (``ray.cluster_utils.Cluster``), two logical CPUs each. Jobs go through the Jobs API exactly as they
+would to a remote cluster: the working directory and tfcloud's package travel in the runtime environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tfcloud.artifacts import PreparedJob
+from tfcloud.backends.base import failure
+from tfcloud.backends.ray_driver import format_line, parse_line, parse_status
+from tfcloud.errors import ConfigurationError
+from tfcloud.pipeline import prepare
+from tfcloud.spec import Role
+from tfcloud.states import JobState
+from tfcloud.validate import build_spec
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+SLOW = "import time\nprint('started', flush=True)\ntime.sleep(300)\n"
+
+
+# -- without a cluster ------------------------------------------------------------------------------------------
+def test_log_lines_round_trip() -> None:
+    assert parse_line(format_line("worker-1", "loss: 0.5")) == ("worker-1", "stdout", "loss: 0.5")
+    assert parse_line(format_line("chief-0", "Traceback [x]", "stderr")) == ("chief-0", "stderr", "Traceback [x]")
+    assert parse_line(format_line("tfcloud", "reserving")) == ("tfcloud", "stdout", "reserving")
+    assert parse_line("2026-01-01 INFO job_manager.py:581 -- Runtime env is setting up.") is None
+    assert parse_line('[tfcloud:status] {"state": "running"}') is None
+    assert parse_status('[tfcloud:status] {"state": "running"}') == {"state": "running"}
+
+
+def test_resources_follow_the_machine_configs(tmp_path: Path) -> None:
+    from tfcloud.backends.ray import replica_resources
+
+    (tmp_path / "t.py").write_text("print(1)\n")
+    spec = build_spec(entry_point=tmp_path / "t.py", target="ray", chief_config="T4_1X", worker_count=2,
+                      worker_config="CPU", ps_count=1)
+    assert replica_resources(spec, Role.CHIEF) == {"CPU": 8.0, "GPU": 1.0}
+    assert replica_resources(spec, Role.WORKER) == {"CPU": 4.0}
+    assert replica_resources(spec, Role.PS, num_cpus=0.5) == {"CPU": 0.5}
+
+
+def test_no_address_says_how_to_give_one() -> None:
+    from tfcloud.backends.ray import RayBackend
+
+    with pytest.raises(ConfigurationError, match="No Ray cluster address") as exc:
+        RayBackend()
+    assert "--ray http://HEAD:8265" in str(exc.value.hint)  # type: ignore[attr-defined]
+
+
+# -- a real cluster -------------------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[str]:
+    """A Ray head and a second node on 127.0.0.1 (2 logical CPUs, 80 MB object store each); yields the
+    dashboard's address. Everything runs under a temporary directory and stops with the fixture."""
+    pytest.importorskip("ray", reason='the Ray tests need ray[default] (pip install "tfcloud[ray]")')
+    pytest.importorskip("ray.dashboard", reason="the Ray Jobs API needs ray[default] (the dashboard)")
+    from ray.cluster_utils import Cluster
+
+    tmp = Path(tempfile.mkdtemp(prefix="tfr-"))  # short: Ray's socket paths must fit in 107 bytes
+    (tmp / "ray").mkdir()
+    dashboard = _free_port()
+    with pytest.MonkeyPatch.context() as mp:
+        # Ray resolves 127.0.0.1 to the machine's outside address unless told this is a one-machine cluster.
+        mp.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        mp.setenv("RAY_TMPDIR", str(tmp))
+        mp.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+        mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                              os.environ.get("PYTHONPATH")])))
+        for var in ("no_proxy", "NO_PROXY"):
+            mp.setenv(var, ",".join(filter(None, [os.environ.get(var), "127.0.0.1", "localhost"])))
+        def node() -> dict[str, Any]:  # free ports for the agents: Ray's defaults clash with any other cluster
+            return {"num_cpus": 2, "object_store_memory": 80 * 1024 * 1024, "node_ip_address": "127.0.0.1",
+                    "dashboard_agent_listen_port": _free_port(), "metrics_export_port": _free_port()}
+
+        cluster = Cluster(initialize_head=True, head_node_args={
+            **node(), "include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": dashboard,
+            "temp_dir": str(tmp)})
+        try:
+            cluster.add_node(**node())
+            cluster.wait_for_nodes()
+            address = f"http://127.0.0.1:{dashboard}"
+            _wait_for_job_agent(address)
+            yield address
+        finally:
+            cluster.shutdown()
+    subprocess.run(["rm", "-rf", str(tmp)], check=False)
+
+
+def _wait_for_job_agent(address: str) -> None:
+    """The Jobs API answers "No available agent" until a node's agent registered: submit a no-op until it
+    is taken."""
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(address)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            job = client.submit_job(entrypoint="true", metadata={"purpose": "tfcloud test warm-up"})
+            break
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+    while not client.get_job_status(job).is_terminal():
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def ray_submit(ray_cluster: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """``ray_submit(script, **build_spec_kwargs) -> RayJob`` through the pipeline's own stages (launcher in a
+    temporary directory); jobs still running at the end are cancelled."""
+    from tfcloud.backends.ray import RayBackend, RayJob
+
+    handles: list[RayJob] = []
+
+    def _submit(script: Path, **kwargs: Any) -> RayJob:
+        kwargs.setdefault("target", "ray")
+        if kwargs.get("worker_count"):
+            kwargs.setdefault("worker_config", "CPU")
+        spec = build_spec(entry_point=script, **kwargs)
+        backend = RayBackend(address=ray_cluster, num_cpus=1)
+        with tempfile.TemporaryDirectory() as tmp:
+            job, _ = prepare(spec, Path(tmp))
+            assert isinstance(job, PreparedJob)
+            handle = backend.submit(job)
+        handles.append(handle)
+        return handle
+
+    yield _submit
+    for handle in handles:
+        if not handle.info().state.is_final:
+            handle.cancel()
+            handle.wait(60)
+
+
+def explain(handle: Any) -> str:
+    return "\n".join(f"{ln.replica} | {ln.text}" for ln in handle.logs())[-6000:]
+
+
+def survivors(job_id: str) -> list[int]:
+    """Processes of this machine that run for ``job_id`` (TFCLOUD_JOB_ID in their environment)."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("TFCLOUD_JOB_ID") == job_id and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def wait_gone(job_id: str, timeout: float = 30) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while (left := survivors(job_id)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return left
+
+
+def load(out: Path, replica: str) -> dict[str, np.ndarray]:
+    with np.load(out / f"{replica}.npz") as data:
+        return {k: data[k] for k in data.files}
+
+
+@pytest.mark.ray
+@pytest.mark.tensorflow
+def test_multi_worker_mirrored_over_two_nodes(ray_submit: Any, tmp_path: Path) -> None:
+    out = tmp_path / "weights"
+    out.mkdir()
+    handle = ray_submit(SCRIPTS / "train_tfkeras.py", entry_point_args=[str(out)], worker_count=2,
+                        distribution_strategy="multi_worker_mirrored")
+    info = handle.wait(400)
+    assert info.state is JobState.SUCCEEDED, explain(handle)
+    assert info.exit_code == 0
+    assert {r.name: r.state for r in info.replicas} == {
+        "chief-0": JobState.SUCCEEDED, "worker-0": JobState.SUCCEEDED, "worker-1": JobState.SUCCEEDED}
+    # The three replicas were spread over both nodes (the driver says where each runs).
+    placed = {ln.text.split()[0]: ln.text.split()[4] for ln in handle.logs(replica="tfcloud")
+              if " runs on node " in ln.text}
+    assert sorted(placed) == ["chief-0", "worker-0", "worker-1"]
+    assert len(set(placed.values())) == 2, placed
+    chief_says = [ln.text for ln in handle.logs(replica="chief-0")]
+    assert "strategy: CollectiveAllReduceStrategy" in chief_says
+    assert any("with 3 replica(s) in sync" in text for text in chief_says), explain(handle)
+    weights = {name: load(out, name) for name in placed}
+    chief = weights["chief-0"]
+    assert chief["loss"][-1] < chief["loss"][0]
+    for name in ("worker-0", "worker-1"):
+        assert sorted(weights[name]) == sorted(chief)
+        for key in chief:
+            np.testing.assert_allclose(weights[name][key], chief[key], rtol=0, atol=1e-6)
+    assert wait_gone(handle.job_id) == []
+
+
+@pytest.mark.ray
+@pytest.mark.tensorflow
+def test_parameter_server_job(ray_submit: Any, tmp_path: Path) -> None:
+    out = tmp_path / "weights"
+    out.mkdir()
+    handle = ray_submit(SCRIPTS / "train_tfkeras.py", entry_point_args=[str(out)], worker_count=2, ps_count=1)
+    info = handle.wait(400)
+    assert info.state is JobState.SUCCEEDED, explain(handle)
+    assert info.exit_code == 0
+    states = {r.name: r.state for r in info.replicas}
+    assert states["chief-0"] is JobState.SUCCEEDED
+    # Workers and the parameter server only serve the chief: tfcloud stopped them when it ended.
+    assert {states[n] for n in ("worker-0", "worker-1", "ps-0")} == {JobState.CANCELLED}
+    assert "strategy: ParameterServerStrategyV2" in [ln.text for ln in handle.logs(replica="chief-0")]
+    chief = load(out, "chief-0")
+    assert chief["loss"][-1] < chief["loss"][0]
+    assert wait_gone(handle.job_id) == []
+
+
+@pytest.mark.ray
+def test_a_failing_script_fails_the_job_with_its_error(ray_submit: Any, tmp_path: Path) -> None:
+    (tmp_path / "fail.py").write_text("import sys\nprint('loading data', flush=True)\n"
+                                      "sys.exit('bad input: expected 64 features, received 63')\n")
+    handle = ray_submit(tmp_path / "fail.py", worker_count=1, distribution_strategy=None)
+    info = handle.wait(300)
+    assert info.state is JobState.FAILED, explain(handle)
+    assert info.exit_code == 1
+    assert info.failed_replica == "chief-0"
+    assert info.message == "chief-0 exited with code 1."
+    error = failure(handle)
+    assert error is not None and error.exit_code == 1
+    assert error.summary == f"Job {handle.job_id} failed: chief-0 exited with code 1."
+    assert "bad input: expected 64 features, received 63" in error.log_tail
+    assert wait_gone(handle.job_id) == []
+
+
+@pytest.mark.ray
+def test_cancel_an_attached_job(ray_submit: Any, ray_cluster: str, tmp_path: Path) -> None:
+    from tfcloud.backends.ray import RayBackend
+
+    (tmp_path / "slow.py").write_text(SLOW)
+    submitted = ray_submit(tmp_path / "slow.py", worker_count=1, distribution_strategy=None,
+                           display_name="slow one", job_labels={"team": "vision"})
+    backend = RayBackend(address=ray_cluster)  # another client, as `tfcloud cancel JOB` would make
+    handle = backend.attach(submitted.job_id)
+    started = set()
+    for line in handle.logs(follow=True):
+        if line.text == "started":
+            started.add(line.replica)
+        if started == {"chief-0", "worker-0"}:
+            break
+    assert handle.info().state is JobState.RUNNING
+    listed = {i.job_id: i for i in backend.list()}
+    assert listed[handle.job_id].display_name == "slow one"
+    assert dict(listed[handle.job_id].labels) == {"team": "vision"}
+    assert [i.job_id for i in backend.list(state=JobState.RUNNING)] == [handle.job_id]
+    handle.cancel()
+    info = handle.wait(120)
+    assert info.state is JobState.CANCELLED
+    assert info.exit_code == 130
+    assert info.console_url == f"{ray_cluster}/#/jobs/{handle.job_id}"
+    assert wait_gone(handle.job_id) == []
+    err = failure(handle)
+    assert err is not None and err.summary == f"Job {handle.job_id} cancelled: The job was cancelled."
+    from tfcloud.errors import JobNotFoundError
+
+    with pytest.raises(JobNotFoundError):
+        backend.attach("ray-no-such-job")
+    backend.close()
+    # The CLI finds it again by its id (ray-...) and the address.
+    status = tfcloud("status", handle.job_id, "--json", "--ray", ray_cluster)
+    assert status.returncode == 0, status.stderr
+    shown = json.loads(status.stdout)
+    assert (shown["target"], shown["state"], shown["exit_code"]) == ("ray", "cancelled", 130)
+
+
+def tfcloud(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-m", "tfcloud.cli", *argv], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+@pytest.mark.ray
+def test_cli_submit_of_a_failing_script_exits_1_and_shows_its_error(ray_cluster: str, tmp_path: Path) -> None:
+    (tmp_path / "fail.py").write_text("import sys\nprint('loading data', flush=True)\n"
+                                      "raise ValueError('bad input: expected 64 features, received 63')\n")
+    result = tfcloud("submit", str(tmp_path / "fail.py"), "--ray", ray_cluster, "--ray-cpus", "1",
+                     "--worker-count", "1", "--worker-config", "CPU", "--strategy", "none")
+    assert result.returncode == 1, result.stderr
+    assert "chief-0 | loading data" in result.stdout
+    job_id = result.stderr.split("Submitted job ")[1].split(".")[0]
+    assert job_id.startswith("ray-fail-")
+    assert f"Job {job_id} failed: chief-0 exited with code 1." in result.stderr
+    assert "ValueError: bad input: expected 64 features, received 63" in result.stderr
+    assert "Traceback" not in result.stderr.split(f"Job {job_id} failed")[0]  # no traceback of tfcloud's own
+    assert wait_gone(job_id) == []
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("cancel", [False, True], ids=["detach", "cancel-on-interrupt"])
+def test_ctrl_c_detaches_or_cancels(ray_cluster: str, tmp_path: Path, cancel: bool) -> None:
+    """As for Vertex AI: Ctrl-C while following leaves a Ray job running (and says how to find it again);
+    with --cancel-on-interrupt it cancels it. Either way the command exits 130."""
+    import signal
+    import threading
+
+    from tfcloud.backends.ray import RayBackend
+
+    (tmp_path / "slow.py").write_text(SLOW)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfcloud.cli", "submit", str(tmp_path / "slow.py"), "--ray", ray_cluster,
+         "--ray-cpus", "1", "--strategy", "none", *(["--cancel-on-interrupt"] if cancel else [])],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
+    reader.start()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.rstrip().endswith("| started"):
+            break
+    proc.send_signal(signal.SIGINT)
+    proc.stdout.read()
+    code = proc.wait(timeout=120)
+    reader.join(timeout=10)
+    proc.stdout.close()
+    proc.stderr.close()  # type: ignore[union-attr]
+    assert code == 130
+    text = "".join(err)
+    job_id = text.split("Submitted job ")[1].split(".")[0]
+    handle = RayBackend(address=ray_cluster).attach(job_id)
+    if cancel:
+        assert f"Interrupted: cancelling {job_id}." in text
+        assert handle.wait(60).state is JobState.CANCELLED
+        assert wait_gone(job_id) == []
+    else:
+        assert f"Detached: {job_id} keeps running." in text
+        assert handle.info().state is JobState.RUNNING
+        handle.cancel()
+        assert handle.wait(60).state is JobState.CANCELLED
+
+
+@pytest.mark.ray
+def test_a_notebook_runs_with_its_directory_shipped(ray_submit: Any, tmp_path: Path) -> None:
+    """The entry point's directory travels in Ray's runtime environment (a module beside the notebook imports;
+    a secret does not travel); the notebook is converted and its script runs next to the launcher."""
+    pytest.importorskip("nbformat", reason="notebooks need tfcloud[notebook]")
+    from tests.notebook.nbhelpers import notebook
+    from tfcloud.backends.base import Backend, JobHandle
+    from tfcloud.backends.ray import RayBackend
+
+    project = tmp_path / "project"
+    (project / "lib").mkdir(parents=True)
+    (project / "lib" / "helper.py").write_text("VALUE = 'from the shipped directory'\n")
+    (project / ".env").write_text("TOKEN=secret\n")
+    nb = notebook(project / "explore.ipynb", "import os\nfrom lib import helper",
+                  "print(helper.VALUE)\nprint('secret shipped:', os.path.exists('.env'))")
+    handle = ray_submit(nb, distribution_strategy=None)
+    assert isinstance(handle, JobHandle) and isinstance(RayBackend(address="http://127.0.0.1:1"), Backend)
+    info = handle.wait(300)
+    assert info.state is JobState.SUCCEEDED, explain(handle)
+    said = [ln.text for ln in handle.logs(replica="chief-0")]
+    assert "from the shipped directory" in said
+    assert "secret shipped: False" in said
+    assert sorted(p.name for p in project.iterdir()) == [".env", "explore.ipynb", "lib"]  # nothing left there
+
+
+@pytest.mark.ray
+def test_a_replica_whose_actor_dies_fails_the_job_and_the_rest_are_stopped(ray_submit: Any, tmp_path: Path) -> None:
+    import signal
+
+    import psutil
+
+    (tmp_path / "slow.py").write_text(SLOW)
+    handle = ray_submit(tmp_path / "slow.py", worker_count=1, distribution_strategy=None)
+    started = set()
+    for line in handle.logs(follow=True):
+        if line.text == "started":
+            started.add(line.replica)
+        if started == {"chief-0", "worker-0"}:
+            break
+    replica = next(p for p in map(psutil.Process, survivors(handle.job_id))
+                   if p.environ().get("TFCLOUD_REPLICA") == "worker-0")
+    actor = replica.parent()
+    assert actor is not None and actor.environ().get("TFCLOUD_REPLICA") is None  # the Ray worker holding it
+    actor.send_signal(signal.SIGKILL)
+    info = handle.wait(120)
+    assert info.state is JobState.FAILED, explain(handle)
+    assert info.failed_replica == "worker-0"
+    assert info.exit_code == 137
+    assert info.message == "worker-0 was killed by SIGKILL (exit code 137)."
+    assert {r.name: r.state for r in info.replicas}["chief-0"] is JobState.CANCELLED
+    assert wait_gone(handle.job_id) == []

@@ -1,0 +1,400 @@
+"""The Ray backend: a job's replicas on a Ray cluster (your own servers, another cloud, KubeRay), through Ray's
+Jobs API.
+
+``submit`` stages the job's working directory (the build context's files: ignore files and the secret deny-list
+apply, as for an image) with the launcher and a plan, and submits ``python -m tfcloud.backends.ray_driver`` as a
+Ray job whose runtime environment carries that directory (``working_dir``), tfcloud's own package
+(``py_modules``), the job's environment variables and its requirements (``pip``). The driver
+(:mod:`tfcloud.backends.ray_driver`) reserves one placement-group bundle per replica, builds ``TF_CONFIG`` from
+the nodes' addresses and free ports, runs the launcher in each bundle and applies the local backend's outcome
+rules. Status, logs, cancel and list go through the Jobs API (the dashboard's HTTP address); the handle keeps
+no state of its own, so ``attach(job_id)`` works from any machine that reaches the dashboard.
+
+Addresses: ``http://HOST:8265`` (the dashboard; ``HOST:8265`` gets ``http://``), ``https://...``, or ``auto``
+(a cluster started on this machine). Without ``--ray ADDRESS``: ``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import json
+import logging
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tfcloud.artifacts import PreparedJob
+from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
+from tfcloud.backends.ray_driver import DRIVER, PLAN_FILE, parse_line, parse_status
+from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError, ValidationError
+from tfcloud.spec import JobSpec, Role
+from tfcloud.states import JobState, to_job_state
+
+if TYPE_CHECKING:
+    from tfcloud.settings import Settings
+    from tfcloud.targets import RayTarget
+
+__all__ = ["RayBackend", "RayJob", "replica_resources"]
+
+_POLL_S = 0.5
+_ENTRYPOINT = "python -m tfcloud.backends.ray_driver"
+#: What marks a Ray job as tfcloud's (in the job's metadata).
+_MARK = "tfcloud"
+
+
+def replica_resources(spec: JobSpec, role: Role, *, num_cpus: float | None = None) -> dict[str, float]:
+    """The Ray resources of one replica in ``role``'s pool: its machine's CPU cores (or ``num_cpus``) and
+    accelerator count as GPUs. Memory is not reserved (Ray's ``memory`` resource is rarely declared)."""
+    pool = spec.pool(role)
+    assert pool is not None
+    machine = pool.machine
+    cpus = float(num_cpus if num_cpus is not None else machine.cpu_cores or 1)
+    resources = {"CPU": cpus}
+    if machine.is_gpu:
+        resources["GPU"] = float(machine.accelerator_count)
+    return resources
+
+
+def _cpus(value: str) -> float:
+    try:
+        cpus = float(value)
+    except ValueError:
+        cpus = -1.0
+    if not cpus > 0:
+        raise ValidationError("ray_cpus", "a number of CPUs > 0 (e.g. 1 or 0.5)", value)
+    return cpus
+
+
+def _client_address(address: str) -> str:
+    if address == "auto" or re.match(r"^[a-z]+://", address):
+        return address
+    return f"http://{address}"
+
+
+class RayBackend:
+    """Runs jobs on a Ray cluster. Options: ``address`` (the dashboard, ``http://HEAD:8265``; default: the
+    target's, then ``settings.ray_address``: ``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``), ``num_cpus`` (CPUs
+    per replica instead of the machine config's cores; default ``settings.ray_cpus``), ``placement_strategy``
+    (``SPREAD``, ``PACK``, ``STRICT_SPREAD``, ``STRICT_PACK``)."""
+
+    def __init__(self, *, target: RayTarget | None = None, settings: Settings | None = None,
+                 address: str | None = None, num_cpus: float | None = None,
+                 placement_strategy: str = "SPREAD") -> None:
+        address = address or (target.address if target is not None else None) \
+            or (settings.ray_address if settings is not None else None)
+        if num_cpus is None and settings is not None and settings.ray_cpus:
+            num_cpus = _cpus(settings.ray_cpus)
+        if not address:
+            raise ConfigurationError(
+                "No Ray cluster address.",
+                hint="Pass --ray http://HEAD:8265 (the dashboard's address), or set TFCLOUD_RAY_ADDRESS or "
+                     "RAY_ADDRESS.")
+        self.address = _client_address(address)
+        self.num_cpus = num_cpus
+        self.placement_strategy = placement_strategy
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        """Ray's ``JobSubmissionClient`` for this cluster (made on first use)."""
+        if self._client is None:
+            try:
+                from ray.job_submission import JobSubmissionClient
+            except ImportError as exc:
+                raise MissingExtraError("Ray jobs", "ray", "ray") from exc
+            # The client's progress ("Uploading package ...", "WebSocket closed ...") is not for our users.
+            for name in ("ray.dashboard.modules.dashboard_sdk", "ray.dashboard.modules.job.sdk",
+                         "ray._private.runtime_env.packaging"):
+                logging.getLogger(name).setLevel(logging.WARNING)
+            try:
+                self._client = JobSubmissionClient(self.address)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ConfigurationError(
+                    f"Cannot reach the Ray cluster at {self.address}: {exc}",
+                    hint="Give the dashboard's address (http://HEAD:8265; `ray start --head` prints it), and "
+                         "check that the cluster runs `ray[default]` (the Jobs API needs the dashboard).",
+                ) from exc
+        return self._client
+
+    # -- submit -------------------------------------------------------------------------------------------
+    def plan(self, job: PreparedJob, job_id: str) -> dict[str, Any]:
+        """The plan the driver reads: replicas with their resources, the launcher's argv, the outcome rules."""
+        from tfcloud.backends.local import spec_roles, stop_on_chief_end
+        from tfcloud.launcher import LAUNCHER_NAME
+
+        spec = job.spec
+        return {
+            "job_id": job_id,
+            "display_name": spec.display_name,
+            "strategy": spec.strategy.value,
+            "cwd": ".",
+            "argv": [LAUNCHER_NAME, *spec.entry_point_args],
+            "replicas": [{"name": f"{role.value}-{index}", "role": role.value, "index": index,
+                          "resources": replica_resources(spec, role, num_cpus=self.num_cpus)}
+                         for role, index in spec_roles(spec)],
+            "placement_strategy": self.placement_strategy,
+            "stop_grace_s": 5.0,
+            "finish_grace_s": 10.0,
+            "stop_on_chief_end": stop_on_chief_end(spec),
+            "submitted_at": time.time(),
+        }
+
+    def runtime_env(self, job: PreparedJob, workdir: Path, package: Path, job_id: str) -> dict[str, Any]:
+        """Ray's runtime environment for the job: its files, tfcloud, its variables and requirements. (Each
+        replica also gets the cluster's hosts in ``no_proxy``: ``ray_driver.ReplicaProcess.start``.)"""
+        env = {**job.spec.env, "PYTHONUNBUFFERED": "1", "TFCLOUD_JOB_ID": job_id}
+        runtime_env: dict[str, Any] = {"working_dir": str(workdir), "py_modules": [str(package)], "env_vars": env}
+        requirements = _requirement_lines(job)
+        if requirements:
+            runtime_env["pip"] = requirements
+        return runtime_env
+
+    def submit(self, job: PreparedJob) -> RayJob:
+        """Stage the working directory, submit the driver as a Ray job; return at once."""
+        from tfcloud.backends.local import make_job_id
+
+        spec = job.spec
+        if spec.has_tpu:
+            raise ConfigurationError(
+                "Ray jobs cannot use TPUs: tfcloud maps only CPUs and GPUs to Ray resources.",
+                hint="Use --vertex for TPU jobs, or a CPU/GPU machine config.")
+        job_id = "ray-" + make_job_id(spec).removeprefix("local-")
+        client = self.client
+        with tempfile.TemporaryDirectory(prefix="tfcloud-ray-") as tmp:
+            workdir, package = _stage(job, Path(tmp), self.plan(job, job_id))
+            try:
+                client.submit_job(
+                    entrypoint=_ENTRYPOINT, submission_id=job_id,
+                    runtime_env=self.runtime_env(job, workdir, package, job_id),
+                    metadata={_MARK: "1", "display_name": spec.display_name,
+                              **{f"label.{k}": v for k, v in spec.job_labels.items()}},
+                )
+            except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
+                raise SubmitError(f"The Ray cluster at {self.address} refused job {job_id}: {exc}") from exc
+        return RayJob(self, job_id)
+
+    # -- other jobs ---------------------------------------------------------------------------------------
+    def attach(self, job_id: str) -> RayJob:
+        """The handle of an existing Ray job (any job the Jobs API knows; tfcloud's have replicas)."""
+        handle = RayJob(self, job_id)
+        handle.details()  # JobNotFoundError when the cluster does not know it
+        return handle
+
+    def list(self, *, state: JobState | None = None, limit: int | None = None) -> builtins.list[JobInfo]:
+        """tfcloud's jobs on this cluster, newest first (from the Jobs API; replicas are not read)."""
+        try:
+            jobs = self.client.list_jobs()
+        except (ConnectionError, RuntimeError) as exc:
+            raise SubmitError(f"Cannot list the jobs of the Ray cluster at {self.address}: {exc}") from exc
+        rows = [_job_info(d, None, dashboard=self.address) for d in jobs
+                if (d.metadata or {}).get(_MARK) and d.submission_id]
+        rows.sort(key=lambda i: i.created or 0.0, reverse=True)
+        rows = [i for i in rows if state is None or i.state is state]
+        return rows if limit is None else rows[:limit]
+
+    def close(self) -> None:
+        """Drop the client (a handle makes a new one when needed)."""
+        self._client = None
+
+
+class RayJob:
+    """The handle of a tfcloud job on Ray; every answer comes from the Jobs API."""
+
+    def __init__(self, backend: RayBackend, job_id: str) -> None:
+        self.backend = backend
+        self._job_id = job_id
+
+    def __repr__(self) -> str:
+        return f"RayJob({self._job_id!r})"
+
+    @property
+    def job_id(self) -> str:
+        return self._job_id
+
+    def details(self) -> Any:
+        """Ray's ``JobDetails`` of this job."""
+        try:
+            return self.backend.client.get_job_info(self._job_id)
+        except RuntimeError as exc:
+            if "404" in str(exc) or "does not exist" in str(exc):
+                raise JobNotFoundError(f"No Ray job `{self._job_id}` on {self.backend.address}.",
+                                       hint="List them with: tfcloud list --ray ADDRESS") from exc
+            raise SubmitError(f"Cannot read Ray job {self._job_id}: {exc}") from exc
+
+    def _log_text(self) -> str:
+        try:
+            return str(self.backend.client.get_job_logs(self._job_id))
+        except RuntimeError:
+            return ""
+
+    def info(self) -> JobInfo:
+        """Ray's job status, with the driver's last status line (replicas, exit code, failing replica)."""
+        details = self.details()
+        status = None
+        for raw in reversed(self._log_text().splitlines()):
+            status = parse_status(raw)
+            if status is not None:
+                break
+        return _job_info(details, status, dashboard=self.backend.address)
+
+    def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
+        """The replicas' lines (and the driver's own, as replica ``tfcloud``) so far; with ``follow``, streamed
+        until the job has ended."""
+        chunks = self._tail() if follow else iter([self._log_text()])
+        partial = ""
+        for chunk in chunks:
+            lines = (partial + chunk).split("\n")
+            partial = lines.pop()
+            for raw in lines:
+                line = _log_line(raw)
+                if line is not None and (replica is None or line.replica == replica):
+                    yield line
+        if partial:
+            line = _log_line(partial)
+            if line is not None and (replica is None or line.replica == replica):
+                yield line
+
+    def _tail(self) -> Iterator[str]:
+        """The job's log as it grows (Ray's websocket tail), until the job ends."""
+        loop = asyncio.new_event_loop()
+        stream = self.backend.client.tail_job_logs(self._job_id)
+        try:
+            while True:
+                try:
+                    chunk = loop.run_until_complete(stream.__anext__())
+                except StopAsyncIteration:
+                    break
+                yield str(chunk)
+        finally:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(stream.aclose())
+            loop.close()
+
+    def wait(self, timeout: float | None = None) -> JobInfo:
+        """Block until the job is final (or ``timeout`` seconds passed); return its info then."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            state = _ray_state(self.backend.client.get_job_status(self._job_id))
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if state.is_final or (remaining is not None and remaining <= 0):
+                return self.info()
+            time.sleep(_POLL_S if remaining is None else max(0.0, min(_POLL_S, remaining)))
+
+    def cancel(self) -> None:
+        """``ray job stop``: the driver gets SIGTERM and stops every replica; returns at once."""
+        details = self.details()
+        if _ray_state(details.status).is_final:
+            return
+        with contextlib.suppress(RuntimeError):
+            self.backend.client.stop_job(self._job_id)
+
+
+# -- helpers ----------------------------------------------------------------------------------------------
+def _ray_state(status: Any) -> JobState:
+    return to_job_state("ray", str(getattr(status, "value", status)))
+
+
+def _log_line(raw: str) -> LogLine | None:
+    if raw.startswith("[tfcloud:status]"):
+        return None
+    parsed = parse_line(raw)
+    if parsed is None:  # Ray's own lines, a traceback of the driver
+        return LogLine(replica=DRIVER, text=raw.rstrip("\r"), stream="stderr")
+    replica, stream, text = parsed
+    return LogLine(replica=replica, text=text.rstrip("\r"), stream=stream)
+
+
+def _replica_state(replica: dict[str, Any]) -> JobState:
+    if replica.get("state") != "exited":
+        return to_job_state("process", str(replica.get("state")))
+    if replica.get("exit_code") == 0:
+        return JobState.SUCCEEDED
+    return JobState.CANCELLED if replica.get("stopped_by_tfcloud") else JobState.FAILED
+
+
+def _job_info(details: Any, status: dict[str, Any] | None, *, dashboard: str) -> JobInfo:
+    """One :class:`JobInfo` from Ray's ``JobDetails`` and the driver's last status line (when read); the
+    console link is the job's page on the dashboard."""
+    metadata = dict(details.metadata or {})
+    state = _ray_state(details.status)
+    status = status or {}
+    exit_code: int | None = None
+    if state.is_final:
+        if state is JobState.CANCELLED:
+            exit_code = 130
+        elif status.get("exit_code") is not None and status.get("state") in ("succeeded", "failed", "cancelled"):
+            exit_code = int(status["exit_code"])
+        elif getattr(details, "driver_exit_code", None) is not None:
+            exit_code = int(details.driver_exit_code)
+        else:
+            exit_code = 0 if state is JobState.SUCCEEDED else 1
+        if state is JobState.FAILED and exit_code == 0:
+            exit_code = 1
+    message = status.get("message") or None
+    if state is JobState.FAILED and not status.get("failed_replica"):
+        message = details.message or message  # the driver itself failed (runtime env, driver error)
+    elif state is JobState.CANCELLED:
+        message = "The job was cancelled."
+    replicas = tuple(ReplicaInfo(name=name, state=_replica_state(r),
+                                 exit_code=None if r.get("exit_code") is None else int(r["exit_code"]))
+                     for name, r in (status.get("replicas") or {}).items())
+    start = getattr(details, "start_time", None)
+    return JobInfo(
+        job_id=str(details.submission_id), target="ray", state=state,
+        display_name=metadata.get("display_name"), replicas=replicas, exit_code=exit_code,
+        failed_replica=status.get("failed_replica") if state is JobState.FAILED else None,
+        message=message, created=None if start is None else start / 1000.0,
+        console_url=f"{dashboard.rstrip('/')}/#/jobs/{details.submission_id}" if dashboard.startswith("http")
+        else None,
+        labels={k.removeprefix("label."): v for k, v in metadata.items() if k.startswith("label.")},
+    )
+
+
+def _requirement_lines(job: PreparedJob) -> list[str]:
+    lines: list[str] = []
+    if job.spec.requirements_txt is not None:
+        text = Path(job.spec.requirements_txt).read_text(encoding="utf-8")
+        lines += [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return lines + list(job.requirements)
+
+
+def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Path]:
+    """Write the job's working directory (the build context's files, the launcher, the plan) and tfcloud's
+    package under ``tmp``; return both directories."""
+    from tfcloud.artifacts import script_beside_launcher
+    from tfcloud.containerize import tfcloud_package_files
+    from tfcloud.context import collect_context
+    from tfcloud.dockerfile import TFCLOUD_PYTHON_DIR
+    from tfcloud.launcher import LAUNCHER_NAME
+
+    spec = job.spec
+    root = Path(spec.build_root).resolve()
+    generated = {LAUNCHER_NAME: Path(job.launcher).read_bytes(),
+                 PLAN_FILE: json.dumps(plan, indent=1).encode()}
+    if script_beside_launcher(job.script, root):  # a converted notebook
+        generated[job.script.name] = Path(job.script).read_bytes()
+    context = collect_context(root, generated=generated)
+    workdir = tmp / "workdir"
+    workdir.mkdir()
+    for entry in context.files:
+        target = workdir / entry.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if entry.link is not None:
+            target.symlink_to(entry.link)
+        elif entry.data is not None:
+            target.write_bytes(entry.data)
+        else:
+            assert entry.source is not None
+            shutil.copyfile(entry.source, target)
+    package = tmp / "python"
+    for rel, data in tfcloud_package_files().items():
+        path = package / Path(rel).relative_to(TFCLOUD_PYTHON_DIR)  # ".tfcloud/python/tfcloud/..."
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return workdir, package / "tfcloud"

@@ -1,0 +1,320 @@
+"""The driver of a tfcloud job on Ray: the program Ray's Jobs API runs (``python -m tfcloud.backends.ray_driver``).
+
+It reads the plan the client shipped in the job's working directory (:data:`PLAN_FILE`), reserves one
+placement-group bundle per replica (the replica's CPUs and GPUs; ``SPREAD`` over the nodes), starts one
+:class:`ReplicaProcess` actor in each bundle, asks each for its node's address and a free port there, builds
+every replica's ``TF_CONFIG`` from those addresses (:func:`tfcloud.backends.local.plan_replicas`) and runs the
+launcher in each actor as a child process.
+
+The outcome rules are the local backend's, reused: :class:`RaySupervisor` is the local
+:class:`~tfcloud.backends._supervisor.Supervisor` with the processes behind actors (the chief's exit code is
+the job's; parameter servers, and workers under ParameterServerStrategy, are stopped when the chief ends;
+when one replica fails the rest are stopped; SIGTERM from ``ray job stop`` cancels: 130).
+
+Everything goes to the driver's stdout, which is the Ray job's log, one line per replica line:
+
+    [chief-0] a line the chief printed on stdout
+    [worker-1:err] a line worker-1 printed on stderr
+    [tfcloud] what the driver itself says
+    [tfcloud:status] {"state": ..., "exit_code": ..., "failed_replica": ..., "replicas": {...}}
+
+:func:`parse_line` reads them back (the client's ``logs``/``info``). This module imports Ray only in the
+functions that run inside the Ray job, so the client can use :func:`parse_line` without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tfcloud.backends import _supervisor as sup
+
+__all__ = ["PLAN_FILE", "RaySupervisor", "ReplicaProcess", "format_line", "main", "parse_line"]
+
+#: The plan, relative to the job's working directory.
+PLAN_FILE = ".tfcloud/ray_job.json"
+STATUS_PREFIX = "[tfcloud:status] "
+DRIVER = "tfcloud"  # the replica name of the driver's own lines
+
+_LINE = re.compile(r"^\[(?P<r>[a-z]+-\d+|tfcloud)(?P<e>:err)?\] ?(?P<x>.*)$", re.DOTALL)
+_TICK_S = 0.1
+_PLACEMENT_NOTICE_S = 30.0
+
+
+def format_line(replica: str, text: str, stream: str = "stdout") -> str:
+    return f"[{replica}{':err' if stream == 'stderr' else ''}] {text}"
+
+
+def parse_line(raw: str) -> tuple[str, str, str] | None:
+    """``(replica, stream, text)`` of a job-log line, or None for a line the driver did not write (Ray's
+    own lines, a traceback of the driver) and for status lines."""
+    if raw.startswith(STATUS_PREFIX):
+        return None
+    m = _LINE.match(raw)
+    if m is None:
+        return None
+    return m["r"], "stderr" if m["e"] else "stdout", m["x"]
+
+
+def parse_status(raw: str) -> dict[str, Any] | None:
+    if not raw.startswith(STATUS_PREFIX):
+        return None
+    try:
+        status: dict[str, Any] = json.loads(raw[len(STATUS_PREFIX):])
+    except ValueError:
+        return None
+    return status
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(format_line(DRIVER, text) + "\n")
+    sys.stdout.flush()
+
+
+class ReplicaProcess:
+    """A Ray actor (threaded): one replica's process on the node of its bundle."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.lines: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+        self.readers: list[threading.Thread] = []
+
+    def where(self) -> dict[str, Any]:
+        """This node's address, a free port on it, and the node's id."""
+        import ray
+
+        ip = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind((ip, 0))
+            port = s.getsockname()[1]
+        return {"ip": ip, "port": port, "node_id": ray.get_runtime_context().get_node_id(),
+                "host": socket.gethostname()}
+
+    def start(self, argv: Sequence[str], env: dict[str, str]) -> int:
+        """Run ``python ARGV`` (in the job's working directory, this actor's) with ``env`` added, and the
+        cluster's hosts kept away from any proxy (a proxy makes TensorFlow's collectives hang silently)."""
+        env = {**os.environ, **env}
+        cluster = json.loads(env.get("TF_CONFIG") or "{}").get("cluster", {})
+        hosts = {a.rsplit(":", 1)[0] for addresses in cluster.values() for a in addresses} | {"127.0.0.1", "localhost"}
+        for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy"):
+            given = [h.strip() for h in env.get(name, "").split(",") if h.strip()]
+            env[name] = ",".join(given + sorted(hosts - set(given)))
+        self.proc = subprocess.Popen(
+            [sys.executable, *argv], env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=sup._pdeathsig(), close_fds=True,
+        )
+        for stream, fileobj in (("stdout", self.proc.stdout), ("stderr", self.proc.stderr)):
+            reader = threading.Thread(target=self._pump, args=(stream, fileobj), daemon=True)
+            reader.start()
+            self.readers.append(reader)
+        return self.proc.pid
+
+    def _pump(self, stream: str, fileobj: Any) -> None:
+        for raw in iter(fileobj.readline, b""):
+            text = raw.decode("utf-8", errors="replace").rstrip("\n").rstrip("\r")
+            with self.lock:
+                self.lines.append((stream, text))
+        fileobj.close()
+
+    def poll(self) -> tuple[list[tuple[str, str]], int | None, bool]:
+        """The lines printed since the last poll, the Popen return code (None while it runs), and whether
+        both pipes reached their end."""
+        with self.lock:
+            lines, self.lines = self.lines, []
+        rc = None if self.proc is None else self.proc.poll()
+        eof = self.proc is not None and not any(r.is_alive() for r in self.readers)
+        return lines, rc, eof
+
+    def signal(self, signum: int) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signum)
+
+
+class RaySupervisor(sup.Supervisor):
+    """The local supervisor's outcome rules over replicas that run in Ray actors."""
+
+    def __init__(self, job_dir: Path, actors: Sequence[Any], argv: Sequence[str],
+                 nodes: Sequence[dict[str, Any]]) -> None:
+        super().__init__(job_dir)
+        self.actors = {r.name: a for r, a in zip(self.replicas, actors, strict=True)}
+        self.argv = list(argv)
+        self.nodes = {r.name: n for r, n in zip(self.replicas, nodes, strict=True)}
+        self.eof: set[str] = set()
+        self._last_status = ""
+
+    def write_status(self) -> None:
+        super().write_status()
+        status = json.loads((self.job_dir / sup.STATUS_FILE).read_text(encoding="utf-8"))
+        for name, replica in status["replicas"].items():
+            replica["node_id"] = self.nodes[name]["node_id"]
+            replica["address"] = f"{self.nodes[name]['ip']}:{self.nodes[name]['port']}"
+        text = json.dumps(status, separators=(",", ":"))
+        if text != self._last_status:
+            self._last_status = text
+            sys.stdout.write(STATUS_PREFIX + text + "\n")
+            sys.stdout.flush()
+
+    def start(self) -> None:
+        import ray
+
+        started = []
+        for r in self.replicas:
+            if self.cancel_requested:
+                break
+            started.append((r, self.actors[r.name].start.remote(self.argv, r.env)))
+        for r, ref in started:
+            try:
+                ray.get(ref)
+            except Exception as exc:  # the actor or its process could not start
+                self.fail(r, 127, f"{r.name} could not be started: {exc}")
+                continue
+            # The process stands behind its actor; r.pid stays None (decide() reads /proc for pids of this
+            # machine, and the replica may run on another).
+            r.proc = self.actors[r.name]
+        if self.state == "starting":
+            self.state = "running"
+        self.write_status()
+
+    def _signal_group(self, r: sup._Replica, sig: int) -> None:
+        if r.proc is not None:
+            self.actors[r.name].signal.remote(int(sig))
+
+    def reap(self) -> bool:
+        import ray
+
+        live = [r for r in self.replicas if r.proc is not None and r.name not in self.eof]
+        if not live:
+            return False
+        refs = [self.actors[r.name].poll.remote() for r in live]
+        changed = False
+        for r, ref in zip(live, refs, strict=True):
+            try:
+                lines, rc, eof = ray.get(ref)
+            except ray.exceptions.RayActorError as exc:  # its node or actor died: the replica with it
+                _say(f"{r.name}'s actor died ({type(exc).__name__}); its node may be gone.")
+                lines, rc, eof = [], -signal.SIGKILL, True
+            for stream, text in lines:
+                sys.stdout.write(format_line(r.name, text, stream) + "\n")
+            if rc is not None and r.returncode is None:
+                r.returncode = rc
+                changed = True
+            if eof and rc is not None:
+                self.eof.add(r.name)
+        sys.stdout.flush()
+        return changed
+
+    def run(self) -> int:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self._on_signal)
+        self.write_status()
+        self.start()
+        eof_deadline: float | None = None
+        while True:
+            changed = self.reap()
+            now = time.monotonic()
+            self.decide(now)
+            if changed:
+                self.write_status()
+            if all(not r.running for r in self.replicas):
+                if eof_deadline is None:
+                    for r in self.replicas:  # whatever a replica left in its group goes now
+                        self._signal_group(r, signal.SIGKILL)
+                    eof_deadline = now + sup._EOF_WAIT_S
+                if all(r.name in self.eof for r in self.replicas if r.proc is not None) or now >= eof_deadline:
+                    break
+            time.sleep(_TICK_S)
+        return self.finish()
+
+
+def _wait_for_placement(pg: Any, bundles: list[dict[str, float]], cancelled: threading.Event) -> bool:
+    import ray
+
+    ready = pg.ready()
+    start = notice = time.monotonic()
+    while not cancelled.is_set():
+        done, _ = ray.wait([ready], timeout=1.0)
+        if done:
+            return True
+        if time.monotonic() - notice >= _PLACEMENT_NOTICE_S:
+            notice = time.monotonic()
+            _say(f"still waiting ({notice - start:.0f} s) for the cluster to hold {len(bundles)} replicas of "
+                 f"{bundles[0]} (ray status shows what is free).")
+    return False
+
+
+def main() -> int:
+    import ray
+    from ray.util.placement_group import placement_group, remove_placement_group
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    from tfcloud.backends.local import plan_replicas
+    from tfcloud.spec import Role
+
+    cancelled = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: cancelled.set())
+    plan: dict[str, Any] = json.loads(Path(PLAN_FILE).read_text(encoding="utf-8"))
+    ray.init(log_to_driver=False, logging_level=logging.WARNING)
+    bundles = [dict(r["resources"]) for r in plan["replicas"]]
+    pg = placement_group(bundles, strategy=plan.get("placement_strategy", "SPREAD"))
+    actors: list[Any] = []
+    try:
+        _say(f"reserving {len(bundles)} bundle(s) for {', '.join(r['name'] for r in plan['replicas'])}.")
+        if not _wait_for_placement(pg, bundles, cancelled):
+            _say("cancelled while waiting for resources.")
+            sys.stdout.write(STATUS_PREFIX + json.dumps({"state": "cancelled", "exit_code": 130,
+                                                         "message": "The job was cancelled."}) + "\n")
+            return 130
+        actor_class = ray.remote(ReplicaProcess)
+        for i, bundle in enumerate(bundles):
+            actors.append(actor_class.options(
+                num_cpus=bundle.get("CPU", 0), num_gpus=bundle.get("GPU", 0), max_concurrency=4,
+                scheduling_strategy=PlacementGroupSchedulingStrategy(
+                    placement_group=pg, placement_group_bundle_index=i),
+            ).remote())
+        nodes: list[dict[str, Any]] = ray.get([a.where.remote() for a in actors])
+        replicas = plan_replicas([(Role(r["role"]), int(r["index"])) for r in plan["replicas"]],
+                                 [f"{n['ip']}:{n['port']}" for n in nodes])
+        for r, n in zip(replicas, nodes, strict=True):
+            _say(f"{r.name} runs on node {n['node_id'][:12]} ({n['host']}, {n['ip']}:{n['port']}).")
+        with tempfile.TemporaryDirectory(prefix="tfcloud-ray-") as tmp:
+            job_dir = Path(tmp)
+            sup.write_json_atomic(job_dir / sup.JOB_FILE, {
+                **{k: v for k, v in plan.items() if k != "replicas"},
+                "replicas": [{"name": r.name, "role": r.role.value, "env": r.env()} for r in replicas],
+            })
+            supervisor = RaySupervisor(job_dir, actors, plan["argv"], nodes)
+            supervisor.cancel_requested = cancelled.is_set()
+            try:
+                supervisor.run()
+            except BaseException as exc:
+                supervisor.abort(exc)
+                raise
+        return int(supervisor.exit_code if supervisor.exit_code is not None else 1)
+    finally:
+        for actor in actors:
+            with contextlib.suppress(Exception):
+                ray.kill(actor)
+        with contextlib.suppress(Exception):
+            remove_placement_group(pg)
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
