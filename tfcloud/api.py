@@ -39,6 +39,7 @@ NEW_OPTIONS = (
     "timeout",
     "restart_on_worker_restart",
     "spot",
+    "max_restarts",
     "network",
     "base_output_dir",
     "context_dir",

@@ -145,11 +145,15 @@ def submit(
     spot: Annotated[bool, typer.Option("--spot", help="Vertex AI: run on Spot (preemptible) capacity.")] = False,
     restart_on_worker_restart: Annotated[bool, typer.Option(
         "--restart-on-worker-restart", help="Vertex AI: restart the whole job when a worker restarts.")] = False,
+    max_restarts: Annotated[Optional[int], typer.Option(  # noqa: UP045
+        help="Restart the cluster up to N times when a replica dies; training resumes from its checkpoint "
+             "(docs/recovery.md).", show_default=False)] = None,
     network: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Vertex AI: VPC network, projects/NUMBER/global/networks/NAME.", show_default=False)] = None,
     output_dir: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Vertex AI: base output directory gs://... (sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, "
-             "AIP_TENSORBOARD_LOG_DIR).", show_default=False)] = None,
+        help="Base output directory, gs://... (or, for a local run, a directory; default: the local job's "
+             "directory): sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR.",
+        show_default=False)] = None,
 ) -> None:
     """Submit ENTRY_POINT as a distributed job and follow its logs.
 
@@ -188,6 +192,7 @@ def submit(
         timeout=timeout,
         spot=spot,
         restart_on_worker_restart=restart_on_worker_restart,
+        max_restarts=max_restarts,
         network=network,
         base_output_dir=output_dir,
         context_dir=context,

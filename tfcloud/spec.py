@@ -90,11 +90,16 @@ class DockerConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class Scheduling:
-    """How Vertex AI schedules the job: a time limit, restarts, and spot (preemptible) capacity."""
+    """How the job is scheduled: a time limit, restarts, and spot (preemptible) capacity.
+
+    ``max_restarts``: how often a failed cluster is started again (None: the target's default; local: 0;
+    Vertex AI: its own retries). See docs/recovery.md for what each target does with it.
+    """
 
     timeout_s: int | None = None
     restart_job_on_worker_restart: bool = False
     spot: bool = False
+    max_restarts: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -172,7 +172,15 @@ def _context_dir(value: object, entry: Path) -> Path | None:
     return path
 
 
-def _scheduling(timeout: object, restart: object, spot: object) -> Scheduling:
+def _output_dir(value: object, target: Target) -> str | None:
+    """A gs:// URI; for a local run also a directory path (made absolute)."""
+    if target is Target.LOCAL and isinstance(value, str | Path) and str(value) and not str(value).startswith("gs://"):
+        return str(Path(value).expanduser().resolve())
+    return _optional_str("base_output_dir", value, _GCS_URI, "a Cloud Storage URI such as gs://my-bucket/outputs"
+                         + (" or a directory" if target is Target.LOCAL else ""))
+
+
+def _scheduling(timeout: object, restart: object, spot: object, max_restarts: object = None) -> Scheduling:
     if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)
                                 or not 0 < timeout <= MAX_TIMEOUT_S):
         raise ValidationError("timeout", f"a number of seconds from 1 to {MAX_TIMEOUT_S} (14 days)", timeout)
@@ -180,7 +188,10 @@ def _scheduling(timeout: object, restart: object, spot: object) -> Scheduling:
         raise ValidationError("restart_on_worker_restart", "a bool", restart)
     if not isinstance(spot, bool):
         raise ValidationError("spot", "a bool", spot)
-    return Scheduling(timeout_s=timeout, restart_job_on_worker_restart=restart, spot=spot)
+    if max_restarts is not None:
+        max_restarts = _count("max_restarts", max_restarts, maximum=100)
+    return Scheduling(timeout_s=timeout, restart_job_on_worker_restart=restart, spot=spot,
+                      max_restarts=max_restarts)
 
 
 def build_spec(
@@ -209,6 +220,7 @@ def build_spec(
     timeout: object = None,
     restart_on_worker_restart: object = False,
     spot: object = False,
+    max_restarts: object = None,
     network: object = None,
     base_output_dir: object = None,
     context_dir: object = None,
@@ -294,10 +306,9 @@ def build_spec(
         display_name=name,
         dry_run=dry_run,
         env=_env(env),
-        scheduling=_scheduling(timeout, restart_on_worker_restart, spot),
+        scheduling=_scheduling(timeout, restart_on_worker_restart, spot, max_restarts),
         network=_optional_str("network", network, _NETWORK,
                               "a VPC network name such as projects/12345/global/networks/my-vpc"),
-        base_output_dir=_optional_str("base_output_dir", base_output_dir, _GCS_URI,
-                                      "a Cloud Storage URI such as gs://my-bucket/outputs"),
+        base_output_dir=_output_dir(base_output_dir, tgt),
         context_dir=_context_dir(context_dir, entry),
     )

@@ -16,6 +16,12 @@ A job's directory, ``<state dir>/jobs/<job id>/`` (state dir: ``$TFCLOUD_HOME``,
     logs/worker-0.log
     supervisor.log       the supervisor's own output (empty unless something went wrong)
     tfcloud_launcher.py  the launcher every replica runs
+    output/model/        AIP_MODEL_DIR, as on Vertex AI (``base_output_dir`` instead of ``output/``, when given)
+    output/checkpoints/  AIP_CHECKPOINT_DIR: Keras ``fit`` backs up here and resumes after a restart
+    output/logs/         AIP_TENSORBOARD_LOG_DIR
+
+With ``max_restarts`` the supervisor restarts the whole cluster when a replica dies (docs/recovery.md). On a
+machine with GPUs the replicas split them (``CUDA_VISIBLE_DEVICES``, :func:`split_gpus`).
 """
 
 from __future__ import annotations
@@ -49,10 +55,13 @@ __all__ = [
     "LocalBackend",
     "LocalJob",
     "ReplicaPlan",
+    "aip_env",
     "default_state_dir",
     "loopback_env",
     "make_job_id",
     "plan_cluster",
+    "split_gpus",
+    "visible_gpus",
 ]
 
 _ROLE_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
@@ -132,6 +141,53 @@ def plan_cluster(spec: JobSpec, ports: list[int] | None = None) -> list[ReplicaP
     ]
 
 
+def visible_gpus(environ: Mapping[str, str], *, dev: Path = Path("/dev")) -> list[str]:
+    """The GPUs replicas may use: ``CUDA_VISIBLE_DEVICES`` when set (up to a ``-1``), else one per
+    ``/dev/nvidiaN`` device; none on a machine without NVIDIA GPUs. Imports nothing."""
+    if "CUDA_VISIBLE_DEVICES" in environ:
+        gpus = []
+        for part in environ["CUDA_VISIBLE_DEVICES"].split(","):
+            part = part.strip()
+            if not part or part == "-1":
+                break
+            gpus.append(part)
+        return gpus
+    try:
+        found = [int(m.group(1)) for d in dev.iterdir() if (m := re.fullmatch(r"nvidia(\d+)", d.name))]
+    except OSError:
+        return []
+    return [str(n) for n in sorted(found)]
+
+
+def split_gpus(replicas: list[ReplicaPlan], gpus: list[str]) -> dict[str, dict[str, str]]:
+    """Each replica's share of the machine's GPUs, as environment variables.
+
+    Parameter servers get none (``CUDA_VISIBLE_DEVICES=""``). The others split the GPUs into equal, disjoint
+    blocks in pool order (chief first); with fewer GPUs than replicas they share them round-robin, with
+    ``TF_FORCE_GPU_ALLOW_GROWTH=true`` so that one process does not take a whole GPU's memory. No GPUs: {}.
+    """
+    if not gpus:
+        return {}
+    users = [r for r in replicas if r.role is not Role.PS]
+    env: dict[str, dict[str, str]] = {r.name: {"CUDA_VISIBLE_DEVICES": ""} for r in replicas if r.role is Role.PS}
+    if len(gpus) >= len(users):
+        share = len(gpus) // max(len(users), 1)
+        for i, r in enumerate(users):
+            env[r.name] = {"CUDA_VISIBLE_DEVICES": ",".join(gpus[i * share:(i + 1) * share])}
+    else:
+        for i, r in enumerate(users):
+            env[r.name] = {"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)], "TF_FORCE_GPU_ALLOW_GROWTH": "true"}
+    return env
+
+
+def aip_env(base: str) -> dict[str, str]:
+    """``AIP_MODEL_DIR``, ``AIP_CHECKPOINT_DIR`` and ``AIP_TENSORBOARD_LOG_DIR`` under ``base``, as Vertex AI
+    sets them under a job's base output directory (with the trailing ``/``)."""
+    base = base.rstrip("/")
+    return {"AIP_MODEL_DIR": f"{base}/model/", "AIP_CHECKPOINT_DIR": f"{base}/checkpoints/",
+            "AIP_TENSORBOARD_LOG_DIR": f"{base}/logs/"}
+
+
 def _with_loopback(value: str | None) -> str:
     parts = [p.strip() for p in (value or "").split(",") if p.strip()]
     return ",".join(parts + [h for h in _LOOPBACK if h not in parts])
@@ -207,6 +263,12 @@ class LocalBackend:
         launcher.write_text(text, encoding="utf-8")
 
         replicas = plan_cluster(spec)
+        gpu_env = split_gpus(replicas, visible_gpus({**os.environ, **spec.env}))
+        output = spec.base_output_dir or str(job_dir / "output")
+        aip = aip_env(output)
+        if "://" not in output:
+            for path in aip.values():
+                Path(path).mkdir(parents=True, exist_ok=True)
         stop_roles = [Role.PS.value]
         if spec.pool(Role.PS) is not None or spec.strategy is Strategy.PARAMETER_SERVER:
             stop_roles.append(Role.WORKER.value)  # under ParameterServerStrategy workers only serve
@@ -217,7 +279,10 @@ class LocalBackend:
             "strategy": spec.strategy.value,
             "cwd": str(workdir),
             "argv": [sys.executable, str(launcher), *spec.entry_point_args],
-            "replicas": [{"name": r.name, "role": r.role.value, "env": r.env()} for r in replicas],
+            "replicas": [{"name": r.name, "role": r.role.value, "env": {**r.env(), **gpu_env.get(r.name, {})}}
+                         for r in replicas],
+            "output_dir": output,
+            "max_restarts": spec.scheduling.max_restarts or 0,
             "stop_grace_s": self.stop_grace_s,
             "finish_grace_s": self.finish_grace_s,
             "stopped_timeout_s": self.stopped_timeout_s,
@@ -233,6 +298,7 @@ class LocalBackend:
         })
         env = {
             **os.environ,
+            **aip,
             **spec.env,
             **extra_env,
             **loopback_env({**os.environ, **spec.env}),
