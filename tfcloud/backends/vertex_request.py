@@ -10,7 +10,7 @@ from typing import Any
 
 from tfcloud.spec import JobSpec, Role
 
-__all__ = ["POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "replica_name"]
+__all__ = ["POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "replica_name", "restart_scheduling"]
 
 #: Vertex AI's worker pool order: pool i holds this role.
 POOL_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
@@ -27,6 +27,25 @@ def replica_name(task_name: str) -> str:
         if number < len(POOL_ORDER):
             return f"{POOL_ORDER[number].value}-{index or 0}"
     return task_name
+
+
+def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
+    """``max_restarts`` (and ``spot``) as Vertex AI's restart options, which take no count:
+
+    - ``max_restarts=0``: ``disable_retries`` (Vertex AI then restarts nothing);
+    - ``max_restarts >= 1``, or ``spot`` with more than one replica when ``max_restarts`` is not given:
+      ``restart_job_on_worker_restart``: a restarted (preempted) worker restarts every replica, which a
+      MultiWorkerMirrored cluster needs; ``fit`` then resumes from ``AIP_CHECKPOINT_DIR``. Vertex AI's own limit
+      applies (5 restarts per worker), not the count;
+    - otherwise, ``--restart-on-worker-restart`` as given.
+    """
+    scheduling = spec.scheduling
+    if scheduling.max_restarts == 0:
+        return {"disable_retries": True}
+    if scheduling.restart_job_on_worker_restart or (scheduling.max_restarts or 0) > 0 or (
+            scheduling.max_restarts is None and scheduling.spot and spec.replica_count > 1):
+        return {"restart_job_on_worker_restart": True}
+    return {}
 
 
 def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
@@ -66,8 +85,7 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
     scheduling: dict[str, Any] = {}
     if spec.scheduling.timeout_s:
         scheduling["timeout"] = f"{spec.scheduling.timeout_s}s"
-    if spec.scheduling.restart_job_on_worker_restart:
-        scheduling["restart_job_on_worker_restart"] = True
+    scheduling.update(restart_scheduling(spec))
     if spec.scheduling.spot:
         scheduling["strategy"] = "SPOT"
     if scheduling:

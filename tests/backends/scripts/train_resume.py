@@ -1,12 +1,13 @@
 """A training script written to Vertex AI's docs, with no checkpoint code of its own: tfcloud's launcher makes its
 ``model.fit`` resume after a restart. For the recovery tests (local and emulator).
 
-Usage: train_resume.py EPOCHS [KILL_REPLICA KILL_EPOCH]
+Usage: train_resume.py EPOCHS [KILL_REPLICA KILL_EPOCH [self|wait]]
 
 - Prints ``EPOCH_BEGIN <n>`` (1-based) as each epoch starts.
 - On the first attempt only (a marker file in AIP_CHECKPOINT_DIR), replica KILL_REPLICA (``chief-0``,
   ``worker-0``) SIGKILLs itself after the first batch of epoch KILL_EPOCH: every replica has then finished
-  the epoch before, and its backup.
+  the epoch before, and its backup. With ``wait`` it prints ``PREEMPT_ME`` there instead and waits to be
+  killed from outside (the emulator's preemption fault).
 - Writes TensorBoard events to AIP_TENSORBOARD_LOG_DIR/<replica>, the model to AIP_MODEL_DIR/model.keras (the chief; the
   others to a temporary directory) and, on the chief, a final checkpoint with tf.train.CheckpointManager to
   AIP_CHECKPOINT_DIR/final.
@@ -17,12 +18,14 @@ import os
 import signal
 import sys
 import tempfile
+import time
 
 import numpy as np
 import tensorflow as tf
 
 epochs = int(sys.argv[1])
 kill_replica, kill_epoch = (sys.argv[2], int(sys.argv[3])) if len(sys.argv) > 3 else ("none", 0)
+how = sys.argv[4] if len(sys.argv) > 4 else "self"
 task = json.loads(os.environ.get("TF_CONFIG", "{}")).get("task", {"type": "chief", "index": 0})
 me = f"{task['type']}-{task['index']}"
 is_chief = task["type"] == "chief"
@@ -47,6 +50,10 @@ class Progress(tf.keras.callbacks.Callback):
         if me == kill_replica and self.epoch == kill_epoch and batch == 0 and not os.path.exists(marker):
             with open(marker, "w") as f:
                 f.write("killed\n")
+            if how == "wait":
+                print(f"PREEMPT_ME {me} at epoch {self.epoch}", flush=True)
+                time.sleep(120)
+                sys.exit("nobody preempted me")
             print(f"KILLING {me} at epoch {self.epoch}", flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
 
