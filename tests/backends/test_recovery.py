@@ -171,17 +171,20 @@ def test_without_max_restarts_nothing_restarts(submit, write_script) -> None:  #
 
 # -- real TensorFlow: kill a replica mid-training, resume from the checkpoint ---------------------------------
 @pytest.mark.tensorflow
-@pytest.mark.parametrize("victim", ["worker-0", "chief-0"])
+@pytest.mark.parametrize(("victim", "workers"), [("worker-0", 1), ("chief-0", 1), ("chief-0", 0)],
+                         ids=["worker of 2 (tf-keras)", "chief of 2 (tf-keras)", "lone chief (Keras 3)"])
 def test_a_killed_replica_restarts_the_cluster_and_fit_resumes_from_the_checkpoint(  # type: ignore[no-untyped-def]
-        submit, scripts: Path, victim: str) -> None:
-    pytest.importorskip("tf_keras")
-    handle = submit(scripts / "train_resume.py", worker_count=1, max_restarts=1,
+        submit, scripts: Path, victim: str, workers: int) -> None:
+    if workers:
+        pytest.importorskip("tf_keras")
+    handle = submit(scripts / "train_resume.py", worker_count=workers, max_restarts=1,
                     entry_point_args=["5", victim, "3"], env={"TF_CPP_MIN_LOG_LEVEL": "2"})
     assert handle.wait(300) is JobState.SUCCEEDED, explain(handle)
     info = handle.info()
     assert info["attempt"] == 2
     assert info["restarts"][0]["replica"] == victim and info["restarts"][0]["exit_code"] == 137
-    for replica in ("chief-0", "worker-0"):
+    names = ["chief-0", "worker-0"][:workers + 1]
+    for replica in names:
         lines = [ln.text for ln in handle.logs(replica=replica)]
         epochs = [int(t.split()[1]) for t in lines if t.startswith("EPOCH_BEGIN ")]
         # First attempt: epochs 1-3 (killed in 3); second: resumed at 3 (epochs 1-2 came from the backup), to 5.
@@ -194,7 +197,8 @@ def test_a_killed_replica_restarts_the_cluster_and_fit_resumes_from_the_checkpoi
     output = handle.job_dir / "output"
     assert (output / "model" / "model.keras").is_file()
     assert (output / "checkpoints" / "final" / "checkpoint").is_file()  # the script's own CheckpointManager
-    assert not any((output / "checkpoints" / "fit-1").iterdir())  # the backup is removed once fit finished
-    for replica in ("chief-0", "worker-0"):
+    backup = output / "checkpoints" / "fit-1"
+    assert not backup.exists() or not any(backup.iterdir())  # the backup is removed once fit finished
+    for replica in names:
         assert len(list((output / "logs" / replica).glob("events.out.tfevents.*"))) == 2  # one per attempt
     assert_no_survivors(handle)
