@@ -131,6 +131,17 @@ def test_an_output_dir_replaces_the_jobs_own(submit, write_script, tmp_path: Pat
     assert (tmp_path / "o" / "checkpoints").is_dir()
 
 
+def test_replicas_start_in_the_build_root_as_in_the_image(submit, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "context"
+    (root / "trainer").mkdir(parents=True)
+    (root / "data.txt").write_text("from the build root\n")
+    script = root / "trainer" / "task.py"
+    script.write_text("import os\nprint(os.getcwd())\nprint(open('data.txt').read().strip())\n")
+    handle = submit(script, distribution_strategy=None, context_dir=str(root))
+    assert handle.wait(60) is JobState.SUCCEEDED, explain(handle)
+    assert [ln.text for ln in handle.logs() if ln.stream == "stdout"] == [str(root), "from the build root"]
+
+
 def test_a_failed_cluster_is_restarted_and_each_attempt_is_logged(submit, write_script) -> None:  # type: ignore[no-untyped-def]
     handle = submit(write_script("flaky.py", FLAKY), distribution_strategy=None, worker_count=1, max_restarts=2,
                     entry_point_args=["1,2"])

@@ -277,7 +277,7 @@ class LocalBackend:
             "display_name": spec.display_name,
             "entry_point": str(spec.entry_point),
             "strategy": spec.strategy.value,
-            "cwd": str(workdir),
+            "cwd": str(spec.build_root.resolve()),  # as in the image: its work dir holds the build root
             "argv": [sys.executable, str(launcher), *spec.entry_point_args],
             "replicas": [{"name": r.name, "role": r.role.value, "env": {**r.env(), **gpu_env.get(r.name, {})}}
                          for r in replicas],
