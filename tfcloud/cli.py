@@ -395,6 +395,48 @@ def cancel(job: JobArg) -> None:
     typer.echo(f"{handle.job_id}\t{handle.status().value}")
 
 
+@app.command()
+def artifacts(
+    job: JobArg,
+    download: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Copy them into this directory.", show_default=False)] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+) -> None:
+    """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/."""
+    from tfcloud.outputs import download_artifacts, job_output_dir, list_artifacts
+
+    base = job_output_dir(_backend_for(job).attach(job))
+    if download is not None:
+        written = download_artifacts(base, download)
+        typer.echo(f"{len(written)} file(s) from {base} in {download}")
+        return
+    found = list_artifacts(base)
+    if json_output:
+        typer.echo(json.dumps({"output_dir": base, "artifacts": [{"path": a.path, "size": a.size} for a in found]},
+                              indent=2))
+        return
+    typer.echo(f"# {base}")
+    for artifact in found:
+        typer.echo(f"{artifact.size:>12}  {artifact.path}")
+
+
+@app.command()
+def tensorboard(
+    job: JobArg,
+    port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False)] = None,  # noqa: UP045
+) -> None:
+    """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/)."""
+    import subprocess
+
+    from tfcloud.outputs import job_output_dir, tensorboard_command
+
+    command = tensorboard_command(job_output_dir(_backend_for(job).attach(job)), port=port)
+    try:
+        raise typer.Exit(subprocess.call(command))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
 @app.command(name="list")
 def list_jobs(
     vertex: Annotated[bool, typer.Option("--vertex", help="Vertex AI jobs (default: the target setting).")] = False,
