@@ -31,7 +31,7 @@ import time
 import types
 from pathlib import Path
 
-from tfcloud.backends.base import PreparedJob
+from tfcloud.artifacts import PreparedJob
 from tfcloud.builders.docker import DockerBuilder
 from tfcloud.containerize import containerize, plan_image
 from tfcloud.context import format_size

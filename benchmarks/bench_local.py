@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tfcloud.backends.base import PreparedJob
+from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.local import LocalBackend, loopback_env, plan_cluster
 from tfcloud.launcher import render_launcher
 from tfcloud.spec import JobSpec
@@ -57,7 +57,7 @@ def with_tfcloud(spec: JobSpec, launcher: Path, home: Path, *, follow: bool) -> 
             pass
     state = handle.wait()
     elapsed = time.perf_counter() - started
-    if handle.exit_code != 0:
+    if handle.info().exit_code != 0:
         raise SystemExit(f"the tfcloud run ended {state.value}: {handle.info()['message']}")
     return elapsed
 

@@ -102,7 +102,7 @@ def test_local_job_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     handle = tfcloud.run(entry_point=str(tmp_path / "hello.py"), distribution_strategy=None, worker_count=1,
                          worker_config="CPU")
     assert isinstance(handle, LocalJob)
-    assert handle.wait(60) is JobState.SUCCEEDED
+    assert handle.wait(60).state is JobState.SUCCEEDED
     capsys.readouterr()
 
     assert main(["list", "--local", "--json"]) == 0

@@ -48,6 +48,6 @@ def test_ctrl_c_cancels_a_local_job(tmp_path: Path, workers: int) -> None:
     text = "".join(err)
     job_id = text.split("Interrupted: cancelling ")[1].split(".\n")[0]
     handle = LocalBackend(home=os.environ["TFCLOUD_HOME"]).attach(job_id)
-    assert handle.status() is JobState.CANCELLED
+    assert handle.info().state is JobState.CANCELLED
     assert_no_survivors(handle)
     assert list(Path.cwd().iterdir()) == []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from tfcloud.backends.base import ImageRef, PreparedJob
+from tfcloud.artifacts import ImageRef, PreparedJob
 from tfcloud.builders import Builder
 from tfcloud.containerize import containerize, plan_image, tfcloud_package_files
 from tfcloud.context import BuildContext

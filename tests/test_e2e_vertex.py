@@ -215,6 +215,6 @@ def test_sdk_run_without_stream_logs_returns_the_handle(cloud_env: str, python_b
     err = capsys.readouterr().err
     assert f"Submitted job {handle.job_id}." in err
     assert f"Console: {handle.console_url}" in err
-    assert handle.wait(timeout=120) is JobState.SUCCEEDED
+    assert handle.wait(timeout=120).state is JobState.SUCCEEDED
     assert [line.text for line in handle.logs(replica="chief-0")][-1] == "remote True ['--x', '1']"
-    assert handle.describe()["labels"]["via"] == "sdk"
+    assert handle.info().labels["via"] == "sdk"

@@ -145,7 +145,7 @@ def submit_spec(spec: JobSpec, settings: Settings, *, build_logs: bool = False) 
     console = get_console()
     handle = submit(spec, settings, console=console, build_logs=build_logs)
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
-    url = getattr(handle, "console_url", None)
+    url = handle.info().console_url
     if url:
         console.print(f"Console: {url}", markup=False)
     return handle
@@ -171,6 +171,7 @@ def follow(handle: JobHandle, *, replica: str | None = None) -> int:
     """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
     are in; on failure say why on stderr. Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates
     as KeyboardInterrupt to the caller, who decides whether to cancel or detach."""
+    from tfcloud.backends.base import failure
     from tfcloud.console import get_console
     from tfcloud.logview import LogPrinter
     from tfcloud.states import JobState
@@ -178,17 +179,17 @@ def follow(handle: JobHandle, *, replica: str | None = None) -> int:
     printer = LogPrinter()
     for line in handle.logs(follow=True, replica=replica):
         printer.print(line)
-    state = handle.wait()
+    info = handle.wait()
     console = get_console()
-    if state is JobState.SUCCEEDED:
+    if info.state is JobState.SUCCEEDED:
         console.print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
         return 0
-    failure = handle.failure()
-    if failure is None:
-        console.print(f"Job {handle.job_id} {state.value}.", style="red", markup=False)
+    error = failure(handle)
+    if error is None:
+        console.print(f"Job {handle.job_id} {info.state.value}.", style="red", markup=False)
     else:
-        console.print(failure.message, style="bold red", markup=False)
-        if failure.log_tail:
-            console.print(failure.log_tail, markup=False, highlight=False)
+        console.print(error.summary, style="bold red", markup=False)
+        if error.log_tail:
+            console.print(error.log_tail, markup=False, highlight=False)
     return 1
 

@@ -18,7 +18,7 @@ from tfcloud._version import __version__
 from tfcloud.errors import TfcloudError, ValidationError
 
 if TYPE_CHECKING:
-    from tfcloud.backends.base import Backend, JobHandle
+    from tfcloud.backends.base import Backend
     from tfcloud.plan import Plan
 
 __all__ = ["app", "main"]
@@ -334,14 +334,6 @@ def _backend_for(job_id: str) -> Backend:
     return get_backend(target, settings=resolve_settings({"target": target.value}))
 
 
-def _describe(handle: JobHandle) -> dict[str, object]:
-    describe = getattr(handle, "describe", None)
-    if describe is not None:
-        result: dict[str, object] = describe()
-        return result
-    return {"job_id": handle.job_id, "state": handle.status().value, "exit_code": handle.exit_code}
-
-
 JobArg = Annotated[str, typer.Argument(help="The job id (local-..., a Vertex AI id, or its full resource name).",
                                        show_default=False)]
 
@@ -352,17 +344,19 @@ def status(
     json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON.")] = False,
 ) -> None:
     """Show a job's state."""
+    from tfcloud.backends.base import failure
+
     handle = _backend_for(job).attach(job)
-    info = _describe(handle)
+    info = handle.info()
     if json_output:
-        typer.echo(json.dumps(info, indent=2, default=str))
+        typer.echo(json.dumps(info.to_dict(), indent=2, default=str))
         return
-    typer.echo(f"{handle.job_id}\t{info['state']}")
-    failure = handle.failure()
-    if failure is not None:
+    typer.echo(f"{handle.job_id}\t{info.state.value}")
+    error = failure(handle)
+    if error is not None:
         from tfcloud.console import get_console
 
-        get_console().print(failure.message, markup=False)
+        get_console().print(str(error), markup=False)
 
 
 @app.command()
@@ -392,7 +386,7 @@ def cancel(job: JobArg) -> None:
     """Cancel a job."""
     handle = _backend_for(job).attach(job)
     handle.cancel()
-    typer.echo(f"{handle.job_id}\t{handle.status().value}")
+    typer.echo(f"{handle.job_id}\t{handle.info().state.value}")
 
 
 @app.command()
@@ -464,25 +458,18 @@ def list_jobs(
         raise ValidationError("--state", "one of " + ", ".join(s.value for s in JobState), state) from None
     labels = _pairs(label, "--label")
     backend = get_backend(Target(settings.target), settings=settings)
-    rows: list[dict[str, object]] = []
-    if settings.target == Target.VERTEX.value:
-        for handle in backend.list_jobs(state=wanted, labels=labels, limit=limit):  # type: ignore[attr-defined]
-            rows.append(_describe(handle))
-    else:
-        for job_id in reversed(backend.list_jobs()):  # type: ignore[attr-defined]
-            info = _describe(backend.attach(job_id))
-            if wanted is None or info["state"] == wanted.value:
-                rows.append(info)
-            if len(rows) >= limit:
-                break
+    try:
+        found = backend.list(state=wanted, limit=None if labels else limit)
+    finally:
+        backend.close()
+    rows = [info.to_dict() for info in found if labels.items() <= dict(info.labels).items()][:limit]
     if json_output:
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
     from rich.console import Console
     from rich.table import Table
 
-    columns = ["job_id", "state", "display_name", "create_time"] if rows and "display_name" in rows[0] \
-        else ["job_id", "state", "exit_code"]
+    columns = ["job_id", "state", "exit_code", "display_name", "created"]
     table = Table(*columns, title=f"{settings.target} jobs")
     for row in rows:
         table.add_row(*(str(row.get(column) if row.get(column) is not None else "-") for column in columns))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfcloud.backends.base import ImageRef, PreparedJob
+from tfcloud.artifacts import ImageRef, PreparedJob
 from tfcloud.builders import Builder
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, collect_context
 from tfcloud.dockerfile import (

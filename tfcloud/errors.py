@@ -113,8 +113,9 @@ class JobFailedError(TfcloudError):
 
     def __init__(self, message: str, *, exit_code: int = 1, log_tail: str = "") -> None:
         self.exit_code = exit_code if exit_code not in (0, 2) else 1
+        self.summary = message  # the first line: why, without the log tail
         self.log_tail = log_tail
-        super().__init__(message)
+        super().__init__(f"{message}\n{log_tail.rstrip()}" if log_tail else message)
 
 
 def require(module: str, *, feature: str, extra: str) -> None:

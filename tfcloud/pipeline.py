@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tfcloud.artifacts import PreparedJob
 from tfcloud.backends import get_backend
-from tfcloud.backends.base import JobHandle, PreparedJob
 from tfcloud.launcher import LAUNCHER_NAME, render_launcher
 from tfcloud.settings import Settings
 from tfcloud.spec import EntryPointKind, JobSpec, Target
@@ -20,7 +20,8 @@ from tfcloud.spec import EntryPointKind, JobSpec, Target
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from tfcloud.backends.base import ImageRef
+    from tfcloud.artifacts import ImageRef
+    from tfcloud.backends.base import JobHandle
     from tfcloud.builders import Builder
 
 __all__ = ["EntryPoint", "build_image", "make_builder", "prepare", "prepare_entry_point", "submit"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tfcloud.backends.base import PreparedJob
+from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.local import LocalBackend, LocalJob
 from tfcloud.launcher import render_launcher
 from tfcloud.validate import build_spec
@@ -43,7 +43,7 @@ def submit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Submit]:
 
     yield _submit
     for handle in handles:
-        if not handle.status().is_final:
+        if not handle.info().state.is_final:
             handle.cancel()
             handle.wait(60)
 

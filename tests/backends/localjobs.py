@@ -26,7 +26,7 @@ def job_processes(job_id: str) -> list[psutil.Process]:
 def assert_no_survivors(handle: LocalJob) -> None:
     """No process of the job is left: neither the supervisor nor any replica (nor anything they started), and
     no zombie either."""
-    info = handle.info()
+    info = handle.raw_status()
     pids = [info["supervisor_pid"], *(r["pid"] for r in info["replicas"].values())]
     alive = [pid for pid in pids if pid and psutil.pid_exists(pid)
              and _cmdline_mentions(pid, handle)]
@@ -47,7 +47,7 @@ def wait_for_line(handle: LocalJob, text: str, *, replica: str | None = None, ti
     while time.monotonic() < deadline:
         if any(text in line.text for line in handle.logs(replica=replica)):
             return
-        if handle.status().is_final:
+        if handle.info().state.is_final:
             raise AssertionError(f"the job ended before {replica or 'any replica'} printed {text!r}:\n"
                                  + "\n".join(f"{ln.replica} | {ln.text}" for ln in handle.logs()))
         time.sleep(0.1)

@@ -19,8 +19,9 @@ import psutil
 import pytest
 
 from tests.backends.localjobs import assert_no_survivors, replica_pid, wait_for_line
+from tfcloud.artifacts import PreparedJob
 from tfcloud.backends import get_backend
-from tfcloud.backends.base import JobHandle, PreparedJob
+from tfcloud.backends.base import JobHandle, failure
 from tfcloud.backends.local import LocalBackend, LocalJob, loopback_env, make_job_id, plan_cluster
 from tfcloud.errors import ConfigurationError, JobNotFoundError
 from tfcloud.launcher import render_launcher
@@ -131,8 +132,8 @@ def test_every_replica_runs_the_launcher_with_its_own_tf_config(submit, replica_
     handle = submit(replica_script, distribution_strategy=None, worker_count=2, ps_count=0,
                     entry_point_args=["a b", "--flag", "worker=ok"], env={"MY_SETTING": "42"})
     assert isinstance(handle, JobHandle)
-    assert handle.wait(60) is JobState.SUCCEEDED
-    assert handle.exit_code == 0
+    assert handle.wait(60).state is JobState.SUCCEEDED
+    assert handle.info().exit_code == 0
     seen = views(handle)
     assert sorted(seen) == ["chief-0", "worker-0", "worker-1"]
     clusters = {json.dumps(v["cluster"], sort_keys=True) for v in seen.values()}
@@ -155,7 +156,7 @@ def test_no_line_is_lost_at_the_end(submit, replica_script: Path) -> None:  # ty
     handle = submit(replica_script, distribution_strategy=None, worker_count=1,
                     entry_point_args=["chief=flood", "worker=flood"])
     followed = list(handle.logs(follow=True))
-    assert handle.status() is JobState.SUCCEEDED
+    assert handle.info().state is JobState.SUCCEEDED
     for name in ("chief-0", "worker-0"):
         texts = [ln.text for ln in followed if ln.replica == name]
         assert texts[-1] == "last line without a newline"
@@ -178,7 +179,7 @@ def test_workers_that_serve_forever_are_stopped_when_the_chief_ends(submit, repl
     handle = submit(replica_script, distribution_strategy=None, worker_count=2, ps_count=1,
                     entry_point_args=["chief=sleep0.5", "worker=forever", "ps=forever"])
     started = time.monotonic()
-    assert handle.wait(30) is JobState.SUCCEEDED
+    assert handle.wait(30).state is JobState.SUCCEEDED
     assert time.monotonic() - started < 8
     replicas = handle.replicas
     assert replicas["chief-0"]["exit_code"] == 0
@@ -192,8 +193,8 @@ def test_the_chief_decides_and_late_workers_get_a_grace_period(submit, replica_s
     backend = LocalBackend(finish_grace_s=1.0)
     handle = submit(replica_script, backend=backend, distribution_strategy=None, worker_count=1,
                     entry_point_args=["chief=ok", "worker=forever"])
-    assert handle.wait(30) is JobState.SUCCEEDED
-    assert handle.exit_code == 0
+    assert handle.wait(30).state is JobState.SUCCEEDED
+    assert handle.info().exit_code == 0
     assert handle.replicas["worker-0"]["stopped_by_tfcloud"] is True
     assert_no_survivors(handle)
 
@@ -201,7 +202,7 @@ def test_the_chief_decides_and_late_workers_get_a_grace_period(submit, replica_s
 def test_a_worker_that_ends_first_does_not_end_the_job(submit, replica_script: Path) -> None:  # type: ignore[no-untyped-def]
     handle = submit(replica_script, distribution_strategy=None, worker_count=1,
                     entry_point_args=["chief=sleep1", "worker=ok"])
-    assert handle.wait(30) is JobState.SUCCEEDED
+    assert handle.wait(30).state is JobState.SUCCEEDED
     assert any(ln.text == "done chief-0" for ln in handle.logs(replica="chief-0"))
 
 
@@ -229,11 +230,11 @@ def test_a_failing_replica_stops_the_whole_job(submit, replica_script: Path, fau
         wait_for_line(handle, "ready", replica=replica, timeout=30)
         os.kill(replica_pid(handle, replica), sig)
     started = time.monotonic()
-    assert handle.wait(30) is JobState.FAILED
+    assert handle.wait(30).state is JobState.FAILED
     assert time.monotonic() - started < 30
-    assert handle.exit_code == exit_code
-    assert handle.failed_replica == failed
-    error = handle.failure()
+    assert handle.info().exit_code == exit_code
+    assert handle.info().failed_replica == failed
+    error = failure(handle)
     assert error is not None and error.exit_code == exit_code
     if "raises" in fault:
         assert "RuntimeError: boom in" in error.log_tail
@@ -245,7 +246,7 @@ def test_a_replica_that_ignores_sigterm_is_killed(submit, replica_script: Path) 
     backend = LocalBackend(stop_grace_s=1.0)
     handle = submit(replica_script, backend=backend, distribution_strategy=None, worker_count=1,
                     entry_point_args=["chief=raise1", "worker=ignore-term"])
-    assert handle.wait(30) is JobState.FAILED
+    assert handle.wait(30).state is JobState.FAILED
     assert handle.replicas["worker-0"]["exit_code"] == 128 + signal.SIGKILL
     assert_no_survivors(handle)
 
@@ -257,7 +258,7 @@ def test_processes_a_replica_started_are_stopped_too(submit, write_script) -> No
         "print('child', child.pid, flush=True)\n"
         "raise SystemExit(0)\n"))
     handle = submit(script, distribution_strategy=None)
-    assert handle.wait(30) is JobState.SUCCEEDED
+    assert handle.wait(30).state is JobState.SUCCEEDED
     child = int(next(ln.text.split()[1] for ln in handle.logs() if ln.text.startswith("child ")))
     deadline = time.monotonic() + 5
     while psutil.pid_exists(child) and psutil.Process(child).status() != psutil.STATUS_ZOMBIE:
@@ -272,9 +273,9 @@ def test_cancel_stops_every_replica(submit, replica_script: Path) -> None:  # ty
                     entry_point_args=["chief=forever", "worker=forever", "ps=forever"])
     wait_for_line(handle, "ready", replica="ps-0", timeout=30)
     handle.cancel()
-    assert handle.wait(30) is JobState.CANCELLED
-    assert handle.exit_code == 130
-    assert handle.failure() is not None
+    assert handle.wait(30).state is JobState.CANCELLED
+    assert handle.info().exit_code == 130
+    assert failure(handle) is not None
     assert_no_survivors(handle)
 
 
@@ -286,14 +287,14 @@ def test_attach_status_logs_and_cancel_from_another_process(submit, replica_scri
         "import sys\n"
         "from tfcloud.backends.local import LocalBackend\n"
         "job = LocalBackend().attach(sys.argv[1])\n"
-        "print(job.status().value, [l.text for l in job.logs(replica='worker-0')][-1])\n"
+        "print(job.info().state.value, [l.text for l in job.logs(replica='worker-0')][-1])\n"
         "job.cancel()\n"
-        "print(job.wait(30).value, job.exit_code)\n"
+        "print(job.wait(30).state.value, job.info().exit_code)\n"
     )
     out = subprocess.run([sys.executable, "-c", code, handle.job_id], capture_output=True, text=True,
                          timeout=60, check=True).stdout.splitlines()
     assert out == ["running ready worker-0", "cancelled 130"]
-    assert handle.wait(10) is JobState.CANCELLED
+    assert handle.wait(10).state is JobState.CANCELLED
     assert_no_survivors(handle)
 
 
@@ -302,7 +303,7 @@ def test_logs_follow_from_an_attached_handle_ends_with_the_job(submit, replica_s
     attached = LocalBackend().attach(handle.job_id)
     texts = [ln.text for ln in attached.logs(follow=True)]
     assert texts[-1] == "done chief-0"
-    assert attached.status() is JobState.SUCCEEDED and attached.exit_code == 0
+    assert attached.info().state is JobState.SUCCEEDED and attached.info().exit_code == 0
 
 
 def test_attach_an_unknown_job_says_so(tmp_path: Path) -> None:
@@ -312,18 +313,18 @@ def test_attach_an_unknown_job_says_so(tmp_path: Path) -> None:
 
 def test_wait_with_a_timeout_returns_the_current_state(submit, replica_script: Path) -> None:  # type: ignore[no-untyped-def]
     handle = submit(replica_script, distribution_strategy=None, entry_point_args=["chief=forever"])
-    assert handle.wait(0.3) in (JobState.PROVISIONING, JobState.RUNNING)
+    assert handle.wait(0.3).state in (JobState.PROVISIONING, JobState.RUNNING)
     handle.cancel()
-    assert handle.wait(30) is JobState.CANCELLED
+    assert handle.wait(30).state is JobState.CANCELLED
 
 
 def test_a_killed_supervisor_takes_its_replicas_with_it(submit, replica_script: Path) -> None:  # type: ignore[no-untyped-def]
     handle = submit(replica_script, distribution_strategy=None, worker_count=1,
                     entry_point_args=["chief=forever", "worker=forever"])
     wait_for_line(handle, "ready", replica="worker-0", timeout=30)
-    os.kill(handle.info()["supervisor_pid"], signal.SIGKILL)
-    assert handle.wait(30) is JobState.FAILED
-    assert "supervisor" in handle.info()["message"]
+    os.kill(handle.raw_status()["supervisor_pid"], signal.SIGKILL)
+    assert handle.wait(30).state is JobState.FAILED
+    assert "supervisor" in (handle.info().message or "")
     deadline = time.monotonic() + 5
     while True:
         try:
@@ -347,7 +348,7 @@ def test_missing_requirements_stop_the_job_before_it_starts(submit, replica_scri
     assert "another-missing-one (extra requirement): not installed" in message
     assert f"pip install -r {reqs}" in message
     assert "pytest" not in message.split("\n")[1:3]
-    assert LocalBackend().list_jobs() == []
+    assert LocalBackend().list() == []
 
 
 def test_a_script_outside_the_workdir_is_kept_with_the_job(tmp_path: Path, write_script) -> None:  # type: ignore[no-untyped-def]
@@ -364,6 +365,6 @@ def test_a_script_outside_the_workdir_is_kept_with_the_job(tmp_path: Path, write
                                                script=converted))
     for path in (launcher, converted):
         path.unlink()
-    assert handle.wait(30) is JobState.SUCCEEDED, handle.tail("chief-0")
+    assert handle.wait(30).state is JobState.SUCCEEDED, handle.tail("chief-0")
     assert [ln.text for ln in handle.logs() if ln.stream == "stdout"] == [f"from the workdir {entry.parent}"]
     assert (handle.job_dir / "notebook.py").is_file()

@@ -46,8 +46,8 @@ def test_the_same_script_trains_under_every_strategy(submit, scripts: Path, tmp_
     out = tmp_path / "weights"
     out.mkdir()
     handle = submit(scripts / f"train_{flavour}.py", entry_point_args=[str(out)], env=env, **options)
-    assert handle.wait(240) is JobState.SUCCEEDED, explain(handle)
-    assert handle.exit_code == 0
+    assert handle.wait(240).state is JobState.SUCCEEDED, explain(handle)
+    assert handle.info().exit_code == 0
     launcher_says = [ln.text for ln in handle.logs(replica="chief-0") if ln.text.startswith("tfcloud: running")]
     assert launcher_says and f"with {in_sync} replica(s) in sync" in launcher_says[0], explain(handle)
     assert any(ln.text == f"strategy: {class_name}" for ln in handle.logs(replica="chief-0")), explain(handle)
@@ -84,10 +84,10 @@ def test_a_real_multi_worker_job_survives_no_fault(submit, scripts: Path, tmp_pa
     wait_for_line(handle, "EPOCH_END 2", replica=replica, timeout=240)
     os.kill(replica_pid(handle, replica), sig)
     started = time.monotonic()
-    assert handle.wait(60) is JobState.FAILED, explain(handle)
+    assert handle.wait(60).state is JobState.FAILED, explain(handle)
     assert time.monotonic() - started < 30
-    assert handle.exit_code not in (None, 0)
+    assert handle.info().exit_code not in (None, 0)
     if sig == signal.SIGKILL:
-        assert handle.exit_code == 137
-        assert handle.failed_replica == replica
+        assert handle.info().exit_code == 137
+        assert handle.info().failed_replica == replica
     assert_no_survivors(handle)

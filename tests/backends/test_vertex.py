@@ -18,7 +18,8 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
-from tfcloud.backends.base import ImageRef
+from tfcloud.artifacts import ImageRef
+from tfcloud.backends.base import failure
 from tfcloud.backends.vertex import VertexBackend, VertexJob
 from tfcloud.errors import JobNotFoundError
 from tfcloud.pipeline import prepare
@@ -115,28 +116,28 @@ def test_submit_follow_and_finish(backend: VertexBackend, tmp_path: Path) -> Non
     worker = [line.text for line in lines if line.replica == "worker-0"]
     assert chief[-1] == "the last line" and worker[-1] == "the last line"
     assert any("remote True args ['--epochs', '2', 'a b']" in text for text in chief)
-    assert job.status() is JobState.SUCCEEDED and job.exit_code == 0
-    assert job.failure() is None
+    assert job.info().state is JobState.SUCCEEDED and job.info().exit_code == 0
+    assert failure(job) is None
     assert len(_jobs_with(backend, "follow-me")) == 1
 
 
 def test_failed_job_reports_vertex_error_and_last_lines(backend: VertexBackend, tmp_path: Path) -> None:
     job = _submit(backend, tmp_path, image=FAIL_IMAGE)
-    assert job.wait(timeout=120) is JobState.FAILED
-    assert job.exit_code == 1
-    failure = job.failure()
-    assert failure is not None
-    assert str(failure).startswith(
+    assert job.wait(timeout=120).state is JobState.FAILED
+    assert job.info().exit_code == 1
+    error = failure(job)
+    assert error is not None and error.exit_code == 1
+    assert str(error).startswith(
         f"Job {job.job_id} failed: The replica workerpool0-0 exited with a non-zero status of 1.")
-    assert "Last lines of chief-0:" in str(failure)
-    assert "RuntimeError: loss is NaN" in failure.log_tail
+    assert re.search(r"^Last \d+ lines? of chief-0:$", str(error), re.M)
+    assert "chief-0 | RuntimeError: loss is NaN" in error.log_tail
 
 
 def test_transient_create_errors_make_exactly_one_job(backend: VertexBackend, emulator: object,
                                                      tmp_path: Path) -> None:
     emulator.faults.fail("CreateCustomJob", code="UNAVAILABLE", times=2)  # type: ignore[attr-defined]
     job = _submit(backend, tmp_path, display_name="retried-create")
-    assert job.wait(timeout=120) is JobState.SUCCEEDED
+    assert job.wait(timeout=120).state is JobState.SUCCEEDED
     assert len(_jobs_with(backend, "retried-create")) == 1
 
 
@@ -150,15 +151,15 @@ def test_transient_get_and_log_errors_are_survived(backend: VertexBackend, emula
     lines = [line.text for line in job.logs(follow=True) if line.replica == "chief-0"]
     assert lines[-1] == "the last line"
     assert [line for line in lines if line.startswith("step")] == ["step 0", "step 1", "step 2"]  # none twice
-    assert job.status() is JobState.SUCCEEDED
+    assert job.info().state is JobState.SUCCEEDED
 
 
 def test_cancel_a_queued_job(backend: VertexBackend, emulator: object, tmp_path: Path) -> None:
     emulator.faults.hold_queued()  # type: ignore[attr-defined]
     job = _submit(backend, tmp_path, display_name="to-cancel")
-    assert job.status() is JobState.QUEUED
+    assert job.info().state is JobState.QUEUED
     job.cancel()
-    assert job.wait(timeout=60) is JobState.CANCELLED
+    assert job.wait(timeout=60).state is JobState.CANCELLED
     job.cancel()  # cancelling a finished job is not an error for the user
 
 
@@ -236,7 +237,7 @@ def test_cli_status_logs_list_cancel(backend: VertexBackend, emulator: object, t
     queued = _submit(backend, tmp_path)
     assert main(["cancel", queued.job_id]) == 0
     assert capsys.readouterr().out.split("\t")[0] == queued.job_id
-    assert queued.wait(timeout=60) is JobState.CANCELLED
+    assert queued.wait(timeout=60).state is JobState.CANCELLED
 
 
 def test_cli_logs_follow_of_failed_job_exits_1(backend: VertexBackend, tmp_path: Path, vertex_env: None,
@@ -261,7 +262,7 @@ def test_lost_create_answer_is_not_a_second_job(backend: VertexBackend, emulator
     # The first create makes the job but its answer is lost (UNAVAILABLE): the retry must find that job.
     emulator.faults.fail("CreateCustomJob", code="UNAVAILABLE", after=True)  # type: ignore[attr-defined]
     job = _submit(backend, tmp_path, display_name="lost-answer")
-    assert job.wait(timeout=120) is JobState.SUCCEEDED
+    assert job.wait(timeout=120).state is JobState.SUCCEEDED
     assert len(_jobs_with(backend, "lost-answer")) == 1
 
 
@@ -284,7 +285,7 @@ def test_lines_stream_while_the_job_runs(backend: VertexBackend, emulator: objec
     states_at_line = {}
     for line in job.logs(follow=True):
         if line.replica == "chief-0" and line.text in ("tick", "tock"):
-            states_at_line[line.text] = job.status()
+            states_at_line[line.text] = job.info().state
     assert states_at_line["tick"] is JobState.RUNNING  # shown while the chief still sleeps
     assert "tock" in states_at_line  # and the last line arrives too
-    assert job.status() is JobState.SUCCEEDED
+    assert job.info().state is JobState.SUCCEEDED

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.backends.base import PreparedJob
+from tfcloud.artifacts import PreparedJob
 from tfcloud.launcher import LAUNCHER_NAME, render_launcher
 from tfcloud.spec import DockerConfig
 from tfcloud.testing.dockerd import Engine

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from tfcloud.backends.base import PreparedJob
+from tfcloud.artifacts import PreparedJob
 from tfcloud.builders import Builder
 from tfcloud.builders.cloudbuild import STAGING_PREFIX, CloudBuildBuilder, build_request, manifest_exists
 from tfcloud.containerize import containerize, plan_image

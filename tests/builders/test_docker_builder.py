@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tfcloud.backends.base import PreparedJob
+from tfcloud.artifacts import PreparedJob
 from tfcloud.builders import Builder
 from tfcloud.builders.docker import DockerBuilder
 from tfcloud.containerize import containerize, plan_image

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tfcloud.backends.base import PreparedJob
+from tfcloud.artifacts import PreparedJob
 from tfcloud.builders.docker import DockerBuilder
 from tfcloud.containerize import containerize
 from tfcloud.testing.dockerd import Engine

@@ -1,49 +1,28 @@
-"""The backend interface: two verbs on the backend, four on the job handle (the shape of httpx's transport).
+"""The backend interface, closed: four verbs on the backend, four on the job handle (httpx's transport shape).
 
-A backend takes a prepared job (the spec, plus what the earlier stages produced: the launcher and the
-image) and returns a :class:`JobHandle`. ``attach`` finds an existing job again by id, for
-``tfcloud status/logs/cancel``.
+A backend takes a :class:`~tfcloud.artifacts.PreparedJob` (the spec, plus what the earlier stages produced:
+the launcher and the image) and returns a :class:`JobHandle`; ``attach`` finds an existing job again by id
+(for ``tfcloud status/logs/cancel``), ``list`` describes the backend's jobs, ``close`` releases its clients.
+
+A handle is one value away from everything a caller needs: :meth:`JobHandle.info` returns a :class:`JobInfo`
+(state, replicas, exit code, failing replica, the backend's message, console link). :func:`failure` turns a
+failed job's info and its failing replica's last lines into the one :class:`~tfcloud.errors.JobFailedError`
+format every backend shares.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol, runtime_checkable
+import builtins
+import datetime as dt
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
+from tfcloud.artifacts import PreparedJob
 from tfcloud.errors import JobFailedError
-from tfcloud.spec import JobSpec
 from tfcloud.states import JobState
 
-__all__ = ["Backend", "ImageRef", "JobHandle", "LogLine", "PreparedJob"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ImageRef:
-    """A built (or reused) container image."""
-
-    uri: str  # repository:tag, e.g. localhost:5000/tfcloud/train:3f2a9c...
-    digest: str | None = None
-    built: bool = True  # False when an existing image was reused
-
-
-@dataclass(frozen=True, kw_only=True)
-class PreparedJob:
-    """What the stages before the backend produced for one job.
-
-    ``workdir`` is the directory replicas start in (the entry point's directory for local runs);
-    ``launcher`` is the rendered launcher file; ``script`` is what the launcher runs (the user's script, or
-    the script converted from a notebook); ``requirements`` are extra requirements found along the way
-    (e.g. a notebook's ``%pip install`` lines). ``image`` is set for container backends.
-    """
-
-    spec: JobSpec
-    workdir: Path
-    launcher: Path
-    script: Path
-    requirements: tuple[str, ...] = ()
-    image: ImageRef | None = None
+__all__ = ["Backend", "JobHandle", "JobInfo", "LogLine", "ReplicaInfo", "failure"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,6 +35,49 @@ class LogLine:
     timestamp: float | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReplicaInfo:
+    """One replica of a job: ``chief-0``, ``worker-1``..., its state and (once it ended) its exit code."""
+
+    name: str
+    state: JobState
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobInfo:
+    """Where a job stands, as one value (what ``tfcloud status --json`` prints)."""
+
+    job_id: str
+    target: str  # the registry's name: "local", "vertex", ...
+    state: JobState
+    display_name: str | None = None
+    replicas: tuple[ReplicaInfo, ...] = ()
+    exit_code: int | None = None  # 0 ok, non-zero failed, None while running or unknown
+    failed_replica: str | None = None  # e.g. "worker-1"
+    message: str | None = None  # the backend's own error text
+    console_url: str | None = None
+    created: float | None = None  # epoch seconds
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the state as its value, ``created`` as ISO 8601 (UTC)."""
+        return {
+            "job_id": self.job_id,
+            "target": self.target,
+            "state": self.state.value,
+            "display_name": self.display_name,
+            "exit_code": self.exit_code,
+            "failed_replica": self.failed_replica,
+            "message": self.message,
+            "console_url": self.console_url,
+            "created": None if self.created is None else
+            dt.datetime.fromtimestamp(self.created, dt.timezone.utc).isoformat().replace("+00:00", "Z"),
+            "labels": dict(self.labels),
+            "replicas": [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code} for r in self.replicas],
+        }
+
+
 @runtime_checkable
 class JobHandle(Protocol):
     """A submitted job."""
@@ -63,27 +85,56 @@ class JobHandle(Protocol):
     @property
     def job_id(self) -> str: ...
 
-    def status(self) -> JobState: ...
-
-    def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]: ...
-
-    def wait(self, timeout: float | None = None) -> JobState: ...
-
-    def cancel(self) -> None: ...
-
-    @property
-    def exit_code(self) -> int | None:
-        """0 when the job succeeded, non-zero when it failed, None while it runs."""
+    def info(self) -> JobInfo:
+        """Where the job stands now (one look-up)."""
         ...
 
-    def failure(self, n: int = 20) -> JobFailedError | None:
-        """Why the job failed (the backend's message and the failing replica's last ``n`` lines), or None."""
+    def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
+        """The job's lines so far; with ``follow``, then new ones until the job has ended and its last lines
+        are in."""
+        ...
+
+    def wait(self, timeout: float | None = None) -> JobInfo:
+        """Block until the job is final (or ``timeout`` seconds passed); return its info then."""
+        ...
+
+    def cancel(self) -> None:
+        """Ask the job to stop; returns at once (``wait`` follows it to the end)."""
         ...
 
 
+@runtime_checkable
 class Backend(Protocol):
-    """Where jobs run."""
+    """Where jobs run. The registry (:mod:`tfcloud.backends`) maps a target name to the class."""
 
     def submit(self, job: PreparedJob) -> JobHandle: ...
 
-    def attach(self, job_id: str) -> JobHandle: ...
+    def attach(self, job_id: str) -> JobHandle:
+        """The handle of an existing job; :class:`~tfcloud.errors.JobNotFoundError` when there is none."""
+        ...
+
+    def list(self, *, state: JobState | None = None, limit: int | None = None) -> builtins.list[JobInfo]:
+        """The backend's jobs, newest first (only those in ``state`` when given; at most ``limit``)."""
+        ...
+
+    def close(self) -> None:
+        """Release clients and channels (a handle reopens what it needs)."""
+        ...
+
+
+def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
+    """Why a job did not succeed, in the one format every backend shares, or None (succeeded or still running).
+
+    ``Job ID STATE: the backend's message``, then the failing replica's last ``n`` lines; the error's exit code
+    is the job's own (1 when unknown)."""
+    from tfcloud.logview import format_tail, tail
+
+    info = handle.info()
+    if info.state is JobState.SUCCEEDED or not info.state.is_final:
+        return None
+    message = f"Job {info.job_id} {info.state.value}: {info.message or 'no reason recorded'}"
+    log_tail = ""
+    if info.failed_replica:
+        lines = tail(handle.logs(replica=info.failed_replica), n)
+        log_tail = format_tail(info.failed_replica, [line.text for line in lines])
+    return JobFailedError(message, exit_code=info.exit_code or 1, log_tail=log_tail)

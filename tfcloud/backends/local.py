@@ -42,9 +42,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tfcloud.artifacts import PreparedJob
 from tfcloud.backends import _supervisor as sup
-from tfcloud.backends.base import LogLine, PreparedJob
-from tfcloud.errors import ConfigurationError, JobFailedError, JobNotFoundError, SubmitError
+from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
+from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError
 from tfcloud.spec import JobSpec, Role, Strategy
 from tfcloud.states import JobState, to_job_state
 
@@ -320,17 +321,34 @@ class LocalBackend:
         """The handle of an existing local job (from any process)."""
         job_dir = self.jobs_dir / job_id
         if "/" in job_id or not (job_dir / sup.JOB_FILE).is_file():
-            recent = ", ".join(self.list_jobs()[-3:]) or "none"
+            recent = ", ".join(self.job_ids()[-3:]) or "none"
             raise JobNotFoundError(f"No local job `{job_id}` in {self.jobs_dir}.",
                                    hint=f"The most recent local jobs: {recent}.")
         return LocalJob(job_dir)
 
-    def list_jobs(self) -> list[str]:
+    def job_ids(self) -> list[str]:
         """The ids of the local jobs kept in the state dir, oldest first."""
         if not self.jobs_dir.is_dir():
             return []
         dirs = [d for d in self.jobs_dir.iterdir() if (d / sup.JOB_FILE).is_file()]
         return [d.name for d in sorted(dirs, key=lambda d: (d / sup.JOB_FILE).stat().st_mtime)]
+
+    def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
+        """The local jobs, newest first (only those in ``state``; at most ``limit``)."""
+        rows: list[JobInfo] = []
+        for job_id in reversed(self.job_ids()):
+            if limit is not None and len(rows) >= limit:
+                break
+            try:
+                info = LocalJob(self.jobs_dir / job_id).info()
+            except (JobNotFoundError, OSError, ValueError):  # removed or half-written meanwhile
+                continue
+            if state is None or info.state is state:
+                rows.append(info)
+        return rows
+
+    def close(self) -> None:
+        """Nothing to release: a local backend holds no clients."""
 
 
 class LocalJob:
@@ -362,7 +380,26 @@ class LocalJob:
         return self.log_dir / f"{replica}.log"
 
     # -- where it stands ----------------------------------------------------------------------------------
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JobInfo:
+        """Where the job stands, from ``status.json`` (checked: a dead supervisor's job is failed)."""
+        status = self._status()
+        state = to_job_state("process", str(status["state"]))
+        code = status.get("exit_code")
+        replicas = tuple(
+            ReplicaInfo(name=name, state=to_job_state("process", str(r.get("state"))),
+                        exit_code=None if r.get("exit_code") is None else int(r["exit_code"]))
+            for name, r in status.get("replicas", {}).items())
+        return JobInfo(
+            job_id=self.job_id, target="local", state=state, display_name=self._plan.get("display_name"),
+            replicas=replicas, exit_code=None if code is None or not state.is_final else int(code),
+            failed_replica=status.get("failed_replica"), message=status.get("message") or None,
+            created=self._plan.get("submitted_at"))
+
+    def raw_status(self) -> dict[str, Any]:
+        """``status.json`` as it is now, with pids (for tests and tools); checked like :meth:`info`."""
+        return self._status()
+
+    def _status(self) -> dict[str, Any]:
         """``status.json`` as it is now (checked: a dead supervisor's job is failed, its replicas killed)."""
         info = self._read_status()
         if info["state"] in ("succeeded", "failed", "cancelled"):
@@ -375,24 +412,13 @@ class LocalJob:
                 info = self._repair(info, int(pid))
         return info
 
-    def status(self) -> JobState:
-        return to_job_state("process", str(self.info()["state"]))
-
-    @property
-    def exit_code(self) -> int | None:
-        """The job's exit code once it is final (the chief's, or the failing replica's; 130 when cancelled)."""
-        code = self.info().get("exit_code")
-        return None if code is None else int(code)
-
-    @property
-    def failed_replica(self) -> str | None:
-        name = self.info().get("failed_replica")
-        return None if name is None else str(name)
+    def _state(self) -> JobState:
+        return to_job_state("process", str(self._status()["state"]))
 
     @property
     def replicas(self) -> dict[str, dict[str, Any]]:
-        """Per replica: role, pid, state, exit_code."""
-        replicas: dict[str, dict[str, Any]] = self.info()["replicas"]
+        """Per replica, as the supervisor records it: role, pid, state, exit_code (for tests and tools)."""
+        replicas: dict[str, dict[str, Any]] = self._status()["replicas"]
         return replicas
 
     def tail(self, replica: str, n: int = 20) -> list[str]:
@@ -400,20 +426,6 @@ class LocalJob:
         from tfcloud.logview import last_lines
 
         return last_lines(self.log_file(replica), n)
-
-    def failure(self, n: int = 20) -> JobFailedError | None:
-        """The error for a failed or cancelled job (message, exit code, the failing replica's last lines)."""
-        from tfcloud.logview import format_tail
-
-        info = self.info()
-        if info["state"] not in ("failed", "cancelled"):
-            return None
-        replica = info.get("failed_replica")
-        log_tail = format_tail(replica, self.tail(replica, n)) if replica else ""
-        message = f"Local job {self.job_id} {info['state']}: {info.get('message') or 'no reason recorded'}"
-        if log_tail:
-            message += "\n" + log_tail
-        return JobFailedError(message, exit_code=int(info.get("exit_code") or 1), log_tail=log_tail)
 
     # -- logs ---------------------------------------------------------------------------------------------
     def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
@@ -423,7 +435,7 @@ class LocalJob:
         offset = 0
         partial = b""
         while True:
-            final = (not follow) or self.status().is_final  # decided before reading: then nothing is missed
+            final = (not follow) or self._state().is_final  # decided before reading: then nothing is missed
             try:
                 with open(path, "rb") as f:
                     f.seek(offset)
@@ -443,16 +455,16 @@ class LocalJob:
                 self._pause(0.1)
 
     # -- waiting and stopping -----------------------------------------------------------------------------
-    def wait(self, timeout: float | None = None) -> JobState:
-        """Block until the job is final (or ``timeout`` seconds passed); return its state."""
+    def wait(self, timeout: float | None = None) -> JobInfo:
+        """Block until the job is final (or ``timeout`` seconds passed); return its info then."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            state = self.status()
-            if state.is_final:
-                return state
+            info = self.info()
+            if info.state.is_final:
+                return info
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                return state
+                return info
             if self._process is not None and self._process.poll() is None:
                 # The supervisor exits right after writing the final status: wait on it, no polling.
                 with contextlib.suppress(subprocess.TimeoutExpired):

@@ -25,9 +25,10 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tfcloud.backends.base import LogLine, PreparedJob
+from tfcloud.artifacts import PreparedJob
+from tfcloud.backends.base import JobInfo, LogLine
 from tfcloud.backends.vertex_request import SUBMISSION_LABEL, custom_job_request, replica_name
-from tfcloud.errors import ConfigurationError, JobFailedError, JobNotFoundError, SubmitError, TfcloudError, require
+from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError, TfcloudError, require
 from tfcloud.settings import Settings
 from tfcloud.states import JobState, to_job_state
 
@@ -251,8 +252,16 @@ class VertexBackend:
                                 what=f"Looking up job {job_id}", sleep=self.sleep)
         return VertexJob(self, found.name, job=found)
 
+    def close(self) -> None:
+        """Close the gRPC channels (a handle that needs them again reopens them)."""
+        self.clients.close()
+
+    def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
+        """Jobs in the project and region, newest first (only those in ``state``; at most ``limit``)."""
+        return [job.info() for job in self.list_jobs(state=state, limit=limit)]
+
     def list_jobs(self, *, state: JobState | None = None, labels: dict[str, str] | None = None,
-                  limit: int = 50) -> list[VertexJob]:
+                  limit: int | None = 50) -> list[VertexJob]:
         """Jobs in the project and region, newest first, optionally by tfcloud state and labels."""
         from google.cloud import aiplatform_v1
 
@@ -262,14 +271,14 @@ class VertexBackend:
             if names:
                 terms.append("(" + " OR ".join(f"state={name}" for name in names) + ")")
         request = aiplatform_v1.ListCustomJobsRequest(parent=self.parent, filter=" AND ".join(terms),
-                                                      page_size=min(limit, 100))
+                                                      page_size=min(limit or 100, 100))
         client = self.clients.jobs()
 
         def fetch() -> list[CustomJob]:
             out: list[CustomJob] = []
             for item in client.list_custom_jobs(request=request, timeout=30):
                 out.append(item)
-                if len(out) >= limit:
+                if limit is not None and len(out) >= limit:
                     break
             return out
 
@@ -285,7 +294,7 @@ def _vertex_states() -> list[tuple[tuple[str, str], JobState]]:
 
 
 class VertexJob:
-    """A CustomJob: ``status()``, ``logs()``, ``wait()``, ``cancel()``, like a local job."""
+    """A CustomJob: ``info()``, ``logs()``, ``wait()``, ``cancel()``, like a local job."""
 
     def __init__(self, backend: VertexBackend, name: str, *, job: CustomJob | None = None) -> None:
         self.backend = backend
@@ -314,42 +323,34 @@ class VertexJob:
         return self._job if self._job is not None else self.refresh()
 
     def status(self) -> JobState:
+        """The state alone (one look-up); :meth:`info` has the rest."""
         return to_job_state("vertex", self.refresh().state.name)
 
-    @property
-    def exit_code(self) -> int | None:
-        state = to_job_state("vertex", self.job.state.name)
-        if not state.is_final:
-            return None
-        return 0 if state is JobState.SUCCEEDED else 1
+    def info(self) -> JobInfo:
+        """Where the job stands now (one look-up)."""
+        return self._info(self.refresh())
+
+    def _info(self, job: CustomJob) -> JobInfo:
+        state = to_job_state("vertex", job.state.name)
+        message = (job.error.message if job.error else "") or None
+        return JobInfo(
+            job_id=self.job_id, target="vertex", state=state, display_name=job.display_name or None,
+            exit_code=(0 if state is JobState.SUCCEEDED else 1) if state.is_final else None,
+            failed_replica=_failed_replica(message), message=message, console_url=self.console_url,
+            created=_timestamp(job.create_time), labels=dict(job.labels))
 
     @property
     def error_message(self) -> str | None:
         message = self.job.error.message if self.job.error else ""
         return message or None
 
-    def describe(self) -> dict[str, Any]:
-        job = self.job
-        return {
-            "job_id": self.job_id,
-            "name": self.name,
-            "display_name": job.display_name,
-            "state": to_job_state("vertex", job.state.name).value,
-            "vertex_state": job.state.name,
-            "create_time": _iso(job.create_time),
-            "start_time": _iso(job.start_time),
-            "end_time": _iso(job.end_time),
-            "error": self.error_message,
-            "labels": dict(job.labels),
-            "console_url": self.console_url,
-        }
-
-    def wait(self, timeout: float | None = None) -> JobState:
+    def wait(self, timeout: float | None = None) -> JobInfo:
+        """Block until the job is final (or ``timeout`` seconds passed); return its info then."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            state = self.status()
-            if state.is_final or (deadline is not None and time.monotonic() >= deadline):
-                return state
+            info = self.info()
+            if info.state.is_final or (deadline is not None and time.monotonic() >= deadline):
+                return info
             time.sleep(self.backend.poll_interval)
 
     def cancel(self) -> None:
@@ -430,26 +431,13 @@ class VertexJob:
     def tail(self, replica: str, n: int = 20) -> list[str]:
         return [line.text for line in self.logs(replica=replica)][-n:]
 
-    def failed_replica(self) -> str | None:
-        message = self.error_message or ""
-        for word in message.replace(".", " ").split():
-            if word.startswith("workerpool"):
-                return replica_name(word)
-        return None
 
-    def failure(self, n: int = 20) -> JobFailedError | None:
-        """Why the job failed (Vertex AI's message and the failing replica's last lines), or None."""
-        state = to_job_state("vertex", self.job.state.name)
-        if state is JobState.SUCCEEDED or not state.is_final:
-            return None
-        replica = self.failed_replica()
-        tail = self.tail(replica, n) if replica else []
-        message = f"Job {self.job_id} {state.value}"
-        if self.error_message:
-            message += f": {self.error_message}"
-        if tail:
-            message += f"\nLast lines of {replica}:"
-        return JobFailedError(message, exit_code=1, log_tail="\n".join(f"  {line}" for line in tail))
+def _failed_replica(message: str | None) -> str | None:
+    """The replica Vertex AI's error names (``The replica workerpool0-0 exited...`` → ``chief-0``), or None."""
+    for word in (message or "").replace(".", " ").split():
+        if word.startswith("workerpool"):
+            return replica_name(word)
+    return None
 
 
 class _Seen:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from tfcloud.backends.base import ImageRef
+from tfcloud.artifacts import ImageRef
 from tfcloud.context import BuildContext
 from tfcloud.dockerfile import DOCKERFILE_PATH
 

@@ -32,7 +32,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from tfcloud.backends.base import ImageRef
+from tfcloud.artifacts import ImageRef
 from tfcloud.builders import DOCKERFILE_PATH, log_tail
 from tfcloud.context import BuildContext, format_size
 from tfcloud.errors import BuildError, ConfigurationError, require

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.backends.base import ImageRef
+from tfcloud.artifacts import ImageRef
 from tfcloud.builders import DOCKERFILE_PATH, log_tail
 from tfcloud.context import BuildContext, format_size
 from tfcloud.errors import BuildError, ConfigurationError, require

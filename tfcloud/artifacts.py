@@ -1,0 +1,42 @@
+"""Stage artifacts: the values one stage hands to the next.
+
+``spec → entry point → launcher → (build context → image) → backend``: :class:`PreparedJob` is what the stages
+before the backend produced (the launcher, the script it runs, the image); :class:`ImageRef` is what a builder
+returns. Both are plain values; nothing here imports a backend or a builder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tfcloud.spec import JobSpec
+
+__all__ = ["ImageRef", "PreparedJob"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImageRef:
+    """A built (or reused) container image."""
+
+    uri: str  # repository:tag, e.g. localhost:5000/tfcloud/train:3f2a9c...
+    digest: str | None = None
+    built: bool = True  # False when an existing image was reused
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreparedJob:
+    """What the stages before the backend produced for one job.
+
+    ``workdir`` is the directory replicas start in (the entry point's directory for local runs);
+    ``launcher`` is the rendered launcher file; ``script`` is what the launcher runs (the user's script, or
+    the script converted from a notebook); ``requirements`` are extra requirements found along the way
+    (e.g. a notebook's ``%pip install`` lines). ``image`` is set for container backends.
+    """
+
+    spec: JobSpec
+    workdir: Path
+    launcher: Path
+    script: Path
+    requirements: tuple[str, ...] = ()
+    image: ImageRef | None = None
