@@ -399,7 +399,7 @@ def artifacts(
     """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/."""
     from tfcloud.outputs import download_artifacts, job_output_dir, list_artifacts
 
-    base = job_output_dir(_backend_for(job).attach(job))
+    base = job_output_dir(_backend_for(job).attach(job).info())
     if download is not None:
         written = download_artifacts(base, download)
         typer.echo(f"{len(written)} file(s) from {base} in {download}")
@@ -424,7 +424,7 @@ def tensorboard(
 
     from tfcloud.outputs import job_output_dir, tensorboard_command
 
-    command = tensorboard_command(job_output_dir(_backend_for(job).attach(job)), port=port)
+    command = tensorboard_command(job_output_dir(_backend_for(job).attach(job).info()), port=port)
     try:
         raise typer.Exit(subprocess.call(command))
     except KeyboardInterrupt:

@@ -14,9 +14,12 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from tfcloud.backends.base import JobInfo
 
 __all__ = ["Artifact", "download_artifacts", "job_output_dir", "list_artifacts", "tensorboard_command"]
 
@@ -29,19 +32,12 @@ class Artifact:
     size: int
 
 
-def job_output_dir(handle: Any) -> str:
-    """The base output directory of a local or Vertex AI job handle; ConfigurationError when it has none."""
-    job_dir = getattr(handle, "job_dir", None)
-    if job_dir is not None:
-        import json
-
-        plan = json.loads((Path(job_dir) / "job.json").read_text(encoding="utf-8"))
-        base = plan.get("output_dir")
-    else:
-        base = handle.job.job_spec.base_output_directory.output_uri_prefix or None
+def job_output_dir(info: JobInfo) -> str:
+    """The base output directory of a job (its :class:`JobInfo`); ConfigurationError when it has none."""
+    base = info.output_dir
     if not base:
         raise ConfigurationError(
-            f"Job {handle.job_id} has no output directory, so it has no artifacts.",
+            f"Job {info.job_id} has no output directory, so it has no artifacts.",
             hint="Submit with --output-dir gs://BUCKET/PATH (or set a staging bucket) to get AIP_MODEL_DIR, "
                  "AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR.")
     return str(base)

@@ -26,7 +26,7 @@ for key, name, text in (("AIP_MODEL_DIR", "model.txt", "weights"), ("AIP_CHECKPO
 @pytest.fixture
 def local_job(submit, write_script) -> Any:  # type: ignore[no-untyped-def]
     handle = submit(write_script("writer.py", WRITER), distribution_strategy=None)
-    assert handle.wait(60) is JobState.SUCCEEDED
+    assert handle.wait(60).state is JobState.SUCCEEDED
     return handle
 
 

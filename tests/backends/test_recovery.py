@@ -111,7 +111,7 @@ def test_a_local_output_dir_may_be_a_directory(script: Path, tmp_path: Path) -> 
 def test_every_replica_gets_the_aip_dirs_and_its_gpu_share(submit, write_script) -> None:  # type: ignore[no-untyped-def]
     handle = submit(write_script("flaky.py", FLAKY), distribution_strategy=None, worker_count=1,
                     env={"CUDA_VISIBLE_DEVICES": "0,1,2,3"})
-    assert handle.wait(60) is JobState.SUCCEEDED, explain(handle)
+    assert handle.wait(60).state is JobState.SUCCEEDED, explain(handle)
     seen = dict(views(handle))
     output = handle.job_dir / "output"
     for replica, share in (("chief-0", "0,1"), ("worker-0", "2,3")):
@@ -126,7 +126,7 @@ def test_every_replica_gets_the_aip_dirs_and_its_gpu_share(submit, write_script)
 
 def test_an_output_dir_replaces_the_jobs_own(submit, write_script, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     handle = submit(write_script("flaky.py", FLAKY), distribution_strategy=None, base_output_dir=str(tmp_path / "o"))
-    assert handle.wait(60) is JobState.SUCCEEDED, explain(handle)
+    assert handle.wait(60).state is JobState.SUCCEEDED, explain(handle)
     assert dict(views(handle))["chief-0"]["AIP_MODEL_DIR"] == f"{tmp_path / 'o'}/model/"
     assert (tmp_path / "o" / "checkpoints").is_dir()
 
@@ -138,14 +138,14 @@ def test_replicas_start_in_the_build_root_as_in_the_image(submit, tmp_path: Path
     script = root / "trainer" / "task.py"
     script.write_text("import os\nprint(os.getcwd())\nprint(open('data.txt').read().strip())\n")
     handle = submit(script, distribution_strategy=None, context_dir=str(root))
-    assert handle.wait(60) is JobState.SUCCEEDED, explain(handle)
+    assert handle.wait(60).state is JobState.SUCCEEDED, explain(handle)
     assert [ln.text for ln in handle.logs() if ln.stream == "stdout"] == [str(root), "from the build root"]
 
 
 def test_a_failed_cluster_is_restarted_and_each_attempt_is_logged(submit, write_script) -> None:  # type: ignore[no-untyped-def]
     handle = submit(write_script("flaky.py", FLAKY), distribution_strategy=None, worker_count=1, max_restarts=2,
                     entry_point_args=["1,2"])
-    assert handle.wait(60) is JobState.SUCCEEDED, explain(handle)
+    assert handle.wait(60).state is JobState.SUCCEEDED, explain(handle)
     attempts = [(replica, view["TFCLOUD_ATTEMPT"]) for replica, view in views(handle)]
     assert [a for r, a in attempts if r == "worker-0"] == ["1", "2", "3"]
     assert ("chief-0", "3") in attempts  # (an earlier chief may be stopped before it printed anything)
@@ -156,7 +156,7 @@ def test_a_failed_cluster_is_restarted_and_each_attempt_is_logged(submit, write_
         "tfcloud: attempt 2 failed: worker-0 exited with code 3. Restarting the cluster (restart 2 of 2).",
         "tfcloud: attempt 3 of 3: starting 2 replica(s) again.",
     ]
-    info = handle.info()
+    info = handle.raw_status()
     assert info["attempt"] == 3
     assert [r["replica"] for r in info["restarts"]] == ["worker-0", "worker-0"]
     assert_no_survivors(handle)
@@ -165,18 +165,18 @@ def test_a_failed_cluster_is_restarted_and_each_attempt_is_logged(submit, write_
 def test_when_the_restarts_are_spent_the_job_fails_as_before(submit, write_script) -> None:  # type: ignore[no-untyped-def]
     handle = submit(write_script("flaky.py", FLAKY), distribution_strategy=None, worker_count=1, max_restarts=1,
                     entry_point_args=["1,2"])
-    assert handle.wait(60) is JobState.FAILED, explain(handle)
-    assert handle.exit_code == 3
-    assert handle.failed_replica == "worker-0"
-    assert handle.info()["attempt"] == 2
+    assert handle.wait(60).state is JobState.FAILED, explain(handle)
+    assert handle.info().exit_code == 3
+    assert handle.info().failed_replica == "worker-0"
+    assert handle.raw_status()["attempt"] == 2
     assert_no_survivors(handle)
 
 
 def test_without_max_restarts_nothing_restarts(submit, write_script) -> None:  # type: ignore[no-untyped-def]
     handle = submit(write_script("flaky.py", FLAKY), distribution_strategy=None, worker_count=1,
                     entry_point_args=["1"])
-    assert handle.wait(60) is JobState.FAILED
-    assert handle.info()["attempt"] == 1
+    assert handle.wait(60).state is JobState.FAILED
+    assert handle.raw_status()["attempt"] == 1
     assert list(handle.logs(replica="tfcloud")) == []
 
 
@@ -190,8 +190,8 @@ def test_a_killed_replica_restarts_the_cluster_and_fit_resumes_from_the_checkpoi
         pytest.importorskip("tf_keras")
     handle = submit(scripts / "train_resume.py", worker_count=workers, max_restarts=1,
                     entry_point_args=["5", victim, "3"], env={"TF_CPP_MIN_LOG_LEVEL": "2"})
-    assert handle.wait(300) is JobState.SUCCEEDED, explain(handle)
-    info = handle.info()
+    assert handle.wait(300).state is JobState.SUCCEEDED, explain(handle)
+    info = handle.raw_status()
     assert info["attempt"] == 2
     assert info["restarts"][0]["replica"] == victim and info["restarts"][0]["exit_code"] == 137
     names = ["chief-0", "worker-0"][:workers + 1]

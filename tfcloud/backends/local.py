@@ -393,7 +393,7 @@ class LocalJob:
             job_id=self.job_id, target="local", state=state, display_name=self._plan.get("display_name"),
             replicas=replicas, exit_code=None if code is None or not state.is_final else int(code),
             failed_replica=status.get("failed_replica"), message=status.get("message") or None,
-            created=self._plan.get("submitted_at"))
+            created=self._plan.get("submitted_at"), output_dir=self._plan.get("output_dir"))
 
     def raw_status(self) -> dict[str, Any]:
         """``status.json`` as it is now, with pids (for tests and tools); checked like :meth:`info`."""
