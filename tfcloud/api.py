@@ -136,14 +136,15 @@ def run(
     return handle
 
 
-def submit_spec(spec: JobSpec, settings: Settings, *, build_logs: bool = False) -> JobHandle:
+def submit_spec(spec: JobSpec, settings: Settings, *, build_logs: bool = False,
+                container: bool = False) -> JobHandle:
     """Submit a validated spec through every stage (the CLI's ``submit`` calls this too); build progress and
     the job's id go to the console."""
     from tfcloud.console import get_console
     from tfcloud.pipeline import submit
 
     console = get_console()
-    handle = submit(spec, settings, console=console, build_logs=build_logs)
+    handle = submit(spec, settings, console=console, build_logs=build_logs, container=container)
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
     if url:

@@ -108,6 +108,8 @@ def submit(
     local: Annotated[bool, typer.Option("--local", help="Run on this machine, one process per replica "
                                                           "(the default target).")] = False,
     vertex: Annotated[bool, typer.Option("--vertex", help="Run on Google Cloud Vertex AI.")] = False,
+    container: Annotated[bool, typer.Option("--container", help="Local: run the replicas from the job's image "
+                                                                  "on the local Docker engine.")] = False,
     worker_count: WorkerCountOpt = 0,
     chief_config: ChiefConfigOpt = None,
     worker_config: WorkerConfigOpt = None,
@@ -210,7 +212,7 @@ def submit(
     from tfcloud.console import get_console
     from tfcloud.spec import Target
 
-    handle = submit_spec(spec, settings, build_logs=build_logs)
+    handle = submit_spec(spec, settings, build_logs=build_logs, container=container)
     if detach:
         typer.echo(handle.job_id)
         get_console().print(f"Follow it with: tfcloud logs {handle.job_id} -f", markup=False)

@@ -48,21 +48,23 @@ def prepare_entry_point(spec: JobSpec, workspace: Path) -> EntryPoint:
     return EntryPoint(script=script, requirements=converted.requirements, notes=converted.notes)
 
 
-def launcher_script_path(spec: JobSpec, entry: EntryPoint) -> str:
+def launcher_script_path(spec: JobSpec, entry: EntryPoint, *, in_image: bool | None = None) -> str:
     """How the launcher names the script: next to it in an image (and for a converted notebook, which the
-    backend copies next to the launcher); by absolute path for a local run of the user's own script."""
+    backend copies next to the launcher); by absolute path for a local run of the user's own script.
+    ``in_image``: whether the replicas run from the image (default: every target but local)."""
     if entry.script != spec.entry_point:
         return entry.script.name
-    if spec.target is Target.LOCAL:
+    if not (spec.target is not Target.LOCAL if in_image is None else in_image):
         return str(spec.entry_point)
     return spec.entry_point.relative_to(spec.build_root).as_posix()
 
 
-def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
+def prepare(spec: JobSpec, workspace: Path, *, in_image: bool | None = None) -> tuple[PreparedJob, EntryPoint]:
     """Stages 1-2: the entry point and the launcher, written into ``workspace`` (a temporary directory)."""
     entry = prepare_entry_point(spec, workspace)
     launcher = workspace / LAUNCHER_NAME
-    launcher.write_text(render_launcher(spec, script=launcher_script_path(spec, entry)), encoding="utf-8")
+    launcher.write_text(render_launcher(spec, script=launcher_script_path(spec, entry, in_image=in_image)),
+                        encoding="utf-8")
     job = PreparedJob(spec=spec, workdir=spec.workdir, launcher=launcher, script=entry.script,
                       requirements=entry.requirements)
     return job, entry
@@ -88,13 +90,14 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
 
 
 def build_image(job: PreparedJob, settings: Settings, *, console: Console | None = None,
-                push: bool = True, build_logs: bool = False) -> ImageRef:
+                push: bool = True, build_logs: bool = False, repository: str | None = None) -> ImageRef:
     """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set)."""
     from tfcloud.containerize import containerize
 
     builder = make_builder(job.spec, settings, console=console, build_logs=build_logs)
     try:
-        return containerize(job, builder=builder, repository=_repository(job.spec, settings), push=push,
+        return containerize(job, builder=builder, repository=repository or _repository(job.spec, settings),
+                            push=push,
                             console=console, context_dir=job.spec.context_dir)
     finally:
         close = getattr(builder, "close", None)
@@ -118,12 +121,25 @@ def _repository(spec: JobSpec, settings: Settings) -> str:
 
 
 def submit(spec: JobSpec, settings: Settings, *, console: Console | None = None,
-           build_logs: bool = False) -> JobHandle:
+           build_logs: bool = False, container: bool = False) -> JobHandle:
     """Run every stage for ``spec`` and submit it; temporary files are removed before returning.
-    ``console`` receives build progress (the stages themselves print nothing else)."""
+    ``console`` receives build progress (the stages themselves print nothing else). ``container``: a local
+    job's replicas run from the image, built into the local Docker engine (not pushed)."""
+    local_image = container and spec.target is Target.LOCAL
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
-        job, _ = prepare(spec, Path(tmp))
+        job, _ = prepare(spec, Path(tmp), in_image=True if local_image else None)
         if spec.target is not Target.LOCAL:
             job = replace(job, image=build_image(job, settings, console=console, build_logs=build_logs))
-        backend = get_backend(spec.target, settings=settings)
+        elif local_image:
+            job = replace(job, image=build_image(job, settings, console=console, build_logs=build_logs, push=False,
+                                                 repository=_local_repository(spec, settings)))
+        options = {"container": True} if local_image else {}
+        backend = get_backend(spec.target, settings=settings, **options)
         return backend.submit(job)
+
+
+def _local_repository(spec: JobSpec, settings: Settings) -> str:
+    """Where a ``--container`` image is named: the image's own repository when set, else ``tfcloud-local``."""
+    if spec.docker_config.image or settings.image_repository:
+        return _repository(spec, settings)
+    return "tfcloud-local"

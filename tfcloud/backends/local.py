@@ -211,17 +211,22 @@ def _is_within(path: Path, directory: Path) -> bool:
 class LocalBackend:
     """Runs jobs as local processes. Options: ``settings`` (its ``state_dir``) or ``home`` (the state dir,
     which wins; without either: :func:`default_state_dir`), ``stop_grace_s`` (SIGTERM to SIGKILL),
-    ``finish_grace_s`` (how long workers may run on after the chief succeeded) and ``stopped_timeout_s``
-    (how long a replica may stay SIGSTOPped before the job fails)."""
+    ``finish_grace_s`` (how long workers may run on after the chief succeeded), ``stopped_timeout_s``
+    (how long a replica may stay SIGSTOPped before the job fails) and ``container`` (each replica runs the
+    job's image on the Docker engine, ``settings.docker_host`` or ``DOCKER_HOST``, on the host network:
+    :mod:`tfcloud.backends._container`)."""
 
     def __init__(self, *, settings: Settings | None = None, home: str | Path | None = None,
-                 stop_grace_s: float = 5.0, finish_grace_s: float = 10.0, stopped_timeout_s: float = 10.0) -> None:
+                 stop_grace_s: float = 5.0, finish_grace_s: float = 10.0, stopped_timeout_s: float = 10.0,
+                 container: bool = False) -> None:
         if home is None and settings is not None and settings.state_dir:
             home = settings.state_dir
         self.home = Path(home).expanduser() if home is not None else default_state_dir()
         self.stop_grace_s = stop_grace_s
         self.finish_grace_s = finish_grace_s
         self.stopped_timeout_s = stopped_timeout_s
+        self.container = container
+        self.docker_host = settings.docker_host if settings is not None else None
 
     @property
     def jobs_dir(self) -> Path:
@@ -234,7 +239,10 @@ class LocalBackend:
         if os.name != "posix":
             raise ConfigurationError("Local runs need a POSIX system (Linux or macOS): they use process groups.")
         spec = job.spec
-        ensure_requirements(spec.requirements_txt, job.requirements)
+        if self.container and job.image is None:
+            raise SubmitError("A --container job needs its image; the pipeline builds it before submitting.")
+        if not self.container:  # an image installs its requirements itself
+            ensure_requirements(spec.requirements_txt, job.requirements)
         if not job.launcher.is_file():
             raise SubmitError(f"The launcher {job.launcher} does not exist.")
         if not job.script.is_file():
@@ -290,6 +298,18 @@ class LocalBackend:
             "stop_on_chief_end": stop_roles,
             "submitted_at": time.time(),
         }
+        if self.container:
+            from tfcloud.backends import _container
+
+            assert job.image is not None
+            plan["argv"] = [sys.executable, "-I", _container.__file__, str(job_dir)]
+            plan["args"] = list(spec.entry_point_args)
+            plan["container"] = {
+                "image": job.image.uri,
+                "docker_host": self.docker_host or os.environ.get("DOCKER_HOST"),
+                "env": {**aip, **spec.env, **loopback_env(spec.env), "TFCLOUD_JOB_ID": job_id},
+                "mounts": [] if "://" in output else [output],
+            }
         sup.write_json_atomic(job_dir / sup.JOB_FILE, plan)
         sup.write_json_atomic(job_dir / sup.STATUS_FILE, {
             "job_id": job_id, "state": "starting", "exit_code": None, "failed_replica": None, "message": "",
