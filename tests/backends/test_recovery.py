@@ -213,3 +213,22 @@ def test_a_killed_replica_restarts_the_cluster_and_fit_resumes_from_the_checkpoi
     for replica in names:
         assert len(list((output / "logs" / replica).glob("events.out.tfevents.*"))) == 2  # one per attempt
     assert_no_survivors(handle)
+
+
+@pytest.mark.tensorflow
+def test_a_strategy_backup_and_restore_cannot_handle_is_left_alone(submit, scripts: Path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("tf_keras")
+    # tf-keras's BackupAndRestore refuses OneDeviceStrategy: the launcher says so and fit runs as written.
+    handle = submit(scripts / "train_resume.py", entry_point_args=["2"],
+                    env={"TF_CPP_MIN_LOG_LEVEL": "2", "TF_USE_LEGACY_KERAS": "1"})
+    assert handle.wait(300).state is JobState.SUCCEEDED, explain(handle)
+    said = [ln.text for ln in handle.logs() if ln.text.startswith("tfcloud: model.fit")]
+    assert said == ["tfcloud: model.fit is not backed up: BackupAndRestore does not support OneDeviceStrategy."]
+
+
+@pytest.mark.tensorflow
+def test_the_auto_checkpoint_can_be_turned_off(submit, scripts: Path) -> None:  # type: ignore[no-untyped-def]
+    handle = submit(scripts / "train_resume.py", entry_point_args=["2"],
+                    env={"TF_CPP_MIN_LOG_LEVEL": "2", "TFCLOUD_AUTO_CHECKPOINT": "0"})
+    assert handle.wait(300).state is JobState.SUCCEEDED, explain(handle)
+    assert not [ln.text for ln in handle.logs() if ln.text.startswith("tfcloud: model.fit")]

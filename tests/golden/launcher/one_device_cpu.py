@@ -74,7 +74,16 @@ class _ResumeFit(importlib.abc.MetaPathFinder):
                 return fit(model_self, *args, **kwargs)
             self.fits += 1
             backup_dir = "{}/fit-{}".format(self.checkpoint_dir, self.fits)
-            kwargs["callbacks"] = [*(callbacks or []), _backup_callback(module, backup_dir)]
+            backup = _backup_callback(module, backup_dir)
+            supported = getattr(backup, "_supported_strategies", None)  # tf-keras lists them
+            strategy = getattr(model_self, "_distribution_strategy", None)
+            if supported and strategy is not None and not isinstance(strategy, supported):
+                _say("model.fit is not backed up: BackupAndRestore does not support {}.".format(
+                    type(strategy).__name__))
+                return fit(model_self, *args, **kwargs)
+            _say("model.fit backs up to {} every epoch (BackupAndRestore): a restarted job resumes there.".format(
+                backup_dir))
+            kwargs["callbacks"] = [*(callbacks or []), backup]
             return fit(model_self, *args, **kwargs)
 
         fit_with_backup._tfcloud_resumes = True
@@ -115,8 +124,6 @@ def _backup_callback(module, backup_dir):
                 if epoch > 0:
                     _say("model.fit resumed at epoch {} from the backup in {}.".format(epoch + 1, backup_dir))
 
-    _say("model.fit backs up to {} every epoch (BackupAndRestore): a restarted job resumes there.".format(
-        backup_dir))
     return Backup(backup_dir=backup_dir)
 
 
