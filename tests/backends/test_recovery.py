@@ -232,3 +232,24 @@ def test_the_auto_checkpoint_can_be_turned_off(submit, scripts: Path) -> None:  
                     env={"TF_CPP_MIN_LOG_LEVEL": "2", "TFCLOUD_AUTO_CHECKPOINT": "0"})
     assert handle.wait(300).state is JobState.SUCCEEDED, explain(handle)
     assert not [ln.text for ln in handle.logs() if ln.text.startswith("tfcloud: model.fit")]
+
+
+def test_the_cli_restarts_and_shows_each_attempt(write_script, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    from tfcloud.cli import main
+
+    script = write_script("flaky.py", FLAKY)
+    code = main(["submit", str(script), "--local", "--strategy", "none", "--worker-count", "1", "--worker-config",
+                 "CPU", "--max-restarts", "1", "--", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out[-3000:]
+    assert re.search(r"^tfcloud +\| tfcloud: attempt 1 failed: worker-0 exited with code 3\. Restarting the cluster "
+                     r"\(restart 1 of 1\)\.$", out, re.M), out
+    assert re.search(r"^tfcloud +\| tfcloud: attempt 2 of 2: starting 2 replica\(s\) again\.$", out, re.M)
+    assert re.search(r"^chief-0 +\| done chief-0$", out, re.M)
+
+
+def test_the_cli_rejects_a_negative_max_restarts(write_script, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    from tfcloud.cli import main
+
+    assert main(["submit", str(write_script("flaky.py", FLAKY)), "--max-restarts", "-1"]) == 2
+    assert "Invalid `max_restarts`: expected an integer ≥ 0, received -1." in capsys.readouterr().err
