@@ -208,3 +208,42 @@ def test_a_preempted_multi_worker_job_restarts_and_resumes_from_its_checkpoint(
     run = gcs_root / "recovery-bucket" / "run"
     assert (run / "model" / "model.keras").is_file()
     assert (run / "checkpoints" / "final" / "checkpoint").is_file()
+
+
+# The chief waits to be preempted on its first start (a marker in AIP_CHECKPOINT_DIR), then writes its model.
+CONTAINER_REPLICA = textwrap.dedent("""
+    import os, sys, time
+    marker = os.path.join(os.environ["AIP_CHECKPOINT_DIR"], "started-once")
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        print("ready", flush=True)
+        time.sleep(60)
+        sys.exit("not preempted")
+    with open(os.path.join(os.environ["AIP_MODEL_DIR"], "model.txt"), "w") as f:
+        f.write("trained")
+""")
+
+
+@pytest.mark.docker
+def test_a_preempted_container_restarts_and_writes_to_the_local_output_root(engine: Any, python_base: str,
+                                                                            tmp_path: Path) -> None:
+    root = tmp_path / "gcs"
+    with Emulator(project="tfcloud-recovery", storage=False, docker_host=engine.docker_host,
+                  local_output_root=root) as emulator:
+        emulator.faults.preempt("workerpool0-0", when_line="ready")
+        pool = vertex.WorkerPoolSpec(
+            replica_count=1, machine_spec=vertex.MachineSpec(machine_type="n1-standard-4"),
+            container_spec=vertex.ContainerSpec(image_uri=python_base, command=["python3", "-c", CONTAINER_REPLICA]))
+        jobs = emulator.job_client()
+        try:
+            created = jobs.create_custom_job(parent=emulator.parent, custom_job=vertex.CustomJob(
+                display_name="container", job_spec=vertex.CustomJobSpec(
+                    worker_pool_specs=[pool],
+                    base_output_directory=vertex.GcsDestination(output_uri_prefix="gs://bucket/run"))))
+            finished, _ = follow(jobs, created.name, timeout=120)
+        finally:
+            jobs.transport.close()
+        service = service_lines(emulator, created)
+    assert finished.state.name == "JOB_STATE_SUCCEEDED", service
+    assert "Replica workerpool0-0 was preempted: its VM was reclaimed." in service
+    assert (root / "bucket" / "run" / "model" / "model.txt").read_text() == "trained"

@@ -462,7 +462,8 @@ class JobService:
                 launches.append(Launch(
                     task_name=task_name, image=image, command=command, args=args, env=env,
                     name=f"tfcloud-emulator-{job.job_id}-{task_name}",
-                    fault=(fault.exit_code, fault.message) if fault else None))
+                    fault=(fault.exit_code, fault.message) if fault else None,
+                    mounts=(self._local_output_root,) if self._local_output_root else ()))
         return launches
 
     def stop(self) -> None:

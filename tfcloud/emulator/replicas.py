@@ -103,6 +103,7 @@ class Launch:
     env: Mapping[str, str] = field(default_factory=dict)
     name: str = ""  # a container name, unique per emulator
     fault: tuple[int, str] | None = None  # (exit code, message): exit at start instead of running
+    mounts: tuple[str, ...] = ()  # host directories a container sees at the same path (local_output_root)
 
 
 class Replica(Protocol):
@@ -300,7 +301,8 @@ class DockerRunner:
         try:
             container = self.client.containers.run(
                 launch.image, command=command, entrypoint=entrypoint, environment=env,
-                network_mode="host", detach=True, name=launch.name or None)
+                network_mode="host", detach=True, name=launch.name or None,
+                volumes={path: {"bind": path, "mode": "rw"} for path in launch.mounts})
         except docker.errors.DockerException as exc:
             raise ReplicaStartError(f"The replica {launch.task_name} cannot start: {exc}") from exc
         return _ContainerReplica(launch.task_name, container, sink)

@@ -66,7 +66,8 @@ class Emulator:
     - ``timings``: how long jobs sit in QUEUED and PENDING, and how long workers may outlive the chief.
     - ``local_output_root``: replicas see a job's ``gs://BUCKET/PATH`` base output directory as
       ``LOCAL_OUTPUT_ROOT/BUCKET/PATH`` in their ``AIP_*`` variables (TensorFlow cannot reach the storage
-      emulator; checkpoints need a real directory). Default: the ``gs://`` URIs, as Vertex AI gives them.
+      emulator; checkpoints need a real directory); containers get it mounted at the same path. Default: the
+      ``gs://`` URIs, as Vertex AI gives them.
     """
 
     def __init__(self, *, project: str = "tfcloud-emulator", location: str = "us-central1", port: int = 0,
