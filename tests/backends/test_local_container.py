@@ -63,3 +63,48 @@ def test_a_three_replica_job_runs_from_the_built_image(engine: object, python_ba
         client.close()
     assert left == []  # every replica's container was removed
     assert list(Path.cwd().iterdir()) == []
+
+
+@pytest.mark.tensorflow
+def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object, tensorflow_base: str,
+                                                                  tmp_path: Path) -> None:
+    import shutil
+
+    import docker
+
+    from tests.backends.localjobs import wait_for_line
+    from tfcloud.pipeline import submit
+    from tfcloud.settings import Settings
+    from tfcloud.spec import DockerConfig
+    from tfcloud.states import JobState
+    from tfcloud.validate import build_spec
+
+    project = tmp_path / "project"
+    project.mkdir()
+    script = project / "train_resume.py"
+    shutil.copy(Path(__file__).parent / "scripts" / "train_resume.py", script)
+    spec = build_spec(entry_point=script, worker_count=1, worker_config="CPU", max_restarts=1,
+                      docker_config=DockerConfig(parent_image=tensorflow_base),
+                      entry_point_args=["4", "worker-0", "2", "wait"], env={"TF_CPP_MIN_LOG_LEVEL": "2"})
+    handle = submit(spec, Settings(docker_host=engine.docker_host), container=True)  # type: ignore[attr-defined]
+    try:
+        wait_for_line(handle, "PREEMPT_ME", replica="worker-0", timeout=240)
+        client = docker.DockerClient(base_url=engine.docker_host)  # type: ignore[attr-defined]
+        try:  # the python in a container is its PID 1, which cannot SIGKILL itself: kill it from outside
+            client.containers.get(f"tfcloud-{handle.job_id}-worker-0-1").kill()
+        finally:
+            client.close()
+        info = handle.wait(300)
+        lines = {r: [ln.text for ln in handle.logs(replica=r)] for r in ("chief-0", "worker-0")}
+        assert info.state is JobState.SUCCEEDED, "\n".join(lines["chief-0"][-30:] + lines["worker-0"][-30:])
+    finally:
+        if not handle.info().state.is_final:
+            handle.cancel()
+            handle.wait(60)
+    assert handle.raw_status()["restarts"][0]["replica"] == "worker-0"
+    for replica, text in lines.items():
+        epochs = [int(t.split()[1]) for t in text if t.startswith("EPOCH_BEGIN ")]
+        assert epochs == [1, 2, 2, 3, 4], text[-40:]
+        assert any("model.fit resumed at epoch 2" in t for t in text)
+        assert f"DONE {replica}" in text
+    assert (handle.job_dir / "output" / "model" / "model.keras").is_file()
