@@ -101,7 +101,8 @@ def test_local_job_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     (tmp_path / "hello.py").write_text("print('hello from', __import__('os').environ['TFCLOUD_REPLICA'])\n")
     handle = tfcloud.run(entry_point=str(tmp_path / "hello.py"), distribution_strategy=None, worker_count=1,
                          worker_config="CPU")
-    assert isinstance(handle, LocalJob)
+    assert isinstance(handle, tfcloud.Job) and isinstance(handle.handle, LocalJob)
+    assert handle["job_id"] == handle.job_id and handle["docker_image"] is None  # tensorflow-cloud's result keys
     assert handle.wait(60).state is JobState.SUCCEEDED
     capsys.readouterr()
 

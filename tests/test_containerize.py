@@ -93,6 +93,9 @@ class Recorder:
         self.have.add(tag)
         return ImageRef(uri=tag, built=True)
 
+    def close(self) -> None:
+        self.calls.append("close")
+
 
 def test_containerize_skips_an_existing_tag_and_says_so(tmp_path: Path) -> None:
     job = _job(tmp_path, docker_config=DockerConfig(parent_image="base:1"))

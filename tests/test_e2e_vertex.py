@@ -211,10 +211,14 @@ def test_sdk_run_without_stream_logs_returns_the_handle(cloud_env: str, python_b
     handle = tfcloud.run(entry_point=str(project / "train.py"), target="vertex", chief_config="CPU",
                          distribution_strategy=None, docker_config=tfcloud.DockerConfig(parent_image=python_base),
                          entry_point_args=["--x", "1"], job_labels={"via": "sdk"})
-    assert isinstance(handle, VertexJob)
+    assert isinstance(handle, tfcloud.Job) and isinstance(handle.handle, VertexJob)
+    # tensorflow-cloud's result keys: the job's id and the image its replicas run
+    assert handle["job_id"] == handle.job_id
+    pool = handle.handle.job.job_spec.worker_pool_specs[0]
+    assert handle["docker_image"] == pool.container_spec.image_uri and "/tfcloud/" in handle["docker_image"]
     err = capsys.readouterr().err
     assert f"Submitted job {handle.job_id}." in err
-    assert f"Console: {handle.console_url}" in err
+    assert f"Console: {handle.info().console_url}" in err
     assert handle.wait(timeout=120).state is JobState.SUCCEEDED
     assert [line.text for line in handle.logs(replica="chief-0")][-1] == "remote True ['--x', '1']"
     assert handle.info().labels["via"] == "sdk"

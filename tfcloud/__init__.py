@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tfcloud._version import __version__
 from tfcloud.api import remote, run
+from tfcloud.backends.base import JobHandle, JobInfo, LogLine, ReplicaInfo
 from tfcloud.errors import (
     BuildError,
     ConfigurationError,
@@ -17,7 +18,10 @@ from tfcloud.errors import (
     ValidationError,
 )
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig
+from tfcloud.sdk import Job, attach, build, list_jobs, submit
 from tfcloud.spec import DockerConfig
+from tfcloud.states import JobState
+from tfcloud.targets import LocalTarget, VertexTarget
 
 __all__ = [
     "COMMON_MACHINE_CONFIGS",
@@ -25,14 +29,26 @@ __all__ = [
     "BuildError",
     "ConfigurationError",
     "DockerConfig",
+    "Job",
     "JobFailedError",
+    "JobHandle",
+    "JobInfo",
+    "JobState",
+    "LocalTarget",
+    "LogLine",
     "MachineConfig",
+    "ReplicaInfo",
     "SubmitError",
     "TfcloudError",
     "ValidationError",
+    "VertexTarget",
     "__version__",
+    "attach",
+    "build",
+    "list_jobs",
     "remote",
     "run",
+    "submit",
 ]
 
 

@@ -1,23 +1,24 @@
-"""The SDK facade: ``tfcloud.run()``, compatible with tensorflow-cloud's ``run()``.
+"""The SDK's face: ``tfcloud.run()``, compatible with tensorflow-cloud's ``run()``, over :mod:`tfcloud.sdk`.
 
-tensorflow-cloud users switch by changing the import. Where tfcloud deliberately differs, docs/compat.md
-says so.
+tensorflow-cloud users switch by changing the import: the same positional arguments, its deprecated
+``docker_base_image=``/``docker_image_bucket_name=``, and a result that answers ``result["job_id"]`` and
+``result["docker_image"]``. Where tfcloud deliberately differs, docs/compat.md says so.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, overload
 
 from tfcloud.errors import ValidationError
-from tfcloud.spec import Target
 
 if TYPE_CHECKING:
-    from tfcloud.backends.base import JobHandle
+    from tfcloud.machines import MachineConfig
     from tfcloud.plan import Plan
-    from tfcloud.settings import Settings
-    from tfcloud.spec import JobSpec
+    from tfcloud.sdk import Job, JobOptions
+    from tfcloud.spec import DockerConfig
 
 __all__ = ["NEW_OPTIONS", "remote", "run"]
 
@@ -44,7 +45,6 @@ NEW_OPTIONS = (
     "base_output_dir",
     "context_dir",
 )
-_SETTINGS_OPTIONS = ("target", "project", "region", "emulator_host", "image_repository", "staging_bucket")
 
 
 def remote() -> bool:
@@ -52,145 +52,242 @@ def remote() -> bool:
     return os.environ.get("TFCLOUD_REMOTE") == "1"
 
 
+@overload
 def run(
     entry_point: str | os.PathLike[str] | None = None,
     requirements_txt: str | os.PathLike[str] | None = None,
-    docker_config: Any = "auto",
-    distribution_strategy: Any = "auto",
-    chief_config: Any = "auto",
-    worker_config: Any = "auto",
+    docker_config: DockerConfig | str = "auto",
+    distribution_strategy: str | None = "auto",
+    chief_config: MachineConfig | str = "auto",
+    worker_config: MachineConfig | str | None = "auto",
     worker_count: int = 0,
-    entry_point_args: list[str] | None = None,
+    entry_point_args: Sequence[str] | None = None,
     stream_logs: bool = False,
-    job_labels: dict[str, str] | None = None,
+    job_labels: Mapping[str, str] | None = None,
     service_account: str | None = None,
-    **new_options: Any,
-) -> JobHandle | Plan | None:
+    *,
+    docker_base_image: str | None = None,
+    docker_image_bucket_name: str | None = None,
+    ps_config: MachineConfig | str | None = "auto",
+    ps_count: int = 0,
+    evaluator_config: MachineConfig | str | None = "auto",
+    evaluator_count: int = 0,
+    target: str | None = None,
+    project: str | None = None,
+    region: str | None = None,
+    dry_run: Literal[True],
+    display_name: str | None = None,
+    env: Mapping[str, str] | None = None,
+    emulator_host: str | None = None,
+    image_repository: str | None = None,
+    staging_bucket: str | None = None,
+    timeout: int | None = None,
+    restart_on_worker_restart: bool = False,
+    spot: bool = False,
+    max_restarts: int | None = None,
+    network: str | None = None,
+    base_output_dir: str | None = None,
+    context_dir: str | os.PathLike[str] | None = None,
+) -> Plan: ...
+
+
+@overload
+def run(
+    entry_point: str | os.PathLike[str] | None = None,
+    requirements_txt: str | os.PathLike[str] | None = None,
+    docker_config: DockerConfig | str = "auto",
+    distribution_strategy: str | None = "auto",
+    chief_config: MachineConfig | str = "auto",
+    worker_config: MachineConfig | str | None = "auto",
+    worker_count: int = 0,
+    entry_point_args: Sequence[str] | None = None,
+    stream_logs: bool = False,
+    job_labels: Mapping[str, str] | None = None,
+    service_account: str | None = None,
+    *,
+    docker_base_image: str | None = None,
+    docker_image_bucket_name: str | None = None,
+    ps_config: MachineConfig | str | None = "auto",
+    ps_count: int = 0,
+    evaluator_config: MachineConfig | str | None = "auto",
+    evaluator_count: int = 0,
+    target: str | None = None,
+    project: str | None = None,
+    region: str | None = None,
+    dry_run: Literal[False] = False,
+    display_name: str | None = None,
+    env: Mapping[str, str] | None = None,
+    emulator_host: str | None = None,
+    image_repository: str | None = None,
+    staging_bucket: str | None = None,
+    timeout: int | None = None,
+    restart_on_worker_restart: bool = False,
+    spot: bool = False,
+    max_restarts: int | None = None,
+    network: str | None = None,
+    base_output_dir: str | None = None,
+    context_dir: str | os.PathLike[str] | None = None,
+) -> Job | None: ...
+
+
+@overload
+def run(
+    entry_point: str | os.PathLike[str] | None = None,
+    requirements_txt: str | os.PathLike[str] | None = None,
+    docker_config: DockerConfig | str = "auto",
+    distribution_strategy: str | None = "auto",
+    chief_config: MachineConfig | str = "auto",
+    worker_config: MachineConfig | str | None = "auto",
+    worker_count: int = 0,
+    entry_point_args: Sequence[str] | None = None,
+    stream_logs: bool = False,
+    job_labels: Mapping[str, str] | None = None,
+    service_account: str | None = None,
+    *,
+    docker_base_image: str | None = None,
+    docker_image_bucket_name: str | None = None,
+    ps_config: MachineConfig | str | None = "auto",
+    ps_count: int = 0,
+    evaluator_config: MachineConfig | str | None = "auto",
+    evaluator_count: int = 0,
+    target: str | None = None,
+    project: str | None = None,
+    region: str | None = None,
+    dry_run: bool = False,
+    display_name: str | None = None,
+    env: Mapping[str, str] | None = None,
+    emulator_host: str | None = None,
+    image_repository: str | None = None,
+    staging_bucket: str | None = None,
+    timeout: int | None = None,
+    restart_on_worker_restart: bool = False,
+    spot: bool = False,
+    max_restarts: int | None = None,
+    network: str | None = None,
+    base_output_dir: str | None = None,
+    context_dir: str | os.PathLike[str] | None = None,
+) -> Job | Plan | None: ...
+
+
+def run(
+    entry_point: str | os.PathLike[str] | None = None,
+    requirements_txt: str | os.PathLike[str] | None = None,
+    docker_config: DockerConfig | str = "auto",
+    distribution_strategy: str | None = "auto",
+    chief_config: MachineConfig | str = "auto",
+    worker_config: MachineConfig | str | None = "auto",
+    worker_count: int = 0,
+    entry_point_args: Sequence[str] | None = None,
+    stream_logs: bool = False,
+    job_labels: Mapping[str, str] | None = None,
+    service_account: str | None = None,
+    *,
+    docker_base_image: str | None = None,
+    docker_image_bucket_name: str | None = None,
+    ps_config: MachineConfig | str | None = "auto",
+    ps_count: int = 0,
+    evaluator_config: MachineConfig | str | None = "auto",
+    evaluator_count: int = 0,
+    target: str | None = None,
+    project: str | None = None,
+    region: str | None = None,
+    dry_run: bool = False,
+    display_name: str | None = None,
+    env: Mapping[str, str] | None = None,
+    emulator_host: str | None = None,
+    image_repository: str | None = None,
+    staging_bucket: str | None = None,
+    timeout: int | None = None,
+    restart_on_worker_restart: bool = False,
+    spot: bool = False,
+    max_restarts: int | None = None,
+    network: str | None = None,
+    base_output_dir: str | None = None,
+    context_dir: str | os.PathLike[str] | None = None,
+    **unknown: object,
+) -> Job | Plan | None:
     """Run ``entry_point`` (a .py script or .ipynb notebook) as a distributed TensorFlow job.
 
-    Same arguments as tensorflow-cloud's ``run()``, plus ``ps_config``, ``ps_count``, ``evaluator_config``,
-    ``evaluator_count``, ``target`` (``"local"`` or ``"vertex"``), ``project``, ``region``, ``dry_run``,
-    ``display_name``, ``env`` and the endpoint settings.
+    The positional arguments are tensorflow-cloud's; ``docker_base_image`` and ``docker_image_bucket_name``
+    (tensorflow-cloud's deprecated spellings) fill ``docker_config.parent_image`` and
+    ``docker_config.image_build_bucket`` when those are unset. tfcloud adds more worker pools (``ps_*``,
+    ``evaluator_*``), the ``target`` (``"local"``, the default, or ``"vertex"``) and its options (``project``,
+    ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``), and
+    ``max_restarts`` for every target (docs/recovery.md),
+    ``display_name``, ``env``, ``context_dir`` and the endpoint settings; ``dry_run`` and ``stream_logs`` are
+    options of this call.
 
     - Inside a launched job (:func:`tfcloud.remote` is True) it returns ``None`` at once and does nothing.
     - ``dry_run=True`` returns the :class:`~tfcloud.plan.Plan` without submitting anything.
-    - Otherwise it returns the job's handle (``status()``, ``logs()``, ``wait()``, ``cancel()``); with
-      ``stream_logs=True`` it first follows the logs until the job ends.
+    - Otherwise it returns the :class:`~tfcloud.sdk.Job` (``info()``, ``logs()``, ``wait()``, ``cancel()``;
+      ``job["job_id"]``, ``job["docker_image"]``). With ``stream_logs=True`` it first follows the logs until
+      the job ends, and raises :class:`~tfcloud.errors.JobFailedError` when the job did not succeed.
     - With ``entry_point=None`` from a script, the script itself is submitted and, as in tensorflow-cloud,
       the local process exits afterwards (with the job's exit code when logs were streamed). In a
-      notebook the running notebook is submitted and the handle is returned; the kernel keeps running.
+      notebook the running notebook is submitted and the job is returned; the kernel keeps running.
     """
     if remote():
         return None
-    unknown = sorted(set(new_options) - set(NEW_OPTIONS))
     if unknown:
-        raise ValidationError(
-            "run() keyword argument",
-            "one of tensorflow-cloud's arguments or " + ", ".join(NEW_OPTIONS),
-            unknown[0],
-        )
-    from tfcloud.settings import resolve_settings
-    from tfcloud.validate import build_spec
+        raise ValidationError("run() keyword argument",
+                              "one of tensorflow-cloud's arguments or " + ", ".join(NEW_OPTIONS), sorted(unknown)[0])
+    for name, value in (("stream_logs", stream_logs), ("dry_run", dry_run)):
+        if not isinstance(value, bool):
+            raise ValidationError(name, "a bool", value)
+    from tfcloud import sdk
 
-    in_notebook = False
     exit_after = False
     if entry_point is None:
         from tfcloud.discovery import current_entry_point
 
         found, in_notebook = current_entry_point()
-        entry_point = found
-        exit_after = not in_notebook
-    settings = resolve_settings({k: new_options.get(k) for k in _SETTINGS_OPTIONS})
-    spec_options = {k: v for k, v in new_options.items() if k not in _SETTINGS_OPTIONS}
-    spec = build_spec(
-        entry_point=entry_point,
-        requirements_txt=requirements_txt,
-        docker_config=docker_config,
-        distribution_strategy=distribution_strategy,
-        chief_config=chief_config,
-        worker_config=worker_config,
-        worker_count=worker_count,
-        entry_point_args=entry_point_args,
-        stream_logs=stream_logs,
-        job_labels=job_labels,
-        service_account=service_account,
-        target=settings.target,
-        project=settings.project,
-        region=settings.region,
-        **spec_options,
-    )
-    if spec.dry_run:
-        from tfcloud.plan import make_plan
-
-        return make_plan(spec)
-    handle = submit_spec(spec, settings)
+        entry_point, exit_after = found, not in_notebook
+    options: JobOptions = {
+        "requirements_txt": requirements_txt,
+        "docker_config": _docker_config(docker_config, docker_base_image, docker_image_bucket_name),
+        "distribution_strategy": distribution_strategy, "chief_config": chief_config,
+        "worker_config": worker_config, "worker_count": worker_count, "entry_point_args": entry_point_args,
+        "job_labels": job_labels, "service_account": service_account, "ps_config": ps_config,
+        "ps_count": ps_count, "evaluator_config": evaluator_config, "evaluator_count": evaluator_count,
+        "target": target, "project": project, "region": region, "display_name": display_name, "env": env,
+        "emulator_host": emulator_host, "image_repository": image_repository, "staging_bucket": staging_bucket,
+        "timeout": timeout, "restart_on_worker_restart": restart_on_worker_restart, "spot": spot,
+        "max_restarts": max_restarts, "network": network, "base_output_dir": base_output_dir,
+        "context_dir": context_dir,
+    }
+    if dry_run:
+        return sdk.plan(entry_point, **options)
+    job = sdk.submit(entry_point, **options)
     code = 0
-    if spec.stream_logs:
+    if stream_logs:
         try:
-            code = follow(handle)
+            code = sdk.follow(job)
         except KeyboardInterrupt:
-            interrupted(handle, cancel=spec.target is Target.LOCAL)
+            sdk.interrupted(job, cancel=sdk.cancels_on_interrupt(job))
             raise
     if exit_after:
         sys.exit(code)
-    return handle
+    error = job.failure() if code else None
+    if error is not None:
+        raise error
+    return job
 
 
-def submit_spec(spec: JobSpec, settings: Settings, *, build_logs: bool = False,
-                container: bool = False) -> JobHandle:
-    """Submit a validated spec through every stage (the CLI's ``submit`` calls this too); build progress and
-    the job's id go to the console."""
-    from tfcloud.console import get_console
-    from tfcloud.pipeline import submit
+def _docker_config(value: object, base_image: str | None, bucket: str | None) -> object:
+    """tensorflow-cloud's deprecated ``docker_base_image``/``docker_image_bucket_name`` fill the DockerConfig's
+    ``parent_image``/``image_build_bucket`` when those are unset (its own values win)."""
+    from dataclasses import replace
 
-    console = get_console()
-    handle = submit(spec, settings, console=console, build_logs=build_logs, container=container)
-    console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
-    url = handle.info().console_url
-    if url:
-        console.print(f"Console: {url}", markup=False)
-    return handle
+    from tfcloud.spec import DockerConfig
 
-
-def interrupted(handle: JobHandle, *, cancel: bool) -> None:
-    """What Ctrl-C while following does: cancel the job (always for local jobs), or detach from it and say how
-    to follow or cancel it later (the default for Vertex AI jobs, which keep running and keep costing)."""
-    from tfcloud.console import get_console
-
-    console = get_console()
-    if cancel:
-        console.print(f"Interrupted: cancelling {handle.job_id}.", markup=False)
-        handle.cancel()
-        handle.wait(timeout=60)
-    else:
-        console.print(f"Detached: {handle.job_id} keeps running.\n"
-                      f"  Follow it again: tfcloud logs {handle.job_id} -f\n"
-                      f"  Cancel it:       tfcloud cancel {handle.job_id}", markup=False)
-
-
-def follow(handle: JobHandle, *, replica: str | None = None) -> int:
-    """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
-    are in; on failure say why on stderr. Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates
-    as KeyboardInterrupt to the caller, who decides whether to cancel or detach."""
-    from tfcloud.backends.base import failure
-    from tfcloud.console import get_console
-    from tfcloud.logview import LogPrinter
-    from tfcloud.states import JobState
-
-    printer = LogPrinter()
-    for line in handle.logs(follow=True, replica=replica):
-        printer.print(line)
-    info = handle.wait()
-    console = get_console()
-    if info.state is JobState.SUCCEEDED:
-        console.print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
-        return 0
-    error = failure(handle)
-    if error is None:
-        console.print(f"Job {handle.job_id} {info.state.value}.", style="red", markup=False)
-    else:
-        console.print(error.summary, style="bold red", markup=False)
-        if error.log_tail:
-            console.print(error.log_tail, markup=False, highlight=False)
-    return 1
-
+    for name, given in (("docker_base_image", base_image), ("docker_image_bucket_name", bucket)):
+        if given is not None and (not isinstance(given, str) or not given):
+            raise ValidationError(name, "a non-empty string", given)
+    if base_image is None and bucket is None:
+        return value
+    if isinstance(value, str) and value.lower() == "auto":
+        value = DockerConfig()
+    if not isinstance(value, DockerConfig):
+        return value  # build_spec names the problem
+    return replace(value, parent_image=value.parent_image or base_image,
+                   image_build_bucket=value.image_build_bucket or bucket)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tfcloud.spec import JobSpec
 
-__all__ = ["ImageRef", "PreparedJob"]
+__all__ = ["ImageRef", "PreparedJob", "launcher_script_path", "script_beside_launcher"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,3 +40,19 @@ class PreparedJob:
     script: Path
     requirements: tuple[str, ...] = ()
     image: ImageRef | None = None
+
+
+def script_beside_launcher(script: Path, root: Path) -> bool:
+    """The layout rule, in one place: the script a launcher runs is copied next to the launcher when it lies
+    outside ``root`` (the image's build context; for a local run, the entry point's directory), as a script
+    converted from a notebook does; otherwise it stays where it is."""
+    return not script.resolve().is_relative_to(root.resolve())
+
+
+def launcher_script_path(script: Path, root: Path, *, in_image: bool) -> str:
+    """How the launcher names its script under :func:`script_beside_launcher`'s rule: by file name when it is
+    copied next to the launcher; else by its path relative to ``root`` in an image, by its absolute path in a
+    local run."""
+    if script_beside_launcher(script, root):
+        return script.name
+    return script.resolve().relative_to(root.resolve()).as_posix() if in_image else str(script)

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from tfcloud._version import __version__
+from tfcloud.console import get_console
 from tfcloud.errors import TfcloudError, ValidationError
 
 if TYPE_CHECKING:
-    from tfcloud.backends.base import Backend
     from tfcloud.plan import Plan
+    from tfcloud.sdk import JobOptions
 
 __all__ = ["app", "main"]
 
@@ -100,6 +101,18 @@ def _strategy(value: str) -> str | None:
     return None if value.lower() == "none" else value
 
 
+def _target(local: bool, vertex: bool) -> str | None:
+    if local and vertex:
+        raise ValidationError("target", "one of --local or --vertex", "both")
+    return "vertex" if vertex else "local" if local else None
+
+
+def _docker(image: str | None, parent_image: str | None, cache_from: str | None, bucket: str | None) -> object:
+    from tfcloud import DockerConfig
+
+    return DockerConfig(image=image, parent_image=parent_image, cache_from=cache_from, image_build_bucket=bucket)
+
+
 @app.command()
 def submit(
     entry_point: EntryPointArg,
@@ -161,68 +174,32 @@ def submit(
 
     Example: tfcloud submit train.py --worker-count 2 -- --epochs 5
     """
-    from tfcloud.settings import resolve_settings
-    from tfcloud.spec import DockerConfig
-    from tfcloud.validate import build_spec
+    from tfcloud import sdk
 
-    if local and vertex:
-        raise ValidationError("target", "one of --local or --vertex", "both")
-    target = "vertex" if vertex else "local" if local else None
-    settings = resolve_settings({"target": target, "project": project, "region": region})
-    spec = build_spec(
-        entry_point=entry_point,
-        requirements_txt=requirements,
-        docker_config=DockerConfig(image=image, parent_image=parent_image, cache_from=cache_from,
-                                   image_build_bucket=image_build_bucket),
-        distribution_strategy=_strategy(strategy),
-        chief_config=_machine(chief_config, "chief_config"),
-        worker_config=_machine(worker_config, "worker_config"),
-        worker_count=worker_count,
-        ps_config=_machine(ps_config, "ps_config"),
-        ps_count=ps_count,
-        evaluator_count=1 if evaluator else 0,
-        entry_point_args=list(args or []),
-        stream_logs=not detach,
-        job_labels=_pairs(label, "--label"),
-        env=_pairs(env, "--env"),
-        service_account=service_account,
-        target=settings.target,
-        project=settings.project,
-        region=settings.region,
-        display_name=display_name,
-        dry_run=dry_run,
-        timeout=timeout,
-        spot=spot,
-        restart_on_worker_restart=restart_on_worker_restart,
-        max_restarts=max_restarts,
-        network=network,
-        base_output_dir=output_dir,
-        context_dir=context,
-    )
+    options: JobOptions = {
+        "requirements_txt": requirements, "docker_config": _docker(image, parent_image, cache_from, image_build_bucket),
+        "distribution_strategy": _strategy(strategy), "chief_config": _machine(chief_config, "chief_config"),
+        "worker_config": _machine(worker_config, "worker_config"), "worker_count": worker_count,
+        "ps_config": _machine(ps_config, "ps_config"), "ps_count": ps_count, "evaluator_count": int(evaluator),
+        "entry_point_args": list(args or []), "job_labels": _pairs(label, "--label"), "env": _pairs(env, "--env"),
+        "service_account": service_account, "target": _target(local, vertex), "project": project, "region": region,
+        "display_name": display_name, "timeout": timeout, "spot": spot, "network": network,
+        "restart_on_worker_restart": restart_on_worker_restart, "base_output_dir": output_dir, "context_dir": context,
+        "max_restarts": max_restarts, "container": container,
+    }
     if dry_run:
-        from tfcloud.plan import make_plan
-
-        plan = make_plan(spec)
+        plan = sdk.plan(entry_point, **options)
         if json_output:
             typer.echo(json.dumps(plan.to_dict(), indent=2))
         else:
             _print_plan(plan)
         return
-    from tfcloud.api import follow, interrupted, submit_spec
-    from tfcloud.console import get_console
-    from tfcloud.spec import Target
-
-    handle = submit_spec(spec, settings, build_logs=build_logs, container=container)
+    job = sdk.submit(entry_point, build_logs=build_logs, **options)
     if detach:
-        typer.echo(handle.job_id)
-        get_console().print(f"Follow it with: tfcloud logs {handle.job_id} -f", markup=False)
+        typer.echo(job.job_id)
+        get_console().print(f"Follow it with: tfcloud logs {job.job_id} -f", markup=False)
         return
-    try:
-        code = follow(handle)
-    except KeyboardInterrupt:
-        interrupted(handle, cancel=spec.target is Target.LOCAL or cancel_on_interrupt)
-        raise typer.Exit(130) from None
-    raise typer.Exit(code)
+    raise typer.Exit(sdk.watch(job, cancel_on_interrupt=cancel_on_interrupt))
 
 
 @app.command()
@@ -248,33 +225,14 @@ def build(
 
     The tag is a digest of everything that determines the image: unchanged code costs one look-up.
     """
-    from tfcloud.console import get_console
-    from tfcloud.pipeline import build_image, prepare
-    from tfcloud.settings import resolve_settings
-    from tfcloud.spec import DockerConfig
-    from tfcloud.validate import build_spec
+    from tfcloud import sdk
 
-    settings = resolve_settings({"target": "vertex", "project": project, "region": region})
-    spec = build_spec(
-        entry_point=entry_point,
-        requirements_txt=requirements,
-        docker_config=DockerConfig(image=image, parent_image=parent_image, cache_from=cache_from,
-                                   image_build_bucket=image_build_bucket),
-        distribution_strategy=_strategy(strategy),
-        chief_config=_machine(chief_config, "chief_config"),
-        worker_config=_machine(worker_config, "worker_config"),
-        worker_count=worker_count,
-        ps_count=ps_count,
-        target="vertex",
-        project=settings.project,
-        region=settings.region,
-        context_dir=context,
-    )
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
-        job, _ = prepare(spec, Path(tmp))
-        ref = build_image(job, settings, console=get_console(), push=not no_push, build_logs=build_logs)
+    ref = sdk.build(entry_point, push=not no_push, build_logs=build_logs, target="vertex", project=project,
+                    region=region, requirements_txt=requirements, context_dir=context,
+                    docker_config=_docker(image, parent_image, cache_from, image_build_bucket),
+                    distribution_strategy=_strategy(strategy), chief_config=_machine(chief_config, "chief_config"),
+                    worker_config=_machine(worker_config, "worker_config"), worker_count=worker_count,
+                    ps_count=ps_count)
     typer.echo(ref.uri)
 
 
@@ -285,7 +243,7 @@ def _print_plan(plan: Plan) -> None:
 
     console = get_console()
     spec = plan.spec
-    console.print(f"[bold]Plan[/bold] for {spec.entry_point} (target: {spec.target.value}; nothing submitted)")
+    console.print(f"[bold]Plan[/bold] for {spec.entry_point} (target: {spec.target.name}; nothing submitted)")
     console.print(f"Strategy: [bold]{plan.strategy}[/bold] ({plan.strategy_reason})")
     table = Table("role", "replicas", "machine type", "accelerator")
     for row in plan.pools:
@@ -327,15 +285,6 @@ def machines(
     Console().print(table)
 
 
-def _backend_for(job_id: str) -> Backend:
-    from tfcloud.backends import get_backend
-    from tfcloud.settings import resolve_settings
-    from tfcloud.spec import Target
-
-    target = Target.LOCAL if job_id.startswith("local-") else Target.VERTEX
-    return get_backend(target, settings=resolve_settings({"target": target.value}))
-
-
 JobArg = Annotated[str, typer.Argument(help="The job id (local-..., a Vertex AI id, or its full resource name).",
                                        show_default=False)]
 
@@ -346,19 +295,17 @@ def status(
     json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON.")] = False,
 ) -> None:
     """Show a job's state."""
-    from tfcloud.backends.base import failure
+    from tfcloud import sdk
 
-    handle = _backend_for(job).attach(job)
-    info = handle.info()
+    with sdk.attached(job) as handle:
+        info = handle.info()
+        error = None if json_output else sdk.failure(handle)
     if json_output:
-        typer.echo(json.dumps(info.to_dict(), indent=2, default=str))
+        typer.echo(json.dumps(info.to_dict(), indent=2))
         return
-    typer.echo(f"{handle.job_id}\t{info.state.value}")
-    error = failure(handle)
+    typer.echo(f"{info.job_id}\t{info.state.value}")
     if error is not None:
-        from tfcloud.console import get_console
-
-        get_console().print(str(error), markup=False)
+        get_console().print(str(error), markup=False, highlight=False)
 
 
 @app.command()
@@ -369,26 +316,26 @@ def logs(
                                                    show_default=False)] = None,
 ) -> None:
     """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1)."""
-    from tfcloud.api import follow as follow_job
-    from tfcloud.logview import LogPrinter
+    from tfcloud import sdk
+    from tfcloud.logview import print_lines
 
-    handle = _backend_for(job).attach(job)
-    try:
-        if follow:
-            raise typer.Exit(follow_job(handle, replica=replica))
-        printer = LogPrinter()
-        for line in handle.logs(follow=False, replica=replica):
-            printer.print(line)
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+    with sdk.attached(job) as handle:
+        try:
+            if follow:
+                raise typer.Exit(sdk.follow(handle, replica=replica))
+            print_lines(handle.logs(follow=False, replica=replica))
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
 
 
 @app.command()
 def cancel(job: JobArg) -> None:
     """Cancel a job."""
-    handle = _backend_for(job).attach(job)
-    handle.cancel()
-    typer.echo(f"{handle.job_id}\t{handle.info().state.value}")
+    from tfcloud import sdk
+
+    with sdk.attached(job) as handle:
+        handle.cancel()
+        typer.echo(f"{handle.job_id}\t{handle.info().state.value}")
 
 
 @app.command()
@@ -399,9 +346,11 @@ def artifacts(
     json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
 ) -> None:
     """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/."""
+    from tfcloud import sdk
     from tfcloud.outputs import download_artifacts, job_output_dir, list_artifacts
 
-    base = job_output_dir(_backend_for(job).attach(job).info())
+    with sdk.attached(job) as handle:
+        base = job_output_dir(handle.info())
     if download is not None:
         written = download_artifacts(base, download)
         typer.echo(f"{len(written)} file(s) from {base} in {download}")
@@ -424,9 +373,11 @@ def tensorboard(
     """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/)."""
     import subprocess
 
+    from tfcloud import sdk
     from tfcloud.outputs import job_output_dir, tensorboard_command
 
-    command = tensorboard_command(job_output_dir(_backend_for(job).attach(job).info()), port=port)
+    with sdk.attached(job) as handle:
+        command = tensorboard_command(job_output_dir(handle.info()), port=port)
     try:
         raise typer.Exit(subprocess.call(command))
     except KeyboardInterrupt:
@@ -446,36 +397,22 @@ def list_jobs(
     json_output: Annotated[bool, typer.Option("--json", help="Print the jobs as JSON.")] = False,
 ) -> None:
     """List jobs, newest first."""
-    from tfcloud.backends import get_backend
-    from tfcloud.settings import resolve_settings
-    from tfcloud.spec import Target
-    from tfcloud.states import JobState
+    from tfcloud import sdk
 
-    if local and vertex:
-        raise ValidationError("target", "one of --local or --vertex", "both")
-    settings = resolve_settings({"target": "vertex" if vertex else "local" if local else None})
-    try:
-        wanted = JobState(state.lower()) if state else None
-    except ValueError:
-        raise ValidationError("--state", "one of " + ", ".join(s.value for s in JobState), state) from None
-    labels = _pairs(label, "--label")
-    backend = get_backend(Target(settings.target), settings=settings)
-    try:
-        found = backend.list(state=wanted, limit=None if labels else limit)
-    finally:
-        backend.close()
-    rows = [info.to_dict() for info in found if labels.items() <= dict(info.labels).items()][:limit]
+    target = _target(local, vertex)
+    rows = [info.to_dict() for info in sdk.list_jobs(target=target, state=state, labels=_pairs(label, "--label"),
+                                                     limit=limit)]
     if json_output:
-        typer.echo(json.dumps(rows, indent=2, default=str))
+        typer.echo(json.dumps(rows, indent=2))
         return
     from rich.console import Console
     from rich.table import Table
 
     columns = ["job_id", "state", "exit_code", "display_name", "created"]
-    table = Table(*columns, title=f"{settings.target} jobs")
+    table = Table(*columns, title=f"{target or 'tfcloud'} jobs")
     for row in rows:
-        table.add_row(*(str(row.get(column) if row.get(column) is not None else "-") for column in columns))
-    Console().print(table)
+        table.add_row(*(str(row[column]) if row[column] is not None else "-" for column in columns))
+    Console(highlight=False).print(table)
 
 
 def _mount_subcommands() -> None:

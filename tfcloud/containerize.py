@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfcloud.artifacts import ImageRef, PreparedJob
+from tfcloud.artifacts import ImageRef, PreparedJob, script_beside_launcher
 from tfcloud.builders import Builder
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, collect_context
 from tfcloud.dockerfile import (
@@ -100,7 +100,7 @@ def plan_image(
     root = Path(context_dir or job.workdir).resolve()
     generated: dict[str, bytes] = {LAUNCHER_NAME: Path(job.launcher).read_bytes()}
     script = Path(job.script).resolve()
-    if not script.is_relative_to(root):
+    if script_beside_launcher(script, root):
         generated[script.name] = script.read_bytes()
     requirements = _requirements(job)
     if requirements is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 
-from tfcloud import __version__
+from tfcloud._version import __version__
 from tfcloud.errors import ConfigurationError
 from tfcloud.launcher import LAUNCHER_NAME
 from tfcloud.templates import render

@@ -7,7 +7,7 @@ arguments exactly as given (no shell, nothing added).
 
 from __future__ import annotations
 
-from tfcloud import __version__
+from tfcloud._version import __version__
 from tfcloud.spec import JobSpec
 from tfcloud.strategy import one_device_name
 from tfcloud.templates import render

@@ -296,7 +296,7 @@ class _Converter:
     cell_lines: list[str] = field(default_factory=list)
 
     def convert(self) -> ConvertedNotebook:
-        from tfcloud import __version__
+        from tfcloud._version import __version__
         from tfcloud.templates import render
 
         self._check_language()

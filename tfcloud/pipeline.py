@@ -1,7 +1,10 @@
 """The orchestrator: spec → entry point → launcher → (build context → image) → backend → handle.
 
 Each stage is a function of its input; :func:`submit` calls them in order. Nothing here prints or exits:
-the SDK facade (:mod:`tfcloud.api`) and the CLI decide what people see.
+the SDK (:mod:`tfcloud.sdk`) and the CLI decide what people see. Layers only import downwards::
+
+    cli → sdk / api → pipeline, plan → stages (notebook, launcher, containerize, builders) and backends
+        → artifacts, spec, targets, states, errors
 """
 
 from __future__ import annotations
@@ -11,11 +14,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.backends import get_backend
+from tfcloud.artifacts import PreparedJob, launcher_script_path
 from tfcloud.launcher import LAUNCHER_NAME, render_launcher
 from tfcloud.settings import Settings
-from tfcloud.spec import EntryPointKind, JobSpec, Target
+from tfcloud.spec import EntryPointKind, JobSpec
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -48,23 +50,14 @@ def prepare_entry_point(spec: JobSpec, workspace: Path) -> EntryPoint:
     return EntryPoint(script=script, requirements=converted.requirements, notes=converted.notes)
 
 
-def launcher_script_path(spec: JobSpec, entry: EntryPoint, *, in_image: bool | None = None) -> str:
-    """How the launcher names the script: next to it in an image (and for a converted notebook, which the
-    backend copies next to the launcher); by absolute path for a local run of the user's own script.
-    ``in_image``: whether the replicas run from the image (default: every target but local)."""
-    if entry.script != spec.entry_point:
-        return entry.script.name
-    if not (spec.target is not Target.LOCAL if in_image is None else in_image):
-        return str(spec.entry_point)
-    return spec.entry_point.relative_to(spec.build_root).as_posix()
-
-
-def prepare(spec: JobSpec, workspace: Path, *, in_image: bool | None = None) -> tuple[PreparedJob, EntryPoint]:
+def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
     """Stages 1-2: the entry point and the launcher, written into ``workspace`` (a temporary directory)."""
     entry = prepare_entry_point(spec, workspace)
+    in_image = spec.target.container
+    root = spec.build_root if in_image else spec.workdir
     launcher = workspace / LAUNCHER_NAME
-    launcher.write_text(render_launcher(spec, script=launcher_script_path(spec, entry, in_image=in_image)),
-                        encoding="utf-8")
+    script = launcher_script_path(entry.script, root, in_image=in_image)
+    launcher.write_text(render_launcher(spec, script=script), encoding="utf-8")
     job = PreparedJob(spec=spec, workdir=spec.workdir, launcher=launcher, script=entry.script,
                       requirements=entry.requirements)
     return job, entry
@@ -100,9 +93,7 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
                             push=push,
                             console=console, context_dir=job.spec.context_dir)
     finally:
-        close = getattr(builder, "close", None)
-        if close is not None:
-            close()
+        builder.close()
 
 
 def _repository(spec: JobSpec, settings: Settings) -> str:
@@ -121,25 +112,27 @@ def _repository(spec: JobSpec, settings: Settings) -> str:
 
 
 def submit(spec: JobSpec, settings: Settings, *, console: Console | None = None,
-           build_logs: bool = False, container: bool = False) -> JobHandle:
-    """Run every stage for ``spec`` and submit it; temporary files are removed before returning.
-    ``console`` receives build progress (the stages themselves print nothing else). ``container``: a local
-    job's replicas run from the image, built into the local Docker engine (not pushed)."""
-    local_image = container and spec.target is Target.LOCAL
+           build_logs: bool = False) -> tuple[JobHandle, ImageRef | None]:
+    """Run every stage for ``spec`` and submit it to its target's backend: the job's handle, and its image for
+    a container target. Temporary files are removed before returning. ``console`` receives build progress
+    (the stages themselves print nothing else)."""
+    from tfcloud.backends import get_backend
+
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
-        job, _ = prepare(spec, Path(tmp), in_image=True if local_image else None)
-        if spec.target is not Target.LOCAL:
-            job = replace(job, image=build_image(job, settings, console=console, build_logs=build_logs))
-        elif local_image:
-            job = replace(job, image=build_image(job, settings, console=console, build_logs=build_logs, push=False,
-                                                 repository=_local_repository(spec, settings)))
-        options = {"container": True} if local_image else {}
-        backend = get_backend(spec.target, settings=settings, **options)
-        return backend.submit(job)
+        job, _ = prepare(spec, Path(tmp))
+        if spec.target.container:
+            # A local --container job's image goes into the local engine only (not pushed).
+            local = spec.target.name == "local"
+            job = replace(job, image=build_image(
+                job, settings, console=console, build_logs=build_logs, push=not local,
+                repository=_local_repository(spec, settings) if local else None))
+        backend = get_backend(spec.target, settings=settings)
+        return backend.submit(job), job.image
 
 
 def _local_repository(spec: JobSpec, settings: Settings) -> str:
-    """Where a ``--container`` image is named: the image's own repository when set, else ``tfcloud-local``."""
+    """Where a local ``--container`` image is named: the image's own repository when set, else
+    ``tfcloud-local``."""
     if spec.docker_config.image or settings.image_repository:
         return _repository(spec, settings)
     return "tfcloud-local"

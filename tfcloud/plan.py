@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tfcloud.pipeline import prepare
-from tfcloud.spec import JobSpec, Role, Strategy, Target
+from tfcloud.spec import JobSpec, Role, Strategy
 
 __all__ = ["Plan", "PoolRow", "make_plan"]
 
@@ -40,7 +40,7 @@ class Plan:
     def to_dict(self) -> dict[str, object]:
         return {
             "entry_point": str(self.spec.entry_point),
-            "target": self.spec.target.value,
+            "target": self.spec.target.name,
             "strategy": self.strategy,
             "strategy_reason": self.strategy_reason,
             "pools": [vars(p) for p in self.pools],
@@ -57,7 +57,7 @@ def _pool_rows(spec: JobSpec) -> tuple[PoolRow, ...]:
     for pool in spec.pools:
         m = pool.machine
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
-        machine = m.machine_type if spec.target is Target.VERTEX else f"this machine ({m.machine_type} on Vertex)"
+        machine = m.machine_type if spec.target.name == "vertex" else f"this machine ({m.machine_type} on Vertex)"
         rows.append(PoolRow(role=pool.role.value, replicas=pool.replica_count, machine_type=machine,
                             accelerator=accel))
     return tuple(rows)
@@ -73,7 +73,7 @@ def make_plan(spec: JobSpec) -> Plan:
         notes.append("Keras is routed to tf-keras in every replica (Keras 3 cannot fit under this strategy).")
     if spec.strategy is Strategy.PARAMETER_SERVER:
         notes.append("Under ParameterServerStrategy, model.fit needs steps_per_epoch.")
-    if spec.target is Target.LOCAL and spec.pool(Role.CHIEF) and spec.chief.machine.is_gpu:
+    if spec.target.name == "local" and spec.pool(Role.CHIEF) and spec.chief.machine.is_gpu:
         notes.append("Local run: machine configs describe Vertex AI machines; replicas use this machine's devices.")
     requirements = list(entry.requirements)
     if spec.requirements_txt is not None:

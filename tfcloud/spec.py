@@ -1,6 +1,7 @@
 """The frozen job spec: *what* runs. Built once from the user's arguments (:mod:`tfcloud.validate`), then
-passed unchanged through every stage. *Where* it runs is the :class:`Target`; the spec is never
-subclassed per backend.
+passed unchanged through every stage. *Where* it runs is its ``target``, a value from :mod:`tfcloud.targets`
+that carries that target's own options (a Vertex AI project, region, network...); the spec is never
+subclassed per backend. How a call behaves (``dry_run``, ``stream_logs``) is not part of the spec.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from pathlib import Path
 from types import MappingProxyType
 
 from tfcloud.machines import MachineConfig
+from tfcloud.targets import AnyTarget, LocalTarget
 
-__all__ = ["DockerConfig", "EntryPointKind", "JobSpec", "PoolSpec", "Role", "Scheduling", "Strategy", "Target"]
+__all__ = ["DockerConfig", "EntryPointKind", "JobSpec", "PoolSpec", "Role", "Strategy"]
 
 
 class Strategy(enum.Enum):
@@ -52,13 +54,6 @@ class Role(enum.Enum):
     EVALUATOR = "evaluator"
 
 
-class Target(enum.Enum):
-    """Where the job runs."""
-
-    LOCAL = "local"
-    VERTEX = "vertex"
-
-
 class EntryPointKind(enum.Enum):
     SCRIPT = "script"
     NOTEBOOK = "notebook"
@@ -89,20 +84,6 @@ class DockerConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Scheduling:
-    """How the job is scheduled: a time limit, restarts, and spot (preemptible) capacity.
-
-    ``max_restarts``: how often a failed cluster is started again (None: the target's default; local: 0;
-    Vertex AI: its own retries). See docs/recovery.md for what each target does with it.
-    """
-
-    timeout_s: int | None = None
-    restart_job_on_worker_restart: bool = False
-    spot: bool = False
-    max_restarts: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
 class PoolSpec:
     """One worker pool: a role, how many replicas, on which machine."""
 
@@ -124,17 +105,9 @@ class JobSpec:
     strategy_reason: str
     docker_config: DockerConfig = field(default_factory=DockerConfig)
     job_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    service_account: str | None = None
-    stream_logs: bool = False
-    target: Target = Target.LOCAL
-    project: str | None = None
-    region: str | None = None
+    target: AnyTarget = field(default_factory=LocalTarget)  # where, with that target's own options
     display_name: str
-    dry_run: bool = False
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    scheduling: Scheduling = field(default_factory=Scheduling)
-    network: str | None = None
-    base_output_dir: str | None = None  # gs://... ; Vertex AI sets AIP_MODEL_DIR etc. under it
     context_dir: Path | None = None  # the image's build context (default: the entry point's directory)
 
     def pool(self, role: Role) -> PoolSpec | None:

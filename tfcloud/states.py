@@ -60,11 +60,12 @@ STATE_TABLE: dict[tuple[str, str], JobState] = {
     ("process", "failed"): JobState.FAILED,
     ("process", "stopping"): JobState.CANCELLING,
     ("process", "cancelled"): JobState.CANCELLED,
+    ("process", "exited"): JobState.UNKNOWN,  # a replica: the exit code decides, as for docker
 }
 
 
 def to_job_state(source: str, state: str, *, exit_code: int | None = None) -> JobState:
-    """Map a vendor state to :class:`JobState`; an exited container is decided by its exit code."""
-    if source == "docker" and state == "exited" and exit_code is not None:
+    """Map a vendor state to :class:`JobState`; an exited container or replica is decided by its exit code."""
+    if source in ("docker", "process") and state == "exited" and exit_code is not None:
         return JobState.SUCCEEDED if exit_code == 0 else JobState.FAILED
     return STATE_TABLE.get((source, state), JobState.UNKNOWN)

@@ -14,8 +14,9 @@ from types import MappingProxyType
 
 from tfcloud.errors import ValidationError
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
-from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Scheduling, Strategy, Target
+from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Strategy
 from tfcloud.strategy import choose_strategy, parse_strategy
+from tfcloud.targets import TARGETS, AnyTarget, LocalTarget, VertexTarget
 
 __all__ = ["MAX_LABELS", "MAX_POOLS", "build_spec", "validate_labels"]
 
@@ -172,15 +173,20 @@ def _context_dir(value: object, entry: Path) -> Path | None:
     return path
 
 
-def _output_dir(value: object, target: Target) -> str | None:
+def _output_dir(value: object, target: str) -> str | None:
     """A gs:// URI; for a local run also a directory path (made absolute)."""
-    if target is Target.LOCAL and isinstance(value, str | Path) and str(value) and not str(value).startswith("gs://"):
+    local = target == LocalTarget.name
+    if local and isinstance(value, str | Path) and str(value) and not str(value).startswith("gs://"):
         return str(Path(value).expanduser().resolve())
     return _optional_str("base_output_dir", value, _GCS_URI, "a Cloud Storage URI such as gs://my-bucket/outputs"
-                         + (" or a directory" if target is Target.LOCAL else ""))
+                         + (" or a directory" if local else ""))
 
 
-def _scheduling(timeout: object, restart: object, spot: object, max_restarts: object = None) -> Scheduling:
+def _max_restarts(value: object) -> int | None:
+    return None if value is None else _count("max_restarts", value, maximum=100)
+
+
+def _scheduling(timeout: object, restart: object, spot: object) -> tuple[int | None, bool, bool]:
     if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)
                                 or not 0 < timeout <= MAX_TIMEOUT_S):
         raise ValidationError("timeout", f"a number of seconds from 1 to {MAX_TIMEOUT_S} (14 days)", timeout)
@@ -188,10 +194,13 @@ def _scheduling(timeout: object, restart: object, spot: object, max_restarts: ob
         raise ValidationError("restart_on_worker_restart", "a bool", restart)
     if not isinstance(spot, bool):
         raise ValidationError("spot", "a bool", spot)
-    if max_restarts is not None:
-        max_restarts = _count("max_restarts", max_restarts, maximum=100)
-    return Scheduling(timeout_s=timeout, restart_job_on_worker_restart=restart, spot=spot,
-                      max_restarts=max_restarts)
+    return timeout, restart, spot
+
+
+def _target_name(value: object) -> str:
+    if isinstance(value, str) and value in TARGETS:
+        return value
+    raise ValidationError("target", " or ".join(f'"{name}"' for name in TARGETS), value)
 
 
 def build_spec(
@@ -204,7 +213,6 @@ def build_spec(
     worker_config: object = "auto",
     worker_count: object = 0,
     entry_point_args: object = None,
-    stream_logs: object = False,
     job_labels: object = None,
     service_account: object = None,
     ps_config: object = "auto",
@@ -215,27 +223,27 @@ def build_spec(
     project: object = None,
     region: object = None,
     display_name: object = None,
-    dry_run: object = False,
     env: object = None,
     timeout: object = None,
     restart_on_worker_restart: object = False,
     spot: object = False,
     max_restarts: object = None,
+    container: object = False,
     network: object = None,
     base_output_dir: object = None,
     context_dir: object = None,
 ) -> JobSpec:
-    """Check every argument and return the frozen spec. Raises :class:`ValidationError` on the first problem."""
-    try:
-        tgt = Target(target)
-    except ValueError:
-        raise ValidationError("target", '"local" or "vertex"', target) from None
+    """Check every argument and return the frozen spec. Raises :class:`ValidationError` on the first problem.
+
+    ``target`` names where the job runs; the options after ``project`` are that target's (Vertex AI's), checked
+    here too and kept on the spec's target value (:mod:`tfcloud.targets`)."""
+    tgt = _target_name(target)
     entry, kind = _entry_point(entry_point)
     requirements = _requirements(requirements_txt)
     requested = parse_strategy(distribution_strategy)
 
     # "auto" machines: tensorflow-cloud's T4_1X on Vertex AI; the CPU machine for local runs.
-    auto = COMMON_MACHINE_CONFIGS["T4_1X"] if tgt is Target.VERTEX else COMMON_MACHINE_CONFIGS["CPU"]
+    auto = COMMON_MACHINE_CONFIGS["T4_1X"] if tgt == VertexTarget.name else COMMON_MACHINE_CONFIGS["CPU"]
     chief = _machine("chief_config", chief_config, auto=auto)
     n_workers = _count("worker_count", worker_count)
     worker = _pool_machine("worker", worker_config, n_workers, auto=auto)
@@ -270,10 +278,6 @@ def build_spec(
     if len(pools) > MAX_POOLS:  # pragma: no cover - four roles at most by construction
         raise ValidationError("worker pools", f"at most {MAX_POOLS}", len(pools))
 
-    if not isinstance(stream_logs, bool):
-        raise ValidationError("stream_logs", "a bool", stream_logs)
-    if not isinstance(dry_run, bool):
-        raise ValidationError("dry_run", "a bool", dry_run)
     sa = _optional_str("service_account", service_account, _SERVICE_ACCOUNT,
                        "a service account e-mail such as trainer@my-project.iam.gserviceaccount.com")
     proj = _optional_str("project", project, _PROJECT,
@@ -285,8 +289,8 @@ def build_spec(
         name = display_name
     else:
         raise ValidationError("display_name", f"a string of 1 to {_DISPLAY_NAME_MAX} characters", display_name)
-    if strategy is Strategy.TPU and tgt is Target.LOCAL:
-        raise ValidationError("target", '"vertex" for a TPU job (TPUs cannot run locally)', tgt.value)
+    if strategy is Strategy.TPU and tgt == LocalTarget.name:
+        raise ValidationError("target", '"vertex" for a TPU job (TPUs cannot run locally)', tgt)
 
     return JobSpec(
         entry_point=entry,
@@ -298,17 +302,31 @@ def build_spec(
         strategy_reason=reason,
         docker_config=_docker_config(docker_config),
         job_labels=validate_labels(job_labels),
-        service_account=sa,
-        stream_logs=stream_logs,
-        target=tgt,
-        project=proj,
-        region=reg,
+        target=_target(
+            tgt, project=proj, region=reg, service_account=sa,
+            scheduling=_scheduling(timeout, restart_on_worker_restart, spot),
+            network=_optional_str("network", network, _NETWORK,
+                                  "a VPC network name such as projects/12345/global/networks/my-vpc"),
+            base_output_dir=_output_dir(base_output_dir, tgt), max_restarts=_max_restarts(max_restarts),
+            container=container),
         display_name=name,
-        dry_run=dry_run,
         env=_env(env),
-        scheduling=_scheduling(timeout, restart_on_worker_restart, spot, max_restarts),
-        network=_optional_str("network", network, _NETWORK,
-                              "a VPC network name such as projects/12345/global/networks/my-vpc"),
-        base_output_dir=_output_dir(base_output_dir, tgt),
         context_dir=_context_dir(context_dir, entry),
     )
+
+
+def _target(name: str, *, project: str | None, region: str | None, service_account: str | None,
+            scheduling: tuple[int | None, bool, bool], network: str | None,
+            base_output_dir: str | None, max_restarts: int | None = None, container: object = False) -> AnyTarget:
+    """The spec's target value: the checked options of the target ``name`` (a local run has none)."""
+    if name == VertexTarget.name:
+        timeout, restart, spot = scheduling
+        return VertexTarget(project=project, region=region, network=network, spot=spot,
+                            timeout_s=timeout, restart_on_worker_restart=restart,
+                            base_output_dir=base_output_dir, service_account=service_account,
+                            max_restarts=max_restarts)
+    if name == LocalTarget.name:
+        if not isinstance(container, bool):
+            raise ValidationError("container", "a bool", container)
+        return LocalTarget(max_restarts=max_restarts or 0, output_dir=base_output_dir, container=container)
+    return TARGETS[name]()

@@ -25,7 +25,6 @@ from tfcloud.backends.base import JobHandle, failure
 from tfcloud.backends.local import LocalBackend, LocalJob, loopback_env, make_job_id, plan_cluster
 from tfcloud.errors import ConfigurationError, JobNotFoundError
 from tfcloud.launcher import render_launcher
-from tfcloud.spec import Target
 from tfcloud.states import JobState
 from tfcloud.validate import build_spec
 
@@ -113,7 +112,7 @@ def test_job_id_is_short_and_readable(tmp_path: Path) -> None:
 
 
 def test_registry_gives_the_local_backend(tmp_path: Path) -> None:
-    backend = get_backend(Target.LOCAL, home=tmp_path)
+    backend = get_backend("local", home=tmp_path)
     assert isinstance(backend, LocalBackend)
     assert backend.jobs_dir == tmp_path / "jobs"
 

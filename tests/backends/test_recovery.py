@@ -20,6 +20,7 @@ from tfcloud.backends.local import LocalJob, ReplicaPlan, aip_env, split_gpus, v
 from tfcloud.errors import ValidationError
 from tfcloud.spec import Role
 from tfcloud.states import JobState
+from tfcloud.targets import LocalTarget
 from tfcloud.validate import build_spec
 
 # Prints what it sees. worker-0 exits 3 on the attempts listed in the first argument ("1,2"), else it writes a
@@ -92,8 +93,10 @@ def test_aip_dirs_are_vertex_ais_names_under_the_base() -> None:
 
 # -- the options -----------------------------------------------------------------------------------------
 def test_max_restarts_is_checked(script: Path) -> None:
-    assert build_spec(entry_point=script).scheduling.max_restarts is None
-    assert build_spec(entry_point=script, max_restarts=2).scheduling.max_restarts == 2
+    assert build_spec(entry_point=script).target == LocalTarget(max_restarts=0)
+    assert build_spec(entry_point=script, max_restarts=2).target == LocalTarget(max_restarts=2)
+    assert build_spec(entry_point=script, target="vertex").target.max_restarts is None  # type: ignore[union-attr]
+    assert build_spec(entry_point=script, target="vertex", max_restarts=0).target.max_restarts == 0  # type: ignore[union-attr]
     with pytest.raises(ValidationError, match="max_restarts"):
         build_spec(entry_point=script, max_restarts=-1)
     with pytest.raises(ValidationError, match="max_restarts"):
@@ -102,7 +105,7 @@ def test_max_restarts_is_checked(script: Path) -> None:
 
 def test_a_local_output_dir_may_be_a_directory(script: Path, tmp_path: Path) -> None:
     spec = build_spec(entry_point=script, base_output_dir=str(tmp_path / "out"))
-    assert spec.base_output_dir == str(tmp_path / "out")
+    assert spec.target == LocalTarget(output_dir=str(tmp_path / "out"))
     with pytest.raises(ValidationError, match="base_output_dir"):
         build_spec(entry_point=script, target="vertex", base_output_dir=str(tmp_path / "out"))
 

@@ -47,7 +47,7 @@ def test_a_converted_notebook_trains_on_two_processes(tmp_path):
         "if tfcloud.remote():\n    print('captured', len(log.stdout) > 0)",
     )
     handle = tfcloud.run(entry_point=str(path), worker_count=1, target="local")
-    state = handle.wait(240)
+    state = handle.wait(240).state
     logs = list(handle.logs())
     text = "\n".join(f"{ln.replica} | {ln.text}" for ln in logs)
     assert state is JobState.SUCCEEDED, text[-6000:]

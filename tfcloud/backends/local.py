@@ -42,7 +42,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.artifacts import PreparedJob
+from tfcloud.artifacts import PreparedJob, script_beside_launcher
 from tfcloud.backends import _supervisor as sup
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
 from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError
@@ -51,6 +51,7 @@ from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
+    from tfcloud.targets import LocalTarget
 
 __all__ = [
     "LocalBackend",
@@ -200,32 +201,24 @@ def loopback_env(environ: Mapping[str, str]) -> dict[str, str]:
     return {name: _with_loopback(environ.get(name)) for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy")}
 
 
-def _is_within(path: Path, directory: Path) -> bool:
-    try:
-        path.resolve().relative_to(directory.resolve())
-    except ValueError:
-        return False
-    return True
-
-
 class LocalBackend:
     """Runs jobs as local processes. Options: ``settings`` (its ``state_dir``) or ``home`` (the state dir,
     which wins; without either: :func:`default_state_dir`), ``stop_grace_s`` (SIGTERM to SIGKILL),
     ``finish_grace_s`` (how long workers may run on after the chief succeeded), ``stopped_timeout_s``
-    (how long a replica may stay SIGSTOPped before the job fails) and ``container`` (each replica runs the
-    job's image on the Docker engine, ``settings.docker_host`` or ``DOCKER_HOST``, on the host network:
-    :mod:`tfcloud.backends._container`)."""
+    (how long a replica may stay SIGSTOPped before the job fails). The job's :class:`LocalTarget` says the rest:
+    ``container`` (each replica runs the job's image on the Docker engine, ``settings.docker_host`` or
+    ``DOCKER_HOST``, on the host network: :mod:`tfcloud.backends._container`), ``max_restarts`` and
+    ``output_dir``."""
 
-    def __init__(self, *, settings: Settings | None = None, home: str | Path | None = None,
-                 stop_grace_s: float = 5.0, finish_grace_s: float = 10.0, stopped_timeout_s: float = 10.0,
-                 container: bool = False) -> None:
+    def __init__(self, *, target: LocalTarget | None = None, settings: Settings | None = None,
+                 home: str | Path | None = None, stop_grace_s: float = 5.0, finish_grace_s: float = 10.0,
+                 stopped_timeout_s: float = 10.0) -> None:
         if home is None and settings is not None and settings.state_dir:
             home = settings.state_dir
         self.home = Path(home).expanduser() if home is not None else default_state_dir()
         self.stop_grace_s = stop_grace_s
         self.finish_grace_s = finish_grace_s
         self.stopped_timeout_s = stopped_timeout_s
-        self.container = container
         self.docker_host = settings.docker_host if settings is not None else None
 
     @property
@@ -239,9 +232,12 @@ class LocalBackend:
         if os.name != "posix":
             raise ConfigurationError("Local runs need a POSIX system (Linux or macOS): they use process groups.")
         spec = job.spec
-        if self.container and job.image is None:
+        from tfcloud.targets import LocalTarget
+
+        target = spec.target if isinstance(spec.target, LocalTarget) else LocalTarget()
+        if target.container and job.image is None:
             raise SubmitError("A --container job needs its image; the pipeline builds it before submitting.")
-        if not self.container:  # an image installs its requirements itself
+        if not target.container:  # an image installs its requirements itself
             ensure_requirements(spec.requirements_txt, job.requirements)
         if not job.launcher.is_file():
             raise SubmitError(f"The launcher {job.launcher} does not exist.")
@@ -257,14 +253,14 @@ class LocalBackend:
 
         from tfcloud.launcher import LAUNCHER_NAME
 
-        # The launcher names the script as tfcloud.pipeline.launcher_script_path does: the user's script by its
-        # absolute path, a converted notebook by its name, next to the launcher. Both go into the job
-        # directory, since the orchestrator's temporary directory is removed when submit returns.
+        # The layout rule (tfcloud.artifacts.script_beside_launcher): the user's script stays where it is, a
+        # converted notebook is copied next to the launcher. Both go into the job directory, since the
+        # orchestrator's temporary directory is removed when submit returns.
         launcher = job_dir / LAUNCHER_NAME
         extra_env: dict[str, str] = {}
         workdir = job.workdir.resolve()
         text = job.launcher.read_text(encoding="utf-8")
-        if not _is_within(job.script, workdir):
+        if script_beside_launcher(job.script, workdir):
             shutil.copyfile(job.script, job_dir / job.script.name)
             # The entry point's directory stays importable for the copied script.
             extra_env["PYTHONPATH"] = os.pathsep.join(
@@ -273,7 +269,7 @@ class LocalBackend:
 
         replicas = plan_cluster(spec)
         gpu_env = split_gpus(replicas, visible_gpus({**os.environ, **spec.env}))
-        output = spec.base_output_dir or str(job_dir / "output")
+        output = target.output_dir or str(job_dir / "output")
         aip = aip_env(output)
         if "://" not in output:
             for path in aip.values():
@@ -291,14 +287,14 @@ class LocalBackend:
             "replicas": [{"name": r.name, "role": r.role.value, "env": {**r.env(), **gpu_env.get(r.name, {})}}
                          for r in replicas],
             "output_dir": output,
-            "max_restarts": spec.scheduling.max_restarts or 0,
+            "max_restarts": target.max_restarts,
             "stop_grace_s": self.stop_grace_s,
             "finish_grace_s": self.finish_grace_s,
             "stopped_timeout_s": self.stopped_timeout_s,
             "stop_on_chief_end": stop_roles,
             "submitted_at": time.time(),
         }
-        if self.container:
+        if target.container:
             from tfcloud.backends import _container
 
             assert job.image is not None
@@ -405,10 +401,7 @@ class LocalJob:
         status = self._status()
         state = to_job_state("process", str(status["state"]))
         code = status.get("exit_code")
-        replicas = tuple(
-            ReplicaInfo(name=name, state=to_job_state("process", str(r.get("state"))),
-                        exit_code=None if r.get("exit_code") is None else int(r["exit_code"]))
-            for name, r in status.get("replicas", {}).items())
+        replicas = tuple(_replica_info(name, r) for name, r in status.get("replicas", {}).items())
         return JobInfo(
             job_id=self.job_id, target="local", state=state, display_name=self._plan.get("display_name"),
             replicas=replicas, exit_code=None if code is None or not state.is_final else int(code),
@@ -566,6 +559,15 @@ class LocalJob:
         }
         sup.write_json_atomic(self.job_dir / sup.STATUS_FILE, info)
         return info
+
+
+def _replica_info(name: str, recorded: Mapping[str, Any]) -> ReplicaInfo:
+    """A replica as the supervisor recorded it; one that tfcloud stopped (the job was over) is cancelled."""
+    code = None if recorded.get("exit_code") is None else int(recorded["exit_code"])
+    state = to_job_state("process", str(recorded.get("state")), exit_code=code)
+    if state is JobState.FAILED and recorded.get("stopped_by_tfcloud"):
+        state = JobState.CANCELLED
+    return ReplicaInfo(name=name, state=state, exit_code=code)
 
 
 def _parse_line(raw: bytes) -> LogLine | None:

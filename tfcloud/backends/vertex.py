@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tfcloud.artifacts import PreparedJob
@@ -35,6 +36,8 @@ from tfcloud.states import JobState, to_job_state
 if TYPE_CHECKING:
     from google.cloud.aiplatform_v1 import CustomJob, JobServiceClient
     from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
+
+    from tfcloud.targets import VertexTarget
 
 __all__ = ["VertexBackend", "VertexJob", "console_url"]
 
@@ -180,8 +183,11 @@ class _Clients:
 class VertexBackend:
     """Submits CustomJobs to Vertex AI (or the emulator) and finds them again by id."""
 
-    def __init__(self, *, settings: Settings, sleep: Callable[[float], None] = time.sleep,
-                 poll_interval: float | None = None) -> None:
+    def __init__(self, *, settings: Settings, target: VertexTarget | None = None,
+                 sleep: Callable[[float], None] = time.sleep, poll_interval: float | None = None) -> None:
+        if target is not None and (target.project or target.region):
+            settings = replace(settings, project=target.project or settings.project,
+                               region=target.region or settings.region)
         if not settings.project:
             raise ConfigurationError(
                 "No Google Cloud project for Vertex AI.",
@@ -252,14 +258,6 @@ class VertexBackend:
                                 what=f"Looking up job {job_id}", sleep=self.sleep)
         return VertexJob(self, found.name, job=found)
 
-    def close(self) -> None:
-        """Close the gRPC channels (a handle that needs them again reopens them)."""
-        self.clients.close()
-
-    def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
-        """Jobs in the project and region, newest first (only those in ``state``; at most ``limit``)."""
-        return [job.info() for job in self.list_jobs(state=state, limit=limit)]
-
     def list_jobs(self, *, state: JobState | None = None, labels: dict[str, str] | None = None,
                   limit: int | None = 50) -> list[VertexJob]:
         """Jobs in the project and region, newest first, optionally by tfcloud state and labels."""
@@ -285,6 +283,14 @@ class VertexBackend:
         found = call_with_retry(fetch, what="Listing Vertex AI jobs", sleep=self.sleep)
         found.sort(key=lambda j: j.create_time, reverse=True)
         return [VertexJob(self, j.name, job=j) for j in found]
+
+    def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
+        """Jobs in the project and region, newest first (only those in ``state``; at most ``limit``)."""
+        return [job._info(job.job) for job in self.list_jobs(state=state, limit=limit)]
+
+    def close(self) -> None:
+        """Close the gRPC channels (a handle that needs them again reopens them)."""
+        self.clients.close()
 
 
 def _vertex_states() -> list[tuple[tuple[str, str], JobState]]:

@@ -1,4 +1,5 @@
-"""The Vertex AI CustomJob request: a pure function of the job spec and the image.
+"""The Vertex AI CustomJob request: a pure function of the job spec (what), its Vertex AI target (where) and
+the image.
 
 The result is a JSON-shaped dict with the API's field names (durations as ``"3600s"``, enums by name), the
 form ``aiplatform_v1.CustomJob.from_json`` reads; ``tests/golden/vertex/`` holds one per strategy.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfcloud.spec import JobSpec, Role
+from tfcloud.targets import VertexTarget
 
 __all__ = ["POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "replica_name", "restart_scheduling"]
 
@@ -39,18 +41,20 @@ def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
       applies (5 restarts per worker), not the count;
     - otherwise, ``--restart-on-worker-restart`` as given.
     """
-    scheduling = spec.scheduling
-    if scheduling.max_restarts == 0:
+    target = spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
+    if target.max_restarts == 0:
         return {"disable_retries": True}
-    if scheduling.restart_job_on_worker_restart or (scheduling.max_restarts or 0) > 0 or (
-            scheduling.max_restarts is None and scheduling.spot and spec.replica_count > 1):
+    if target.restart_on_worker_restart or (target.max_restarts or 0) > 0 or (
+            target.max_restarts is None and target.spot and spec.replica_count > 1):
         return {"restart_job_on_worker_restart": True}
     return {}
 
 
 def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
                        base_output_dir: str | None = None) -> dict[str, Any]:
-    """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher)."""
+    """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher), placed by the spec's
+    :class:`~tfcloud.targets.VertexTarget` (service account, network, scheduling, output directory)."""
+    target = spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
     env = [{"name": name, "value": value} for name, value in sorted(spec.env.items())]
     pools: list[dict[str, Any]] = []
     for role in POOL_ORDER:
@@ -75,18 +79,18 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
         pools.pop()
 
     job_spec: dict[str, Any] = {"worker_pool_specs": pools}
-    if spec.service_account:
-        job_spec["service_account"] = spec.service_account
-    if spec.network:
-        job_spec["network"] = spec.network
-    output_dir = spec.base_output_dir or base_output_dir
+    if target.service_account:
+        job_spec["service_account"] = target.service_account
+    if target.network:
+        job_spec["network"] = target.network
+    output_dir = target.base_output_dir or base_output_dir
     if output_dir:
         job_spec["base_output_directory"] = {"output_uri_prefix": output_dir}
     scheduling: dict[str, Any] = {}
-    if spec.scheduling.timeout_s:
-        scheduling["timeout"] = f"{spec.scheduling.timeout_s}s"
+    if target.timeout_s:
+        scheduling["timeout"] = f"{target.timeout_s}s"
     scheduling.update(restart_scheduling(spec))
-    if spec.scheduling.spot:
+    if target.spot:
         scheduling["strategy"] = "SPOT"
     if scheduling:
         job_spec["scheduling"] = scheduling

@@ -37,6 +37,10 @@ class Builder(Protocol):
         Raises :class:`~tfcloud.errors.BuildError` naming the failing step with its last log lines."""
         ...
 
+    def close(self) -> None:
+        """Release the builder's clients."""
+        ...
+
 
 def log_tail(lines: list[str], n: int = LOG_TAIL_LINES) -> str:
     """The last ``n`` non-empty lines, joined."""

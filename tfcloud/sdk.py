@@ -1,0 +1,288 @@
+"""The SDK: one front door for every caller. ``run()`` (tfcloud.api) wraps it; each CLI command calls it.
+
+- :func:`plan`: what a submission would do (the dry run): no credentials, TensorFlow or network.
+- :func:`submit`: every stage, then the target's backend; returns a :class:`Job`.
+- :func:`build`: the image only (``tfcloud build``).
+- :func:`attach` / :func:`attached`: a job again by id; :func:`list_jobs`: a target's jobs as :class:`JobInfo`.
+- :func:`follow`, :func:`watch`: stream a job's logs to the terminal until it ends (the CLI and
+  ``run(stream_logs=True)``).
+
+Options are ``run()``'s keyword names (:class:`JobOptions`); settings (``target``, ``project``, ``region``,
+endpoints) resolve as flag > ``TFCLOUD_*`` > pyproject.toml > default, and :func:`tfcloud.validate.build_spec`
+stays the one gate every option passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from tfcloud.backends.base import JobInfo, LogLine, failure
+from tfcloud.errors import ValidationError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from tfcloud.artifacts import ImageRef
+    from tfcloud.backends.base import Backend, JobHandle
+    from tfcloud.errors import JobFailedError
+    from tfcloud.plan import Plan
+    from tfcloud.settings import Settings
+    from tfcloud.spec import JobSpec
+    from tfcloud.states import JobState
+
+__all__ = [
+    "Job",
+    "JobOptions",
+    "attach",
+    "attached",
+    "build",
+    "failure",
+    "follow",
+    "interrupted",
+    "list_jobs",
+    "make_spec",
+    "plan",
+    "submit",
+    "watch",
+]
+
+#: Options that are settings (resolved with env vars and pyproject.toml) rather than spec fields.
+SETTINGS_OPTIONS = ("target", "project", "region", "emulator_host", "image_repository", "staging_bucket")
+#: Job ids that name their target by a prefix; any other id is a Vertex AI job.
+_ID_PREFIXES = {"local-": "local"}
+
+
+class JobOptions(TypedDict, total=False):
+    """The options of a job, by ``run()``'s keyword names (tensorflow-cloud's, then tfcloud's)."""
+
+    requirements_txt: str | os.PathLike[str] | None
+    docker_config: Any  # a tfcloud.DockerConfig or "auto"
+    distribution_strategy: str | None
+    chief_config: Any  # a tfcloud.MachineConfig, a name from COMMON_MACHINE_CONFIGS, or "auto"
+    worker_config: Any
+    worker_count: int
+    entry_point_args: Sequence[str] | None
+    job_labels: Mapping[str, str] | None
+    service_account: str | None
+    ps_config: Any
+    ps_count: int
+    evaluator_config: Any
+    evaluator_count: int
+    target: str | None
+    project: str | None
+    region: str | None
+    display_name: str | None
+    env: Mapping[str, str] | None
+    emulator_host: str | None
+    image_repository: str | None
+    staging_bucket: str | None
+    timeout: int | None
+    restart_on_worker_restart: bool
+    spot: bool
+    max_restarts: int | None
+    container: bool
+    network: str | None
+    base_output_dir: str | None
+    context_dir: str | os.PathLike[str] | None
+
+
+class Job:
+    """A submitted job: its backend's handle (``info()``, ``logs()``, ``wait()``, ``cancel()``) and the image
+    it runs. Like tensorflow-cloud's result, ``job["job_id"]`` and ``job["docker_image"]`` work too."""
+
+    def __init__(self, handle: JobHandle, *, image: ImageRef | None = None) -> None:
+        self.handle = handle
+        self.image = image
+
+    def __repr__(self) -> str:
+        return f"Job({self.job_id!r})"
+
+    @property
+    def job_id(self) -> str:
+        return self.handle.job_id
+
+    def info(self) -> JobInfo:
+        return self.handle.info()
+
+    def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
+        return self.handle.logs(follow=follow, replica=replica)
+
+    def wait(self, timeout: float | None = None) -> JobInfo:
+        return self.handle.wait(timeout)
+
+    def cancel(self) -> None:
+        self.handle.cancel()
+
+    def failure(self, n: int = 20) -> JobFailedError | None:
+        """Why the job did not succeed (with the failing replica's last ``n`` lines), or None."""
+        return failure(self.handle, n)
+
+    # tensorflow-cloud's run() returned {"job_id": ..., "docker_image": ...}
+    def __getitem__(self, key: str) -> str | None:
+        if key == "job_id":
+            return self.job_id
+        if key == "docker_image":
+            return self.image.uri if self.image is not None else None
+        raise KeyError(key)
+
+    def keys(self) -> tuple[str, ...]:
+        return ("job_id", "docker_image")
+
+
+def make_spec(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> tuple[JobSpec, Settings]:
+    """Resolve the settings and check every option (:func:`~tfcloud.validate.build_spec`): the spec and the
+    settings to reach its target with."""
+    from tfcloud.settings import resolve_settings
+    from tfcloud.validate import build_spec
+
+    given: dict[str, Any] = dict(options)
+    settings = resolve_settings({k: given.pop(k, None) for k in SETTINGS_OPTIONS})
+    spec = build_spec(entry_point=entry_point, target=settings.target, project=settings.project,
+                      region=settings.region, **given)
+    return spec, settings
+
+
+def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> Plan:
+    """What :func:`submit` would do, submitting nothing."""
+    from tfcloud.plan import make_plan
+
+    spec, _ = make_spec(entry_point, **options)
+    return make_plan(spec)
+
+
+def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **options: Unpack[JobOptions]) -> Job:
+    """Run every stage and submit the job to its target; build progress, the job's id and its console link go
+    to the console (stderr). ``build_logs``: print the image build's log as it comes."""
+    from tfcloud.console import get_console
+    from tfcloud.pipeline import submit as submit_stages
+
+    spec, settings = make_spec(entry_point, **options)
+    console = get_console()
+    handle, image = submit_stages(spec, settings, console=console, build_logs=build_logs)
+    console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
+    url = handle.info().console_url
+    if url:
+        console.print(f"Console: {url}", markup=False)
+    return Job(handle, image=image)
+
+
+def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs: bool = False,
+          **options: Unpack[JobOptions]) -> ImageRef:
+    """Build (or find) the job's image for a container target (default ``vertex``) and return its reference;
+    submit nothing."""
+    from tfcloud.console import get_console
+    from tfcloud.pipeline import build_image, prepare
+
+    options.setdefault("target", "vertex")
+    spec, settings = make_spec(entry_point, **options)
+    if not spec.target.container:
+        raise ValidationError("target", "a target that runs images (vertex)", spec.target.name)
+    with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
+        job, _ = prepare(spec, Path(tmp))
+        return build_image(job, settings, console=get_console(), push=push, build_logs=build_logs)
+
+
+def _backend(target: str | None, job_id: str | None = None) -> Backend:
+    from tfcloud.backends import get_backend
+    from tfcloud.settings import resolve_settings
+
+    if target is None and job_id is not None:
+        target = next((name for prefix, name in _ID_PREFIXES.items() if job_id.startswith(prefix)), "vertex")
+    settings = resolve_settings({"target": target})
+    return get_backend(settings.target, settings=settings)
+
+
+def attach(job_id: str, *, target: str | None = None) -> JobHandle:
+    """The handle of an existing job (``target``: by default, from the id: ``local-...`` or Vertex AI)."""
+    return _backend(target, job_id).attach(job_id)
+
+
+@contextlib.contextmanager
+def attached(job_id: str, *, target: str | None = None) -> Iterator[JobHandle]:
+    """:func:`attach` for one block; the backend's clients are closed after it."""
+    backend = _backend(target, job_id)
+    try:
+        yield backend.attach(job_id)
+    finally:
+        backend.close()
+
+
+def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
+              labels: Mapping[str, str] | None = None, limit: int = 50) -> list[JobInfo]:
+    """A target's jobs (default: the ``target`` setting), newest first, by state and labels."""
+    from tfcloud.states import JobState
+
+    if isinstance(state, str):
+        try:
+            state = JobState(state.lower())
+        except ValueError:
+            raise ValidationError("--state", "one of " + ", ".join(s.value for s in JobState), state) from None
+    wanted = dict(labels or {})
+    backend = _backend(target)
+    try:
+        found = backend.list(state=state, limit=None if wanted else limit)
+    finally:
+        backend.close()
+    return [info for info in found if wanted.items() <= dict(info.labels).items()][:limit]
+
+
+def follow(handle: JobHandle, *, replica: str | None = None) -> int:
+    """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
+    are in; on failure say why on stderr. Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates
+    as KeyboardInterrupt to the caller, who decides whether to cancel or detach (:func:`interrupted`)."""
+    from tfcloud.console import get_console
+    from tfcloud.logview import LogPrinter
+    from tfcloud.states import JobState
+
+    printer = LogPrinter()
+    for line in handle.logs(follow=True, replica=replica):
+        printer.print(line)
+    info = handle.wait()
+    console = get_console()
+    if info.state is JobState.SUCCEEDED:
+        console.print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
+        return 0
+    error = failure(handle)
+    if error is None:
+        console.print(f"Job {handle.job_id} {info.state.value}.", style="red", markup=False)
+    else:
+        console.print(error.summary, style="bold red", markup=False)
+        if error.log_tail:
+            console.print(error.log_tail, markup=False, highlight=False)
+    return 1
+
+
+def interrupted(handle: JobHandle, *, cancel: bool) -> None:
+    """What Ctrl-C while following does: cancel the job, or detach from it and say how to follow or cancel it
+    later (the default for Vertex AI jobs, which keep running and keep costing)."""
+    from tfcloud.console import get_console
+
+    console = get_console()
+    if cancel:
+        console.print(f"Interrupted: cancelling {handle.job_id}.", markup=False)
+        handle.cancel()
+        handle.wait(timeout=60)
+    else:
+        console.print(f"Detached: {handle.job_id} keeps running.\n"
+                      f"  Follow it again: tfcloud logs {handle.job_id} -f\n"
+                      f"  Cancel it:       tfcloud cancel {handle.job_id}", markup=False)
+
+
+def cancels_on_interrupt(handle: JobHandle) -> bool:
+    """Whether Ctrl-C cancels the job by default: local jobs die with the terminal; cloud jobs detach."""
+    return handle.info().target == "local"
+
+
+def watch(handle: JobHandle, *, cancel_on_interrupt: bool = False) -> int:
+    """:func:`follow`, and on Ctrl-C :func:`interrupted` (cancel when ``cancel_on_interrupt`` or a local job):
+    the exit code, 130 when interrupted."""
+    try:
+        return follow(handle)
+    except KeyboardInterrupt:
+        interrupted(handle, cancel=cancel_on_interrupt or cancels_on_interrupt(handle))
+        return 130
