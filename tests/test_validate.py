@@ -120,8 +120,8 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("unknown-kwarg", {"workers": 2},
      "Invalid `run() keyword argument`: expected one of tensorflow-cloud's arguments or ps_config, ps_count, "
      "evaluator_config, evaluator_count, target, project, region, dry_run, display_name, env, emulator_host, "
-     "image_repository, staging_bucket, timeout, restart_on_worker_restart, spot, network, base_output_dir, "
-     "context_dir, ray_address, ray_cpus, received 'workers'."),
+     "image_repository, staging_bucket, timeout, restart_on_worker_restart, spot, max_restarts, network, "
+     "base_output_dir, context_dir, ray_address, ray_cpus, received 'workers'."),
     ("context-dir", {"context_dir": "/nonexistent"},
      "Invalid `context_dir`: expected an existing directory that contains the entry point, "
      "received '/nonexistent'."),
@@ -133,8 +133,10 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("network", {"network": "my-vpc"},
      "Invalid `network`: expected a VPC network name such as projects/12345/global/networks/my-vpc, "
      "received 'my-vpc'."),
-    ("output-dir", {"base_output_dir": "/tmp/out"},
-     "Invalid `base_output_dir`: expected a Cloud Storage URI such as gs://my-bucket/outputs, received '/tmp/out'."),
+    ("output-dir", {"base_output_dir": "gs://"},
+     "Invalid `base_output_dir`: expected a Cloud Storage URI such as gs://my-bucket/outputs or a directory, "
+     "received 'gs://'."),
+    ("max-restarts", {"max_restarts": -1}, "Invalid `max_restarts`: expected an integer ≥ 0, received -1."),
     ("env", {"env": {"1X": "y"}},
      "Invalid `env`: expected a dict of environment variable names to string values, received {'1X': 'y'}."),
 ]

@@ -40,6 +40,7 @@ NEW_OPTIONS = (
     "timeout",
     "restart_on_worker_restart",
     "spot",
+    "max_restarts",
     "network",
     "base_output_dir",
     "context_dir",
@@ -85,6 +86,7 @@ def run(
     timeout: int | None = None,
     restart_on_worker_restart: bool = False,
     spot: bool = False,
+    max_restarts: int | None = None,
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
@@ -125,6 +127,7 @@ def run(
     timeout: int | None = None,
     restart_on_worker_restart: bool = False,
     spot: bool = False,
+    max_restarts: int | None = None,
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
@@ -165,6 +168,7 @@ def run(
     timeout: int | None = None,
     restart_on_worker_restart: bool = False,
     spot: bool = False,
+    max_restarts: int | None = None,
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
@@ -204,6 +208,7 @@ def run(
     timeout: int | None = None,
     restart_on_worker_restart: bool = False,
     spot: bool = False,
+    max_restarts: int | None = None,
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
@@ -218,7 +223,7 @@ def run(
     ``docker_config.image_build_bucket`` when those are unset. tfcloud adds more worker pools (``ps_*``,
     ``evaluator_*``), the ``target`` (``"local"``, the default, ``"vertex"`` or ``"ray"``) and its options (``project``,
     ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``; for Ray
-    ``ray_address``, ``ray_cpus``: see docs/ray.md),
+    ``ray_address``, ``ray_cpus``: see docs/ray.md), ``max_restarts`` for every target (docs/recovery.md),
     ``display_name``, ``env``, ``context_dir`` and the endpoint settings; ``dry_run`` and ``stream_logs`` are
     options of this call.
 
@@ -257,7 +262,7 @@ def run(
         "target": target, "project": project, "region": region, "display_name": display_name, "env": env,
         "emulator_host": emulator_host, "image_repository": image_repository, "staging_bucket": staging_bucket,
         "timeout": timeout, "restart_on_worker_restart": restart_on_worker_restart, "spot": spot,
-        "network": network, "base_output_dir": base_output_dir,
+        "max_restarts": max_restarts, "network": network, "base_output_dir": base_output_dir,
         "context_dir": context_dir,
         "ray_address": ray_address, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
     }

@@ -133,6 +133,8 @@ def submit(
                                          "see docs/ray.md).", show_default=False)] = None,
     ray_cpus: Annotated[Optional[float], typer.Option(  # noqa: UP045
         help="Ray: CPUs each replica reserves (default: its machine config's cores).", show_default=False)] = None,
+    container: Annotated[bool, typer.Option("--container", help="Local: run the replicas from the job's image "
+                                                                  "on the local Docker engine.")] = False,
     worker_count: WorkerCountOpt = 0,
     chief_config: ChiefConfigOpt = None,
     worker_config: WorkerConfigOpt = None,
@@ -170,11 +172,15 @@ def submit(
     spot: Annotated[bool, typer.Option("--spot", help="Vertex AI: run on Spot (preemptible) capacity.")] = False,
     restart_on_worker_restart: Annotated[bool, typer.Option(
         "--restart-on-worker-restart", help="Vertex AI: restart the whole job when a worker restarts.")] = False,
+    max_restarts: Annotated[Optional[int], typer.Option(  # noqa: UP045
+        help="Restart the cluster up to N times when a replica dies; training resumes from its checkpoint "
+             "(docs/recovery.md).", show_default=False)] = None,
     network: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Vertex AI: VPC network, projects/NUMBER/global/networks/NAME.", show_default=False)] = None,
     output_dir: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Vertex AI: base output directory gs://... (sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, "
-             "AIP_TENSORBOARD_LOG_DIR).", show_default=False)] = None,
+        help="Base output directory, gs://... (or, for a local run, a directory; default: the local job's "
+             "directory): sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR.",
+        show_default=False)] = None,
 ) -> None:
     """Submit ENTRY_POINT as a distributed job and follow its logs.
 
@@ -195,6 +201,7 @@ def submit(
         "display_name": display_name, "timeout": timeout, "spot": spot, "network": network,
         "restart_on_worker_restart": restart_on_worker_restart, "base_output_dir": output_dir, "context_dir": context,
         "ray_address": ray, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
+        "max_restarts": max_restarts, "container": container,
     }
     if dry_run:
         plan = sdk.plan(entry_point, **options)
@@ -353,6 +360,52 @@ def cancel(job: JobArg, ray: RayOpt = None) -> None:
     with sdk.attached(job, ray_address=ray) as handle:
         handle.cancel()
         typer.echo(f"{handle.job_id}\t{handle.info().state.value}")
+
+
+@app.command()
+def artifacts(
+    job: JobArg,
+    download: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Copy them into this directory.", show_default=False)] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+) -> None:
+    """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/."""
+    from tfcloud import sdk
+    from tfcloud.outputs import download_artifacts, job_output_dir, list_artifacts
+
+    with sdk.attached(job) as handle:
+        base = job_output_dir(handle.info())
+    if download is not None:
+        written = download_artifacts(base, download)
+        typer.echo(f"{len(written)} file(s) from {base} in {download}")
+        return
+    found = list_artifacts(base)
+    if json_output:
+        typer.echo(json.dumps({"output_dir": base, "artifacts": [{"path": a.path, "size": a.size} for a in found]},
+                              indent=2))
+        return
+    typer.echo(f"# {base}")
+    for artifact in found:
+        typer.echo(f"{artifact.size:>12}  {artifact.path}")
+
+
+@app.command()
+def tensorboard(
+    job: JobArg,
+    port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False)] = None,  # noqa: UP045
+) -> None:
+    """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/)."""
+    import subprocess
+
+    from tfcloud import sdk
+    from tfcloud.outputs import job_output_dir, tensorboard_command
+
+    with sdk.attached(job) as handle:
+        command = tensorboard_command(job_output_dir(handle.info()), port=port)
+    try:
+        raise typer.Exit(subprocess.call(command))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
 
 
 @app.command(name="list")

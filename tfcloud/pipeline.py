@@ -88,7 +88,7 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
 
 
 def build_image(job: PreparedJob, settings: Settings, *, console: Console | None = None,
-                push: bool = True, build_logs: bool = False) -> ImageRef:
+                push: bool = True, build_logs: bool = False, repository: str | None = None) -> ImageRef:
     """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set)."""
     from tfcloud.containerize import containerize
     from tfcloud.extras import require_extras
@@ -96,7 +96,8 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
     require_extras(build=True, image_build_bucket=job.spec.docker_config.image_build_bucket)
     builder = make_builder(job.spec, settings, console=console, build_logs=build_logs)
     try:
-        return containerize(job, builder=builder, repository=_repository(job.spec, settings), push=push,
+        return containerize(job, builder=builder, repository=repository or _repository(job.spec, settings),
+                            push=push,
                             console=console, context_dir=job.spec.context_dir)
     finally:
         builder.close()
@@ -125,5 +126,17 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
         if spec.target.container:
-            job = replace(job, image=build_image(job, settings, console=console, build_logs=build_logs))
+            # A local --container job's image goes into the local engine only (not pushed).
+            local = spec.target.name == "local"
+            job = replace(job, image=build_image(
+                job, settings, console=console, build_logs=build_logs, push=not local,
+                repository=_local_repository(spec, settings) if local else None))
         return backend.submit(job), job.image
+
+
+def _local_repository(spec: JobSpec, settings: Settings) -> str:
+    """Where a local ``--container`` image is named: the image's own repository when set, else
+    ``tfcloud-local``."""
+    if spec.docker_config.image or settings.image_repository:
+        return _repository(spec, settings)
+    return "tfcloud-local"

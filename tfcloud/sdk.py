@@ -87,6 +87,8 @@ class JobOptions(TypedDict, total=False):
     timeout: int | None
     restart_on_worker_restart: bool
     spot: bool
+    max_restarts: int | None
+    container: bool
     network: str | None
     base_output_dir: str | None
     context_dir: str | os.PathLike[str] | None

@@ -4,7 +4,8 @@ The :class:`~tfcloud.spec.JobSpec` says *what* runs; its ``target`` is one of th
 its registry name (:data:`tfcloud.backends.BACKENDS` maps it to the backend class) and whether the job runs
 from a container image (then the stages build one before the backend submits).
 
-- :class:`LocalTarget`: processes on this machine (no options: the state dir is a setting).
+- :class:`LocalTarget`: processes on this machine (or containers from the job's image: ``container``), restarts,
+  output directory (the state dir is a setting).
 - :class:`VertexTarget`: a Vertex AI CustomJob: project, region, network, spot, timeout, restarts, output
   directory, service account.
 - :class:`RayTarget`: a Ray cluster by address.
@@ -20,13 +21,22 @@ __all__ = ["TARGETS", "AnyTarget", "LocalTarget", "RayTarget", "VertexTarget"]
 
 @dataclass(frozen=True, kw_only=True)
 class LocalTarget:
-    """One process per replica on this machine, on loopback."""
+    """One process per replica on this machine, on loopback.
+
+    - ``container``: each replica runs the job's image on the local Docker engine instead (built, not pushed).
+    - ``max_restarts``: how often the supervisor restarts the whole cluster when a replica fails.
+    - ``output_dir``: the base of the ``AIP_*`` directories (a directory or ``gs://``); None: the job's own
+      ``output/``. See docs/recovery.md.
+    """
 
     name: ClassVar[str] = "local"
-    container: ClassVar[bool] = False
     #: The job's files travel to where it runs (in an image, or Ray's runtime environment): the launcher names
     #: the script relative to the build root. Else replicas run in the user's own directory.
     ships_files: ClassVar[bool] = False
+
+    container: bool = False
+    max_restarts: int = 0
+    output_dir: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,6 +56,7 @@ class VertexTarget:
     restart_on_worker_restart: bool = False
     base_output_dir: str | None = None  # gs://... ; Vertex AI sets AIP_MODEL_DIR etc. under it
     service_account: str | None = None
+    max_restarts: int | None = None  # as Vertex AI's restart options (vertex_request.restart_scheduling)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -316,6 +316,19 @@ def _context_dir(value: object, entry: Path) -> Path | None:
     return path
 
 
+def _output_dir(value: object, target: str) -> str | None:
+    """A gs:// URI; for a local run also a directory path (made absolute)."""
+    local = target == LocalTarget.name
+    if local and isinstance(value, str | Path) and str(value) and not str(value).startswith("gs://"):
+        return str(Path(value).expanduser().resolve())
+    return _optional_str("base_output_dir", value, _GCS_URI, "a Cloud Storage URI such as gs://my-bucket/outputs"
+                         + (" or a directory" if local else ""))
+
+
+def _max_restarts(value: object) -> int | None:
+    return None if value is None else _count("max_restarts", value, maximum=100)
+
+
 def _scheduling(timeout: object, restart: object, spot: object) -> tuple[int | None, bool, bool]:
     if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)
                                 or not 0 < timeout <= MAX_TIMEOUT_S):
@@ -444,6 +457,8 @@ def build_spec(
     timeout: object = None,
     restart_on_worker_restart: object = False,
     spot: object = False,
+    max_restarts: object = None,
+    container: object = False,
     network: object = None,
     base_output_dir: object = None,
     context_dir: object = None,
@@ -515,9 +530,8 @@ def build_spec(
     scheduling = _scheduling(timeout, restart_on_worker_restart, spot)
     vpc = _optional_str("network", network, _NETWORK,
                         "a VPC network name such as projects/12345/global/networks/my-vpc")
-    output_dir = _optional_str("base_output_dir", base_output_dir, _GCS_URI,
-                               "a Cloud Storage URI such as gs://my-bucket/outputs")
-    if output_dir is not None:
+    output_dir = _output_dir(base_output_dir, tgt)
+    if output_dir is not None and output_dir.startswith("gs://"):
         validate_bucket("base_output_dir", output_dir[len("gs://"):].split("/", 1)[0])
     context = _context_dir(context_dir, entry)
     if tgt == LocalTarget.name:
@@ -528,7 +542,7 @@ def build_spec(
                                   hint=f"The job asks for {total} replicas; run it on Vertex AI instead.")
         _refuse_on_local({
             "spot": spot, "timeout": timeout, "restart_on_worker_restart": restart_on_worker_restart,
-            "network": vpc, "base_output_dir": output_dir, "service_account": sa,
+            "network": vpc, "service_account": sa,
         })
     if intent not in ("plan", "build", "submit"):
         raise ValueError(f"intent must be plan, build or submit, not {intent!r}")
@@ -557,7 +571,7 @@ def build_spec(
         docker_config=docker,
         job_labels=labels,
         target=_target(tgt, project=proj, region=reg, service_account=sa, scheduling=scheduling, network=vpc,
-                       base_output_dir=output_dir),
+                       base_output_dir=output_dir, max_restarts=_max_restarts(max_restarts), container=container),
         display_name=name,
         env=environment,
         context_dir=context,
@@ -566,11 +580,16 @@ def build_spec(
 
 def _target(name: str, *, project: str | None, region: str | None, service_account: str | None,
             scheduling: tuple[int | None, bool, bool], network: str | None,
-            base_output_dir: str | None) -> AnyTarget:
+            base_output_dir: str | None, max_restarts: int | None = None, container: object = False) -> AnyTarget:
     """The spec's target value: the checked options of the target ``name`` (a local run has none)."""
     if name == VertexTarget.name:
         timeout, restart, spot = scheduling
         return VertexTarget(project=project, region=region, network=network, spot=spot,
                             timeout_s=timeout, restart_on_worker_restart=restart,
-                            base_output_dir=base_output_dir, service_account=service_account)
+                            base_output_dir=base_output_dir, service_account=service_account,
+                            max_restarts=max_restarts)
+    if name == LocalTarget.name:
+        if not isinstance(container, bool):
+            raise ValidationError("container", "a bool", container)
+        return LocalTarget(max_restarts=max_restarts or 0, output_dir=base_output_dir, container=container)
     return TARGETS[name]()

@@ -15,6 +15,10 @@ session. It uses the standard library only (it runs by path, without importing t
   * the chief exits non-zero, or any other replica exits non-zero while the chief runs, or a replica stays
     stopped (SIGSTOP) for ``stopped_timeout_s``: the job failed; every replica is stopped.
   * SIGTERM, SIGINT or SIGHUP to the supervisor: the job is cancelled; every replica is stopped.
+  * ``max_restarts`` (job.json, default 0): a failure other than a cancel, while restarts are left, restarts the
+    whole cluster instead (MultiWorkerMirrored needs every replica): every replica is stopped and reaped, then
+    all start again with the same ``TF_CONFIG`` and ``TFCLOUD_ATTEMPT`` one higher. Each restart is a line
+    from ``tfcloud`` in the logs and an entry in ``status.json``'s ``restarts``.
 
   Stopping a replica: SIGTERM (and SIGCONT) to its process group, SIGKILL after ``stop_grace_s``.
 - writes ``status.json`` atomically on every change; the final state is written only after every replica
@@ -105,6 +109,11 @@ class _Replica:
         self.name = name
         self.role = role
         self.env = env
+        self.log: IO[bytes] | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the last process (a restart starts a new one)."""
         self.proc: subprocess.Popen[bytes] | None = None
         self.pid: int | None = None
         self.returncode: int | None = None
@@ -112,7 +121,6 @@ class _Replica:
         self.kill_sent = False
         self.stopped_since: float | None = None
         self.pipes: list[_Pipe] = []
-        self.log: IO[bytes] | None = None
 
     @property
     def running(self) -> bool:
@@ -158,6 +166,9 @@ class Supervisor:
         self.finish_grace_s = float(self.job.get("finish_grace_s", 10.0))
         self.stopped_timeout_s = float(self.job.get("stopped_timeout_s", 10.0))
         self.stop_on_chief_end = set(self.job.get("stop_on_chief_end", ["ps"]))
+        self.max_restarts = int(self.job.get("max_restarts", 0))
+        self.attempt = 1
+        self.restarts: list[dict[str, Any]] = []
         self.state = "starting"
         self.exit_code: int | None = None
         self.failed_replica: str | None = None
@@ -176,7 +187,7 @@ class Supervisor:
     def write_status(self) -> None:
         write_json_atomic(self.job_dir / STATUS_FILE, {
             "job_id": self.job["job_id"],
-            "state": "running" if self.state == "finishing" else self.state,
+            "state": "running" if self.state in ("finishing", "restarting") else self.state,
             "phase": self.state,
             "exit_code": self.exit_code if self.state in ("succeeded", "failed", "cancelled") else None,
             "failed_replica": self.failed_replica,
@@ -184,6 +195,9 @@ class Supervisor:
             "supervisor_pid": os.getpid(),
             "started_at": self.started_at,
             "ended_at": self.ended_at,
+            "attempt": self.attempt,
+            "max_restarts": self.max_restarts,
+            "restarts": self.restarts,
             "replicas": {r.name: r.info() for r in self.replicas},
         })
 
@@ -198,10 +212,12 @@ class Supervisor:
         for r in self.replicas:
             if self.cancel_requested:
                 break
-            r.log = open_private(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=0)
+            if r.log is None:
+                r.log = open_private(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=0)
+            env = {**os.environ, **r.env, "TFCLOUD_ATTEMPT": str(self.attempt)}
             try:
                 r.proc = subprocess.Popen(
-                    argv, cwd=self.job["cwd"], env={**os.environ, **r.env}, stdin=subprocess.DEVNULL,
+                    argv, cwd=self.job["cwd"], env=env, stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                     preexec_fn=preexec, close_fds=True,
                 )
@@ -220,9 +236,11 @@ class Supervisor:
         self.write_status()
 
     def _emit(self, pipe: _Pipe, raw: bytes) -> None:
-        text = raw.decode("utf-8", errors="replace").rstrip("\r")
-        self.lines.write(json.dumps({"t": round(time.time(), 3), "r": pipe.replica.name, "s": pipe.stream,
-                                     "x": text}, ensure_ascii=False) + "\n")
+        self._line(pipe.replica.name, pipe.stream, raw.decode("utf-8", errors="replace").rstrip("\r"))
+
+    def _line(self, replica: str, stream: str, text: str) -> None:
+        self.lines.write(json.dumps({"t": round(time.time(), 3), "r": replica, "s": stream, "x": text},
+                                    ensure_ascii=False) + "\n")
         self._dirty = True
 
     def _read(self, pipe: _Pipe) -> None:
@@ -272,6 +290,16 @@ class Supervisor:
                 self.stop(r)
 
     def fail(self, r: _Replica, code: int, message: str) -> None:
+        if len(self.restarts) < self.max_restarts and not self.cancel_requested:
+            # Restart the whole cluster once every replica is gone (see run()).
+            self.state = "restarting"
+            self.restarts.append({"attempt": self.attempt, "replica": r.name, "exit_code": code,
+                                  "message": message, "at": time.time()})
+            self._line("tfcloud", "stderr", f"tfcloud: attempt {self.attempt} failed: {message} Restarting the "
+                                            f"cluster (restart {len(self.restarts)} of {self.max_restarts}).")
+            self.stop_all()
+            self.write_status()
+            return
         self.state = "stopping"
         self.exit_code = code if code != 0 else 1
         self.failed_replica = r.name
@@ -281,6 +309,13 @@ class Supervisor:
 
     # -- the outcome -------------------------------------------------------------------------------------
     def decide(self, now: float) -> None:
+        if self.state == "restarting" and self.cancel_requested:
+            self.state = "stopping"
+            self.exit_code = _CANCEL_EXIT_CODE
+            self.message = "The job was cancelled."
+            self.cancelled = True
+            self.stop_all()
+            self.write_status()
         if self.state == "running":
             if self.cancel_requested:
                 self.state = "stopping"
@@ -359,6 +394,9 @@ class Supervisor:
             else:
                 self.decide(now)
             if all(not r.running for r in self.replicas):
+                if self.state == "restarting":
+                    self.restart()
+                    continue
                 if eof_deadline is None:
                     # Whatever a replica left in its group goes now: no process outlives the job.
                     for r in self.replicas:
@@ -367,6 +405,17 @@ class Supervisor:
                 if not self.selector.get_map() or now >= eof_deadline:
                     break
         return self.finish()
+
+    def restart(self) -> None:
+        """Every replica of the failed attempt is gone: kill what they left, start them all again."""
+        for r in self.replicas:
+            self._signal_group(r, signal.SIGKILL)
+            r.reset()
+        self.attempt += 1
+        self.state = "starting"
+        self._line("tfcloud", "stderr", f"tfcloud: attempt {self.attempt} of {self.max_restarts + 1}: starting "
+                                        f"{len(self.replicas)} replica(s) again.")
+        self.start()
 
     def finish(self) -> int:
         for key in list(self.selector.get_map().values()):

@@ -59,6 +59,7 @@ class JobInfo:
     console_url: str | None = None
     created: float | None = None  # epoch seconds
     labels: Mapping[str, str] = field(default_factory=dict)
+    output_dir: str | None = None  # the base of AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the state as its value, ``created`` as ISO 8601 (UTC)."""
@@ -74,6 +75,7 @@ class JobInfo:
             "created": None if self.created is None else
             dt.datetime.fromtimestamp(self.created, dt.timezone.utc).isoformat().replace("+00:00", "Z"),
             "labels": dict(self.labels),
+            "output_dir": self.output_dir,
             "replicas": [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code} for r in self.replicas],
         }
 

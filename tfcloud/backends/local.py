@@ -16,6 +16,12 @@ A job's directory, ``<state dir>/jobs/<job id>/`` (state dir: ``$TFCLOUD_HOME``,
     logs/worker-0.log
     supervisor.log       the supervisor's own output (empty unless something went wrong)
     tfcloud_launcher.py  the launcher every replica runs
+    output/model/        AIP_MODEL_DIR, as on Vertex AI (``base_output_dir`` instead of ``output/``, when given)
+    output/checkpoints/  AIP_CHECKPOINT_DIR: Keras ``fit`` backs up here and resumes after a restart
+    output/logs/         AIP_TENSORBOARD_LOG_DIR
+
+With ``max_restarts`` the supervisor restarts the whole cluster when a replica dies (docs/recovery.md). On a
+machine with GPUs the replicas split them (``CUDA_VISIBLE_DEVICES``, :func:`split_gpus`).
 """
 
 from __future__ import annotations
@@ -51,13 +57,16 @@ __all__ = [
     "LocalBackend",
     "LocalJob",
     "ReplicaPlan",
+    "aip_env",
     "default_state_dir",
     "loopback_env",
     "make_job_id",
     "plan_cluster",
     "plan_replicas",
     "spec_roles",
+    "split_gpus",
     "stop_on_chief_end",
+    "visible_gpus",
 ]
 
 _ROLE_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
@@ -176,6 +185,53 @@ def plan_replicas(roles: Sequence[tuple[Role, int]], addresses: Sequence[str]) -
     ]
 
 
+def visible_gpus(environ: Mapping[str, str], *, dev: Path = Path("/dev")) -> list[str]:
+    """The GPUs replicas may use: ``CUDA_VISIBLE_DEVICES`` when set (up to a ``-1``), else one per
+    ``/dev/nvidiaN`` device; none on a machine without NVIDIA GPUs. Imports nothing."""
+    if "CUDA_VISIBLE_DEVICES" in environ:
+        gpus = []
+        for part in environ["CUDA_VISIBLE_DEVICES"].split(","):
+            part = part.strip()
+            if not part or part == "-1":
+                break
+            gpus.append(part)
+        return gpus
+    try:
+        found = [int(m.group(1)) for d in dev.iterdir() if (m := re.fullmatch(r"nvidia(\d+)", d.name))]
+    except OSError:
+        return []
+    return [str(n) for n in sorted(found)]
+
+
+def split_gpus(replicas: list[ReplicaPlan], gpus: list[str]) -> dict[str, dict[str, str]]:
+    """Each replica's share of the machine's GPUs, as environment variables.
+
+    Parameter servers get none (``CUDA_VISIBLE_DEVICES=""``). The others split the GPUs into equal, disjoint
+    blocks in pool order (chief first); with fewer GPUs than replicas they share them round-robin, with
+    ``TF_FORCE_GPU_ALLOW_GROWTH=true`` so that one process does not take a whole GPU's memory. No GPUs: {}.
+    """
+    if not gpus:
+        return {}
+    users = [r for r in replicas if r.role is not Role.PS]
+    env: dict[str, dict[str, str]] = {r.name: {"CUDA_VISIBLE_DEVICES": ""} for r in replicas if r.role is Role.PS}
+    if len(gpus) >= len(users):
+        share = len(gpus) // max(len(users), 1)
+        for i, r in enumerate(users):
+            env[r.name] = {"CUDA_VISIBLE_DEVICES": ",".join(gpus[i * share:(i + 1) * share])}
+    else:
+        for i, r in enumerate(users):
+            env[r.name] = {"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)], "TF_FORCE_GPU_ALLOW_GROWTH": "true"}
+    return env
+
+
+def aip_env(base: str) -> dict[str, str]:
+    """``AIP_MODEL_DIR``, ``AIP_CHECKPOINT_DIR`` and ``AIP_TENSORBOARD_LOG_DIR`` under ``base``, as Vertex AI
+    sets them under a job's base output directory (with the trailing ``/``)."""
+    base = base.rstrip("/")
+    return {"AIP_MODEL_DIR": f"{base}/model/", "AIP_CHECKPOINT_DIR": f"{base}/checkpoints/",
+            "AIP_TENSORBOARD_LOG_DIR": f"{base}/logs/"}
+
+
 def _with_loopback(value: str | None) -> str:
     parts = [p.strip() for p in (value or "").split(",") if p.strip()]
     return ",".join(parts + [h for h in _LOOPBACK if h not in parts])
@@ -190,8 +246,11 @@ def loopback_env(environ: Mapping[str, str]) -> dict[str, str]:
 class LocalBackend:
     """Runs jobs as local processes. Options: ``settings`` (its ``state_dir``) or ``home`` (the state dir,
     which wins; without either: :func:`default_state_dir`), ``stop_grace_s`` (SIGTERM to SIGKILL),
-    ``finish_grace_s`` (how long workers may run on after the chief succeeded) and ``stopped_timeout_s``
-    (how long a replica may stay SIGSTOPped before the job fails)."""
+    ``finish_grace_s`` (how long workers may run on after the chief succeeded), ``stopped_timeout_s``
+    (how long a replica may stay SIGSTOPped before the job fails). The job's :class:`LocalTarget` says the rest:
+    ``container`` (each replica runs the job's image on the Docker engine, ``settings.docker_host`` or
+    ``DOCKER_HOST``, on the host network: :mod:`tfcloud.backends._container`), ``max_restarts`` and
+    ``output_dir``."""
 
     def __init__(self, *, target: LocalTarget | None = None, settings: Settings | None = None,
                  home: str | Path | None = None, stop_grace_s: float = 5.0, finish_grace_s: float = 10.0,
@@ -202,6 +261,7 @@ class LocalBackend:
         self.stop_grace_s = stop_grace_s
         self.finish_grace_s = finish_grace_s
         self.stopped_timeout_s = stopped_timeout_s
+        self.docker_host = settings.docker_host if settings is not None else None
 
     @property
     def jobs_dir(self) -> Path:
@@ -214,7 +274,13 @@ class LocalBackend:
         if os.name != "posix":
             raise ConfigurationError("Local runs need a POSIX system (Linux or macOS): they use process groups.")
         spec = job.spec
-        ensure_requirements(spec.requirements_txt, job.requirements)
+        from tfcloud.targets import LocalTarget
+
+        target = spec.target if isinstance(spec.target, LocalTarget) else LocalTarget()
+        if target.container and job.image is None:
+            raise SubmitError("A --container job needs its image; the pipeline builds it before submitting.")
+        if not target.container:  # an image installs its requirements itself
+            ensure_requirements(spec.requirements_txt, job.requirements)
         if not job.launcher.is_file():
             raise SubmitError(f"The launcher {job.launcher} does not exist.")
         if not job.script.is_file():
@@ -250,20 +316,41 @@ class LocalBackend:
                 written.chmod(0o600)
 
         replicas = plan_cluster(spec)
+        gpu_env = split_gpus(replicas, visible_gpus({**os.environ, **spec.env}))
+        output = target.output_dir or str(job_dir / "output")
+        aip = aip_env(output)
+        if "://" not in output:
+            for path in aip.values():
+                Path(path).mkdir(parents=True, exist_ok=True)
         plan = {
             "job_id": job_id,
             "display_name": spec.display_name,
             "entry_point": str(spec.entry_point),
             "strategy": spec.strategy.value,
-            "cwd": str(workdir),
+            "cwd": str(spec.build_root.resolve()),  # as in the image: its work dir holds the build root
             "argv": [sys.executable, str(launcher), *spec.entry_point_args],
-            "replicas": [{"name": r.name, "role": r.role.value, "env": r.env()} for r in replicas],
+            "replicas": [{"name": r.name, "role": r.role.value, "env": {**r.env(), **gpu_env.get(r.name, {})}}
+                         for r in replicas],
+            "output_dir": output,
+            "max_restarts": target.max_restarts,
             "stop_grace_s": self.stop_grace_s,
             "finish_grace_s": self.finish_grace_s,
             "stopped_timeout_s": self.stopped_timeout_s,
             "stop_on_chief_end": stop_on_chief_end(spec),
             "submitted_at": time.time(),
         }
+        if target.container:
+            from tfcloud.backends import _container
+
+            assert job.image is not None
+            plan["argv"] = [sys.executable, "-I", _container.__file__, str(job_dir)]
+            plan["args"] = list(spec.entry_point_args)
+            plan["container"] = {
+                "image": job.image.uri,
+                "docker_host": self.docker_host or os.environ.get("DOCKER_HOST"),
+                "env": {**aip, **spec.env, **loopback_env(spec.env), "TFCLOUD_JOB_ID": job_id},
+                "mounts": [] if "://" in output else [output],
+            }
         sup.write_json_atomic(job_dir / sup.JOB_FILE, plan)
         sup.write_json_atomic(job_dir / sup.STATUS_FILE, {
             "job_id": job_id, "state": "starting", "exit_code": None, "failed_replica": None, "message": "",
@@ -273,6 +360,7 @@ class LocalBackend:
         })
         env = {
             **os.environ,
+            **aip,
             **spec.env,
             **extra_env,
             **loopback_env({**os.environ, **spec.env}),
@@ -376,7 +464,7 @@ class LocalJob:
             job_id=self.job_id, target="local", state=state, display_name=self._plan.get("display_name"),
             replicas=replicas, exit_code=None if code is None or not state.is_final else int(code),
             failed_replica=status.get("failed_replica"), message=status.get("message") or None,
-            created=self._plan.get("submitted_at"))
+            created=self._plan.get("submitted_at"), output_dir=self._plan.get("output_dir"))
 
     def raw_status(self) -> dict[str, Any]:
         """``status.json`` as it is now, with pids (for tests and tools); checked like :meth:`info`."""

@@ -253,7 +253,8 @@ class VertexJob:
             job_id=self.job_id, target="vertex", state=state, display_name=job.display_name or None,
             exit_code=(0 if state is JobState.SUCCEEDED else 1) if state.is_final else None,
             failed_replica=_failed_replica(message), message=message, console_url=self.console_url,
-            created=_timestamp(job.create_time), labels=dict(job.labels))
+            created=_timestamp(job.create_time), labels=dict(job.labels),
+            output_dir=job.job_spec.base_output_directory.output_uri_prefix or None)
 
     @property
     def error_message(self) -> str | None:

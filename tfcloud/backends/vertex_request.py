@@ -12,7 +12,7 @@ from typing import Any
 from tfcloud.spec import JobSpec, Role
 from tfcloud.targets import VertexTarget
 
-__all__ = ["POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "replica_name"]
+__all__ = ["POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "replica_name", "restart_scheduling"]
 
 #: Vertex AI's worker pool order: pool i holds this role.
 POOL_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
@@ -29,6 +29,25 @@ def replica_name(task_name: str) -> str:
         if number < len(POOL_ORDER):
             return f"{POOL_ORDER[number].value}-{index or 0}"
     return task_name
+
+
+def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
+    """``max_restarts`` (and ``spot``) as Vertex AI's restart options, which take no count:
+
+    - ``max_restarts=0``: ``disable_retries`` (Vertex AI then restarts nothing);
+    - ``max_restarts >= 1``, or ``spot`` with more than one replica when ``max_restarts`` is not given:
+      ``restart_job_on_worker_restart``: a restarted (preempted) worker restarts every replica, which a
+      MultiWorkerMirrored cluster needs; ``fit`` then resumes from ``AIP_CHECKPOINT_DIR``. Vertex AI's own limit
+      applies (5 restarts per worker), not the count;
+    - otherwise, ``--restart-on-worker-restart`` as given.
+    """
+    target = spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
+    if target.max_restarts == 0:
+        return {"disable_retries": True}
+    if target.restart_on_worker_restart or (target.max_restarts or 0) > 0 or (
+            target.max_restarts is None and target.spot and spec.replica_count > 1):
+        return {"restart_job_on_worker_restart": True}
+    return {}
 
 
 def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
@@ -70,8 +89,7 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
     scheduling: dict[str, Any] = {}
     if target.timeout_s:
         scheduling["timeout"] = f"{target.timeout_s}s"
-    if target.restart_on_worker_restart:
-        scheduling["restart_job_on_worker_restart"] = True
+    scheduling.update(restart_scheduling(spec))
     if target.spot:
         scheduling["strategy"] = "SPOT"
     if scheduling:

@@ -7,6 +7,7 @@ Reach it as ``Emulator.faults``::
     emulator.faults.delay("GetCustomJob", seconds=0.5)                     # every call waits 0.5 s
     emulator.faults.late("CreateCustomJob", seconds=2)                     # it creates, then answers 2 s late
     emulator.faults.fail_replica("workerpool1-0", exit_code=3)             # that replica exits 3 at start
+    emulator.faults.preempt("workerpool1-0", when_line="Epoch 3/")          # SIGKILLed once it prints that
     emulator.faults.hold_queued()                                          # new jobs stay QUEUED ...
     emulator.faults.release_queued()                                       # ... until released
     emulator.faults.clear()
@@ -21,7 +22,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-__all__ = ["CallFault", "Faults", "ReplicaFault"]
+__all__ = ["CallFault", "Faults", "Preemption", "ReplicaFault"]
 
 _CODES = frozenset({
     "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
@@ -47,6 +48,15 @@ class ReplicaFault:
 
     exit_code: int
     message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Preemption:
+    """A running replica the emulator SIGKILLs, as when Compute Engine reclaims a Spot VM: once it wrote a line
+    containing ``when_line``, or ``after_s`` seconds after it started (whichever is given)."""
+
+    when_line: str | None = None
+    after_s: float | None = None
 
 
 @dataclass(kw_only=True)
@@ -87,6 +97,7 @@ class Faults:
         self._delays: dict[str, _Delay] = {}
         self._lates: dict[str, list[_Late]] = {}
         self._replicas: dict[str, list[tuple[str | None, ReplicaFault, list[int]]]] = {}
+        self._preemptions: dict[str, list[tuple[str | None, Preemption, list[int]]]] = {}
         self._hold = threading.Event()
 
     # -- calls ---------------------------------------------------------------------------------------------
@@ -170,6 +181,33 @@ class Faults:
                     return fault
         return None
 
+    def preempt(self, task_name: str, *, when_line: str | None = None, after_s: float | None = None,
+                job: str | None = None, times: int = 1) -> None:
+        """Preempt replica ``task_name`` ("workerpool1-0") of the next ``times`` jobs while it runs: SIGKILL it once
+        it wrote a line containing ``when_line``, or ``after_s`` seconds after it started. The job then restarts
+        the replica, or the whole job, as its ``scheduling`` says (docs/recovery.md). ``job``: as in
+        :meth:`fail_replica`."""
+        if (when_line is None) == (after_s is None):
+            from tfcloud.errors import ValidationError
+
+            raise ValidationError("preempt", "exactly one of when_line and after_s",
+                                  f"when_line={when_line!r}, after_s={after_s!r}")
+        with self._lock:
+            self._preemptions.setdefault(task_name, []).append(
+                (job, Preemption(when_line=when_line, after_s=after_s), [times]))
+
+    def take_preemption(self, task_name: str, *, job_id: str, display_name: str) -> Preemption | None:
+        """Consume and return the preemption armed for this replica of this job, if any."""
+        with self._lock:
+            for entry in self._preemptions.get(task_name, []):
+                job, preemption, remaining = entry
+                if job is None or job in (job_id, display_name):
+                    remaining[0] -= 1
+                    if remaining[0] <= 0:
+                        self._preemptions[task_name].remove(entry)
+                    return preemption
+        return None
+
     # -- queueing ------------------------------------------------------------------------------------------
     def hold_queued(self) -> None:
         """Keep every job that is QUEUED (now or later) in QUEUED until :meth:`release_queued`."""
@@ -189,6 +227,7 @@ class Faults:
             self._delays.clear()
             self._lates.clear()
             self._replicas.clear()
+            self._preemptions.clear()
         self._hold.clear()
 
 

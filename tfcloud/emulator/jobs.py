@@ -8,7 +8,11 @@ A job moves QUEUED → PENDING → RUNNING → SUCCEEDED / FAILED, or CANCELLING
 replicas: it succeeds when the chief (``workerpool0-0``) exits 0 (workers get ``finish_grace`` seconds to exit
 on their own, parameter servers are stopped at once); it fails as soon as any replica exits non-zero, with
 the error the service sets (code 3, "The replica workerpool1-0 exited with a non-zero status of 1. ...") and
-the other replicas are stopped. A cancelled job gets ``error`` code 1 (CANCELLED). Every change sets
+the other replicas are stopped. A replica that dies by a signal (a preempted VM: ``faults.preempt``, or a
+SIGKILL from outside) is restarted instead, as Vertex AI restarts workers, up to :data:`MAX_REPLICA_RESTARTS`
+times each: alone by default, or together with every other replica when the job's
+``scheduling.restart_job_on_worker_restart`` is set (what MultiWorkerMirrored needs); never with
+``scheduling.disable_retries``. A cancelled job gets ``error`` code 1 (CANCELLED). Every change sets
 ``update_time``; RUNNING sets ``start_time``; an end state sets ``end_time``.
 
 Replica output becomes Cloud Logging entries labelled as Vertex labels them: ``resource.type="ml_job"``,
@@ -27,19 +31,20 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
 from tfcloud.emulator._grpc import list_predicate
-from tfcloud.emulator.faults import Faults
+from tfcloud.emulator.faults import Faults, Preemption
 from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
 from tfcloud.emulator.replicas import Launch, Replica, ReplicaStartError, Runner, free_port, replica_environment
 
-__all__ = ["JobService", "JobTimings", "project_number"]
+__all__ = ["MAX_REPLICA_RESTARTS", "JobService", "JobTimings", "project_number"]
 
 logger = logging.getLogger("tfcloud.emulator")
 
@@ -48,6 +53,8 @@ _JOB_NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/customJobs/([^/]+)$
 _LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _DEFAULT_PAGE = 100
 _TERMINAL = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED")
+#: How often Vertex AI restarts one worker that keeps failing with a non-permanent error.
+MAX_REPLICA_RESTARTS = 5
 
 
 @dataclass(kw_only=True)
@@ -58,6 +65,10 @@ class _Job:
     cancel: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
     replicas: list[Replica] = field(default_factory=list)
+    preemptions: dict[str, Preemption] = field(default_factory=dict)  # armed, not fired yet
+    preempt_now: set[str] = field(default_factory=set)  # the line was seen
+    preempted: set[str] = field(default_factory=set)  # killed by the emulator in this attempt
+    started: dict[str, float] = field(default_factory=dict)
 
 
 def _now() -> dt.datetime:
@@ -72,8 +83,9 @@ class JobService:
     """The CustomJob methods of ``google.cloud.aiplatform.v1.JobService``."""
 
     def __init__(self, *, runner: Runner, logs: LogStore, operations: OperationStore, faults: Faults,
-                 timings: JobTimings, project_ids: dict[str, str]) -> None:
+                 timings: JobTimings, project_ids: dict[str, str], local_output_root: str = "") -> None:
         self._runner = runner
+        self._local_output_root = local_output_root
         self._logs = logs
         self._operations = operations
         self._faults = faults
@@ -285,9 +297,14 @@ class JobService:
         with self._lock:
             spec = _copy(job.job.job_spec)
         launches = self._launches(job, spec)
+        for launch in launches:
+            preemption = self._faults.take_preemption(launch.task_name, job_id=job.job_id,
+                                                      display_name=job.job.display_name)
+            if preemption is not None:
+                job.preemptions[launch.task_name] = preemption
         try:
             for launch in launches:
-                job.replicas.append(self._runner.start(launch, self._sink(job, launch.task_name)))
+                job.replicas.append(self._start(job, launch))
         except ReplicaStartError as exc:
             return self._failed(job, 3, str(exc))
         if not self._set(job, "JOB_STATE_RUNNING"):
@@ -295,18 +312,40 @@ class JobService:
         self._service_log(job, "Job is running.")
         timeout = spec.scheduling.timeout.total_seconds() if "scheduling" in spec and "timeout" in spec.scheduling \
             else None
+        no_retries = bool(spec.scheduling.disable_retries)
+        whole_job = bool(spec.scheduling.restart_job_on_worker_restart) and not no_retries
+        restarts = {launch.task_name: 0 for launch in launches}
         started = time.monotonic()
-        chief = job.replicas[0]
         while True:
             if job.cancel.is_set() or self._stopping.is_set():
                 self._stop_all(job)
                 return self._cancelled(job)
-            for replica in job.replicas:
-                code = replica.poll()
-                if code not in (None, 0):
-                    self._stop_all(job)
-                    return self._failed(job, 3, _exit_message(replica.task_name, code))
-            if chief.poll() == 0:
+            self._preempt_due(job)
+            failed = [(i, r, code) for i, r in enumerate(job.replicas) if (code := r.poll()) not in (None, 0)]
+            if failed:
+                # A preempted replica (or one killed by a signal) restarts; an error of its own ends the job. Once
+                # a replica was preempted, the others' errors are its consequence (MultiWorkerMirrored fails then).
+                lost = [(i, r, code) for i, r, code in failed
+                        if r.task_name in job.preempted or _killed_by_signal(code)]
+                if lost and (whole_job or len(lost) == len(failed)) and not no_retries \
+                        and all(restarts[r.task_name] < MAX_REPLICA_RESTARTS for _, r, _ in lost):
+                    try:
+                        for _, r, _ in lost:
+                            restarts[r.task_name] += 1
+                        if whole_job:
+                            self._restart_job(job, launches, lost[0][1].task_name, lost[0][2],
+                                              restarts[lost[0][1].task_name])
+                        else:
+                            for i, r, code in lost:
+                                self._restart_replica(job, launches[i], i, code, restarts[r.task_name])
+                    except ReplicaStartError as exc:
+                        self._stop_all(job)
+                        return self._failed(job, 3, str(exc))
+                    continue
+                _, replica, code = next(((i, r, c) for i, r, c in failed if (i, r, c) not in lost), failed[0])
+                self._stop_all(job)
+                return self._failed(job, 3, _exit_message(replica.task_name, code))
+            if job.replicas[0].poll() == 0:
                 return self._finish(job)
             if timeout and time.monotonic() - started > timeout:
                 self._stop_all(job)
@@ -329,6 +368,57 @@ class JobService:
             replica.drain()
         if self._set(job, "JOB_STATE_SUCCEEDED"):
             self._service_log(job, "Job completed successfully.")
+
+    def _start(self, job: _Job, launch: Launch) -> Replica:
+        task = launch.task_name
+        sink = self._sink(job, task)
+        preemption = job.preemptions.get(task)
+        if preemption is not None and preemption.when_line is not None:
+            wanted, write = preemption.when_line, sink
+
+            def sink(stream: str, line: str) -> None:
+                write(stream, line)
+                if wanted in line and task in job.preemptions:
+                    job.preempt_now.add(task)
+
+        replica = self._runner.start(launch, sink)
+        job.started[task] = time.monotonic()
+        return replica
+
+    def _preempt_due(self, job: _Job) -> None:
+        now = time.monotonic()
+        for replica in job.replicas:
+            task = replica.task_name
+            preemption = job.preemptions.get(task)
+            if preemption is None or replica.poll() is not None:
+                continue
+            if task in job.preempt_now or (
+                    preemption.after_s is not None and now - job.started[task] >= preemption.after_s):
+                del job.preemptions[task]
+                job.preempted.add(task)
+                self._service_log(job, f"Replica {task} was preempted: its VM was reclaimed.", "WARNING")
+                replica.kill()
+
+    def _restart_replica(self, job: _Job, launch: Launch, index: int, code: int, restart: int) -> None:
+        """Vertex AI's default: the lost replica alone starts again, with the same name and address."""
+        self._service_log(job, f"{_lost_message(job, launch.task_name, code)} Restarting it "
+                               f"(restart {restart} of at most {MAX_REPLICA_RESTARTS}).", "WARNING")
+        old = job.replicas[index]
+        old.stop(self._timings.stop_grace)
+        old.drain()
+        job.preempted.discard(launch.task_name)
+        job.replicas[index] = self._start(job, replace(launch, fault=None))
+
+    def _restart_job(self, job: _Job, launches: list[Launch], task: str, code: int, restart: int) -> None:
+        """``scheduling.restart_job_on_worker_restart``: every replica starts again, with the same addresses."""
+        self._service_log(job, f"{_lost_message(job, task, code)} Restarting every replica of the job "
+                               f"(restart_job_on_worker_restart; restart {restart} of at most "
+                               f"{MAX_REPLICA_RESTARTS}).", "WARNING")
+        self._stop_all(job)
+        for replica in job.replicas:
+            replica.drain()
+        job.preempted.clear()
+        job.replicas = [self._start(job, replace(launch, fault=None)) for launch in launches]
 
     def _stop_all(self, job: _Job) -> None:
         """Stop every replica and log what each had written (before the job's state says it ended, as on the
@@ -362,7 +452,12 @@ class JobService:
                 env = {var.name: var.value for var in env_list}
                 env.update(replica_environment(
                     cluster=cluster, pool=index, index=replica, job_spec=job_dict,
-                    base_output_directory=base, project=job.project_id, job_id=job.job_id))
+                    base_output_directory=base, project=job.project_id, job_id=job.job_id,
+                    local_output_root=self._local_output_root))
+                if self._local_output_root:  # Cloud Storage has no directories to make; a file system does
+                    for key in ("AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "AIP_TENSORBOARD_LOG_DIR"):
+                        if key in env:
+                            Path(env[key]).mkdir(parents=True, exist_ok=True)
                 env.setdefault("no_proxy", "127.0.0.1,localhost")
                 env.setdefault("NO_PROXY", "127.0.0.1,localhost")
                 env.setdefault("no_grpc_proxy", "127.0.0.1,localhost")
@@ -371,7 +466,8 @@ class JobService:
                 launches.append(Launch(
                     task_name=task_name, image=image, command=command, args=args, env=env,
                     name=f"tfcloud-emulator-{job.job_id}-{task_name}",
-                    fault=(fault.exit_code, fault.message) if fault else None))
+                    fault=(fault.exit_code, fault.message) if fault else None,
+                    mounts=(self._local_output_root,) if self._local_output_root else ()))
         return launches
 
     def stop(self) -> None:
@@ -381,6 +477,18 @@ class JobService:
             threads = [job.thread for job in self._jobs.values() if job.thread is not None]
         for thread in threads:
             thread.join(30)
+
+
+def _killed_by_signal(code: int) -> bool:
+    """A process killed by a signal (Popen: negative; a container: 128 + N), as a preempted VM's is."""
+    return code < 0 or code >= 128
+
+
+def _lost_message(job: _Job, task_name: str, code: int) -> str:
+    if task_name in job.preempted:
+        return f"Replica {task_name} was preempted."
+    number = -code if code < 0 else code - 128
+    return f"Replica {task_name} was killed by signal {number}."
 
 
 def _exit_message(task_name: str, code: int) -> str:

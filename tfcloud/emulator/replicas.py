@@ -55,11 +55,13 @@ def free_port() -> int:
 
 def replica_environment(*, cluster: Mapping[int, Sequence[str]], pool: int, index: int,
                         job_spec: Mapping[str, Any], base_output_directory: str = "",
-                        project: str = "", job_id: str = "") -> dict[str, str]:
+                        project: str = "", job_id: str = "", local_output_root: str = "") -> dict[str, str]:
     """The variables Vertex AI sets in one replica.
 
     ``cluster`` maps each non-empty pool index to its replicas' ``host:port`` addresses; ``job_spec`` is the
-    CustomJobSpec as a dict (what Vertex puts under ``"job"``).
+    CustomJobSpec as a dict (what Vertex puts under ``"job"``). ``local_output_root``: the ``AIP_*``
+    directories of a ``gs://BUCKET/PATH`` base become ``LOCAL_OUTPUT_ROOT/BUCKET/PATH`` (TensorFlow's gfile
+    cannot reach the storage emulator, so a replica that writes checkpoints needs a real directory).
     """
     cluster_spec = {
         "cluster": {f"workerpool{p}": list(addresses) for p, addresses in sorted(cluster.items())},
@@ -82,6 +84,8 @@ def replica_environment(*, cluster: Mapping[int, Sequence[str]], pool: int, inde
     }
     if base_output_directory:
         base = base_output_directory.rstrip("/")
+        if local_output_root and base.startswith("gs://"):
+            base = f"{local_output_root.rstrip('/')}/{base.removeprefix('gs://')}"
         env["AIP_MODEL_DIR"] = f"{base}/model/"
         env["AIP_CHECKPOINT_DIR"] = f"{base}/checkpoints/"
         env["AIP_TENSORBOARD_LOG_DIR"] = f"{base}/logs/"
@@ -99,6 +103,7 @@ class Launch:
     env: Mapping[str, str] = field(default_factory=dict)
     name: str = ""  # a container name, unique per emulator
     fault: tuple[int, str] | None = None  # (exit code, message): exit at start instead of running
+    mounts: tuple[str, ...] = ()  # host directories a container sees at the same path (local_output_root)
 
 
 class Replica(Protocol):
@@ -107,6 +112,9 @@ class Replica(Protocol):
     def poll(self) -> int | None: ...
 
     def stop(self, grace: float = 3.0) -> None: ...
+
+    def kill(self) -> None:
+        """SIGKILL, at once (a preempted VM)."""
 
     def drain(self, timeout: float = 5.0) -> None:
         """Wait until every line the replica wrote has been handed on, then release resources."""
@@ -152,6 +160,9 @@ class _ProcessReplica:
                 self._signal(signal.SIGKILL)
                 self._process.wait()
         self._signal(signal.SIGKILL)  # what the replica itself started
+
+    def kill(self) -> None:
+        self._signal(signal.SIGKILL)
 
     def drain(self, timeout: float = 5.0) -> None:
         deadline = time.monotonic() + timeout
@@ -252,6 +263,13 @@ class _ContainerReplica:
                 logger.debug("stopping %s: %s", self.task_name, exc)
             self._done.wait(grace + 5)
 
+    def kill(self) -> None:
+        if not self._done.is_set():
+            try:
+                self._container.kill()
+            except Exception as exc:
+                logger.debug("killing %s: %s", self.task_name, exc)
+
     def drain(self, timeout: float = 5.0) -> None:
         deadline = time.monotonic() + timeout
         for pump in self._pumps:
@@ -290,7 +308,8 @@ class DockerRunner:
         try:
             container = self.client.containers.run(
                 launch.image, command=command, entrypoint=entrypoint, environment=env,
-                network_mode="host", detach=True, name=launch.name or None)
+                network_mode="host", detach=True, name=launch.name or None,
+                volumes={path: {"bind": path, "mode": "rw"} for path in launch.mounts})
         except docker.errors.DockerException as exc:
             raise ReplicaStartError(f"The replica {launch.task_name} cannot start: {exc}") from exc
         return _ContainerReplica(launch.task_name, container, sink)

@@ -64,12 +64,17 @@ class Emulator:
       local processes and builds fail with a clear status.
     - ``entrypoints``: image URI → command, for local-process replicas whose container spec gives no command.
     - ``timings``: how long jobs sit in QUEUED and PENDING, and how long workers may outlive the chief.
+    - ``local_output_root``: replicas see a job's ``gs://BUCKET/PATH`` base output directory as
+      ``LOCAL_OUTPUT_ROOT/BUCKET/PATH`` in their ``AIP_*`` variables (TensorFlow cannot reach the storage
+      emulator; checkpoints need a real directory); containers get it mounted at the same path. Default: the
+      ``gs://`` URIs, as Vertex AI gives them.
     """
 
     def __init__(self, *, project: str = "tfcloud-emulator", location: str = "us-central1", port: int = 0,
                  storage: bool = True, storage_port: int = 0, data_dir: Path | None = None,
                  docker_host: str | None = None, entrypoints: Mapping[str, Sequence[str]] | None = None,
-                 timings: JobTimings | None = None, workdir: Path | None = None) -> None:
+                 timings: JobTimings | None = None, workdir: Path | None = None,
+                 local_output_root: Path | None = None) -> None:
         self.project = project
         self.location = location
         self.faults = Faults()
@@ -81,6 +86,7 @@ class Emulator:
         self._entrypoints = dict(entrypoints or {})
         self._timings = timings or JobTimings()
         self._workdir = workdir
+        self._local_output_root = local_output_root
         self._server: Any = None
         self._storage: Any = None
         self._stopping = threading.Event()
@@ -140,7 +146,8 @@ class Emulator:
         operations = OperationStore()
         project_ids = {project_number(self.project): self.project}
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
-                          timings=self._timings, project_ids=project_ids)
+                          timings=self._timings, project_ids=project_ids,
+                          local_output_root=str(self._local_output_root or ""))
         builds = BuildService(logs=self._logs, operations=operations, faults=self.faults,
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
                               queued_seconds=self._timings.queued)

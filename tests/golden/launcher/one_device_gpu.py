@@ -2,8 +2,11 @@
 #
 # It marks this process as a tfcloud job, sets up tf.distribute.OneDeviceStrategy
 # (one chief with one GPU: /gpu:0), and runs train.py unchanged as __main__ with the arguments
-# this launcher was given.
+# this launcher was given. With AIP_CHECKPOINT_DIR set, Keras `fit` resumes there after a restart.
 import faulthandler
+import functools
+import importlib.abc
+import importlib.util
 import os
 import runpy
 import sys
@@ -26,10 +29,113 @@ def _strategy():
     import tensorflow as tf
 
     device = '/gpu:0'
-    if device.startswith("/gpu") and not tf.config.list_physical_devices("GPU"):
+    gpus = tf.config.list_physical_devices("GPU")
+    if device.startswith("/gpu") and not gpus:
         _say("no GPU on this machine: OneDeviceStrategy uses /cpu:0 instead of " + device + ".")
         device = "/cpu:0"
+    elif device == "/cpu:0" and gpus:
+        # A CPU chief where GPUs are visible (a local run on a GPU box): train on the GPU, not the CPU.
+        _say("{} GPU(s) visible: OneDeviceStrategy uses /gpu:0 instead of /cpu:0.".format(len(gpus)))
+        device = "/gpu:0"
     return tf.distribute.OneDeviceStrategy(device)
+
+
+class _ResumeFit(importlib.abc.MetaPathFinder):
+    """Once `keras` or `tf_keras` is imported, its `Model.fit` backs up to AIP_CHECKPOINT_DIR every epoch and
+    resumes from there after a restart (a BackupAndRestore callback, unless the call has one already)."""
+
+    def __init__(self, checkpoint_dir):
+        self.checkpoint_dir = checkpoint_dir.rstrip("/")
+        self.busy = set()
+        self.fits = 0
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in ("keras", "tf_keras") or name in self.busy:
+            return None
+        self.busy.add(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy.discard(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _PatchAfterLoad(spec.loader, self.patch)
+        return spec
+
+    def patch(self, module):
+        model = getattr(module, "Model", None)
+        fit = getattr(model, "fit", None)
+        if fit is None or getattr(fit, "_tfcloud_resumes", False):
+            return
+
+        @functools.wraps(fit)
+        def fit_with_backup(model_self, *args, **kwargs):
+            callbacks = kwargs.get("callbacks")
+            if len(args) > 5 or _has_backup(callbacks):  # callbacks given by position, or a backup already
+                return fit(model_self, *args, **kwargs)
+            self.fits += 1
+            backup_dir = "{}/fit-{}".format(self.checkpoint_dir, self.fits)
+            backup = _backup_callback(module, backup_dir)
+            supported = getattr(backup, "_supported_strategies", None)  # tf-keras lists them
+            strategy = getattr(model_self, "_distribution_strategy", None)
+            if supported and strategy is not None and not isinstance(strategy, supported):
+                _say("model.fit is not backed up: BackupAndRestore does not support {}.".format(
+                    type(strategy).__name__))
+                return fit(model_self, *args, **kwargs)
+            _say("model.fit backs up to {} every epoch (BackupAndRestore): a restarted job resumes there.".format(
+                backup_dir))
+            kwargs["callbacks"] = [*(callbacks or []), backup]
+            return fit(model_self, *args, **kwargs)
+
+        fit_with_backup._tfcloud_resumes = True
+        model.fit = fit_with_backup
+
+
+class _PatchAfterLoad(importlib.abc.Loader):
+    def __init__(self, loader, patch):
+        self.loader = loader
+        self.after = patch
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        self.after(module)
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+
+def _has_backup(callbacks):
+    return any(
+        any(k.__name__.startswith("BackupAndRestore") for k in type(c).__mro__) for c in (callbacks or ()))
+
+
+def _backup_callback(module, backup_dir):
+    class Backup(module.callbacks.BackupAndRestore):
+        def on_train_begin(self, logs=None):
+            super().on_train_begin(logs)
+            self._tfcloud_first_epoch = True
+
+        def on_epoch_begin(self, epoch, logs=None):
+            super().on_epoch_begin(epoch, logs)
+            if self._tfcloud_first_epoch:
+                self._tfcloud_first_epoch = False
+                if epoch > 0:
+                    _say("model.fit resumed at epoch {} from the backup in {}.".format(epoch + 1, backup_dir))
+
+    return Backup(backup_dir=backup_dir)
+
+
+def _install_resume():
+    checkpoint_dir = os.environ.get("AIP_CHECKPOINT_DIR", "")
+    if not checkpoint_dir or os.environ.get("TFCLOUD_AUTO_CHECKPOINT", "1") == "0":
+        return
+    finder = _ResumeFit(checkpoint_dir)
+    for name in ("keras", "tf_keras"):
+        if name in sys.modules:
+            finder.patch(sys.modules[name])
+    sys.meta_path.insert(0, finder)
 
 
 def main():
@@ -44,6 +150,7 @@ def main():
         tf.distribute.experimental_set_strategy(strategy)
         _say("running {} under tf.distribute.OneDeviceStrategy with {} replica(s) in sync.".format(
             os.path.basename(script), strategy.num_replicas_in_sync))
+    _install_resume()
     runpy.run_path(script, run_name="__main__")
 
 

@@ -1,0 +1,110 @@
+"""`tfcloud submit --local --container`: the replicas run from the job's image on the local Docker engine (a
+real dockerd on loopback, a base image made locally), on the host network, with the same TF_CONFIG, AIP_*
+directories (mounted) and logs as process replicas."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tfcloud.cli import main
+
+pytestmark = pytest.mark.docker
+
+SCRIPT = r'''
+import json, os, sys, time
+task = json.loads(os.environ["TF_CONFIG"])["task"]
+name = "{type}-{index}".format(**task)
+print("view", json.dumps({"name": name, "cwd": os.getcwd(), "argv": sys.argv[1:],
+                          "in_image": os.path.exists("/opt/tfcloud/tfcloud"),
+                          "cluster": json.loads(os.environ["TF_CONFIG"])["cluster"],
+                          "model_dir": os.environ["AIP_MODEL_DIR"]}), flush=True)
+with open(os.path.join(os.environ["AIP_MODEL_DIR"], name + ".txt"), "w") as f:
+    f.write(open("data/input.txt").read())
+'''
+
+
+def test_a_three_replica_job_runs_from_the_built_image(engine: object, python_base: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import docker
+
+    monkeypatch.setenv("DOCKER_HOST", engine.docker_host)  # type: ignore[attr-defined]
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "input.txt").write_text("from the image\n")
+    (project / "task.py").write_text(SCRIPT)
+    code = main(["submit", str(project / "task.py"), "--local", "--container", "--worker-count", "2",
+                 "--worker-config", "CPU", "--strategy", "none", "--parent-image", python_base, "--", "--flag"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:] + captured.out[-3000:]
+    views = {}
+    for line in captured.out.splitlines():
+        found = re.match(r"^(\S+) +\| view (.*)$", line)
+        if found:
+            views[found.group(1)] = json.loads(found.group(2))
+    assert sorted(views) == ["chief-0", "worker-0", "worker-1"], captured.out[-3000:]
+    job_id = re.search(r"Submitted job (\S+)\.", captured.err).group(1)  # type: ignore[union-attr]
+    for replica, view in views.items():
+        assert view["name"] == replica
+        assert view["in_image"] is True  # tfcloud's copy under /opt/tfcloud: the image, not this machine
+        assert view["argv"] == ["--flag"]
+        assert len(view["cluster"]["worker"]) == 2 and view["cluster"]["chief"][0].startswith("127.0.0.1:")
+        output = Path(view["model_dir"])
+        assert output.parts[-3:] == (job_id, "output", "model")
+        assert (output / f"{replica}.txt").read_text() == "from the image\n"  # mounted: written on the host
+    client = docker.DockerClient(base_url=engine.docker_host)  # type: ignore[attr-defined]
+    try:
+        left = [c.name for c in client.containers.list(all=True) if job_id in c.name]
+    finally:
+        client.close()
+    assert left == []  # every replica's container was removed
+    assert list(Path.cwd().iterdir()) == []
+
+
+@pytest.mark.tensorflow
+def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object, tensorflow_base: str,
+                                                                  tmp_path: Path) -> None:
+    import shutil
+
+    import docker
+
+    from tests.backends.localjobs import wait_for_line
+    from tfcloud.pipeline import submit
+    from tfcloud.settings import Settings
+    from tfcloud.spec import DockerConfig
+    from tfcloud.states import JobState
+    from tfcloud.validate import build_spec
+
+    project = tmp_path / "project"
+    project.mkdir()
+    script = project / "train_resume.py"
+    shutil.copy(Path(__file__).parent / "scripts" / "train_resume.py", script)
+    spec = build_spec(entry_point=script, worker_count=1, worker_config="CPU", max_restarts=1, container=True,
+                      docker_config=DockerConfig(parent_image=tensorflow_base),
+                      entry_point_args=["4", "worker-0", "2", "wait"], env={"TF_CPP_MIN_LOG_LEVEL": "2"})
+    handle, _ = submit(spec, Settings(docker_host=engine.docker_host))  # type: ignore[attr-defined]
+    try:
+        wait_for_line(handle, "PREEMPT_ME", replica="worker-0", timeout=240)
+        client = docker.DockerClient(base_url=engine.docker_host)  # type: ignore[attr-defined]
+        try:  # the python in a container is its PID 1, which cannot SIGKILL itself: kill it from outside
+            client.containers.get(f"tfcloud-{handle.job_id}-worker-0-1").kill()
+        finally:
+            client.close()
+        info = handle.wait(300)
+        lines = {r: [ln.text for ln in handle.logs(replica=r)] for r in ("chief-0", "worker-0")}
+        assert info.state is JobState.SUCCEEDED, "\n".join(lines["chief-0"][-30:] + lines["worker-0"][-30:])
+    finally:
+        if not handle.info().state.is_final:
+            handle.cancel()
+            handle.wait(60)
+    assert handle.raw_status()["restarts"][0]["replica"] == "worker-0"
+    for replica, text in lines.items():
+        epochs = [int(t.split()[1]) for t in text if t.startswith("EPOCH_BEGIN ")]
+        assert epochs == [1, 2, 2, 3, 4], text[-40:]
+        assert any("model.fit resumed at epoch 2" in t for t in text)
+        assert f"DONE {replica}" in text
+    assert (handle.job_dir / "output" / "model" / "model.keras").is_file()

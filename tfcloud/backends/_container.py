@@ -1,0 +1,89 @@
+"""One local replica as a container: what the supervisor runs for each replica of a ``--container`` job.
+
+Run by path (``python -I _container.py JOB_DIR``), like the supervisor, with the docker SDK as its only
+dependency. The replica's name, ``TF_CONFIG`` and attempt come from its own environment (the supervisor sets
+them); ``JOB_DIR/job.json``'s ``container`` says the image, the engine, the environment every replica gets
+and the directories to mount (the job's output directory, at the same path, so ``AIP_*`` work unchanged).
+
+The container runs detached on the host network (the cluster is on 127.0.0.1), not ``--rm``; its stdout and
+stderr are copied to this process's own, so the supervisor logs them as a process replica's; its exit status
+becomes this process's. SIGTERM or SIGINT stops the container (``docker stop``, 3 s grace); the container is
+removed in every case this process gets to run its ``finally``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+STOP_GRACE_S = 3
+
+
+def _copy(container: Any, stream: str, out: IO[bytes]) -> None:
+    try:
+        for chunk in container.logs(stdout=stream == "stdout", stderr=stream == "stderr", stream=True,
+                                    follow=True):
+            out.write(chunk)
+            out.flush()
+    except Exception as exc:  # the engine went away: the exit status says what happened
+        sys.stderr.write(f"tfcloud: lost the {stream} of the container: {exc}\n")
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        sys.stderr.write("usage: _container.py JOB_DIR\n")
+        return 2
+    import docker
+
+    job = json.loads((Path(argv[1]) / "job.json").read_text(encoding="utf-8"))
+    config = job["container"]
+    replica = os.environ["TFCLOUD_REPLICA"]
+    attempt = os.environ.get("TFCLOUD_ATTEMPT", "1")
+    env = dict(config["env"])
+    env.update(next(r["env"] for r in job["replicas"] if r["name"] == replica))
+    env.update({"TFCLOUD_REPLICA": replica, "TFCLOUD_ATTEMPT": attempt, "PYTHONUNBUFFERED": "1"})
+    client = docker.DockerClient(base_url=config["docker_host"]) if config.get("docker_host") \
+        else docker.from_env()
+    name = f"tfcloud-{job['job_id']}-{replica}-{attempt}"
+    stopping = threading.Event()
+    container = None
+
+    def stop(signum: int, frame: object) -> None:
+        if container is not None and not stopping.is_set():
+            stopping.set()
+            threading.Thread(target=lambda: container.stop(timeout=STOP_GRACE_S), daemon=True).start()
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
+    try:
+        container = client.containers.run(
+            config["image"], command=list(job["args"]) or None, environment=env, network_mode="host",
+            detach=True, name=name,
+            volumes={path: {"bind": path, "mode": "rw"} for path in config.get("mounts", [])})
+        pumps = [threading.Thread(target=_copy, args=(container, "stdout", sys.stdout.buffer), daemon=True),
+                 threading.Thread(target=_copy, args=(container, "stderr", sys.stderr.buffer), daemon=True)]
+        for pump in pumps:
+            pump.start()
+        code = int(container.wait()["StatusCode"])
+        for pump in pumps:
+            pump.join(10)
+        return code
+    except docker.errors.DockerException as exc:
+        sys.stderr.write(f"tfcloud: the container of {replica} could not run: {exc}\n")
+        return 125
+    finally:
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except docker.errors.DockerException as exc:
+                sys.stderr.write(f"tfcloud: could not remove container {name}: {exc}\n")
+        client.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

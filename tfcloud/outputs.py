@@ -1,0 +1,119 @@
+"""A job's outputs: the base directory its ``AIP_*`` variables point under, what is in it, a local copy of it.
+
+- a local job: ``output_dir`` in its ``job.json`` (the job's ``output/`` directory, or ``--output-dir``);
+- a Vertex AI job: the CustomJob's ``base_output_directory`` (``gs://...``), read through google-cloud-storage
+  (``STORAGE_EMULATOR_HOST`` reaches the emulator's storage).
+
+``tfcloud artifacts JOB`` lists or downloads them; ``tfcloud tensorboard JOB`` runs TensorBoard on ``logs/``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tfcloud.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from tfcloud.backends.base import JobInfo
+
+__all__ = ["Artifact", "download_artifacts", "job_output_dir", "list_artifacts", "tensorboard_command"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Artifact:
+    """One file a job wrote under its output directory: its path relative to it (``model/model.keras``)."""
+
+    path: str
+    size: int
+
+
+def job_output_dir(info: JobInfo) -> str:
+    """The base output directory of a job (its :class:`JobInfo`); ConfigurationError when it has none."""
+    base = info.output_dir
+    if not base:
+        raise ConfigurationError(
+            f"Job {info.job_id} has no output directory, so it has no artifacts.",
+            hint="Submit with --output-dir gs://BUCKET/PATH (or set a staging bucket) to get AIP_MODEL_DIR, "
+                 "AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR.")
+    return str(base)
+
+
+def _bucket(base: str) -> tuple[str, str]:
+    bucket, _, prefix = base.removeprefix("gs://").partition("/")
+    return bucket, prefix.rstrip("/") + "/" if prefix else ""
+
+
+def _storage_client() -> Any:
+    from tfcloud.errors import require
+
+    require("google.cloud.storage", feature="Reading a job's artifacts on Cloud Storage", extra="cloud")
+    from google.cloud import storage  # type: ignore[attr-defined]
+
+    endpoint = os.environ.get("STORAGE_EMULATOR_HOST")
+    if endpoint:
+        from google.auth.credentials import AnonymousCredentials
+
+        return storage.Client(project="tfcloud", credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+                              client_options={"api_endpoint": endpoint})
+    return storage.Client()
+
+
+def _blobs(base: str) -> Iterator[Any]:
+    bucket, prefix = _bucket(base)
+    client = _storage_client()
+    try:
+        for blob in client.list_blobs(bucket, prefix=prefix):
+            if not blob.name.endswith("/"):
+                yield blob
+    finally:
+        client.close()
+
+
+def list_artifacts(base: str) -> list[Artifact]:
+    """Every file under ``base`` (a directory or ``gs://`` URI), sorted by path."""
+    if base.startswith("gs://"):
+        _, prefix = _bucket(base)
+        return sorted((Artifact(path=b.name[len(prefix):], size=int(b.size or 0)) for b in _blobs(base)),
+                      key=lambda a: a.path)
+    root = Path(base)
+    if not root.is_dir():
+        return []
+    return sorted((Artifact(path=p.relative_to(root).as_posix(), size=p.stat().st_size)
+                   for p in root.rglob("*") if p.is_file()), key=lambda a: a.path)
+
+
+def download_artifacts(base: str, destination: Path) -> list[Path]:
+    """Copy every file under ``base`` into ``destination`` (same relative paths); return the files written."""
+    written = []
+    if base.startswith("gs://"):
+        _, prefix = _bucket(base)
+        for blob in _blobs(base):
+            target = destination / blob.name[len(prefix):]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            blob.download_to_filename(str(target))
+            written.append(target)
+        return written
+    for artifact in list_artifacts(base):
+        target = destination / artifact.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(base) / artifact.path, target)
+        written.append(target)
+    return written
+
+
+def tensorboard_command(base: str, *, port: int | None = None) -> list[str]:
+    """The TensorBoard command line for the job's ``logs/`` (AIP_TENSORBOARD_LOG_DIR); ConfigurationError when
+    TensorBoard is not installed."""
+    executable = shutil.which("tensorboard")
+    if executable is None:
+        raise ConfigurationError("TensorBoard is not installed.",
+                                 hint='Install it with: python -m pip install tensorboard')
+    command = [executable, "--logdir", base.rstrip("/") + "/logs/"]
+    if port is not None:
+        command += ["--port", str(port)]
+    return command
