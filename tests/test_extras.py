@@ -77,7 +77,7 @@ CASES = [
          "Plan for", then_code=0),
     Case("submit-vertex", ("cloud", "docker"), ("submit", SCRIPT, "--vertex", "--project", "my-project",
                                                 "--parent-image", "python:3.11"),
-         "Error: Optional packages are not installed:", "Cannot reach a Docker engine"),
+         "Error: Optional packages are not installed:", "No Google Cloud credentials found"),
     Case("submit-local", ("tensorflow",), ("submit", SCRIPT),
          "Error: A local job with a TensorFlow distribution strategy needs the `tensorflow` package, which is not "
          "installed.", ""),
@@ -205,9 +205,9 @@ def test_sdk_run_names_every_missing_extra(sandbox: dict[str, Path]) -> None:
     if states["cloud"] == "missing":
         assert result == {"extras": ["cloud", "docker"],
                           "hint": 'Install them with: pip install "tfcloud[cloud,docker]"'}
-    else:  # past the check: the build finds no Docker engine
+    else:  # past the check: validation finds no Google credentials (before any build)
         assert result["error"] == "ConfigurationError"
-        assert result["message"].startswith("Cannot reach a Docker engine")
+        assert result["message"].startswith("No Google Cloud credentials found")
     assert _left(sandbox)["cwd"] == []
 
 

@@ -15,6 +15,7 @@ importing anything (``importlib.util.find_spec``). What is missing is reported o
     notebook     a notebook (.ipynb) as the entry point, dry runs included
     emulator     ``tfcloud emulator start``
     tensorflow   a local job whose launcher sets up a TensorFlow strategy (any strategy but "none")
+    ray          target "ray" (submit, and list/status/logs/cancel of Ray jobs)
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ _NOTEBOOK = "Running a notebook"
 _EMULATOR = "The Google Cloud emulator"
 _EMULATOR_DOCKER = "The emulator's Docker mode"
 _TENSORFLOW = "A local job with a TensorFlow distribution strategy"
+_RAY = "The Ray backend"
 
 _NEEDS: dict[str, tuple[Need, ...]] = {
     "vertex": tuple(Need(module=m, extra="cloud", feature=_VERTEX) for m in (
@@ -58,6 +60,7 @@ _NEEDS: dict[str, tuple[Need, ...]] = {
         "gcp_storage_emulator", "psutil")),
     "emulator_docker": (Need(module="docker", extra="docker", feature=_EMULATOR_DOCKER),),
     "tensorflow": (Need(module="tensorflow", extra="tensorflow", feature=_TENSORFLOW),),
+    "ray": (Need(module="ray", extra="ray", feature=_RAY),),
 }
 
 
@@ -74,7 +77,7 @@ def needed(
 ) -> tuple[Need, ...]:
     """What a command will import, given what it will do.
 
-    - ``target``: ``"local"``/``"vertex"`` (or a :class:`~tfcloud.spec.Target`) for a submission or a job
+    - ``target``: ``"local"``/``"vertex"``/``"ray"`` (or a :class:`~tfcloud.spec.Target`) for a submission or a job
       command; None when the command runs no job (``build``, ``emulator start``).
     - ``entry_point``: a notebook (``.ipynb``) needs the notebook extra, also for a dry run (a value that is
       not a path is left to validation).
@@ -90,8 +93,8 @@ def needed(
         kinds.append("notebook")
     name = getattr(target, "value", target)
     if not dry_run:
-        if name == "vertex":
-            kinds.append("vertex")
+        if name in ("vertex", "ray"):
+            kinds.append(name)
         if build or (build is None and name == "vertex"):
             kinds.append("cloudbuild" if image_build_bucket else "docker")
         if name == "local" and strategy is not None and str(getattr(strategy, "value", strategy)).lower() != "none":

@@ -158,9 +158,23 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
 
     given: dict[str, Any] = dict(options)
     settings = resolve_settings({k: given.pop(k, None) for k in SETTINGS_OPTIONS})
+    _require_extras(entry_point, given, target=settings.target, intent=intent)
     spec = build_spec(entry_point=entry_point, target=settings.target, project=settings.project,
                       region=settings.region, settings=settings, intent=intent, **given)
     return spec, settings
+
+
+def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: str, intent: str) -> None:
+    """Every optional extra this call will import, checked before anything else happens (tfcloud.extras)."""
+    from tfcloud.extras import require_extras
+
+    bucket = getattr(options.get("docker_config"), "image_build_bucket", None)
+    if intent == "build":
+        require_extras(entry_point=entry_point, build=True, image_build_bucket=bucket)
+        return
+    container = bool(options.get("container")) if target == "local" else None
+    require_extras(target=target, entry_point=entry_point, strategy=options.get("distribution_strategy", "auto"),
+                   build=container, image_build_bucket=bucket, dry_run=intent == "plan")
 
 
 def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> Plan:
@@ -219,6 +233,9 @@ def _backend(target: str | None, job_id: str | None = None, *, ray_address: str 
     if target is None and job_id is not None:
         target = next((name for prefix, name in _ID_PREFIXES.items() if job_id.startswith(prefix)), "vertex")
     settings = resolve_settings({"target": target, "ray_address": ray_address})
+    from tfcloud.extras import require_extras
+
+    require_extras(target=settings.target, build=False)
     return get_backend(settings.target, settings=settings)
 
 
