@@ -30,13 +30,15 @@ class LocalTarget:
     """
 
     name: ClassVar[str] = "local"
-    #: The job's files travel to where it runs (in an image, or Ray's runtime environment): the launcher names
-    #: the script relative to the build root. Else replicas run in the user's own directory.
-    ships_files: ClassVar[bool] = False
-
     container: bool = False
     max_restarts: int = 0
     output_dir: str | None = None
+
+    @property
+    def ships_files(self) -> bool:
+        """The job's files travel to where it runs (in an image, or Ray's runtime environment): the launcher
+        names the script relative to the build root. Else replicas run in the user's own directory."""
+        return self.container
 
 
 @dataclass(frozen=True, kw_only=True)

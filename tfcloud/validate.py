@@ -66,7 +66,8 @@ MAX_REPLICAS = 1000
 MAX_LOCAL_REPLICAS = 32
 MAX_ARG_LENGTH = 100_000  # one script argument; Linux refuses a single argument above 128 KiB
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_")
+#: What tfcloud sets in every replica (TFCLOUD_AUTO_CHECKPOINT, TFCLOUD_LOGICAL_CPUS... are the user's to set).
+_RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT")
 # Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@sha256:digest].
 _DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
 _DOMAIN = rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]{{1,5}})?)"
@@ -76,7 +77,7 @@ _IMAGE_REF = re.compile(rf"^{_IMAGE_NAME}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}}
 _IMAGE_REPO = re.compile(rf"^{_IMAGE_NAME}$")
 _IMAGE_EXPECTED = "an image reference such as us-docker.pkg.dev/my-project/repo/name:tag (lowercase path)"
 _HOST_PORT = re.compile(r"^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$")
-_JOB_ID = re.compile(r"^(?:local-[a-z0-9-]{1,120}|[0-9]{1,20}|"
+_JOB_ID = re.compile(r"^(?:(?:local|ray)-[a-z0-9-]{1,120}|[0-9]{1,20}|"
                      r"projects/[a-z0-9.:-]{1,64}/locations/[a-z0-9-]{1,64}/customJobs/[0-9]{1,20})$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
@@ -299,8 +300,9 @@ def _env(value: object) -> Mapping[str, str]:
     ):
         raise ValidationError("env", "a dict of environment variable names to string values", value)
     for key, val in value.items():
-        if key == _RESERVED_ENV[0] or key.startswith(_RESERVED_ENV[1]):
-            raise ValidationError("env", "names other than TF_CONFIG and TFCLOUD_* (tfcloud sets them)", key)
+        if key in _RESERVED_ENV:
+            raise ValidationError("env", "names other than " + ", ".join(_RESERVED_ENV) + " (tfcloud sets them)",
+                                  key)
         if "\0" in val:
             raise ValidationError(f"env[{key!r}]", "a value without NUL bytes", val)
     return MappingProxyType(dict(value))
@@ -427,7 +429,7 @@ def validate_job_id(value: object) -> str:
     """A job id as ``tfcloud status/logs/cancel`` take it: ``local-...``, a Vertex AI job number, or its
     full resource name."""
     if not isinstance(value, str) or not _JOB_ID.match(value):
-        raise ValidationError("JOB", "a job id: local-NAME-DATE-TIME-XXXX, a Vertex AI job number, or "
+        raise ValidationError("JOB", "a job id: local-NAME-DATE-TIME-XXXX, ray-NAME-DATE-TIME-XXXX, a Vertex AI job number, or "
                               "projects/PROJECT/locations/REGION/customJobs/NUMBER", value,
                               hint="`tfcloud list` shows the ids.")
     return value

@@ -86,7 +86,8 @@ def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object,
     spec = build_spec(entry_point=script, worker_count=1, worker_config="CPU", max_restarts=1, container=True,
                       docker_config=DockerConfig(parent_image=tensorflow_base),
                       entry_point_args=["4", "worker-0", "2", "wait"], env={"TF_CPP_MIN_LOG_LEVEL": "2"})
-    handle, _ = submit(spec, Settings(docker_host=engine.docker_host))  # type: ignore[attr-defined]
+    settings = Settings(docker_host=engine.docker_host)  # type: ignore[attr-defined]
+    handle, _ = submit(spec, settings, get_backend(spec.target, settings=settings))
     try:
         wait_for_line(handle, "PREEMPT_ME", replica="worker-0", timeout=240)
         client = docker.DockerClient(base_url=engine.docker_host)  # type: ignore[attr-defined]
