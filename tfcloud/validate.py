@@ -429,8 +429,8 @@ def validate_job_id(value: object) -> str:
     """A job id as ``tfcloud status/logs/cancel`` take it: ``local-...``, a Vertex AI job number, or its
     full resource name."""
     if not isinstance(value, str) or not _JOB_ID.match(value):
-        raise ValidationError("JOB", "a job id: local-NAME-DATE-TIME-XXXX, ray-NAME-DATE-TIME-XXXX, a Vertex AI job number, or "
-                              "projects/PROJECT/locations/REGION/customJobs/NUMBER", value,
+        raise ValidationError("JOB", "a job id: local-NAME-DATE-TIME-XXXX, ray-NAME-DATE-TIME-XXXX, a Vertex AI "
+                              "job number, or projects/PROJECT/locations/REGION/customJobs/NUMBER", value,
                               hint="`tfcloud list` shows the ids.")
     return value
 
