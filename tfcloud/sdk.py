@@ -281,24 +281,26 @@ def follow(handle: JobHandle, *, replica: str | None = None) -> int:
     """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
     are in; on failure say why on stderr. Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates
     as KeyboardInterrupt to the caller, who decides whether to cancel or detach (:func:`interrupted`)."""
-    from tfcloud.console import get_console
+    from tfcloud.console import get_console, get_error_console, verbosity
     from tfcloud.logview import LogPrinter
     from tfcloud.states import JobState
 
-    printer = LogPrinter()
+    names = [r.name for r in handle.info().replicas if replica is None or r.name == replica]
+    printer = LogPrinter(replicas=names, show_noise=verbosity() > 0)
     for line in handle.logs(follow=True, replica=replica):
         printer.print(line)
     info = handle.wait()
-    console = get_console()
+    console = get_error_console()
     if info.state is JobState.SUCCEEDED:
-        console.print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
+        get_console().print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
         return 0
     error = failure(handle)
     if error is None:
         console.print(f"Job {handle.job_id} {info.state.value}.", style="red", markup=False)
     else:
         console.print(error.summary, style="bold red", markup=False)
-        if error.log_tail:
+        # The failed replica's last lines were just streamed above: repeat them only when another was followed.
+        if error.log_tail and replica not in (None, info.failed_replica):
             console.print(error.log_tail, markup=False, highlight=False)
     return 1
 
