@@ -4,8 +4,8 @@ Each replica gets a prefix (``chief-0 | ``, aligned to the longest replica name)
 only on its name, so ``chief-0`` looks the same in every run and in every backend. The replica's own text is
 printed as is (never read as rich markup). Known TensorFlow start-up noise (absl, oneDNN, CPU features,
 CUDA probing on machines without a GPU, gRPC and coordination-service set-up: :data:`NOISE`) is left off the
-terminal unless asked for (``tfcloud -v``); the replicas' log files keep every line. :func:`tail` and :func:`format_tail` give a replica's last lines
-for failure messages.
+terminal unless asked for (``tfcloud -v``); the replicas' log files keep every line. :func:`tail` and
+:func:`format_tail` give a replica's last lines for failure messages.
 """
 
 from __future__ import annotations
