@@ -135,9 +135,13 @@ def test_h_is_help(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_failure_says_why_once_and_quiet_hides_progress(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / "fail.py"
-    script.write_text("import os, sys\nprint('hello from', os.environ['TFCLOUD_REPLICA'])\n"
-                      "sys.exit(3 if os.environ['TFCLOUD_REPLICA'] == 'chief-0' else 0)\n")
-    assert main(["submit", str(script), "--strategy", "none", "--worker-count", "1", "--ps-count", "1"]) == 1
+    script.write_text(  # the chief fails once the others have printed their line
+        "import os, pathlib, sys, time\nme = os.environ['TFCLOUD_REPLICA']\nprint('hello from', me, flush=True)\n"
+        f"done = pathlib.Path({str(tmp_path)!r})\n(done / me).touch()\n"
+        "while me == 'chief-0' and not all((done / r).exists() for r in sys.argv[1:]):\n    time.sleep(0.05)\n"
+        "sys.exit(3 if me == 'chief-0' else 0)\n")
+    assert main(["submit", str(script), "--strategy", "none", "--worker-count", "1", "--ps-count", "1",
+                 "--", "worker-0", "ps-0"]) == 1
     out, err = capsys.readouterr()
     # The prefix has its final width from the first line; each replica's line is printed once.
     assert sorted(out.splitlines()) == ["chief-0  | hello from chief-0", "ps-0     | hello from ps-0",

@@ -86,6 +86,12 @@ class LogPrinter:
         self.show_noise = show_noise
         self.hidden = 0
         self._width = max((len(r) for r in replicas), default=0)
+        self._shown: dict[str, collections.deque[str]] = {}
+
+    def shown_tail(self, replica: str, n: int = 20) -> list[str]:
+        """The last ``n`` (at most 20) lines of ``replica`` this printer printed: a failure message need not
+        repeat them."""
+        return list(self._shown.get(replica, ()))[-n:]
 
     def print(self, line: LogLine) -> None:
         from rich.text import Text
@@ -93,6 +99,7 @@ class LogPrinter:
         if not self.show_noise and is_noise(line.text):
             self.hidden += 1
             return
+        self._shown.setdefault(line.replica, collections.deque(maxlen=20)).append(line.text)
         self._width = max(self._width, len(line.replica))
         text = Text(f"{line.replica:<{self._width}} | ", style=replica_color(line.replica))
         text.append(line.text)

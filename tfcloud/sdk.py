@@ -282,7 +282,7 @@ def follow(handle: JobHandle, *, replica: str | None = None) -> int:
     are in; on failure say why on stderr. Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates
     as KeyboardInterrupt to the caller, who decides whether to cancel or detach (:func:`interrupted`)."""
     from tfcloud.console import get_console, get_error_console, verbosity
-    from tfcloud.logview import LogPrinter
+    from tfcloud.logview import LogPrinter, format_tail
     from tfcloud.states import JobState
 
     names = [r.name for r in handle.info().replicas if replica is None or r.name == replica]
@@ -299,8 +299,10 @@ def follow(handle: JobHandle, *, replica: str | None = None) -> int:
         console.print(f"Job {handle.job_id} {info.state.value}.", style="red", markup=False)
     else:
         console.print(error.summary, style="bold red", markup=False)
-        # The failed replica's last lines were just streamed above: repeat them only when another was followed.
-        if error.log_tail and replica not in (None, info.failed_replica):
+        # Repeat the failed replica's last lines only when they are not what was just streamed above (another
+        # replica was followed, some were start-up noise left off, or they could not be read).
+        shown = printer.shown_tail(info.failed_replica) if info.failed_replica else []
+        if error.log_tail and not (shown and error.log_tail == format_tail(info.failed_replica, shown)):
             console.print(error.log_tail, markup=False, highlight=False)
     return 1
 
