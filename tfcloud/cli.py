@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from tfcloud._version import __version__
-from tfcloud.console import get_console, verbosity
+from tfcloud.console import get_console, get_error_console, verbosity
 from tfcloud.errors import TfcloudError, ValidationError
 
 if TYPE_CHECKING:
@@ -337,7 +337,7 @@ def status(
         return
     typer.echo(f"{info.job_id}\t{info.state.value}")
     if error is not None:
-        get_console().print(str(error), markup=False, highlight=False)
+        get_error_console().print(str(error), markup=False, highlight=False)
 
 
 @app.command()
