@@ -180,3 +180,28 @@ def test_verbose_shows_retries(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
         assert main(["list", "--vertex", "--json"]) == 0
         out, err = capsys.readouterr()
         assert json.loads(out) == [] and err == ""  # retried as well, without a word
+
+
+def test_the_tfcloud_logger_is_configured_once_and_prints_each_warning_once(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    from tfcloud.console import configure, reset
+
+    logger = logging.getLogger("tfcloud")
+    try:
+        configure(verbosity=0)
+        configure(verbosity=0)  # every command configures it again: still one handler
+        logger.info("a retry")
+        logger.warning("a warning")
+        err = capsys.readouterr().err
+        assert err.count("a warning") == 1 and "a retry" not in err
+        configure(verbosity=-1)
+        logger.warning("hidden")
+        logger.error("an error")
+        err = capsys.readouterr().err
+        assert "hidden" not in err and err.count("an error") == 1
+    finally:
+        reset()
+    assert logger.propagate and logger.level == logging.NOTSET
+    assert [h for h in logger.handlers if h.get_name() == "tfcloud-console"] == []
