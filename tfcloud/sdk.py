@@ -301,8 +301,9 @@ def follow(handle: JobHandle, *, replica: str | None = None) -> int:
         console.print(error.summary, style="bold red", markup=False)
         # Repeat the failed replica's last lines only when they are not what was just streamed above (another
         # replica was followed, some were start-up noise left off, or they could not be read).
-        shown = printer.shown_tail(info.failed_replica) if info.failed_replica else []
-        if error.log_tail and not (shown and error.log_tail == format_tail(info.failed_replica, shown)):
+        failed = info.failed_replica
+        shown = printer.shown_tail(failed) if failed else []
+        if error.log_tail and not (failed and shown and error.log_tail == format_tail(failed, shown)):
             console.print(error.log_tail, markup=False, highlight=False)
     return 1
 
