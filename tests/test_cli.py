@@ -121,3 +121,87 @@ def test_local_job_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
     assert main(["list", "--state", "sleeping"]) == 2
     assert capsys.readouterr().err.startswith("Error: Invalid `--state`: expected one of queued, provisioning")
+
+
+# --- what users see: -h, -q, -v, the failure tail -------------------------------------------------------------
+def test_h_is_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-h"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Usage: tfcloud [OPTIONS] COMMAND") and "-v, --verbose" in out and "-q, --quiet" in out
+    assert main(["submit", "-h"]) == 0
+    assert capsys.readouterr().out.startswith("Usage: tfcloud submit [OPTIONS]")
+
+
+def test_a_failure_says_why_once_and_quiet_hides_progress(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "fail.py"
+    script.write_text(  # the chief fails once the others have printed their line
+        "import os, pathlib, sys, time\nme = os.environ['TFCLOUD_REPLICA']\nprint('hello from', me, flush=True)\n"
+        f"done = pathlib.Path({str(tmp_path)!r})\n(done / me).touch()\n"
+        "while me == 'chief-0' and not all((done / r).exists() for r in sys.argv[1:]):\n    time.sleep(0.05)\n"
+        "sys.exit(3 if me == 'chief-0' else 0)\n")
+    assert main(["submit", str(script), "--strategy", "none", "--worker-count", "1", "--ps-count", "1",
+                 "--", "worker-0", "ps-0"]) == 1
+    out, err = capsys.readouterr()
+    # The prefix has its final width from the first line; each replica's line is printed once.
+    assert sorted(out.splitlines()) == ["chief-0  | hello from chief-0", "ps-0     | hello from ps-0",
+                                        "worker-0 | hello from worker-0"]
+    job_id = err.split("Submitted job ", 1)[1].split(".")[0]
+    # The chief's last line was just streamed: the summary does not repeat it.
+    assert err.splitlines()[1:] == [f"Job {job_id} failed: chief-0 exited with code 3."]
+
+    assert main(["-q", "submit", str(script), "--strategy", "none"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "chief-0 | hello from chief-0\n"
+    assert err.startswith("Job local-fail-") and err.endswith(" failed: chief-0 exited with code 3.\n")
+    assert "Submitted" not in err
+
+    assert main(["logs", job_id, "--replica", "worker-0", "-f"]) == 1  # another replica followed: the tail says why
+    out, err = capsys.readouterr()
+    assert out == "worker-0 | hello from worker-0\n"
+    assert err == (f"Job {job_id} failed: chief-0 exited with code 3.\nLast 1 line of chief-0:\n"
+                   "  chief-0 | hello from chief-0\n")
+
+
+def test_verbose_shows_retries(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI emulator needs tfcloud[cloud]")
+    from tfcloud.emulator import Emulator
+
+    with Emulator(project="tfcloud-retry", storage=False) as emulator:
+        monkeypatch.setenv("TFCLOUD_EMULATOR_HOST", emulator.endpoint)
+        monkeypatch.setenv("TFCLOUD_PROJECT", "tfcloud-retry")
+        emulator.faults.fail("ListCustomJobs", code="UNAVAILABLE", times=1)
+        assert main(["-v", "list", "--vertex", "--json"]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out) == []
+        assert "UNAVAILABLE; retrying" in " ".join(err.split()), err
+
+        emulator.faults.fail("ListCustomJobs", code="UNAVAILABLE", times=1)
+        assert main(["list", "--vertex", "--json"]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out) == [] and err == ""  # retried as well, without a word
+
+
+def test_the_tfcloud_logger_is_configured_once_and_prints_each_warning_once(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    from tfcloud.console import configure, reset
+
+    logger = logging.getLogger("tfcloud")
+    try:
+        configure(verbosity=0)
+        configure(verbosity=0)  # every command configures it again: still one handler
+        logger.info("a retry")
+        logger.warning("a warning")
+        err = capsys.readouterr().err
+        assert err.count("a warning") == 1 and "a retry" not in err
+        configure(verbosity=-1)
+        logger.warning("hidden")
+        logger.error("an error")
+        err = capsys.readouterr().err
+        assert "hidden" not in err and err.count("an error") == 1
+    finally:
+        reset()
+    assert logger.propagate and logger.level == logging.NOTSET
+    assert [h for h in logger.handlers if h.get_name() == "tfcloud-console"] == []

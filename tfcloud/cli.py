@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from tfcloud._version import __version__
-from tfcloud.console import get_console
+from tfcloud.console import get_console, get_error_console, verbosity
 from tfcloud.errors import TfcloudError, ValidationError
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ app = typer.Typer(
     "Google Cloud Vertex AI.",
     no_args_is_help=True,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
 )
 
@@ -45,8 +46,16 @@ def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    verbose: Annotated[int, typer.Option(
+        "--verbose", "-v", count=True, help="Say more: retries and other diagnostics (-vv: debug), and the "
+                                            "replicas' TensorFlow start-up lines.", show_default=False)] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors and the job's own output: no "
+                                                              "progress or warnings.")] = False,
 ) -> None:
     """Run a TensorFlow script or notebook as a distributed job, locally or on Vertex AI."""
+    from tfcloud.console import configure
+
+    configure(verbosity=-1 if quiet else verbose)
 
 
 def _pairs(values: list[str] | None, field: str) -> dict[str, str]:
@@ -328,7 +337,7 @@ def status(
         return
     typer.echo(f"{info.job_id}\t{info.state.value}")
     if error is not None:
-        get_console().print(str(error), markup=False, highlight=False)
+        get_error_console().print(str(error), markup=False, highlight=False)
 
 
 @app.command()
@@ -347,7 +356,8 @@ def logs(
         try:
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica))
-            print_lines(handle.logs(follow=False, replica=replica))
+            print_lines(handle.logs(follow=False, replica=replica), show_noise=verbosity() > 0,
+                        replicas=[r.name for r in handle.info().replicas if replica in (None, r.name)])
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
 
@@ -478,13 +488,18 @@ def main(argv: list[str] | None = None) -> int:
             raise
         from rich.markup import escape
 
-        from tfcloud.console import get_console
+        from tfcloud.console import get_error_console
 
-        console = get_console()
+        console = get_error_console()
         console.print(f"[bold red]Error:[/bold red] {escape(exc.message)}", highlight=False, soft_wrap=True)
         if exc.hint:
             console.print(exc.hint, markup=False, highlight=False, soft_wrap=True)
         code = exc.exit_code
+    finally:
+        if argv is not None:  # run in the caller's process (tests, scripts): leave its logging as it was
+            from tfcloud.console import reset
+
+            reset()
     if argv is None:
         sys.exit(code)
     return code

@@ -1,15 +1,26 @@
 """The one rich console for people (stderr), created on first use. Library modules log diagnostics to
-``logging.getLogger("tfcloud")`` and print nothing; the CLI and the SDK facade talk to people here."""
+``logging.getLogger("tfcloud")`` and print nothing; the CLI and the SDK facade talk to people here.
+
+:func:`configure` (the CLI's ``-v``/``-q``, once per command) sets how much people see: the ``tfcloud``
+logger's level and its one rich handler on stderr, whether progress prints (``-q`` hides it), and whether the
+replicas' known TensorFlow start-up noise shows (``-v``). Errors always print (:func:`get_error_console`).
+"""
 
 from __future__ import annotations
 
 import functools
+import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["get_console"]
+__all__ = ["configure", "get_console", "get_error_console", "reset", "verbosity"]
+
+#: verbosity -> the tfcloud logger's level: -1 (-q) errors, 0 warnings, 1 (-v) info (retries), 2 (-vv) debug.
+_LEVELS = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}
+_state = {"verbosity": 0}
+_HANDLER_NAME = "tfcloud-console"
 
 
 @functools.cache
@@ -17,3 +28,45 @@ def get_console() -> Console:
     from rich.console import Console
 
     return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@functools.cache
+def get_error_console() -> Console:
+    """A console for errors and a job's outcome: never made quiet by ``-q``."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def verbosity() -> int:
+    """The level :func:`configure` set: -1 quiet, 0 default, 1 or more verbose."""
+    return _state["verbosity"]
+
+
+def configure(*, verbosity: int = 0) -> None:
+    """Set what people see (see the module docstring). Safe to call again: the ``tfcloud`` logger keeps one
+    handler, which prints each record once (it does not propagate to the root logger)."""
+    from rich.logging import RichHandler
+
+    _state["verbosity"] = verbosity
+    get_console().quiet = verbosity < 0
+    logger = logging.getLogger("tfcloud")
+    for handler in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
+        logger.removeHandler(handler)
+    handler = RichHandler(console=get_error_console(), show_time=False, show_path=False, markup=False,
+                          rich_tracebacks=False, highlighter=None)
+    handler.set_name(_HANDLER_NAME)
+    logger.addHandler(handler)
+    logger.setLevel(_LEVELS.get(verbosity, logging.DEBUG))
+    logger.propagate = False
+
+
+def reset() -> None:
+    """Undo :func:`configure` (for callers that run the CLI in their own process, like tests)."""
+    _state["verbosity"] = 0
+    get_console().quiet = False
+    logger = logging.getLogger("tfcloud")
+    for handler in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
+        logger.removeHandler(handler)
+    logger.setLevel(logging.NOTSET)
+    logger.propagate = True

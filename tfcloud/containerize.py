@@ -141,7 +141,6 @@ def containerize(
         if console is None:
             logger.warning(warning)
         else:
-            logger.info(warning)
             _say(console, warning, style="yellow")
     if builder.exists(plan.uri, pushed=push):
         _say(console, f"Image {plan.uri} is up to date: nothing to build.")

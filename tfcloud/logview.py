@@ -2,14 +2,17 @@
 
 Each replica gets a prefix (``chief-0 | ``, aligned to the longest replica name) and a colour that depends
 only on its name, so ``chief-0`` looks the same in every run and in every backend. The replica's own text is
-printed as is (never read as rich markup). :func:`tail` and :func:`format_tail` give a replica's last lines
-for failure messages.
+printed as is (never read as rich markup). Known TensorFlow start-up noise (absl, oneDNN, CPU features,
+CUDA probing on machines without a GPU, gRPC and coordination-service set-up: :data:`NOISE`) is left off the
+terminal unless asked for (``tfcloud -v``); the replicas' log files keep every line. :func:`tail` and
+:func:`format_tail` give a replica's last lines for failure messages.
 """
 
 from __future__ import annotations
 
 import collections
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +22,34 @@ if TYPE_CHECKING:
 
     from tfcloud.backends.base import LogLine
 
-__all__ = ["LogPrinter", "format_tail", "last_lines", "print_lines", "replica_color", "tail"]
+__all__ = ["NOISE", "LogPrinter", "format_tail", "is_noise", "last_lines", "print_lines", "replica_color", "tail"]
+
+# An absl (``I0000 00:00:1795431374.452381    5161 port.cc:153] ``) or older TensorFlow
+# (``2026-11-23 10:56:14.123456: I tensorflow/core/util/port.cc:113] ``) log line from one of these sources.
+_ABSL = r"^(?:[IWEF]\d{4} \d+:\d+:\d+\.\d+\s+\d+ |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] \S*/)"
+_STARTUP_SOURCES = (
+    "port", "cpu_feature_guard", "grpc_server_lib", "coordination_service", "coordination_service_agent",
+    "cuda_executor", "cuda_driver", "cuda_diagnostics", "cuda_dnn", "cuda_fft", "cuda_blas", "cudart_stub",
+    "cuda_platform", "computation_placer", "gpu_device", "mlir_graph_optimization_pass", "device_compiler",
+)
+
+#: Known TensorFlow start-up lines that say nothing about the user's job: hidden from the terminal by default.
+NOISE: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+    _ABSL + r"(?:" + "|".join(_STARTUP_SOURCES) + r")\.(?:cc|h):\d+\] ",
+    _ABSL + r"generator_dataset_op\.cc:\d+\] Memory patch applied",
+    _ABSL + r"dataset\.cc:\d+\] Input of GeneratorDatasetOp::Dataset will not be optimized",
+    r"^WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR$",
+    r"^To enable the following instructions: .*rebuild TensorFlow with the appropriate compiler flags\.$",
+    r"^/job:[a-z_]+/replica:\d+/task:\d+$",  # the coordination service's list of stragglers
+    r"TF-TRT Warning: Could not find TensorRT",
+    r"Could not find cuda drivers on your machine, GPU will not be used",
+    r"failed call to cuInit",
+))
+
+
+def is_noise(text: str) -> bool:
+    """Whether ``text`` (one log line) is known TensorFlow start-up noise (:data:`NOISE`)."""
+    return any(pattern.search(text) for pattern in NOISE)
 
 _ROLE_COLORS: dict[str, tuple[str, ...]] = {
     "chief": ("bold cyan",),
@@ -42,19 +72,34 @@ def replica_color(replica: str) -> str:
 
 
 class LogPrinter:
-    """Prints log lines with a coloured, aligned ``replica | `` prefix on one rich console."""
+    """Prints log lines with a coloured, aligned ``replica | `` prefix on one rich console. ``replicas``: the
+    job's replica names, so that the prefix has its final width from the first line. ``show_noise``: print
+    known TensorFlow start-up noise too (:func:`is_noise`); ``hidden`` counts the lines left off."""
 
-    def __init__(self, console: Console | None = None, *, replicas: Sequence[str] = ()) -> None:
+    def __init__(self, console: Console | None = None, *, replicas: Sequence[str] = (),
+                 show_noise: bool = False) -> None:
         if console is None:
             from rich.console import Console
 
             console = Console(highlight=False, soft_wrap=True)
         self.console = console
+        self.show_noise = show_noise
+        self.hidden = 0
         self._width = max((len(r) for r in replicas), default=0)
+        self._shown: dict[str, collections.deque[str]] = {}
+
+    def shown_tail(self, replica: str, n: int = 20) -> list[str]:
+        """The last ``n`` (at most 20) lines of ``replica`` this printer printed: a failure message need not
+        repeat them."""
+        return list(self._shown.get(replica, ()))[-n:]
 
     def print(self, line: LogLine) -> None:
         from rich.text import Text
 
+        if not self.show_noise and is_noise(line.text):
+            self.hidden += 1
+            return
+        self._shown.setdefault(line.replica, collections.deque(maxlen=20)).append(line.text)
         self._width = max(self._width, len(line.replica))
         text = Text(f"{line.replica:<{self._width}} | ", style=replica_color(line.replica))
         text.append(line.text)
@@ -62,9 +107,10 @@ class LogPrinter:
 
 
 def print_lines(lines: Iterable[LogLine], console: Console | None = None, *,
-                replicas: Sequence[str] = ()) -> None:
-    """Print every line of ``lines`` as it arrives (``lines`` may be a follow stream)."""
-    printer = LogPrinter(console, replicas=replicas)
+                replicas: Sequence[str] = (), show_noise: bool = False) -> None:
+    """Print every line of ``lines`` as it arrives (``lines`` may be a follow stream), known start-up noise
+    only with ``show_noise``."""
+    printer = LogPrinter(console, replicas=replicas, show_noise=show_noise)
     for line in lines:
         printer.print(line)
 

@@ -281,24 +281,29 @@ def follow(handle: JobHandle, *, replica: str | None = None) -> int:
     """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
     are in; on failure say why on stderr. Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates
     as KeyboardInterrupt to the caller, who decides whether to cancel or detach (:func:`interrupted`)."""
-    from tfcloud.console import get_console
-    from tfcloud.logview import LogPrinter
+    from tfcloud.console import get_console, get_error_console, verbosity
+    from tfcloud.logview import LogPrinter, format_tail
     from tfcloud.states import JobState
 
-    printer = LogPrinter()
+    names = [r.name for r in handle.info().replicas if replica is None or r.name == replica]
+    printer = LogPrinter(replicas=names, show_noise=verbosity() > 0)
     for line in handle.logs(follow=True, replica=replica):
         printer.print(line)
     info = handle.wait()
-    console = get_console()
+    console = get_error_console()
     if info.state is JobState.SUCCEEDED:
-        console.print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
+        get_console().print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
         return 0
     error = failure(handle)
     if error is None:
         console.print(f"Job {handle.job_id} {info.state.value}.", style="red", markup=False)
     else:
         console.print(error.summary, style="bold red", markup=False)
-        if error.log_tail:
+        # Repeat the failed replica's last lines only when they are not what was just streamed above (another
+        # replica was followed, some were start-up noise left off, or they could not be read).
+        failed = info.failed_replica
+        shown = printer.shown_tail(failed) if failed else []
+        if error.log_tail and not (failed and shown and error.log_tail == format_tail(failed, shown)):
             console.print(error.log_tail, markup=False, highlight=False)
     return 1
 

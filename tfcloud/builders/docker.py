@@ -355,9 +355,10 @@ class DockerBuilder:
 
     # -- display --------------------------------------------------------------------------------------------
 
-    def _say(self, message: str) -> None:
-        logger.info(message)
-        if self.console is not None:
+    def _say(self, message: str) -> None:  # once: on the console if there is one, else logged
+        if self.console is None:
+            logger.info(message)
+        else:
             self.console.print(message, markup=False, highlight=False)
 
     def _progress(self, what: str) -> tuple[Any, Any]:

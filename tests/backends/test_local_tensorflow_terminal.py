@@ -1,0 +1,54 @@
+"""What a person sees of a real TensorFlow job: a 3-replica MultiWorkerMirrored run (chief + 2 workers) through
+the CLI shows the job's own lines under fixed-width prefixes, without TensorFlow's start-up noise; the replicas'
+log files keep every line, and ``tfcloud --verbose logs`` shows them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tfcloud.backends.local import LocalBackend
+from tfcloud.cli import main
+from tfcloud.logview import is_noise
+
+pytestmark = pytest.mark.tensorflow
+
+REPLICAS = ("chief-0", "worker-0", "worker-1")
+#: Any absl-format line (``I0000 00:00:1795431374.452381    5161 port.cc:153] ...``): none is the job's own here.
+ABSL = re.compile(r"^[IWEF]\d{4} \d+:\d+:\d+\.\d+\s+\d+ \S+:\d+\] ")
+
+
+def test_a_three_replica_run_shows_the_job_not_tensorflow_start_up(scripts: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)  # the noise a user gets (conftest silences it)
+    out_dir = tmp_path / "weights"
+    out_dir.mkdir()
+    assert main(["submit", str(scripts / "train_tfkeras.py"), "--worker-count", "2", "--strategy",
+                 "multi_worker_mirrored", "--", str(out_dir)]) == 0
+    out, err = capsys.readouterr()
+    job_id = err.split("Submitted job ", 1)[1].split(".")[0]
+    assert err.splitlines()[-1] == f"Job {job_id} succeeded."
+
+    lines = out.splitlines()
+    # The prefix is as wide as the longest replica name from the first line on.
+    assert lines and all(re.match(r"^(chief-0 |worker-0|worker-1) \| ", line) for line in lines), lines[:5]
+    texts = [line.split(" | ", 1)[1] for line in lines]
+    assert [t for t in texts if is_noise(t) or ABSL.match(t) or "absl::InitializeLog" in t] == []
+    assert sum(t == "strategy: CollectiveAllReduceStrategy" for t in texts) == 3
+    assert sum(t.startswith("Epoch 1/") for t in texts) == 3
+
+    handle = LocalBackend().attach(job_id)
+    kept = {r: handle.log_file(r).read_text(encoding="utf-8", errors="replace") for r in REPLICAS}
+    for replica, text in kept.items():
+        assert "oneDNN custom operations are on" in text and "cpu_feature_guard" in text, replica
+        assert any(is_noise(line) for line in text.splitlines())
+
+    assert main(["--verbose", "logs", job_id, "--replica", "chief-0"]) == 0
+    shown = [line.split(" | ", 1)[1] for line in capsys.readouterr().out.splitlines()]
+    assert any("oneDNN custom operations are on" in t for t in shown)
+    assert sum(is_noise(t) for t in shown) == sum(is_noise(t) for t in kept["chief-0"].splitlines())
+    assert main(["logs", job_id, "--replica", "chief-0"]) == 0
+    assert not any(is_noise(line.split(" | ", 1)[1]) for line in capsys.readouterr().out.splitlines())
