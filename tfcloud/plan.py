@@ -57,6 +57,10 @@ def _pool_rows(spec: JobSpec) -> tuple[PoolRow, ...]:
     for pool in spec.pools:
         m = pool.machine
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
+        if m.tpu_hosts > 1:
+            accel += f" per host, {m.tpu_topology} slice on {m.tpu_hosts} hosts"
+        elif m.tpu_topology:
+            accel += f" ({m.tpu_topology})"
         if spec.target.name == "vertex":
             machine = m.machine_type
         elif spec.target.name == "ray":  # the bundle each replica reserves (docs/ray.md; --ray-cpus overrides)
