@@ -108,3 +108,4 @@ def test_the_dry_run_plan_shows_the_tpu_layout(script: Path) -> None:
     assert [vars(row) for row in plan.pools] == [{
         "role": "chief", "replicas": 1, "machine_type": "ct5p-hightpu-4t",
         "accelerator": "4 x TPU_V5P per host, 2x2x2 slice on 2 hosts"}]
+    assert any(note.startswith("TPU VM: the TPU host runs your program as the chief") for note in plan.notes)
