@@ -69,6 +69,9 @@ CASES: list[Case] = [
     submit("tpu-two-workers", ["--worker-count", "2", "--worker-config", "TPU", V], "worker_count"),
     submit("tpu-local", ["--worker-count", "1", "--worker-config", "TPU"], "target"),
     submit("ps-tpu", ["--ps-config", "TPU", "--ps-count", "1", "--worker-count", "1", V], "ps_config"),
+    submit("tpu-vm-two-workers", ["--worker-count", "2", "--worker-config", "TPU_V6E_4X", V], "worker_count"),
+    submit("chief-tpu-v5p", ["--chief-config", "TPU_V5P_4X", V], "chief_config"),
+    submit("tpu-vm-local", ["--worker-count", "1", "--worker-config", "TPU_V5E_16X"], "target"),
     submit("strategy-unknown", ["--strategy", "fastest"], "distribution_strategy"),
     submit("strategy-mirrored-workers", ["--strategy", "mirrored", "--worker-count", "1"], "distribution_strategy"),
     submit("strategy-ps-no-ps", ["--strategy", "parameter_server"], "distribution_strategy"),
@@ -320,6 +323,13 @@ CASES: list[Case] = [
         accelerator_type=AcceleratorType.NVIDIA_TESLA_T4, accelerator_count=3), "accelerator_count"),
     call("machine-type-int", lambda: MachineConfig(machine_type=5), "machine_type"),  # type: ignore[arg-type]
     call("machine-no-such-shape", lambda: MachineConfig(cpu_cores=7, memory=30), "MachineConfig"),
+    call("tpu-topology-mismatch", lambda: MachineConfig(  # 2x4 is the 8-chip host, not 4-chip hosts
+        None, None, AcceleratorType.TPU_V5_LITEPOD, 4, tpu_topology="2x4"), "tpu_topology"),
+    call("tpu-topology-on-gpu", lambda: MachineConfig(
+        accelerator_type=AcceleratorType.NVIDIA_TESLA_T4, tpu_topology="2x2"), "tpu_topology"),
+    call("tpu-v6e-count", lambda: MachineConfig(None, None, AcceleratorType.TPU_V6E, 2), "accelerator_count"),
+    call("tpu-v5p-topology-2d", lambda: MachineConfig(None, None, AcceleratorType.TPU_V5P, 4, tpu_topology="4x4"),
+         "tpu_topology"),
 ]
 
 

@@ -36,6 +36,9 @@ def test_machines_json_is_the_catalog(capsys: pytest.CaptureFixture[str]) -> Non
     assert list(data) == list(COMMON_MACHINE_CONFIGS)
     assert data["T4_1X"] == {"machine_type": "n1-standard-8", "cpu_cores": 8, "memory_gb": 30,
                              "accelerator_type": "NVIDIA_TESLA_T4", "accelerator_count": 1}
+    assert data["TPU_V5P_8X"] == {"machine_type": "ct5p-hightpu-4t", "cpu_cores": None, "memory_gb": None,
+                                  "accelerator_type": "TPU_V5P", "accelerator_count": 4, "tpu_topology": "2x2x2",
+                                  "tpu_hosts": 2}
 
 
 def test_machines_table(capsys: pytest.CaptureFixture[str]) -> None:

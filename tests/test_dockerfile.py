@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.dockerfile import default_base_image, installed_tensorflow_version, render_dockerfile, tf_keras_requirement
+from tfcloud.dockerfile import (
+    default_base_image,
+    installed_tensorflow_version,
+    render_dockerfile,
+    tensorflow_tpu_requirement,
+    tf_keras_requirement,
+)
 from tfcloud.errors import ConfigurationError
 
 GOLDEN = Path(__file__).parent / "golden" / "dockerfile"
@@ -19,6 +25,8 @@ CASES: dict[str, dict[str, object]] = {
     "requirements": {"base_image": "tensorflow/tensorflow:2.21.0", "requirements": True, "tf_keras": None},
     "gpu_tf_keras": {"base_image": "tensorflow/tensorflow:2.21.0-gpu", "requirements": True,
                      "tf_keras": "tf-keras==2.21.0"},
+    "tpu": {"base_image": "python:3.12-slim", "requirements": True, "tf_keras": None,
+            "tensorflow_tpu": "tensorflow-tpu~=2.21.0"},
 }
 
 
@@ -68,3 +76,13 @@ def test_no_tensorflow_no_parent_image(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigurationError, match="TensorFlow is not installed here") as info:
         default_base_image(gpu=False)
     assert "parent_image" in str(info.value)
+
+
+def test_a_tpu_job_gets_python_with_tensorflow_for_tpu_and_libtpu() -> None:
+    assert default_base_image(gpu=False, tpu=True, tensorflow_version="2.21.0") == "python:3.12-slim"
+    assert tensorflow_tpu_requirement("2.21.3") == "tensorflow-tpu~=2.21.0"
+    lines = render_dockerfile(base_image="python:3.12-slim", requirements=True, tf_keras=None,
+                              tensorflow_tpu="tensorflow-tpu~=2.21.0").splitlines()
+    install = next(i for i, line in enumerate(lines) if "tensorflow-tpu" in line)
+    assert "-f https://storage.googleapis.com/libtpu-tf-releases/index.html" in lines[install + 1]
+    assert install < next(i for i, line in enumerate(lines) if "requirements.txt" in line)  # its own first layer

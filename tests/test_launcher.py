@@ -125,3 +125,16 @@ def test_multi_worker_routes_import_keras_to_tf_keras(tmp_path: Path) -> None:
     assert result["keras"] == "tf_keras"
     stderr = str(result["stderr"])
     assert stderr.count("use tf-keras under tf.distribute.MultiWorkerMirroredStrategy") == 1
+
+
+@pytest.mark.parametrize("worker_config", ["TPU_V5E_4X", "TPU_V6E_8X", "TPU_V5P_8X"])
+def test_a_tpu_vm_job_resolves_its_local_tpu_as_on_a_tpu_vm(worker_config: str, script: Path) -> None:
+    # On a TPU VM the chips are attached to the VM itself: TPUClusterResolver(tpu="local"), then
+    # initialize_tpu_system, as Cloud TPU's TensorFlow guide does it; TFCLOUD_TPU names another TPU.
+    spec = build_spec(entry_point=str(script), target="vertex", worker_count=1, worker_config=worker_config)
+    text = render_launcher(spec, script="train.py")
+    assert text == (GOLDEN / "tpu.py").read_text()  # the same launcher as for tensorflow-cloud's TPU config
+    assert 'TPUClusterResolver(tpu=os.environ.get("TFCLOUD_TPU", "local"))' in text
+    assert text.index("tf.config.experimental_connect_to_cluster(resolver)") \
+        < text.index("tf.tpu.experimental.initialize_tpu_system(resolver)") \
+        < text.index("tf.distribute.TPUStrategy(resolver)")

@@ -26,6 +26,8 @@ def test_catalog_keeps_tensorflow_cloud_names_and_adds_current_hardware() -> Non
     ("A100_80GB_8X", "a2-ultragpu-8g", AcceleratorType.NVIDIA_A100_80GB, 8),
     ("H100_8X", "a3-highgpu-8g", AcceleratorType.NVIDIA_H100_80GB, 8),
     ("TPU_V5E_4X", "ct5lp-hightpu-4t", AcceleratorType.TPU_V5_LITEPOD, 4),
+    ("TPU_V6E_8X", "ct6e-standard-8t", AcceleratorType.TPU_V6E, 8),
+    ("TPU_V5P_4X", "ct5p-hightpu-4t", AcceleratorType.TPU_V5P, 4),
 ])
 def test_each_config_maps_to_a_vertex_machine(name: str, machine_type: str, accelerator: AcceleratorType,
                                              count: int) -> None:
@@ -84,3 +86,33 @@ def test_names_are_case_insensitive_on_the_command_line() -> None:
     assert machine_config_from_name("t4_1x", field="worker_config") is COMMON_MACHINE_CONFIGS["T4_1X"]
     with pytest.raises(ValidationError, match=r"^Invalid `worker_config`: expected a name from `tfcloud machines`"):
         machine_config_from_name("T5_1X", field="worker_config")
+
+
+@pytest.mark.parametrize(("name", "topology", "hosts"), [
+    ("TPU_V5E_4X", "2x2", 1), ("TPU_V5E_16X", "4x4", 4), ("TPU_V6E_1X", "1x1", 1), ("TPU_V6E_16X", "4x4", 4),
+    ("TPU_V5P_4X", "2x2x1", 1), ("TPU_V5P_8X", "2x2x2", 2), ("TPU", None, 1), ("T4_1X", None, 1),
+])
+def test_tpu_vm_slices_have_a_topology_and_a_host_count(name: str, topology: str | None, hosts: int) -> None:
+    config = COMMON_MACHINE_CONFIGS[name]
+    assert (config.tpu_topology, config.tpu_hosts) == (topology, hosts)
+    assert config.is_tpu_vm == (topology is not None)
+
+
+def test_a_multi_host_slice_is_named_by_its_topology() -> None:
+    config = MachineConfig(None, None, AcceleratorType.TPU_V6E, 4, tpu_topology="8x8")
+    assert (config.machine_type, config.tpu_hosts) == ("ct6e-standard-4t", 16)
+    assert "8x8 slice, 16 hosts" in config.describe()
+    assert "tpu_topology='8x8'" in repr(config)
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"accelerator_type": AcceleratorType.TPU_V5_LITEPOD, "accelerator_count": 4, "tpu_topology": "2x4"},
+     "tpu_topology"),
+    ({"accelerator_type": AcceleratorType.TPU_V5P, "accelerator_count": 4, "tpu_topology": "4x4"}, "tpu_topology"),
+    ({"accelerator_type": AcceleratorType.TPU_V6E, "accelerator_count": 1, "tpu_topology": "2x2"}, "tpu_topology"),
+    ({"accelerator_type": AcceleratorType.TPU_V6E, "accelerator_count": 16}, "accelerator_count"),
+])
+def test_bad_tpu_shapes_name_the_field(kwargs: dict[str, object], field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        MachineConfig(None, None, **kwargs)  # type: ignore[arg-type]
+    assert f"`{field}`" in str(err.value) and err.value.exit_code == 2

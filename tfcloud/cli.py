@@ -302,7 +302,8 @@ def machines(
     if json_output:
         typer.echo(json.dumps({
             name: {"machine_type": m.machine_type, "cpu_cores": m.cpu_cores, "memory_gb": m.memory,
-                   "accelerator_type": m.accelerator_type.name, "accelerator_count": m.accelerator_count}
+                   "accelerator_type": m.accelerator_type.name, "accelerator_count": m.accelerator_count,
+                   **({"tpu_topology": m.tpu_topology, "tpu_hosts": m.tpu_hosts} if m.tpu_topology else {})}
             for name, m in COMMON_MACHINE_CONFIGS.items()
         }, indent=2))
         return
@@ -312,6 +313,8 @@ def machines(
     table = Table("name", "machine type", "vCPUs", "memory (GB)", "accelerator", title="tfcloud machines")
     for name, m in COMMON_MACHINE_CONFIGS.items():
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
+        if m.tpu_hosts > 1:
+            accel += f" x {m.tpu_hosts} hosts ({m.tpu_topology})"
         table.add_row(name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel)
     Console().print(table)
 

@@ -26,6 +26,7 @@ from tfcloud.dockerfile import (
     TFCLOUD_PYTHON_DIR,
     default_base_image,
     render_dockerfile,
+    tensorflow_tpu_requirement,
     tf_keras_requirement,
 )
 from tfcloud.errors import ValidationError
@@ -107,10 +108,14 @@ def plan_image(
         generated[REQUIREMENTS_PATH] = requirements
     generated.update(tfcloud_package_files())
     base_image = spec.docker_config.parent_image or default_base_image(
-        gpu=spec.has_gpu, tensorflow_version=tensorflow_version
+        gpu=spec.has_gpu, tensorflow_version=tensorflow_version, tpu=spec.has_tpu
     )
+    # A TPU job on the default base gets TensorFlow for TPU VMs with libtpu; a parent_image brings its own.
+    tpu_tf = tensorflow_tpu_requirement(tensorflow_version) \
+        if spec.has_tpu and not spec.docker_config.parent_image else None
     tf_keras = tf_keras_requirement(tensorflow_version) if spec.strategy.needs_tf_keras else None
-    dockerfile = render_dockerfile(base_image=base_image, requirements=requirements is not None, tf_keras=tf_keras)
+    dockerfile = render_dockerfile(base_image=base_image, requirements=requirements is not None, tf_keras=tf_keras,
+                                   tensorflow_tpu=tpu_tf)
     generated[DOCKERFILE_PATH] = dockerfile.encode()
     context = collect_context(root, generated=generated)
     digest = content_digest(context, dockerfile=dockerfile, base_image=base_image, build_args=build_args)

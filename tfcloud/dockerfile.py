@@ -23,6 +23,7 @@ __all__ = [
     "default_base_image",
     "installed_tensorflow_version",
     "render_dockerfile",
+    "tensorflow_tpu_requirement",
     "tf_keras_requirement",
 ]
 
@@ -32,6 +33,11 @@ REQUIREMENTS_PATH = ".tfcloud/requirements.txt"
 TFCLOUD_PYTHON_DIR = ".tfcloud/python"
 #: The job's working directory inside the image.
 IMAGE_WORKDIR = "/app"
+
+#: TPU jobs: TensorFlow's official images carry no libtpu, so a TPU image is Python plus ``tensorflow-tpu``
+#: (TensorFlow built for TPU VMs, which pulls libtpu from Google's libtpu index). docs/vertex.md, "TPUs".
+TPU_BASE_IMAGE = "python:3.12-slim"
+LIBTPU_INDEX = "https://storage.googleapis.com/libtpu-tf-releases/index.html"
 
 _TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos")
 
@@ -46,8 +52,12 @@ def installed_tensorflow_version() -> str | None:
     return None
 
 
-def default_base_image(*, gpu: bool, tensorflow_version: str | None = None) -> str:
-    """The official TensorFlow image for the installed TensorFlow (``-gpu`` when ``gpu``). No network."""
+def default_base_image(*, gpu: bool, tensorflow_version: str | None = None, tpu: bool = False) -> str:
+    """The official TensorFlow image for the installed TensorFlow (``-gpu`` when ``gpu``). No network.
+
+    ``tpu``: :data:`TPU_BASE_IMAGE`, onto which the Dockerfile installs :func:`tensorflow_tpu_requirement`."""
+    if tpu:
+        return TPU_BASE_IMAGE
     version = tensorflow_version or installed_tensorflow_version()
     if version is None:
         raise ConfigurationError(
@@ -56,6 +66,15 @@ def default_base_image(*, gpu: bool, tensorflow_version: str | None = None) -> s
             'or install TensorFlow: pip install "tfcloud[tensorflow]"',
         )
     return f"tensorflow/tensorflow:{version}{'-gpu' if gpu else ''}"
+
+
+def tensorflow_tpu_requirement(tensorflow_version: str | None = None) -> str:
+    """``tensorflow-tpu`` in the installed TensorFlow's minor release (the TPU build of the same TensorFlow)."""
+    version = tensorflow_version or installed_tensorflow_version()
+    if version is None:
+        return "tensorflow-tpu"
+    major_minor = ".".join(version.split(".")[:2])
+    return f"tensorflow-tpu~={major_minor}.0"
 
 
 def tf_keras_requirement(tensorflow_version: str | None = None) -> str:
@@ -78,12 +97,14 @@ def render_dockerfile(
     tf_keras: str | None,
     launcher: str = LAUNCHER_NAME,
     workdir: str = IMAGE_WORKDIR,
+    tensorflow_tpu: str | None = None,
 ) -> str:
     """The Dockerfile's text.
 
     ``requirements``: the context has :data:`REQUIREMENTS_PATH`; ``tf_keras``: the requirement to install
     when the base image lacks tf-keras (None when the launcher does not need it); tfcloud's package is
-    expected under :data:`TFCLOUD_PYTHON_DIR` in the context.
+    expected under :data:`TFCLOUD_PYTHON_DIR` in the context. ``tensorflow_tpu``: the TensorFlow-for-TPU
+    requirement to install first, with libtpu from :data:`LIBTPU_INDEX` (TPU jobs on :data:`TPU_BASE_IMAGE`).
     """
     return render(
         "Dockerfile.j2",
@@ -93,4 +114,6 @@ def render_dockerfile(
         tf_keras=tf_keras,
         launcher=launcher,
         workdir=workdir,
+        tensorflow_tpu=tensorflow_tpu,
+        libtpu_index=LIBTPU_INDEX,
     )

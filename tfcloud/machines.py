@@ -33,6 +33,9 @@ class AcceleratorType(enum.Enum):
     TPU_V2 = "TPU_V2"
     TPU_V3 = "TPU_V3"
     TPU_V5_LITEPOD = "TPU_V5_LITEPOD"
+    # Not (yet) in google-cloud-aiplatform's enum: the request names them by machine type only (docs/vertex.md).
+    TPU_V6E = "TPU_V6E"
+    TPU_V5P = "TPU_V5P"
 
     @property
     def is_tpu(self) -> bool:
@@ -41,6 +44,11 @@ class AcceleratorType(enum.Enum):
     @property
     def is_gpu(self) -> bool:
         return self.name.startswith("NVIDIA")
+
+    @property
+    def is_tpu_vm(self) -> bool:
+        """A TPU generation that runs on TPU VMs (v5e, v6e, v5p): its pool is the job's pool 0 on Vertex AI."""
+        return self in (AcceleratorType.TPU_V5_LITEPOD, AcceleratorType.TPU_V6E, AcceleratorType.TPU_V5P)
 
     @classmethod
     def all(cls) -> list[AcceleratorType]:
@@ -65,6 +73,9 @@ class MachineType:
     cpu_cores: int
     memory: float
     accelerators: Mapping[AcceleratorType, tuple[int, ...]] = field(default_factory=dict)
+    #: TPU VM machine types: the slice topologies they make, the single-host one first (more chips than the
+    #: machine carries: a multi-host slice of several VMs).
+    tpu_topologies: tuple[str, ...] = ()
 
 
 def _n1_gpu_counts() -> dict[AcceleratorType, tuple[int, ...]]:
@@ -113,9 +124,21 @@ def _build_machine_types() -> dict[str, MachineType]:
     # TPU v2/v3 hosts (8 cores) and TPU v5e (v5 lite pod) hosts.
     types.append(MachineType(name="cloud-tpu", cpu_cores=96, memory=335,
                              accelerators={AcceleratorType.TPU_V2: (8,), AcceleratorType.TPU_V3: (8,)}))
+    # TPU VMs (Vertex AI "Configure compute resources for custom training", TPU section): v5e, v6e, v5p.
+    multi_host_2d = ("4x4", "4x8", "8x8", "8x16", "16x16")
     v5e = AcceleratorType.TPU_V5_LITEPOD
-    for n, cpus, mem in ((1, 24, 48), (4, 112, 192), (8, 224, 384)):
-        types.append(MachineType(name=f"ct5lp-hightpu-{n}t", cpu_cores=cpus, memory=mem, accelerators={v5e: (n,)}))
+    for n, cpus, mem, topologies in ((1, 24, 48, ("1x1",)), (4, 112, 192, ("2x2", *multi_host_2d)),
+                                     (8, 224, 384, ("2x4",))):
+        types.append(MachineType(name=f"ct5lp-hightpu-{n}t", cpu_cores=cpus, memory=mem, accelerators={v5e: (n,)},
+                                 tpu_topologies=topologies))
+    v6e = AcceleratorType.TPU_V6E
+    for n, cpus, mem, topologies in ((1, 44, 448, ("1x1",)), (4, 180, 720, ("2x2", *multi_host_2d)),
+                                     (8, 180, 1440, ("2x4",))):
+        types.append(MachineType(name=f"ct6e-standard-{n}t", cpu_cores=cpus, memory=mem, accelerators={v6e: (n,)},
+                                 tpu_topologies=topologies))
+    types.append(MachineType(name="ct5p-hightpu-4t", cpu_cores=208, memory=448,
+                             accelerators={AcceleratorType.TPU_V5P: (4,)},
+                             tpu_topologies=("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4")))
     return {t.name: t for t in types}
 
 
@@ -148,6 +171,7 @@ class MachineConfig:
     accelerator_type: AcceleratorType
     accelerator_count: int
     machine_type: str
+    tpu_topology: str | None
 
     def __init__(
         self,
@@ -157,6 +181,7 @@ class MachineConfig:
         accelerator_count: int = 1,
         *,
         machine_type: str | None = None,
+        tpu_topology: str | None = None,
     ) -> None:
         if cpu_cores is not None and (not isinstance(cpu_cores, int) or isinstance(cpu_cores, bool)
                                       or cpu_cores < 1):
@@ -175,6 +200,17 @@ class MachineConfig:
             raise ValidationError("accelerator_count", "an integer ≥ 1 when an accelerator is set",
                                   accelerator_count)
         resolved = self._resolve(cpu_cores, memory, accelerator_type, accelerator_count, machine_type)
+        if tpu_topology is not None and not resolved.tpu_topologies:
+            raise ValidationError("tpu_topology", "no topology (only TPU v5e, v6e and v5p slices take one)",
+                                  tpu_topology, hint="Leave tpu_topology out for this machine.")
+        if tpu_topology is not None and tpu_topology not in resolved.tpu_topologies:
+            raise ValidationError(
+                "tpu_topology",
+                f"a topology {resolved.name} ({accelerator_count} x {accelerator_type.name} per host) makes: "
+                + ", ".join(resolved.tpu_topologies), tpu_topology,
+                hint="The chips in the topology must be a whole number of hosts of this machine.")
+        if resolved.tpu_topologies and tpu_topology is None:
+            tpu_topology = resolved.tpu_topologies[0]
         if accelerator_type.is_tpu and cpu_cores is None:
             cpu_cores, memory = None, None
         else:
@@ -184,6 +220,7 @@ class MachineConfig:
         object.__setattr__(self, "accelerator_type", accelerator_type)
         object.__setattr__(self, "accelerator_count", accelerator_count)
         object.__setattr__(self, "machine_type", resolved.name)
+        object.__setattr__(self, "tpu_topology", tpu_topology)
 
     @staticmethod
     def _resolve(cpu_cores: int | None, memory: float | None, accelerator: AcceleratorType, count: int,
@@ -218,20 +255,38 @@ class MachineConfig:
     def is_gpu(self) -> bool:
         return self.accelerator_type.is_gpu
 
+    @property
+    def is_tpu_vm(self) -> bool:
+        return self.accelerator_type.is_tpu_vm
+
+    @property
+    def tpu_hosts(self) -> int:
+        """How many VMs (hosts) the TPU slice spans: the topology's chips / the chips per host (1 otherwise)."""
+        if not self.tpu_topology:
+            return 1
+        chips = 1
+        for side in self.tpu_topology.split("x"):
+            chips *= int(side)
+        return max(1, chips // self.accelerator_count)
+
     def describe(self) -> str:
         if self.accelerator_type is AcceleratorType.NO_ACCELERATOR:
             return self.machine_type
-        return f"{self.machine_type} + {self.accelerator_count} x {self.accelerator_type.name}"
+        text = f"{self.machine_type} + {self.accelerator_count} x {self.accelerator_type.name}"
+        if self.tpu_hosts > 1:
+            text += f" ({self.tpu_topology} slice, {self.tpu_hosts} hosts)"
+        return text
 
     def __repr__(self) -> str:
         return (f"MachineConfig(cpu_cores={self.cpu_cores}, memory={self.memory}, "
                 f"accelerator_type=AcceleratorType.{self.accelerator_type.name}, "
-                f"accelerator_count={self.accelerator_count}, machine_type={self.machine_type!r})")
+                f"accelerator_count={self.accelerator_count}, machine_type={self.machine_type!r}"
+                + (f", tpu_topology={self.tpu_topology!r})" if self.tpu_topology else ")"))
 
 
 A = AcceleratorType
 
-#: tensorflow-cloud's 13 names, plus current hardware (L4, A100 40/80 GB, H100, TPU v5e).
+#: tensorflow-cloud's 13 names, plus current hardware (L4, A100 40/80 GB, H100, TPU v5e, v6e, v5p).
 COMMON_MACHINE_CONFIGS: Mapping[str, MachineConfig] = MappingProxyType({
     "CPU": MachineConfig(cpu_cores=4, memory=15, accelerator_type=A.NO_ACCELERATOR, accelerator_count=0),
     "K80_1X": MachineConfig(cpu_cores=8, memory=30, accelerator_type=A.NVIDIA_TESLA_K80, accelerator_count=1),
@@ -264,6 +319,16 @@ COMMON_MACHINE_CONFIGS: Mapping[str, MachineConfig] = MappingProxyType({
                                 accelerator_count=4),
     "TPU_V5E_8X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V5_LITEPOD,
                                 accelerator_count=8),
+    "TPU_V5E_16X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V5_LITEPOD,
+                                 accelerator_count=4, tpu_topology="4x4"),  # 4 hosts
+    "TPU_V6E_1X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V6E, accelerator_count=1),
+    "TPU_V6E_4X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V6E, accelerator_count=4),
+    "TPU_V6E_8X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V6E, accelerator_count=8),
+    "TPU_V6E_16X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V6E, accelerator_count=4,
+                                 tpu_topology="4x4"),  # 4 hosts
+    "TPU_V5P_4X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V5P, accelerator_count=4),
+    "TPU_V5P_8X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V5P, accelerator_count=4,
+                                tpu_topology="2x2x2"),  # 2 hosts
 })
 del A
 

@@ -57,6 +57,10 @@ def _pool_rows(spec: JobSpec) -> tuple[PoolRow, ...]:
     for pool in spec.pools:
         m = pool.machine
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
+        if m.tpu_hosts > 1:
+            accel += f" per host, {m.tpu_topology} slice on {m.tpu_hosts} hosts"
+        elif m.tpu_topology:
+            accel += f" ({m.tpu_topology})"
         if spec.target.name == "vertex":
             machine = m.machine_type
         elif spec.target.name == "ray":  # the bundle each replica reserves (docs/ray.md; --ray-cpus overrides)
@@ -77,6 +81,9 @@ def make_plan(spec: JobSpec) -> Plan:
     notes = list(entry.notes)
     if spec.strategy.needs_tf_keras:
         notes.append("Keras is routed to tf-keras in every replica (Keras 3 cannot fit under this strategy).")
+    if spec.target.name == "vertex" and spec.chief.machine.is_tpu_vm:
+        notes.append("TPU VM: the TPU host runs your program as the chief (pool 0); no CPU/GPU chief is added "
+                     "(--chief-config adds one).")
     if spec.strategy is Strategy.PARAMETER_SERVER:
         notes.append("Under ParameterServerStrategy, model.fit needs steps_per_epoch.")
     if spec.target.name == "local" and spec.pool(Role.CHIEF) and spec.chief.machine.is_gpu:

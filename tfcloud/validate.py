@@ -508,7 +508,12 @@ def build_spec(
                                        worker_count=n_workers, ps_count=n_ps)
 
     pools = [PoolSpec(role=Role.CHIEF, replica_count=1, machine=chief)]
-    if n_workers and worker is not None:
+    if tgt == VertexTarget.name and worker is not None and n_workers and worker.is_tpu_vm \
+            and isinstance(chief_config, str) and chief_config.lower() == "auto":
+        # A TPU VM (v5e, v6e, v5p) runs the program itself: its pool is pool 0, with no paid CPU/GPU chief
+        # beside it unless chief_config asks for one. A multi-host slice is still one replica (tpu_topology).
+        pools = [PoolSpec(role=Role.CHIEF, replica_count=1, machine=worker)]
+    elif n_workers and worker is not None:
         pools.append(PoolSpec(role=Role.WORKER, replica_count=n_workers, machine=worker))
     if n_ps and ps is not None:
         pools.append(PoolSpec(role=Role.PS, replica_count=n_ps, machine=ps))

@@ -28,6 +28,11 @@ CASES: dict[str, dict[str, Any]] = {
                          "network": "projects/12345/global/networks/vpc", "base_output_dir": "gs://bkt/out"},
     "tpu": {"chief_config": "CPU", "worker_count": 1, "worker_config": "TPU"},
     "evaluator_only": {"chief_config": "CPU", "evaluator_count": 1},
+    # TPU VMs: the TPU pool is pool 0 (no chief beside it unless chief_config asks for one).
+    "tpu_v5e": {"worker_count": 1, "worker_config": "TPU_V5E_4X"},
+    "tpu_v6e": {"worker_count": 1, "worker_config": "TPU_V6E_8X", "entry_point_args": ["--epochs", "2"]},
+    "tpu_v5p_multihost": {"worker_count": 1, "worker_config": "TPU_V5P_8X"},
+    "tpu_v6e_multihost_with_chief": {"chief_config": "CPU", "worker_count": 1, "worker_config": "TPU_V6E_16X"},
 }
 
 
@@ -71,3 +76,36 @@ def test_real_client_message_reads_the_request(name: str, script: Path) -> None:
 ])
 def test_replica_names_match_local_runs(task: str, replica: str) -> None:
     assert replica_name(task) == replica
+
+
+@pytest.mark.parametrize(("name", "machine_type", "topology"), [
+    ("tpu_v5e", "ct5lp-hightpu-4t", ""),
+    ("tpu_v6e", "ct6e-standard-8t", ""),
+    ("tpu_v5p_multihost", "ct5p-hightpu-4t", "2x2x2"),
+])
+def test_a_tpu_vm_job_is_one_pool_with_no_chief_beside_it(name: str, machine_type: str, topology: str,
+                                                           script: Path) -> None:
+    aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
+    job = aiplatform_v1.CustomJob.from_json(json.dumps(_request(name, script)))
+    (pool,) = job.job_spec.worker_pool_specs  # the TPU VM is the chief: no paid T4 chief by default
+    assert pool.machine_spec.machine_type == machine_type
+    assert pool.machine_spec.tpu_topology == topology  # set for a multi-host slice only
+    assert pool.replica_count == 1  # a multi-host slice is one replica of its topology
+    assert pool.machine_spec.accelerator_count == 0  # the machine type names the chips (no TPU_V6E enum yet)
+
+
+def test_a_chief_given_with_a_tpu_vm_keeps_its_own_pool(script: Path) -> None:
+    pools = _request("tpu_v6e_multihost_with_chief", script)["job_spec"]["worker_pool_specs"]
+    assert [p["machine_spec"] for p in pools] == [
+        {"machine_type": "n1-standard-4"}, {"machine_type": "ct6e-standard-4t", "tpu_topology": "4x4"}]
+
+
+def test_the_dry_run_plan_shows_the_tpu_layout(script: Path) -> None:
+    from tfcloud.plan import make_plan
+
+    plan = make_plan(build_spec(entry_point=str(script), target="vertex", **CASES["tpu_v5p_multihost"]))
+    assert plan.strategy == "tf.distribute.TPUStrategy"
+    assert [vars(row) for row in plan.pools] == [{
+        "role": "chief", "replicas": 1, "machine_type": "ct5p-hightpu-4t",
+        "accelerator": "4 x TPU_V5P per host, 2x2x2 slice on 2 hosts"}]
+    assert any(note.startswith("TPU VM: the TPU host runs your program as the chief") for note in plan.notes)

@@ -63,7 +63,13 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
             pools.append({})  # Vertex AI skips an empty pool; later pools keep their index
             continue
         machine: dict[str, Any] = {"machine_type": pool.machine.machine_type}
-        if pool.machine.accelerator_count:
+        if pool.machine.is_tpu_vm:
+            # A TPU VM machine type fixes its chips (ct5lp-hightpu-4t: 4 x v5e), as in Vertex AI's own TPU
+            # examples; the client's AcceleratorType enum has no TPU_V6E or TPU_V5P to name. A multi-host slice
+            # is one replica of the machine type plus its tpu_topology (docs/vertex.md, "TPUs").
+            if pool.machine.tpu_hosts > 1:
+                machine["tpu_topology"] = pool.machine.tpu_topology
+        elif pool.machine.accelerator_count:
             machine["accelerator_type"] = pool.machine.accelerator_type.value
             machine["accelerator_count"] = pool.machine.accelerator_count
         container: dict[str, Any] = {"image_uri": image_uri, "args": list(spec.entry_point_args)}
