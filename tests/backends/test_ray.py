@@ -153,6 +153,11 @@ def ray_submit(ray_cluster: str, tmp_path_factory: pytest.TempPathFactory) -> It
             handle.wait(60)
 
 
+#: TensorFlow's ParameterServerStrategy failing inside its own gRPC ("Unable to parse request" after "invalid
+#: UTF-8 data" in tensorflow.eager.Operation.device): a TensorFlow flake, not tfcloud's outcome rules.
+TF_PS_FLAKE = "Unable to parse request"
+
+
 def explain(handle: Any) -> str:
     return "\n".join(f"{ln.replica} | {ln.text}" for ln in handle.logs())[-6000:]
 
@@ -220,6 +225,12 @@ def test_parameter_server_job(ray_submit: Any, tmp_path: Path) -> None:
     out.mkdir()
     handle = ray_submit(SCRIPTS / "train_tfkeras.py", entry_point_args=[str(out)], worker_count=2, ps_count=1)
     info = handle.wait(400)
+    if info.state is not JobState.SUCCEEDED and TF_PS_FLAKE in explain(handle):
+        # TensorFlow's own coordinator sometimes garbles a remote op's device string under load (seen once in
+        # about six runs on 2 busy cores; docs/ray.md, "Limits"): one more submission, not a looser check.
+        assert wait_gone(handle.job_id) == []
+        handle = ray_submit(SCRIPTS / "train_tfkeras.py", entry_point_args=[str(out)], worker_count=2, ps_count=1)
+        info = handle.wait(400)
     assert info.state is JobState.SUCCEEDED, explain(handle)
     assert info.exit_code == 0
     states = {r.name: r.state for r in info.replicas}
