@@ -28,8 +28,10 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 from tfcloud.errors import ValidationError
+from tfcloud.states import JobState
 
 __all__ = [
     "DEFAULT_METRICS_FILE",
@@ -40,7 +42,10 @@ __all__ = [
     "ParamKind",
     "ParamSpec",
     "Scale",
+    "StudyHandle",
+    "StudyInfo",
     "StudySpec",
+    "TrialInfo",
     "format_value",
     "make_study",
     "parse_param",
@@ -318,3 +323,67 @@ def best(study: StudySpec, results: Sequence[tuple[str, float | None]]) -> str |
         if chosen is None or study.better(value, chosen[1]):
             chosen = (trial_id, value)
     return chosen[0] if chosen else None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrialInfo:
+    """One trial as a target reports it: its parameter values (typed per :class:`ParamSpec`), state, final
+    metric, times (epoch seconds) and the id of the job that ran it, where the target exposes one."""
+
+    trial_id: str
+    params: Mapping[str, float | int | str]
+    state: JobState
+    metric: float | None = None
+    started: float | None = None
+    ended: float | None = None
+    job_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"trial_id": self.trial_id, "params": dict(self.params), "state": self.state.value,
+                "metric": self.metric, "started": self.started, "ended": self.ended, "job_id": self.job_id}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class StudyInfo:
+    """A study's state, one value: what ``tfcloud status STUDY`` shows and ``--json`` prints."""
+
+    study_id: str
+    target: str
+    state: JobState
+    study: StudySpec
+    trials: tuple[TrialInfo, ...] = ()
+    console_url: str | None = None
+
+    @property
+    def best_trial(self) -> TrialInfo | None:
+        chosen = best(self.study, [(t.trial_id, t.metric) for t in self.trials
+                                   if t.state is JobState.SUCCEEDED])
+        return next((t for t in self.trials if t.trial_id == chosen), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        chosen = self.best_trial
+        return {"study_id": self.study_id, "target": self.target, "state": self.state.value,
+                "metric": self.study.metric, "goal": self.study.goal.value,
+                "params": [str(p) for p in self.study.params], "max_trials": self.study.max_trials,
+                "parallel_trials": self.study.parallel_trials, "console_url": self.console_url,
+                "best_trial": chosen.trial_id if chosen else None,
+                "trials": [t.to_dict() for t in self.trials]}
+
+
+class StudyHandle(Protocol):
+    """A running or finished study on one target (local tuner, Vertex AI HyperparameterTuningJob)."""
+
+    @property
+    def study_id(self) -> str: ...
+
+    def info(self) -> StudyInfo:
+        """The study now: state, every trial so far."""
+        ...
+
+    def wait(self, timeout: float | None = None) -> StudyInfo:
+        """Block until the study ends (or ``timeout`` seconds pass); its info then."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop the study: no new trials, running trials cancelled."""
+        ...
