@@ -77,9 +77,9 @@ def demo_cloud(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff over the package, tests, benchmarks and examples."""
+    """ruff over the package, tests, benchmarks, examples and the docs' scripts."""
     session.install("ruff>=0.6")
-    session.run("ruff", "check", "tfcloud", "tests", "benchmarks", "examples", "noxfile.py")
+    session.run("ruff", "check", "tfcloud", "tests", "benchmarks", "examples", "docs", "noxfile.py")
 
 
 @nox.session
