@@ -43,7 +43,7 @@ CAPTURES = (
     Capture(name="help", title="tfcloud --help", args=("--help",)),
     Capture(name="machines", title="tfcloud machines", args=("machines",)),
     Capture(name="plan", title="tfcloud submit examples/digits_keras.py --worker-count 2 --dry-run",
-            args=("submit", EXAMPLE, "--worker-count", "2", "--dry-run"), head=60),
+            args=("submit", EXAMPLE, "--worker-count", "2", "--dry-run"), head=40),
     Capture(name="local-job", title="tfcloud submit examples/digits_keras.py --worker-count 1",
             args=("submit", EXAMPLE, "--worker-count", "1")),
 )
