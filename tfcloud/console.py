@@ -27,7 +27,9 @@ _HANDLER_NAME = "tfcloud-console"
 def get_console() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    console.quiet = _state["verbosity"] < 0
+    return console
 
 
 @functools.cache
@@ -46,25 +48,41 @@ def verbosity() -> int:
 def configure(*, verbosity: int = 0) -> None:
     """Set what people see (see the module docstring). Safe to call again: the ``tfcloud`` logger keeps one
     handler, which prints each record once (it does not propagate to the root logger)."""
-    from rich.logging import RichHandler
-
     _state["verbosity"] = verbosity
-    get_console().quiet = verbosity < 0
+    if get_console.cache_info().currsize:  # made already; else it is made quiet or not when first used
+        get_console().quiet = verbosity < 0
     logger = logging.getLogger("tfcloud")
     for handler in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
         logger.removeHandler(handler)
-    handler = RichHandler(console=get_error_console(), show_time=False, show_path=False, markup=False,
-                          rich_tracebacks=False, highlighter=None)
+    handler = _LazyRichHandler()
     handler.set_name(_HANDLER_NAME)
     logger.addHandler(handler)
     logger.setLevel(_LEVELS.get(verbosity, logging.DEBUG))
     logger.propagate = False
 
 
+class _LazyRichHandler(logging.Handler):
+    """Rich's handler, made on the first record: a command that logs nothing never imports rich.logging (most
+    of ``tfcloud status``'s start-up otherwise)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rich: logging.Handler | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._rich is None:
+            from rich.logging import RichHandler
+
+            self._rich = RichHandler(console=get_error_console(), show_time=False, show_path=False, markup=False,
+                                     rich_tracebacks=False, highlighter=None)
+        self._rich.handle(record)
+
+
 def reset() -> None:
     """Undo :func:`configure` (for callers that run the CLI in their own process, like tests)."""
     _state["verbosity"] = 0
-    get_console().quiet = False
+    if get_console.cache_info().currsize:
+        get_console().quiet = False
     logger = logging.getLogger("tfcloud")
     for handler in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
         logger.removeHandler(handler)
