@@ -71,6 +71,8 @@ def _local_job(env: dict[str, str], cwd: Path) -> str:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
         env = {**os.environ, "TFCLOUD_HOME": str(Path(tmp) / "home"), "TFCLOUD_CONFIG": str(Path(tmp) / "none")}
+        # Users' interpreters read cached bytecode: without it every tfcloud module is compiled at each start.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         job_id = _local_job(env, Path(tmp))
         tfcloud = _tfcloud()
         commands = {

@@ -4,8 +4,8 @@ One handler turns a :class:`~tfcloud.errors.TfcloudError` into a message and its
 configuration, 1 the job or build failed); Ctrl-C exits 130. Tracebacks only with ``TFCLOUD_DEBUG=1``.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typer reads every command's annotations at start-up, and
+# evaluating them from strings cost ~5 ms of each command's start-up (benchmarks/bench_cli.py).
 import json
 import os
 import sys
@@ -262,7 +262,7 @@ def build(
     typer.echo(ref.uri)
 
 
-def _print_plan(plan: Plan) -> None:
+def _print_plan(plan: "Plan") -> None:
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
@@ -307,16 +307,16 @@ def machines(
             for name, m in COMMON_MACHINE_CONFIGS.items()
         }, indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table("name", "machine type", "vCPUs", "memory (GB)", "accelerator", title="tfcloud machines")
+    rows = [["NAME", "MACHINE TYPE", "VCPUS", "MEMORY (GB)", "ACCELERATOR"]]
     for name, m in COMMON_MACHINE_CONFIGS.items():
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
         if m.tpu_hosts > 1:
             accel += f" x {m.tpu_hosts} hosts ({m.tpu_topology})"
-        table.add_row(name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel)
-    Console().print(table)
+        rows.append([name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel])
+    # Plain aligned columns (no rich table: rich's console is most of this command's start-up otherwise).
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
 JobArg = Annotated[str, typer.Argument(

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -218,6 +217,8 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
     spec, settings = make_spec(entry_point, intent="build", **options)
     if not spec.target.container:
         raise ValidationError("target", "a target that runs images (vertex)", spec.target.name)
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
         return build_image(job, settings, console=get_console(), push=push, build_logs=build_logs)
