@@ -9,11 +9,14 @@ configuration, 1 the job or build failed); Ctrl-C exits 130. Tracebacks only wit
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
+import typer.core
 
+from tfcloud import completion
 from tfcloud._version import __version__
 from tfcloud.console import get_console, get_error_console, verbosity
 from tfcloud.errors import TfcloudError, ValidationError
@@ -24,7 +27,55 @@ if TYPE_CHECKING:
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
+# Each option's group in --help, by parameter name, for every command (an explicit rich_help_panel= wins).
+# Printed by click's plain formatter: typer's rich help would import most of rich (~3x this command's start-up).
+HELP_PANELS = {
+    **dict.fromkeys(["local", "vertex", "ray", "ray_cpus", "container"], "Target"),
+    **dict.fromkeys(["worker_count", "chief_config", "worker_config", "ps_count", "ps_config", "evaluator",
+                     "strategy", "max_restarts"], "Cluster"),
+    **dict.fromkeys(["requirements", "label", "env", "display_name", "output_dir"], "Job"),
+    **dict.fromkeys(["image", "parent_image", "cache_from", "image_build_bucket", "context", "build_logs",
+                     "no_push"], "Image"),
+    **dict.fromkeys(["project", "region", "service_account", "timeout", "spot", "restart_on_worker_restart",
+                     "network", "cancel_on_interrupt"], "Vertex AI"),
+    **dict.fromkeys(["dry_run", "json_output", "detach", "follow"], "Output"),
+}
+
+COMMAND_HELP_PANELS = {"list": dict.fromkeys(["state", "label", "limit"], "Filter")}
+
+
+class PanelCommand(typer.core.TyperCommand):
+    """A command whose --help groups its options under headings (rich_help_panel, else HELP_PANELS)."""
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:  # click's Context and HelpFormatter
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                title = "Arguments"
+            else:
+                panels = {**HELP_PANELS, **COMMAND_HELP_PANELS.get(self.name or "", {})}
+                title = getattr(param, "rich_help_panel", None) or panels.get(param.name or "", "Options")
+            sections.setdefault(title, []).append(record)
+        sections["Options"] = sections.pop("Options", [])  # the ungrouped ones (and --help) last
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+class _Typer(typer.Typer):
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[_Command], _Command]:
+        kwargs.setdefault("cls", PanelCommand)
+        return super().command(*args, **kwargs)
+
+
+app = _Typer(
     name="tfcloud",
     help="Run a TensorFlow script or notebook as a distributed job: on this machine (the default) or on "
     "Google Cloud Vertex AI.",
@@ -82,12 +133,14 @@ EntryPointArg = Annotated[Path, typer.Argument(help="The training script (.py) o
 WorkerCountOpt = Annotated[int, typer.Option(help="Workers besides the chief.")]
 PsCountOpt = Annotated[int, typer.Option(help="Parameter servers (ParameterServerStrategy).")]
 ChiefConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045 (typer needs Optional)
+    metavar="NAME", autocompletion=completion.machine_names,
     help="Chief machine, a name from `tfcloud machines` (default: auto).", show_default=False)]
 WorkerConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    metavar="NAME", autocompletion=completion.machine_names,
     help="Worker machine (default: auto).", show_default=False)]
 StrategyOpt = Annotated[str, typer.Option(
-    "--strategy", help="auto, one_device, mirrored, multi_worker_mirrored, parameter_server, tpu, or none "
-                       "(the script sets up its own).")]
+    "--strategy", metavar="STRATEGY", autocompletion=completion.strategies,
+    help="One of: " + ", ".join(completion.STRATEGIES) + " (none: the script sets up its own).")]
 RequirementsOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
     "--requirements", "-r", help="A requirements.txt for the job.", show_default=False)]
 ProjectOpt = Annotated[Optional[str], typer.Option(help="Google Cloud project.", show_default=False)]  # noqa: UP045
@@ -149,6 +202,7 @@ def submit(
     worker_config: WorkerConfigOpt = None,
     ps_count: PsCountOpt = 0,
     ps_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        metavar="NAME", autocompletion=completion.machine_names,
         help="Parameter server machine (default: CPU).", show_default=False)] = None,
     evaluator: Annotated[bool, typer.Option("--evaluator", help="Add one evaluator replica.")] = False,
     strategy: StrategyOpt = "auto",
@@ -320,6 +374,7 @@ def machines(
 
 
 JobArg = Annotated[str, typer.Argument(
+    metavar="JOB", autocompletion=completion.job_ids,
     help="The job id (local-..., ray-..., a Vertex AI id, or its full resource name).", show_default=False)]
 
 
@@ -427,8 +482,8 @@ def list_jobs(
     local: Annotated[bool, typer.Option("--local", help="Local jobs.")] = False,
     ray: RayOpt = None,
     state: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Only jobs in this state: queued, provisioning, running, succeeded, failed, cancelling, cancelled.",
-        show_default=False)] = None,
+        metavar="STATE", autocompletion=completion.states,
+        help="Only jobs in this state: " + ", ".join(completion.STATES) + ".", show_default=False)] = None,
     label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--label", help="Only jobs with this label KEY=VALUE (repeatable; Vertex AI).", show_default=False)] = None,
     limit: Annotated[int, typer.Option(help="At most this many jobs.")] = 50,
