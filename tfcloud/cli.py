@@ -159,6 +159,25 @@ ContextOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
                       "entry point's directory).", show_default=False)]
 
 
+#: CLI parameter -> the job option it sets, for those the environment and config files can default
+#: (tfcloud.settings.JOB_DEFAULTS): left out of the SDK call unless given on the command line.
+DEFAULTABLE = {"worker_count": "worker_count", "ps_count": "ps_count", "chief_config": "chief_config",
+               "worker_config": "worker_config", "ps_config": "ps_config", "strategy": "distribution_strategy",
+               "requirements": "requirements_txt", "label": "job_labels", "env": "env",
+               "service_account": "service_account", "network": "network", "output_dir": "base_output_dir",
+               "timeout": "timeout", "spot": "spot", "max_restarts": "max_restarts"}
+
+
+def _leave_defaults(ctx: typer.Context, options: Any) -> Any:
+    """Drop from ``options`` (a JobOptions dict, changed in place and returned) each option that the command
+    line did not give, so that TFCLOUD_* variables, [tool.tfcloud] and the user's config can fill it."""
+    for param, option in DEFAULTABLE.items():
+        source = ctx.get_parameter_source(param)
+        if option in options and (source is None or source.name == "DEFAULT"):
+            del options[option]
+    return options
+
+
 def _strategy(value: str) -> str | None:
     return None if value.lower() == "none" else value
 
@@ -184,6 +203,7 @@ def _docker(image: str | None, parent_image: str | None, cache_from: str | None,
 
 @app.command()
 def submit(
+    ctx: typer.Context,
     entry_point: EntryPointArg,
     args: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 (typer needs Optional)
         help="Arguments for the script, after `--`: passed exactly as given.", show_default=False)] = None,
@@ -266,6 +286,7 @@ def submit(
         "ray_address": ray, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
         "max_restarts": max_restarts, "container": container,
     }
+    _leave_defaults(ctx, options)
     if dry_run:
         plan = sdk.plan(entry_point, **options)
         if json_output:
@@ -284,6 +305,7 @@ def submit(
 
 @app.command()
 def build(
+    ctx: typer.Context,
     entry_point: EntryPointArg,
     worker_count: WorkerCountOpt = 0,
     ps_count: PsCountOpt = 0,
@@ -308,11 +330,13 @@ def build(
     from tfcloud import sdk
 
     ref = sdk.build(entry_point, push=not no_push, build_logs=build_logs, target="vertex", project=project,
-                    region=region, requirements_txt=requirements, context_dir=context,
+                    region=region, context_dir=context,
                     docker_config=_docker(image, parent_image, cache_from, image_build_bucket),
-                    distribution_strategy=_strategy(strategy), chief_config=_machine(chief_config, "chief_config"),
-                    worker_config=_machine(worker_config, "worker_config"), worker_count=worker_count,
-                    ps_count=ps_count)
+                    **_leave_defaults(ctx, {
+                        "requirements_txt": requirements, "distribution_strategy": _strategy(strategy),
+                        "chief_config": _machine(chief_config, "chief_config"),
+                        "worker_config": _machine(worker_config, "worker_config"), "worker_count": worker_count,
+                        "ps_count": ps_count}))
     typer.echo(ref.uri)
 
 
@@ -342,6 +366,10 @@ def _print_plan(plan: "Plan") -> None:
         console.print(f"Requirement: {requirement}", **plain)
     for note in plan.notes:
         console.print(f"Note: {note}", **plain)
+    for name, source in plan.sources.items():  # where each setting not left at its default came from
+        value = source["value"]
+        shown = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else value
+        console.print(f"Setting: {name} = {shown} (from {source['from']})", markup=False, highlight=False)
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
 
