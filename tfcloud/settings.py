@@ -95,13 +95,13 @@ _EXPECTED = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
 class _Layer:
-    """One config file's table."""
+    """One config file's table (a plain class: a dataclass costs every command's start-up ~0.3 ms)."""
 
-    path: Path
-    table: Mapping[str, object]
-    key_prefix: str  # how its keys are named in messages: "tool.tfcloud." or ""
+    def __init__(self, *, path: Path, table: Mapping[str, object], key_prefix: str) -> None:
+        self.path = path
+        self.table = table
+        self.key_prefix = key_prefix  # how its keys are named in messages: "tool.tfcloud." or ""
 
     @property
     def origin(self) -> str:
