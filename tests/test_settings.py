@@ -212,3 +212,20 @@ def test_plan_says_where_project_came_from(tmp_path: Path, capsys: pytest.Captur
     assert main(["submit", str(script), "--vertex", "--dry-run"]) == 0
     out = capsys.readouterr().err
     assert f"Setting: project = gc-project-1 (from gcloud configuration {path})" in out
+
+
+def test_a_flag_given_with_the_default_value_still_wins(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _pyproject(tmp_path, "[tool.tfcloud]\nworker_count = 2\n")
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    os.chdir(tmp_path)
+    assert main(["submit", "train.py", "--dry-run", "--json", "--worker-count", "0"]) == 0
+    assert [p["role"] for p in json.loads(capsys.readouterr().out)["pools"]] == ["chief"]
+
+
+def test_build_reads_the_job_defaults_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _pyproject(tmp_path, '[tool.tfcloud]\nrequirements = 3\n')
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    os.chdir(tmp_path)
+    assert main(["build", "train.py"]) == 2
+    assert capsys.readouterr().err == (f"Error: Invalid `tool.tfcloud.requirements` in {tmp_path / 'pyproject.toml'}: "
+                                       "expected a path (a string), received 3.\n")
