@@ -49,6 +49,7 @@ class PanelCommand(typer.core.TyperCommand):
 
     def format_options(self, ctx: Any, formatter: Any) -> None:  # click's Context and HelpFormatter
         sections: dict[str, list[tuple[str, str]]] = {"Arguments": []}
+        panels = {**HELP_PANELS, **COMMAND_HELP_PANELS.get(self.name or "", {})}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
             if record is None:
@@ -56,7 +57,6 @@ class PanelCommand(typer.core.TyperCommand):
             if param.param_type_name == "argument":
                 title = "Arguments"
             else:
-                panels = {**HELP_PANELS, **COMMAND_HELP_PANELS.get(self.name or "", {})}
                 title = getattr(param, "rich_help_panel", None) or panels.get(param.name or "", "Options")
             sections.setdefault(title, []).append(record)
         sections["Options"] = sections.pop("Options", [])  # the ungrouped ones (and --help) last
