@@ -17,9 +17,14 @@ EXAMPLES = REPO_ROOT / "examples"
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     for name in list(os.environ):
-        if name.startswith("TFCLOUD_") or name in ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT", "DOCKER_HOST",
-                                                   "STORAGE_EMULATOR_HOST", "GOOGLE_APPLICATION_CREDENTIALS"):
+        if name.startswith(("TFCLOUD_", "CLOUDSDK_")) or name in (
+                "GOOGLE_CLOUD_PROJECT", "DOCKER_HOST", "STORAGE_EMULATOR_HOST", "GOOGLE_APPLICATION_CREDENTIALS",
+                "XDG_CONFIG_HOME"):
             monkeypatch.delenv(name)
+    # No user config (~/.config/tfcloud/config.toml) and no gcloud configuration unless a test writes one.
+    config = tmp_path_factory.mktemp("config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(config / "gcloud"))
     home = tmp_path_factory.mktemp("tfcloud-home")
     monkeypatch.setenv("TFCLOUD_HOME", str(home))
     work = tmp_path_factory.mktemp("cwd")

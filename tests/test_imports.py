@@ -1,15 +1,17 @@
-"""`import tfcloud` and `tfcloud --help` stay light: no TensorFlow, Google Cloud, gRPC, Docker or Ray."""
+"""`import tfcloud` and the fast commands (`--help`, `machines`, `status` of a local job) stay light: no TensorFlow,
+Google Cloud, gRPC, Docker, Ray or pydantic (benchmarks/bench_cli.py times them; this checks what they load)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 HEAVY = ("tensorflow", "tf_keras", "keras", "google.cloud", "google.api_core", "grpc", "docker", "nbformat",
-         "IPython", "ray")
+         "IPython", "ray", "pydantic", "optuna", "matplotlib")
 
 # Compared with what the bare interpreter already holds (site's .pth files may pre-load namespace packages).
 PROBE = """
@@ -35,7 +37,8 @@ def test_import_tfcloud_is_light() -> None:
     assert _loaded("import tfcloud; tfcloud.remote(); tfcloud.MachineConfig; tfcloud.run") == []
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["submit", "--help"], ["machines"]])
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["submit", "--help"], ["status", "-h"], ["machines"],
+                                  ["machines", "--json"]])
 def test_cli_help_is_light(argv: list[str]) -> None:
     body = (
         f"sys.argv = ['tfcloud', *{argv!r}]\n"
@@ -51,5 +54,21 @@ def test_dry_run_needs_no_tensorflow(tmp_path: pytest.TempPathFactory) -> None:
         "d = pathlib.Path(tempfile.mkdtemp()); (d / 't.py').write_text('import tensorflow')\n"
         "from tfcloud.cli import main\n"
         "main(['submit', str(d / 't.py'), '--worker-count', '2', '--vertex', '--dry-run'])\n"
+    )
+    assert _loaded(body) == []
+
+
+def test_status_of_a_local_job_is_light(tmp_path: Path) -> None:
+    (tmp_path / "hello.py").write_text("print('hello')\n")
+    from tfcloud.cli import main
+
+    assert main(["-q", "submit", str(tmp_path / "hello.py"), "--strategy", "none"]) == 0
+    from tfcloud.backends.local import LocalBackend
+
+    (job_id,) = LocalBackend().job_ids()
+    body = (
+        f"sys.argv = ['tfcloud', 'status', {job_id!r}]\n"
+        "from tfcloud.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
     )
     assert _loaded(body) == []

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 
+from tfcloud.cli import main
 from tfcloud.errors import ConfigurationError
-from tfcloud.settings import resolve_settings
+from tfcloud.settings import gcloud_config, resolve_job_defaults, resolve_settings, user_config_path
 
 
 def _pyproject(directory: Path, body: str) -> None:
@@ -42,5 +45,187 @@ def test_wrong_type_in_pyproject(tmp_path: Path) -> None:
     _pyproject(tmp_path, "[tool.tfcloud]\nregion = 5\n")
     with pytest.raises(ConfigurationError) as err:
         resolve_settings(environ={}, cwd=tmp_path)
-    assert str(err.value) == (f"Invalid setting `region`: expected a string, received 5 (in [tool.tfcloud] of "
-                              f"{tmp_path / 'pyproject.toml'}).")
+    assert str(err.value) == (f"Invalid `tool.tfcloud.region` in {tmp_path / 'pyproject.toml'}: expected a string, "
+                              "received 5.")
+
+
+# --- job defaults and the user's config ---------------------------------------------------------------------------
+def _user_config(body: str) -> Path:
+    """The user's config, where the autouse fixture's XDG_CONFIG_HOME puts it."""
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "tfcloud" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body)
+    return path
+
+
+def test_job_defaults_precedence_env_pyproject_user_config(tmp_path: Path) -> None:
+    user = _user_config('worker_count = 5\nps_count = 1\nchief_config = "t4_1x"\nspot = true\n')
+    _pyproject(tmp_path, '[tool.tfcloud]\nworker_count = 2\nps_count = 0\nlabels = { team = "ml" }\n')
+    environ = {**os.environ, "TFCLOUD_WORKER_COUNT": "3"}
+    values, sources = resolve_job_defaults({}, environ=environ, cwd=tmp_path)
+    project = f"[tool.tfcloud] in {tmp_path / 'pyproject.toml'}"
+    assert values == {"worker_count": 3, "ps_count": 0, "chief_config": "t4_1x", "spot": True,
+                      "job_labels": {"team": "ml"}}
+    assert sources == {"worker_count": "TFCLOUD_WORKER_COUNT", "ps_count": project, "chief_config": str(user),
+                       "spot": str(user), "labels": project}
+    # an option the caller gives is left alone, whatever the files say
+    values, sources = resolve_job_defaults({"worker_count": 1, "job_labels": None}, environ=environ, cwd=tmp_path)
+    assert "worker_count" not in values and "job_labels" not in values and "labels" not in sources
+
+
+def test_cli_flag_beats_every_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _user_config('worker_count = 5\nworker_config = "T4_1X"\n')
+    _pyproject(tmp_path, '[tool.tfcloud]\nworker_count = 2\nstrategy = "parameter_server"\nps_count = 1\n')
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    os.chdir(tmp_path)
+
+    def plan(*flags: str) -> dict[str, object]:
+        assert main(["submit", "train.py", "--dry-run", "--json", *flags]) == 0
+        result: dict[str, object] = json.loads(capsys.readouterr().out)
+        return result
+
+    result = plan()
+    assert [(p["role"], p["replicas"]) for p in result["pools"]] == [("chief", 1), ("worker", 2), ("ps", 1)]
+    assert result["strategy"] == "tf.distribute.ParameterServerStrategy"
+    assert result["sources"]["worker_count"] == {"value": 2, "from": f"[tool.tfcloud] in {tmp_path / 'pyproject.toml'}"}
+    assert result["sources"]["worker_config"]["from"] == str(user_config_path())
+    result = plan("--worker-count", "1", "--strategy", "auto", "--ps-count", "0")
+    assert [(p["role"], p["replicas"]) for p in result["pools"]] == [("chief", 1), ("worker", 1)]
+    assert "worker_count" not in result["sources"] and "strategy" not in result["sources"]
+
+
+def test_requirements_path_is_relative_to_its_file(tmp_path: Path) -> None:
+    _pyproject(tmp_path, '[tool.tfcloud]\nrequirements = "deps/requirements.txt"\n')
+    sub = tmp_path / "src"
+    sub.mkdir()
+    values, _ = resolve_job_defaults({}, environ={}, cwd=sub)
+    assert values == {"requirements_txt": str(tmp_path / "deps" / "requirements.txt")}
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("worker_count", '"two"', "an integer ≥ 0"),
+    ("worker_count", "-1", "an integer ≥ 0"),
+    ("spot", '"yes"', "true or false"),
+    ("timeout", "0", "an integer > 0 (seconds)"),
+    ("labels", '{ team = 1 }', 'a table of strings (KEY = "VALUE")'),
+    ("strategy", '"fastest"', "one of auto, one_device, mirrored, multi_worker_mirrored, parameter_server, tpu, "
+                              "none"),
+])
+def test_bad_value_in_pyproject_names_file_and_key(tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str,
+                                                   value: str, expected: str) -> None:
+    _pyproject(tmp_path, f"[tool.tfcloud]\n{key} = {value}\n")
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    os.chdir(tmp_path)
+    assert main(["submit", "train.py", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    import tomllib
+
+    received = repr(tomllib.loads(f"v = {value}")["v"])
+    assert err == (f"Error: Invalid `tool.tfcloud.{key}` in {tmp_path / 'pyproject.toml'}: expected {expected}, "
+                   f"received {received}.\n")
+
+
+def test_bad_machine_in_user_config_names_file_and_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _user_config('chief_config = "T5_1X"\n')
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    assert main(["submit", str(tmp_path / "train.py"), "--dry-run"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.startswith(f"Error: Invalid `chief_config` in {path}: expected a name from `tfcloud machines`, or "
+                          '"auto" (CPU, ')
+    assert err.endswith("received 'T5_1X'.")
+
+
+def test_unknown_key_in_user_config(capsys: pytest.CaptureFixture[str], script: Path) -> None:
+    path = _user_config("workers = 2\n")
+    assert main(["submit", str(script), "--dry-run"]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == f"Error: Unknown key(s) in {path}: workers."
+
+
+def test_bad_env_value_names_the_variable(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                          script: Path) -> None:
+    monkeypatch.setenv("TFCLOUD_WORKER_COUNT", "x")
+    assert main(["submit", str(script), "--dry-run"]) == 2
+    assert capsys.readouterr().err == "Error: Invalid `TFCLOUD_WORKER_COUNT`: expected an integer ≥ 0, received 'x'.\n"
+    monkeypatch.setenv("TFCLOUD_WORKER_COUNT", "1")
+    monkeypatch.setenv("TFCLOUD_LABELS", "team=ml,stage")
+    assert main(["submit", str(script), "--dry-run"]) == 2
+    assert capsys.readouterr().err == ("Error: Invalid `TFCLOUD_LABELS`: expected KEY=VALUE[,KEY=VALUE...], received "
+                                       "'team=ml,stage'.\n")
+
+
+def test_tfcloud_config_names_the_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _user_config("worker_count = 5\n")
+    other = tmp_path / "team.toml"
+    other.write_text('worker_count = 7\nproject = "team-project"\n')
+    monkeypatch.setenv("TFCLOUD_CONFIG", str(other))
+    assert user_config_path() == other
+    values, sources = resolve_job_defaults({}, cwd=tmp_path)
+    assert values == {"worker_count": 7} and sources == {"worker_count": str(other)}
+    settings = resolve_settings(cwd=tmp_path)
+    assert settings.project == "team-project" and settings.sources["project"] == str(other)
+    monkeypatch.setenv("TFCLOUD_CONFIG", str(tmp_path / "missing.toml"))  # absent: no user config
+    assert resolve_job_defaults({}, cwd=tmp_path) == ({}, {})
+
+
+# --- gcloud's configuration ---------------------------------------------------------------------------------------
+def _gcloud(base: Path, name: str, body: str, *, active: bool = True) -> Path:
+    (base / "configurations").mkdir(parents=True, exist_ok=True)
+    if active:
+        (base / "active_config").write_text(name + "\n")
+    path = base / "configurations" / f"config_{name}"
+    path.write_text(body)
+    return path
+
+
+def test_project_and_region_fall_back_to_gcloud(tmp_path: Path) -> None:
+    path = _gcloud(tmp_path / "gcloud", "work", "[core]\nproject = gc-project\naccount = me@example.com\n"
+                                                "[compute]\nregion = europe-west1\n[ai]\nregion = europe-west4\n")
+    environ = {"CLOUDSDK_CONFIG": str(tmp_path / "gcloud")}
+    settings = resolve_settings({"target": "vertex"}, environ=environ, cwd=tmp_path)
+    assert (settings.project, settings.region) == ("gc-project", "europe-west4")  # [ai] region before [compute]
+    assert settings.sources["project"] == settings.sources["region"] == f"gcloud configuration {path}"
+    # only for Vertex AI: a local run does not need them
+    local = resolve_settings({}, environ=environ, cwd=tmp_path)
+    assert (local.project, local.region, local.sources) == (None, "us-central1", {})
+    # anything tfcloud's own settings say wins: env, pyproject, the user's config, other tools' variables
+    _pyproject(tmp_path, '[tool.tfcloud]\nregion = "asia-east1"\n')
+    settings = resolve_settings({"target": "vertex"}, environ={**environ, "GOOGLE_CLOUD_PROJECT": "env-project"},
+                                cwd=tmp_path)
+    assert (settings.project, settings.region) == ("env-project", "asia-east1")
+    assert settings.sources["project"] == "GOOGLE_CLOUD_PROJECT"
+
+
+def test_gcloud_compute_region_and_named_configuration(tmp_path: Path) -> None:
+    base = tmp_path / "gcloud"
+    _gcloud(base, "default", "[core]\nproject = default-project\n")
+    _gcloud(base, "other", "[core]\nproject = other-project\n[compute]\nregion = us-east1\n", active=False)
+    assert gcloud_config({"CLOUDSDK_CONFIG": str(base)})[0] == {"project": "default-project"}
+    chosen = {"CLOUDSDK_CONFIG": str(base), "CLOUDSDK_ACTIVE_CONFIG_NAME": "other"}
+    assert gcloud_config(chosen)[0] == {"project": "other-project", "region": "us-east1"}
+    assert gcloud_config({"CLOUDSDK_CONFIG": str(tmp_path / "none")}) == ({}, None)
+    (base / "configurations" / "config_default").write_text("not an ini file [")
+    assert gcloud_config({"CLOUDSDK_CONFIG": str(base)}) == ({}, None)
+
+
+def test_plan_says_where_project_came_from(tmp_path: Path, capsys: pytest.CaptureFixture[str], script: Path) -> None:
+    path = _gcloud(Path(os.environ["CLOUDSDK_CONFIG"]), "default", "[core]\nproject = gc-project-1\n")
+    assert main(["submit", str(script), "--vertex", "--dry-run"]) == 0
+    out = capsys.readouterr().err
+    assert f"Setting: project = gc-project-1 (from gcloud configuration {path})" in out
+
+
+def test_a_flag_given_with_the_default_value_still_wins(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _pyproject(tmp_path, "[tool.tfcloud]\nworker_count = 2\n")
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    os.chdir(tmp_path)
+    assert main(["submit", "train.py", "--dry-run", "--json", "--worker-count", "0"]) == 0
+    assert [p["role"] for p in json.loads(capsys.readouterr().out)["pools"]] == ["chief"]
+
+
+def test_build_reads_the_job_defaults_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _pyproject(tmp_path, '[tool.tfcloud]\nrequirements = 3\n')
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    os.chdir(tmp_path)
+    assert main(["build", "train.py"]) == 2
+    assert capsys.readouterr().err == (f"Error: Invalid `tool.tfcloud.requirements` in {tmp_path / 'pyproject.toml'}: "
+                                       "expected a path (a string), received 3.\n")

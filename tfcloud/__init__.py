@@ -1,28 +1,64 @@
 """tfcloud: run a TensorFlow script or notebook as a distributed job, locally or on Vertex AI, in one call.
 
-Importing tfcloud is cheap: TensorFlow, Google Cloud and Docker are imported only by the functions that need
-them.
+Importing tfcloud is cheap: the names below are loaded on first use (PEP 562), and TensorFlow, Google Cloud
+and Docker are imported only by the functions that need them.
 """
 
-from __future__ import annotations
+import importlib
 
 from tfcloud._version import __version__
-from tfcloud.api import remote, run
-from tfcloud.backends.base import JobHandle, JobInfo, LogLine, ReplicaInfo
-from tfcloud.errors import (
-    BuildError,
-    ConfigurationError,
-    JobFailedError,
-    OutcomeUnknownError,
-    SubmitError,
-    TfcloudError,
-    ValidationError,
-)
-from tfcloud.machines import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig
-from tfcloud.sdk import Job, attach, build, list_jobs, submit
-from tfcloud.spec import DockerConfig
-from tfcloud.states import JobState
-from tfcloud.targets import LocalTarget, VertexTarget
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs more than the rest of this module
+if TYPE_CHECKING:
+    from typing import Any
+
+    from tfcloud.api import remote, run
+    from tfcloud.backends.base import JobHandle, JobInfo, LogLine, ReplicaInfo
+    from tfcloud.errors import (
+        BuildError,
+        ConfigurationError,
+        JobFailedError,
+        OutcomeUnknownError,
+        SubmitError,
+        TfcloudError,
+        ValidationError,
+    )
+    from tfcloud.machines import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig
+    from tfcloud.sdk import Job, attach, build, list_jobs, submit
+    from tfcloud.spec import DockerConfig
+    from tfcloud.states import JobState
+    from tfcloud.targets import LocalTarget, VertexTarget
+
+#: Each public name -> the module that defines it (imported on first access).
+_LAZY = {
+    "remote": "tfcloud.api", "run": "tfcloud.api",
+    "JobHandle": "tfcloud.backends.base", "JobInfo": "tfcloud.backends.base", "LogLine": "tfcloud.backends.base",
+    "ReplicaInfo": "tfcloud.backends.base",
+    "BuildError": "tfcloud.errors", "ConfigurationError": "tfcloud.errors", "JobFailedError": "tfcloud.errors",
+    "OutcomeUnknownError": "tfcloud.errors", "SubmitError": "tfcloud.errors", "TfcloudError": "tfcloud.errors",
+    "ValidationError": "tfcloud.errors",
+    "COMMON_MACHINE_CONFIGS": "tfcloud.machines", "AcceleratorType": "tfcloud.machines",
+    "MachineConfig": "tfcloud.machines",
+    "Job": "tfcloud.sdk", "attach": "tfcloud.sdk", "build": "tfcloud.sdk", "list_jobs": "tfcloud.sdk",
+    "submit": "tfcloud.sdk",
+    "DockerConfig": "tfcloud.spec",
+    "JobState": "tfcloud.states",
+    "LocalTarget": "tfcloud.targets", "VertexTarget": "tfcloud.targets",
+}
+
+
+def __getattr__(name: str) -> "Any":
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tfcloud' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "COMMON_MACHINE_CONFIGS",
@@ -52,5 +88,3 @@ __all__ = [
     "run",
     "submit",
 ]
-
-

@@ -4,16 +4,19 @@ One handler turns a :class:`~tfcloud.errors.TfcloudError` into a message and its
 configuration, 1 the job or build failed); Ctrl-C exits 130. Tracebacks only with ``TFCLOUD_DEBUG=1``.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typer reads every command's annotations at start-up, and
+# evaluating them from strings cost ~5 ms of each command's start-up (benchmarks/bench_cli.py).
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
+import typer.core
 
+from tfcloud import completion
 from tfcloud._version import __version__
 from tfcloud.console import get_console, get_error_console, verbosity
 from tfcloud.errors import TfcloudError, ValidationError
@@ -24,7 +27,55 @@ if TYPE_CHECKING:
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
+# Each option's group in --help, by parameter name, for every command (an explicit rich_help_panel= wins).
+# Printed by click's plain formatter: typer's rich help would import most of rich (~3x this command's start-up).
+HELP_PANELS = {
+    **dict.fromkeys(["local", "vertex", "ray", "ray_cpus", "container"], "Target"),
+    **dict.fromkeys(["worker_count", "chief_config", "worker_config", "ps_count", "ps_config", "evaluator",
+                     "strategy", "max_restarts"], "Cluster"),
+    **dict.fromkeys(["requirements", "label", "env", "display_name", "output_dir"], "Job"),
+    **dict.fromkeys(["image", "parent_image", "cache_from", "image_build_bucket", "context", "build_logs",
+                     "no_push"], "Image"),
+    **dict.fromkeys(["project", "region", "service_account", "timeout", "spot", "restart_on_worker_restart",
+                     "network", "cancel_on_interrupt"], "Vertex AI"),
+    **dict.fromkeys(["dry_run", "json_output", "detach", "follow"], "Output"),
+}
+
+COMMAND_HELP_PANELS = {"list": dict.fromkeys(["state", "label", "limit"], "Filter")}
+
+
+class PanelCommand(typer.core.TyperCommand):
+    """A command whose --help groups its options under headings (rich_help_panel, else HELP_PANELS)."""
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:  # click's Context and HelpFormatter
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": []}
+        panels = {**HELP_PANELS, **COMMAND_HELP_PANELS.get(self.name or "", {})}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                title = "Arguments"
+            else:
+                title = getattr(param, "rich_help_panel", None) or panels.get(param.name or "", "Options")
+            sections.setdefault(title, []).append(record)
+        sections["Options"] = sections.pop("Options", [])  # the ungrouped ones (and --help) last
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+class _Typer(typer.Typer):
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[_Command], _Command]:
+        kwargs.setdefault("cls", PanelCommand)
+        return super().command(*args, **kwargs)
+
+
+app = _Typer(
     name="tfcloud",
     help="Run a TensorFlow script or notebook as a distributed job: on this machine (the default) or on "
     "Google Cloud Vertex AI.",
@@ -82,12 +133,14 @@ EntryPointArg = Annotated[Path, typer.Argument(help="The training script (.py) o
 WorkerCountOpt = Annotated[int, typer.Option(help="Workers besides the chief.")]
 PsCountOpt = Annotated[int, typer.Option(help="Parameter servers (ParameterServerStrategy).")]
 ChiefConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045 (typer needs Optional)
+    metavar="NAME", autocompletion=completion.machine_names,
     help="Chief machine, a name from `tfcloud machines` (default: auto).", show_default=False)]
 WorkerConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    metavar="NAME", autocompletion=completion.machine_names,
     help="Worker machine (default: auto).", show_default=False)]
 StrategyOpt = Annotated[str, typer.Option(
-    "--strategy", help="auto, one_device, mirrored, multi_worker_mirrored, parameter_server, tpu, or none "
-                       "(the script sets up its own).")]
+    "--strategy", metavar="STRATEGY", autocompletion=completion.strategies,
+    help="One of: " + ", ".join(completion.STRATEGIES) + " (none: the script sets up its own).")]
 RequirementsOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
     "--requirements", "-r", help="A requirements.txt for the job.", show_default=False)]
 ProjectOpt = Annotated[Optional[str], typer.Option(help="Google Cloud project.", show_default=False)]  # noqa: UP045
@@ -104,6 +157,25 @@ BuildLogsOpt = Annotated[bool, typer.Option("--build-logs", help="Print the imag
 ContextOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
     "--context", help="The image's build context, a directory that contains the entry point (default: the "
                       "entry point's directory).", show_default=False)]
+
+
+#: CLI parameter -> the job option it sets, for those the environment and config files can default
+#: (tfcloud.settings.JOB_DEFAULTS): left out of the SDK call unless given on the command line.
+DEFAULTABLE = {"worker_count": "worker_count", "ps_count": "ps_count", "chief_config": "chief_config",
+               "worker_config": "worker_config", "ps_config": "ps_config", "strategy": "distribution_strategy",
+               "requirements": "requirements_txt", "label": "job_labels", "env": "env",
+               "service_account": "service_account", "network": "network", "output_dir": "base_output_dir",
+               "timeout": "timeout", "spot": "spot", "max_restarts": "max_restarts"}
+
+
+def _leave_defaults(ctx: typer.Context, options: Any) -> Any:
+    """Drop from ``options`` (a JobOptions dict, changed in place and returned) each option that the command
+    line did not give, so that TFCLOUD_* variables, [tool.tfcloud] and the user's config can fill it."""
+    for param, option in DEFAULTABLE.items():
+        source = ctx.get_parameter_source(param)
+        if option in options and (source is None or source.name == "DEFAULT"):
+            del options[option]
+    return options
 
 
 def _strategy(value: str) -> str | None:
@@ -131,6 +203,7 @@ def _docker(image: str | None, parent_image: str | None, cache_from: str | None,
 
 @app.command()
 def submit(
+    ctx: typer.Context,
     entry_point: EntryPointArg,
     args: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 (typer needs Optional)
         help="Arguments for the script, after `--`: passed exactly as given.", show_default=False)] = None,
@@ -149,6 +222,7 @@ def submit(
     worker_config: WorkerConfigOpt = None,
     ps_count: PsCountOpt = 0,
     ps_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        metavar="NAME", autocompletion=completion.machine_names,
         help="Parameter server machine (default: CPU).", show_default=False)] = None,
     evaluator: Annotated[bool, typer.Option("--evaluator", help="Add one evaluator replica.")] = False,
     strategy: StrategyOpt = "auto",
@@ -212,6 +286,7 @@ def submit(
         "ray_address": ray, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
         "max_restarts": max_restarts, "container": container,
     }
+    _leave_defaults(ctx, options)
     if dry_run:
         plan = sdk.plan(entry_point, **options)
         if json_output:
@@ -230,6 +305,7 @@ def submit(
 
 @app.command()
 def build(
+    ctx: typer.Context,
     entry_point: EntryPointArg,
     worker_count: WorkerCountOpt = 0,
     ps_count: PsCountOpt = 0,
@@ -254,15 +330,17 @@ def build(
     from tfcloud import sdk
 
     ref = sdk.build(entry_point, push=not no_push, build_logs=build_logs, target="vertex", project=project,
-                    region=region, requirements_txt=requirements, context_dir=context,
+                    region=region, context_dir=context,
                     docker_config=_docker(image, parent_image, cache_from, image_build_bucket),
-                    distribution_strategy=_strategy(strategy), chief_config=_machine(chief_config, "chief_config"),
-                    worker_config=_machine(worker_config, "worker_config"), worker_count=worker_count,
-                    ps_count=ps_count)
+                    **_leave_defaults(ctx, {
+                        "requirements_txt": requirements, "distribution_strategy": _strategy(strategy),
+                        "chief_config": _machine(chief_config, "chief_config"),
+                        "worker_config": _machine(worker_config, "worker_config"), "worker_count": worker_count,
+                        "ps_count": ps_count}))
     typer.echo(ref.uri)
 
 
-def _print_plan(plan: Plan) -> None:
+def _print_plan(plan: "Plan") -> None:
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
@@ -290,6 +368,10 @@ def _print_plan(plan: Plan) -> None:
         plain(f"Requirement: {requirement}")
     for note in plan.notes:
         plain(f"Note: {note}")
+    for name, source in plan.sources.items():  # where each setting not left at its default came from
+        value = source["value"]
+        shown = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else value
+        plain(f"Setting: {name} = {shown} (from {source['from']})")
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
 
@@ -309,19 +391,20 @@ def machines(
             for name, m in COMMON_MACHINE_CONFIGS.items()
         }, indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table("name", "machine type", "vCPUs", "memory (GB)", "accelerator", title="tfcloud machines")
+    rows = [["NAME", "MACHINE TYPE", "VCPUS", "MEMORY (GB)", "ACCELERATOR"]]
     for name, m in COMMON_MACHINE_CONFIGS.items():
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
         if m.tpu_hosts > 1:
             accel += f" x {m.tpu_hosts} hosts ({m.tpu_topology})"
-        table.add_row(name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel)
-    Console().print(table)
+        rows.append([name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel])
+    # Plain aligned columns (no rich table: rich's console is most of this command's start-up otherwise).
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
 JobArg = Annotated[str, typer.Argument(
+    metavar="JOB", autocompletion=completion.job_ids,
     help="The job id (local-..., ray-..., a Vertex AI id, or its full resource name).", show_default=False)]
 
 
@@ -429,8 +512,8 @@ def list_jobs(
     local: Annotated[bool, typer.Option("--local", help="Local jobs.")] = False,
     ray: RayOpt = None,
     state: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        help="Only jobs in this state: queued, provisioning, running, succeeded, failed, cancelling, cancelled.",
-        show_default=False)] = None,
+        metavar="STATE", autocompletion=completion.states,
+        help="Only jobs in this state: " + ", ".join(completion.STATES) + ".", show_default=False)] = None,
     label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--label", help="Only jobs with this label KEY=VALUE (repeatable; Vertex AI).", show_default=False)] = None,
     limit: Annotated[int, typer.Option(help="At most this many jobs.")] = 50,

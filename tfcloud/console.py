@@ -9,16 +9,19 @@ replicas' known TensorFlow start-up noise shows (``-v``). Errors always print (:
 from __future__ import annotations
 
 import functools
-import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import logging
+
     from rich.console import Console
 
 __all__ = ["configure", "get_console", "get_error_console", "reset", "verbosity"]
 
 #: verbosity -> the tfcloud logger's level: -1 (-q) errors, 0 warnings, 1 (-v) info (retries), 2 (-vv) debug.
-_LEVELS = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}
+#: (logging's ERROR, WARNING, INFO, DEBUG: `logging` itself is imported by configure(), not by `tfcloud --help`.)
+_LEVELS = {-1: 40, 0: 30, 1: 20}
+_DEBUG = 10
 _state = {"verbosity": 0}
 _HANDLER_NAME = "tfcloud-console"
 
@@ -27,7 +30,9 @@ _HANDLER_NAME = "tfcloud-console"
 def get_console() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    console.quiet = _state["verbosity"] < 0
+    return console
 
 
 @functools.cache
@@ -46,25 +51,51 @@ def verbosity() -> int:
 def configure(*, verbosity: int = 0) -> None:
     """Set what people see (see the module docstring). Safe to call again: the ``tfcloud`` logger keeps one
     handler, which prints each record once (it does not propagate to the root logger)."""
-    from rich.logging import RichHandler
+    import logging
 
     _state["verbosity"] = verbosity
-    get_console().quiet = verbosity < 0
+    if get_console.cache_info().currsize:  # made already; else it is made quiet or not when first used
+        get_console().quiet = verbosity < 0
     logger = logging.getLogger("tfcloud")
     for handler in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
         logger.removeHandler(handler)
-    handler = RichHandler(console=get_error_console(), show_time=False, show_path=False, markup=False,
-                          rich_tracebacks=False, highlighter=None)
+    handler = _lazy_rich_handler()()
     handler.set_name(_HANDLER_NAME)
     logger.addHandler(handler)
-    logger.setLevel(_LEVELS.get(verbosity, logging.DEBUG))
+    logger.setLevel(_LEVELS.get(verbosity, _DEBUG))
     logger.propagate = False
+
+
+@functools.cache
+def _lazy_rich_handler() -> type[logging.Handler]:
+    import logging
+
+    class LazyRichHandler(logging.Handler):
+        """Rich's handler, made on the first record: a command that logs nothing never imports rich.logging
+        (most of ``tfcloud status``'s start-up otherwise)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._rich: logging.Handler | None = None
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if self._rich is None:
+                from rich.logging import RichHandler
+
+                self._rich = RichHandler(console=get_error_console(), show_time=False, show_path=False,
+                                         markup=False, rich_tracebacks=False, highlighter=None)
+            self._rich.handle(record)
+
+    return LazyRichHandler
 
 
 def reset() -> None:
     """Undo :func:`configure` (for callers that run the CLI in their own process, like tests)."""
+    import logging
+
     _state["verbosity"] = 0
-    get_console().quiet = False
+    if get_console.cache_info().currsize:
+        get_console().quiet = False
     logger = logging.getLogger("tfcloud")
     for handler in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
         logger.removeHandler(handler)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tfcloud.pipeline import prepare
@@ -32,6 +33,9 @@ class Plan:
     command: tuple[str, ...]
     requirements: tuple[str, ...]
     notes: tuple[str, ...]
+    #: setting or job default -> {"value": ..., "from": where it came from} (tfcloud.settings); what was left
+    #: at tfcloud's default is not listed
+    sources: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
     @property
     def args(self) -> tuple[str, ...]:
@@ -49,6 +53,7 @@ class Plan:
             "requirements": list(self.requirements),
             "notes": list(self.notes),
             "labels": dict(self.spec.job_labels),
+            "sources": {name: dict(source) for name, source in self.sources.items()},
         }
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -153,11 +152,17 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
               **options: Unpack[JobOptions]) -> tuple[JobSpec, Settings]:
     """Resolve the settings and check every option and setting (:func:`~tfcloud.validate.build_spec`, for
     ``intent`` plan, build or submit): the spec and the settings to reach its target with."""
-    from tfcloud.settings import resolve_settings
+    import dataclasses
+
+    from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings
     from tfcloud.validate import build_spec
 
     given: dict[str, Any] = dict(options)
     settings = resolve_settings({k: given.pop(k, None) for k in SETTINGS_OPTIONS})
+    defaults, sources = resolve_job_defaults(given)  # the options left out, from TFCLOUD_* and config files
+    given.update(defaults)
+    by_key = {key: defaults[option] for key, (option, _) in JOB_DEFAULTS.items() if key in sources}
+    settings = dataclasses.replace(settings, sources={**settings.sources, **sources}, job_defaults=by_key)
     _require_extras(entry_point, given, target=settings.target, intent=intent)
     spec = build_spec(entry_point=entry_point, target=settings.target, project=settings.project,
                       region=settings.region, settings=settings, intent=intent, **given)
@@ -179,10 +184,15 @@ def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: 
 
 def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> Plan:
     """What :func:`submit` would do, submitting nothing."""
+    import dataclasses
+
     from tfcloud.plan import make_plan
 
-    spec, _ = make_spec(entry_point, intent="plan", **options)
-    return make_plan(spec)
+    spec, settings = make_spec(entry_point, intent="plan", **options)
+    values = {**{name: getattr(settings, name) for name in settings.sources if hasattr(settings, name)},
+              **settings.job_defaults}
+    sources = {name: {"value": values.get(name), "from": origin} for name, origin in settings.sources.items()}
+    return dataclasses.replace(make_plan(spec), sources=sources)
 
 
 def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **options: Unpack[JobOptions]) -> Job:
@@ -218,6 +228,8 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
     spec, settings = make_spec(entry_point, intent="build", **options)
     if not spec.target.container:
         raise ValidationError("target", "a target that runs images (vertex)", spec.target.name)
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
         return build_image(job, settings, console=get_console(), push=push, build_logs=build_logs)

@@ -1,18 +1,32 @@
-"""Settings, resolved in one place: CLI flag > ``TFCLOUD_*`` environment variable > ``[tool.tfcloud]`` in the
-nearest pyproject.toml > default. Library code receives a :class:`Settings`; it never reads globals.
+"""Settings and job defaults, resolved in one place, highest first:
+
+1. a CLI flag or an SDK keyword;
+2. a ``TFCLOUD_*`` environment variable;
+3. ``[tool.tfcloud]`` in the nearest pyproject.toml (the project's config);
+4. the user's config: ``$TFCLOUD_CONFIG``, else ``$XDG_CONFIG_HOME/tfcloud/config.toml`` (``~/.config/...``);
+5. other tools' settings: ``GOOGLE_CLOUD_PROJECT``-style variables, then (for the ``vertex`` target) the
+   active gcloud configuration's ``[core] project`` and ``[ai]``/``[compute] region``;
+6. the default.
+
+:func:`resolve_settings` gives the :class:`Settings` (where jobs go, how to reach them);
+:func:`resolve_job_defaults` fills the job options a caller left out (``worker_count``, ``chief_config``, ...).
+Both record where each value came from (``Settings.sources``, shown in the plan). A bad value in a config file
+is a :class:`~tfcloud.errors.ConfigurationError` (exit 2) naming the file and the key. Library code receives a
+:class:`Settings`; it never reads globals.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from tfcloud.errors import ConfigurationError
+from tfcloud.errors import ConfigurationError, TfcloudError
 
-__all__ = ["Settings", "find_pyproject", "resolve_settings"]
+__all__ = ["JOB_DEFAULTS", "Settings", "find_pyproject", "gcloud_config", "resolve_job_defaults",
+           "resolve_settings", "user_config_path"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,6 +44,11 @@ class Settings:
     retry_deadline: str | None = None  # seconds to keep retrying a Google Cloud call that fails transiently
     ray_address: str | None = None  # a Ray cluster's dashboard, http://HEAD:8265 (also RAY_ADDRESS)
     ray_cpus: str | None = None  # CPUs each replica reserves on Ray (default: its machine config's cores)
+    #: setting name -> where its value came from ("--flag", "TFCLOUD_REGION", "[tool.tfcloud] in PATH", ...);
+    #: a setting left at its default has no entry.
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    #: the job defaults the environment and config files supplied (JOB_DEFAULTS keys), set by tfcloud.sdk
+    job_defaults: Mapping[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def repository(self) -> str | None:
@@ -40,11 +59,57 @@ class Settings:
         return None
 
 
-_ENV_NAMES = {f.name: f"TFCLOUD_{f.name.upper()}" for f in fields(Settings)}
+_SETTING_NAMES = tuple(f.name for f in fields(Settings) if f.name not in ("sources", "job_defaults"))
+_ENV_NAMES = {name: f"TFCLOUD_{name.upper()}" for name in _SETTING_NAMES}
 _ENV_NAMES["state_dir"] = "TFCLOUD_HOME"
-#: Other tools' variables, read after tfcloud's own.
-_FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"), "docker_host": ("DOCKER_HOST",),
-                 "ray_address": ("RAY_ADDRESS",)}
+#: Other tools' variables, read after tfcloud's own and the config files.
+_FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"),
+                 "region": ("CLOUDSDK_AI_REGION", "CLOUDSDK_COMPUTE_REGION"),
+                 "docker_host": ("DOCKER_HOST",), "ray_address": ("RAY_ADDRESS",)}
+
+
+# --- job defaults: config key -> (the JobOptions key it fills, what it holds) ------------------------------------
+_COUNT, _TEXT, _MACHINE, _STRATEGY, _PATH, _PAIRS, _FLAG, _SECONDS = (
+    "count", "text", "machine", "strategy", "path", "pairs", "flag", "seconds")
+JOB_DEFAULTS: Mapping[str, tuple[str, str]] = {
+    "worker_count": ("worker_count", _COUNT),
+    "ps_count": ("ps_count", _COUNT),
+    "chief_config": ("chief_config", _MACHINE),
+    "worker_config": ("worker_config", _MACHINE),
+    "ps_config": ("ps_config", _MACHINE),
+    "strategy": ("distribution_strategy", _STRATEGY),
+    "requirements": ("requirements_txt", _PATH),
+    "labels": ("job_labels", _PAIRS),
+    "env": ("env", _PAIRS),
+    "service_account": ("service_account", _TEXT),
+    "network": ("network", _TEXT),
+    "output_dir": ("base_output_dir", _TEXT),
+    "timeout": ("timeout", _SECONDS),
+    "spot": ("spot", _FLAG),
+    "max_restarts": ("max_restarts", _COUNT),
+}
+_EXPECTED = {
+    _COUNT: "an integer ≥ 0", _SECONDS: "an integer > 0 (seconds)", _TEXT: "a string", _PATH: "a path (a string)",
+    _FLAG: "true or false", _PAIRS: "a table of strings (KEY = \"VALUE\")",
+    _MACHINE: "a name from `tfcloud machines`, or \"auto\"", _STRATEGY: "a strategy name",
+}
+
+
+class _Layer:
+    """One config file's table (a plain class: a dataclass costs every command's start-up ~0.3 ms)."""
+
+    def __init__(self, *, path: Path, table: Mapping[str, object], key_prefix: str) -> None:
+        self.path = path
+        self.table = table
+        self.key_prefix = key_prefix  # how its keys are named in messages: "tool.tfcloud." or ""
+
+    @property
+    def origin(self) -> str:
+        return f"[tool.tfcloud] in {self.path}" if self.key_prefix else str(self.path)
+
+    def error(self, key: str, expected: str, received: object) -> ConfigurationError:
+        return ConfigurationError(f"Invalid `{self.key_prefix}{key}` in {self.path}: expected {expected}, "
+                                  f"received {received!r}.")
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -56,22 +121,81 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def _pyproject_table(start: Path) -> tuple[Mapping[str, object], Path | None]:
-    path = find_pyproject(start)
-    if path is None:
-        return {}, None
+def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """The user-level config file: ``$TFCLOUD_CONFIG``, else ``$XDG_CONFIG_HOME/tfcloud/config.toml``, else
+    ``~/.config/tfcloud/config.toml`` (it need not exist)."""
+    environ = os.environ if environ is None else environ
+    if environ.get("TFCLOUD_CONFIG"):
+        return Path(environ["TFCLOUD_CONFIG"]).expanduser()
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "tfcloud" / "config.toml"
+
+
+def _read_toml(path: Path) -> dict[str, object]:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data: dict[str, object] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ConfigurationError(f"Could not read {path}: {exc}") from exc
-    table = data.get("tool", {}).get("tfcloud", {})
-    if not isinstance(table, dict):
-        raise ConfigurationError(f"[tool.tfcloud] in {path} must be a table.")
-    return table, path
+    return data
+
+
+def _layers(cwd: Path, environ: Mapping[str, str]) -> list[_Layer]:
+    """The config files, highest first: the project's [tool.tfcloud], then the user's config."""
+    layers = []
+    pyproject = find_pyproject(cwd)
+    if pyproject is not None:
+        tool = _read_toml(pyproject).get("tool", {})
+        table = tool.get("tfcloud", {}) if isinstance(tool, dict) else {}
+        if not isinstance(table, dict):
+            raise ConfigurationError(f"[tool.tfcloud] in {pyproject} must be a table.")
+        layers.append(_Layer(path=pyproject, table=table, key_prefix="tool.tfcloud."))
+    user = user_config_path(environ)
+    if user.is_file():
+        layers.append(_Layer(path=user, table=_read_toml(user), key_prefix=""))
+    elif environ.get("TFCLOUD_CONFIG") and user.exists():
+        raise ConfigurationError(f"TFCLOUD_CONFIG names {user}, which is not a file.")
+    known = {*_SETTING_NAMES, *JOB_DEFAULTS}
+    for layer in layers:
+        unknown = sorted(set(layer.table) - known)
+        if unknown:
+            where = f"[tool.tfcloud] of {layer.path}" if layer.key_prefix else str(layer.path)
+            raise ConfigurationError(f"Unknown key(s) in {where}: {', '.join(unknown)}.",
+                                     hint="Known keys: " + ", ".join(sorted(known)) + " (docs/settings.md).")
+    return layers
+
+
+def gcloud_config(environ: Mapping[str, str] | None = None) -> tuple[dict[str, str], Path | None]:
+    """The active gcloud configuration's project and region (``{"project": ..., "region": ...}``, either may be
+    missing) and the file they came from: ``$CLOUDSDK_CONFIG`` (else ``~/.config/gcloud``), its
+    ``active_config`` (or ``$CLOUDSDK_ACTIVE_CONFIG_NAME``), ``configurations/config_NAME``: ``[core] project``,
+    ``[ai] region``, else ``[compute] region``. Unreadable files count as absent (gcloud is not tfcloud's)."""
+    import configparser
+
+    environ = os.environ if environ is None else environ
+    base = Path(environ.get("CLOUDSDK_CONFIG") or Path("~/.config/gcloud").expanduser())
+    try:
+        name = environ.get("CLOUDSDK_ACTIVE_CONFIG_NAME") or (base / "active_config").read_text().strip()
+    except OSError:
+        name = "default"
+    path = base / "configurations" / f"config_{name or 'default'}"
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        if not parser.read(path, encoding="utf-8"):
+            return {}, None
+    except (configparser.Error, UnicodeDecodeError):
+        return {}, None
+    found = {}
+    project = parser.get("core", "project", fallback="").strip()
+    region = (parser.get("ai", "region", fallback="") or parser.get("compute", "region", fallback="")).strip()
+    if project:
+        found["project"] = project
+    if region:
+        found["region"] = region
+    return found, path
 
 
 def resolve_settings(
@@ -84,23 +208,133 @@ def resolve_settings(
     values count as not given."""
     flags = flags or {}
     environ = os.environ if environ is None else environ
-    table, path = _pyproject_table(cwd or Path.cwd())
-    known = {f.name for f in fields(Settings)}
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise ConfigurationError(
-            f"Unknown key(s) in [tool.tfcloud] of {path}: {', '.join(unknown)}.",
-            hint="Known keys: " + ", ".join(sorted(known)) + ".",
-        )
+    layers = _layers(cwd or Path.cwd(), environ)
     values: dict[str, str] = {}
-    for name in known:
-        fallbacks = [environ.get(var) or None for var in _FALLBACK_ENV.get(name, ())]
-        for source in (flags.get(name), environ.get(_ENV_NAMES[name]) or None, table.get(name), *fallbacks):
-            if source is not None:
-                if not isinstance(source, str):
-                    raise ConfigurationError(
-                        f"Invalid setting `{name}`: expected a string, received {source!r}"
-                        + (f" (in [tool.tfcloud] of {path})." if source is table.get(name) else "."))
-                values[name] = source
+    sources: dict[str, str] = {}
+    for name in _SETTING_NAMES:
+        candidates: list[tuple[object, str, _Layer | None]] = [(flags.get(name), "given", None)]
+        candidates.append((environ.get(_ENV_NAMES[name]) or None, _ENV_NAMES[name], None))
+        candidates += [(layer.table.get(name), layer.origin, layer) for layer in layers]
+        candidates += [(environ.get(var) or None, var, None) for var in _FALLBACK_ENV.get(name, ())]
+        for value, origin, layer in candidates:
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                if layer is not None:
+                    raise layer.error(name, "a string", value)
+                raise ConfigurationError(f"Invalid setting `{name}`: expected a string, received {value!r}.")
+            values[name], sources[name] = value, origin
+            break
+    if values.get("target", "local") == "vertex" and not ({"project", "region"} <= set(values)):
+        found, path = gcloud_config(environ)
+        for name, value in found.items():
+            if name not in values:
+                values[name], sources[name] = value, f"gcloud configuration {path}"
+    return Settings(sources=sources, **values)  # type: ignore[arg-type]  # values: the str fields only
+
+
+def resolve_job_defaults(
+    given: Mapping[str, object],
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[dict[str, object], dict[str, str]]:
+    """The job options (:class:`tfcloud.sdk.JobOptions` keys) that ``given`` leaves out and a ``TFCLOUD_*``
+    variable or a config file sets (:data:`JOB_DEFAULTS`), with where each came from. Values are checked
+    here, so that a bad one names its file (or variable) and key."""
+    environ = os.environ if environ is None else environ
+    cwd = cwd or Path.cwd()
+    layers = _layers(cwd, environ)
+    values: dict[str, object] = {}
+    sources: dict[str, str] = {}
+    for key, (option, kind) in JOB_DEFAULTS.items():
+        if option in given:
+            continue
+        var = f"TFCLOUD_{key.upper()}"
+        if environ.get(var):
+            values[option], sources[key] = _from_env(var, environ[var], kind, cwd), var
+            continue
+        for layer in layers:
+            if key in layer.table:
+                values[option] = _from_file(layer, key, layer.table[key], kind)
+                sources[key] = layer.origin
                 break
-    return Settings(**values)
+    return values, sources
+
+
+def _check(kind: str, value: object) -> object:
+    """The value as the job option takes it; raises ValueError/TypeError/TfcloudError when it is not one."""
+    if kind in (_COUNT, _SECONDS):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if kind == _SECONDS else 0):
+            raise ValueError(value)
+        return value
+    if kind == _FLAG:
+        if not isinstance(value, bool):
+            raise ValueError(value)
+        return value
+    if kind == _PAIRS:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ValueError(value)
+        return dict(value)
+    if not isinstance(value, str) or not value:
+        raise ValueError(value)
+    if kind == _MACHINE and value.lower() != "auto":
+        from tfcloud.machines import machine_config_from_name
+
+        machine_config_from_name(value, field="machine")
+    if kind == _STRATEGY:
+        from tfcloud.strategy import parse_strategy
+
+        parse_strategy(value)
+        return None if value.lower() == "none" else value
+    return value
+
+
+def _from_file(layer: _Layer, key: str, value: object, kind: str) -> object:
+    try:
+        checked = _check(kind, value)
+    except (ValueError, TfcloudError):
+        raise layer.error(key, _expected(kind), value) from None
+    if kind == _PATH:  # relative to the file that names it
+        return str(layer.path.parent / str(checked))
+    return checked
+
+
+def _flag(text: str) -> object:
+    lowered = text.lower()
+    return True if lowered in ("1", "true", "yes", "on") else False if lowered in ("0", "false", "no", "off") else text
+
+
+def _pairs(text: str) -> object:
+    pairs: dict[str, object] = {}
+    for item in filter(None, text.split(",")):
+        key, sep, value = item.partition("=")
+        pairs[key] = value if sep and key else None  # None: not KEY=VALUE (the check rejects it)
+    return pairs
+
+
+_FROM_TEXT: Mapping[str, Callable[[str], object]] = {_COUNT: int, _SECONDS: int, _FLAG: _flag, _PAIRS: _pairs}
+
+
+def _from_env(var: str, text: str, kind: str, cwd: Path) -> object:
+    try:
+        checked = _check(kind, _FROM_TEXT.get(kind, str)(text.strip()))
+    except (ValueError, TfcloudError):
+        expected = _expected(kind).replace('a table of strings (KEY = "VALUE")', "KEY=VALUE[,KEY=VALUE...]")
+        expected = expected.replace("true or false", "1, true, 0 or false")
+        raise ConfigurationError(f"Invalid `{var}`: expected {expected}, received {text!r}.") from None
+    if kind == _PATH:
+        return str(cwd / str(checked))
+    return checked
+
+
+def _expected(kind: str) -> str:
+    if kind == _MACHINE:
+        from tfcloud.machines import COMMON_MACHINE_CONFIGS
+
+        return _EXPECTED[kind] + " (" + ", ".join(COMMON_MACHINE_CONFIGS) + ")"
+    if kind == _STRATEGY:
+        from tfcloud.completion import STRATEGIES
+
+        return "one of " + ", ".join(STRATEGIES)
+    return _EXPECTED[kind]

@@ -30,7 +30,6 @@ Exit codes follow the shell: a replica killed by signal N exited with 128 + N.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import selectors
@@ -141,6 +140,8 @@ def _pdeathsig() -> Any:
     """A preexec function that asks the kernel to SIGKILL the child when the supervisor dies (Linux)."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         prctl = libc.prctl

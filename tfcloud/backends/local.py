@@ -31,10 +31,8 @@ import datetime
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -109,12 +107,16 @@ def check_state_dir(path: Path) -> None:
 def make_job_id(spec: JobSpec, *, now: datetime.datetime | None = None) -> str:
     """``local-<entry point stem>-<yyyymmdd-hhmmss>-<4 hex>``, e.g. ``local-train-20250101-120000-3f2a``."""
     stem = re.sub(r"[^a-z0-9]+", "-", spec.entry_point.stem.lower()).strip("-")[:30].strip("-") or "job"
+    import secrets  # here, not at the top: `tfcloud status` never needs it (OpenSSL's start-up)
+
     stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
     return f"local-{stem}-{stamp}-{secrets.token_hex(2)}"
 
 
 def _free_ports(count: int) -> list[int]:
     """``count`` distinct free TCP ports on 127.0.0.1 (all held open while choosing, so they differ)."""
+    import socket
+
     sockets = []
     try:
         for _ in range(count):

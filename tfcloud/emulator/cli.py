@@ -3,8 +3,7 @@
 The main CLI mounts :data:`app` as ``tfcloud emulator``; ``python -m tfcloud.emulator.cli start`` runs it too.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: typer reads these annotations at every `tfcloud` start-up.
 import signal
 import threading
 from pathlib import Path
