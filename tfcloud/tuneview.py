@@ -51,18 +51,20 @@ def _metric(value: float | None) -> str:
 
 def study_table(info: StudyInfo) -> Table:
     """The trials as a rich table; the best succeeded trial's row is marked ``*`` and bold."""
+    from rich import box
     from rich.table import Table
     from rich.text import Text
 
     best = info.best_trial
     done = sum(1 for t in info.trials if t.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED))
-    title = (f"{info.study_id}: {info.state.value}, {done}/{info.study.max_trials} trials done, "
+    title = (f"{info.study_id}\n{info.state.value}: {done}/{info.study.max_trials} trials done, "
              f"{info.study.goal.value} {info.study.metric}")
-    table = Table(title=Text(title), title_justify="left")
+    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("trial", justify="right")
     for spec in info.study.params:
-        table.add_column(Text(spec.name), justify="left" if spec.kind is ParamKind.CATEGORICAL else "right")
-    table.add_column(Text(info.study.metric), justify="right")
+        table.add_column(Text(spec.name), justify="left" if spec.kind is ParamKind.CATEGORICAL else "right",
+                         min_width=min(len(spec.name), 24))
+    table.add_column(Text(info.study.metric), justify="right", min_width=min(len(info.study.metric), 24))
     table.add_column("state")
     table.add_column("duration", justify="right")
     for trial in info.trials:
@@ -174,10 +176,9 @@ def _html(info: StudyInfo, png: bytes) -> str:
         + "\n</table>\n</body></html>\n")
 
 
-def write_plots(info: StudyInfo, directory: Path, *, png: Path | None = None,
-                html_path: Path | None = None) -> tuple[Path, Path]:
-    """Write ``plot.png`` and ``plot.html`` (self-contained: the PNG embedded) into ``directory`` (or to the
-    paths given). Needs matplotlib (tfcloud[tune])."""
+def write_plots(info: StudyInfo, *, png: Path | None = None, html_path: Path | None = None) -> None:
+    """Write the plot as a PNG (``png``) and/or a self-contained HTML page (``html_path``: the PNG embedded,
+    and the table of trials). Needs matplotlib (tfcloud[tune])."""
     import io
 
     from tfcloud.tuning import require_tune_extra
@@ -190,10 +191,9 @@ def write_plots(info: StudyInfo, directory: Path, *, png: Path | None = None,
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
     data = buffer.getvalue()
-    png = png or directory / "plot.png"
-    html_path = html_path or directory / "plot.html"
-    png.parent.mkdir(parents=True, exist_ok=True)
-    html_path.parent.mkdir(parents=True, exist_ok=True)
-    png.write_bytes(data)
-    html_path.write_text(_html(info, data), encoding="utf-8")
-    return png, html_path
+    if png is not None:
+        png.parent.mkdir(parents=True, exist_ok=True)
+        png.write_bytes(data)
+    if html_path is not None:
+        html_path.parent.mkdir(parents=True, exist_ok=True)
+        html_path.write_text(_html(info, data), encoding="utf-8")

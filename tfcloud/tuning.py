@@ -408,7 +408,8 @@ class _Tuner(threading.Thread):
         try:
             from tfcloud.tuneview import write_plots
 
-            write_plots(self.info(), self.dir)
+            png, page = LocalStudy(self.dir).plot_paths
+            write_plots(self.info(), png=png, html_path=page)
         except Exception as exc:  # a plot never fails the study
             logger.warning("The study's plots could not be written: %s", exc)
 
