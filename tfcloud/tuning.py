@@ -380,10 +380,16 @@ class _Tuner(threading.Thread):
         if trial.optuna_trial is None:
             return
         study = trial.optuna_trial.study
-        if trial.state is JobState.SUCCEEDED and trial.metric is not None:
-            study.tell(trial.optuna_trial, trial.metric)
-        else:
-            study.tell(trial.optuna_trial, state=optuna.trial.TrialState.FAIL)
+        try:
+            if trial.state is JobState.SUCCEEDED and trial.metric is not None:
+                study.tell(trial.optuna_trial, trial.metric)
+            else:
+                study.tell(trial.optuna_trial, state=optuna.trial.TrialState.FAIL)
+        except RuntimeError:
+            # GridSampler calls study.stop() once the grid is done, which optuna refuses outside optimize(); the
+            # trial is recorded all the same (tell stores it before raising).
+            if self.study.algorithm is not Algorithm.GRID:
+                raise
 
     def _cancel_running(self) -> None:
         running = [t for t in self.trials if t.handle is not None and t.state not in _TERMINAL]
