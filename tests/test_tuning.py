@@ -4,12 +4,18 @@ plain script), optuna choosing, metrics read back as Vertex AI's tuning service 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 import tfcloud
+from tfcloud.backends.local import LocalBackend
 from tfcloud.cli import main
 from tfcloud.states import JobState
 from tfcloud.study import read_metric
@@ -167,3 +173,36 @@ def test_status_of_an_unknown_study_names_the_recent_ones(capsys: pytest.Capture
     assert main(["status", "study-nothing-here"]) == 2
     err = capsys.readouterr().err
     assert "No local study `study-nothing-here`" in err and "Traceback" not in err
+
+
+def test_ctrl_c_cancels_the_study_and_its_running_trials(tmp_path: Path) -> None:
+    script = tmp_path / "slow.py"
+    script.write_text("import time\nprint('started', flush=True)\ntime.sleep(300)\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfcloud.cli", "tune", str(script), "--param", "n=int:1:9", "--metric", "acc",
+         "--trials", "4", "--parallel", "2", "--strategy", "none"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    studies = Path(os.environ["TFCLOUD_HOME"]) / "studies"
+    backend = LocalBackend(home=os.environ["TFCLOUD_HOME"])
+    deadline = time.monotonic() + 120
+    jobs: list[str] = []
+    while len(jobs) < 2 and time.monotonic() < deadline:  # both trials' scripts are running
+        time.sleep(0.2)
+        found = list(studies.glob("*/study.json")) if studies.is_dir() else []
+        try:
+            trials = json.loads(found[0].read_text())["trials"] if found else []
+        except ValueError:
+            continue
+        logs = [(t["job_id"], backend.jobs_dir / t["job_id"] / "logs" / "chief-0.log") for t in trials if t["job_id"]]
+        jobs = [job for job, log in logs if log.is_file() and "started" in log.read_text(errors="replace")]
+    assert len(jobs) == 2, proc.stderr.read() if proc.poll() is not None else "no trial started"  # type: ignore[union-attr]
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(timeout=90)
+    err = proc.stderr.read()  # type: ignore[union-attr]
+    proc.stderr.close()  # type: ignore[union-attr]
+    assert code == 130, err
+    assert "Interrupted: cancelling study-" in err and "Traceback" not in err
+    info = tfcloud.sdk.attach_study(found[0].parent.name).info()
+    assert info.state is JobState.CANCELLED
+    assert [t.state for t in info.trials] == [JobState.CANCELLED, JobState.CANCELLED]  # no third trial started
+    assert {backend.attach(j).info().state for j in jobs} == {JobState.CANCELLED}
