@@ -331,14 +331,19 @@ def tune(
         try:
             info = _live_study(study)
         except KeyboardInterrupt:
-            get_console().print(f"Interrupted: cancelling {study.study_id}.", markup=False)
-            study.cancel()
+            if study.info().target == "local":  # local trials die with the terminal, as local jobs do
+                get_console().print(f"Interrupted: cancelling {study.study_id}.", markup=False)
+                study.cancel()
+            else:
+                get_console().print(f"Detached: {study.study_id} keeps running.\n"
+                                    f"  See it again: tfcloud status {study.study_id} --study\n"
+                                    f"  Cancel it:    tfcloud cancel {study.study_id} --study", markup=False)
             raise typer.Exit(130) from None
         _study_outcome(study, info, plot)
     raise typer.Exit(0 if info.best_trial is not None else 1)
 
 
-def _live_study(study: object) -> StudyInfo:
+def _live_study(study: Any) -> StudyInfo:
     """Follow a study with a live table of its trials until it ends; its info then."""
     import time
 
@@ -347,21 +352,18 @@ def _live_study(study: object) -> StudyInfo:
     from tfcloud.states import JobState
     from tfcloud.tuneview import study_table
 
-    assert hasattr(study, "info")
     info: StudyInfo = study.info()
     ended = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
     if verbosity() < 0:
-        while info.state not in ended:
-            time.sleep(1.0)
-            info = study.info()
-        return info
+        return study.wait()  # type: ignore[no-any-return]
+    pause = 0.5 if info.target == "local" else 5.0
     with Live(study_table(info), console=get_console(), auto_refresh=False) as live:
         while info.state not in ended:
-            time.sleep(0.5)
+            time.sleep(pause)
             info = study.info()
             live.update(study_table(info), refresh=True)
     get_console().print()
-    return info
+    return study.wait()  # type: ignore[no-any-return]
 
 
 def _study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
@@ -516,9 +518,19 @@ def logs(
 
 
 @app.command()
-def cancel(job: JobArg, ray: RayOpt = None) -> None:
-    """Cancel a job."""
+def cancel(
+    job: JobArg,
+    ray: RayOpt = None,
+    study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
+) -> None:
+    """Cancel a job, or a tuning study (study-..., or --study for Vertex AI) and its running trials."""
     from tfcloud import sdk
+
+    if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
+        with sdk.attach_study(job) as found:
+            found.cancel()
+            typer.echo(f"{found.study_id}\t{found.info().state.value}")
+        return
 
     with sdk.attached(job, ray_address=ray) as handle:
         handle.cancel()
