@@ -140,7 +140,7 @@ def test_the_cli_tunes_a_script_and_prints_the_command_that_reruns_the_best(
     plot = tmp_path / "plots" / "study.html"
     code = main(["tune", str(script), "--param", "x=double:0.01:1:log", "--param", "kind=categorical:a,b",
                  "--metric", "loss", "--goal", "minimize", "--trials", "6", "--parallel", "3", "--strategy", "none",
-                 "--plot", str(plot), "--", "--shift", "1"])
+                 "--worker-count", "1", "--plot", str(plot), "--", "--shift", "1"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     study_id = next(w for w in captured.err.split() if w.startswith("study-")).rstrip(":")
@@ -149,10 +149,14 @@ def test_the_cli_tunes_a_script_and_prints_the_command_that_reruns_the_best(
     for trial in info.trials:  # the metric is what the script computed from its own arguments
         x, kind = float(trial.params["x"]), trial.params["kind"]
         assert trial.metric == pytest.approx((x - 0.3) ** 2 + (0.5 if kind == "b" else 0.0) + 1)
+    # Each trial is a chief and a worker that both run the script: only the chief's report is written.
+    metrics = tfcloud.sdk.attach_study(study_id).handle.path / "trials"  # type: ignore[attr-defined]
+    assert [len((metrics / t.trial_id / "output.metrics").read_text().splitlines()) for t in info.trials] == [1] * 6
     best = info.best_trial
     assert best is not None and best.metric == min(t.metric for t in info.trials if t.metric is not None)
     assert captured.out.strip().splitlines()[-1] == (
-        f"tfcloud submit {script} --strategy none -- --shift 1 --x={best.params['x']!r} --kind={best.params['kind']}")
+        f"tfcloud submit {script} --worker-count 1 --strategy none -- --shift 1 --x={best.params['x']!r} "
+        f"--kind={best.params['kind']}")
     assert f"* {best.trial_id} " in captured.err  # the live table, the best marked
     assert plot.read_text().startswith("<!doctype html>")
 
