@@ -339,6 +339,10 @@ def tune(
                                     f"  See it again: tfcloud status {study.study_id} --study\n"
                                     f"  Cancel it:    tfcloud cancel {study.study_id} --study", markup=False)
             raise typer.Exit(130) from None
+        except BaseException:
+            if study.info().target == "local":  # never leave the tuner running behind an error
+                study.cancel()
+            raise
         _study_outcome(study, info, plot)
     raise typer.Exit(0 if info.best_trial is not None else 1)
 
