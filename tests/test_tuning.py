@@ -180,6 +180,22 @@ def test_status_of_an_unknown_study_names_the_recent_ones(capsys: pytest.Capture
 
 
 def test_ctrl_c_cancels_the_study_and_its_running_trials(tmp_path: Path) -> None:
+    proc, study_id, jobs = _start_slow_study(tmp_path)
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(timeout=90)
+    err = proc.communicate()[1]
+    assert code == 130, err
+    assert f"Interrupted: cancelling {study_id}." in err and "Traceback" not in err
+    info = tfcloud.sdk.attach_study(study_id).info()
+    assert info.state is JobState.CANCELLED
+    assert [t.state for t in info.trials] == [JobState.CANCELLED, JobState.CANCELLED]  # no third trial started
+    backend = LocalBackend(home=os.environ["TFCLOUD_HOME"])
+    assert {backend.attach(j).info().state for j in jobs} == {JobState.CANCELLED}
+
+
+def _start_slow_study(tmp_path: Path) -> tuple[subprocess.Popen[str], str, list[str]]:
+    """`tfcloud tune` of a script that sleeps, in a child process, once both its first trials are running:
+    the process, the study id and the two trials' job ids."""
     script = tmp_path / "slow.py"
     script.write_text("import time\nprint('started', flush=True)\ntime.sleep(300)\n")
     proc = subprocess.Popen(
@@ -190,6 +206,7 @@ def test_ctrl_c_cancels_the_study_and_its_running_trials(tmp_path: Path) -> None
     backend = LocalBackend(home=os.environ["TFCLOUD_HOME"])
     deadline = time.monotonic() + 120
     jobs: list[str] = []
+    found: list[Path] = []
     while len(jobs) < 2 and time.monotonic() < deadline:  # both trials' scripts are running
         time.sleep(0.2)
         found = list(studies.glob("*/study.json")) if studies.is_dir() else []
@@ -199,14 +216,34 @@ def test_ctrl_c_cancels_the_study_and_its_running_trials(tmp_path: Path) -> None
             continue
         logs = [(t["job_id"], backend.jobs_dir / t["job_id"] / "logs" / "chief-0.log") for t in trials if t["job_id"]]
         jobs = [job for job, log in logs if log.is_file() and "started" in log.read_text(errors="replace")]
-    assert len(jobs) == 2, proc.stderr.read() if proc.poll() is not None else "no trial started"  # type: ignore[union-attr]
-    proc.send_signal(signal.SIGINT)
-    code = proc.wait(timeout=90)
-    err = proc.stderr.read()  # type: ignore[union-attr]
-    proc.stderr.close()  # type: ignore[union-attr]
-    assert code == 130, err
-    assert "Interrupted: cancelling study-" in err and "Traceback" not in err
-    info = tfcloud.sdk.attach_study(found[0].parent.name).info()
-    assert info.state is JobState.CANCELLED
-    assert [t.state for t in info.trials] == [JobState.CANCELLED, JobState.CANCELLED]  # no third trial started
+    if len(jobs) < 2:
+        proc.kill()
+        pytest.fail("no trial started: " + (proc.communicate()[1] or ""))
+    return proc, found[0].parent.name, jobs
+
+
+def test_cancel_from_another_process_stops_the_study_and_its_trials(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    proc, study_id, jobs = _start_slow_study(tmp_path)
+    try:
+        assert main(["cancel", study_id]) == 0
+        assert capsys.readouterr().out == f"{study_id}\tcancelled\n"
+        code = proc.wait(timeout=90)
+    finally:
+        proc.kill()
+        err = proc.communicate()[1]
+    assert code == 1, err  # the command that ran the study: no trial succeeded
+    backend = LocalBackend(home=os.environ["TFCLOUD_HOME"])
     assert {backend.attach(j).info().state for j in jobs} == {JobState.CANCELLED}
+
+
+def test_a_study_whose_tuner_died_reads_as_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    study_dir = Path(os.environ["TFCLOUD_HOME"]) / "studies" / "study-train-20250101-000000-abcd"
+    study_dir.mkdir(parents=True)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (study_dir / "study.json").write_text(json.dumps({
+        "study_id": study_dir.name, "target": "local", "state": "running", "metric": "acc", "goal": "maximize",
+        "params": ["n=int:1:9"], "max_trials": 4, "parallel_trials": 2, "algorithm": "default",
+        "tuner_pid": int(gone.stdout), "trials": [], "entry_point": str(tmp_path / "t.py")}))
+    assert main(["status", study_dir.name, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["state"] == "failed"
