@@ -414,15 +414,17 @@ def _print_plan(plan: Plan) -> None:
         table.add_row(Text(row.role), str(row.replicas), Text(row.machine_type), Text(row.accelerator))
     console.print(table)
     # User text (args, labels, requirements, notebook notes) is printed as plain text, never as markup.
-    plain = {"markup": False, "highlight": False}
-    console.print("Each replica runs: " + " ".join(plan.command), **plain)
-    console.print("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"), **plain)
+    def plain(text: str) -> None:
+        console.print(text, markup=False, highlight=False)
+
+    plain("Each replica runs: " + " ".join(plan.command))
+    plain("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
     if spec.job_labels:
-        console.print("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()), **plain)
+        plain("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
     for requirement in plan.requirements:
-        console.print(f"Requirement: {requirement}", **plain)
+        plain(f"Requirement: {requirement}")
     for note in plan.notes:
-        console.print(f"Note: {note}", **plain)
+        plain(f"Note: {note}")
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
 
