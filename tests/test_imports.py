@@ -34,10 +34,11 @@ def _loaded(body: str) -> list[str]:
 
 
 def test_import_tfcloud_is_light() -> None:
-    assert _loaded("import tfcloud; tfcloud.remote(); tfcloud.MachineConfig; tfcloud.run") == []
+    assert _loaded("import tfcloud; tfcloud.remote(); tfcloud.MachineConfig; tfcloud.run; tfcloud.tune; "
+                   "tfcloud.report") == []
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["submit", "--help"], ["status", "-h"], ["machines"],
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["submit", "--help"], ["tune", "--help"], ["status", "-h"], ["machines"],
                                   ["machines", "--json"]])
 def test_cli_help_is_light(argv: list[str]) -> None:
     body = (

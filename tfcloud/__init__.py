@@ -24,7 +24,8 @@ if TYPE_CHECKING:
         ValidationError,
     )
     from tfcloud.machines import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig
-    from tfcloud.sdk import Job, attach, build, list_jobs, submit
+    from tfcloud.reporting import report
+    from tfcloud.sdk import Job, attach, build, list_jobs, submit, tune
     from tfcloud.spec import DockerConfig
     from tfcloud.states import JobState
     from tfcloud.targets import LocalTarget, VertexTarget
@@ -40,7 +41,7 @@ _LAZY = {
     "COMMON_MACHINE_CONFIGS": "tfcloud.machines", "AcceleratorType": "tfcloud.machines",
     "MachineConfig": "tfcloud.machines",
     "Job": "tfcloud.sdk", "attach": "tfcloud.sdk", "build": "tfcloud.sdk", "list_jobs": "tfcloud.sdk",
-    "submit": "tfcloud.sdk",
+    "submit": "tfcloud.sdk", "tune": "tfcloud.sdk", "report": "tfcloud.reporting",
     "DockerConfig": "tfcloud.spec",
     "JobState": "tfcloud.states",
     "LocalTarget": "tfcloud.targets", "VertexTarget": "tfcloud.targets",
@@ -85,6 +86,8 @@ __all__ = [
     "build",
     "list_jobs",
     "remote",
+    "report",
     "run",
     "submit",
+    "tune",
 ]
