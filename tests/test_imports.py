@@ -38,8 +38,8 @@ def test_import_tfcloud_is_light() -> None:
                    "tfcloud.report") == []
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["submit", "--help"], ["tune", "--help"], ["status", "-h"], ["machines"],
-                                  ["machines", "--json"]])
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["submit", "--help"], ["tune", "--help"], ["status", "-h"],
+                                  ["machines"], ["machines", "--json"]])
 def test_cli_help_is_light(argv: list[str]) -> None:
     body = (
         f"sys.argv = ['tfcloud', *{argv!r}]\n"

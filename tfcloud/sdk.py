@@ -447,6 +447,7 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
         return Study(local, entry_point=str(entry_point), args=args, flags=flags)
     if spec.target.name != "vertex":
         raise ValidationError("target", "local or vertex for a tuning study", spec.target.name)
+    import tempfile
     from dataclasses import replace
 
     from tfcloud.backends.vertex_tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
