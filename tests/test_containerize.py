@@ -45,7 +45,7 @@ def test_context_holds_the_job_files_and_tfclouds_own(tmp_path: Path) -> None:
     assert "train.py" in paths and "notebook.py" in paths and ".env" not in paths
     launcher = plan.context.get(LAUNCHER_NAME)
     assert launcher is not None and launcher.data == b"# launcher\n"
-    reqs = plan.context.get(".tfcloud/requirements.txt")
+    reqs = plan.context.get(".tfcloud/requirements/requirements.txt")
     assert reqs is not None and reqs.data == (
         b"numpy==2.0\n# found in the entry point (e.g. a notebook's %pip install lines)\npandas\n")
     assert ".tfcloud/python/tfcloud/__init__.py" in paths

@@ -22,21 +22,20 @@ from tfcloud.builders import Builder
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, collect_context
 from tfcloud.dockerfile import (
     DOCKERFILE_PATH,
-    REQUIREMENTS_PATH,
+    REQUIREMENTS_DIR,
     TFCLOUD_PYTHON_DIR,
     default_base_image,
     render_dockerfile,
     tensorflow_tpu_requirement,
     tf_keras_requirement,
 )
-from tfcloud.errors import ValidationError
 from tfcloud.images import content_digest, image_name, image_uri, split_image
 from tfcloud.launcher import LAUNCHER_NAME
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Plan", "containerize", "plan_image", "tfcloud_package_files"]
+__all__ = ["Plan", "containerize", "plan_image", "requirements_files", "tfcloud_package_files"]
 
 logger = logging.getLogger("tfcloud")
 
@@ -72,20 +71,15 @@ class Plan:
     digest: str
 
 
-def _requirements(job: PreparedJob) -> bytes | None:
-    parts: list[str] = []
+def requirements_files(job: PreparedJob) -> dict[str, bytes]:
+    """The requirements the image installs, by their path in the context: the requirements file (plus the
+    entry point's own, e.g. a notebook's ``%pip install`` lines) as :data:`REQUIREMENTS_PATH`, and every file
+    it includes (``-r``/``-c``) beside it, the include lines pointing at those copies."""
+    from tfcloud.requirements import bundle_requirements
+
     req = job.spec.requirements_txt
-    if req is not None:
-        try:
-            parts.append(Path(req).read_text(encoding="utf-8").rstrip("\n"))
-        except OSError as exc:
-            raise ValidationError("requirements_txt", "a readable requirements file", str(req)) from exc
-    if job.requirements:
-        parts.append("# found in the entry point (e.g. a notebook's %pip install lines)")
-        parts.extend(job.requirements)
-    if not parts:
-        return None
-    return ("\n".join(parts) + "\n").encode()
+    files = bundle_requirements(Path(req) if req is not None else None, job.requirements)
+    return {f"{REQUIREMENTS_DIR}/{name}": data for name, data in files.items()}
 
 
 def plan_image(
@@ -103,9 +97,8 @@ def plan_image(
     script = Path(job.script).resolve()
     if script_beside_launcher(script, root):
         generated[script.name] = script.read_bytes()
-    requirements = _requirements(job)
-    if requirements is not None:
-        generated[REQUIREMENTS_PATH] = requirements
+    requirements = requirements_files(job)
+    generated.update(requirements)
     generated.update(tfcloud_package_files())
     base_image = spec.docker_config.parent_image or default_base_image(
         gpu=spec.has_gpu, tensorflow_version=tensorflow_version, tpu=spec.has_tpu
@@ -114,7 +107,7 @@ def plan_image(
     tpu_tf = tensorflow_tpu_requirement(tensorflow_version) \
         if spec.has_tpu and not spec.docker_config.parent_image else None
     tf_keras = tf_keras_requirement(tensorflow_version) if spec.strategy.needs_tf_keras else None
-    dockerfile = render_dockerfile(base_image=base_image, requirements=requirements is not None, tf_keras=tf_keras,
+    dockerfile = render_dockerfile(base_image=base_image, requirements=bool(requirements), tf_keras=tf_keras,
                                    tensorflow_tpu=tpu_tf)
     generated[DOCKERFILE_PATH] = dockerfile.encode()
     context = collect_context(root, generated=generated)
