@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import ast
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,16 +36,32 @@ from tfcloud.launcher import LAUNCHER_NAME
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Plan", "containerize", "plan_image", "requirements_files", "tfcloud_package_files"]
+__all__ = [
+    "RUNTIME_ROOTS",
+    "Plan",
+    "containerize",
+    "plan_image",
+    "requirements_files",
+    "runtime_modules",
+    "runtime_package_files",
+    "tfcloud_package_files",
+]
 
 logger = logging.getLogger("tfcloud")
 
-# Parts of tfcloud a job never needs inside its image.
+# Parts of tfcloud a job never needs inside its image (Ray's driver gets the rest: backends/ray.py).
 _PACKAGE_SKIP = {"emulator", "testing", "__pycache__"}
+
+#: What a job uses of tfcloud inside its image: ``import tfcloud`` (``remote()``, the no-op ``run()``) and the
+#: hyperparameter-tuning helpers a trial calls (``tfcloud.study``). The image carries these modules and what
+#: they import when imported (:func:`runtime_modules`); the CLI, the builders, the backends, the emulator and
+#: the templates run on the submitting machine only. A module a runtime function imports lazily belongs here.
+RUNTIME_ROOTS = ("tfcloud", "tfcloud.study")
 
 
 def tfcloud_package_files() -> dict[str, bytes]:
-    """tfcloud's own package (sources and templates), keyed by path under ``.tfcloud/python/``."""
+    """tfcloud's whole package (sources and templates), keyed by path under ``.tfcloud/python/`` (Ray's
+    driver runs tfcloud's supervisor on the cluster, so it needs more than an image)."""
     from tfcloud.templates import template_dir
 
     pkg = Path(__file__).resolve().parent
@@ -58,6 +75,79 @@ def tfcloud_package_files() -> dict[str, bytes]:
     for path in sorted(template_dir().glob("*.j2")):
         out[f"{TFCLOUD_PYTHON_DIR}/tfcloud/_templates/{path.name}"] = path.read_bytes()
     return out
+
+
+def runtime_package_files() -> dict[str, bytes]:
+    """The part of tfcloud a job's image carries (:data:`RUNTIME_ROOTS` and what they import), keyed by path
+    under ``.tfcloud/python/``."""
+    pkg = Path(__file__).resolve().parent
+    return {f"{TFCLOUD_PYTHON_DIR}/tfcloud/{path.relative_to(pkg).as_posix()}": path.read_bytes()
+            for path in runtime_modules()}
+
+
+def _module_file(pkg: Path, name: str) -> Path | None:
+    parts = name.split(".")[1:]
+    base = pkg.joinpath(*parts)
+    for candidate in (base.with_name(base.name + ".py") if parts else None, base / "__init__.py"):
+        if candidate is not None and candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports_at_import_time(tree: ast.Module, module: str, is_package: bool) -> set[str]:
+    """The tfcloud modules ``module`` imports when it is imported: its top-level imports (also inside ``if``,
+    ``try``, ``with`` and class bodies), not those in functions or under ``if TYPE_CHECKING:``."""
+    found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join(anchor + ([base] if base else []))
+                found.add(base)
+                found.update(f"{base}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.If):
+                test = ast.unparse(node.test)
+                if test not in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, (ast.Try, ast.With, ast.ClassDef)):
+                visit(node.body)
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+                visit(getattr(node, "orelse", []))
+                visit(getattr(node, "finalbody", []))
+    visit(tree.body)
+    return {name for name in found if name == "tfcloud" or name.startswith("tfcloud.")}
+
+
+def runtime_modules(roots: tuple[str, ...] = RUNTIME_ROOTS) -> list[Path]:
+    """The files of ``roots`` and of every tfcloud module they import at import time (and the packages that
+    hold them), found by reading their sources: nothing is imported."""
+    pkg = Path(__file__).resolve().parent
+    seen: dict[str, Path] = {}
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = _module_file(pkg, name)
+        if path is None:
+            continue  # `from tfcloud.x import SomeClass`: a name, not a module
+        seen[name] = path
+        parent = name.rpartition(".")[0]
+        if parent:
+            todo.append(parent)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        todo.extend(_imports_at_import_time(tree, name, path.name == "__init__.py"))
+    typed = pkg / "py.typed"
+    return sorted({*seen.values(), *([typed] if typed.is_file() else [])})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,7 +189,7 @@ def plan_image(
         generated[script.name] = script.read_bytes()
     requirements = requirements_files(job)
     generated.update(requirements)
-    generated.update(tfcloud_package_files())
+    generated.update(runtime_package_files())
     base_image = spec.docker_config.parent_image or default_base_image(
         gpu=spec.has_gpu, tensorflow_version=tensorflow_version, tpu=spec.has_tpu
     )

@@ -202,8 +202,8 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
         raise
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
-    if url:
-        console.print(f"Console: {url}", markup=False)
+    if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
+        console.print(f"{'Emulator' if url.startswith('grpc://') else 'Console'}: {url}", markup=False)
     return Job(handle, image=image, backend=backend)
 
 
