@@ -19,7 +19,7 @@ from tfcloud.console import get_console, get_error_console, verbosity
 from tfcloud.errors import TfcloudError, ValidationError
 
 if TYPE_CHECKING:
-    from tfcloud.plan import Plan
+    from tfcloud.plan import ImagePlan, Plan
     from tfcloud.sdk import JobOptions
 
 __all__ = ["app", "main"]
@@ -246,12 +246,35 @@ def build(
     context: ContextOpt = None,
     build_logs: BuildLogsOpt = False,
     no_push: Annotated[bool, typer.Option("--no-push", help="Build into the local engine only.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the image's plan (tag, base image, build "
+                                                              "context, Dockerfile); build nothing.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print it as JSON.")] = False,
 ) -> None:
     """Build (or find) the job's image and print its reference; submit nothing.
 
     The tag is a digest of everything that determines the image: unchanged code costs one look-up.
     """
     from tfcloud import sdk
+
+    if json_output and not dry_run:
+        raise ValidationError("--json", "to be given with --dry-run (it prints the plan, and builds nothing)",
+                              "<--json without --dry-run>", hint="Add --dry-run, or leave out --json.")
+    if dry_run:
+        plan = sdk.plan(entry_point, target="vertex", project=project, region=region, requirements_txt=requirements,
+                        context_dir=context, docker_config=_docker(image, parent_image, cache_from,
+                                                                   image_build_bucket),
+                        distribution_strategy=_strategy(strategy), chief_config=_machine(chief_config, "chief_config"),
+                        worker_config=_machine(worker_config, "worker_config"), worker_count=worker_count,
+                        ps_count=ps_count)
+        if json_output:
+            typer.echo(json.dumps({**(plan.image.to_dict() if plan.image else {"uri": None}),
+                                   "notes": list(plan.notes)}, indent=2))
+        else:
+            for note in plan.notes:
+                get_console().print(f"Note: {note}", markup=False, highlight=False)
+            if plan.image is not None:
+                _print_image_plan(plan.image)
+        return
 
     ref = sdk.build(entry_point, push=not no_push, build_logs=build_logs, target="vertex", project=project,
                     region=region, requirements_txt=requirements, context_dir=context,
@@ -280,16 +303,66 @@ def _print_plan(plan: Plan) -> None:
     console.print(table)
     # User text (args, labels, requirements, notebook notes) is printed as plain text, never as markup.
     plain = {"markup": False, "highlight": False}
-    console.print("Each replica runs: " + " ".join(plan.command), **plain)
+    console.print("Each replica runs: " + plan.command_line, **plain)
     console.print("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"), **plain)
     if spec.job_labels:
         console.print("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()), **plain)
     for requirement in plan.requirements:
         console.print(f"Requirement: {requirement}", **plain)
+    if plan.endpoint:
+        console.print(f"Runs on: {plan.endpoint}", **plain)
     for note in plan.notes:
         console.print(f"Note: {note}", **plain)
+    for warning in plan.warnings:
+        console.print(f"Warning: {warning}", style="yellow", **plain)
+    if plan.image is not None:
+        _print_image_plan(plan.image)
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+    if plan.script is not None:
+        console.rule(f"{spec.entry_point.name}, converted to a script")
+        console.print(plan.script.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+
+
+#: At most this many of the context's own files are listed in the text plan (--json lists every one).
+_PLAN_FILES = 40
+
+
+def _print_image_plan(image: ImagePlan) -> None:
+    """The image part of a plan: tag, base, builder, the build context's files and what was kept out, the
+    Dockerfile. tfcloud's generated files are summed up in one line each group."""
+    from tfcloud.console import get_console
+    from tfcloud.context import format_size, shown
+
+    console = get_console()
+    plain = {"markup": False, "highlight": False}
+    console.print(f"Image: {image.uri} (tag computed from the files below; nothing built)", **plain)
+    console.print(f"Base image: {image.base_image}", **plain)
+    console.print(f"Builder: {image.builder}", **plain)
+    console.print(f"Build context {shown(image.context_root)}: {len(image.files)} files, "
+                  f"{format_size(image.total_size)}", **plain)
+    own = [f for f in image.files if not f.generated]
+    for f in own[:_PLAN_FILES]:
+        console.print(f"  {shown(f.path)}  {format_size(f.size)}", **plain)
+    if len(own) > _PLAN_FILES:
+        console.print(f"  ... and {len(own) - _PLAN_FILES} more (--json lists every file)", **plain)
+    groups: dict[str, list[int]] = {}
+    for f in image.files:
+        if f.generated:
+            key = ".tfcloud/python/ (tfcloud's own package)" if f.path.startswith(".tfcloud/python/") else f.path
+            groups.setdefault(key, []).append(f.size)
+    for key, sizes in groups.items():
+        count = f"{len(sizes)} files, " if len(sizes) > 1 else ""
+        console.print(f"  {key}  {count}{format_size(sum(sizes))} (generated)", **plain)
+    for path, reason in image.kept_out:
+        console.print(f"  kept out: {shown(path)} ({reason}; secret deny-list)", style="yellow", **plain)
+    for path, reason in image.let_in:
+        console.print(f"  let in: {shown(path)} ({reason}; a `!path` line in .dockerignore)", style="yellow",
+                      **plain)
+    for path in image.dropped_links:
+        console.print(f"  dropped: {shown(path)} (a symlink that leaves the build context)", **plain)
+    console.rule("Dockerfile")
+    console.print(image.dockerfile.rstrip("\n"), **plain, soft_wrap=True)
 
 
 @app.command()

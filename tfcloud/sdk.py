@@ -181,8 +181,8 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
     """What :func:`submit` would do, submitting nothing."""
     from tfcloud.plan import make_plan
 
-    spec, _ = make_spec(entry_point, intent="plan", **options)
-    return make_plan(spec)
+    spec, settings = make_spec(entry_point, intent="plan", **options)
+    return make_plan(spec, settings=settings)
 
 
 def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **options: Unpack[JobOptions]) -> Job:
