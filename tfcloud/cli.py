@@ -302,19 +302,18 @@ def _print_plan(plan: Plan) -> None:
         table.add_row(Text(row.role), str(row.replicas), Text(row.machine_type), Text(row.accelerator))
     console.print(table)
     # User text (args, labels, requirements, notebook notes) is printed as plain text, never as markup.
-    plain = {"markup": False, "highlight": False}
-    console.print("Each replica runs: " + plan.command_line, **plain)
-    console.print("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"), **plain)
+    _say("Each replica runs: " + plan.command_line)
+    _say("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
     if spec.job_labels:
-        console.print("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()), **plain)
+        _say("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
     for requirement in plan.requirements:
-        console.print(f"Requirement: {requirement}", **plain)
+        _say(f"Requirement: {requirement}")
     if plan.endpoint:
-        console.print(f"Runs on: {plan.endpoint}", **plain)
+        _say(f"Runs on: {plan.endpoint}")
     for note in plan.notes:
-        console.print(f"Note: {note}", **plain)
+        _say(f"Note: {note}")
     for warning in plan.warnings:
-        console.print(f"Warning: {warning}", style="yellow", **plain)
+        _say(f"Warning: {warning}", style="yellow")
     if plan.image is not None:
         _print_image_plan(plan.image)
     console.rule("tfcloud_launcher.py")
@@ -324,28 +323,34 @@ def _print_plan(plan: Plan) -> None:
         console.print(plan.script.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
 
 
+def _say(text: str, *, style: str | None = None) -> None:
+    """Print user text (paths, arguments, requirements) to the console as it is: never as markup, unwrapped so
+    that commands and paths copy whole."""
+    from tfcloud.console import get_console
+
+    get_console().print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
 #: At most this many of the context's own files are listed in the text plan (--json lists every one).
 _PLAN_FILES = 40
 
 
 def _print_image_plan(image: ImagePlan) -> None:
     """The image part of a plan: tag, base, builder, the build context's files and what was kept out, the
-    Dockerfile. tfcloud's generated files are summed up in one line each group."""
+    Dockerfile. tfcloud's generated files are summed up, one line per group."""
     from tfcloud.console import get_console
     from tfcloud.context import format_size, shown
 
     console = get_console()
-    plain = {"markup": False, "highlight": False}
-    console.print(f"Image: {image.uri} (tag computed from the files below; nothing built)", **plain)
-    console.print(f"Base image: {image.base_image}", **plain)
-    console.print(f"Builder: {image.builder}", **plain)
-    console.print(f"Build context {shown(image.context_root)}: {len(image.files)} files, "
-                  f"{format_size(image.total_size)}", **plain)
+    _say(f"Image: {image.uri} (tag computed from the files below; nothing built)")
+    _say(f"Base image: {image.base_image}")
+    _say(f"Builder: {image.builder}")
+    _say(f"Build context {shown(image.context_root)}: {len(image.files)} files, {format_size(image.total_size)}")
     own = [f for f in image.files if not f.generated]
     for f in own[:_PLAN_FILES]:
-        console.print(f"  {shown(f.path)}  {format_size(f.size)}", **plain)
+        _say(f"  {shown(f.path)}  {format_size(f.size)}")
     if len(own) > _PLAN_FILES:
-        console.print(f"  ... and {len(own) - _PLAN_FILES} more (--json lists every file)", **plain)
+        _say(f"  ... and {len(own) - _PLAN_FILES} more (--json lists every file)")
     groups: dict[str, list[int]] = {}
     for f in image.files:
         if f.generated:
@@ -353,16 +358,15 @@ def _print_image_plan(image: ImagePlan) -> None:
             groups.setdefault(key, []).append(f.size)
     for key, sizes in groups.items():
         count = f"{len(sizes)} files, " if len(sizes) > 1 else ""
-        console.print(f"  {key}  {count}{format_size(sum(sizes))} (generated)", **plain)
+        _say(f"  {key}  {count}{format_size(sum(sizes))} (generated)")
     for path, reason in image.kept_out:
-        console.print(f"  kept out: {shown(path)} ({reason}; secret deny-list)", style="yellow", **plain)
+        _say(f"  kept out: {shown(path)} ({reason}; secret deny-list)", style="yellow")
     for path, reason in image.let_in:
-        console.print(f"  let in: {shown(path)} ({reason}; a `!path` line in .dockerignore)", style="yellow",
-                      **plain)
+        _say(f"  let in: {shown(path)} ({reason}; a `!path` line in .dockerignore)", style="yellow")
     for path in image.dropped_links:
-        console.print(f"  dropped: {shown(path)} (a symlink that leaves the build context)", **plain)
+        _say(f"  dropped: {shown(path)} (a symlink that leaves the build context)")
     console.rule("Dockerfile")
-    console.print(image.dockerfile.rstrip("\n"), **plain, soft_wrap=True)
+    _say(image.dockerfile.rstrip("\n"))
 
 
 @app.command()
