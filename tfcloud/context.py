@@ -390,19 +390,12 @@ def _invalid(line: str) -> bool:
     return False
 
 
-def _valid_lines(lines: list[str], source: str, *, strict: bool) -> list[str]:
-    """``lines`` of the ignore file ``source``, without the invalid ones. ``strict`` (``.dockerignore``, which
-    Docker refuses then too): an invalid line is a :class:`ValidationError` naming it; else (a
-    ``.gitignore``) it is skipped, as git does."""
+def _valid_lines(lines: list[str], source: str) -> list[str]:
+    """``lines`` of the ``.gitignore`` ``source``, without the invalid ones (skipped, as git does)."""
     out = []
     for number, line in enumerate(lines, 1):
         if not _invalid(line):
             out.append(line)
-        elif strict:
-            raise ValidationError(
-                f"{source} line {number}", "a gitwildmatch pattern", shown(line),
-                hint="Remove the line, or escape a literal `!` or `\\` with a backslash (`\\!name`).",
-            )
         else:
             logger.debug("Skipped invalid pattern in %s line %d: %r", source, number, line)
     return out
@@ -550,7 +543,7 @@ def collect_context(
     outside: list[str] = []
 
     # Each directory's rules: the defaults plus every .gitignore from the root down to it.
-    base_lines = list(DEFAULT_EXCLUDES) + _valid_lines(_read_lines(root / ".gitignore"), ".gitignore", strict=False)
+    base_lines = list(DEFAULT_EXCLUDES) + _valid_lines(_read_lines(root / ".gitignore"), ".gitignore")
     negations = docker.exclusions or _has_negation(base_lines)
 
     def excluded(rel: str, is_dir: bool, spec: Any) -> bool:
@@ -578,7 +571,7 @@ def collect_context(
         ``allowed``: the deny-list patterns of directories above that a ``!path`` line let in."""
         nonlocal negations
         if rel_dir:
-            nested = _valid_lines(_read_lines(directory / ".gitignore"), f"{rel_dir}/.gitignore", strict=False)
+            nested = _valid_lines(_read_lines(directory / ".gitignore"), f"{rel_dir}/.gitignore")
             if nested:
                 lines = lines + _rebase(nested, rel_dir)
                 spec = _spec(lines)
