@@ -544,7 +544,7 @@ def collect_context(
 
     # Each directory's rules: the defaults plus every .gitignore from the root down to it.
     base_lines = list(DEFAULT_EXCLUDES) + _valid_lines(_read_lines(root / ".gitignore"), ".gitignore")
-    negations = docker.exclusions or _has_negation(base_lines)
+    negations = _has_negation(base_lines)  # a .gitignore `!` line (the .dockerignore's: may_bring_back_under)
 
     def excluded(rel: str, is_dir: bool, spec: Any) -> bool:
         decision = docker.decide(rel)  # Docker's rules: relative to the root, the last matching line decides
@@ -622,7 +622,7 @@ def collect_context(
                     inner = allowed | {index} if index is not None else allowed
                 else:
                     inner = allowed
-                if excluded(rel, True, spec) and not negations:
+                if excluded(rel, True, spec) and not negations and not docker.may_bring_back_under(rel):
                     continue
                 walk(path, rel, lines, spec, None, inner)
                 continue
