@@ -605,6 +605,6 @@ def test_user_text_is_printed_as_it_is_not_as_markup(tmp_path: Path, capsys: pyt
     err = capsys.readouterr().err
     assert f"Plan for {script} (target: local; nothing submitted)" in err
     assert 'Script args: ["[red]x[/red]", "[/]"]' in err
-    assert "Each replica runs: python tfcloud_launcher.py [red]x[/red] [/]" in err
+    assert "Each replica runs: python tfcloud_launcher.py '[red]x[/red]' '[/]'" in err  # shell-quoted
     assert main(["submit", str(tmp_path / "[/]missing.py")]) == 2
     assert f"received '{tmp_path}/[/]missing.py'" in capsys.readouterr().err

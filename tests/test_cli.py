@@ -60,6 +60,7 @@ def test_dry_run_plan_json(script: Path, capsys: pytest.CaptureFixture[str]) -> 
     ]
     assert plan["args"] == ["--epochs", "3", "--name=a b"]
     assert plan["command"] == ["python", "tfcloud_launcher.py", "--epochs", "3", "--name=a b"]
+    assert plan["command_line"] == "python tfcloud_launcher.py --epochs 3 '--name=a b'"  # as a shell takes it
     assert plan["labels"] == {"team": "ml"}
     assert any("tf-keras" in note for note in plan["notes"])
 

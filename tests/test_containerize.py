@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from rich.console import Console
 
 from tfcloud.artifacts import ImageRef, PreparedJob
 from tfcloud.builders import Builder
-from tfcloud.containerize import containerize, plan_image, tfcloud_package_files
+from tfcloud.containerize import containerize, plan_image, runtime_package_files, tfcloud_package_files
 from tfcloud.context import BuildContext
 from tfcloud.launcher import LAUNCHER_NAME
 from tfcloud.spec import DockerConfig
@@ -45,12 +47,13 @@ def test_context_holds_the_job_files_and_tfclouds_own(tmp_path: Path) -> None:
     assert "train.py" in paths and "notebook.py" in paths and ".env" not in paths
     launcher = plan.context.get(LAUNCHER_NAME)
     assert launcher is not None and launcher.data == b"# launcher\n"
-    reqs = plan.context.get(".tfcloud/requirements.txt")
+    reqs = plan.context.get(".tfcloud/requirements/requirements.txt")
     assert reqs is not None and reqs.data == (
         b"numpy==2.0\n# found in the entry point (e.g. a notebook's %pip install lines)\npandas\n")
     assert ".tfcloud/python/tfcloud/__init__.py" in paths
-    assert ".tfcloud/python/tfcloud/_templates/launcher.py.j2" in paths
-    assert not any("/emulator/" in p or "/testing/" in p or "__pycache__" in p for p in paths)
+    assert not any("/emulator/" in p or "/testing/" in p or "__pycache__" in p or "/_templates/" in p
+                   for p in paths)
+    assert ".tfcloud/python/tfcloud/cli.py" not in paths and ".tfcloud/python/tfcloud/builders/docker.py" not in paths
     dockerfile = plan.context.get(".tfcloud/Dockerfile")
     assert dockerfile is not None and dockerfile.data == plan.dockerfile.encode()
     assert plan.dockerfile.startswith("# Dockerfile generated") and "FROM base:1\n" in plan.dockerfile
@@ -87,6 +90,32 @@ def test_package_files_are_sources_only() -> None:
     files = tfcloud_package_files()
     assert all(p.startswith(".tfcloud/python/tfcloud/") for p in files)
     assert all(p.endswith((".py", ".typed", ".j2")) for p in files)
+    runtime = runtime_package_files()
+    assert set(runtime) < set(files) and ".tfcloud/python/tfcloud/__init__.py" in runtime
+    assert sum(map(len, runtime.values())) < sum(map(len, files.values())) / 3
+
+
+def test_the_image_package_is_enough_for_a_job(tmp_path: Path) -> None:
+    # Only the trimmed package on the path: `import tfcloud`, every public name, run() and the tuning helpers
+    # work, and nothing is loaded from another tfcloud.
+    for rel, data in runtime_package_files().items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    package = tmp_path / ".tfcloud" / "python"
+    code = (
+        "import os, sys; sys.path.insert(0, sys.argv[1]); os.environ['TFCLOUD_REMOTE'] = '1'\n"
+        "import tfcloud, tfcloud.study\n"
+        "[getattr(tfcloud, name) for name in tfcloud.__all__]\n"
+        "assert tfcloud.remote() and tfcloud.run(entry_point='x.py', worker_count=2) is None\n"
+        "mods = {n: m.__file__ for n, m in sys.modules.items() if n.split('.')[0] == 'tfcloud'}\n"
+        "assert all(f.startswith(sys.argv[1]) for f in mods.values()), mods\n"
+        "print(len(mods))\n"
+    )
+    proc = subprocess.run([sys.executable, "-I", "-c", code, str(package)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) == sum(1 for p in runtime_package_files() if p.endswith(".py"))
 
 
 class Recorder:

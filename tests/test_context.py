@@ -366,7 +366,7 @@ def test_an_invalid_dockerignore_line_is_a_validation_error(tmp_path: Path) -> N
     make(tmp_path, {"train.py": "", ".dockerignore": "data/\n!\n"})
     with pytest.raises(ValidationError) as info:
         collect_context(tmp_path)
-    assert str(info.value).startswith("Invalid `.dockerignore line 2`: expected a gitwildmatch pattern, "
+    assert str(info.value).startswith("Invalid `.dockerignore line 2`: expected a pattern Docker accepts, "
                                       "received '!'.")
     (tmp_path / ".dockerignore").write_text("logs/\n\\\n")
     with pytest.raises(ValidationError, match=r"Invalid `.dockerignore line 2`: .* received '\\\\'"):

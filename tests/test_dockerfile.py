@@ -43,7 +43,7 @@ def test_requirements_come_before_the_code_and_the_entrypoint_is_exec_form() -> 
     lines = render_dockerfile(base_image="b", requirements=True, tf_keras=None).splitlines()
     order = [i for i, line in enumerate(lines) if line.startswith(("COPY .tfcloud/req", "RUN ", "COPY . "))]
     assert [lines[i].split()[0] + " " + lines[i].split()[1] for i in order] == [
-        "COPY .tfcloud/requirements.txt", "RUN python3", "COPY .",
+        "COPY .tfcloud/requirements/", "RUN python3", "COPY .",
     ]
     assert lines[-1] == 'ENTRYPOINT ["python3", "tfcloud_launcher.py"]'
     assert not any(line.startswith(("ARG", "ADD")) for line in lines)

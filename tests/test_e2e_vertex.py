@@ -5,6 +5,7 @@ outcome. The real aiplatform_v1 / logging_v2 / docker clients throughout; nothin
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -218,7 +219,8 @@ def test_sdk_run_without_stream_logs_returns_the_handle(cloud_env: str, python_b
     assert handle["docker_image"] == pool.container_spec.image_uri and "/tfcloud/" in handle["docker_image"]
     err = capsys.readouterr().err
     assert f"Submitted job {handle.job_id}." in err
-    assert f"Console: {handle.info().console_url}" in err
+    assert f"Emulator: grpc://{os.environ['TFCLOUD_EMULATOR_HOST']}/{handle.handle.name}" in err
+    assert "console.cloud.google.com" not in err
     assert handle.wait(timeout=120).state is JobState.SUCCEEDED
     assert [line.text for line in handle.logs(replica="chief-0")][-1] == "remote True ['--x', '1']"
     assert handle.info().labels["via"] == "sdk"

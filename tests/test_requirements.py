@@ -65,3 +65,41 @@ def test_unreadable_requirements_are_reported(tmp_path: Path) -> None:
     assert len(problems) == 1 and problems[0].reason.startswith("cannot be checked (not a valid requirement")
     with pytest.raises(ConfigurationError, match="does not exist"):
         check_requirements(tmp_path / "missing.txt")
+
+
+def test_bundle_copies_every_include_beside_the_top_file(tmp_path: Path) -> None:
+    from tfcloud.requirements import bundle_requirements
+
+    (tmp_path / "deps").mkdir()
+    (tmp_path / "deps" / "base.txt").write_text("-c ../constraints.txt\nnumpy\n--requirement=more/base.txt\n")
+    (tmp_path / "deps" / "more").mkdir()
+    (tmp_path / "deps" / "more" / "base.txt").write_text("rich\n-r ../base.txt\n")  # a cycle, and a second base.txt
+    (tmp_path / "constraints.txt").write_text("numpy<3\n")
+    top = tmp_path / "requirements.txt"
+    top.write_text("-r deps/base.txt\n-rdeps/more/base.txt  # again\n-r https://example.invalid/r.txt\npandas\n")
+    files = bundle_requirements(top, ["scipy"])
+    assert files == {
+        "requirements.txt": b"-r base.txt\n-r2-base.txt  # again\n-r https://example.invalid/r.txt\npandas\n"
+                            b"# found in the entry point (e.g. a notebook's %pip install lines)\nscipy\n",
+        "2-base.txt": b"rich\n-r base.txt\n",
+        "base.txt": b"-c constraints.txt\nnumpy\n--requirement=2-base.txt\n",
+        "constraints.txt": b"numpy<3\n",
+    }
+    assert bundle_requirements(None) == {}
+    assert bundle_requirements(None, ["x"]) == {
+        "requirements.txt": b"# found in the entry point (e.g. a notebook's %pip install lines)\nx\n"}
+
+
+def test_a_missing_constraints_file_is_a_validation_error(tmp_path: Path) -> None:
+    from tfcloud.errors import ValidationError
+    from tfcloud.requirements import validate_requirements_file
+
+    top = tmp_path / "requirements.txt"
+    top.write_text("numpy\n-c constraints.txt\n")
+    with pytest.raises(ValidationError) as info:
+        validate_requirements_file(top)
+    assert str(info.value).splitlines()[0] == (
+        "Invalid `requirements_txt`: expected includes (-r FILE, -c FILE) of existing files, received "
+        "<requirements.txt:2: '-c constraints.txt'>.")
+    (tmp_path / "constraints.txt").write_text("numpy<3\n")
+    validate_requirements_file(top)

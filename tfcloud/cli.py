@@ -22,7 +22,7 @@ from tfcloud.console import get_console, get_error_console, verbosity
 from tfcloud.errors import TfcloudError, ValidationError
 
 if TYPE_CHECKING:
-    from tfcloud.plan import Plan
+    from tfcloud.plan import ImagePlan, Plan
     from tfcloud.sdk import JobOptions
     from tfcloud.study import StudyInfo
 
@@ -323,6 +323,9 @@ def build(
     context: ContextOpt = None,
     build_logs: BuildLogsOpt = False,
     no_push: Annotated[bool, typer.Option("--no-push", help="Build into the local engine only.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the image's plan (tag, base image, build "
+                                                              "context, Dockerfile); build nothing.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print it as JSON.")] = False,
 ) -> None:
     """Build (or find) the job's image and print its reference; submit nothing.
 
@@ -330,14 +333,30 @@ def build(
     """
     from tfcloud import sdk
 
+    if json_output and not dry_run:
+        raise ValidationError("--json", "to be given with --dry-run (it prints the plan, and builds nothing)",
+                              "<--json without --dry-run>", hint="Add --dry-run, or leave out --json.")
+    options = _leave_defaults(ctx, {
+        "requirements_txt": requirements, "distribution_strategy": _strategy(strategy),
+        "chief_config": _machine(chief_config, "chief_config"),
+        "worker_config": _machine(worker_config, "worker_config"), "worker_count": worker_count,
+        "ps_count": ps_count})
+    docker_config = _docker(image, parent_image, cache_from, image_build_bucket)
+    if dry_run:
+        plan = sdk.plan(entry_point, target="vertex", project=project, region=region, context_dir=context,
+                        docker_config=docker_config, **options)
+        if json_output:
+            typer.echo(json.dumps({**(plan.image.to_dict() if plan.image else {"uri": None}),
+                                   "notes": list(plan.notes)}, indent=2))
+        else:
+            for note in plan.notes:
+                get_console().print(f"Note: {note}", markup=False, highlight=False)
+            if plan.image is not None:
+                _print_image_plan(plan.image)
+        return
+
     ref = sdk.build(entry_point, push=not no_push, build_logs=build_logs, target="vertex", project=project,
-                    region=region, context_dir=context,
-                    docker_config=_docker(image, parent_image, cache_from, image_build_bucket),
-                    **_leave_defaults(ctx, {
-                        "requirements_txt": requirements, "distribution_strategy": _strategy(strategy),
-                        "chief_config": _machine(chief_config, "chief_config"),
-                        "worker_config": _machine(worker_config, "worker_config"), "worker_count": worker_count,
-                        "ps_count": ps_count}))
+                    region=region, context_dir=context, docker_config=docker_config, **options)
     typer.echo(ref.uri)
 
 
@@ -492,23 +511,75 @@ def _print_plan(plan: "Plan") -> None:
         table.add_row(Text(row.role), str(row.replicas), Text(row.machine_type), Text(row.accelerator))
     console.print(table)
     # User text (args, labels, requirements, notebook notes) is printed as plain text, never as markup.
-    def plain(text: str) -> None:
-        console.print(text, markup=False, highlight=False)
-
-    plain("Each replica runs: " + " ".join(plan.command))
-    plain("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
+    _say("Each replica runs: " + plan.command_line)
+    _say("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
     if spec.job_labels:
-        plain("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
+        _say("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
     for requirement in plan.requirements:
-        plain(f"Requirement: {requirement}")
+        _say(f"Requirement: {requirement}")
+    if plan.endpoint:
+        _say(f"Runs on: {plan.endpoint}")
     for note in plan.notes:
-        plain(f"Note: {note}")
+        _say(f"Note: {note}")
     for name, source in plan.sources.items():  # where each setting not left at its default came from
         value = source["value"]
         shown = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else value
-        plain(f"Setting: {name} = {shown} (from {source['from']})")
+        _say(f"Setting: {name} = {shown} (from {source['from']})")
+    for warning in plan.warnings:
+        _say(f"Warning: {warning}", style="yellow")
+    if plan.image is not None:
+        _print_image_plan(plan.image)
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+    if plan.script is not None:
+        console.rule(f"{spec.entry_point.name}, converted to a script")
+        console.print(plan.script.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+
+
+def _say(text: str, *, style: str | None = None) -> None:
+    """Print user text (paths, arguments, requirements) to the console as it is: never as markup, unwrapped so
+    that commands and paths copy whole."""
+    from tfcloud.console import get_console
+
+    get_console().print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+#: At most this many of the context's own files are listed in the text plan (--json lists every one).
+_PLAN_FILES = 40
+
+
+def _print_image_plan(image: "ImagePlan") -> None:
+    """The image part of a plan: tag, base, builder, the build context's files and what was kept out, the
+    Dockerfile. tfcloud's generated files are summed up, one line per group."""
+    from tfcloud.console import get_console
+    from tfcloud.context import format_size, shown
+
+    console = get_console()
+    _say(f"Image: {image.uri} (tag computed from the files below; nothing built)")
+    _say(f"Base image: {image.base_image}")
+    _say(f"Builder: {image.builder}")
+    _say(f"Build context {shown(image.context_root)}: {len(image.files)} files, {format_size(image.total_size)}")
+    own = [f for f in image.files if not f.generated]
+    for f in own[:_PLAN_FILES]:
+        _say(f"  {shown(f.path)}  {format_size(f.size)}")
+    if len(own) > _PLAN_FILES:
+        _say(f"  ... and {len(own) - _PLAN_FILES} more (--json lists every file)")
+    groups: dict[str, list[int]] = {}
+    for f in image.files:
+        if f.generated:
+            key = ".tfcloud/python/ (tfcloud's own package)" if f.path.startswith(".tfcloud/python/") else f.path
+            groups.setdefault(key, []).append(f.size)
+    for key, sizes in groups.items():
+        count = f"{len(sizes)} files, " if len(sizes) > 1 else ""
+        _say(f"  {key}  {count}{format_size(sum(sizes))} (generated)")
+    for path, reason in image.kept_out:
+        _say(f"  kept out: {shown(path)} ({reason}; secret deny-list)", style="yellow")
+    for path, reason in image.let_in:
+        _say(f"  let in: {shown(path)} ({reason}; a `!path` line in .dockerignore)", style="yellow")
+    for path in image.dropped_links:
+        _say(f"  dropped: {shown(path)} (a symlink that leaves the build context)")
+    console.rule("Dockerfile")
+    _say(image.dockerfile.rstrip("\n"))
 
 
 @app.command()

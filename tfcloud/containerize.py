@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import ast
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,30 +23,45 @@ from tfcloud.builders import Builder
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, collect_context
 from tfcloud.dockerfile import (
     DOCKERFILE_PATH,
-    REQUIREMENTS_PATH,
+    REQUIREMENTS_DIR,
     TFCLOUD_PYTHON_DIR,
     default_base_image,
     render_dockerfile,
     tensorflow_tpu_requirement,
     tf_keras_requirement,
 )
-from tfcloud.errors import ValidationError
 from tfcloud.images import content_digest, image_name, image_uri, split_image
 from tfcloud.launcher import LAUNCHER_NAME
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Plan", "containerize", "plan_image", "tfcloud_package_files"]
+__all__ = [
+    "RUNTIME_ROOTS",
+    "Plan",
+    "containerize",
+    "plan_image",
+    "requirements_files",
+    "runtime_modules",
+    "runtime_package_files",
+    "tfcloud_package_files",
+]
 
 logger = logging.getLogger("tfcloud")
 
-# Parts of tfcloud a job never needs inside its image.
+# Parts of tfcloud a job never needs inside its image (Ray's driver gets the rest: backends/ray.py).
 _PACKAGE_SKIP = {"emulator", "testing", "__pycache__"}
+
+#: What a job uses of tfcloud inside its image: ``import tfcloud`` (``remote()``, the no-op ``run()``) and the
+#: hyperparameter-tuning helpers a trial calls (``tfcloud.study``). The image carries these modules and what
+#: they import when imported (:func:`runtime_modules`); the CLI, the builders, the backends, the emulator and
+#: the templates run on the submitting machine only. A module a runtime function imports lazily belongs here.
+RUNTIME_ROOTS = ("tfcloud", "tfcloud.study", "tfcloud.reporting")
 
 
 def tfcloud_package_files() -> dict[str, bytes]:
-    """tfcloud's own package (sources and templates), keyed by path under ``.tfcloud/python/``."""
+    """tfcloud's whole package (sources and templates), keyed by path under ``.tfcloud/python/`` (Ray's
+    driver runs tfcloud's supervisor on the cluster, so it needs more than an image)."""
     from tfcloud.templates import template_dir
 
     pkg = Path(__file__).resolve().parent
@@ -61,6 +77,79 @@ def tfcloud_package_files() -> dict[str, bytes]:
     return out
 
 
+def runtime_package_files() -> dict[str, bytes]:
+    """The part of tfcloud a job's image carries (:data:`RUNTIME_ROOTS` and what they import), keyed by path
+    under ``.tfcloud/python/``."""
+    pkg = Path(__file__).resolve().parent
+    return {f"{TFCLOUD_PYTHON_DIR}/tfcloud/{path.relative_to(pkg).as_posix()}": path.read_bytes()
+            for path in runtime_modules()}
+
+
+def _module_file(pkg: Path, name: str) -> Path | None:
+    parts = name.split(".")[1:]
+    base = pkg.joinpath(*parts)
+    for candidate in (base.with_name(base.name + ".py") if parts else None, base / "__init__.py"):
+        if candidate is not None and candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports_at_import_time(tree: ast.Module, module: str, is_package: bool) -> set[str]:
+    """The tfcloud modules ``module`` imports when it is imported: its top-level imports (also inside ``if``,
+    ``try``, ``with`` and class bodies), not those in functions or under ``if TYPE_CHECKING:``."""
+    found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join(anchor + ([base] if base else []))
+                found.add(base)
+                found.update(f"{base}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.If):
+                test = ast.unparse(node.test)
+                if test not in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, (ast.Try, ast.With, ast.ClassDef)):
+                visit(node.body)
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+                visit(getattr(node, "orelse", []))
+                visit(getattr(node, "finalbody", []))
+    visit(tree.body)
+    return {name for name in found if name == "tfcloud" or name.startswith("tfcloud.")}
+
+
+def runtime_modules(roots: tuple[str, ...] = RUNTIME_ROOTS) -> list[Path]:
+    """The files of ``roots`` and of every tfcloud module they import at import time (and the packages that
+    hold them), found by reading their sources: nothing is imported."""
+    pkg = Path(__file__).resolve().parent
+    seen: dict[str, Path] = {}
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = _module_file(pkg, name)
+        if path is None:
+            continue  # `from tfcloud.x import SomeClass`: a name, not a module
+        seen[name] = path
+        parent = name.rpartition(".")[0]
+        if parent:
+            todo.append(parent)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        todo.extend(_imports_at_import_time(tree, name, path.name == "__init__.py"))
+    typed = pkg / "py.typed"
+    return sorted({*seen.values(), *([typed] if typed.is_file() else [])})
+
+
 @dataclass(frozen=True, kw_only=True)
 class Plan:
     """What :func:`containerize` will build: the context, the Dockerfile, the base image and the tag."""
@@ -72,20 +161,15 @@ class Plan:
     digest: str
 
 
-def _requirements(job: PreparedJob) -> bytes | None:
-    parts: list[str] = []
+def requirements_files(job: PreparedJob) -> dict[str, bytes]:
+    """The requirements the image installs, by their path in the context: the requirements file (plus the
+    entry point's own, e.g. a notebook's ``%pip install`` lines) as :data:`REQUIREMENTS_PATH`, and every file
+    it includes (``-r``/``-c``) beside it, the include lines pointing at those copies."""
+    from tfcloud.requirements import bundle_requirements
+
     req = job.spec.requirements_txt
-    if req is not None:
-        try:
-            parts.append(Path(req).read_text(encoding="utf-8").rstrip("\n"))
-        except OSError as exc:
-            raise ValidationError("requirements_txt", "a readable requirements file", str(req)) from exc
-    if job.requirements:
-        parts.append("# found in the entry point (e.g. a notebook's %pip install lines)")
-        parts.extend(job.requirements)
-    if not parts:
-        return None
-    return ("\n".join(parts) + "\n").encode()
+    files = bundle_requirements(Path(req) if req is not None else None, job.requirements)
+    return {f"{REQUIREMENTS_DIR}/{name}": data for name, data in files.items()}
 
 
 def plan_image(
@@ -103,10 +187,9 @@ def plan_image(
     script = Path(job.script).resolve()
     if script_beside_launcher(script, root):
         generated[script.name] = script.read_bytes()
-    requirements = _requirements(job)
-    if requirements is not None:
-        generated[REQUIREMENTS_PATH] = requirements
-    generated.update(tfcloud_package_files())
+    requirements = requirements_files(job)
+    generated.update(requirements)
+    generated.update(runtime_package_files())
     base_image = spec.docker_config.parent_image or default_base_image(
         gpu=spec.has_gpu, tensorflow_version=tensorflow_version, tpu=spec.has_tpu
     )
@@ -114,7 +197,7 @@ def plan_image(
     tpu_tf = tensorflow_tpu_requirement(tensorflow_version) \
         if spec.has_tpu and not spec.docker_config.parent_image else None
     tf_keras = tf_keras_requirement(tensorflow_version) if spec.strategy.needs_tf_keras else None
-    dockerfile = render_dockerfile(base_image=base_image, requirements=requirements is not None, tf_keras=tf_keras,
+    dockerfile = render_dockerfile(base_image=base_image, requirements=bool(requirements), tf_keras=tf_keras,
                                    tensorflow_tpu=tpu_tf)
     generated[DOCKERFILE_PATH] = dockerfile.encode()
     context = collect_context(root, generated=generated)

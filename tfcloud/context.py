@@ -6,13 +6,16 @@ job needs. In order:
 1. **Default excludes** (:data:`DEFAULT_EXCLUDES`): version control, virtualenvs (any directory holding a
    ``pyvenv.cfg`` or ``conda-meta``, whatever its name), caches, ``.ipynb_checkpoints``, build outputs.
    A ``!pattern`` in ``.dockerignore`` can bring back the pattern-based ones (not virtualenvs).
-2. **Ignore files**: every ``.gitignore`` (the root's and nested ones, relative to their directory), then the
-   root's ``.dockerignore``, which has the last word. Both use gitwildmatch semantics (pathspec).
+2. **Ignore files**: every ``.gitignore`` (the root's and nested ones, relative to their directory), with
+   gitignore's rules (pathspec's gitwildmatch); then the root's ``.dockerignore``, with Docker's own rules
+   (:mod:`tfcloud.dockerignore`: patterns relative to the root, so ``*.csv`` keeps ``data/x.csv``), which has
+   the last word wherever one of its lines matches.
 3. **Secret deny-list** (:data:`SECRET_PATTERNS`, plus what :func:`_sniff_secret` finds by content: private
    keys, JSON keys of any size, token-shaped lines in rc files): kept out whatever the ignore files say, and
    named in :attr:`BuildContext.secrets`, unless a ``!path`` line of ``.dockerignore`` without wildcards
-   names the file (then it is named in :attr:`BuildContext.let_in`). An invalid ``.dockerignore`` line is a
-   :class:`ValidationError`; an invalid ``.gitignore`` line is skipped, as git does.
+   names the file or a directory above it (then it is named in :attr:`BuildContext.let_in`). A
+   ``.dockerignore`` line Docker refuses is a :class:`ValidationError`; an invalid ``.gitignore`` line is
+   skipped, as git does.
 4. **Symlinks** inside the tree are kept as links; links that leave the tree (or dangle) are dropped and
    named in :attr:`BuildContext.outside_links`.
 
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from tfcloud.dockerignore import DockerIgnore, DockerIgnoreError, DockerPattern
 from tfcloud.errors import BuildError, ValidationError
 
 __all__ = [
@@ -178,7 +182,6 @@ _TOKEN_SHAPE = re.compile(
     rb"xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|"
     rb"ya29\.[0-9A-Za-z_-]{20,})"
 )
-_WILDCARD = re.compile(r"(?<!\\)[*?\[]")
 _NESTED_SET = re.compile(r"\[\[|--|&&|~~|\|\|")  # what `re` calls a possible nested set or set operation
 
 _FILE_MODE = 0o644
@@ -387,19 +390,12 @@ def _invalid(line: str) -> bool:
     return False
 
 
-def _valid_lines(lines: list[str], source: str, *, strict: bool) -> list[str]:
-    """``lines`` of the ignore file ``source``, without the invalid ones. ``strict`` (``.dockerignore``, which
-    Docker refuses then too): an invalid line is a :class:`ValidationError` naming it; else (a
-    ``.gitignore``) it is skipped, as git does."""
+def _valid_lines(lines: list[str], source: str) -> list[str]:
+    """``lines`` of the ``.gitignore`` ``source``, without the invalid ones (skipped, as git does)."""
     out = []
     for number, line in enumerate(lines, 1):
         if not _invalid(line):
             out.append(line)
-        elif strict:
-            raise ValidationError(
-                f"{source} line {number}", "a gitwildmatch pattern", shown(line),
-                hint="Remove the line, or escape a literal `!` or `\\` with a backslash (`\\!name`).",
-            )
         else:
             logger.debug("Skipped invalid pattern in %s line %d: %r", source, number, line)
     return out
@@ -490,17 +486,21 @@ def _sniff_secret(path: Path, size: int) -> str | None:
     return None
 
 
-def _overrides(dockerignore: list[str]) -> list[str]:
-    """The ``!path`` lines of ``.dockerignore`` without wildcards (without their ``!``): they let what they
-    name in despite the deny-list (a ``!*.json`` does not)."""
-    out = []
-    for raw in dockerignore:
-        line = raw.strip()
-        body = line[1:]
-        if line.startswith("!") and body and not body.startswith("!") and not _WILDCARD.search(body) \
-                and not _invalid(body):
-            out.append(body)
-    return out
+def _dockerignore(path: Path) -> DockerIgnore:
+    """The root's ``.dockerignore`` (Docker's rules, :mod:`tfcloud.dockerignore`); a line Docker refuses is a
+    :class:`ValidationError` naming it."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return DockerIgnore(patterns=())
+    try:
+        return DockerIgnore.parse(text)
+    except DockerIgnoreError as exc:
+        raise ValidationError(
+            f".dockerignore line {exc.number}", "a pattern Docker accepts", shown(exc.line),
+            hint=f"Docker refuses {exc.reason}. Remove the line, or escape a literal `!`, `[` or `\\` with a backslash "
+                 "(`\\!name`); see docs/containers.md.",
+        ) from None
 
 
 def shown(path: str) -> str:
@@ -529,11 +529,11 @@ def collect_context(
         raise ValidationError("context", "an existing directory", str(root))
     root = root.resolve()
 
-    dockerignore = _valid_lines(_read_lines(root / ".dockerignore"), ".dockerignore", strict=True)
-    docker_spec = _spec(dockerignore) if dockerignore else None
-    override_lines = _overrides(dockerignore)
-    overrides = _spec(override_lines) if override_lines else None
-    override_lines = [line.lstrip("/") for line in override_lines]
+    docker = _dockerignore(root / ".dockerignore")
+    # `!path` lines without wildcards let in what they name despite the deny-list (a `!*.json` does not)
+    override_lines = [p.literal for p in docker.patterns if p.exclusion and p.literal is not None]
+    overrides = DockerIgnore(patterns=tuple(DockerPattern.compile(_glob_escape(line), exclusion=False)
+                                            for line in override_lines))
     secret_spec = _secret_spec()
     secret_reasons = [r for _, r in SECRET_PATTERNS]
 
@@ -543,19 +543,17 @@ def collect_context(
     outside: list[str] = []
 
     # Each directory's rules: the defaults plus every .gitignore from the root down to it.
-    base_lines = list(DEFAULT_EXCLUDES) + _valid_lines(_read_lines(root / ".gitignore"), ".gitignore", strict=False)
-    negations = _has_negation(dockerignore) or _has_negation(base_lines)
+    base_lines = list(DEFAULT_EXCLUDES) + _valid_lines(_read_lines(root / ".gitignore"), ".gitignore")
+    negations = _has_negation(base_lines)  # a .gitignore `!` line (the .dockerignore's: may_bring_back_under)
 
     def excluded(rel: str, is_dir: bool, spec: Any) -> bool:
-        probe = rel + "/" if is_dir else rel
-        if docker_spec is not None:
-            res = docker_spec.check_file(probe)
-            if res.index is not None:
-                return bool(res.include)
-        return bool(spec.match_file(probe))
+        decision = docker.decide(rel)  # Docker's rules: relative to the root, the last matching line decides
+        if decision is not None:
+            return decision
+        return bool(spec.match_file(rel + "/" if is_dir else rel))
 
     def overridden(rel: str, is_dir: bool) -> bool:
-        return overrides is not None and bool(overrides.match_file(rel + "/" if is_dir else rel))
+        return overrides.decide(rel) is True
 
     def secret(rel: str, is_dir: bool, reason: str | None) -> bool:
         """Record a deny-listed entry (kept out, or let in by a ``!path`` line); True when it is kept out."""
@@ -573,7 +571,7 @@ def collect_context(
         ``allowed``: the deny-list patterns of directories above that a ``!path`` line let in."""
         nonlocal negations
         if rel_dir:
-            nested = _valid_lines(_read_lines(directory / ".gitignore"), f"{rel_dir}/.gitignore", strict=False)
+            nested = _valid_lines(_read_lines(directory / ".gitignore"), f"{rel_dir}/.gitignore")
             if nested:
                 lines = lines + _rebase(nested, rel_dir)
                 spec = _spec(lines)
@@ -608,7 +606,7 @@ def collect_context(
                     continue
                 reason = inherited or _secret_reason(rel, True, secret_spec, secret_reasons, allowed)
                 if reason is not None and not overridden(rel, True):
-                    if any(o.startswith(rel + "/") or "/" not in o.rstrip("/") for o in override_lines):
+                    if any(o.startswith(rel + "/") for o in override_lines):
                         # a !path line may name something inside: look, and if it does not, name the directory
                         kept, taken = len(secrets), len(let_in)
                         walk(path, rel, lines, spec, reason, allowed)
@@ -624,7 +622,7 @@ def collect_context(
                     inner = allowed | {index} if index is not None else allowed
                 else:
                     inner = allowed
-                if excluded(rel, True, spec) and not negations:
+                if excluded(rel, True, spec) and not negations and not docker.may_bring_back_under(rel):
                     continue
                 walk(path, rel, lines, spec, None, inner)
                 continue

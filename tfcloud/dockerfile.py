@@ -18,6 +18,7 @@ from tfcloud.templates import render
 __all__ = [
     "DOCKERFILE_PATH",
     "IMAGE_WORKDIR",
+    "REQUIREMENTS_DIR",
     "REQUIREMENTS_PATH",
     "TFCLOUD_PYTHON_DIR",
     "default_base_image",
@@ -29,7 +30,8 @@ __all__ = [
 
 #: Where tfcloud's generated files live in the build context.
 DOCKERFILE_PATH = ".tfcloud/Dockerfile"
-REQUIREMENTS_PATH = ".tfcloud/requirements.txt"
+REQUIREMENTS_DIR = ".tfcloud/requirements"  # the requirements file and the files it includes (-r, -c)
+REQUIREMENTS_PATH = f"{REQUIREMENTS_DIR}/requirements.txt"
 TFCLOUD_PYTHON_DIR = ".tfcloud/python"
 #: The job's working directory inside the image.
 IMAGE_WORKDIR = "/app"
@@ -101,10 +103,11 @@ def render_dockerfile(
 ) -> str:
     """The Dockerfile's text.
 
-    ``requirements``: the context has :data:`REQUIREMENTS_PATH`; ``tf_keras``: the requirement to install
-    when the base image lacks tf-keras (None when the launcher does not need it); tfcloud's package is
-    expected under :data:`TFCLOUD_PYTHON_DIR` in the context. ``tensorflow_tpu``: the TensorFlow-for-TPU
-    requirement to install first, with libtpu from :data:`LIBTPU_INDEX` (TPU jobs on :data:`TPU_BASE_IMAGE`).
+    ``requirements``: the context has :data:`REQUIREMENTS_PATH` (and the files it includes, beside it);
+    ``tf_keras``: the requirement to install when the base image lacks tf-keras (None when the launcher does
+    not need it); tfcloud's package is expected under :data:`TFCLOUD_PYTHON_DIR` in the context.
+    ``tensorflow_tpu``: the TensorFlow-for-TPU requirement to install first, with libtpu from
+    :data:`LIBTPU_INDEX` (TPU jobs on :data:`TPU_BASE_IMAGE`).
     """
     return render(
         "Dockerfile.j2",

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from tfcloud.backends.base import Backend, JobHandle
     from tfcloud.builders import Builder
 
-__all__ = ["EntryPoint", "build_image", "make_builder", "prepare", "prepare_entry_point", "submit"]
+__all__ = ["EntryPoint", "build_image", "image_repository", "make_builder", "prepare", "prepare_entry_point",
+           "submit"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,6 +133,12 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
                 job, settings, console=console, build_logs=build_logs, push=not local,
                 repository=_local_repository(spec, settings) if local else None))
         return backend.submit(job), job.image
+
+
+def image_repository(spec: JobSpec, settings: Settings) -> str:
+    """Where the job's image is named: a local ``--container`` job's in the local engine, else the registry it
+    is pushed to. Raises :class:`~tfcloud.errors.ConfigurationError` when there is none."""
+    return _local_repository(spec, settings) if spec.target.name == "local" else _repository(spec, settings)
 
 
 def _local_repository(spec: JobSpec, settings: Settings) -> str:

@@ -9,6 +9,8 @@ version, with the ``pip install`` command that fixes it.
 Understood in a requirements file: one requirement per line (PEP 508, with extras, version specifiers and
 environment markers), comments, blank lines, ``\\`` continuations, ``-r``/``--requirement`` includes.
 Other options (``--index-url``, ``-c``, ``--hash`` ...) are ignored here.
+:func:`bundle_requirements` gathers the file and every file it includes (``-r``, ``-c``) for an image, each
+include rewritten to the copy beside it, so that pip inside the build reads the same requirements.
 :func:`validate_requirements_file` (called by validation, before anything is built) refuses a file that
 is not UTF-8 text, a line that is neither a requirement, a URL or path, nor one of pip's requirement-file
 options, and an include that does not exist. Editable installs (``-e``) and bare paths
@@ -19,6 +21,7 @@ checked, only the distribution itself.
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import shlex
 import sys
 from collections.abc import Iterable, Sequence
@@ -28,7 +31,9 @@ from pathlib import Path
 from tfcloud.errors import ConfigurationError, ValidationError
 
 __all__ = [
+    "MAIN_FILE",
     "Problem",
+    "bundle_requirements",
     "check_requirements",
     "ensure_requirements",
     "parse_requirements_file",
@@ -215,10 +220,72 @@ def validate_requirements_file(path: Path, *, _seen: frozenset[Path] = frozenset
     for number, text in _logical_lines(path):
         source = f"{path.name}:{number}"
         _check_line(text, source)
-        if text.startswith(("-r", "--requirement")):
-            target = text.removeprefix("--requirement").removeprefix("-r").lstrip(" =")
+        if text.startswith(("-r", "--requirement", "-c", "--constraint")):
+            target = text.split(None, 1)[-1] if " " in text else text
+            for option in ("--requirement", "--constraint", "-r", "-c"):
+                target = target.removeprefix(option)
+            target = target.lstrip(" =")
+            if "://" in target:
+                continue  # pip fetches it
             include = path.parent / target
             if not target or not include.is_file():
-                raise ValidationError("requirements_txt", "includes (-r FILE) of existing files",
+                raise ValidationError("requirements_txt", "includes (-r FILE, -c FILE) of existing files",
                                       f"<{source}: {text!r}>", hint=f"No file at {include}.")
             validate_requirements_file(include, _seen=_seen | {path})
+
+
+#: The name of the top requirements file in a bundle (:func:`bundle_requirements`).
+MAIN_FILE = "requirements.txt"
+#: An include line: ``-r FILE``, ``-rFILE``, ``--requirement=FILE``, ``-c FILE``, ``--constraint FILE``.
+_INCLUDE = re.compile(r"^(?P<head>\s*(?:--requirement|--constraint|-r|-c)(?:\s*=\s*|\s+|(?=[^\s=-])))"
+                      r"(?P<path>\S+)(?P<rest>.*)$")
+
+
+def bundle_requirements(requirements_txt: Path | None, extra: Sequence[str] = ()) -> dict[str, bytes]:
+    """The files pip needs to install ``requirements_txt`` (and ``extra`` requirement lines, appended to it)
+    somewhere else: ``{name: content}``, all in one directory. :data:`MAIN_FILE` is the top file; every file
+    it includes with ``-r``/``-c`` (recursively; URLs stay as they are) is copied beside it under its own name
+    (numbered when two share one) and the include line is rewritten to that name. Empty when there is
+    nothing to install."""
+    out: dict[str, bytes] = {}
+    names: dict[Path, str] = {}
+
+    def name_for(path: Path) -> str:
+        if path in names:
+            return names[path]
+        name = path.name
+        n = 1
+        while name in out or name in names.values() or name == MAIN_FILE:
+            n += 1
+            name = f"{n}-{path.name}"
+        names[path] = name
+        out[name] = b""  # reserved; written below
+        out[name] = add(path)
+        return name
+
+    def add(path: Path) -> bytes:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValidationError("requirements_txt", "a readable requirements file", str(path)) from exc
+        lines = []
+        for line in text.splitlines():
+            match = _INCLUDE.match(line)
+            target = match["path"] if match else ""
+            if match and "://" not in target and "$" not in target and (path.parent / target).is_file():
+                line = match["head"] + name_for((path.parent / target).resolve()) + match["rest"]
+            lines.append(line)
+        return ("\n".join(lines) + "\n").encode() if lines else b""
+
+    parts: list[bytes] = []
+    if requirements_txt is not None:
+        top = Path(requirements_txt).resolve()
+        names[top] = MAIN_FILE
+        parts.append(add(top))
+    if extra:
+        parts.append(("# found in the entry point (e.g. a notebook's %pip install lines)\n"
+                      + "".join(f"{r}\n" for r in extra)).encode())
+    if not parts:
+        return {}
+    out[MAIN_FILE] = b"".join(parts)
+    return {MAIN_FILE: out.pop(MAIN_FILE), **dict(sorted(out.items()))}

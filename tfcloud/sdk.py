@@ -194,7 +194,7 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
     values = {**{name: getattr(settings, name) for name in settings.sources if hasattr(settings, name)},
               **settings.job_defaults}
     sources = {name: {"value": values.get(name), "from": origin} for name, origin in settings.sources.items()}
-    return dataclasses.replace(make_plan(spec), sources=sources)
+    return dataclasses.replace(make_plan(spec, settings=settings), sources=sources)
 
 
 def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **options: Unpack[JobOptions]) -> Job:
@@ -214,8 +214,8 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
         raise
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
-    if url:
-        console.print(f"Console: {url}", markup=False)
+    if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
+        console.print(f"{'Emulator' if url.startswith('grpc://') else 'Console'}: {url}", markup=False)
     return Job(handle, image=image, backend=backend)
 
 

@@ -20,7 +20,10 @@ from tfcloud.errors import ValidationError
 from tfcloud.machines import MachineConfig
 from tfcloud.spec import Strategy
 
-__all__ = ["STRATEGY_ALIASES", "choose_strategy", "one_device_name", "parse_strategy"]
+__all__ = ["EXPLICIT", "STRATEGY_ALIASES", "choose_strategy", "one_device_name", "parse_strategy"]
+
+#: The reason of a strategy the user named (any other reason means it was chosen for them: "auto").
+EXPLICIT = "chosen explicitly"
 
 #: Names accepted for ``distribution_strategy``, besides ``"auto"`` and ``None``: compared in lowercase without
 #: ``_`` or ``-``, so ``multi_worker_mirrored``, ``MultiWorkerMirrored`` and ``MultiWorkerMirroredStrategy`` match.
@@ -69,7 +72,7 @@ def choose_strategy(
         _check_explicit(requested, worker=worker, worker_count=worker_count, ps_count=ps_count)
         if requested is Strategy.NONE:
             return requested, "distribution_strategy=None: the script sets up its own strategy"
-        return requested, "chosen explicitly"
+        return requested, EXPLICIT
     if ps_count > 0:
         return Strategy.PARAMETER_SERVER, f"{ps_count} parameter server(s) requested"
     if worker is not None and worker_count > 0 and worker.is_tpu:

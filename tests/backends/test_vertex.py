@@ -214,6 +214,15 @@ def vertex_env(emulator: object, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TFCLOUD_TARGET", "vertex")
 
 
+def test_the_console_link_names_the_real_console_or_the_emulator() -> None:
+    from tfcloud.backends.vertex import console_url
+
+    name = "projects/my-project/locations/europe-west4/customJobs/123"
+    assert console_url(name) == ("https://console.cloud.google.com/vertex-ai/locations/europe-west4/training/123/"
+                                 "cpu?project=my-project")
+    assert console_url(name, emulator_host="127.0.0.1:8470") == f"grpc://127.0.0.1:8470/{name}"
+
+
 def test_cli_status_logs_list_cancel(backend: VertexBackend, emulator: object, tmp_path: Path, vertex_env: None,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     import json
@@ -229,7 +238,8 @@ def test_cli_status_logs_list_cancel(backend: VertexBackend, emulator: object, t
     assert main(["status", job.name, "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["job_id"] == job.job_id and info["state"] == "succeeded"
-    assert info["console_url"].endswith(f"/training/{job.job_id}/cpu?project={job.name.split('/')[1]}")
+    # the emulator has no web console: its address and the job's name instead of a console.cloud link
+    assert info["console_url"] == f"grpc://{emulator.endpoint}/{job.name}"  # type: ignore[attr-defined]
 
     assert main(["list", "--label", "cli=yes", "--json"]) == 0
     assert [row["job_id"] for row in json.loads(capsys.readouterr().out)] == [job.job_id]

@@ -217,3 +217,35 @@ def test_registry_credentials_come_from_the_docker_config(engine: Engine, make_j
             ref = containerize(job, builder=builder, repository=repository)
             assert not ref.built and ref.digest  # built by the first attempt; now pushed
             assert builder.exists(ref.uri)  # the look-up authenticates too
+
+
+def test_requirement_includes_are_read_by_pip_inside_the_build(engine: Engine, make_job: MakeJob,
+                                                                repository: str) -> None:
+    # `-r base.txt` and `-c constraints.txt` reach pip inside the build: pip (already in the base image, no
+    # network) comes from the include, and a constraint it cannot meet fails the build naming it.
+    import importlib.metadata
+
+    pip = importlib.metadata.version("pip")
+    files = {"requirements.txt": "-r reqs/base.txt\n", "reqs/base.txt": "-c ../constraints.txt\npip\n",
+             "constraints.txt": f"pip=={pip}\n"}
+    log = io.StringIO()
+    with DockerBuilder(docker_host=engine.docker_host, network_mode="none", stream_logs=True,
+                       console=Console(file=log, width=300)) as builder:
+        ref = containerize(make_job(files, requirements_txt="requirements.txt"), builder=builder,
+                           repository=repository, push=False)
+        assert "Requirement already satisfied: pip" in log.getvalue()
+        client = engine.client()
+        try:
+            listing = client.containers.run(ref.uri, entrypoint=["python3", "-c", (
+                "import os; d = '/tmp/tfcloud/requirements'; "
+                "print({n: open(os.path.join(d, n)).read() for n in sorted(os.listdir(d))})")],
+                network_mode="none", remove=True).decode()
+        finally:
+            client.close()
+        assert listing.strip() == repr({"base.txt": "-c constraints.txt\npip\n",
+                                        "constraints.txt": f"pip=={pip}\n", "requirements.txt": "-r base.txt\n"})
+        files["constraints.txt"] = "pip==0.0.1\n"
+        with pytest.raises(BuildError) as info:
+            containerize(make_job(files, requirements_txt="requirements.txt", name="pinned"), builder=builder,
+                         repository=repository, push=False)
+    assert "pip==0.0.1" in info.value.log_tail

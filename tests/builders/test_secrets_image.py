@@ -154,6 +154,8 @@ def test_a_bad_dockerignore_line_is_a_message_not_a_traceback(tmp_path: Path,
                  "--image", "127.0.0.1:1/tfcloud/train"])
     err = capsys.readouterr().err
     assert code == 2
-    assert err.splitlines()[0] == ("Error: Invalid `.dockerignore line 2`: expected a gitwildmatch pattern, "
-                                   "received '!'.")
+    assert err.splitlines()[:2] == [
+        "Error: Invalid `.dockerignore line 2`: expected a pattern Docker accepts, received '!'.",
+        "Docker refuses a lone `!`. Remove the line, or escape a literal `!`, `[` or `\\` with a backslash "
+        "(`\\!name`); see docs/containers.md."]
     assert "Traceback" not in err

@@ -46,8 +46,11 @@ POLL_S = 5.0
 EMULATOR_POLL_S = 0.5
 
 
-def console_url(name: str) -> str:
-    """The Google Cloud console page of a CustomJob."""
+def console_url(name: str, *, emulator_host: str | None = None) -> str:
+    """The Google Cloud console page of a CustomJob; against the emulator (which has no web console), the
+    emulator's address and the job's name: ``grpc://127.0.0.1:8470/projects/.../customJobs/ID``."""
+    if emulator_host:
+        return f"grpc://{emulator_host}/{name}"
     parts = name.split("/")
     project, location, job_id = parts[1], parts[3], parts[5]
     return f"https://console.cloud.google.com/vertex-ai/locations/{location}/training/{job_id}/cpu?project={project}"
@@ -224,7 +227,7 @@ class VertexJob:
 
     @property
     def console_url(self) -> str:
-        return console_url(self.name)
+        return console_url(self.name, emulator_host=self.backend.settings.emulator_host)
 
     def refresh(self) -> CustomJob:
         client = self.backend.clients.jobs()

@@ -8,8 +8,9 @@ WORKDIR /app
 # Requirements first, in their own layer: a change to the code alone reuses it. (A container's Python is
 # the job's own: installing into it is intended, even where the distribution marks it externally managed.)
 ENV PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore
-COPY .tfcloud/requirements.txt /tmp/tfcloud/requirements.txt
-RUN python3 -m pip install --no-cache-dir --disable-pip-version-check -r /tmp/tfcloud/requirements.txt
+# The files it includes (-r, -c) are copied beside it.
+COPY .tfcloud/requirements/ /tmp/tfcloud/requirements/
+RUN python3 -m pip install --no-cache-dir --disable-pip-version-check -r /tmp/tfcloud/requirements/requirements.txt
 
 # The launcher routes Keras to tf-keras under this strategy (Keras 3 cannot `fit` there); install it
 # only when the base image lacks it.
