@@ -16,7 +16,7 @@ ROOT = Path(__file__).parent
 # pulls the full GPU `tensorflow` wheel).
 TENSORFLOW = ["tensorflow-cpu==2.21.*"]
 TF_KERAS = ["--no-deps", "tf-keras==2.21.*"]
-EXTRAS = ".[cloud,docker,notebook,emulator,ray,test]"
+EXTRAS = ".[cloud,docker,notebook,emulator,ray,tune,test]"
 
 
 def _install(session: nox.Session, *, extras: str = EXTRAS) -> None:

@@ -19,7 +19,8 @@ from tfcloud.errors import (
     ValidationError,
 )
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig
-from tfcloud.sdk import Job, attach, build, list_jobs, submit
+from tfcloud.reporting import report
+from tfcloud.sdk import Job, attach, build, list_jobs, submit, tune
 from tfcloud.spec import DockerConfig
 from tfcloud.states import JobState
 from tfcloud.targets import LocalTarget, VertexTarget
@@ -49,8 +50,9 @@ __all__ = [
     "build",
     "list_jobs",
     "remote",
+    "report",
     "run",
     "submit",
+    "tune",
 ]
-
 

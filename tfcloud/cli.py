@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -21,6 +21,7 @@ from tfcloud.errors import TfcloudError, ValidationError
 if TYPE_CHECKING:
     from tfcloud.plan import Plan
     from tfcloud.sdk import JobOptions
+    from tfcloud.study import StudyInfo
 
 __all__ = ["app", "main"]
 
@@ -262,6 +263,134 @@ def build(
     typer.echo(ref.uri)
 
 
+@app.command()
+def tune(
+    entry_point: EntryPointArg,
+    args: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 (typer needs Optional)
+        help="Arguments for the script, after `--`; each trial adds --NAME=VALUE per parameter.",
+        show_default=False)] = None,
+    param: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--param", "-p", help="A parameter (repeatable): NAME=double:LOW:HIGH[:log], NAME=int:LOW:HIGH[:log], "
+                              "NAME=categorical:A,B,... or NAME=discrete:N1,N2,...", show_default=False)] = None,
+    metric: Annotated[str, typer.Option(help="The metric trials report (tfcloud.report, or Keras fit's epoch "
+                                             "logs), e.g. val_accuracy.", show_default=False)] = "",
+    goal: Annotated[str, typer.Option(help="maximize or minimize the metric.")] = "maximize",
+    trials: Annotated[int, typer.Option("--trials", help="Trials in all.")] = 10,
+    parallel: Annotated[int, typer.Option("--parallel", help="Trials at a time.")] = 1,
+    algorithm: Annotated[str, typer.Option(help="default (optuna's TPE locally; Vertex AI's Bayesian search), "
+                                                "random or grid.")] = "default",
+    local: Annotated[bool, typer.Option("--local", help="Trials as local jobs (the default target).")] = False,
+    vertex: Annotated[bool, typer.Option("--vertex", help="A Vertex AI HyperparameterTuningJob.")] = False,
+    worker_count: WorkerCountOpt = 0,
+    chief_config: ChiefConfigOpt = None,
+    worker_config: WorkerConfigOpt = None,
+    ps_count: PsCountOpt = 0,
+    strategy: StrategyOpt = "auto",
+    requirements: RequirementsOpt = None,
+    label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--label", help="A job label KEY=VALUE (repeatable).", show_default=False)] = None,
+    env: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--env", help="An environment variable NAME=VALUE for every replica (repeatable).",
+        show_default=False)] = None,
+    project: ProjectOpt = None,
+    region: RegionOpt = None,
+    image: ImageOpt = None,
+    parent_image: ParentImageOpt = None,
+    image_build_bucket: BuildBucketOpt = None,
+    context: ContextOpt = None,
+    build_logs: BuildLogsOpt = False,
+    plot: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Also write the plot here (.png, or .html: a self-contained page).", show_default=False)] = None,
+    detach: Annotated[bool, typer.Option("--detach", "-d", help="Vertex AI: print the study id and return.")] = False,
+) -> None:
+    """Tune ENTRY_POINT's hyperparameters: trials with --NAME=VALUE arguments, a live table, the best trial.
+
+    Example: tfcloud tune train.py --param learning_rate=double:1e-4:1e-1:log --param units=int:32:512
+    --metric val_accuracy --trials 12 --parallel 3 -- --epochs 5
+    """
+    from tfcloud import sdk
+
+    options: JobOptions = {
+        "requirements_txt": requirements, "docker_config": _docker(image, parent_image, None, image_build_bucket),
+        "distribution_strategy": _strategy(strategy), "chief_config": _machine(chief_config, "chief_config"),
+        "worker_config": _machine(worker_config, "worker_config"), "worker_count": worker_count,
+        "ps_count": ps_count, "entry_point_args": list(args or []), "job_labels": _pairs(label, "--label"),
+        "env": _pairs(env, "--env"), "target": _target(local, vertex), "project": project, "region": region,
+        "context_dir": context,
+    }
+    if strategy == "auto":
+        del options["distribution_strategy"]
+    study = sdk.tune(entry_point, params=list(param or []), metric=metric, goal=goal, max_trials=trials,
+                     parallel_trials=parallel, algorithm=algorithm, build_logs=build_logs, **options)
+    with study:
+        if detach:
+            typer.echo(study.study_id)
+            get_console().print(f"See it with: tfcloud status {study.study_id}", markup=False)
+            return
+        get_console().print(f"Study {study.study_id}: {trials} trial(s), {parallel} at a time.", markup=False)
+        try:
+            info = _live_study(study)
+        except KeyboardInterrupt:
+            get_console().print(f"Interrupted: cancelling {study.study_id}.", markup=False)
+            study.cancel()
+            raise typer.Exit(130) from None
+        _study_outcome(study, info, plot)
+    raise typer.Exit(0 if info.best_trial is not None else 1)
+
+
+def _live_study(study: object) -> StudyInfo:
+    """Follow a study with a live table of its trials until it ends; its info then."""
+    import time
+
+    from rich.live import Live
+
+    from tfcloud.states import JobState
+    from tfcloud.tuneview import study_table
+
+    assert hasattr(study, "info")
+    info: StudyInfo = study.info()
+    ended = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+    if verbosity() < 0:
+        while info.state not in ended:
+            time.sleep(1.0)
+            info = study.info()
+        return info
+    with Live(study_table(info), console=get_console(), auto_refresh=False) as live:
+        while info.state not in ended:
+            time.sleep(0.5)
+            info = study.info()
+            live.update(study_table(info), refresh=True)
+    get_console().print()
+    return info
+
+
+def _study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
+    """After a study: why it failed, the command that reruns the best trial, where the plots are."""
+    console = get_console()
+    best = info.best_trial
+    if best is None:
+        get_error_console().print(f"Study {info.study_id} {info.state.value}: no trial succeeded.",
+                                  style="bold red", markup=False)
+        for trial in info.trials:
+            if trial.message:
+                get_error_console().print(f"  trial {trial.trial_id}: {trial.message}", markup=False,
+                                          highlight=False)
+                break
+    else:
+        console.print(f"Best trial {best.trial_id}: {info.study.metric} = {best.metric}. Rerun it with:",
+                      markup=False)
+        typer.echo(study.rerun_command(best))
+    if plot is not None:
+        from tfcloud.tuneview import write_plots
+
+        html = plot.suffix.lower() in (".html", ".htm")
+        write_plots(info, png=None if html else plot, html_path=plot if html else None)
+        console.print(f"Plot: {plot}", markup=False)
+    paths = study.plot_paths
+    if paths is not None and paths[0].is_file():
+        console.print(f"Plots: {paths[0]}\n       {paths[1]}", markup=False)
+
+
 def _print_plan(plan: Plan) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -328,10 +457,14 @@ def status(
     job: JobArg,
     json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON.")] = False,
     ray: RayOpt = None,
+    study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
 ) -> None:
-    """Show a job's state."""
+    """Show a job's state, or a tuning study's table of trials (study-..., or --study for Vertex AI)."""
     from tfcloud import sdk
 
+    if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
+        _study_status(job, json_output=json_output)
+        return
     with sdk.attached(job, ray_address=ray) as handle:
         info = handle.info()
         error = None if json_output else sdk.failure(handle)
@@ -341,6 +474,23 @@ def status(
     typer.echo(f"{info.job_id}\t{info.state.value}")
     if error is not None:
         get_error_console().print(str(error), markup=False, highlight=False)
+
+
+def _study_status(study_id: str, *, json_output: bool) -> None:
+    from rich.console import Console
+
+    from tfcloud import sdk
+    from tfcloud.tuneview import study_table
+
+    with sdk.attach_study(study_id) as study:
+        info = study.info()
+        if json_output:
+            typer.echo(json.dumps(info.to_dict(), indent=2))
+            return
+        Console(highlight=False).print(study_table(info))
+        best = info.best_trial
+        if best is not None:
+            typer.echo("Rerun the best trial: " + (study.rerun_command(best) or ""))
 
 
 @app.command()

@@ -16,6 +16,7 @@ importing anything (``importlib.util.find_spec``). What is missing is reported o
     emulator     ``tfcloud emulator start``
     tensorflow   a local job whose launcher sets up a TensorFlow strategy (any strategy but "none")
     ray          target "ray" (submit, and list/status/logs/cancel of Ray jobs)
+    tune         ``tfcloud tune`` / ``tfcloud.tune()``: optuna (local studies), matplotlib (plots)
 """
 
 from __future__ import annotations

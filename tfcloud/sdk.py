@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec
     from tfcloud.states import JobState
+    from tfcloud.study import StudyHandle, StudyInfo, TrialInfo
 
 __all__ = [
     "Job",
@@ -48,6 +49,7 @@ __all__ = [
     "make_spec",
     "plan",
     "submit",
+    "tune",
     "watch",
 ]
 
@@ -337,3 +339,177 @@ def watch(handle: JobHandle, *, cancel_on_interrupt: bool = False) -> int:
     except KeyboardInterrupt:
         interrupted(handle, cancel=cancel_on_interrupt or cancels_on_interrupt(handle))
         return 130
+
+
+# --- tuning (docs/tuning.md) ----------------------------------------------------------------------------------
+class Study:
+    """A tuning study on its target: its handle's ``info()``, ``wait()``, ``cancel()`` (a
+    :class:`tfcloud.study.StudyHandle`), the best trial so far, and the command that reruns a trial.
+    ``close()`` (or ``with study:``) releases the target's clients."""
+
+    def __init__(self, handle: StudyHandle, *, entry_point: str, args: Sequence[str] = (),
+                 flags: Sequence[str] = (), closer: Any = None) -> None:
+        self.handle = handle
+        self.entry_point = entry_point
+        self.args = tuple(args)
+        self.flags = tuple(flags)
+        self._closer = closer
+
+    def __enter__(self) -> Study:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer.close()
+
+    def __repr__(self) -> str:
+        return f"Study({self.study_id!r})"
+
+    @property
+    def study_id(self) -> str:
+        return self.handle.study_id
+
+    def info(self) -> StudyInfo:
+        return self.handle.info()
+
+    def wait(self, timeout: float | None = None) -> StudyInfo:
+        return self.handle.wait(timeout)
+
+    def cancel(self) -> None:
+        self.handle.cancel()
+
+    @property
+    def best_trial(self) -> TrialInfo | None:
+        """The succeeded trial with the best metric so far (None before one succeeded)."""
+        return self.info().best_trial
+
+    def rerun_command(self, trial: TrialInfo | None = None) -> str | None:
+        """``tfcloud submit ENTRY_POINT [the study's job flags] -- ARGS --NAME=VALUE...`` for ``trial`` (default:
+        the best), shell-quoted; None when there is no such trial."""
+        from tfcloud.tuneview import rerun_command
+
+        info = self.info()
+        trial = trial or info.best_trial
+        if trial is None:
+            return None
+        return rerun_command(self.entry_point, trial, info, flags=self.flags, args=self.args)
+
+    @property
+    def plot_paths(self) -> tuple[Path, Path] | None:
+        """Where the tuner wrote the PNG and HTML plots (local studies)."""
+        paths = getattr(self.handle, "plot_paths", None)
+        return paths if isinstance(paths, tuple) else None
+
+
+def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal: str = "maximize",
+         max_trials: int = 10, parallel_trials: int = 1, algorithm: str = "default", build_logs: bool = False,
+         **options: Unpack[JobOptions]) -> Study:
+    """Start a hyperparameter tuning study of ``entry_point``: ``params`` as ``["lr=double:1e-4:1e-1:log",
+    "units=int:32:512"]`` (or :class:`tfcloud.study.ParamSpec` values, or a dict name → spec text), the
+    ``metric`` the script reports (``tfcloud.report``, or Keras ``fit``'s epoch logs) and its ``goal``; at most
+    ``max_trials`` trials, ``parallel_trials`` at a time. Each trial is a job with the options of
+    :func:`submit` (any cluster shape) whose script gets ``--NAME=VALUE`` after its own arguments.
+
+    ``target`` local (optuna on this machine) or vertex (a Vertex AI HyperparameterTuningJob). Returns at
+    once; ``study.wait()`` blocks until the study ends. The study is checked before anything starts."""
+    from tfcloud.study import make_study
+    from tfcloud.tuning import METRIC_ENV, require_tune_extra
+
+    study = make_study(params, metric=metric, goal=goal, max_trials=max_trials, parallel_trials=parallel_trials,
+                       algorithm=algorithm)
+    require_tune_extra(search=options.get("target") != "vertex")
+    env = options.get("env")
+    if env is not None and not isinstance(env, Mapping):
+        raise ValidationError("env", "a mapping of NAME to value", env)
+    flags = _rerun_flags(options)
+    options["env"] = {**(env or {}), METRIC_ENV: study.metric}
+    spec, settings = make_spec(entry_point, **options)
+    args = [str(a) for a in spec.entry_point_args]
+    if spec.target.name == "local":
+        from tfcloud.tuning import start_local_study
+
+        local = start_local_study(study, spec, settings, rerun_flags=flags)
+        return Study(local, entry_point=str(entry_point), args=args, flags=flags)
+    if spec.target.name != "vertex":
+        raise ValidationError("target", "local or vertex for a tuning study", spec.target.name)
+    from dataclasses import replace
+
+    from tfcloud.backends.vertex_tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    from tfcloud.console import get_console
+    from tfcloud.pipeline import build_image, prepare
+
+    with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
+        job, _ = prepare(spec, Path(tmp))
+        job = replace(job, image=build_image(job, settings, console=get_console(), build_logs=build_logs))
+        studies = VertexStudies(settings)
+        try:
+            handle = studies.submit(job, study)
+        except BaseException:
+            studies.close()
+            raise
+    get_console().print(f"Submitted study [bold]{handle.study_id}[/bold].")
+    return Study(handle, entry_point=str(entry_point), args=args, flags=["--vertex", *flags], closer=studies)
+
+
+def attach_study(study_id: str, *, target: str | None = None) -> Study:
+    """A study again by id: ``study-...`` a local one; any other id a Vertex AI HyperparameterTuningJob."""
+    from tfcloud.settings import resolve_settings
+
+    if target is None:
+        target = "local" if study_id.startswith("study-") else "vertex"
+    settings = resolve_settings({"target": target})
+    if settings.target == "local":
+        from tfcloud.tuning import attach_local_study
+
+        local = attach_local_study(study_id, settings)
+        record = local.record()
+        return Study(local, entry_point=str(record.get("entry_point", "")),
+                     args=[str(a) for a in record.get("entry_point_args") or ()],
+                     flags=[str(f) for f in record.get("rerun_flags") or ()])
+    from tfcloud.extras import require_extras
+
+    require_extras(target="vertex", build=False)
+    from tfcloud.backends.vertex_tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    studies = VertexStudies(settings)
+    try:
+        handle = studies.attach(study_id)
+    except BaseException:
+        studies.close()
+        raise
+    return Study(handle, entry_point="ENTRY_POINT", flags=["--vertex"], closer=studies)
+
+
+def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
+    """The ``tfcloud submit`` flags that give a trial's job shape (for the command that reruns a trial)."""
+    from tfcloud.machines import COMMON_MACHINE_CONFIGS
+
+    flags: list[str] = []
+    for key, flag in (("worker_count", "--worker-count"), ("ps_count", "--ps-count")):
+        if options.get(key):
+            flags += [flag, str(options[key])]
+    if options.get("evaluator_count"):
+        flags.append("--evaluator")
+    for key in ("chief_config", "worker_config", "ps_config"):
+        value = options.get(key)
+        name = next((n for n, m in COMMON_MACHINE_CONFIGS.items() if m == value), value)
+        if isinstance(name, str) and name.lower() != "auto":
+            flags += ["--" + key.replace("_", "-"), name]
+    if "distribution_strategy" in options:
+        strategy = options["distribution_strategy"]
+        if strategy is None or (isinstance(strategy, str) and strategy != "auto"):
+            flags += ["--strategy", strategy or "none"]
+    if options.get("requirements_txt"):
+        flags += ["-r", str(options["requirements_txt"])]
+    for key, flag in (("env", "--env"), ("job_labels", "--label")):
+        value = options.get(key)
+        if isinstance(value, Mapping):
+            for name, text in value.items():
+                flags += [flag, f"{name}={text}"]
+    for key in ("project", "region"):
+        if options.get(key):
+            flags += ["--" + key, str(options[key])]
+    return flags

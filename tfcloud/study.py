@@ -337,10 +337,25 @@ class TrialInfo:
     started: float | None = None
     ended: float | None = None
     job_id: str | None = None
+    message: str | None = None  # why a trial failed (or reported nothing), where known
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from start to end (to now while running); None before it started."""
+        if self.started is None:
+            return None
+        return (self.ended if self.ended is not None else time.time()) - self.started
 
     def to_dict(self) -> dict[str, Any]:
         return {"trial_id": self.trial_id, "params": dict(self.params), "state": self.state.value,
-                "metric": self.metric, "started": self.started, "ended": self.ended, "job_id": self.job_id}
+                "metric": self.metric, "started": self.started, "ended": self.ended, "job_id": self.job_id,
+                "message": self.message}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TrialInfo:
+        return cls(trial_id=str(data["trial_id"]), params=dict(data.get("params") or {}),
+                   state=JobState(data["state"]), metric=data.get("metric"), started=data.get("started"),
+                   ended=data.get("ended"), job_id=data.get("job_id"), message=data.get("message"))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -365,9 +380,18 @@ class StudyInfo:
         return {"study_id": self.study_id, "target": self.target, "state": self.state.value,
                 "metric": self.study.metric, "goal": self.study.goal.value,
                 "params": [str(p) for p in self.study.params], "max_trials": self.study.max_trials,
-                "parallel_trials": self.study.parallel_trials, "console_url": self.console_url,
-                "best_trial": chosen.trial_id if chosen else None,
+                "parallel_trials": self.study.parallel_trials, "algorithm": self.study.algorithm.value,
+                "console_url": self.console_url, "best_trial": chosen.trial_id if chosen else None,
                 "trials": [t.to_dict() for t in self.trials]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StudyInfo:
+        """The inverse of :meth:`to_dict` (a study read back from its ``study.json``)."""
+        study = make_study(data["params"], metric=data["metric"], goal=data["goal"], max_trials=data["max_trials"],
+                           parallel_trials=data["parallel_trials"], algorithm=data.get("algorithm", "default"))
+        return cls(study_id=data["study_id"], target=data["target"], state=JobState(data["state"]), study=study,
+                   trials=tuple(TrialInfo.from_dict(t) for t in data.get("trials") or ()),
+                   console_url=data.get("console_url"))
 
 
 class StudyHandle(Protocol):

@@ -2,7 +2,8 @@
 #
 # It marks this process as a tfcloud job, sets up tf.distribute.ParameterServerStrategy
 # (1 parameter server(s) requested), and runs train.py unchanged as __main__ with the arguments
-# this launcher was given. With AIP_CHECKPOINT_DIR set, Keras `fit` resumes there after a restart.
+# this launcher was given. With AIP_CHECKPOINT_DIR set, Keras `fit` resumes there after a restart;
+# in a tuning trial (TFCLOUD_TUNING_METRIC set) it reports that metric at each epoch end.
 import faulthandler
 import functools
 import importlib.abc
@@ -171,6 +172,98 @@ def _install_resume():
     sys.meta_path.insert(0, finder)
 
 
+class _ReportFit(_ResumeFit):
+    """A tuning trial (TFCLOUD_TUNING_METRIC set): once `keras` or `tf_keras` is imported, its `Model.fit`
+    reports that metric from the epoch logs at each epoch end, as cloudml-hypertune writes it (the chief only;
+    not once the script has called tfcloud.report itself)."""
+
+    def __init__(self, metric):
+        self.metric = metric
+        self.busy = set()
+
+    def patch(self, module):
+        model = getattr(module, "Model", None)
+        fit = getattr(model, "fit", None)
+        if fit is None or getattr(fit, "_tfcloud_reports", False):
+            return
+        metric = self.metric
+
+        @functools.wraps(fit)
+        def fit_with_report(model_self, *args, **kwargs):
+            if len(args) > 5:  # callbacks given by position
+                return fit(model_self, *args, **kwargs)
+            kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), _report_callback(module, metric)]
+            return fit(model_self, *args, **kwargs)
+
+        fit_with_report._tfcloud_reports = True
+        model.fit = fit_with_report
+
+
+def _report_callback(module, metric):
+    class Report(module.callbacks.Callback):
+        missing = False
+
+        def on_epoch_end(self, epoch, logs=None):
+            if os.environ.get("TFCLOUD_REPORTED") == "1":
+                return
+            value = (logs or {}).get(metric)
+            if value is None:
+                if not self.missing:
+                    self.missing = True
+                    _say("tuning: `{}` is not in model.fit's epoch logs ({}): report it with tfcloud.report.".format(
+                        metric, ", ".join(sorted(logs or {})) or "none"))
+                return
+            _write_metric(metric, float(value), epoch + 1)
+
+    return Report()
+
+
+def _write_metric(metric, value, step):
+    """Append one measurement to CLOUD_ML_HP_METRIC_FILE as cloudml-hypertune does (JSON lines, the last 100)."""
+    import json
+    import time
+
+    path = os.environ.get("CLOUD_ML_HP_METRIC_FILE") or "/tmp/hypertune/output.metrics"
+    try:
+        with open(path, encoding="utf-8") as f:
+            history = f.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        history = []
+    record = {"timestamp": time.time(), "trial": os.environ.get("CLOUD_ML_TRIAL_ID", "0"),
+              "global_step": str(step), "checkpoint_path": "", metric: str(value)}
+    history.append(json.dumps(record, sort_keys=True))
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write("\n".join(history[-100:]) + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def _is_chief():
+    import json
+
+    try:
+        tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    except ValueError:
+        return True
+    task = tf_config.get("task") or {}
+    if task.get("type") in (None, "chief", "master"):
+        return True
+    cluster = tf_config.get("cluster") or {}
+    return task.get("type") == "worker" and int(task.get("index", 0)) == 0 and not (
+        "chief" in cluster or "master" in cluster)
+
+
+def _install_report():
+    metric = os.environ.get("TFCLOUD_TUNING_METRIC", "")
+    if not metric or not _is_chief():
+        return
+    finder = _ReportFit(metric)
+    for name in ("keras", "tf_keras"):
+        if name in sys.modules:
+            finder.patch(sys.modules[name])
+    sys.meta_path.insert(0, finder)
+
+
 def main():
     # SCRIPT is relative to this launcher's directory, or absolute.
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), SCRIPT)
@@ -184,6 +277,7 @@ def main():
         _say("running {} under tf.distribute.ParameterServerStrategy with {} replica(s) in sync.".format(
             os.path.basename(script), strategy.num_replicas_in_sync))
     _install_resume()
+    _install_report()
     runpy.run_path(script, run_name="__main__")
 
 

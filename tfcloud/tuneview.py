@@ -1,0 +1,199 @@
+"""What people see of a study: the table of trials, the command that reruns the best one, and the plots.
+
+- :func:`study_table`: a rich table (trial, each parameter, the metric, state, duration), the best marked.
+- :func:`rerun_command`: ``tfcloud submit train.py ... -- --learning_rate=0.01``, shell-quoted.
+- :func:`write_plots`: the metric against trial number and against each parameter, as a PNG (matplotlib,
+  the tune extra) and a self-contained HTML page (the PNG embedded, and the table of trials).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tfcloud.states import JobState
+from tfcloud.study import ParamKind, Scale, StudyInfo, TrialInfo, format_value, trial_args
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+__all__ = ["rerun_command", "study_table", "write_plots"]
+
+_STYLE = {JobState.SUCCEEDED: "green", JobState.FAILED: "red", JobState.CANCELLED: "yellow"}
+
+
+def _duration(trial: TrialInfo) -> str:
+    seconds = trial.duration
+    if seconds is None:
+        return "-"
+    seconds = max(0.0, seconds)
+    return f"{seconds:.0f}s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+def _value(info: StudyInfo, name: str, value: object) -> str:
+    try:
+        spec = info.study.param(name)
+    except KeyError:
+        return str(value)
+    if spec.kind is ParamKind.DOUBLE and isinstance(value, float):
+        return f"{value:.4g}"
+    return format_value(spec, value)
+
+
+def _metric(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def study_table(info: StudyInfo) -> Table:
+    """The trials as a rich table; the best succeeded trial's row is marked ``*`` and bold."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    best = info.best_trial
+    done = sum(1 for t in info.trials if t.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED))
+    title = (f"{info.study_id}\n{info.state.value}: {done}/{info.study.max_trials} trials done, "
+             f"{info.study.goal.value} {info.study.metric}")
+    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("trial", justify="right")
+    for spec in info.study.params:
+        table.add_column(Text(spec.name), justify="left" if spec.kind is ParamKind.CATEGORICAL else "right",
+                         min_width=min(len(spec.name), 24))
+    table.add_column(Text(info.study.metric), justify="right", min_width=min(len(info.study.metric), 24))
+    table.add_column("state")
+    table.add_column("duration", justify="right")
+    for trial in info.trials:
+        marked = best is not None and trial.trial_id == best.trial_id
+        cells = [Text(("* " if marked else "") + trial.trial_id)]
+        cells += [Text(_value(info, spec.name, trial.params[spec.name]) if spec.name in trial.params else "-")
+                  for spec in info.study.params]
+        cells += [Text(_metric(trial.metric)), Text(trial.state.value, style=_STYLE.get(trial.state, "")),
+                  Text(_duration(trial))]
+        table.add_row(*cells, style="bold" if marked else None)
+    if best is not None:
+        table.caption = Text(f"* best: trial {best.trial_id}, {info.study.metric} = {_metric(best.metric)}")
+        table.caption_justify = "left"
+    return table
+
+
+def rerun_command(entry_point: str, trial: TrialInfo, info: StudyInfo, *, flags: Sequence[str] = (),
+                  args: Sequence[str] = ()) -> str:
+    """The command that runs ``trial``'s parameters as one job: the study's job flags, the user's arguments,
+    then the trial's ``--NAME=VALUE``; shell-quoted."""
+    words = ["tfcloud", "submit", entry_point, *flags, "--", *args, *trial_args(info.study, trial.params)]
+    return shlex.join(words)
+
+
+# --- plots ----------------------------------------------------------------------------------------------------
+def _figure(info: StudyInfo) -> Any:
+    from matplotlib.figure import Figure
+
+    params = info.study.params
+    columns = min(3, 1 + len(params))
+    rows = math.ceil((1 + len(params)) / columns)
+    figure = Figure(figsize=(4.2 * columns, 3.4 * rows), layout="constrained")
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
+    done = [t for t in info.trials if t.state is JobState.SUCCEEDED and t.metric is not None]
+    failed = [t for t in info.trials if t.state is not JobState.SUCCEEDED]
+    best = info.best_trial
+    metric = info.study.metric
+
+    ax = axes[0]
+    xs = [int(t.trial_id) if t.trial_id.isdigit() else i for i, t in enumerate(done, 1)]
+    ys = [t.metric for t in done]
+    ax.plot(xs, ys, "o", color="tab:blue", label="trial")
+    running: list[float] = []
+    for y in ys:
+        assert y is not None
+        running.append(y if not running or info.study.better(y, running[-1]) else running[-1])
+    if running:
+        ax.step(xs, running, where="post", color="tab:orange", label="best so far")
+    for trial in failed:
+        if trial.trial_id.isdigit():
+            ax.axvline(int(trial.trial_id), color="tab:red", alpha=0.25, linewidth=4)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("trial")
+    ax.set_ylabel(metric)
+    ax.set_title(f"{metric} by trial ({info.study.goal.value})", fontsize=10)
+    if xs:
+        ax.legend(fontsize=8)
+
+    for ax, spec in zip(axes[1:], params, strict=False):
+        values = [t.params.get(spec.name) for t in done]
+        if spec.kind is ParamKind.CATEGORICAL:
+            labels = [str(v) for v in spec.values]
+            positions = [labels.index(str(v)) if str(v) in labels else -1 for v in values]
+            ax.set_xticks(range(len(labels)), labels)
+            ax.set_xlim(-0.5, len(labels) - 0.5)
+            ax.plot(positions, ys, "o", color="tab:blue")
+        else:
+            ax.plot([float(v) for v in values if v is not None], ys, "o", color="tab:blue")
+            if spec.scale is Scale.LOG:
+                ax.set_xscale("log")
+        if best is not None and spec.name in best.params:
+            value = best.params[spec.name]
+            x = (list(map(str, spec.values)).index(str(value)) if spec.kind is ParamKind.CATEGORICAL
+                 else float(value))
+            ax.plot([x], [best.metric], "*", color="tab:orange", markersize=14, label="best")
+            ax.legend(fontsize=8)
+        ax.set_xlabel(spec.name)
+        ax.set_ylabel(metric)
+        ax.set_title(f"{metric} vs {spec.name}", fontsize=10)
+    for ax in axes[1 + len(params):]:
+        ax.set_visible(False)
+    figure.suptitle(info.study_id, fontsize=11)
+    return figure
+
+
+def _html(info: StudyInfo, png: bytes) -> str:
+    best = info.best_trial
+    head = ["trial", *(p.name for p in info.study.params), info.study.metric, "state", "duration"]
+    rows = []
+    for trial in info.trials:
+        marked = best is not None and trial.trial_id == best.trial_id
+        cells = [("* " if marked else "") + trial.trial_id,
+                 *(_value(info, p.name, trial.params[p.name]) if p.name in trial.params else "-"
+                   for p in info.study.params),
+                 _metric(trial.metric), trial.state.value, _duration(trial)]
+        style = ' style="font-weight:bold"' if marked else ""
+        rows.append(f"<tr{style}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    title = html.escape(f"{info.study_id}: {info.study.goal.value} {info.study.metric}")
+    return (
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>" + title + "</title>\n"
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}</style></head><body>\n"
+        f"<h1>{title}</h1>\n"
+        f"<img alt=\"{html.escape(info.study.metric)} by trial and by parameter\" "
+        f"src=\"data:image/png;base64,{base64.b64encode(png).decode('ascii')}\">\n"
+        "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>\n" + "\n".join(rows)
+        + "\n</table>\n</body></html>\n")
+
+
+def write_plots(info: StudyInfo, *, png: Path | None = None, html_path: Path | None = None) -> None:
+    """Write the plot as a PNG (``png``) and/or a self-contained HTML page (``html_path``: the PNG embedded,
+    and the table of trials). Needs matplotlib (tfcloud[tune])."""
+    import io
+
+    from tfcloud.tuning import require_tune_extra
+
+    require_tune_extra(search=False)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figure = _figure(info)
+    FigureCanvasAgg(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    data = buffer.getvalue()
+    if png is not None:
+        png.parent.mkdir(parents=True, exist_ok=True)
+        png.write_bytes(data)
+    if html_path is not None:
+        html_path.parent.mkdir(parents=True, exist_ok=True)
+        html_path.write_text(_html(info, data), encoding="utf-8")

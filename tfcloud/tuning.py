@@ -1,0 +1,466 @@
+"""The local tuner: a study's trials as local tfcloud jobs, the search by optuna.
+
+:func:`start_local_study` checks the tune extra, makes the study's directory and starts the tuner (a thread
+of the calling process) that asks optuna for parameters (TPE for ``Algorithm.DEFAULT``, random, or grid),
+submits each trial as a normal local job (the user's arguments, then ``--NAME=VALUE`` per parameter, any
+cluster shape), runs ``parallel_trials`` at a time, reads each trial's final metric from its metrics file
+(:func:`tfcloud.study.read_metric`) and tells optuna. A trial that fails, or succeeds without reporting the
+metric, is recorded as failed and the study goes on. Every change is written to ``study.json``, so
+``tfcloud status study-...`` (:func:`attach_local_study`) works from another process.
+
+A study's directory, ``<state dir>/studies/<study id>/``::
+
+    study.json                 StudyInfo.to_dict(), plus the entry point, its arguments and the tuner's pid
+    trials/<n>/output.metrics  trial n's CLOUD_ML_HP_METRIC_FILE (its job is local-... in <state dir>/jobs)
+    cancel                     present once the study was cancelled (from any process)
+    plot.png, plot.html        the metric against trial and against each parameter, at the end
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime
+import json
+import logging
+import os
+import re
+import secrets
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tfcloud.errors import JobNotFoundError, MissingExtraError, TfcloudError
+from tfcloud.states import JobState
+from tfcloud.study import (
+    METRICS_FILE_ENV,
+    TRIAL_ID_ENV,
+    Algorithm,
+    Goal,
+    ParamKind,
+    ParamSpec,
+    Scale,
+    StudyInfo,
+    StudySpec,
+    TrialInfo,
+    read_metric,
+    trial_args,
+)
+
+if TYPE_CHECKING:
+    from tfcloud.backends.base import JobHandle
+    from tfcloud.backends.local import LocalBackend
+    from tfcloud.settings import Settings
+    from tfcloud.spec import JobSpec
+
+__all__ = [
+    "METRIC_ENV",
+    "STUDY_FILE",
+    "LocalStudy",
+    "attach_local_study",
+    "grid_size",
+    "require_tune_extra",
+    "start_local_study",
+    "studies_dir",
+]
+
+logger = logging.getLogger("tfcloud")
+
+#: The metric a trial's launcher reports from Keras `fit` (templates/launcher.py.j2, _install_report).
+METRIC_ENV = "TFCLOUD_TUNING_METRIC"
+STUDY_FILE = "study.json"
+CANCEL_FILE = "cancel"
+_POLL_S = 0.25
+_TERMINAL = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+_STUDY_ID = re.compile(r"^study-[a-z0-9-]{1,80}$")
+
+
+def require_tune_extra(*, search: bool = True) -> None:
+    """optuna (the local search, ``search``) and matplotlib (the plots): MissingExtraError naming
+    ``tfcloud[tune]`` when one is missing. Imports nothing."""
+    from tfcloud.extras import Need, missing
+
+    needs = [Need(module="matplotlib", extra="tune", feature="Tuning plots")]
+    if search:
+        needs.insert(0, Need(module="optuna", extra="tune", feature="Local hyperparameter tuning"))
+    for need in needs:
+        if missing((need,)):
+            raise MissingExtraError(need.feature, need.extra, need.module)
+
+
+def studies_dir(home: Path) -> Path:
+    return home / "studies"
+
+
+def make_study_id(entry_point: Path, *, now: datetime.datetime | None = None) -> str:
+    """``study-<entry point stem>-<yyyymmdd-hhmmss>-<4 hex>``."""
+    stem = re.sub(r"[^a-z0-9]+", "-", entry_point.stem.lower()).strip("-")[:30].strip("-") or "job"
+    stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    return f"study-{stem}-{stamp}-{secrets.token_hex(2)}"
+
+
+def grid_size(study: StudySpec) -> int:
+    """How many points the grid has (int ranges count every integer)."""
+    size = 1
+    for spec in study.params:
+        size *= len(_grid_values(spec))
+    return size
+
+
+def _grid_values(spec: ParamSpec) -> list[Any]:
+    if spec.kind is ParamKind.INTEGER:
+        assert spec.low is not None and spec.high is not None
+        return list(range(int(spec.low), int(spec.high) + 1))
+    return list(spec.values)
+
+
+def _distributions(study: StudySpec) -> dict[str, Any]:
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    found: dict[str, Any] = {}
+    for spec in study.params:
+        log = spec.scale is Scale.LOG
+        if spec.kind is ParamKind.DOUBLE:
+            assert spec.low is not None and spec.high is not None
+            found[spec.name] = FloatDistribution(spec.low, spec.high, log=log)
+        elif spec.kind is ParamKind.INTEGER:
+            assert spec.low is not None and spec.high is not None
+            found[spec.name] = IntDistribution(int(spec.low), int(spec.high), log=log)
+        else:
+            found[spec.name] = CategoricalDistribution(list(spec.values))
+    return found
+
+
+def _sampler(study: StudySpec) -> Any:
+    import optuna
+
+    if study.algorithm is Algorithm.RANDOM:
+        return optuna.samplers.RandomSampler()
+    if study.algorithm is Algorithm.GRID:
+        return optuna.samplers.GridSampler({spec.name: _grid_values(spec) for spec in study.params})
+    return optuna.samplers.TPESampler()
+
+
+def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class LocalStudy:
+    """A local study's handle (:class:`tfcloud.study.StudyHandle`): reads ``study.json``; ``cancel()`` marks the
+    study cancelled (the tuner, in whichever process, stops its running trials)."""
+
+    def __init__(self, study_dir: Path, *, tuner: _Tuner | None = None) -> None:
+        self.path = study_dir
+        self._tuner = tuner
+
+    def __repr__(self) -> str:
+        return f"LocalStudy({self.study_id!r})"
+
+    @property
+    def study_id(self) -> str:
+        return self.path.name
+
+    def record(self) -> dict[str, Any]:
+        """``study.json`` as written: the StudyInfo's dict plus ``entry_point``, ``entry_point_args``,
+        ``rerun_flags``, ``tuner_pid`` and ``message``."""
+        try:
+            data: dict[str, Any] = json.loads((self.path / STUDY_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise JobNotFoundError(f"Cannot read the study {self.study_id} in {self.path}: {exc}.") from exc
+        return data
+
+    def info(self) -> StudyInfo:
+        data = self.record()
+        info = StudyInfo.from_dict(data)
+        pid = data.get("tuner_pid")
+        if (info.state not in _TERMINAL and self._tuner is None and isinstance(pid, int)
+                and not _pid_alive(pid)):
+            # The tuner's process ended without finishing the study (killed): its trials stopped with it.
+            info = dataclasses.replace(info, state=JobState.FAILED)
+        return info
+
+    @property
+    def best_trial(self) -> TrialInfo | None:
+        return self.info().best_trial
+
+    @property
+    def plot_paths(self) -> tuple[Path, Path]:
+        """The PNG and HTML plots the tuner writes at the end."""
+        return self.path / "plot.png", self.path / "plot.html"
+
+    def wait(self, timeout: float | None = None) -> StudyInfo:
+        """Block until the study ends (or ``timeout`` seconds pass). Ctrl-C while waiting on a study this
+        process runs cancels it (its trials are local jobs), then raises KeyboardInterrupt."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                info = self.info()
+                if info.state in _TERMINAL:
+                    if self._tuner is not None:
+                        self._tuner.join()
+                    return info
+                if deadline is not None and time.monotonic() >= deadline:
+                    return info
+                time.sleep(_POLL_S)
+        except KeyboardInterrupt:
+            if self._tuner is not None:
+                self.cancel()
+            raise
+
+    def cancel(self) -> None:
+        """No new trials; the running ones are cancelled. Returns once the tuner has stopped (when it runs in
+        this process), else at once."""
+        try:
+            (self.path / CANCEL_FILE).touch()
+        except OSError as exc:
+            raise TfcloudError(f"Cannot cancel the study {self.study_id}: {exc}.") from exc
+        if self._tuner is not None:
+            self._tuner.stop.set()
+            self._tuner.join()
+
+
+@dataclasses.dataclass
+class _Trial:
+    number: int
+    params: dict[str, Any]
+    metrics: Path
+    handle: JobHandle | None = None
+    state: JobState = JobState.QUEUED
+    metric: float | None = None
+    started: float | None = None
+    ended: float | None = None
+    message: str | None = None
+    optuna_trial: Any = None
+
+    def info(self) -> TrialInfo:
+        return TrialInfo(trial_id=str(self.number), params=dict(self.params), state=self.state,
+                         metric=self.metric, started=self.started, ended=self.ended,
+                         job_id=self.handle.job_id if self.handle is not None else None, message=self.message)
+
+
+class _Tuner(threading.Thread):
+    def __init__(self, *, study: StudySpec, spec: JobSpec, settings: Settings, backend: LocalBackend,
+                 study_dir: Path, record: Mapping[str, Any]) -> None:
+        super().__init__(name=f"tfcloud-tuner-{study_dir.name}")
+        self.study = study
+        self.spec = spec
+        self.settings = settings
+        self.backend = backend
+        self.dir = study_dir
+        self.record = dict(record)
+        self.stop = threading.Event()
+        self.trials: list[_Trial] = []
+        self.state = JobState.RUNNING
+        self.message: str | None = None
+        self.lock = threading.Lock()
+
+    # --- what the study looks like --------------------------------------------------------------------------
+    def info(self) -> StudyInfo:
+        with self.lock:
+            trials = tuple(t.info() for t in self.trials)
+        return StudyInfo(study_id=self.dir.name, target="local", state=self.state, study=self.study, trials=trials)
+
+    def save(self) -> None:
+        info = self.info()
+        _write_json(self.dir / STUDY_FILE, {**self.record, **info.to_dict(), "message": self.message})
+
+    # --- the loop -------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            self._search()
+        except BaseException as exc:  # recorded, never lost in a thread
+            logger.debug("the tuner stopped", exc_info=True)
+            self.message = f"The tuner stopped: {exc}"
+            self.state = JobState.FAILED
+            self._cancel_running()
+        finally:
+            self._finish()
+
+    def _cancelled(self) -> bool:
+        return self.stop.is_set() or (self.dir / CANCEL_FILE).exists()
+
+    def _search(self) -> None:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        direction = (optuna.study.StudyDirection.MAXIMIZE if self.study.goal is Goal.MAXIMIZE
+                     else optuna.study.StudyDirection.MINIMIZE)
+        search = optuna.create_study(direction=direction, sampler=_sampler(self.study))
+        distributions = _distributions(self.study)
+        total = self.study.max_trials
+        if self.study.algorithm is Algorithm.GRID:
+            total = min(total, grid_size(self.study))
+        asked = 0
+        while True:
+            if self._cancelled():
+                self._cancel_running()
+                self.state = JobState.CANCELLED
+                return
+            running = [t for t in self.trials if t.state not in _TERMINAL]
+            while len(running) < self.study.parallel_trials and asked < total:
+                asked += 1
+                trial = self._start(search.ask(distributions), asked)
+                running.append(trial)
+                self.save()
+            changed = False
+            for trial in running:
+                changed |= self._poll(trial, search)
+            if changed:
+                self.save()
+            if asked >= total and all(t.state in _TERMINAL for t in self.trials):
+                self.state = (JobState.SUCCEEDED if any(t.state is JobState.SUCCEEDED for t in self.trials)
+                              else JobState.FAILED)
+                return
+            self.stop.wait(_POLL_S)
+
+    def _start(self, optuna_trial: Any, number: int) -> _Trial:
+        from tfcloud.pipeline import submit
+
+        metrics = self.dir / "trials" / str(number) / "output.metrics"
+        metrics.parent.mkdir(parents=True, exist_ok=True)
+        trial = _Trial(number=number, params=dict(optuna_trial.params), metrics=metrics, optuna_trial=optuna_trial)
+        env = {**self.spec.env, METRICS_FILE_ENV: str(metrics), TRIAL_ID_ENV: str(number),
+               METRIC_ENV: self.study.metric}
+        spec = dataclasses.replace(self.spec, env=env,
+                                   entry_point_args=(*self.spec.entry_point_args,
+                                                     *trial_args(self.study, trial.params)))
+        trial.started = time.time()
+        try:
+            trial.handle, _ = submit(spec, self.settings, self.backend)
+            trial.state = JobState.RUNNING
+        except TfcloudError as exc:
+            trial.state, trial.ended, trial.message = JobState.FAILED, time.time(), exc.message
+            self._tell(trial)
+        with self.lock:
+            self.trials.append(trial)
+        return trial
+
+    def _poll(self, trial: _Trial, search: Any) -> bool:
+        if trial.handle is None or trial.state in _TERMINAL:
+            return False
+        job = trial.handle.info()
+        latest = read_metric(trial.metrics, self.study.metric)
+        if job.state not in _TERMINAL:
+            changed = latest != trial.metric
+            trial.metric = latest  # the latest measurement while it runs
+            return changed
+        trial.ended = time.time()
+        trial.metric = latest
+        if job.state is JobState.SUCCEEDED and latest is None:
+            trial.state = JobState.FAILED
+            trial.message = (f"The trial succeeded but reported no `{self.study.metric}` (tfcloud.report, or "
+                             "model.fit's epoch logs).")
+        else:
+            trial.state = job.state
+            if job.state is not JobState.SUCCEEDED:
+                from tfcloud.backends.base import failure
+
+                error = failure(trial.handle, 5)
+                trial.message = error.summary if error is not None else f"Job {job.job_id} {job.state.value}."
+        self._tell(trial)
+        return True
+
+    def _tell(self, trial: _Trial) -> None:
+        import optuna
+
+        if trial.optuna_trial is None:
+            return
+        study = trial.optuna_trial.study
+        if trial.state is JobState.SUCCEEDED and trial.metric is not None:
+            study.tell(trial.optuna_trial, trial.metric)
+        else:
+            study.tell(trial.optuna_trial, state=optuna.trial.TrialState.FAIL)
+
+    def _cancel_running(self) -> None:
+        running = [t for t in self.trials if t.handle is not None and t.state not in _TERMINAL]
+        for trial in running:
+            assert trial.handle is not None
+            try:
+                trial.handle.cancel()
+            except TfcloudError:
+                logger.debug("cancelling %s", trial.handle.job_id, exc_info=True)
+        for trial in running:
+            assert trial.handle is not None
+            with contextlib.suppress(TfcloudError):
+                trial.handle.wait(timeout=60)
+            trial.state, trial.ended = JobState.CANCELLED, time.time()
+            trial.message = "Cancelled with the study."
+            trial.metric = read_metric(trial.metrics, self.study.metric)
+
+    def _finish(self) -> None:
+        self.save()
+        if self.state is JobState.CANCELLED:
+            return
+        try:
+            from tfcloud.tuneview import write_plots
+
+            png, page = LocalStudy(self.dir).plot_paths
+            write_plots(self.info(), png=png, html_path=page)
+        except Exception as exc:  # a plot never fails the study
+            logger.warning("The study's plots could not be written: %s", exc)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *,
+                      rerun_flags: Sequence[str] = ()) -> LocalStudy:
+    """Make the study's directory and start the tuner; returns at once. ``spec`` is the trials' job (the
+    user's arguments; each trial adds its ``--NAME=VALUE``)."""
+    from tfcloud.backends.local import LocalBackend, check_state_dir, spec_roles
+    from tfcloud.errors import ConfigurationError
+
+    require_tune_extra()
+    backend = LocalBackend(settings=settings)
+    check_state_dir(backend.home)
+    replicas = len(spec_roles(spec))
+    cores = _cores()
+    if study.parallel_trials * replicas > cores:
+        logger.warning("%d trials at once x %d replica(s) each = %d processes on %d CPU core(s): trials will be "
+                       "slow; lower --parallel.", study.parallel_trials, replicas,
+                       study.parallel_trials * replicas, cores)
+    study_dir = studies_dir(backend.home) / make_study_id(spec.entry_point)
+    try:
+        study_dir.mkdir(mode=0o700, parents=True)
+    except OSError as exc:
+        raise ConfigurationError(f"Cannot create the study directory {study_dir}: {exc.strerror or exc}.",
+                                 hint="Set TFCLOUD_HOME to a directory you can write to.") from exc
+    record = {"entry_point": str(spec.entry_point), "entry_point_args": list(spec.entry_point_args),
+              "rerun_flags": list(rerun_flags), "tuner_pid": os.getpid(), "created": time.time()}
+    tuner = _Tuner(study=study, spec=spec, settings=settings, backend=backend, study_dir=study_dir, record=record)
+    tuner.save()
+    tuner.start()
+    return LocalStudy(study_dir, tuner=tuner)
+
+
+def attach_local_study(study_id: str, settings: Settings | None = None) -> LocalStudy:
+    """A local study by id, from any process."""
+    from tfcloud.backends.local import LocalBackend
+
+    home = LocalBackend(settings=settings).home
+    study_dir = studies_dir(home) / study_id
+    if not _STUDY_ID.match(study_id) or not (study_dir / STUDY_FILE).is_file():
+        found = sorted(studies_dir(home).glob("study-*"), key=lambda p: p.stat().st_mtime) if (
+            studies_dir(home).is_dir()) else []
+        recent = ", ".join(p.name for p in found[-3:]) or "none"
+        raise JobNotFoundError(f"No local study `{study_id}` in {studies_dir(home)}.",
+                               hint=f"The most recent local studies: {recent}.")
+    return LocalStudy(study_dir)
