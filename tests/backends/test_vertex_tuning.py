@@ -156,6 +156,10 @@ def test_grid_study_marks_failed_trials_and_the_study_succeeds(studies: VertexSt
     failed = [t for t in info.trials if t.state is JobState.FAILED]
     assert sorted((t.params["x"], t.params["y"]) for t in failed) == [(1, "c"), (2, "c")]  # no metric; exit 3
     assert all(t.metric is None for t in failed)
+    why = {t.params["x"]: t.message or "" for t in failed}
+    assert "reported no value of metric 'score'" in why[1]
+    assert "exited with a non-zero status of 3" in why[2]
+    assert all(t.message is None for t in info.trials if t.state is JobState.SUCCEEDED)
     succeeded = [t for t in info.trials if t.state is JobState.SUCCEEDED]
     assert len(succeeded) == 4
     best = info.best_trial

@@ -213,7 +213,8 @@ def _param_value(spec: ParamSpec | None, value: Any) -> float | int | str:
 
 
 def trial_info(trial: Any, study: StudySpec) -> TrialInfo:
-    """One Vertex AI Trial as tfcloud's :class:`TrialInfo` (metric: the final measurement of the study's)."""
+    """One Vertex AI Trial as tfcloud's :class:`TrialInfo` (metric: the final measurement of the study's;
+    message: why an INFEASIBLE trial is so)."""
     specs = {p.name: p for p in study.params}
     params = {p.parameter_id: _param_value(specs.get(p.parameter_id), p.value) for p in trial.parameters}
     metric = None
@@ -222,7 +223,8 @@ def trial_info(trial: Any, study: StudySpec) -> TrialInfo:
     job_id = trial.custom_job.rsplit("/", 1)[-1] if trial.custom_job else None
     return TrialInfo(trial_id=trial.id, params=params, state=to_job_state("vertex-trial", trial.state.name),
                      metric=metric, started=timestamp(trial.start_time) if "start_time" in trial else None,
-                     ended=timestamp(trial.end_time) if "end_time" in trial else None, job_id=job_id)
+                     ended=timestamp(trial.end_time) if "end_time" in trial else None, job_id=job_id,
+                     message=trial.infeasible_reason or None)
 
 
 def study_info(job: Any, study: StudySpec) -> StudyInfo:
