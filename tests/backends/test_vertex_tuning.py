@@ -249,3 +249,23 @@ def test_study_spec_round_trips_through_the_job() -> None:
     spec = build_spec(entry_point=__file__, target="vertex", chief_config="CPU", distribution_strategy=None)
     request = tuning_job_request(spec, study, image_uri=IMAGE, submission_id="s")
     assert study_from_job(aiplatform_v1.HyperparameterTuningJob.from_json(json.dumps(request))) == study
+
+
+def test_get_retried_through_unavailable_and_unknown_when_it_never_answers(
+        studies: VertexStudies, emulator: Any, settings: Settings, tmp_path: Path) -> None:
+    from tfcloud.errors import OutcomeUnknownError
+
+    study = make_study(["x=double:0:1", "y=categorical:a"], metric="score", max_trials=1)
+    handle = studies.submit(_job(tmp_path, _name()), study)
+    emulator.faults.fail("GetHyperparameterTuningJob", code="UNAVAILABLE", times=2)
+    assert handle.wait(timeout=120).state is JobState.SUCCEEDED  # two failed looks, retried
+    impatient = VertexStudies(settings, retry=RetryPolicy(initial=0.02, maximum=0.05, deadline=0.5))
+    try:
+        emulator.faults.fail("GetHyperparameterTuningJob", code="UNAVAILABLE", times=10_000)
+        with pytest.raises(OutcomeUnknownError) as err:
+            impatient.attach(handle.study_id)
+        assert f"Study {handle.study_id} may still be running" in err.value.message
+        assert err.value.hint == f"Its state: tfcloud status {handle.study_id}"
+    finally:
+        emulator.faults.clear()
+        impatient.close()

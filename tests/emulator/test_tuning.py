@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from google.api_core import exceptions
 from google.cloud import aiplatform_v1 as vertex
+from google.cloud.logging_v2.types import ListLogEntriesRequest
 
 from tests.emulator.conftest import wait_until
 
@@ -73,7 +74,8 @@ def finish(jobs: Any, name: str, timeout: float = 90) -> Any:
                       and job, timeout)
 
 
-def test_trials_run_the_trial_spec_with_their_parameters_and_report_their_metric(emulator: Any, jobs: Any) -> None:
+def test_trials_run_the_trial_spec_with_their_parameters_and_report_their_metric(emulator: Any, jobs: Any,
+                                                                                 logs: Any) -> None:
     created = jobs.create_hyperparameter_tuning_job(
         parent=emulator.parent, hyperparameter_tuning_job=tuning_job(_pool(), _pool(1), base="gs://bkt/out"))
     number = emulator.settings.project_number
@@ -97,6 +99,12 @@ def test_trials_run_the_trial_spec_with_their_parameters_and_report_their_metric
             assert list(pool.container_spec.args) == ["--fixed=1", f"--units={units}"]
             assert {e.name: e.value for e in pool.container_spec.env}["CLOUD_ML_TRIAL_ID"] == trial.id
         assert job.job_spec.base_output_directory.output_uri_prefix == f"gs://bkt/out/{trial.id}"
+    trial_two = jobs.get_custom_job(name=trials[1].custom_job).name.rsplit("/", 1)[1]
+    entries = list(logs.list_log_entries(request=ListLogEntriesRequest(
+        resource_names=[f"projects/{emulator.project}"],
+        filter=f'resource.labels.job_id="{trial_two}" AND resource.labels.task_name="workerpool0-0"')))
+    assert entries and {e.labels["ml.googleapis.com/trial_id"] for e in entries} == {"2"}
+    assert "trial 2 workerpool0 args ['--fixed=1', '--units=2']" in [e.text_payload for e in entries]
     listed = {j.name for j in jobs.list_custom_jobs(parent=emulator.parent)}
     assert not listed & {t.custom_job for t in trials}  # a trial's job is found by name, not listed
     found = [j.name for j in jobs.list_hyperparameter_tuning_jobs(request=vertex.ListHyperparameterTuningJobsRequest(
