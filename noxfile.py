@@ -1,4 +1,5 @@
-"""nox sessions: `nox -s demo` (the README's main job), `demo_cloud`, `tests`, `extras`, `lint`, `types`, `bench`."""
+"""nox sessions: `nox -s demo` (the README's main job), `demo_cloud`, `tests`, `extras`, `lint`, `types`, `docs`,
+`captures`, `bench`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "extras", "lint"]
+nox.options.sessions = ["tests", "extras", "lint", "types", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 
 ROOT = Path(__file__).parent
@@ -76,9 +77,9 @@ def demo_cloud(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff over the package, tests, benchmarks and examples."""
+    """ruff over the package, tests, benchmarks, examples and the docs' scripts."""
     session.install("ruff>=0.6")
-    session.run("ruff", "check", "tfcloud", "tests", "benchmarks", "examples", "noxfile.py")
+    session.run("ruff", "check", "tfcloud", "tests", "benchmarks", "examples", "docs", "noxfile.py")
 
 
 @nox.session
@@ -86,6 +87,25 @@ def types(session: nox.Session) -> None:
     """mypy, strict, on tfcloud/."""
     session.install("mypy>=1.10", "-e", EXTRAS)
     session.run("mypy")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The docs site with its API reference (mkdocs.yml), built with --strict: a broken link or anchor, a page
+    left out of the nav or a docstring that cannot be rendered fails. The site goes to the session's temp dir
+    (`mkdocs serve` previews it). Needs only the `docs` extra's packages: the reference reads the source."""
+    session.install(*nox.project.load_toml("pyproject.toml")["project"]["optional-dependencies"]["docs"])
+    site = Path(session.create_tmp()) / "site"
+    session.run("mkdocs", "build", "--strict", "--clean", "--site-dir", str(site), env={"NO_MKDOCS_2_WARNING": "1"})
+    session.log(f"The site: {site / 'index.html'}")
+
+
+@nox.session
+def captures(session: nox.Session) -> None:
+    """The docs' terminal pictures (docs/images/*.svg): real tfcloud commands recorded by rich
+    (docs/captures.py; `nox -s captures -- plan machines` makes some). Not run by CI: read the SVGs' diff."""
+    _install(session, extras=".[test]")
+    session.run("python", "docs/captures.py", *session.posargs)
 
 
 @nox.session

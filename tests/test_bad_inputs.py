@@ -31,7 +31,7 @@ TPU = COMMON_MACHINE_CONFIGS["TPU"]
 @dataclass(frozen=True)
 class Case:
     id: str
-    how: str  # "cli": argv for `tfcloud`; "run": keywords for tfcloud.run(); "call": a function to call
+    how: str  # "cli": argv for `tfcloud`; "run"/"tune": keywords for tfcloud.run()/tune(); "call": a function
     args: Any
     field: str  # the field the message names (between backticks)
     env: dict[str, str] = field(default_factory=dict)
@@ -51,6 +51,16 @@ def run(id: str, kwargs: dict[str, Any], name: str, **env: str) -> Case:
 
 def call(id: str, fn: Callable[[], object], name: str) -> Case:
     return Case(id, "call", fn, name)
+
+
+def tune(id: str, extra: list[str], name: str, *, metric: bool = True) -> Case:
+    """`tfcloud tune {d}/train.py ...` (with `--metric acc` unless told otherwise)."""
+    return Case(id, "cli", ["tune", "{d}/train.py", *(["--metric", "acc"] if metric else []), *extra], name)
+
+
+def tune_sdk(id: str, kwargs: dict[str, Any], name: str) -> Case:
+    """`tfcloud.tune({d}/train.py, **kwargs)`, with a valid parameter and metric unless given."""
+    return Case(id, "tune", {"params": ["lr=double:1e-4:1e-1:log"], "metric": "acc", **kwargs}, name)
 
 
 V = "--vertex"
@@ -97,6 +107,46 @@ CASES: list[Case] = [
     submit("args-nul", ["--", "a\0b"], "entry_point_args[0]"),
     submit("args-nul-vertex", [V, "--", "--epochs", "a\0b"], "entry_point_args[1]"),
     submit("args-huge", ["--", "x" * 200_000], "entry_point_args[0]"),
+    # --- tuning studies: the parameter syntax and the study (tfcloud tune, tfcloud.tune()) --------------------
+    tune("tune-param-no-type", ["--param", "lr"], "param"),
+    tune("tune-param-type-unknown", ["--param", "lr=float:1e-4:1e-1"], "param lr"),
+    tune("tune-param-low-above-high", ["--param", "lr=double:0.1:0.01"], "param lr"),
+    tune("tune-param-log-zero", ["--param", "lr=double:0:1:log"], "param lr"),
+    tune("tune-param-not-a-number", ["--param", "lr=double:small:1"], "param lr"),
+    tune("tune-param-inf", ["--param", "lr=double:0:inf"], "param lr"),
+    tune("tune-param-int-fraction", ["--param", "units=int:1.5:8"], "param units"),
+    tune("tune-param-scale-unknown", ["--param", "lr=double:1e-4:1:ln"], "param lr"),
+    tune("tune-param-one-bound", ["--param", "units=int:32"], "param units"),
+    tune("tune-param-values-empty", ["--param", "opt=categorical:"], "param opt"),
+    tune("tune-param-values-blank", ["--param", "opt=categorical:adam,,sgd"], "param opt"),
+    tune("tune-param-values-repeated", ["--param", "opt=categorical:adam,adam"], "param opt"),
+    tune("tune-param-discrete-text", ["--param", "batch=discrete:32,big"], "param batch"),
+    tune("tune-param-name-digit", ["--param", "1lr=double:0:1"], "param"),
+    tune("tune-param-name-markup", ["--param", "[bold]x=double:0:1"], "param"),
+    tune("tune-param-twice", ["--param", "units=int:8:16", "--param", "units=int:1:2"], "params"),
+    tune("tune-param-none", [], "params"),
+    tune("tune-metric-missing", ["--param", "units=int:8:16"], "metric", metric=False),
+    tune("tune-metric-space", ["--param", "units=int:8:16", "--metric", "val acc"], "metric"),
+    tune("tune-goal-unknown", ["--param", "units=int:8:16", "--goal", "biggest"], "goal"),
+    tune("tune-trials-zero", ["--param", "units=int:8:16", "--trials", "0"], "trials"),
+    tune("tune-parallel-over-trials", ["--param", "units=int:8:16", "--trials", "2", "--parallel", "3"],
+         "parallel"),
+    tune("tune-algorithm-unknown", ["--param", "units=int:8:16", "--algorithm", "bayes"], "algorithm"),
+    tune("tune-grid-double", ["--param", "lr=double:0.1:1", "--algorithm", "grid"], "param lr"),
+    tune("tune-job-option", ["--param", "units=int:8:16", "--worker-count", "-1"], "worker_count"),
+    tune("tune-vertex-region", ["--param", "units=int:8:16", "--vertex", "--region", "moon"], "region"),
+    tune_sdk("tune-sdk-params-string", {"params": "lr=double:1e-4:1e-1"}, "params"),
+    tune_sdk("tune-sdk-param-high-low", {"params": ["lr=double:1:0"]}, "param lr"),
+    tune_sdk("tune-sdk-param-dict-scale", {"params": {"lr": "double:1e-4:1:cubic"}}, "param lr"),
+    tune_sdk("tune-sdk-param-not-text", {"params": [3]}, "param"),
+    tune_sdk("tune-sdk-metric-none", {"metric": None}, "metric"),
+    tune_sdk("tune-sdk-trials-bool", {"max_trials": True}, "trials"),
+    tune_sdk("tune-sdk-parallel-zero", {"parallel_trials": 0}, "parallel"),
+    tune_sdk("tune-sdk-goal", {"goal": "up"}, "goal"),
+    tune_sdk("tune-sdk-env", {"env": {"TF_CONFIG": "{}"}}, "env"),
+    call("report-not-a-number", lambda: tfcloud.report(acc="high"), "report(acc=...)"),
+    call("report-nan", lambda: tfcloud.report(acc=float("nan")), "report(acc=...)"),
+    call("report-nothing", lambda: tfcloud.report(), "report()"),
     # --- Google Cloud names ---------------------------------------------------------------------------------
     submit("sa-gmail", ["--service-account", "me@gmail.com", V], "service_account"),
     submit("sa-bare", ["--service-account", "trainer", V], "service_account"),
@@ -430,6 +480,8 @@ class Sinks:
                                             if r.split(" ", 1)[0] in ("PUT", "POST", "PATCH", "DELETE"))
         counts["local jobs"] = sum(1 for home in homes if (home / "jobs").is_dir()
                                    for _ in (home / "jobs").iterdir())
+        counts["local studies"] = sum(1 for home in homes if (home / "studies").is_dir()
+                                      for _ in (home / "studies").iterdir())
         return counts
 
 
@@ -486,6 +538,8 @@ def test_bad_input_exits_2_naming_the_field_and_changes_nothing(
         with pytest.raises(TfcloudError) as err:
             if case.how == "run":
                 tfcloud.run(**{"entry_point": str(files / "train.py"), **_fill(case.args, files)})
+            elif case.how == "tune":
+                tfcloud.tune(str(files / "train.py"), **_fill(case.args, files))
             else:
                 case.args()
         assert err.value.exit_code == 2

@@ -30,6 +30,7 @@ MODULES = {
     "notebook": ("nbformat", "IPython"),
     "emulator": ("grpc", "gcp_storage_emulator", "google.cloud.aiplatform_v1"),
     "tensorflow": ("tensorflow",),
+    "tune": ("optuna", "matplotlib"),
 }
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = str(REPO_ROOT / "examples" / "digits_keras.py")
@@ -81,6 +82,9 @@ CASES = [
     Case("submit-local", ("tensorflow",), ("submit", SCRIPT),
          "Error: A local job with a TensorFlow distribution strategy needs the `tensorflow` package, which is not "
          "installed.", ""),
+    Case("tune-local", ("tune",), ("tune", SCRIPT, "--param", "units=int:8:16", "--metric", "val_accuracy",
+                                   "--strategy", "none"),
+         "Error: Local hyperparameter tuning needs the `optuna` package, which is not installed.", ""),
 ]
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 HEAVY = ("tensorflow", "tf_keras", "keras", "google.cloud", "google.api_core", "grpc", "docker", "nbformat",
-         "IPython", "ray")
+         "IPython", "ray", "optuna", "matplotlib")
 
 # Compared with what the bare interpreter already holds (site's .pth files may pre-load namespace packages).
 PROBE = """
@@ -32,10 +32,11 @@ def _loaded(body: str) -> list[str]:
 
 
 def test_import_tfcloud_is_light() -> None:
-    assert _loaded("import tfcloud; tfcloud.remote(); tfcloud.MachineConfig; tfcloud.run") == []
+    assert _loaded("import tfcloud; tfcloud.remote(); tfcloud.MachineConfig; tfcloud.run; tfcloud.tune; "
+                   "tfcloud.report") == []
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["submit", "--help"], ["machines"]])
+@pytest.mark.parametrize("argv", [["--help"], ["submit", "--help"], ["tune", "--help"], ["machines"]])
 def test_cli_help_is_light(argv: list[str]) -> None:
     body = (
         f"sys.argv = ['tfcloud', *{argv!r}]\n"

@@ -331,14 +331,23 @@ def tune(
         try:
             info = _live_study(study)
         except KeyboardInterrupt:
-            get_console().print(f"Interrupted: cancelling {study.study_id}.", markup=False)
-            study.cancel()
+            if study.info().target == "local":  # local trials die with the terminal, as local jobs do
+                get_console().print(f"Interrupted: cancelling {study.study_id}.", markup=False)
+                study.cancel()
+            else:
+                get_console().print(f"Detached: {study.study_id} keeps running.\n"
+                                    f"  See it again: tfcloud status {study.study_id} --study\n"
+                                    f"  Cancel it:    tfcloud cancel {study.study_id} --study", markup=False)
             raise typer.Exit(130) from None
+        except BaseException:
+            if study.info().target == "local":  # never leave the tuner running behind an error
+                study.cancel()
+            raise
         _study_outcome(study, info, plot)
     raise typer.Exit(0 if info.best_trial is not None else 1)
 
 
-def _live_study(study: object) -> StudyInfo:
+def _live_study(study: Any) -> StudyInfo:
     """Follow a study with a live table of its trials until it ends; its info then."""
     import time
 
@@ -347,21 +356,18 @@ def _live_study(study: object) -> StudyInfo:
     from tfcloud.states import JobState
     from tfcloud.tuneview import study_table
 
-    assert hasattr(study, "info")
     info: StudyInfo = study.info()
     ended = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
     if verbosity() < 0:
-        while info.state not in ended:
-            time.sleep(1.0)
-            info = study.info()
-        return info
+        return study.wait()  # type: ignore[no-any-return]
+    pause = 0.5 if info.target == "local" else 5.0
     with Live(study_table(info), console=get_console(), auto_refresh=False) as live:
         while info.state not in ended:
-            time.sleep(0.5)
+            time.sleep(pause)
             info = study.info()
             live.update(study_table(info), refresh=True)
     get_console().print()
-    return info
+    return study.wait()  # type: ignore[no-any-return]
 
 
 def _study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
@@ -408,15 +414,17 @@ def _print_plan(plan: Plan) -> None:
         table.add_row(Text(row.role), str(row.replicas), Text(row.machine_type), Text(row.accelerator))
     console.print(table)
     # User text (args, labels, requirements, notebook notes) is printed as plain text, never as markup.
-    plain = {"markup": False, "highlight": False}
-    console.print("Each replica runs: " + " ".join(plan.command), **plain)
-    console.print("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"), **plain)
+    def plain(text: str) -> None:
+        console.print(text, markup=False, highlight=False)
+
+    plain("Each replica runs: " + " ".join(plan.command))
+    plain("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
     if spec.job_labels:
-        console.print("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()), **plain)
+        plain("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
     for requirement in plan.requirements:
-        console.print(f"Requirement: {requirement}", **plain)
+        plain(f"Requirement: {requirement}")
     for note in plan.notes:
-        console.print(f"Note: {note}", **plain)
+        plain(f"Note: {note}")
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
 
@@ -516,9 +524,19 @@ def logs(
 
 
 @app.command()
-def cancel(job: JobArg, ray: RayOpt = None) -> None:
-    """Cancel a job."""
+def cancel(
+    job: JobArg,
+    ray: RayOpt = None,
+    study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
+) -> None:
+    """Cancel a job, or a tuning study (study-..., or --study for Vertex AI) and its running trials."""
     from tfcloud import sdk
+
+    if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
+        with sdk.attach_study(job) as found:
+            found.cancel()
+            typer.echo(f"{found.study_id}\t{found.info().state.value}")
+        return
 
     with sdk.attached(job, ray_address=ray) as handle:
         handle.cancel()

@@ -52,7 +52,7 @@ def _storage_client() -> Any:
     from tfcloud.errors import require
 
     require("google.cloud.storage", feature="Reading a job's artifacts on Cloud Storage", extra="cloud")
-    from google.cloud import storage  # type: ignore[attr-defined]
+    import google.cloud.storage as storage
 
     endpoint = os.environ.get("STORAGE_EMULATOR_HOST")
     if endpoint:

@@ -8,6 +8,9 @@ __all__ = ["STATE_TABLE", "JobState", "to_job_state"]
 
 
 class JobState(enum.Enum):
+    """A job's (or a replica's) state, the same for every target: each vendor's states reach it through
+    :data:`STATE_TABLE`. ``tfcloud list --state`` and :func:`tfcloud.sdk.list_jobs` take its values."""
+
     QUEUED = "queued"
     PROVISIONING = "provisioning"
     RUNNING = "running"
@@ -19,6 +22,7 @@ class JobState(enum.Enum):
 
     @property
     def is_final(self) -> bool:
+        """True for the states a job never leaves: succeeded, failed, cancelled."""
         return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
 
 

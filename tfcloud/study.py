@@ -143,9 +143,9 @@ def _number(text: str, field: str, param: str, *, integer: bool) -> float:
         value = int(text) if integer else float(text)
     except ValueError:
         kind = "an integer" if integer else "a number"
-        raise ValidationError(field, f"{kind} for {param}", text) from None
+        raise ValidationError(f"{field} {param}", kind, text) from None
     if not math.isfinite(value):
-        raise ValidationError(field, f"a finite number for {param}", text)
+        raise ValidationError(f"{field} {param}", "a finite number", text)
     return value
 
 
@@ -163,7 +163,7 @@ def parse_param(text: str, *, field: str = "param") -> ParamSpec:
         kind = ParamKind(kind_text.strip().lower())
     except ValueError:
         raise ValidationError(f"{field} {name}", "a type: double, int, categorical or discrete",
-                              kind_text, hint=f"Write it as {_EXPECTED}.") from None
+                              kind_text, hint=f"Write it as one of: {_EXPECTED}") from None
     if not colon or not body:
         raise ValidationError(f"{field} {name}", _EXPECTED, text)
     if kind in (ParamKind.DOUBLE, ParamKind.INTEGER):

@@ -222,8 +222,8 @@ class LocalStudy:
             raise
 
     def cancel(self) -> None:
-        """No new trials; the running ones are cancelled. Returns once the tuner has stopped (when it runs in
-        this process), else at once."""
+        """No new trials; the running ones are cancelled. Returns once the tuner has stopped (from another
+        process: after at most a minute)."""
         try:
             (self.path / CANCEL_FILE).touch()
         except OSError as exc:
@@ -231,6 +231,8 @@ class LocalStudy:
         if self._tuner is not None:
             self._tuner.stop.set()
             self._tuner.join()
+        else:  # the tuner runs in another process: it stops the trials within moments
+            self.wait(timeout=60)
 
 
 @dataclasses.dataclass
@@ -380,10 +382,16 @@ class _Tuner(threading.Thread):
         if trial.optuna_trial is None:
             return
         study = trial.optuna_trial.study
-        if trial.state is JobState.SUCCEEDED and trial.metric is not None:
-            study.tell(trial.optuna_trial, trial.metric)
-        else:
-            study.tell(trial.optuna_trial, state=optuna.trial.TrialState.FAIL)
+        try:
+            if trial.state is JobState.SUCCEEDED and trial.metric is not None:
+                study.tell(trial.optuna_trial, trial.metric)
+            else:
+                study.tell(trial.optuna_trial, state=optuna.trial.TrialState.FAIL)
+        except RuntimeError:
+            # GridSampler calls study.stop() once the grid is done, which optuna refuses outside optimize(); the
+            # trial is recorded all the same (tell stores it before raising).
+            if self.study.algorithm is not Algorithm.GRID:
+                raise
 
     def _cancel_running(self) -> None:
         running = [t for t in self.trials if t.handle is not None and t.state not in _TERMINAL]
@@ -402,16 +410,16 @@ class _Tuner(threading.Thread):
             trial.metric = read_metric(trial.metrics, self.study.metric)
 
     def _finish(self) -> None:
-        self.save()
-        if self.state is JobState.CANCELLED:
-            return
-        try:
-            from tfcloud.tuneview import write_plots
+        """The plots, then the final state (so whoever sees the study ended finds its plots)."""
+        if self.state is not JobState.CANCELLED:
+            try:
+                from tfcloud.tuneview import write_plots
 
-            png, page = LocalStudy(self.dir).plot_paths
-            write_plots(self.info(), png=png, html_path=page)
-        except Exception as exc:  # a plot never fails the study
-            logger.warning("The study's plots could not be written: %s", exc)
+                png, page = LocalStudy(self.dir).plot_paths
+                write_plots(self.info(), png=png, html_path=page)
+            except Exception as exc:  # a plot never fails the study
+                logger.warning("The study's plots could not be written: %s", exc)
+        self.save()
 
 
 def _cores() -> int:

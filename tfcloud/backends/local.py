@@ -322,7 +322,7 @@ class LocalBackend:
         if "://" not in output:
             for path in aip.values():
                 Path(path).mkdir(parents=True, exist_ok=True)
-        plan = {
+        plan: dict[str, Any] = {
             "job_id": job_id,
             "display_name": spec.display_name,
             "entry_point": str(spec.entry_point),
@@ -577,7 +577,7 @@ class LocalJob:
         """``status.json`` (written atomically, so never half-written). Missing: the job is starting;
         unreadable or corrupt: the job is reported failed, with why (it stays listable and removable)."""
         path = self.job_dir / sup.STATUS_FILE
-        blank = {"job_id": self.job_id, "state": "starting", "exit_code": None, "failed_replica": None,
+        blank: dict[str, Any] = {"job_id": self.job_id, "state": "starting", "exit_code": None, "failed_replica": None,
                  "message": "", "supervisor_pid": None, "started_at": None, "ended_at": None, "replicas": {}}
         try:
             info = json.loads(path.read_text(encoding="utf-8"))

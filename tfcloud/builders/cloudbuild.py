@@ -208,7 +208,7 @@ class CloudBuildBuilder:
             require("google.cloud.storage", feature="Building with Cloud Build", extra="cloud")
             import os
 
-            from google.cloud import storage  # type: ignore[attr-defined]
+            import google.cloud.storage as storage
 
             endpoint = self.storage_endpoint or os.environ.get("STORAGE_EMULATOR_HOST")
             kwargs: dict[str, Any] = {"project": self.project}

@@ -269,8 +269,8 @@ class BuildService:
             return
         if self._storage_endpoint is None:
             raise RuntimeError("the emulator runs without Cloud Storage")
+        import google.cloud.storage as storage
         from google.auth.credentials import AnonymousCredentials
-        from google.cloud import storage  # type: ignore[attr-defined]
 
         source = build.source.storage_source
         client = storage.Client(project=build.project_id, credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]

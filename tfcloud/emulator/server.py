@@ -263,8 +263,8 @@ class Emulator:
 
     def storage_client(self) -> Any:
         """``google.cloud.storage.Client`` bound to the storage emulator. Close with ``client.close()``."""
+        import google.cloud.storage as storage
         from google.auth.credentials import AnonymousCredentials
-        from google.cloud import storage  # type: ignore[attr-defined]
 
         if self.settings.storage_endpoint is None:
             raise RuntimeError("the emulator runs without Cloud Storage (storage=False)")

@@ -47,7 +47,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _body(self) -> bytes | None:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            parts = []
+            parts: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:
@@ -126,12 +126,12 @@ def failing_proxy(upstream: str, *, fail_manifest_puts: int = 0,
         return False
 
     server = _Server(("127.0.0.1", 0), _Handler)
-    host, port = server.server_address[:2]
+    host, port = "127.0.0.1", int(server.server_address[1])  # bound to loopback above
     server.proxy = FailingProxy(address=f"{host}:{port}", upstream=upstream, fail=fail or first_manifest_puts)
     thread = threading.Thread(target=server.serve_forever, name="tfcloud-failing-proxy", daemon=True)
     thread.start()
     try:
-        with socket.create_connection((str(host), int(port)), timeout=5):
+        with socket.create_connection((host, port), timeout=5):
             pass
         yield server.proxy
     finally:

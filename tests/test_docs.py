@@ -1,0 +1,74 @@
+"""The docs hold together without building them: every relative link in README.md and docs/ reaches a file
+(and a heading, when it names one), and the README's test command is what CI runs. `nox -s docs` builds the
+site with `mkdocs build --strict` on top of this; the README is not part of that site, so only this checks it."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
+_CODE = re.compile(r"(`+).+?\1", re.DOTALL)
+_LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def _prose(text: str) -> str:
+    """The page without its code blocks and code spans (a link shown as code is not a link)."""
+    return _CODE.sub("", _FENCE.sub("", text))
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as mkdocs (Python-Markdown's toc) and GitHub both make it, for the headings we write."""
+    text = re.sub(r"[`*_]|<[^>]+>", "", heading).strip().lower()
+    return re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", text))
+
+
+def _anchors(page: Path) -> set[str]:
+    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+    return {_slug(match[1]) for match in re.finditer(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.MULTILINE)}
+
+
+def _links(page: Path) -> list[str]:
+    return [target for target in _LINK.findall(_prose(page.read_text(encoding="utf-8")))
+            if not re.match(r"^[a-z][a-z0-9+.-]*:", target)]  # http:, https:, mailto:
+
+
+def test_the_pages_have_links_to_check() -> None:
+    """Guards the pattern itself: the README links the docs, and the docs link each other."""
+    readme = _links(ROOT / "README.md")
+    assert "docs/cli.md" in readme and "docs/architecture.md" in readme
+    assert "recovery.md#checkpoint-and-resume" in _links(ROOT / "docs" / "strategies.md")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_relative_links_resolve(page: Path) -> None:
+    broken = []
+    for target in _links(page):
+        path_part, _, anchor = target.partition("#")
+        dest = (page.parent / path_part).resolve() if path_part else page
+        if not dest.exists():
+            broken.append(f"{target}: no file {dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest}")
+            continue
+        if page.is_relative_to(ROOT / "docs") and not dest.is_relative_to(ROOT / "docs"):
+            broken.append(f"{target}: outside docs/, so not on the docs site (name it as a repository path)")
+            continue
+        # An object's anchor in the API reference (`#tfcloud.sdk.JobOptions`) is mkdocstrings'; --strict checks it.
+        if anchor and dest.suffix == ".md" and "." not in anchor and anchor not in _anchors(dest):
+            broken.append(f"{target}: no heading #{anchor} in {dest.relative_to(ROOT)}")
+    assert not broken, f"{page.relative_to(ROOT)} has broken links:\n" + "\n".join(broken)
+
+
+def test_the_readme_test_command_is_what_ci_runs() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    ci_command = re.search(r"^exec (python3 -m nox .+)$", ci, re.MULTILINE)
+    assert ci_command is not None, ".ci/run no longer ends with `exec python3 -m nox ...`"
+    readme_commands = re.findall(r"&& (python3 -m nox -s .+)$", (ROOT / "README.md").read_text(encoding="utf-8"),
+                                 re.MULTILINE)
+    assert len(readme_commands) >= 2, "the README's set-up section lost its two commands"
+    assert shlex.split(readme_commands[1]) == shlex.split(ci_command[1])
