@@ -110,3 +110,8 @@ def test_tune_vertex_runs_keras_trials_and_reports_the_best(
     assert shown["state"] == "succeeded" and shown["best_trial"] == best[1]
     assert {t["trial_id"]: t["metric"] for t in shown["trials"]} == pytest.approx(metrics)
     assert shown["params"] == ["units=int:2:16", "learning_rate=double:0.001:0.3:log"]
+
+    code = main(["status", study_id[1], "--study"])  # the table, and the best trial's command from the job
+    table = capsys.readouterr().out
+    assert code == 0 and re.search(rf"^ +\* {best[1]} ", table, re.M)
+    assert f"Rerun the best trial: tfcloud submit ENTRY_POINT --vertex -- --epochs 2 --units={units} " in table

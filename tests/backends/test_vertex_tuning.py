@@ -141,6 +141,7 @@ def test_random_study_runs_trials_with_their_args_and_reports_the_best(
     x_arg = f"--x={trial.params['x']!r}"
     assert f"trial 3 args ['--sleep', '0.5', '{x_arg}', '--y={trial.params['y']}']" in lines
     assert "reported" in lines
+    assert studies.attach(handle.study_id).entry_point_args == ("--sleep", "0.5")  # the script's own, again
 
 
 def test_grid_study_marks_failed_trials_and_the_study_succeeds(studies: VertexStudies, tmp_path: Path) -> None:

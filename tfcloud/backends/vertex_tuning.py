@@ -166,6 +166,12 @@ class VertexStudy:
     def job(self) -> HyperparameterTuningJob:
         return self._job if self._job is not None else self.refresh()
 
+    @property
+    def entry_point_args(self) -> tuple[str, ...]:
+        """The script's own arguments (the trial spec's chief args, before Vertex AI appends a trial's)."""
+        pools = self.job.trial_job_spec.worker_pool_specs
+        return tuple(pools[0].container_spec.args) if pools else ()
+
     def info(self) -> StudyInfo:
         """The study now (one look-up): its state and every trial so far."""
         return study_info(self.refresh(), self.study)
