@@ -221,10 +221,13 @@ def test_attach_and_list_find_the_study(studies: VertexStudies, tmp_path: Path) 
         studies.attach("1234567")
 
 
-@pytest.mark.parametrize("after", [False, True], ids=["unavailable", "answer-lost"])
+@pytest.mark.parametrize("fault", ["unavailable", "answer-lost", "late-answer"])
 def test_create_retried_makes_exactly_one_tuning_job(
-        studies: VertexStudies, emulator: Any, tmp_path: Path, after: bool) -> None:
-    emulator.faults.fail("CreateHyperparameterTuningJob", code="UNAVAILABLE", times=1, after=after)
+        studies: VertexStudies, emulator: Any, tmp_path: Path, fault: str) -> None:
+    if fault == "late-answer":  # created at once, answered after the client's deadline (DEADLINE_EXCEEDED)
+        emulator.faults.late("CreateHyperparameterTuningJob", seconds=FAST.create_timeout + 1)
+    else:
+        emulator.faults.fail("CreateHyperparameterTuningJob", code="UNAVAILABLE", after=fault == "answer-lost")
     name = _name()
     study = make_study(["x=double:0:1", "y=categorical:a"], metric="score", max_trials=1)
     handle = studies.submit(_job(tmp_path, name), study)
