@@ -493,7 +493,7 @@ def attach_study(study_id: str, *, target: str | None = None) -> Study:
     except BaseException:
         studies.close()
         raise
-    return Study(handle, entry_point="ENTRY_POINT", flags=["--vertex"], closer=studies)
+    return Study(handle, entry_point="ENTRY_POINT", args=handle.entry_point_args, flags=["--vertex"], closer=studies)
 
 
 def _rerun_flags(options: Mapping[str, Any]) -> list[str]:

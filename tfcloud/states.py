@@ -28,7 +28,8 @@ class JobState(enum.Enum):
 
 #: (source, vendor state name) → JobState. Sources: "vertex" (aiplatform_v1.JobState names),
 #: "cloudbuild" (Build.Status names), "docker" (container State.Status), "process" (local replicas),
-#: "ray" (ray.job_submission.JobStatus values).
+#: "ray" (ray.job_submission.JobStatus values), "vertex-trial" (a HyperparameterTuningJob's Trial.State names: an
+#: INFEASIBLE trial failed, or ended without reporting the study's metric).
 STATE_TABLE: dict[tuple[str, str], JobState] = {
     ("vertex", "JOB_STATE_UNSPECIFIED"): JobState.UNKNOWN,
     ("vertex", "JOB_STATE_QUEUED"): JobState.QUEUED,
@@ -42,6 +43,12 @@ STATE_TABLE: dict[tuple[str, str], JobState] = {
     ("vertex", "JOB_STATE_EXPIRED"): JobState.FAILED,
     ("vertex", "JOB_STATE_UPDATING"): JobState.RUNNING,
     ("vertex", "JOB_STATE_PARTIALLY_SUCCEEDED"): JobState.FAILED,
+    ("vertex-trial", "STATE_UNSPECIFIED"): JobState.UNKNOWN,
+    ("vertex-trial", "REQUESTED"): JobState.QUEUED,
+    ("vertex-trial", "ACTIVE"): JobState.RUNNING,
+    ("vertex-trial", "STOPPING"): JobState.CANCELLING,
+    ("vertex-trial", "SUCCEEDED"): JobState.SUCCEEDED,
+    ("vertex-trial", "INFEASIBLE"): JobState.FAILED,
     ("cloudbuild", "STATUS_UNKNOWN"): JobState.UNKNOWN,
     ("cloudbuild", "PENDING"): JobState.QUEUED,
     ("cloudbuild", "QUEUED"): JobState.QUEUED,

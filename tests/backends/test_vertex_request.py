@@ -109,3 +109,75 @@ def test_the_dry_run_plan_shows_the_tpu_layout(script: Path) -> None:
         "role": "chief", "replicas": 1, "machine_type": "ct5p-hightpu-4t",
         "accelerator": "4 x TPU_V5P per host, 2x2x2 slice on 2 hosts"}]
     assert any(note.startswith("TPU VM: the TPU host runs your program as the chief") for note in plan.notes)
+
+
+# --- HyperparameterTuningJob -----------------------------------------------------------------------------------
+TUNING_CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # (job spec arguments, study arguments)
+    "tuning_every_kind": (
+        {"chief_config": "CPU", "entry_point_args": ["--epochs", "3"], "job_labels": {"team": "ml"},
+         "base_output_dir": "gs://bkt/out"},
+        {"params": ["learning_rate=double:1e-4:1e-1:log", "units=int:32:512", "optimizer=categorical:adam,sgd",
+                    "batch_size=discrete:128,32,64", "dropout=double:0:0.5"],
+         "metric": "val_accuracy", "goal": "maximize", "max_trials": 12, "parallel_trials": 3}),
+    "tuning_grid_multi_worker": (
+        {"chief_config": "CPU", "worker_count": 2, "worker_config": "CPU"},
+        {"params": ["units=int:8:64:log", "optimizer=categorical:adam,sgd"], "metric": "loss", "goal": "minimize",
+         "max_trials": 4, "parallel_trials": 2, "algorithm": "grid"}),
+    "tuning_random": (
+        {"chief_config": "CPU"},
+        {"params": ["x=double:-1:1"], "metric": "score", "max_trials": 1, "algorithm": "random"}),
+}
+
+
+def _tuning_request(name: str, script: Path) -> dict[str, Any]:
+    from tfcloud.backends.vertex_request import tuning_job_request
+    from tfcloud.study import make_study
+
+    job_args, study_args = TUNING_CASES[name]
+    spec = build_spec(entry_point=str(script), target="vertex", **job_args)
+    return tuning_job_request(spec, make_study(**study_args), image_uri=IMAGE, submission_id="sub-0001")
+
+
+@pytest.mark.parametrize("name", sorted(TUNING_CASES))
+def test_tuning_request_matches_golden(name: str, script: Path) -> None:
+    request = _tuning_request(name, script)
+    golden = GOLDEN / f"{name}.json"
+    text = json.dumps(request, indent=2, sort_keys=True) + "\n"
+    if UPDATE:
+        golden.write_text(text)
+    assert text == golden.read_text(), f"request changed; rerun with TFCLOUD_UPDATE_GOLDEN=1 to accept ({golden})"
+
+
+@pytest.mark.parametrize("name", sorted(TUNING_CASES))
+def test_tuning_trial_spec_is_the_custom_job_spec(name: str, script: Path) -> None:
+    job_args, _ = TUNING_CASES[name]
+    spec = build_spec(entry_point=str(script), target="vertex", **job_args)
+    custom = custom_job_request(spec, image_uri=IMAGE, submission_id="sub-0001")
+    request = _tuning_request(name, script)
+    assert request["trial_job_spec"] == custom["job_spec"]
+    assert request["labels"] == custom["labels"] and request["display_name"] == custom["display_name"]
+
+
+@pytest.mark.parametrize("name", sorted(TUNING_CASES))
+def test_real_client_message_reads_the_tuning_request(name: str, script: Path) -> None:
+    aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
+    job = aiplatform_v1.HyperparameterTuningJob.from_json(json.dumps(_tuning_request(name, script)))
+    _, study_args = TUNING_CASES[name]
+    assert job.max_trial_count == study_args["max_trials"]
+    assert job.parallel_trial_count == study_args.get("parallel_trials", 1)
+    assert [m.metric_id for m in job.study_spec.metrics] == [study_args["metric"]]
+    assert job.study_spec.metrics[0].goal.name == study_args.get("goal", "maximize").upper()
+    assert [p.parameter_id for p in job.study_spec.parameters] == [p.split("=")[0] for p in study_args["params"]]
+    assert job.trial_job_spec.worker_pool_specs[0].container_spec.image_uri == IMAGE
+    assert job.labels["tfcloud-submission"] == "sub-0001"
+    if name == "tuning_every_kind":
+        lr, units, optimizer, batch, _ = job.study_spec.parameters
+        assert lr.scale_type == aiplatform_v1.StudySpec.ParameterSpec.ScaleType.UNIT_LOG_SCALE
+        assert (lr.double_value_spec.min_value, lr.double_value_spec.max_value) == (1e-4, 1e-1)
+        assert (units.integer_value_spec.min_value, units.integer_value_spec.max_value) == (32, 512)
+        assert list(optimizer.categorical_value_spec.values) == ["adam", "sgd"]
+        assert list(batch.discrete_value_spec.values) == [32.0, 64.0, 128.0]
+        assert job.study_spec.algorithm == aiplatform_v1.StudySpec.Algorithm.ALGORITHM_UNSPECIFIED
+    if name == "tuning_grid_multi_worker":
+        assert job.study_spec.algorithm == aiplatform_v1.StudySpec.Algorithm.GRID_SEARCH

@@ -18,9 +18,9 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine
@@ -37,9 +37,10 @@ if TYPE_CHECKING:
 
     from tfcloud.targets import VertexTarget
 
-__all__ = ["VertexBackend", "VertexJob", "console_url"]
+__all__ = ["VertexBackend", "VertexJob", "console_url", "create_once"]
 
 log = logging.getLogger("tfcloud")
+T = TypeVar("T")
 #: Seconds between polls while following a job. Cloud Logging allows 60 entries.list calls a minute per project,
 #: shared by everyone reading it: 5 s keeps a follower at 12. The emulator has no quota: poll it fast.
 POLL_S = 5.0
@@ -60,6 +61,40 @@ def _may_be_running(job_id: str) -> tuple[str, str]:
     """What an :class:`OutcomeUnknownError` about job ``job_id`` says, and its hint."""
     return (f"Job {job_id} may still be running.",
             f"Follow it: tfcloud logs {job_id} -f\nIts state: tfcloud status {job_id}")
+
+
+def create_once(create: Callable[[], T], find: Callable[[], T | None], *, what: str, policy: RetryPolicy,
+                look_hint: str, noun: str = "job") -> T:
+    """Create a resource exactly once. A create that failed or went unanswered may still have made it, so each
+    later try first calls ``find`` (a look-up by the submission's label); when the retries run out, one last look
+    decides: the resource, :class:`SubmitError` (none was made) or :class:`OutcomeUnknownError` (``look_hint``
+    says how to find out). ``noun`` names the resource in those messages."""
+    tries = 0
+
+    def attempt() -> T:
+        nonlocal tries
+        tries += 1
+        if tries > 1:
+            found = find()
+            if found is not None:
+                log.info("the create that failed did make %s", getattr(found, "name", "it"))
+                return found
+        return create()
+
+    try:
+        return call(attempt, what=what, policy=policy)
+    except OutcomeUnknownError as exc:
+        last = exc.__cause__
+    try:
+        found = call(find, what=what, policy=policy)
+    except OutcomeUnknownError:
+        raise OutcomeUnknownError(
+            f"{what}: Vertex AI did not answer ({status_code(last) if last else 'no answer'}) for "
+            f"{policy.deadline:g} s; a {noun} may have been created.", hint=look_hint) from last
+    if found is not None:
+        return found
+    raise SubmitError(f"{what} failed: Vertex AI did not answer ({status_code(last) if last else '?'}) for "
+                      f"{policy.deadline:g} s, and no {noun} was created. Try again later.") from last
 
 
 class VertexBackend:
@@ -114,41 +149,17 @@ class VertexBackend:
         return VertexJob(self, created.name, job=created)
 
     def _create(self, request: dict[str, Any], submission_id: str) -> CustomJob:
-        """Create the job exactly once. A create that failed or went unanswered may still have made it, so each
-        later try first looks for the submission's label; when the retries run out, one last look decides."""
+        """Create the job exactly once (:func:`create_once`)."""
         from google.cloud import aiplatform_v1
 
         message = aiplatform_v1.CustomJob.from_json(json.dumps(request))
         client = self.clients.jobs()
-        tries = 0
-
-        def create() -> CustomJob:
-            nonlocal tries
-            tries += 1
-            if tries > 1:
-                found = self._find_submission(submission_id)
-                if found is not None:
-                    log.info("the create that failed did make job %s", found.name)
-                    return found
-            return client.create_custom_job(parent=self.parent, custom_job=message, retry=None,
-                                            timeout=self.retry.create_timeout)
-
-        what = "Creating the Vertex AI job"
-        try:
-            return call(create, what=what, policy=self.retry)
-        except OutcomeUnknownError as exc:
-            last = exc.__cause__
-        try:
-            found = call(lambda: self._find_submission(submission_id), what=what, policy=self.retry)
-        except OutcomeUnknownError:
-            raise OutcomeUnknownError(
-                f"{what}: Vertex AI did not answer ({status_code(last) if last else 'no answer'}) for "
-                f"{self.retry.deadline:g} s; a job may have been created.",
-                hint=f"Look for it: tfcloud list --vertex --label {SUBMISSION_LABEL}={submission_id}") from last
-        if found is not None:
-            return found
-        raise SubmitError(f"{what} failed: Vertex AI did not answer ({status_code(last) if last else '?'}) for "
-                          f"{self.retry.deadline:g} s, and no job was created. Try again later.") from last
+        return create_once(
+            lambda: client.create_custom_job(parent=self.parent, custom_job=message, retry=None,
+                                             timeout=self.retry.create_timeout),
+            lambda: self._find_submission(submission_id),
+            what="Creating the Vertex AI job", policy=self.retry,
+            look_hint=f"Look for it: tfcloud list --vertex --label {SUBMISSION_LABEL}={submission_id}")
 
     def _find_submission(self, submission_id: str) -> CustomJob | None:
         """The job labelled with ``submission_id`` (one call; its errors are the caller's to retry)."""

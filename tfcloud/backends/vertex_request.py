@@ -1,8 +1,10 @@
-"""The Vertex AI CustomJob request: a pure function of the job spec (what), its Vertex AI target (where) and
-the image.
+"""The Vertex AI requests: the CustomJob, a pure function of the job spec (what), its Vertex AI target (where)
+and the image; and the HyperparameterTuningJob, which adds a study (:mod:`tfcloud.study`) and runs that
+CustomJob's spec for every trial.
 
 The result is a JSON-shaped dict with the API's field names (durations as ``"3600s"``, enums by name), the
-form ``aiplatform_v1.CustomJob.from_json`` reads; ``tests/golden/vertex/`` holds one per strategy.
+form ``aiplatform_v1.CustomJob.from_json`` (``HyperparameterTuningJob.from_json``) reads; ``tests/golden/vertex/``
+holds one per strategy, and the tuning jobs (``tuning_*.json``).
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from tfcloud.spec import JobSpec, Role
+from tfcloud.study import ParamSpec, StudySpec
 from tfcloud.targets import VertexTarget
 
-__all__ = ["POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "replica_name", "restart_scheduling"]
+__all__ = ["ALGORITHMS", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "parameter_spec", "replica_name",
+           "restart_scheduling", "tuning_job_request"]
 
 #: Vertex AI's worker pool order: pool i holds this role.
 POOL_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
@@ -104,4 +108,51 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
         "display_name": spec.display_name,
         "job_spec": job_spec,
         "labels": {**spec.job_labels, SUBMISSION_LABEL: submission_id},
+    }
+
+
+#: tfcloud's search → Vertex AI's ``StudySpec.Algorithm`` (``default``: Vertex AI's own Bayesian optimisation).
+ALGORITHMS = {"default": "ALGORITHM_UNSPECIFIED", "random": "RANDOM_SEARCH", "grid": "GRID_SEARCH"}
+_SCALES = {"linear": "UNIT_LINEAR_SCALE", "log": "UNIT_LOG_SCALE"}
+_VALUE_SPECS = {"double": "double_value_spec", "int": "integer_value_spec", "categorical": "categorical_value_spec",
+                "discrete": "discrete_value_spec"}
+
+
+def parameter_spec(param: ParamSpec) -> dict[str, Any]:
+    """One :class:`~tfcloud.study.ParamSpec` as Vertex AI's ``StudySpec.ParameterSpec``. A categorical parameter
+    has no scale (Vertex AI asks to leave it unset)."""
+    kind = param.kind.value
+    body: dict[str, Any]
+    if kind == "double":
+        body = {"min_value": float(param.low or 0), "max_value": float(param.high or 0)}
+    elif kind == "int":
+        body = {"min_value": int(param.low or 0), "max_value": int(param.high or 0)}
+    elif kind == "categorical":
+        body = {"values": [str(value) for value in param.values]}
+    else:
+        body = {"values": [float(value) for value in param.values]}
+    spec: dict[str, Any] = {"parameter_id": param.name, _VALUE_SPECS[kind]: body}
+    if kind != "categorical":
+        spec["scale_type"] = _SCALES[param.scale.value]
+    return spec
+
+
+def tuning_job_request(spec: JobSpec, study: StudySpec, *, image_uri: str, submission_id: str,
+                       base_output_dir: str | None = None) -> dict[str, Any]:
+    """The HyperparameterTuningJob for ``study``: each trial runs the CustomJobSpec that
+    :func:`custom_job_request` makes for ``spec`` (Vertex AI appends the trial's ``--NAME=VALUE`` arguments to
+    every pool's container args); display name and labels (with the submission label) as the CustomJob's."""
+    custom = custom_job_request(spec, image_uri=image_uri, submission_id=submission_id,
+                                base_output_dir=base_output_dir)
+    return {
+        "display_name": custom["display_name"],
+        "study_spec": {
+            "metrics": [{"metric_id": study.metric, "goal": study.goal.value.upper()}],
+            "parameters": [parameter_spec(param) for param in study.params],
+            "algorithm": ALGORITHMS[study.algorithm.value],
+        },
+        "max_trial_count": study.max_trials,
+        "parallel_trial_count": study.parallel_trials,
+        "trial_job_spec": custom["job_spec"],
+        "labels": custom["labels"],
     }

@@ -1,5 +1,5 @@
-"""tfcloud's offline Google Cloud: Vertex AI CustomJobs, Cloud Build, Cloud Logging and Cloud Storage on
-127.0.0.1, served to the real Google client libraries over their real wire protocol.
+"""tfcloud's offline Google Cloud: Vertex AI CustomJobs and HyperparameterTuningJobs, Cloud Build, Cloud Logging
+and Cloud Storage on 127.0.0.1, served to the real Google client libraries over their real wire protocol.
 
 ``import tfcloud.emulator`` is light: grpc, google-cloud and docker are imported when an :class:`Emulator`
 starts. See ``docs/emulator.md``.

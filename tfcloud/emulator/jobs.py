@@ -69,6 +69,9 @@ class _Job:
     preempt_now: set[str] = field(default_factory=set)  # the line was seen
     preempted: set[str] = field(default_factory=set)  # killed by the emulator in this attempt
     started: dict[str, float] = field(default_factory=dict)
+    hidden: bool = False  # a tuning trial's job: found by name, not listed
+    mounts: tuple[str, ...] = ()  # more host directories its containers see (a trial's metrics directory)
+    trial_id: str = ""
 
 
 def _now() -> dt.datetime:
@@ -135,26 +138,51 @@ class JobService:
 
     # -- RPCs ----------------------------------------------------------------------------------------------
     def create_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import JobState
-
         number, location = self._parent(request.parent, context)
         problem = validate_custom_job(request.custom_job)
         if problem:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
-        job = _copy(request.custom_job)
+        return self.start_job(request.custom_job, number=number, location=location)
+
+    def start_job(self, custom_job: Any, *, number: str, location: str, hidden: bool = False,
+                  mounts: tuple[str, ...] = (), trial_id: str = "") -> Any:
+        """Create and start a (valid) CustomJob; its copy as created. The tuning service runs each trial so:
+        ``hidden`` (not listed), ``mounts`` (the trial's metrics directory), ``trial_id`` (in its log entries)."""
+        from google.cloud.aiplatform_v1.types import JobState
+
+        job = _copy(custom_job)
         job_id = str(random.randint(10**18, 9 * 10**18))
         job.name = f"projects/{number}/locations/{location}/customJobs/{job_id}"
         now = _now()
         job.state = JobState.JOB_STATE_QUEUED
         job.create_time = now
         job.update_time = now
-        record = _Job(job=job, project_id=self._project_ids.get(number, number), job_id=job_id)
+        record = _Job(job=job, project_id=self._project_ids.get(number, number), job_id=job_id, hidden=hidden,
+                      mounts=mounts, trial_id=trial_id)
         with self._lock:
             self._jobs[job.name] = record
             created = _copy(job)
         record.thread = threading.Thread(target=self._live, args=(record,), name=f"job-{job_id}", daemon=True)
         record.thread.start()
         return created
+
+    def snapshot(self, name: str) -> Any:
+        """A copy of the CustomJob ``name`` (canonical), or None."""
+        with self._lock:
+            job = self._jobs.get(name)
+            return _copy(job.job) if job is not None else None
+
+    def cancel_job(self, name: str) -> None:
+        """Cancel the CustomJob ``name`` unless it has ended (what CancelCustomJob does, without the checks)."""
+        from google.cloud.aiplatform_v1.types import JobState
+
+        with self._lock:
+            job = self._jobs.get(name)
+            if job is None or job.job.state.name in _TERMINAL:
+                return
+            job.job.state = JobState.JOB_STATE_CANCELLING
+            job.job.update_time = _now()
+        job.cancel.set()
 
     def get_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
         job = self._find(request.name, context)
@@ -168,7 +196,7 @@ class JobService:
         predicate = list_predicate(request, context)
         prefix = f"projects/{number}/locations/{location}/customJobs/"
         with self._lock:
-            jobs = [_copy(j.job) for name, j in self._jobs.items() if name.startswith(prefix)]
+            jobs = [_copy(j.job) for name, j in self._jobs.items() if name.startswith(prefix) and not j.hidden]
         jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
         jobs = [job for job in jobs if predicate(_job_record(job))]
         start = 0
@@ -250,7 +278,7 @@ class JobService:
             self._logs.append(
                 log_name=f"projects/{job.project_id}/logs/{task_name}", resource_type="ml_job",
                 resource_labels=labels, text=line, severity="INFO" if stream == "stdout" else "ERROR",
-                labels={"ml.googleapis.com/job_id/log_area": "user", "ml.googleapis.com/trial_id": ""})
+                labels={"ml.googleapis.com/job_id/log_area": "user", "ml.googleapis.com/trial_id": job.trial_id})
 
         return sink
 
@@ -467,7 +495,7 @@ class JobService:
                     task_name=task_name, image=image, command=command, args=args, env=env,
                     name=f"tfcloud-emulator-{job.job_id}-{task_name}",
                     fault=(fault.exit_code, fault.message) if fault else None,
-                    mounts=(self._local_output_root,) if self._local_output_root else ()))
+                    mounts=((self._local_output_root,) if self._local_output_root else ()) + job.mounts))
         return launches
 
     def stop(self) -> None:

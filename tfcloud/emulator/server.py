@@ -1,5 +1,5 @@
-"""The emulator: one gRPC server on 127.0.0.1 for Vertex AI jobs, Cloud Build, Cloud Logging and
-long-running operations, plus the Cloud Storage emulator, started and stopped together.
+"""The emulator: one gRPC server on 127.0.0.1 for Vertex AI jobs (custom and hyperparameter tuning), Cloud Build,
+Cloud Logging and long-running operations, plus the Cloud Storage emulator, started and stopped together.
 
 ::
 
@@ -130,6 +130,7 @@ class Emulator:
         from tfcloud.emulator.operations import OperationStore
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
         from tfcloud.emulator.storage import StorageEmulator
+        from tfcloud.emulator.tuning import TuningService
 
         self._stopping.clear()
         storage_endpoint = None
@@ -152,11 +153,13 @@ class Emulator:
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
                               queued_seconds=self._timings.queued)
         logging_service = LoggingService(self._logs, self._stopping)
-        self._services = [jobs, builds]
+        tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings)
+        self._services = [tuning, jobs, builds]  # tuning first: its trials are jobs
 
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="tfcloud-emulator"))
         server.add_generic_rpc_handlers((
-            generic_handler(method_table(JobServiceGrpcTransport), jobs.implementations(), self.faults),
+            generic_handler(method_table(JobServiceGrpcTransport),
+                            {**jobs.implementations(), **tuning.implementations()}, self.faults),
             generic_handler(method_table(CloudBuildGrpcTransport), builds.implementations(), self.faults),
             generic_handler(method_table(LoggingServiceV2GrpcTransport), logging_service.implementations(),
                             self.faults),

@@ -1,0 +1,472 @@
+"""Vertex AI ``JobService`` for HyperparameterTuningJobs: create, get, list, cancel, delete, and the studies' lives.
+
+A tuning job is named ``projects/{project number}/locations/{location}/hyperparameterTuningJobs/{id}`` and moves
+QUEUED → PENDING → RUNNING → SUCCEEDED / FAILED, or CANCELLING → CANCELLED. While it runs, the emulator
+suggests parameters (random search, seeded by the job's id, for ``RANDOM_SEARCH`` and ``ALGORITHM_UNSPECIFIED``;
+every combination in order for ``GRID_SEARCH``), keeps ``parallel_trial_count`` trials running until
+``max_trial_count`` have started (or the grid is exhausted), and runs each trial as Vertex AI does:
+
+- a CustomJob (:mod:`tfcloud.emulator.jobs`, the same runner: process or container replicas, faults,
+  preemption, logs) of the ``trial_job_spec``, with ``--NAME=VALUE`` per parameter appended to every pool's
+  container args, ``CLOUD_ML_TRIAL_ID`` set, the base output directory ``BASE/{trial id}``, and
+  ``CLOUD_ML_HP_METRIC_FILE`` naming a file in a directory of the emulator's (mounted into containers at the
+  same path). The trial's job is found by its name (``Trial.custom_job``) but not listed;
+- its final measurement is read from that file as the service reads cloudml-hypertune's
+  (:func:`tfcloud.study.read_metric`: the last line holding the metric); the trial then SUCCEEDED, or is
+  INFEASIBLE (``infeasible_reason``) when its job failed or it reported no metric.
+
+The job SUCCEEDED when its trials ended and one succeeded; FAILED when all failed (or ``max_failed_trial_count``
+of them, when set); CANCELLED (``error`` code 1) on cancel, its running trials cancelled and INFEASIBLE.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import logging
+import math
+import random
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from tfcloud.emulator._common import JobTimings, project_number
+from tfcloud.emulator._grpc import list_predicate
+from tfcloud.emulator.faults import Faults
+from tfcloud.emulator.jobs import JobService, validate_custom_job
+from tfcloud.emulator.operations import OperationStore
+
+__all__ = ["TuningService", "suggestions", "validate_tuning_job"]
+
+logger = logging.getLogger("tfcloud.emulator")
+
+_NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/hyperparameterTuningJobs/([^/]+)$")
+_TERMINAL = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED")
+_DEFAULT_PAGE = 100
+_METRICS_FILE = "output.metrics"
+
+
+@dataclass(kw_only=True)
+class _Study:
+    job: Any  # aiplatform_v1.HyperparameterTuningJob, guarded by TuningService._lock
+    number: str
+    location: str
+    job_id: str
+    cancel: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+    metrics_dir: str = ""
+
+
+def _now() -> Any:
+    import datetime as dt
+
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _copy(message: Any) -> Any:
+    return type(message).deserialize(type(message).serialize(message))
+
+
+class TuningService:
+    """The HyperparameterTuningJob methods of ``google.cloud.aiplatform.v1.JobService``; trials run through
+    ``jobs`` (the CustomJob service)."""
+
+    def __init__(self, *, jobs: JobService, operations: OperationStore, faults: Faults, timings: JobTimings) -> None:
+        self._jobs = jobs
+        self._operations = operations
+        self._faults = faults
+        self._timings = timings
+        self._lock = threading.Lock()
+        self._studies: dict[str, _Study] = {}
+        self._stopping = threading.Event()
+
+    def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
+        return {
+            "CreateHyperparameterTuningJob": self.create,
+            "GetHyperparameterTuningJob": self.get,
+            "ListHyperparameterTuningJobs": self.list,
+            "CancelHyperparameterTuningJob": self.cancel,
+            "DeleteHyperparameterTuningJob": self.delete,
+        }
+
+    def _find(self, name: str, context: grpc.ServicerContext) -> _Study:
+        match = _NAME.match(name)
+        if match is None or not match.group(3).isdigit():
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          "Invalid HyperparameterTuningJob name: expected projects/PROJECT/locations/LOCATION/"
+                          f"hyperparameterTuningJobs/ID with a numeric ID, received {name!r}.")
+        assert match is not None
+        project, location, job_id = match.groups()
+        canonical = f"projects/{project_number(project)}/locations/{location}/hyperparameterTuningJobs/{job_id}"
+        with self._lock:
+            study = self._studies.get(canonical)
+        if study is None:
+            context.abort(grpc.StatusCode.NOT_FOUND, f'The HyperparameterTuningJob "{canonical}" does not exist.')
+        assert study is not None
+        return study
+
+    # -- RPCs ----------------------------------------------------------------------------------------------
+    def create(self, request: Any, context: grpc.ServicerContext) -> Any:
+        from google.cloud.aiplatform_v1.types import JobState
+
+        number, location = self._jobs._parent(request.parent, context)
+        problem = validate_tuning_job(request.hyperparameter_tuning_job)
+        if problem:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        job = _copy(request.hyperparameter_tuning_job)
+        job_id = str(random.randint(10**18, 9 * 10**18))
+        job.name = f"projects/{number}/locations/{location}/hyperparameterTuningJobs/{job_id}"
+        now = _now()
+        job.state = JobState.JOB_STATE_QUEUED
+        job.create_time = now
+        job.update_time = now
+        del job.trials[:]
+        study = _Study(job=job, number=number, location=location, job_id=job_id)
+        with self._lock:
+            self._studies[job.name] = study
+            created = _copy(job)
+        study.thread = threading.Thread(target=self._live, args=(study,), name=f"study-{job_id}", daemon=True)
+        study.thread.start()
+        return created
+
+    def get(self, request: Any, context: grpc.ServicerContext) -> Any:
+        study = self._find(request.name, context)
+        with self._lock:
+            return _copy(study.job)
+
+    def list(self, request: Any, context: grpc.ServicerContext) -> Any:
+        from google.cloud.aiplatform_v1.types import ListHyperparameterTuningJobsResponse
+
+        number, location = self._jobs._parent(request.parent, context)
+        predicate = list_predicate(request, context)
+        prefix = f"projects/{number}/locations/{location}/hyperparameterTuningJobs/"
+        with self._lock:
+            jobs = [_copy(s.job) for name, s in self._studies.items() if name.startswith(prefix)]
+        jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
+        jobs = [job for job in jobs if predicate(_record(job))]
+        start = 0
+        if request.page_token:
+            try:
+                start = int(base64.urlsafe_b64decode(request.page_token.encode()).decode())
+            except ValueError:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid page_token: {request.page_token!r}.")
+        size = request.page_size or _DEFAULT_PAGE
+        more = start + size < len(jobs)
+        token = base64.urlsafe_b64encode(str(start + size).encode()).decode() if more else ""
+        return ListHyperparameterTuningJobsResponse(hyperparameter_tuning_jobs=jobs[start:start + size],
+                                                    next_page_token=token)
+
+    def cancel(self, request: Any, context: grpc.ServicerContext) -> Any:
+        from google.cloud.aiplatform_v1.types import JobState
+        from google.protobuf import empty_pb2
+
+        study = self._find(request.name, context)
+        with self._lock:
+            state = study.job.state
+            if state.name in _TERMINAL:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                              f'Cannot cancel HyperparameterTuningJob "{study.job.name}": it is in state '
+                              f"{state.name}.")
+            if state != JobState.JOB_STATE_CANCELLING:
+                study.job.state = JobState.JOB_STATE_CANCELLING
+                study.job.update_time = _now()
+        study.cancel.set()
+        return empty_pb2.Empty()
+
+    def delete(self, request: Any, context: grpc.ServicerContext) -> Any:
+        from google.cloud.aiplatform_v1.types import DeleteOperationMetadata, GenericOperationMetadata
+        from google.protobuf import empty_pb2
+
+        study = self._find(request.name, context)
+        with self._lock:
+            if study.job.state.name not in _TERMINAL:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                              f'Cannot delete HyperparameterTuningJob "{study.job.name}": it is in state '
+                              f"{study.job.state.name}; cancel it first.")
+            del self._studies[study.job.name]
+        now = _now()
+        metadata = DeleteOperationMetadata(
+            generic_metadata=GenericOperationMetadata(create_time=now, update_time=now))
+        name = f"{study.job.name}/operations/{random.randint(10**18, 9 * 10**18)}"
+        self._operations.create(name, metadata)
+        return self._operations.finish(name, response=empty_pb2.Empty())
+
+    # -- a study's life ------------------------------------------------------------------------------------
+    def _set(self, study: _Study, state_name: str, **fields: Any) -> bool:
+        from google.cloud.aiplatform_v1.types import JobState
+
+        with self._lock:
+            if study.job.state.name in _TERMINAL:
+                return False
+            now = _now()
+            study.job.state = getattr(JobState, state_name)
+            study.job.update_time = now
+            if state_name == "JOB_STATE_RUNNING" and "start_time" not in study.job:
+                study.job.start_time = now
+            if state_name in _TERMINAL:
+                study.job.end_time = now
+            for key, value in fields.items():
+                setattr(study.job, key, value)
+            return True
+
+    def _going(self, study: _Study, seconds: float) -> bool:
+        study.cancel.wait(seconds)
+        return not (study.cancel.is_set() or self._stopping.is_set())
+
+    def _live(self, study: _Study) -> None:
+        from google.rpc import status_pb2
+
+        study.metrics_dir = tempfile.mkdtemp(prefix=f"tfcloud-emulator-study-{study.job_id}-")
+        Path(study.metrics_dir).chmod(0o777)  # a container's user writes there
+        try:
+            self._run(study)
+        except Exception as exc:  # never leave a study RUNNING because the emulator broke
+            logger.exception("study %s", study.job_id)
+            self._set(study, "JOB_STATE_FAILED",
+                      error=status_pb2.Status(code=13, message=f"Internal error in the emulator: {exc}"))
+        finally:
+            shutil.rmtree(study.metrics_dir, ignore_errors=True)
+
+    def _run(self, study: _Study) -> None:
+        from google.rpc import status_pb2
+
+        cancelled = status_pb2.Status(code=1, message="CANCELED")
+        if not self._going(study, self._timings.queued):
+            self._set(study, "JOB_STATE_CANCELLED", error=cancelled)
+            return
+        while self._faults.holding:
+            if not self._going(study, 0.05):
+                self._set(study, "JOB_STATE_CANCELLED", error=cancelled)
+                return
+        self._set(study, "JOB_STATE_PENDING")
+        if not self._going(study, self._timings.pending):
+            self._set(study, "JOB_STATE_CANCELLED", error=cancelled)
+            return
+        self._set(study, "JOB_STATE_RUNNING")
+        with self._lock:
+            spec = _copy(study.job)
+        wanted = spec.max_trial_count
+        parallel = max(1, spec.parallel_trial_count)
+        max_failed = spec.max_failed_trial_count
+        metric = spec.study_spec.metrics[0].metric_id
+        pending = itertools.islice(suggestions(spec.study_spec, seed=int(study.job_id)), wanted)
+        running: dict[str, str] = {}  # trial id → its CustomJob's name
+        started = succeeded = failed = 0
+        exhausted = False
+        while True:
+            if study.cancel.is_set() or self._stopping.is_set():
+                for trial_id, job_name in running.items():
+                    self._jobs.cancel_job(job_name)
+                    self._end_trial(study, trial_id, None, "The trial was cancelled.")
+                self._set(study, "JOB_STATE_CANCELLED", error=cancelled)
+                return
+            while not exhausted and len(running) < parallel and not (max_failed and failed >= max_failed):
+                values = next(pending, None)
+                if values is None:
+                    exhausted = True
+                    break
+                started += 1
+                trial_id = str(started)
+                running[trial_id] = self._start_trial(study, spec, trial_id, values)
+            for trial_id, job_name in list(running.items()):
+                job = self._jobs.snapshot(job_name)
+                if job is None or job.state.name not in _TERMINAL:
+                    continue
+                del running[trial_id]
+                value = None
+                if job.state.name == "JOB_STATE_SUCCEEDED":
+                    from tfcloud.study import read_metric
+
+                    value = read_metric(Path(study.metrics_dir, trial_id, _METRICS_FILE), metric)
+                    reason = f"The trial reported no value of metric {metric!r}."
+                else:
+                    reason = f"The trial's job ended in {job.state.name}: {job.error.message}".rstrip(": ")
+                self._end_trial(study, trial_id, value, reason)
+                if value is None:
+                    failed += 1
+                else:
+                    succeeded += 1
+            if not running and (exhausted or (max_failed and failed >= max_failed)):
+                break
+            study.cancel.wait(0.05)
+        if succeeded and not (max_failed and failed >= max_failed):
+            self._set(study, "JOB_STATE_SUCCEEDED")
+        else:
+            self._set(study, "JOB_STATE_FAILED", error=status_pb2.Status(
+                code=9, message=f"{failed} of {started} trials failed; the study has no successful trial."
+                if not succeeded else f"{failed} trials failed (max_failed_trial_count={max_failed})."))
+
+    def _start_trial(self, study: _Study, spec: Any, trial_id: str, values: dict[str, Any]) -> str:
+        """Start trial ``trial_id``'s CustomJob; record the trial ACTIVE; return the job's name."""
+        from google.cloud.aiplatform_v1.types import CustomJob, EnvVar, Trial
+        from google.protobuf import struct_pb2
+
+        args = [f"--{name}={_text(value)}" for name, value in values.items()]
+        metrics_dir = Path(study.metrics_dir, trial_id)
+        metrics_dir.mkdir()
+        metrics_dir.chmod(0o777)
+        job_spec = _copy(spec.trial_job_spec)
+        for pool in job_spec.worker_pool_specs:
+            if "python_package_spec" not in pool and "container_spec" not in pool:
+                continue  # an empty pool, kept for the next pools' index
+            target = pool.python_package_spec if "python_package_spec" in pool else pool.container_spec
+            target.args.extend(args)
+            target.env.extend([EnvVar(name="CLOUD_ML_TRIAL_ID", value=trial_id),
+                               EnvVar(name="CLOUD_ML_HP_METRIC_FILE", value=str(metrics_dir / _METRICS_FILE))])
+        base = job_spec.base_output_directory.output_uri_prefix
+        if base:
+            job_spec.base_output_directory.output_uri_prefix = f"{base.rstrip('/')}/{trial_id}"
+        custom = CustomJob(display_name=f"{spec.display_name}-trial-{trial_id}"[:128], job_spec=job_spec,
+                           labels=dict(spec.labels))
+        created = self._jobs.start_job(custom, number=study.number, location=study.location, hidden=True,
+                                       mounts=(study.metrics_dir,), trial_id=trial_id)
+        parameters = []
+        for name, value in values.items():
+            proto_value = struct_pb2.Value()
+            if isinstance(value, str):
+                proto_value.string_value = value
+            else:
+                proto_value.number_value = float(value)
+            parameters.append(Trial.Parameter(parameter_id=name, value=proto_value))
+        trial = Trial(id=trial_id, state=Trial.State.ACTIVE, parameters=parameters, start_time=_now(),
+                      custom_job=created.name)
+        with self._lock:
+            study.job.trials.append(trial)
+            study.job.update_time = _now()
+        return str(created.name)
+
+    def _end_trial(self, study: _Study, trial_id: str, value: float | None, reason: str) -> None:
+        from google.cloud.aiplatform_v1.types import Measurement, Trial
+
+        with self._lock:
+            for trial in study.job.trials:
+                if trial.id != trial_id:
+                    continue
+                trial.end_time = _now()
+                if value is None:
+                    trial.state = Trial.State.INFEASIBLE
+                    trial.infeasible_reason = reason
+                else:
+                    trial.state = Trial.State.SUCCEEDED
+                    metric_id = study.job.study_spec.metrics[0].metric_id
+                    trial.final_measurement = Measurement(
+                        metrics=[Measurement.Metric(metric_id=metric_id, value=value)])
+            study.job.update_time = _now()
+
+    def stop(self) -> None:
+        """Cancel every unfinished study (its trials' jobs with it) and wait for them."""
+        self._stopping.set()
+        with self._lock:
+            threads = [s.thread for s in self._studies.values() if s.thread is not None]
+        for thread in threads:
+            thread.join(30)
+
+
+def _text(value: Any) -> str:
+    """A parameter value as Vertex AI writes it in ``--NAME=VALUE``: integers without a point."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return str(value)
+
+
+def _choices(param: Any) -> list[Any] | None:
+    """Every value of a parameter that a grid can hold (None for a double range)."""
+    if "integer_value_spec" in param:
+        return list(range(param.integer_value_spec.min_value, param.integer_value_spec.max_value + 1))
+    if "categorical_value_spec" in param:
+        return list(param.categorical_value_spec.values)
+    if "discrete_value_spec" in param:
+        return list(param.discrete_value_spec.values)
+    return None
+
+
+def _sample(param: Any, rng: random.Random) -> Any:
+    log_scale = param.scale_type.name == "UNIT_LOG_SCALE"
+    if "double_value_spec" in param:
+        low, high = param.double_value_spec.min_value, param.double_value_spec.max_value
+        return math.exp(rng.uniform(math.log(low), math.log(high))) if log_scale else rng.uniform(low, high)
+    if "integer_value_spec" in param:
+        low, high = param.integer_value_spec.min_value, param.integer_value_spec.max_value
+        if log_scale:
+            return min(high, max(low, round(math.exp(rng.uniform(math.log(low), math.log(high))))))
+        return rng.randint(low, high)
+    choices = _choices(param)
+    assert choices
+    return rng.choice(choices)
+
+
+def suggestions(study_spec: Any, *, seed: int) -> Iterator[dict[str, Any]]:
+    """The parameter values of each next trial: every grid point in order for ``GRID_SEARCH``, else random
+    samples (seeded; on each parameter's scale) without end."""
+    params = list(study_spec.parameters)
+    names = [param.parameter_id for param in params]
+    if study_spec.algorithm.name == "GRID_SEARCH":
+        grids = [_choices(param) or [] for param in params]
+        for point in itertools.product(*grids):
+            yield dict(zip(names, point, strict=True))
+        return
+    rng = random.Random(seed)
+    while True:
+        yield {param.parameter_id: _sample(param, rng) for param in params}
+
+
+def _record(job: Any) -> dict[str, Any]:
+    return {
+        "display_name": job.display_name, "displayName": job.display_name,
+        "state": job.state.name,
+        "create_time": job.create_time, "createTime": job.create_time,
+        "update_time": job.update_time, "updateTime": job.update_time,
+        "labels": dict(job.labels),
+        "_text": job.display_name,
+    }
+
+
+def validate_tuning_job(job: Any) -> str:
+    """What the service rejects with INVALID_ARGUMENT, as a message; "" when the job is acceptable."""
+    from google.cloud.aiplatform_v1.types import CustomJob
+
+    if not job.display_name:
+        return "HyperparameterTuningJob.display_name is required."
+    study = job.study_spec
+    if len(study.metrics) != 1 or not study.metrics[0].metric_id:
+        return "HyperparameterTuningJob.study_spec.metrics must hold exactly one metric with a metric_id."
+    if study.metrics[0].goal.name == "GOAL_TYPE_UNSPECIFIED":
+        return "HyperparameterTuningJob.study_spec.metrics[0].goal must be MAXIMIZE or MINIMIZE."
+    if not study.parameters:
+        return "HyperparameterTuningJob.study_spec.parameters must not be empty."
+    seen: set[str] = set()
+    for index, param in enumerate(study.parameters):
+        where = f"HyperparameterTuningJob.study_spec.parameters[{index}]"
+        if not param.parameter_id or param.parameter_id in seen:
+            return f"{where}.parameter_id must be set and unique, received {param.parameter_id!r}."
+        seen.add(param.parameter_id)
+        kinds = [k for k in ("double_value_spec", "integer_value_spec", "categorical_value_spec",
+                             "discrete_value_spec") if k in param]
+        if len(kinds) != 1:
+            return f"{where}: exactly one of double_value_spec, integer_value_spec, categorical_value_spec and " \
+                   "discrete_value_spec is required."
+        kind = kinds[0]
+        if kind in ("double_value_spec", "integer_value_spec"):
+            value_spec = getattr(param, kind)
+            if not value_spec.min_value < value_spec.max_value:
+                return f"{where}.{kind}: min_value must be less than max_value."
+            if param.scale_type.name == "UNIT_LOG_SCALE" and value_spec.min_value <= 0:
+                return f"{where}.{kind}: min_value must be positive with UNIT_LOG_SCALE."
+        elif not getattr(param, kind).values:
+            return f"{where}.{kind}.values must not be empty."
+        if study.algorithm.name == "GRID_SEARCH" and kind == "double_value_spec":
+            return f"{where}: GRID_SEARCH cannot search a double_value_spec; use integer, categorical or discrete."
+    if job.max_trial_count < 1:
+        return "HyperparameterTuningJob.max_trial_count must be positive."
+    if job.parallel_trial_count < 1:
+        return "HyperparameterTuningJob.parallel_trial_count must be positive."
+    problem = validate_custom_job(CustomJob(display_name=job.display_name, job_spec=job.trial_job_spec,
+                                            labels=dict(job.labels)))
+    return problem.replace("CustomJob.job_spec", "HyperparameterTuningJob.trial_job_spec")
