@@ -326,7 +326,8 @@ JobArg = Annotated[str, typer.Argument(
 @app.command()
 def status(
     job: JobArg,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON (with its stage timeline).")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON (with its stage "
+                                                             "timeline).")] = False,
     show_timeline: Annotated[bool, typer.Option(
         "--timeline", help="Draw how long each stage took: context, build, push, submit, queued, run.")] = False,
     ray: RayOpt = None,

@@ -21,7 +21,7 @@ import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import ValidationError
@@ -201,7 +201,6 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     from tfcloud.backends import get_backend
     from tfcloud.console import get_console
     from tfcloud.pipeline import submit as submit_stages
-
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
@@ -301,13 +300,15 @@ def log_window(*, tail: object = None, since: object = None) -> tuple[int | None
 
 
 def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
-           timestamps: bool = False, json_lines: bool = False) -> int:
+           timestamps: bool = False, json_lines: bool = False, stages: bool = False) -> int:
     """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
     are in; on failure say why on stderr. While a cloud job waits for resources, a status line on a terminal
-    says so ("Queued for 1m20s (waiting for resources)"); at the end one line says how long each stage took.
+    says so ("Queued for 1m20s (waiting for resources)"); with ``stages``, one line at the end says how long
+    each stage took.
     Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates as KeyboardInterrupt to the caller, who
     decides whether to cancel or detach (:func:`interrupted`). ``tail``, ``since``: start from those lines
-    (:meth:`JobHandle.logs`); ``timestamps``, ``json_lines``: how lines print (:class:`LogPrinter`)."""
+    (:meth:`JobHandle.logs`); ``timestamps``, ``json_lines``: how lines print (:class:`LogPrinter`);
+    ``stages``: end with the line of stage durations (after a submission)."""
     from tfcloud.console import get_console, get_error_console, verbosity
     from tfcloud.logview import LogPrinter, format_tail
     from tfcloud.states import JobState
@@ -329,7 +330,8 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
         waiting.stop()
     info = handle.wait()
     console = get_error_console()
-    _print_stages(handle, info)
+    if stages:
+        _print_stages(handle, info)
     if info.state is JobState.SUCCEEDED:
         get_console().print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
         return 0
@@ -351,7 +353,7 @@ class _Waiting:
     """The status line while a job waits for resources: a spinner and ``Queued for 1m20s (waiting for
     resources)``, redrawn as the time passes (rich re-renders :meth:`__rich__`). Only on a terminal."""
 
-    _SAY = {"queued": ("Queued", "waiting for resources"),
+    _SAY: ClassVar[dict[str, tuple[str, str]]] = {"queued": ("Queued", "waiting for resources"),
             "provisioning": ("Provisioning", "starting the replicas' machines")}
 
     def __init__(self, console: Any, *, enabled: bool = True) -> None:
@@ -465,7 +467,7 @@ def watch(handle: JobHandle, *, cancel_on_interrupt: bool = False) -> int:
     """:func:`follow`, and on Ctrl-C :func:`interrupted` (cancel when ``cancel_on_interrupt`` or a local job):
     the exit code, 130 when interrupted."""
     try:
-        return follow(handle)
+        return follow(handle, stages=True)
     except KeyboardInterrupt:
         interrupted(handle, cancel=cancel_on_interrupt or cancels_on_interrupt(handle))
         return 130

@@ -157,8 +157,8 @@ def render_timeline(timeline: Timeline, *, width: int = 48, now: float | None = 
     total = max(timeline.total(now), 1e-9)
     for stage in timeline.stages:
         end = stage.end if stage.end is not None else now
-        left = int(round((stage.start - t0) / total * width))
-        length = max(1, int(round((end - t0) / total * width)) - left)
+        left = round((stage.start - t0) / total * width)
+        length = max(1, round((end - t0) / total * width) - left)
         left = min(left, width - 1)
         length = min(length, width - left)
         bar = Text(" " * left)
@@ -174,12 +174,12 @@ def render_timeline(timeline: Timeline, *, width: int = 48, now: float | None = 
 
 def format_duration(seconds: float) -> str:
     """``0.4s``, ``12.3s``, ``1m20s``, ``2h05m``."""
-    if seconds < 60:
+    if seconds < 59.95:
         return f"{seconds:.1f}s"
     if seconds < 3600:
-        minutes, secs = divmod(int(round(seconds)), 60)
+        minutes, secs = divmod(round(seconds), 60)
         return f"{minutes}m{secs:02d}s"
-    hours, rest = divmod(int(round(seconds)), 3600)
+    hours, rest = divmod(round(seconds), 3600)
     return f"{hours}h{rest // 60:02d}m"
 
 
