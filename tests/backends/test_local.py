@@ -396,7 +396,8 @@ def test_logs_tail_and_since_select_among_the_lines(submit, write_script, tmp_pa
     assert [ln.text.split()[0] for ln in head] == ["first", "first"] and head[-1].text.endswith(" 4")
     gate.touch()
     rest = list(followed)
-    assert sorted(ln.text for ln in rest) == sorted(f"second {r} {i}" for r in ("chief-0", "worker-0") for i in range(3))
+    assert sorted(ln.text for ln in rest) == sorted(f"second {r} {i}" for r in ("chief-0", "worker-0")
+                                                    for i in range(3))
     assert handle.info().state is JobState.SUCCEEDED
 
     everything = list(handle.logs())
