@@ -403,7 +403,7 @@ def test_logs_tail_and_since_select_among_the_lines(submit, write_script, tmp_pa
     everything = list(handle.logs())
     assert len(everything) == 16
     assert list(handle.logs(tail=3)) == everything[-3:]
-    assert list(handle.logs(tail=0)) == []
+    assert list(handle.logs(tail=0)) == [] and list(handle.logs(tail=0, follow=True)) == []
     assert list(handle.logs(tail=100)) == everything
     assert [ln.text for ln in handle.logs(replica="worker-0", tail=2)] == ["second worker-0 1", "second worker-0 2"]
     cut = next(ln.timestamp for ln in everything if ln.text.startswith("second"))

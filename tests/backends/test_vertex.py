@@ -350,6 +350,7 @@ def test_logs_tail_and_since_read_only_what_is_asked(backend: VertexBackend, emu
     followed = [line for line in job.logs(follow=True, tail=2) if line.replica != "job"]
     assert followed == everything[-2:]
     assert list(job.logs(tail=0)) == []
+    assert [line for line in job.logs(follow=True, tail=0) if line.replica != "job"] == []  # only new lines
 
 
 def test_the_timeline_of_a_vertex_job(backend: VertexBackend, tmp_path: Path, vertex_env: None,

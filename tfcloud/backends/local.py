@@ -15,6 +15,7 @@ A job's directory, ``<state dir>/jobs/<job id>/`` (state dir: ``$TFCLOUD_HOME``,
     logs/chief-0.log     what each replica printed, stdout and stderr, byte for byte
     logs/worker-0.log
     supervisor.log       the supervisor's own output (empty unless something went wrong)
+    timeline.json        the stages the submission measured (:mod:`tfcloud.timeline`)
     tfcloud_launcher.py  the launcher every replica runs
     output/model/        AIP_MODEL_DIR, as on Vertex AI (``base_output_dir`` instead of ``output/``, when given)
     output/checkpoints/  AIP_CHECKPOINT_DIR: Keras ``fit`` backs up here and resumes after a restart

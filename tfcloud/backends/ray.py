@@ -254,9 +254,11 @@ class RayJob:
             yield from select_lines(self._lines(follow=False, replica=replica), tail=tail, since=since)
             return
         # Following: the last lines so far, then the tail from where they ended (lines stamped after them).
+        began = time.time()
         first = list(select_lines(self._lines(follow=False, replica=replica), tail=tail, since=since))
         yield from first
-        after = max((line.timestamp for line in first if line.timestamp is not None), default=since)
+        after = max((line.timestamp for line in first if line.timestamp is not None),
+                    default=began if tail is not None and since is None else since)
         shown = {(line.replica, line.text, line.timestamp) for line in first}
         for line in self._lines(follow=True, replica=replica):
             if (line.replica, line.text, line.timestamp) in shown:

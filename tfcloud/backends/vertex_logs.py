@@ -91,6 +91,8 @@ class LogFollower:
         those). With ``follow``: also state changes (as replica ``job``), until the job has ended and its last
         lines are in."""
         seen = _Seen()
+        if since is None and follow and tail == 0:  # no line so far: only those from now on
+            since = time.time()
         seen.since = None if since is None else iso(dt.datetime.fromtimestamp(since, dt.timezone.utc))
         if not follow:
             yield from seen.lines(self.entries(replica, seen.since, tail))
