@@ -353,8 +353,10 @@ class _Waiting:
     """The status line while a job waits for resources: a spinner and ``Queued for 1m20s (waiting for
     resources)``, redrawn as the time passes (rich re-renders :meth:`__rich__`). Only on a terminal."""
 
-    _SAY: ClassVar[dict[str, tuple[str, str]]] = {"queued": ("Queued", "waiting for resources"),
-            "provisioning": ("Provisioning", "starting the replicas' machines")}
+    _SAY: ClassVar[dict[str, tuple[str, str]]] = {
+        "queued": ("Queued", "waiting for resources"),
+        "provisioning": ("Provisioning", "starting the replicas' machines"),
+    }
 
     def __init__(self, console: Any, *, enabled: bool = True) -> None:
         self.console = console
