@@ -35,8 +35,7 @@ def main() -> int:
     from rich.console import Console
 
     from tfcloud import DockerConfig, sdk
-    from tfcloud.emulator import Emulator
-    from tfcloud.emulator._common import JobTimings
+    from tfcloud.emulator import Emulator, JobTimings
     from tfcloud.testing.dockerd import docker_engine, dockerd_available, python_base_image
     from tfcloud.timeline import render_timeline
 
