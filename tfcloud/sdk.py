@@ -321,8 +321,10 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
     try:
         for line in handle.logs(follow=True, replica=replica, tail=tail, since=since):
             if waiting.active:
-                if line.replica == "job":  # a state change (Vertex AI's follower says them as the job's lines)
-                    waiting.update(handle.info().state)
+                if line.replica == "job":  # a state change: Vertex AI's follower says "ID is queued" as the job's
+                    said = _said_state(line.text, handle.job_id)
+                    if said is not None:
+                        waiting.update(said)
                 else:
                     waiting.stop()
             printer.print(line)
@@ -372,7 +374,7 @@ class _Waiting:
     def update(self, state: JobState, *, since: float | None = None) -> None:
         import time
 
-        if state.value not in self._SAY:
+        if not self.enabled or state.value not in self._SAY:
             self.stop()
             return
         if state.value != self.state:
@@ -397,6 +399,19 @@ class _Waiting:
         if self._status is not None:
             self._status.stop()
             self._status = None
+
+
+def _said_state(text: str, job_id: str) -> JobState | None:
+    """The state a ``job`` line announces (``ID is provisioning``), or None."""
+    from tfcloud.states import JobState
+
+    prefix = f"{job_id} is "
+    if not text.startswith(prefix):
+        return None
+    try:
+        return JobState(text[len(prefix):])
+    except ValueError:
+        return None
 
 
 def _print_stages(handle: JobHandle, info: JobInfo) -> None:

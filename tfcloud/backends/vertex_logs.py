@@ -180,6 +180,7 @@ class _Tail:
         self._follower = follower
         self._replica = replica
         self._stop = threading.Event()
+        self._lock = threading.Lock()  # close() and the thread agree on whether the stream must be cancelled
         self._call: Any = None
         self._thread: threading.Thread | None = None
         if stream:
@@ -204,8 +205,14 @@ class _Tail:
         try:
             # The transport's own stub, not the client method: that one waits for the first response before it
             # returns (api_core prefetches it), and a stream with nothing to say yet could not be cancelled.
-            self._call = self._client.transport.tail_log_entries(self._requests())  # type: ignore[arg-type]  # a stream
-            for response in self._call:
+            call = self._client.transport.tail_log_entries(self._requests())  # type: ignore[arg-type]  # a stream
+            with self._lock:
+                self._call = call
+                closed = self._stop.is_set()
+            if closed:  # closed while the stream was being opened: nobody will read it (nor cancel it later)
+                call.cancel()
+                return
+            for response in call:
                 for entry in response.entries:
                     self.queue.put(entry)
         except Exception as exc:
@@ -227,8 +234,10 @@ class _Tail:
         return entries
 
     def close(self) -> None:
-        self._stop.set()
-        cancel = getattr(self._call, "cancel", None)
+        with self._lock:
+            self._stop.set()
+            call = self._call
+        cancel = getattr(call, "cancel", None)
         if cancel is not None:
             cancel()
         if self._thread is not None:
