@@ -288,6 +288,13 @@ CASES: list[Case] = [
     cli("logs-nul", ["logs", "local-x\0y"], "JOB"),
     cli("status-upper", ["status", "LOCAL-ABC"], "JOB"),
     cli("cancel-empty", ["cancel", ""], "JOB"),
+    cli("logs-tail-negative", ["logs", "local-x", "--tail", "-1"], "--tail"),
+    cli("logs-tail-word", ["logs", "local-x", "--tail", "ten"], "--tail"),
+    cli("logs-tail-huge", ["logs", "local-x", "-f", "--tail", "99999999999"], "--tail"),
+    cli("logs-since-word", ["logs", "local-x", "--since", "yesterday"], "--since"),
+    cli("logs-since-unit", ["logs", "local-x", "--since", "10w"], "--since"),
+    cli("logs-since-empty", ["logs", "local-x", "--since", ""], "--since"),
+    cli("logs-since-bad-date", ["logs", "local-x", "--since", "2026-13-45T00:00:00Z"], "--since"),
     # --- settings from the environment ----------------------------------------------------------------------
     submit("env-region", [V], "region", TFCLOUD_REGION="moon"),
     submit("env-repository-space", [V], "image_repository", TFCLOUD_IMAGE_REPOSITORY="Bad Repo"),

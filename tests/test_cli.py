@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,8 +152,10 @@ def test_a_failure_says_why_once_and_quiet_hides_progress(tmp_path: Path,
     assert sorted(out.splitlines()) == ["chief-0  | hello from chief-0", "ps-0     | hello from ps-0",
                                         "worker-0 | hello from worker-0"]
     job_id = err.split("Submitted job ", 1)[1].split(".")[0]
-    # The chief's last line was just streamed: the summary does not repeat it.
-    assert err.splitlines()[1:] == [f"Job {job_id} failed: chief-0 exited with code 3."]
+    # The chief's last line was just streamed: the summary does not repeat it. Before it: how long each stage took.
+    assert err.splitlines()[2:] == [f"Job {job_id} failed: chief-0 exited with code 3."]
+    stages = r"Stages: submit \d+\.\ds · queued \d+\.\ds · run \d+\.\ds \(total \d+\.\ds\)"
+    assert re.fullmatch(stages, err.splitlines()[1]), err
 
     assert main(["-q", "submit", str(script), "--strategy", "none"]) == 1
     out, err = capsys.readouterr()

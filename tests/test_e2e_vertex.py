@@ -224,3 +224,8 @@ def test_sdk_run_without_stream_logs_returns_the_handle(cloud_env: str, python_b
     assert handle.wait(timeout=120).state is JobState.SUCCEEDED
     assert [line.text for line in handle.logs(replica="chief-0")][-1] == "remote True ['--x', '1']"
     assert handle.info().labels["via"] == "sdk"
+    # Every stage, in order: measured here (context, build, push, submit), then from the CustomJob's own times.
+    timeline = handle.timeline()
+    assert [s.name for s in timeline.stages] == ["context", "build", "push", "submit", "queued", "run"]
+    starts = [s.start for s in timeline.stages]
+    assert starts == sorted(starts) and all(s.end is not None and s.duration() >= 0 for s in timeline.stages)

@@ -617,7 +617,10 @@ JobArg = Annotated[str, typer.Argument(
 @app.command()
 def status(
     job: JobArg,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON (with its stage "
+                                                             "timeline).")] = False,
+    show_timeline: Annotated[bool, typer.Option(
+        "--timeline", help="Draw how long each stage took: context, build, push, submit, queued, run.")] = False,
     ray: RayOpt = None,
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
 ) -> None:
@@ -630,10 +633,17 @@ def status(
     with sdk.attached(job, ray_address=ray) as handle:
         info = handle.info()
         error = None if json_output else sdk.failure(handle)
+        stages = sdk.timeline(handle, info=info) if json_output or show_timeline else None
     if json_output:
-        typer.echo(json.dumps(info.to_dict(), indent=2))
+        typer.echo(json.dumps({**info.to_dict(), "timeline": stages.to_list() if stages else []}, indent=2))
         return
     typer.echo(f"{info.job_id}\t{info.state.value}")
+    if stages is not None:
+        from rich.console import Console
+
+        from tfcloud.timeline import render_timeline
+
+        Console(highlight=False).print(render_timeline(stages))
     if error is not None:
         get_error_console().print(str(error), markup=False, highlight=False)
 
@@ -661,17 +671,30 @@ def logs(
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep following until the job ends.")] = False,
     replica: Annotated[Optional[str], typer.Option(help="Only this replica, e.g. worker-1.",  # noqa: UP045
                                                    show_default=False)] = None,
+    tail: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--tail", metavar="N", help="Only the last N lines, in total (of one replica with --replica); with -f, "
+                                    "then the new ones.", show_default=False)] = None,
+    since: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--since", metavar="WHEN", help="Only lines printed since WHEN: a duration back from now (30s, 10m, 2h, "
+                                        "1d) or a time (2026-11-23T14:05:00Z).", show_default=False)] = None,
+    timestamps: Annotated[bool, typer.Option("--timestamps", "-t", help="Each line with the time it was printed "
+                                                                        "(UTC).")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="One JSON object per line: time, replica, text, "
+                                                             "stream (every line, start-up noise too).")] = False,
     ray: RayOpt = None,
 ) -> None:
     """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1)."""
     from tfcloud import sdk
     from tfcloud.logview import print_lines
 
+    last, after = sdk.log_window(tail=tail, since=since)
     with sdk.attached(job, ray_address=ray) as handle:
         try:
             if follow:
-                raise typer.Exit(sdk.follow(handle, replica=replica))
-            print_lines(handle.logs(follow=False, replica=replica), show_noise=verbosity() > 0,
+                raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,
+                                            json_lines=json_output))
+            print_lines(handle.logs(follow=False, replica=replica, tail=last, since=after),
+                        show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_output,
                         replicas=[r.name for r in handle.info().replicas if replica in (None, r.name)])
         except KeyboardInterrupt:
             raise typer.Exit(130) from None

@@ -37,6 +37,8 @@ from tfcloud.launcher import LAUNCHER_NAME
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from tfcloud.timeline import Recorder
+
 __all__ = [
     "RUNTIME_ROOTS",
     "Plan",
@@ -222,8 +224,12 @@ def containerize(
     context_dir: Path | None = None,
     warn_size: int = DEFAULT_WARN_SIZE,
     tensorflow_version: str | None = None,
+    recorder: Recorder | None = None,
 ) -> ImageRef:
-    """Build (or find) the job's image and return its reference. See the module docstring."""
+    """Build (or find) the job's image and return its reference. See the module docstring. ``recorder``
+    marks the ``context`` and ``build`` stages (the builder marks ``push``)."""
+    if recorder is not None:
+        recorder.begin("context")
     plan = plan_image(job, repository=repository, context_dir=context_dir, tensorflow_version=tensorflow_version)
     ctx = plan.context
     _say(console, f"Build context {ctx.root}: {ctx.summary()}")
@@ -232,6 +238,8 @@ def containerize(
             logger.warning(warning)
         else:
             _say(console, warning, style="yellow")
+    if recorder is not None:
+        recorder.begin("build")
     if builder.exists(plan.uri, pushed=push):
         _say(console, f"Image {plan.uri} is up to date: nothing to build.")
         return ImageRef(uri=plan.uri, built=False)

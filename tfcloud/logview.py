@@ -11,6 +11,7 @@ terminal unless asked for (``tfcloud -v``); the replicas' log files keep every l
 from __future__ import annotations
 
 import collections
+import json
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
     from tfcloud.backends.base import LogLine
 
-__all__ = ["NOISE", "LogPrinter", "format_tail", "is_noise", "last_lines", "print_lines", "replica_color", "tail"]
+__all__ = ["NOISE", "LogPrinter", "format_tail", "format_time", "is_noise", "last_lines", "print_lines",
+           "replica_color", "tail"]
 
 # An absl (``I0000 00:00:1795431374.452381    5161 port.cc:153] ``) or older TensorFlow
 # (``2026-11-23 10:56:14.123456: I tensorflow/core/util/port.cc:113] ``) log line from one of these sources.
@@ -74,16 +76,20 @@ def replica_color(replica: str) -> str:
 class LogPrinter:
     """Prints log lines with a coloured, aligned ``replica | `` prefix on one rich console. ``replicas``: the
     job's replica names, so that the prefix has its final width from the first line. ``show_noise``: print
-    known TensorFlow start-up noise too (:func:`is_noise`); ``hidden`` counts the lines left off."""
+    known TensorFlow start-up noise too (:func:`is_noise`); ``hidden`` counts the lines left off.
+    ``timestamps``: each line with the time it was printed (UTC, ISO 8601, after the prefix). ``json_lines``:
+    one JSON object per line instead (``time``, ``replica``, ``text``, ``stream``; every line, noise too)."""
 
     def __init__(self, console: Console | None = None, *, replicas: Sequence[str] = (),
-                 show_noise: bool = False) -> None:
+                 show_noise: bool = False, timestamps: bool = False, json_lines: bool = False) -> None:
         if console is None:
             from rich.console import Console
 
             console = Console(highlight=False, soft_wrap=True)
         self.console = console
-        self.show_noise = show_noise
+        self.show_noise = show_noise or json_lines
+        self.timestamps = timestamps
+        self.json_lines = json_lines
         self.hidden = 0
         self._width = max((len(r) for r in replicas), default=0)
         self._shown: dict[str, collections.deque[str]] = {}
@@ -100,17 +106,35 @@ class LogPrinter:
             self.hidden += 1
             return
         self._shown.setdefault(line.replica, collections.deque(maxlen=20)).append(line.text)
+        if self.json_lines:
+            self.console.file.write(json.dumps(line.to_dict(), ensure_ascii=False) + "\n")
+            self.console.file.flush()
+            return
         self._width = max(self._width, len(line.replica))
         text = Text(f"{line.replica:<{self._width}} | ", style=replica_color(line.replica))
+        if self.timestamps:
+            text.append(f"{format_time(line.timestamp)} ", style="dim")
         text.append(line.text)
         self.console.print(text, soft_wrap=True, highlight=False, markup=False, emoji=False)
 
 
+def format_time(timestamp: float | None) -> str:
+    """``2026-11-23T14:05:00.123Z`` (UTC, milliseconds; always 24 characters: dashes when unknown)."""
+    if timestamp is None:
+        return "-" * 24
+    import datetime as dt
+
+    when = dt.datetime.fromtimestamp(timestamp, dt.timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
 def print_lines(lines: Iterable[LogLine], console: Console | None = None, *,
-                replicas: Sequence[str] = (), show_noise: bool = False) -> None:
+                replicas: Sequence[str] = (), show_noise: bool = False, timestamps: bool = False,
+                json_lines: bool = False) -> None:
     """Print every line of ``lines`` as it arrives (``lines`` may be a follow stream), known start-up noise
-    only with ``show_noise``."""
-    printer = LogPrinter(console, replicas=replicas, show_noise=show_noise)
+    only with ``show_noise`` (:class:`LogPrinter` for ``timestamps`` and ``json_lines``)."""
+    printer = LogPrinter(console, replicas=replicas, show_noise=show_noise, timestamps=timestamps,
+                         json_lines=json_lines)
     for line in lines:
         printer.print(line)
 

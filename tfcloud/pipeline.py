@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tfcloud.artifacts import ImageRef
     from tfcloud.backends.base import Backend, JobHandle
     from tfcloud.builders import Builder
+    from tfcloud.timeline import Recorder
 
 __all__ = ["EntryPoint", "build_image", "image_repository", "make_builder", "prepare", "prepare_entry_point",
            "submit"]
@@ -65,7 +66,7 @@ def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
 
 
 def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None = None,
-                 build_logs: bool = False) -> Builder:
+                 build_logs: bool = False, recorder: Recorder | None = None) -> Builder:
     """Cloud Build when ``docker_config.image_build_bucket`` is set, else the Docker engine. ``build_logs``:
     print the build's log as it comes (else only its progress, and its tail on failure)."""
     if spec.docker_config.image_build_bucket:
@@ -85,21 +86,23 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
 
     lock_dir = Path(settings.state_dir).expanduser() / "locks" if settings.state_dir else None
     return DockerBuilder(docker_host=settings.docker_host, console=console, stream_logs=build_logs,
-                         lock_dir=lock_dir)
+                         lock_dir=lock_dir, recorder=recorder)
 
 
 def build_image(job: PreparedJob, settings: Settings, *, console: Console | None = None,
-                push: bool = True, build_logs: bool = False, repository: str | None = None) -> ImageRef:
-    """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set)."""
+                push: bool = True, build_logs: bool = False, repository: str | None = None,
+                recorder: Recorder | None = None) -> ImageRef:
+    """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set).
+    ``recorder`` marks the context, build and push stages as they begin."""
     from tfcloud.containerize import containerize
     from tfcloud.extras import require_extras
 
     require_extras(build=True, image_build_bucket=job.spec.docker_config.image_build_bucket)
-    builder = make_builder(job.spec, settings, console=console, build_logs=build_logs)
+    builder = make_builder(job.spec, settings, console=console, build_logs=build_logs, recorder=recorder)
     try:
         return containerize(job, builder=builder, repository=repository or _repository(job.spec, settings),
                             push=push,
-                            console=console, context_dir=job.spec.context_dir)
+                            console=console, context_dir=job.spec.context_dir, recorder=recorder)
     finally:
         builder.close()
 
@@ -120,10 +123,10 @@ def _repository(spec: JobSpec, settings: Settings) -> str:
 
 
 def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Console | None = None,
-           build_logs: bool = False) -> tuple[JobHandle, ImageRef | None]:
+           build_logs: bool = False, recorder: Recorder | None = None) -> tuple[JobHandle, ImageRef | None]:
     """Run every stage for ``spec`` and submit it to ``backend`` (its target's): the job's handle, and its image
     for a container target. Temporary files are removed before returning. ``console`` receives build progress
-    (the stages themselves print nothing else)."""
+    (the stages themselves print nothing else); ``recorder`` marks each stage as it begins (tfcloud.timeline)."""
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
         if spec.target.container:
@@ -131,8 +134,13 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
             local = spec.target.name == "local"
             job = replace(job, image=build_image(
                 job, settings, console=console, build_logs=build_logs, push=not local,
-                repository=_local_repository(spec, settings) if local else None))
-        return backend.submit(job), job.image
+                repository=_local_repository(spec, settings) if local else None, recorder=recorder))
+        if recorder is not None:
+            recorder.begin("submit")
+        handle = backend.submit(job)
+        if recorder is not None:
+            recorder.end()
+        return handle, job.image
 
 
 def image_repository(spec: JobSpec, settings: Settings) -> str:

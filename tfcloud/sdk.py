@@ -5,7 +5,9 @@
 - :func:`build`: the image only (``tfcloud build``).
 - :func:`attach` / :func:`attached`: a job again by id; :func:`list_jobs`: a target's jobs as :class:`JobInfo`.
 - :func:`follow`, :func:`watch`: stream a job's logs to the terminal until it ends (the CLI and
-  ``run(stream_logs=True)``).
+  ``run(stream_logs=True)``); while the job waits for resources a status line says so, and at the end one
+  line says how long each stage took.
+- :func:`timeline`: how long each stage of a job took (:mod:`tfcloud.timeline`; ``tfcloud status --timeline``).
 
 Options are ``run()``'s keyword names (:class:`JobOptions`); settings (``target``, ``project``, ``region``,
 endpoints) resolve as flag > ``TFCLOUD_*`` > pyproject.toml > default, and :func:`tfcloud.validate.build_spec`
@@ -18,7 +20,7 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import ValidationError
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
     from tfcloud.states import JobState
     from tfcloud.study import StudyHandle, StudyInfo, TrialInfo
+    from tfcloud.timeline import Timeline
 
 __all__ = [
     "Job",
@@ -45,9 +48,11 @@ __all__ = [
     "follow",
     "interrupted",
     "list_jobs",
+    "log_window",
     "make_spec",
     "plan",
     "submit",
+    "timeline",
     "tune",
     "watch",
 ]
@@ -125,8 +130,13 @@ class Job:
     def info(self) -> JobInfo:
         return self.handle.info()
 
-    def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
-        return self.handle.logs(follow=follow, replica=replica)
+    def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
+             since: float | None = None) -> Iterator[LogLine]:
+        return self.handle.logs(follow=follow, replica=replica, tail=tail, since=since)
+
+    def timeline(self) -> Timeline:
+        """How long each stage took so far (:func:`timeline`)."""
+        return timeline(self.handle)
 
     def wait(self, timeout: float | None = None) -> JobInfo:
         return self.handle.wait(timeout)
@@ -203,15 +213,19 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     from tfcloud.backends import get_backend
     from tfcloud.console import get_console
     from tfcloud.pipeline import submit as submit_stages
+    from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
     console = get_console()
     backend = get_backend(spec.target, settings=settings)
+    recorder = Recorder()
     try:
-        handle, image = submit_stages(spec, settings, backend, console=console, build_logs=build_logs)
+        handle, image = submit_stages(spec, settings, backend, console=console, build_logs=build_logs,
+                                      recorder=recorder)
     except BaseException:
         backend.close()
         raise
+    _keep_stages(settings, handle.job_id, recorder)
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
     if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
@@ -291,20 +305,49 @@ def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
     return [info for info in found if wanted.items() <= dict(info.labels).items()][:limit]
 
 
-def follow(handle: JobHandle, *, replica: str | None = None) -> int:
+def log_window(*, tail: object = None, since: object = None) -> tuple[int | None, float | None]:
+    """``tfcloud logs --tail N --since WHEN`` checked: the number of lines and the time (epoch seconds) to pass
+    to :meth:`JobHandle.logs` (a :class:`ValidationError` naming the option otherwise)."""
+    from tfcloud.validate import parse_since, validate_tail
+
+    return (None if tail is None else validate_tail(tail), None if since is None else parse_since(since))
+
+
+def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
+           timestamps: bool = False, json_lines: bool = False, stages: bool = False) -> int:
     """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
-    are in; on failure say why on stderr. Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates
-    as KeyboardInterrupt to the caller, who decides whether to cancel or detach (:func:`interrupted`)."""
+    are in; on failure say why on stderr. While a cloud job waits for resources, a status line on a terminal
+    says so ("Queued for 1m20s (waiting for resources)"); with ``stages``, one line at the end says how long
+    each stage took.
+    Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates as KeyboardInterrupt to the caller, who
+    decides whether to cancel or detach (:func:`interrupted`). ``tail``, ``since``: start from those lines
+    (:meth:`JobHandle.logs`); ``timestamps``, ``json_lines``: how lines print (:class:`LogPrinter`);
+    ``stages``: end with the line of stage durations (after a submission)."""
     from tfcloud.console import get_console, get_error_console, verbosity
     from tfcloud.logview import LogPrinter, format_tail
     from tfcloud.states import JobState
 
-    names = [r.name for r in handle.info().replicas if replica is None or r.name == replica]
-    printer = LogPrinter(replicas=names, show_noise=verbosity() > 0)
-    for line in handle.logs(follow=True, replica=replica):
-        printer.print(line)
+    first = handle.info()
+    names = [r.name for r in first.replicas if replica is None or r.name == replica]
+    printer = LogPrinter(replicas=names, show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_lines)
+    waiting = _Waiting(get_console(), enabled=first.target != "local")  # local replicas start at once
+    waiting.update(first.state, since=first.created)
+    try:
+        for line in handle.logs(follow=True, replica=replica, tail=tail, since=since):
+            if waiting.active:
+                if line.replica == "job":  # a state change: Vertex AI's follower says "ID is queued" as the job's
+                    said = _said_state(line.text, handle.job_id)
+                    if said is not None:
+                        waiting.update(said)
+                else:
+                    waiting.stop()
+            printer.print(line)
+    finally:
+        waiting.stop()
     info = handle.wait()
     console = get_error_console()
+    if stages:
+        _print_stages(handle, info)
     if info.state is JobState.SUCCEEDED:
         get_console().print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
         return 0
@@ -320,6 +363,114 @@ def follow(handle: JobHandle, *, replica: str | None = None) -> int:
         if error.log_tail and not (failed and shown and error.log_tail == format_tail(failed, shown)):
             console.print(error.log_tail, markup=False, highlight=False)
     return 1
+
+
+class _Waiting:
+    """The status line while a job waits for resources: a spinner and ``Queued for 1m20s (waiting for
+    resources)``, redrawn as the time passes (rich re-renders :meth:`__rich__`). Only on a terminal."""
+
+    _SAY: ClassVar[dict[str, tuple[str, str]]] = {
+        "queued": ("Queued", "waiting for resources"),
+        "provisioning": ("Provisioning", "starting the replicas' machines"),
+    }
+
+    def __init__(self, console: Any, *, enabled: bool = True) -> None:
+        self.console = console
+        self.enabled = enabled and console.is_terminal and not console.quiet
+        self.state: str | None = None
+        self.since = 0.0
+        self._status: Any = None
+
+    @property
+    def active(self) -> bool:
+        return self.state is not None
+
+    def update(self, state: JobState, *, since: float | None = None) -> None:
+        import time
+
+        if not self.enabled or state.value not in self._SAY:
+            self.stop()
+            return
+        if state.value != self.state:
+            self.state = state.value
+            self.since = since if since is not None else time.time()
+        if self._status is None and self.enabled:
+            self._status = self.console.status(self, spinner="dots")
+            self._status.start()
+
+    def __rich__(self) -> Any:
+        import time
+
+        from rich.text import Text
+
+        from tfcloud.timeline import format_duration
+
+        label, reason = self._SAY.get(self.state or "", ("Waiting", "waiting"))
+        return Text(f"{label} for {format_duration(max(0.0, time.time() - self.since))} ({reason})")
+
+    def stop(self) -> None:
+        self.state = None
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+def _said_state(text: str, job_id: str) -> JobState | None:
+    """The state a ``job`` line announces (``ID is provisioning``), or None."""
+    from tfcloud.states import JobState
+
+    prefix = f"{job_id} is "
+    if not text.startswith(prefix):
+        return None
+    try:
+        return JobState(text[len(prefix):])
+    except ValueError:
+        return None
+
+
+def _print_stages(handle: JobHandle, info: JobInfo) -> None:
+    """One line with how long each stage took (on the progress console: ``-q`` hides it)."""
+    from tfcloud.console import get_console
+
+    stages = timeline(handle, info=info)
+    if stages.stages:
+        get_console().print(f"Stages: {stages.summary()}", markup=False, highlight=False, style="dim")
+
+
+def _state_dir(settings: Settings | None = None) -> Path:
+    from tfcloud.backends.local import default_state_dir
+    from tfcloud.settings import resolve_settings
+
+    settings = settings if settings is not None else resolve_settings({})
+    return Path(settings.state_dir).expanduser() if settings.state_dir else default_state_dir()
+
+
+def _keep_stages(settings: Settings, job_id: str, recorder: Any) -> None:
+    """Keep the stages the pipeline measured, for ``tfcloud status --timeline`` later (a nicety: a failure to
+    write them is logged, never fatal)."""
+    import logging
+
+    from tfcloud.timeline import record_path, save
+
+    try:
+        save(record_path(_state_dir(settings), job_id), recorder.stages)
+    except (OSError, ValueError) as exc:
+        logging.getLogger("tfcloud").info("the stage timings of %s could not be kept: %s", job_id, exc)
+
+
+def timeline(handle: JobHandle, *, info: JobInfo | None = None) -> Timeline:
+    """How long each stage of the job took: those this machine measured when it submitted the job (context,
+    build, push, submit; kept in the state dir), then queued and run from the job's own times (``info``: the
+    job's info, when the caller has it)."""
+    from tfcloud.timeline import job_timeline, load, record_path
+
+    info = info if info is not None else handle.info()
+    try:
+        recorded = load(record_path(_state_dir(), handle.job_id))
+    except (OSError, ValueError):
+        recorded = ()
+    return job_timeline(recorded, created=info.created, started=info.started, ended=info.ended,
+                        running=not info.state.is_final)
 
 
 def interrupted(handle: JobHandle, *, cancel: bool) -> None:
@@ -347,7 +498,7 @@ def watch(handle: JobHandle, *, cancel_on_interrupt: bool = False) -> int:
     """:func:`follow`, and on Ctrl-C :func:`interrupted` (cancel when ``cancel_on_interrupt`` or a local job):
     the exit code, 130 when interrupted."""
     try:
-        return follow(handle)
+        return follow(handle, stages=True)
     except KeyboardInterrupt:
         interrupted(handle, cancel=cancel_on_interrupt or cancels_on_interrupt(handle))
         return 130

@@ -600,3 +600,39 @@ def _target(name: str, *, project: str | None, region: str | None, service_accou
             raise ValidationError("container", "a bool", container)
         return LocalTarget(max_restarts=max_restarts or 0, output_dir=base_output_dir, container=container)
     return TARGETS[name]()
+
+
+_DURATION = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+(?:\.\d+)?)s)?$")
+
+
+def validate_tail(value: object, field: str = "--tail") -> int:
+    """``tfcloud logs --tail N``: a number of lines, 0 or more (given as text on the command line)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1_000_000:
+        raise ValidationError(field, "a number of lines from 0 to 1000000 (e.g. 100)", value)
+    return value
+
+
+def parse_since(value: object, *, now: float | None = None, field: str = "--since") -> float:
+    """``tfcloud logs --since``: a duration back from now (``90s``, ``10m``, ``2h``, ``1d``, ``1h30m``) or a
+    time (ISO 8601: ``2026-11-23T14:05:00Z``; without a zone, this machine's local time), as epoch seconds."""
+    import datetime as dt
+    import time
+
+    expected = "a duration like 30s, 10m, 2h or 1d, or an ISO 8601 time like 2026-11-23T14:05:00Z"
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(field, expected, value)
+    text = value.strip()
+    match = _DURATION.match(text)
+    if match and any(match.groups()):
+        seconds = (int(match["d"] or 0) * 86400 + int(match["h"] or 0) * 3600 + int(match["m"] or 0) * 60
+                   + float(match["s"] or 0))
+        return (time.time() if now is None else now) - seconds
+    try:
+        when = dt.datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        raise ValidationError(field, expected, value) from None
+    if when.tzinfo is None:
+        when = when.astimezone()  # this machine's local time
+    return when.timestamp()

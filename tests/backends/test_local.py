@@ -367,3 +367,49 @@ def test_a_script_outside_the_workdir_is_kept_with_the_job(tmp_path: Path, write
     assert handle.wait(30).state is JobState.SUCCEEDED, handle.tail("chief-0")
     assert [ln.text for ln in handle.logs() if ln.stream == "stdout"] == [f"from the workdir {entry.parent}"]
     assert (handle.job_dir / "notebook.py").is_file()
+
+
+# -- logs: --tail and --since -----------------------------------------------------------------------------
+TWO_BATCHES = r'''
+import os, pathlib, sys, time
+me = os.environ["TFCLOUD_REPLICA"]
+for i in range(5):
+    print("first", me, i, flush=True)
+gate = pathlib.Path(sys.argv[1])
+while not gate.exists():
+    time.sleep(0.05)
+for i in range(3):
+    print("second", me, i, flush=True)
+'''
+
+
+def test_logs_tail_and_since_select_among_the_lines(submit, write_script, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    gate = tmp_path / "gate"
+    script = write_script("batches.py", TWO_BATCHES)
+    handle = submit(script, distribution_strategy=None, worker_count=1, entry_point_args=[str(gate)])
+    wait_for_line(handle, "first chief-0 4", replica="chief-0")
+    wait_for_line(handle, "first worker-0 4", replica="worker-0")
+
+    # Following with --tail: the last 2 lines there are, then every new line until the job ends.
+    followed = handle.logs(follow=True, tail=2)
+    head = [next(followed), next(followed)]
+    assert [ln.text.split()[0] for ln in head] == ["first", "first"] and head[-1].text.endswith(" 4")
+    gate.touch()
+    rest = list(followed)
+    assert sorted(ln.text for ln in rest) == sorted(f"second {r} {i}" for r in ("chief-0", "worker-0")
+                                                    for i in range(3))
+    assert handle.info().state is JobState.SUCCEEDED
+
+    everything = list(handle.logs())
+    assert len(everything) == 16
+    assert list(handle.logs(tail=3)) == everything[-3:]
+    assert list(handle.logs(tail=0)) == [] and list(handle.logs(tail=0, follow=True)) == []
+    assert list(handle.logs(tail=100)) == everything
+    assert [ln.text for ln in handle.logs(replica="worker-0", tail=2)] == ["second worker-0 1", "second worker-0 2"]
+    cut = next(ln.timestamp for ln in everything if ln.text.startswith("second"))
+    assert cut is not None
+    since = list(handle.logs(since=cut))
+    assert since == [ln for ln in everything if ln.timestamp is not None and ln.timestamp >= cut]
+    assert {ln.text.split()[0] for ln in since} == {"second"}
+    assert list(handle.logs(since=cut, tail=1)) == everything[-1:]
+    assert list(handle.logs(since=everything[-1].timestamp + 3600)) == []  # type: ignore[operator]

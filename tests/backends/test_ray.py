@@ -21,7 +21,7 @@ import pytest
 
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import failure
-from tfcloud.backends.ray_driver import format_line, parse_line, parse_status
+from tfcloud.backends.ray_driver import format_line, parse_line, parse_status, parse_timed_line
 from tfcloud.errors import ConfigurationError
 from tfcloud.pipeline import prepare
 from tfcloud.spec import Role
@@ -40,6 +40,10 @@ def test_log_lines_round_trip() -> None:
     assert parse_line("2026-01-01 INFO job_manager.py:581 -- Runtime env is setting up.") is None
     assert parse_line('[tfcloud:status] {"state": "running"}') is None
     assert parse_status('[tfcloud:status] {"state": "running"}') == {"state": "running"}
+    # Each line carries the time the replica printed it (--timestamps, --since).
+    assert parse_timed_line(format_line("worker-1", "x] y", "stderr", at=1795431374.4526)) == \
+        ("worker-1", "stderr", "x] y", 1795431374.453)
+    assert parse_timed_line(format_line("chief-0", "no time")) == ("chief-0", "stdout", "no time", None)
 
 
 def test_resources_follow_the_machine_configs(tmp_path: Path) -> None:
@@ -436,6 +440,12 @@ def test_a_notebook_runs_with_its_directory_shipped(ray_submit: Any, tmp_path: P
     said = [ln.text for ln in handle.logs(replica="chief-0")]
     assert "from the shipped directory" in said
     assert "secret shipped: False" in said
+    # --tail and --since select among the lines of Ray's job log, each stamped with its time.
+    lines = list(handle.logs(replica="chief-0"))
+    assert all(ln.timestamp for ln in lines) and list(handle.logs(replica="chief-0", tail=1)) == lines[-1:]
+    assert list(handle.logs(replica="chief-0", since=lines[-1].timestamp)) == lines[-1:]
+    assert info.created is not None and info.started is not None and info.ended is not None
+    assert info.created <= info.started <= info.ended
     assert sorted(p.name for p in project.iterdir()) == [".env", "explore.ipynb", "lib"]  # nothing left there
 
 

@@ -317,3 +317,106 @@ def test_the_interface_close_list_and_info(backend: VertexBackend, tmp_path: Pat
     backend.close()
     assert backend.clients.opened == ()  # the clients, and their gRPC channels, are closed
     assert job.info().state is JobState.SUCCEEDED  # and a handle reopens what it needs
+
+
+# --- reading only what is asked: --tail and --since through Cloud Logging --------------------------------------
+def _reads_since(emulator: object, before: int) -> list[object]:
+    return list(emulator.log_store.reads)[before:]  # type: ignore[attr-defined]
+
+
+def test_logs_tail_and_since_read_only_what_is_asked(backend: VertexBackend, emulator: object,
+                                                     tmp_path: Path) -> None:
+    job = _submit(backend, tmp_path, worker_count=1, worker_config="CPU", display_name="tail-me")
+    assert job.wait(timeout=120).state is JobState.SUCCEEDED
+    everything = list(job.logs())
+    assert len(everything) >= 10 and all(line.timestamp for line in everything)
+    reads = len(emulator.log_store.reads)  # type: ignore[attr-defined]
+
+    # --tail: newest first, one page of exactly N entries, put back in order.
+    last = list(job.logs(tail=3))
+    assert last == everything[-3:]
+    asked = _reads_since(emulator, reads)
+    assert [(r.order_by, r.page_size, r.served, r.page_token) for r in asked] == [  # type: ignore[attr-defined]
+        ("timestamp desc", 3, 3, "")]
+
+    # --since: a timestamp filter; the service serves only the lines from then on.
+    cut = everything[-4].timestamp
+    assert cut is not None
+    reads = len(emulator.log_store.reads)  # type: ignore[attr-defined]
+    recent = list(job.logs(since=cut))
+    assert recent == [line for line in everything if line.timestamp is not None and line.timestamp >= cut]
+    asked = _reads_since(emulator, reads)
+    assert len(asked) == 1 and 'timestamp>="' in asked[0].filter  # type: ignore[attr-defined]
+    assert asked[0].served == len(recent) < len(everything)  # type: ignore[attr-defined]
+
+    # Both, one replica: the last line of worker-0 from the start of its last 3, in one page of one entry.
+    worker = [line for line in everything if line.replica == "worker-0"]
+    cut = worker[-3].timestamp
+    reads = len(emulator.log_store.reads)  # type: ignore[attr-defined]
+    assert list(job.logs(replica="worker-0", since=cut, tail=1)) == worker[-1:]
+    assert [r.served for r in _reads_since(emulator, reads)] == [1]  # type: ignore[attr-defined]
+
+    # Following a finished job with --tail: the last lines, then the job's end.
+    followed = [line for line in job.logs(follow=True, tail=2) if line.replica != "job"]
+    assert followed == everything[-2:]
+    assert list(job.logs(tail=0)) == []
+    assert [line for line in job.logs(follow=True, tail=0) if line.replica != "job"] == []  # only new lines
+
+
+def test_the_timeline_of_a_vertex_job(backend: VertexBackend, tmp_path: Path, vertex_env: None,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tfcloud import sdk
+    from tfcloud.cli import main
+    from tfcloud.timeline import Recorder, record_path, save
+
+    recorder = Recorder()
+    recorder.begin("submit")
+    job = _submit(backend, tmp_path, display_name="timed")
+    recorder.end()
+    save(record_path(sdk._state_dir(), job.job_id), recorder.stages)  # what sdk.submit keeps
+    info = job.wait(timeout=120)
+    assert info.state is JobState.SUCCEEDED
+    assert info.created is not None and info.started is not None and info.ended is not None
+    assert info.created <= info.started <= info.ended
+
+    timeline = sdk.timeline(job)
+    assert [s.name for s in timeline.stages] == ["submit", "queued", "run"]
+    starts = [s.start for s in timeline.stages]
+    assert starts == sorted(starts)
+    assert all(s.end is not None and s.duration() >= 0 for s in timeline.stages)
+    assert timeline.stages[-1].end == info.ended
+
+    assert main(["status", job.job_id, "--timeline"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"{job.job_id}\tsucceeded"
+    assert [row.split()[0] for row in out.splitlines()[2:]] == ["submit", "queued", "run", "total"]
+    assert main(["status", job.job_id, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [s["stage"] for s in shown["timeline"]] == ["submit", "queued", "run"]
+    assert all(s["duration_s"] >= 0 for s in shown["timeline"])
+    assert shown["started"] and shown["ended"]
+
+
+def test_following_a_queued_job_says_so_on_a_terminal(backend: VertexBackend, emulator: object, tmp_path: Path,
+                                                      vertex_env: None, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import threading
+
+    from tfcloud import console, sdk
+
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich draws its status line only on a terminal
+    console.get_console.cache_clear()
+    try:
+        assert console.get_console().is_terminal
+        emulator.faults.hold_queued()  # type: ignore[attr-defined]
+        job = _submit(backend, tmp_path)
+        release = threading.Timer(1.5, emulator.faults.release_queued)  # type: ignore[attr-defined]
+        release.start()
+        assert sdk.follow(job) == 0
+        release.join()
+    finally:
+        console.get_console.cache_clear()
+    err = capsys.readouterr().err
+    assert re.search(r"Queued for \d+\.\ds \(waiting for resources\)", err), err

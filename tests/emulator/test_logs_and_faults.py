@@ -55,6 +55,22 @@ def test_write_then_list_with_filters_order_and_paging(emulator: Any, logs: Any)
     assert listed(logs, "another-project", "") == []
 
 
+def test_each_list_answer_is_counted_with_what_it_served(emulator: Any, logs: Any) -> None:
+    project = "counted-project"
+    write(logs, project, "app", *(f"line {i}" for i in range(5)))
+    stamps = [entry.timestamp for entry in logs.list_log_entries(request=ListLogEntriesRequest(
+        resource_names=[f"projects/{project}"], filter="", page_size=10))]
+    before = len(emulator.log_store.reads)
+    first = next(iter(logs.list_log_entries(request=ListLogEntriesRequest(
+        resource_names=[f"projects/{project}"], order_by="timestamp desc", page_size=2)).pages))
+    assert [entry.text_payload for entry in first.entries] == ["line 4", "line 3"] and first.next_page_token
+    since = stamps[3].isoformat().replace("+00:00", "Z")
+    assert listed(logs, project, f'timestamp>="{since}"') == ["line 3", "line 4"]
+    reads = list(emulator.log_store.reads)[before:]
+    assert [(r.order_by, r.page_size, r.served) for r in reads] == [("timestamp desc", 2, 2), ("", 0, 2)]
+    assert reads[1].filter == f'timestamp>="{since}"'
+
+
 def test_invalid_logging_requests(emulator: Any, logs: Any) -> None:
     with pytest.raises(exceptions.InvalidArgument):
         logs.list_log_entries(request=ListLogEntriesRequest(resource_names=[], filter=""))

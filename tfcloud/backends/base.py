@@ -13,8 +13,9 @@ format every backend shares.
 from __future__ import annotations
 
 import builtins
+import collections
 import datetime as dt
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -22,17 +23,22 @@ from tfcloud.artifacts import PreparedJob
 from tfcloud.errors import JobFailedError, OutcomeUnknownError
 from tfcloud.states import JobState
 
-__all__ = ["Backend", "JobHandle", "JobInfo", "LogLine", "ReplicaInfo", "failure"]
+__all__ = ["Backend", "JobHandle", "JobInfo", "LogLine", "ReplicaInfo", "failure", "select_lines"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class LogLine:
-    """One line a replica printed. ``replica`` is like ``chief-0`` or ``worker-1``."""
+    """One line a replica printed. ``replica`` is like ``chief-0`` or ``worker-1``; ``timestamp``: when it was
+    printed (epoch seconds; None when the backend does not know)."""
 
     replica: str
     text: str
     stream: str = "stdout"  # or "stderr"
     timestamp: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``time`` (ISO 8601, UTC, or None), ``replica``, ``text``, ``stream``."""
+        return {"time": _iso(self.timestamp), "replica": self.replica, "text": self.text, "stream": self.stream}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,7 +63,9 @@ class JobInfo:
     failed_replica: str | None = None  # e.g. "worker-1"
     message: str | None = None  # the backend's own error text
     console_url: str | None = None
-    created: float | None = None  # epoch seconds
+    created: float | None = None  # epoch seconds: the job was accepted
+    started: float | None = None  # epoch seconds: its replicas started (after queueing and provisioning)
+    ended: float | None = None  # epoch seconds: it reached a final state
     labels: Mapping[str, str] = field(default_factory=dict)
     output_dir: str | None = None  # the base of AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR
 
@@ -72,8 +80,9 @@ class JobInfo:
             "failed_replica": self.failed_replica,
             "message": self.message,
             "console_url": self.console_url,
-            "created": None if self.created is None else
-            dt.datetime.fromtimestamp(self.created, dt.timezone.utc).isoformat().replace("+00:00", "Z"),
+            "created": _iso(self.created),
+            "started": _iso(self.started),
+            "ended": _iso(self.ended),
             "labels": dict(self.labels),
             "output_dir": self.output_dir,
             "replicas": [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code} for r in self.replicas],
@@ -91,9 +100,12 @@ class JobHandle(Protocol):
         """Where the job stands now (one look-up)."""
         ...
 
-    def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
-        """The job's lines so far; with ``follow``, then new ones until the job has ended and its last lines
-        are in."""
+    def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
+             since: float | None = None) -> Iterator[LogLine]:
+        """The job's lines so far, oldest first; with ``follow``, then new ones until the job has ended and its
+        last lines are in. ``replica``: that replica's lines only. ``since`` (epoch seconds): only lines
+        printed then or later. ``tail``: only the last ``tail`` lines of those (in total, not per replica),
+        read without reading the whole log where the backend can."""
         ...
 
     def wait(self, timeout: float | None = None) -> JobInfo:
@@ -124,6 +136,23 @@ class Backend(Protocol):
         ...
 
 
+def select_lines(lines: Iterable[LogLine], *, tail: int | None = None, since: float | None = None) -> Iterator[LogLine]:
+    """``lines`` printed at ``since`` or later (a line without a time is kept), and of those the last ``tail``:
+    for backends that cannot ask their log store for exactly that."""
+    kept: Iterable[LogLine] = lines
+    if since is not None:
+        kept = (line for line in kept if line.timestamp is None or line.timestamp >= since)
+    if tail is not None:
+        kept = collections.deque(kept, maxlen=max(tail, 0))
+    yield from kept
+
+
+def _iso(value: float | None) -> str | None:
+    if value is None:
+        return None
+    return dt.datetime.fromtimestamp(value, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
 def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
     """Why a job did not succeed, in the one format every backend shares, or None (succeeded or still running).
 
@@ -138,7 +167,7 @@ def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
     log_tail = ""
     if info.failed_replica:
         try:
-            lines = tail(handle.logs(replica=info.failed_replica), n)
+            lines = tail(handle.logs(replica=info.failed_replica, tail=n), n)
         except OutcomeUnknownError as exc:  # the logs cannot be read now; the outcome is known all the same
             log_tail = f"(The last lines of {info.failed_replica} could not be read: {exc.message})"
         else:

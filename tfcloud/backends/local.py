@@ -15,6 +15,7 @@ A job's directory, ``<state dir>/jobs/<job id>/`` (state dir: ``$TFCLOUD_HOME``,
     logs/chief-0.log     what each replica printed, stdout and stderr, byte for byte
     logs/worker-0.log
     supervisor.log       the supervisor's own output (empty unless something went wrong)
+    timeline.json        the stages the submission measured (:mod:`tfcloud.timeline`)
     tfcloud_launcher.py  the launcher every replica runs
     output/model/        AIP_MODEL_DIR, as on Vertex AI (``base_output_dir`` instead of ``output/``, when given)
     output/checkpoints/  AIP_CHECKPOINT_DIR: Keras ``fit`` backs up here and resumes after a restart
@@ -42,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud.artifacts import PreparedJob, script_beside_launcher
 from tfcloud.backends import _supervisor as sup
-from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
+from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
 from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role, Strategy
 from tfcloud.states import JobState, to_job_state
@@ -71,6 +72,8 @@ _ROLE_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
 _LOOPBACK = ("127.0.0.1", "localhost")
 _POLL_S = 0.05
 _START_TIMEOUT_S = 60.0  # a job whose supervisor never recorded itself in this time never will
+#: Marks the end of one read of ``lines.jsonl`` while following (never shown).
+_BATCH_END = LogLine(replica="", text="")
 _STATES = ("starting", "running", "succeeded", "failed", "stopping", "cancelled")
 
 
@@ -466,7 +469,8 @@ class LocalJob:
             job_id=self.job_id, target="local", state=state, display_name=self._plan.get("display_name"),
             replicas=replicas, exit_code=None if code is None or not state.is_final else int(code),
             failed_replica=status.get("failed_replica"), message=status.get("message") or None,
-            created=self._plan.get("submitted_at"), output_dir=self._plan.get("output_dir"))
+            created=self._plan.get("submitted_at"), started=status.get("started_at"),
+            ended=status.get("ended_at") if state.is_final else None, output_dir=self._plan.get("output_dir"))
 
     def raw_status(self) -> dict[str, Any]:
         """``status.json`` as it is now, with pids (for tests and tools); checked like :meth:`info`."""
@@ -503,9 +507,29 @@ class LocalJob:
         return last_lines(self.log_file(replica), n)
 
     # -- logs ---------------------------------------------------------------------------------------------
-    def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
+    def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
+             since: float | None = None) -> Iterator[LogLine]:
         """Every line so far (in the order they arrived); with ``follow``, then new lines until the job is
-        final and every replica's output has been read to its end."""
+        final and every replica's output has been read to its end. ``since``/``tail`` select among the lines
+        there already (every line carries the time the supervisor read it)."""
+        lines = self._lines(follow=follow, replica=replica)
+        if tail is None and since is None:
+            yield from (line for line in lines if line is not _BATCH_END)
+            return
+        first: list[LogLine] = []
+        for line in lines:
+            if line is _BATCH_END:  # what was there when the read began: select among it, then stream the rest
+                yield from select_lines(first, tail=tail, since=since)
+                first = []
+                break
+            first.append(line)
+        yield from select_lines(first, tail=tail, since=since)
+        for line in lines:
+            if line is not _BATCH_END and (since is None or line.timestamp is None or line.timestamp >= since):
+                yield line
+
+    def _lines(self, *, follow: bool, replica: str | None) -> Iterator[LogLine]:
+        """The lines of ``lines.jsonl``; after each read of the file, :data:`_BATCH_END` (only with follow)."""
         path = self.job_dir / sup.LINES_FILE
         offset = 0
         partial = b""
@@ -526,6 +550,7 @@ class LocalJob:
                     yield line
             if final:
                 return
+            yield _BATCH_END
             if not data:
                 self._pause(0.1)
 

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.artifacts import PreparedJob
-from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
-from tfcloud.backends.ray_driver import DRIVER, PLAN_FILE, parse_line, parse_status
+from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
+from tfcloud.backends.ray_driver import DRIVER, PLAN_FILE, parse_status, parse_timed_line
 from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role
 from tfcloud.states import JobState, to_job_state
@@ -243,9 +243,30 @@ class RayJob:
                 break
         return _job_info(details, status, dashboard=self.backend.address)
 
-    def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
+    def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
+             since: float | None = None) -> Iterator[LogLine]:
         """The replicas' lines (and the driver's own, as replica ``tfcloud``) so far; with ``follow``, streamed
-        until the job has ended."""
+        until the job has ended. The Jobs API serves the whole log: ``since`` and ``tail`` select here."""
+        if tail is None and since is None:
+            yield from self._lines(follow=follow, replica=replica)
+            return
+        if not follow:
+            yield from select_lines(self._lines(follow=False, replica=replica), tail=tail, since=since)
+            return
+        # Following: the last lines so far, then the tail from where they ended (lines stamped after them).
+        began = time.time()
+        first = list(select_lines(self._lines(follow=False, replica=replica), tail=tail, since=since))
+        yield from first
+        after = max((line.timestamp for line in first if line.timestamp is not None),
+                    default=began if tail is not None and since is None else since)
+        shown = {(line.replica, line.text, line.timestamp) for line in first}
+        for line in self._lines(follow=True, replica=replica):
+            if (line.replica, line.text, line.timestamp) in shown:
+                continue
+            if after is None or line.timestamp is None or line.timestamp >= after:
+                yield line
+
+    def _lines(self, *, follow: bool, replica: str | None) -> Iterator[LogLine]:
         chunks = self._tail() if follow else iter([self._log_text()])
         partial = ""
         for chunk in chunks:
@@ -303,11 +324,11 @@ def _ray_state(status: Any) -> JobState:
 def _log_line(raw: str) -> LogLine | None:
     if raw.startswith("[tfcloud:status]"):
         return None
-    parsed = parse_line(raw)
+    parsed = parse_timed_line(raw)
     if parsed is None:  # Ray's own lines, a traceback of the driver
         return LogLine(replica=DRIVER, text=raw.rstrip("\r"), stream="stderr")
-    replica, stream, text = parsed
-    return LogLine(replica=replica, text=text.rstrip("\r"), stream=stream)
+    replica, stream, text, at = parsed
+    return LogLine(replica=replica, text=text.rstrip("\r"), stream=stream, timestamp=at)
 
 
 def _replica_state(replica: dict[str, Any]) -> JobState:
@@ -345,11 +366,13 @@ def _job_info(details: Any, status: dict[str, Any] | None, *, dashboard: str) ->
                                  exit_code=None if r.get("exit_code") is None else int(r["exit_code"]))
                      for name, r in (status.get("replicas") or {}).items())
     start = getattr(details, "start_time", None)
+    end = getattr(details, "end_time", None)
     return JobInfo(
         job_id=str(details.submission_id), target="ray", state=state,
         display_name=metadata.get("display_name"), replicas=replicas, exit_code=exit_code,
         failed_replica=status.get("failed_replica") if state is JobState.FAILED else None,
         message=message, created=None if start is None else start / 1000.0,
+        started=status.get("started_at"), ended=None if end is None or not state.is_final else end / 1000.0,
         console_url=f"{dashboard.rstrip('/')}/#/jobs/{details.submission_id}" if dashboard.startswith("http")
         else None,
         labels={k.removeprefix("label."): v for k, v in metadata.items() if k.startswith("label.")},

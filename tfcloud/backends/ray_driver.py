@@ -13,9 +13,9 @@ when one replica fails the rest are stopped; SIGTERM from ``ray job stop`` cance
 
 Everything goes to the driver's stdout, which is the Ray job's log, one line per replica line:
 
-    [chief-0] a line the chief printed on stdout
-    [worker-1:err] a line worker-1 printed on stderr
-    [tfcloud] what the driver itself says
+    [chief-0@1795431374.452] a line the chief printed on stdout (at that time, epoch seconds)
+    [worker-1:err@1795431374.460] a line worker-1 printed on stderr
+    [tfcloud@1795431374.470] what the driver itself says
     [tfcloud:status] {"state": ..., "exit_code": ..., "failed_replica": ..., "replicas": {...}}
 
 :func:`parse_line` reads them back (the client's ``logs``/``info``). This module imports Ray only in the
@@ -42,31 +42,38 @@ from typing import Any
 
 from tfcloud.backends import _supervisor as sup
 
-__all__ = ["PLAN_FILE", "RaySupervisor", "ReplicaProcess", "format_line", "main", "parse_line"]
+__all__ = ["PLAN_FILE", "RaySupervisor", "ReplicaProcess", "format_line", "main", "parse_line", "parse_timed_line"]
 
 #: The plan, relative to the job's working directory.
 PLAN_FILE = ".tfcloud/ray_job.json"
 STATUS_PREFIX = "[tfcloud:status] "
 DRIVER = "tfcloud"  # the replica name of the driver's own lines
 
-_LINE = re.compile(r"^\[(?P<r>[a-z]+-\d+|tfcloud)(?P<e>:err)?\] ?(?P<x>.*)$", re.DOTALL)
+_LINE = re.compile(r"^\[(?P<r>[a-z]+-\d+|tfcloud)(?P<e>:err)?(?:@(?P<t>\d+(?:\.\d+)?))?\] ?(?P<x>.*)$", re.DOTALL)
 _TICK_S = 0.1
 _PLACEMENT_NOTICE_S = 30.0
 
 
-def format_line(replica: str, text: str, stream: str = "stdout") -> str:
-    return f"[{replica}{':err' if stream == 'stderr' else ''}] {text}"
+def format_line(replica: str, text: str, stream: str = "stdout", at: float | None = None) -> str:
+    """One job-log line; ``at``: when the replica printed it (epoch seconds)."""
+    return f"[{replica}{':err' if stream == 'stderr' else ''}{'' if at is None else f'@{at:.3f}'}] {text}"
 
 
-def parse_line(raw: str) -> tuple[str, str, str] | None:
-    """``(replica, stream, text)`` of a job-log line, or None for a line the driver did not write (Ray's
-    own lines, a traceback of the driver) and for status lines."""
+def parse_timed_line(raw: str) -> tuple[str, str, str, float | None] | None:
+    """``(replica, stream, text, time)`` of a job-log line (time None when the line has none), or None for a
+    line the driver did not write (Ray's own lines, a traceback of the driver) and for status lines."""
     if raw.startswith(STATUS_PREFIX):
         return None
     m = _LINE.match(raw)
     if m is None:
         return None
-    return m["r"], "stderr" if m["e"] else "stdout", m["x"]
+    return m["r"], "stderr" if m["e"] else "stdout", m["x"], None if m["t"] is None else float(m["t"])
+
+
+def parse_line(raw: str) -> tuple[str, str, str] | None:
+    """``(replica, stream, text)`` of a job-log line (:func:`parse_timed_line` without the time)."""
+    parsed = parse_timed_line(raw)
+    return None if parsed is None else parsed[:3]
 
 
 def parse_status(raw: str) -> dict[str, Any] | None:
@@ -80,7 +87,7 @@ def parse_status(raw: str) -> dict[str, Any] | None:
 
 
 def _say(text: str) -> None:
-    sys.stdout.write(format_line(DRIVER, text) + "\n")
+    sys.stdout.write(format_line(DRIVER, text, at=time.time()) + "\n")
     sys.stdout.flush()
 
 
@@ -89,7 +96,7 @@ class ReplicaProcess:
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
-        self.lines: list[tuple[str, str]] = []
+        self.lines: list[tuple[str, str, float]] = []
         self.lock = threading.Lock()
         self.readers: list[threading.Thread] = []
 
@@ -128,12 +135,12 @@ class ReplicaProcess:
         for raw in iter(fileobj.readline, b""):
             text = raw.decode("utf-8", errors="replace").rstrip("\n").rstrip("\r")
             with self.lock:
-                self.lines.append((stream, text))
+                self.lines.append((stream, text, time.time()))
         fileobj.close()
 
-    def poll(self) -> tuple[list[tuple[str, str]], int | None, bool]:
-        """The lines printed since the last poll, the Popen return code (None while it runs), and whether
-        both pipes reached their end."""
+    def poll(self) -> tuple[list[tuple[str, str, float]], int | None, bool]:
+        """The lines printed since the last poll (stream, text, time), the Popen return code (None while it
+        runs), and whether both pipes reached their end."""
         with self.lock:
             lines, self.lines = self.lines, []
         rc = None if self.proc is None else self.proc.poll()
@@ -209,8 +216,8 @@ class RaySupervisor(sup.Supervisor):
             except ray.exceptions.RayActorError as exc:  # its node or actor died: the replica with it
                 _say(f"{r.name}'s actor died ({type(exc).__name__}); its node may be gone.")
                 lines, rc, eof = [], -signal.SIGKILL, True
-            for stream, text in lines:
-                sys.stdout.write(format_line(r.name, text, stream) + "\n")
+            for stream, text, at in lines:
+                sys.stdout.write(format_line(r.name, text, stream, at) + "\n")
             if rc is not None and r.returncode is None:
                 r.returncode = rc
                 changed = True

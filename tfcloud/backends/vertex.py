@@ -267,7 +267,8 @@ class VertexJob:
             job_id=self.job_id, target="vertex", state=state, display_name=job.display_name or None,
             exit_code=(0 if state is JobState.SUCCEEDED else 1) if state.is_final else None,
             failed_replica=_failed_replica(message), message=message, console_url=self.console_url,
-            created=_timestamp(job.create_time), labels=dict(job.labels),
+            created=_timestamp(job.create_time), started=_timestamp(job.start_time),
+            ended=_timestamp(job.end_time) if state.is_final else None, labels=dict(job.labels),
             output_dir=job.job_spec.base_output_directory.output_uri_prefix or None)
 
     @property
@@ -306,13 +307,15 @@ class VertexJob:
                            policy=self.backend.retry, poll_interval=self.backend.poll_interval,
                            state=self.status, error=lambda: self.error_message)
 
-    def logs(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
+    def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
+             since: float | None = None) -> Iterator[LogLine]:
         """The job's log lines, oldest first. With ``follow``: also state changes (as replica ``job``), until
-        the job has ended and its last lines are in (:class:`~tfcloud.backends.vertex_logs.LogFollower`)."""
-        return self._logs().lines(follow=follow, replica=replica)
+        the job has ended and its last lines are in (:class:`~tfcloud.backends.vertex_logs.LogFollower`).
+        ``since`` and ``tail`` are asked of Cloud Logging (a timestamp filter; newest first, one page)."""
+        return self._logs().lines(follow=follow, replica=replica, tail=tail, since=since)
 
     def tail(self, replica: str, n: int = 20) -> list[str]:
-        return [line.text for line in self.logs(replica=replica)][-n:]
+        return [line.text for line in self.logs(replica=replica, tail=n)]
 
 
 def _failed_replica(message: str | None) -> str | None:

@@ -57,33 +57,52 @@ class LogFollower:
             terms.append(f'timestamp>="{since}"')
         return " AND ".join(terms)
 
-    def entries(self, replica: str | None, since: str | None) -> list[Any]:
-        """Every entry (``ListLogEntries``), oldest first; OutcomeUnknownError when Cloud Logging keeps failing."""
+    def entries(self, replica: str | None, since: str | None, tail: int | None = None) -> list[Any]:
+        """The entries (``ListLogEntries``) at ``since`` or later, oldest first; with ``tail``, only the newest
+        ``tail`` of them, read newest first a page at a time and no further (then put in order).
+        OutcomeUnknownError when Cloud Logging keeps failing."""
         client = self.clients.logging()
         request = {
             "resource_names": [f"projects/{self.project}"],
             "filter": self.filter(replica, since),
-            "order_by": "timestamp asc",
-            "page_size": 1000,
+            "order_by": "timestamp asc" if tail is None else "timestamp desc",
+            "page_size": 1000 if tail is None else max(1, min(tail, 1000)),
         }
-        return call(lambda: list(client.list_log_entries(request=request, retry=None,
-                                                         timeout=self.policy.call_timeout)),
-                    what=f"Reading the logs of job {self.job_id}", service="Cloud Logging", policy=self.policy,
+
+        def read() -> list[Any]:
+            pager = client.list_log_entries(request=request, retry=None, timeout=self.policy.call_timeout)
+            if tail is None:
+                return list(pager)
+            newest: list[Any] = []
+            for page in pager.pages:  # each further page is one more call: stop once there are enough
+                newest.extend(page.entries)
+                if len(newest) >= tail:
+                    break
+            return list(reversed(newest[:tail]))
+
+        if tail is not None and tail <= 0:
+            return []
+        return call(read, what=f"Reading the logs of job {self.job_id}", service="Cloud Logging", policy=self.policy,
                     unknown="The lines could not be read.", unknown_hint=f"Try again: tfcloud logs {self.job_id}")
 
-    def lines(self, *, follow: bool = False, replica: str | None = None) -> Iterator[LogLine]:
-        """The job's log lines, oldest first. With ``follow``: also state changes (as replica ``job``), until
-        the job has ended and its last lines are in."""
+    def lines(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
+              since: float | None = None) -> Iterator[LogLine]:
+        """The job's log lines, oldest first (``since``: printed then or later; ``tail``: the last ``tail`` of
+        those). With ``follow``: also state changes (as replica ``job``), until the job has ended and its last
+        lines are in."""
         seen = _Seen()
+        if since is None and follow and tail == 0:  # no line so far: only those from now on
+            since = time.time()
+        seen.since = None if since is None else iso(dt.datetime.fromtimestamp(since, dt.timezone.utc))
         if not follow:
-            yield from seen.lines(self.entries(replica, None))
+            yield from seen.lines(self.entries(replica, seen.since, tail))
             return
-        yield from self._follow(replica, seen)
+        yield from self._follow(replica, seen, tail)
 
-    def _read(self, replica: str | None, since: str | None, missing: list[str]) -> list[Any]:
+    def _read(self, replica: str | None, since: str | None, missing: list[str], tail: int | None = None) -> list[Any]:
         """``entries``, or none (noted once in ``missing``) while Cloud Logging does not answer."""
         try:
-            return self.entries(replica, since)
+            return self.entries(replica, since, tail)
         except OutcomeUnknownError as exc:
             log.info("%s", exc.message)
             if not missing:
@@ -91,14 +110,14 @@ class LogFollower:
                                f"tfcloud logs {self.job_id}")
             return []
 
-    def _follow(self, replica: str | None, seen: _Seen) -> Iterator[LogLine]:
+    def _follow(self, replica: str | None, seen: _Seen, last: int | None = None) -> Iterator[LogLine]:
         tail = _Tail(self, replica)
         reconnects = 0
         last_state: JobState | None = None
         missing: list[str] = []
         shown = 0
         try:
-            yield from seen.lines(self._read(replica, None, missing))
+            yield from seen.lines(self._read(replica, seen.since, missing, last))
             while True:
                 state = self.state()
                 if state is not last_state:
@@ -161,6 +180,7 @@ class _Tail:
         self._follower = follower
         self._replica = replica
         self._stop = threading.Event()
+        self._lock = threading.Lock()  # close() and the thread agree on whether the stream must be cancelled
         self._call: Any = None
         self._thread: threading.Thread | None = None
         if stream:
@@ -185,8 +205,14 @@ class _Tail:
         try:
             # The transport's own stub, not the client method: that one waits for the first response before it
             # returns (api_core prefetches it), and a stream with nothing to say yet could not be cancelled.
-            self._call = self._client.transport.tail_log_entries(self._requests())  # type: ignore[arg-type]  # a stream
-            for response in self._call:
+            call: Any = self._client.transport.tail_log_entries(self._requests())  # type: ignore[arg-type]  # a stream
+            with self._lock:
+                self._call = call
+                closed = self._stop.is_set()
+            if closed:  # closed while the stream was being opened: nobody will read it (nor cancel it later)
+                call.cancel()
+                return
+            for response in call:
                 for entry in response.entries:
                     self.queue.put(entry)
         except Exception as exc:
@@ -208,8 +234,10 @@ class _Tail:
         return entries
 
     def close(self) -> None:
-        self._stop.set()
-        cancel = getattr(self._call, "cancel", None)
+        with self._lock:
+            self._stop.set()
+            call = self._call
+        cancel = getattr(call, "cancel", None)
         if cancel is not None:
             cancel()
         if self._thread is not None:

@@ -41,6 +41,8 @@ from tfcloud.images import split_image
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from tfcloud.timeline import Recorder
+
 __all__ = ["DockerBuilder"]
 
 logger = logging.getLogger("tfcloud")
@@ -60,7 +62,8 @@ class DockerBuilder:
     ``timeout``: seconds the engine may stay silent before the SDK gives up; ``network_mode``: the network
     of ``RUN`` steps (None: the engine's default); ``push_retries`` and ``retry_backoff`` (seconds, doubled
     each time): how often and how soon a push that may pass is tried again; ``lock_dir``: where the per-tag
-    build locks live (None: ``<tfcloud state dir>/locks``).
+    build locks live (None: ``<tfcloud state dir>/locks``); ``recorder``: marks the ``push`` stage when the
+    push begins (:mod:`tfcloud.timeline`).
     """
 
     def __init__(
@@ -74,6 +77,7 @@ class DockerBuilder:
         push_retries: int = 4,
         retry_backoff: float = 1.0,
         lock_dir: Path | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.docker_host = docker_host
         self.console = console
@@ -83,6 +87,7 @@ class DockerBuilder:
         self.push_retries = push_retries
         self.retry_backoff = retry_backoff
         self.lock_dir = lock_dir
+        self.recorder = recorder
         self._api: Any = None
 
     # -- engine ---------------------------------------------------------------------------------------------
@@ -155,6 +160,8 @@ class DockerBuilder:
                     return ImageRef(uri=tag, digest=pushed, built=False)
             built = not self.exists(tag, pushed=False)
             image_id = self._build(context, tag, cache_from) if built else None
+            if push and self.recorder is not None:
+                self.recorder.begin("push")
             digest = self.push(tag) if push else None
         return ImageRef(uri=tag, digest=digest or image_id, built=built)
 

@@ -5,12 +5,15 @@ printed it. Entries are ordered by ``(timestamp, arrival)``; ``ListLogEntries`` 
 of :mod:`tfcloud.emulator._filter` (``resource.type``, ``resource.labels.*``, ``logName``, ``labels.*``,
 ``severity``, ``timestamp``, ``textPayload``, ``jsonPayload.*``, bare text) and pages with opaque tokens;
 ``TailLogEntries`` streams the entries that arrive after the tail starts and match its filter, as the
-service does.
+service does. ``order_by`` (``timestamp asc``/``desc``) and ``page_size`` are honoured, and every
+``ListLogEntries`` answer is counted in :attr:`LogStore.reads` (filter, order, page size, entries served), so a
+test can check that a client read only what it asked for.
 """
 
 from __future__ import annotations
 
 import base64
+import collections
 import datetime as dt
 import itertools
 import json
@@ -25,10 +28,21 @@ import grpc
 from tfcloud.emulator._filter import FilterError, Severity, compile_filter
 from tfcloud.emulator._grpc import list_predicate
 
-__all__ = ["LogStore", "LoggingService", "StoredEntry"]
+__all__ = ["ListRead", "LogStore", "LoggingService", "StoredEntry"]
 
 _DEFAULT_PAGE = 50
 _MAX_PAGE = 1000
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListRead:
+    """One ``ListLogEntries`` answer: what was asked, and how many entries it served."""
+
+    filter: str
+    order_by: str
+    page_size: int
+    page_token: str
+    served: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +89,8 @@ class LogStore:
         self._entries: list[StoredEntry] = []
         self._seq = itertools.count(1)
         self._subscribers: list[queue.SimpleQueue[StoredEntry | None]] = []
+        #: The latest ``ListLogEntries`` answers, oldest first (at most 1000 kept).
+        self.reads: collections.deque[ListRead] = collections.deque(maxlen=1000)
 
     def add(self, entry: Any) -> StoredEntry:
         """Store a ``logging_v2.types.LogEntry``; fill ``timestamp``, ``receive_timestamp`` and ``insert_id``."""
@@ -220,6 +236,9 @@ class LoggingService:
             entries = [s for s in entries if (s.key < last if descending else s.key > last)]
         size = min(request.page_size or _DEFAULT_PAGE, _MAX_PAGE)
         page, rest = entries[:size], entries[size:]
+        self.store.reads.append(ListRead(filter=request.filter, order_by=request.order_by,
+                                         page_size=request.page_size, page_token=request.page_token,
+                                         served=len(page)))
         return ListLogEntriesResponse(
             entries=[stored.entry for stored in page],
             next_page_token=_token(page[-1].key) if rest else "",

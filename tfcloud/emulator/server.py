@@ -221,6 +221,12 @@ class Emulator:
         return self._settings
 
     @property
+    def log_store(self) -> Any:
+        """The Cloud Logging store (:class:`tfcloud.emulator.logs.LogStore`): every entry, and ``reads``, what
+        each ``ListLogEntries`` answer served. None until the emulator started."""
+        return self._logs
+
+    @property
     def endpoint(self) -> str:
         return self.settings.endpoint
 
