@@ -42,7 +42,13 @@ HELP_PANELS = {
     **dict.fromkeys(["dry_run", "json_output", "detach", "follow"], "Output"),
 }
 
-COMMAND_HELP_PANELS = {"list": dict.fromkeys(["state", "label", "limit"], "Filter")}
+COMMAND_HELP_PANELS = {
+    "list": dict.fromkeys(["state", "label", "limit"], "Filter"),
+    "logs": {**dict.fromkeys(["replica", "tail", "since"], "Filter"), "timestamps": "Output"},
+    "status": {"show_timeline": "Output", "study": "Target"},
+    "tune": dict.fromkeys(["param", "metric", "goal", "trials", "parallel", "algorithm"], "Study")
+    | {"plot": "Output"},
+}
 
 
 class PanelCommand(typer.core.TyperCommand):
