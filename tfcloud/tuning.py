@@ -428,7 +428,8 @@ class _Tuner(threading.Thread):
         median = statistics.median(t.intermediate_values[step] for t in finished if step in t.intermediate_values)
         try:
             trial.handle.cancel()
-            trial.handle.wait(timeout=60)
+            if trial.handle.wait(timeout=60).state is JobState.SUCCEEDED:
+                return False  # it ended on its own before the cancel: the next look records it as finished
         except TfcloudError:
             logger.debug("stopping %s", trial.handle.job_id, exc_info=True)
         trial.ended = time.time()

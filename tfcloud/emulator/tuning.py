@@ -289,9 +289,11 @@ class TuningService:
                 running[trial_id] = self._start_trial(study, spec, trial_id, values)
             for trial_id, job_name in list(running.items()):
                 job = self._jobs.snapshot(job_name)
-                measurements = read_measurements(Path(study.metrics_dir, trial_id, _METRICS_FILE), metric)
-                if job is None or job.state.name not in _TERMINAL:
-                    if median_rule and trial_id not in stopping and measurements:
+                ended = job is not None and job.state.name in _TERMINAL
+                measurements = (read_measurements(Path(study.metrics_dir, trial_id, _METRICS_FILE), metric)
+                                if ended or (median_rule and trial_id not in stopping) else [])
+                if job is None or not ended:
+                    if measurements:
                         self._measured(study, trial_id, measurements)
                         if _should_stop(measurements, finished, maximize=maximize):
                             stopping.add(trial_id)
