@@ -306,7 +306,7 @@ def test_early_stopping_stops_the_bad_trials_as_vertex_ai_does(
                        early_stopping=True)
     # Two at a time: trials 1 and 2 end before 3 and 4 start, so trials 4 and 6 (bad from their first step) meet
     # the median of at least two finished trials, and stop at step 2 (the first step the rule judges).
-    handle = studies.submit(_job(tmp_path, _name(), "--steps", "8", "--bad", "4,6", "--out", str(out)), study)
+    handle = studies.submit(_job(tmp_path, _name(), "--steps", "10", "--bad", "4,6", "--out", str(out)), study)
     info = handle.wait(timeout=120)
     assert info.state is JobState.SUCCEEDED, info
     assert info.study.early_stopping  # read back from the job's median_automated_stopping_spec
@@ -318,7 +318,7 @@ def test_early_stopping_stops_the_bad_trials_as_vertex_ai_does(
             trial = by_id[trial_id]
             reached = int((out / f"step-{trial_id}").read_text())
             assert trial.state is JobState.SUCCEEDED and trial.stopped_at is not None, trial
-            assert 2 <= trial.stopped_at <= reached < 8  # stopped before its last step
+            assert 2 <= trial.stopped_at <= reached < 10  # stopped before its last step
             assert trial.message is not None and trial.message.startswith(f"Stopped early at step {trial.stopped_at}")
             assert trial.metric == pytest.approx(-1 + trial.stopped_at / 100)  # the last measurement is the final one
             assert backend.attach(trial.job_id or "").wait(timeout=30).state is JobState.CANCELLED
@@ -328,8 +328,8 @@ def test_early_stopping_stops_the_bad_trials_as_vertex_ai_does(
     for trial_id in ("1", "2", "3", "5"):
         trial = by_id[trial_id]
         assert trial.state is JobState.SUCCEEDED and trial.stopped_at is None and trial.message is None, trial
-        assert (out / f"step-{trial_id}").read_text() == "8"
-        assert trial.metric == pytest.approx(1.08)
+        assert (out / f"step-{trial_id}").read_text() == "10"
+        assert trial.metric == pytest.approx(1.1)
     assert info.best_trial is not None and info.best_trial.stopped_at is None
 
     # What the service shows: every trial's measurements by step, the final one with its step.
