@@ -144,6 +144,7 @@ CASES: list[Case] = [
     tune_sdk("tune-sdk-parallel-zero", {"parallel_trials": 0}, "parallel"),
     tune_sdk("tune-sdk-goal", {"goal": "up"}, "goal"),
     tune_sdk("tune-sdk-env", {"env": {"TF_CONFIG": "{}"}}, "env"),
+    tune_sdk("tune-sdk-early-stopping-text", {"early_stopping": "median"}, "early_stopping"),
     call("report-not-a-number", lambda: tfcloud.report(acc="high"), "report(acc=...)"),
     call("report-nan", lambda: tfcloud.report(acc=float("nan")), "report(acc=...)"),
     call("report-nothing", lambda: tfcloud.report(), "report()"),

@@ -14,7 +14,7 @@ import pytest
 import tfcloud
 from tfcloud.reporting import is_chief
 from tfcloud.states import JobState
-from tfcloud.study import StudyInfo, TrialInfo, make_study, read_metric, trial_args
+from tfcloud.study import StudyInfo, TrialInfo, make_study, read_measurements, read_metric, trial_args
 
 
 def test_report_appends_measurements_and_the_last_is_the_trials_result(tmp_path: Path,
@@ -31,6 +31,24 @@ def test_report_appends_measurements_and_the_last_is_the_trials_result(tmp_path:
     assert read_metric(path, "val_accuracy") == 0.75
     assert read_metric(path, "loss") == 0.3
     assert read_metric(path, "auc") is None
+
+
+def test_measurements_are_read_by_step_and_steps_always_increase(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "output.metrics"
+    monkeypatch.setenv("CLOUD_ML_HP_METRIC_FILE", str(path))
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    tfcloud.report(acc=0.1, step=1)
+    tfcloud.report(loss=9.0, step=2)  # another metric: not a measurement of acc
+    tfcloud.report(acc=0.3, step=3)
+    tfcloud.report(acc=0.4)  # no step (written as 0): the next one
+    tfcloud.report(acc=0.5, step=4)  # not above the previous step: the next one too
+    with path.open("a") as out:
+        out.write("not json\n" + json.dumps({"acc": "nan", "global_step": "9"}) + "\n")
+        out.write(json.dumps({"acc": "0.7", "global_step": "20"}) + "\n")
+    assert read_measurements(path, "acc") == [(1, 0.1), (3, 0.3), (4, 0.4), (5, 0.5), (20, 0.7)]
+    assert read_measurements(path, "loss") == [(2, 9.0)]
+    assert read_measurements(tmp_path / "none", "acc") == []
 
 
 @pytest.mark.parametrize(("tf_config", "chief"), [
@@ -61,7 +79,7 @@ def test_a_worker_reports_nothing_and_says_so_by_returning_none(tmp_path: Path) 
 def test_a_study_reads_back_from_its_json() -> None:
     study = make_study(["lr=double:1e-4:1e-1:log", "units=int:32:512", "opt=categorical:adam,sgd",
                         "batch=discrete:64,32"], metric="val_accuracy", goal="minimize", max_trials=5,
-                       parallel_trials=2, algorithm="random")
+                       parallel_trials=2, algorithm="random", early_stopping=True)
     trials = (
         TrialInfo(trial_id="1", params={"lr": 0.01, "units": 64, "opt": "adam", "batch": 32.0},
                   state=JobState.SUCCEEDED, metric=0.2, started=1.0, ended=3.0, job_id="local-x"),
@@ -69,6 +87,8 @@ def test_a_study_reads_back_from_its_json() -> None:
                   state=JobState.SUCCEEDED, metric=0.1, started=1.0, ended=4.0),
         TrialInfo(trial_id="3", params={"lr": 0.1, "units": 32, "opt": "sgd", "batch": 64.0},
                   state=JobState.FAILED, message="boom"),
+        TrialInfo(trial_id="4", params={"lr": 0.05, "units": 33, "opt": "sgd", "batch": 64.0},
+                  state=JobState.SUCCEEDED, metric=0.9, message="Stopped early at step 2", stopped_at=2),
     )
     info = StudyInfo(study_id="study-x", target="local", state=JobState.SUCCEEDED, study=study, trials=trials)
     again = StudyInfo.from_dict(json.loads(json.dumps(info.to_dict())))

@@ -247,3 +247,76 @@ def test_a_study_whose_tuner_died_reads_as_failed(tmp_path: Path, capsys: pytest
         "tuner_pid": int(gone.stdout), "trials": [], "entry_point": str(tmp_path / "t.py")}))
     assert main(["status", study_dir.name, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["state"] == "failed"
+
+
+STEPS_SCRIPT = textwrap.dedent('''
+    import argparse, os, time
+    import tfcloud
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--out")
+    p.add_argument("--bad", default="")
+    p.add_argument("--steps", type=int)
+    p.add_argument("--units", type=int)
+    a = p.parse_args()
+    trial = os.environ["CLOUD_ML_TRIAL_ID"]
+    with open(os.path.join(a.out, "pid-" + trial), "w") as f:
+        f.write(str(os.getpid()))
+    bad = trial in a.bad.split(",")
+    for step in range(1, a.steps + 1):
+        tfcloud.report(acc=(0.1 if bad else 0.5) + 0.01 * step, step=step)
+        with open(os.path.join(a.out, "step-" + trial), "w") as f:
+            f.write(str(step))
+        time.sleep(0.3)
+''')
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def test_early_stopping_stops_the_bad_trials_and_lets_the_good_ones_finish(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "steps.py"
+    script.write_text(STEPS_SCRIPT)
+    out = tmp_path / "out"
+    out.mkdir()
+    # Two at a time: trials 1 and 2 finish before 3 and 4 start, so trials 4 and 6 (bad from their first step)
+    # meet the median of at least two finished trials, and stop at step 2 (the first step the rule judges).
+    code = main(["tune", str(script), "--param", "units=int:1:100", "--metric", "acc", "--trials", "6",
+                 "--parallel", "2", "--strategy", "none", "--early-stopping",
+                 "--", "--out", str(out), "--bad", "4,6", "--steps", "10"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    study_id = next(w for w in captured.err.split() if w.startswith("study-")).rstrip(":")
+    info = tfcloud.sdk.attach_study(study_id).info()
+    assert info.state is JobState.SUCCEEDED and info.study.early_stopping
+    by_id = {t.trial_id: t for t in info.trials}
+    assert sorted(by_id) == ["1", "2", "3", "4", "5", "6"]
+    backend = LocalBackend(home=os.environ["TFCLOUD_HOME"])
+    for trial_id in ("4", "6"):
+        trial = by_id[trial_id]
+        reached = int((out / f"step-{trial_id}").read_text())
+        assert trial.state is JobState.SUCCEEDED and trial.stopped_at is not None
+        assert 2 <= trial.stopped_at <= reached < 10  # stopped before its last step
+        assert trial.message is not None and trial.message.startswith(f"Stopped early at step {trial.stopped_at}")
+        assert trial.metric is not None and trial.metric < 0.5  # its last measurement
+        assert trial.job_id is not None and backend.attach(trial.job_id).info().state is JobState.CANCELLED
+        assert not _alive(int((out / f"pid-{trial_id}").read_text()))  # no process left
+    for trial_id in ("1", "2", "3", "5"):
+        trial = by_id[trial_id]
+        assert trial.state is JobState.SUCCEEDED and trial.stopped_at is None, trial
+        assert (out / f"step-{trial_id}").read_text() == "10"
+        assert trial.metric == pytest.approx(0.6)
+    best = info.best_trial
+    assert best is not None and best.stopped_at is None
+    assert "stopped at " in captured.err  # the live table marks the stopped trials
+    assert main(["status", study_id, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["early_stopping"] is True
+    assert {t["trial_id"]: t["stopped_at"] for t in shown["trials"]} == {t.trial_id: t.stopped_at for t in info.trials}

@@ -46,7 +46,7 @@ COMMAND_HELP_PANELS = {
     "list": dict.fromkeys(["state", "label", "limit"], "Filter"),
     "logs": {**dict.fromkeys(["replica", "tail", "since"], "Filter"), "timestamps": "Output"},
     "status": {"show_timeline": "Output", "study": "Target"},
-    "tune": dict.fromkeys(["param", "metric", "goal", "trials", "parallel", "algorithm"], "Study")
+    "tune": dict.fromkeys(["param", "metric", "goal", "trials", "parallel", "algorithm", "early_stopping"], "Study")
     | {"plot": "Output"},
 }
 
@@ -382,6 +382,9 @@ def tune(
     parallel: Annotated[int, typer.Option("--parallel", help="Trials at a time.")] = 1,
     algorithm: Annotated[str, typer.Option(help="default (optuna's TPE locally; Vertex AI's Bayesian search), "
                                                 "random or grid.")] = "default",
+    early_stopping: Annotated[bool, typer.Option(
+        "--early-stopping", help="Stop trials whose metric is worse than the median of the finished trials at the "
+                                 "same step (optuna's MedianPruner locally; Vertex AI's median stopping).")] = False,
     local: Annotated[bool, typer.Option("--local", help="Trials as local jobs (the default target).")] = False,
     vertex: Annotated[bool, typer.Option("--vertex", help="A Vertex AI HyperparameterTuningJob.")] = False,
     worker_count: WorkerCountOpt = 0,
@@ -424,7 +427,8 @@ def tune(
     if strategy == "auto":
         del options["distribution_strategy"]
     study = sdk.tune(entry_point, params=list(param or []), metric=metric, goal=goal, max_trials=trials,
-                     parallel_trials=parallel, algorithm=algorithm, build_logs=build_logs, **options)
+                     parallel_trials=parallel, algorithm=algorithm, build_logs=build_logs,
+                     early_stopping=early_stopping, **options)
     with study:
         if detach:
             typer.echo(study.study_id)

@@ -569,7 +569,7 @@ class Study:
 
 def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal: str = "maximize",
          max_trials: int = 10, parallel_trials: int = 1, algorithm: str = "default", build_logs: bool = False,
-         **options: Unpack[JobOptions]) -> Study:
+         early_stopping: bool = False, **options: Unpack[JobOptions]) -> Study:
     """Start a hyperparameter tuning study of ``entry_point``: ``params`` as ``["lr=double:1e-4:1e-1:log",
     "units=int:32:512"]`` (or :class:`tfcloud.study.ParamSpec` values, or a dict name → spec text), the
     ``metric`` the script reports (``tfcloud.report``, or Keras ``fit``'s epoch logs) and its ``goal``; at most
@@ -577,12 +577,16 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
     :func:`submit` (any cluster shape) whose script gets ``--NAME=VALUE`` after its own arguments.
 
     ``target`` local (optuna on this machine) or vertex (a Vertex AI HyperparameterTuningJob). Returns at
-    once; ``study.wait()`` blocks until the study ends. The study is checked before anything starts."""
+    once; ``study.wait()`` blocks until the study ends. The study is checked before anything starts.
+
+    ``early_stopping=True`` stops running trials by the median rule (optuna's MedianPruner locally, Vertex AI's
+    median automated stopping): a trial whose measurements so far are worse than the median of the finished
+    trials' at the same step ends early (docs/tuning.md, "Early stopping")."""
     from tfcloud.study import make_study
     from tfcloud.tuning import METRIC_ENV, require_tune_extra
 
     study = make_study(params, metric=metric, goal=goal, max_trials=max_trials, parallel_trials=parallel_trials,
-                       algorithm=algorithm)
+                       algorithm=algorithm, early_stopping=early_stopping)
     require_tune_extra(search=options.get("target") != "vertex")
     env = options.get("env")
     if env is not None and not isinstance(env, Mapping):

@@ -14,7 +14,9 @@ Parameter syntax (``--param`` on the CLI, strings or :class:`ParamSpec` in the S
 
 Metrics are read the way Vertex AI's tuning service reads them: JSON lines in the file named by
 ``CLOUD_ML_HP_METRIC_FILE`` (default ``/tmp/hypertune/output.metrics``), as the ``cloudml-hypertune``
-package writes them; the last line that holds the metric is the trial's final measurement.
+package writes them; the last line that holds the metric is the trial's final measurement, and every line
+that holds it is an intermediate measurement at its ``global_step`` (:func:`read_measurements`), which early
+stopping (``StudySpec.early_stopping``, the median rule) judges while the trial runs.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from tfcloud.states import JobState
 
 __all__ = [
     "DEFAULT_METRICS_FILE",
+    "EARLY_STOPPING_MIN_TRIALS",
+    "EARLY_STOPPING_WARMUP_STEPS",
     "METRICS_FILE_ENV",
     "TRIAL_ID_ENV",
     "Algorithm",
@@ -49,6 +53,7 @@ __all__ = [
     "format_value",
     "make_study",
     "parse_param",
+    "read_measurements",
     "read_metric",
     "trial_args",
     "write_metric",
@@ -66,6 +71,12 @@ _HISTORY = 100
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 _METRIC = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]{0,127}$")
 MAX_TRIALS = 10_000  # a guard against typos; Vertex AI's own quota is per project
+#: Early stopping judges a trial only once this many trials ran to their end (their measurements make the
+#: median): two keeps the rule useful in the small studies tfcloud runs (optuna's MedianPruner default is 5).
+EARLY_STOPPING_MIN_TRIALS = 2
+#: ... and only from this step on: Keras fit reports epoch N at step N, so the first epoch (often noisy) never
+#: stops a trial.
+EARLY_STOPPING_WARMUP_STEPS = 2
 
 
 class ParamKind(enum.Enum):
@@ -122,6 +133,9 @@ class StudySpec:
     max_trials: int = 10
     parallel_trials: int = 1
     algorithm: Algorithm = Algorithm.DEFAULT
+    #: The median rule: a running trial whose best intermediate measurement is worse than the median of the
+    #: finished trials' measurements at the same step is stopped (docs/tuning.md, "Early stopping").
+    early_stopping: bool = False
 
     def param(self, name: str) -> ParamSpec:
         for spec in self.params:
@@ -210,7 +224,7 @@ def _checked(spec: ParamSpec, field: str) -> ParamSpec:
 
 def make_study(params: Iterable[str | ParamSpec] | Mapping[str, str], *, metric: str, goal: Goal | str = "maximize",
                max_trials: int = 10, parallel_trials: int = 1,
-               algorithm: Algorithm | str = "default") -> StudySpec:
+               algorithm: Algorithm | str = "default", early_stopping: bool = False) -> StudySpec:
     """The one gate for a study: every field checked, errors name the field, what was expected and received."""
     if isinstance(params, Mapping):
         items: list[str | ParamSpec] = [f"{k}={v}" for k, v in params.items()]
@@ -236,13 +250,15 @@ def make_study(params: Iterable[str | ParamSpec] | Mapping[str, str], *, metric:
             or not 1 <= parallel_trials <= max_trials):
         raise ValidationError("parallel", f"an integer from 1 to the number of trials ({max_trials})",
                               parallel_trials)
+    if not isinstance(early_stopping, bool):
+        raise ValidationError("early_stopping", "true or false", early_stopping)
     if algorithm_value is Algorithm.GRID:
         for spec in specs:
             if spec.kind is ParamKind.DOUBLE:
                 raise ValidationError(f"param {spec.name}", "int, categorical or discrete parameters with grid "
                                       "search (Vertex AI cannot grid a double range)", str(spec))
     return StudySpec(params=specs, metric=metric, goal=goal_value, max_trials=max_trials,
-                     parallel_trials=parallel_trials, algorithm=algorithm_value)
+                     parallel_trials=parallel_trials, algorithm=algorithm_value, early_stopping=early_stopping)
 
 
 def _enum(kind: type[enum.Enum], value: object, field: str, expected: str):  # type: ignore[no-untyped-def]
@@ -314,6 +330,33 @@ def read_metric(path: Path, metric: str) -> float | None:
     return None
 
 
+def read_measurements(path: Path, metric: str) -> list[tuple[int, float]]:
+    """Every intermediate measurement of ``metric`` in the file, oldest first, as ``(step, value)``: the step
+    is the line's ``global_step``; a line whose step is not above the previous one's (a script that reports
+    without ``step=``) counts as the next step, so steps always increase."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    found: list[tuple[int, float]] = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+            value = float(record[metric])
+        except (ValueError, KeyError, TypeError):
+            continue
+        if not math.isfinite(value):
+            continue
+        try:
+            step = int(record.get("global_step") or 0)
+        except (TypeError, ValueError):
+            step = 0
+        if found and step <= found[-1][0]:
+            step = found[-1][0] + 1
+        found.append((step, value))
+    return found
+
+
 def best(study: StudySpec, results: Sequence[tuple[str, float | None]]) -> str | None:
     """The id of the best trial among ``(trial_id, metric)`` pairs (None metrics ignored)."""
     chosen: tuple[str, float] | None = None
@@ -337,7 +380,10 @@ class TrialInfo:
     started: float | None = None
     ended: float | None = None
     job_id: str | None = None
-    message: str | None = None  # why a trial failed (or reported nothing), where known
+    message: str | None = None  # why a trial failed (or reported nothing), or that it was stopped early
+    #: The step of the last measurement of a trial that early stopping ended (state SUCCEEDED, its metric that
+    #: measurement, as Vertex AI keeps it); None for a trial that ran to its end.
+    stopped_at: int | None = None
 
     @property
     def duration(self) -> float | None:
@@ -349,13 +395,14 @@ class TrialInfo:
     def to_dict(self) -> dict[str, Any]:
         return {"trial_id": self.trial_id, "params": dict(self.params), "state": self.state.value,
                 "metric": self.metric, "started": self.started, "ended": self.ended, "job_id": self.job_id,
-                "message": self.message}
+                "message": self.message, "stopped_at": self.stopped_at}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrialInfo:
         return cls(trial_id=str(data["trial_id"]), params=dict(data.get("params") or {}),
                    state=JobState(data["state"]), metric=data.get("metric"), started=data.get("started"),
-                   ended=data.get("ended"), job_id=data.get("job_id"), message=data.get("message"))
+                   ended=data.get("ended"), job_id=data.get("job_id"), message=data.get("message"),
+                   stopped_at=data.get("stopped_at"))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -381,6 +428,7 @@ class StudyInfo:
                 "metric": self.study.metric, "goal": self.study.goal.value,
                 "params": [str(p) for p in self.study.params], "max_trials": self.study.max_trials,
                 "parallel_trials": self.study.parallel_trials, "algorithm": self.study.algorithm.value,
+                "early_stopping": self.study.early_stopping,
                 "console_url": self.console_url, "best_trial": chosen.trial_id if chosen else None,
                 "trials": [t.to_dict() for t in self.trials]}
 
@@ -388,7 +436,8 @@ class StudyInfo:
     def from_dict(cls, data: Mapping[str, Any]) -> StudyInfo:
         """The inverse of :meth:`to_dict` (a study read back from its ``study.json``)."""
         study = make_study(data["params"], metric=data["metric"], goal=data["goal"], max_trials=data["max_trials"],
-                           parallel_trials=data["parallel_trials"], algorithm=data.get("algorithm", "default"))
+                           parallel_trials=data["parallel_trials"], algorithm=data.get("algorithm", "default"),
+                           early_stopping=bool(data.get("early_stopping", False)))
         return cls(study_id=data["study_id"], target=data["target"], state=JobState(data["state"]), study=study,
                    trials=tuple(TrialInfo.from_dict(t) for t in data.get("trials") or ()),
                    console_url=data.get("console_url"))

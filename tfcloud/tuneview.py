@@ -22,7 +22,7 @@ from tfcloud.study import ParamKind, Scale, StudyInfo, TrialInfo, format_value, 
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["rerun_command", "study_table", "write_plots"]
+__all__ = ["rerun_command", "state_text", "study_table", "write_plots"]
 
 _STYLE = {JobState.SUCCEEDED: "green", JobState.FAILED: "red", JobState.CANCELLED: "yellow"}
 
@@ -72,13 +72,19 @@ def study_table(info: StudyInfo) -> Table:
         cells = [Text(("* " if marked else "") + trial.trial_id)]
         cells += [Text(_value(info, spec.name, trial.params[spec.name]) if spec.name in trial.params else "-")
                   for spec in info.study.params]
-        cells += [Text(_metric(trial.metric)), Text(trial.state.value, style=_STYLE.get(trial.state, "")),
+        style = "yellow" if trial.stopped_at is not None else _STYLE.get(trial.state, "")
+        cells += [Text(_metric(trial.metric)), Text(state_text(trial), style=style),
                   Text(_duration(trial))]
         table.add_row(*cells, style="bold" if marked else None)
     if best is not None:
         table.caption = Text(f"* best: trial {best.trial_id}, {info.study.metric} = {_metric(best.metric)}")
         table.caption_justify = "left"
     return table
+
+
+def state_text(trial: TrialInfo) -> str:
+    """A trial's state as the table shows it: ``stopped at N`` for a trial early stopping ended at step N."""
+    return f"stopped at {trial.stopped_at}" if trial.stopped_at is not None else trial.state.value
 
 
 def rerun_command(entry_point: str, trial: TrialInfo, info: StudyInfo, *, flags: Sequence[str] = (),
@@ -161,7 +167,7 @@ def _html(info: StudyInfo, png: bytes) -> str:
         cells = [("* " if marked else "") + trial.trial_id,
                  *(_value(info, p.name, trial.params[p.name]) if p.name in trial.params else "-"
                    for p in info.study.params),
-                 _metric(trial.metric), trial.state.value, _duration(trial)]
+                 _metric(trial.metric), state_text(trial), _duration(trial)]
         style = ' style="font-weight:bold"' if marked else ""
         rows.append(f"<tr{style}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     title = html.escape(f"{info.study_id}: {info.study.goal.value} {info.study.metric}")

@@ -5,8 +5,11 @@ of the calling process) that asks optuna for parameters (TPE for ``Algorithm.DEF
 submits each trial as a normal local job (the user's arguments, then ``--NAME=VALUE`` per parameter, any
 cluster shape), runs ``parallel_trials`` at a time, reads each trial's final metric from its metrics file
 (:func:`tfcloud.study.read_metric`) and tells optuna. A trial that fails, or succeeds without reporting the
-metric, is recorded as failed and the study goes on. Every change is written to ``study.json``, so
-``tfcloud status study-...`` (:func:`attach_local_study`) works from another process.
+metric, is recorded as failed and the study goes on. With ``StudySpec.early_stopping`` the tuner also reads
+each running trial's intermediate measurements (:func:`tfcloud.study.read_measurements`), reports them to
+optuna (``trial.report(value, step)``) and, when optuna's ``MedianPruner`` says so, cancels the trial's job and
+records it SUCCEEDED with ``stopped_at`` (its last measurement is its metric, as on Vertex AI). Every change
+is written to ``study.json``, so ``tfcloud status study-...`` (:func:`attach_local_study`) works from another process.
 
 A study's directory, ``<state dir>/studies/<study id>/``::
 
@@ -35,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 from tfcloud.errors import JobNotFoundError, MissingExtraError, TfcloudError
 from tfcloud.states import JobState
 from tfcloud.study import (
+    EARLY_STOPPING_MIN_TRIALS,
+    EARLY_STOPPING_WARMUP_STEPS,
     METRICS_FILE_ENV,
     TRIAL_ID_ENV,
     Algorithm,
@@ -45,6 +50,7 @@ from tfcloud.study import (
     StudyInfo,
     StudySpec,
     TrialInfo,
+    read_measurements,
     read_metric,
     trial_args,
 )
@@ -141,6 +147,17 @@ def _sampler(study: StudySpec) -> Any:
     if study.algorithm is Algorithm.GRID:
         return optuna.samplers.GridSampler({spec.name: _grid_values(spec) for spec in study.params})
     return optuna.samplers.TPESampler()
+
+
+def _pruner(study: StudySpec) -> Any:
+    """optuna's MedianPruner for a study with early stopping (the thresholds of :mod:`tfcloud.study`), else
+    none."""
+    import optuna
+
+    if not study.early_stopping:
+        return optuna.pruners.NopPruner()
+    return optuna.pruners.MedianPruner(n_startup_trials=EARLY_STOPPING_MIN_TRIALS,
+                                       n_warmup_steps=EARLY_STOPPING_WARMUP_STEPS)
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:
@@ -247,11 +264,14 @@ class _Trial:
     ended: float | None = None
     message: str | None = None
     optuna_trial: Any = None
+    reported: int = -1  # the last step told to optuna
+    stopped_at: int | None = None
 
     def info(self) -> TrialInfo:
         return TrialInfo(trial_id=str(self.number), params=dict(self.params), state=self.state,
                          metric=self.metric, started=self.started, ended=self.ended,
-                         job_id=self.handle.job_id if self.handle is not None else None, message=self.message)
+                         job_id=self.handle.job_id if self.handle is not None else None, message=self.message,
+                         stopped_at=self.stopped_at)
 
 
 class _Tuner(threading.Thread):
@@ -301,7 +321,7 @@ class _Tuner(threading.Thread):
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         direction = (optuna.study.StudyDirection.MAXIMIZE if self.study.goal is Goal.MAXIMIZE
                      else optuna.study.StudyDirection.MINIMIZE)
-        search = optuna.create_study(direction=direction, sampler=_sampler(self.study))
+        search = optuna.create_study(direction=direction, sampler=_sampler(self.study), pruner=_pruner(self.study))
         distributions = _distributions(self.study)
         total = self.study.max_trials
         if self.study.algorithm is Algorithm.GRID:
@@ -359,9 +379,14 @@ class _Tuner(threading.Thread):
         if job.state not in _TERMINAL:
             changed = latest != trial.metric
             trial.metric = latest  # the latest measurement while it runs
+            if self.study.early_stopping and self._judge(trial, search):
+                self._tell(trial)
+                return True
             return changed
         trial.ended = time.time()
         trial.metric = latest
+        if self.study.early_stopping:
+            self._catch_up(trial)  # the last measurements count in the median the next trials are judged by
         if job.state is JobState.SUCCEEDED and latest is None:
             trial.state = JobState.FAILED
             trial.message = (f"The trial succeeded but reported no `{self.study.metric}` (tfcloud.report, or "
@@ -376,6 +401,45 @@ class _Tuner(threading.Thread):
         self._tell(trial)
         return True
 
+    def _catch_up(self, trial: _Trial) -> bool:
+        """Report the trial's measurements optuna has not seen yet (``trial.report(value, step)``); whether
+        there were any."""
+        if trial.optuna_trial is None:
+            return False
+        fresh = [(step, value) for step, value in read_measurements(trial.metrics, self.study.metric)
+                 if step > trial.reported]
+        for step, value in fresh:
+            trial.optuna_trial.report(value, step)
+            trial.reported = step
+        return bool(fresh)
+
+    def _judge(self, trial: _Trial, search: Any) -> bool:
+        """Tell optuna the trial's new intermediate measurements; when its pruner says the trial should stop,
+        cancel its job and record it stopped. Whether it was stopped."""
+        import statistics
+
+        import optuna
+
+        if not self._catch_up(trial) or not trial.optuna_trial.should_prune():
+            return False
+        step = trial.reported
+        assert trial.handle is not None
+        finished = search.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+        median = statistics.median(t.intermediate_values[step] for t in finished if step in t.intermediate_values)
+        try:
+            trial.handle.cancel()
+            if trial.handle.wait(timeout=60).state is JobState.SUCCEEDED:
+                return False  # it ended on its own before the cancel: the next look records it as finished
+        except TfcloudError:
+            logger.debug("stopping %s", trial.handle.job_id, exc_info=True)
+        trial.ended = time.time()
+        trial.state = JobState.SUCCEEDED
+        trial.stopped_at = step
+        trial.metric = read_metric(trial.metrics, self.study.metric)
+        trial.message = (f"Stopped early at step {step}: its best `{self.study.metric}` so far was worse than the "
+                         f"median of the finished trials at that step ({median:.6g}).")
+        return True
+
     def _tell(self, trial: _Trial) -> None:
         import optuna
 
@@ -383,7 +447,9 @@ class _Tuner(threading.Thread):
             return
         study = trial.optuna_trial.study
         try:
-            if trial.state is JobState.SUCCEEDED and trial.metric is not None:
+            if trial.stopped_at is not None:
+                study.tell(trial.optuna_trial, state=optuna.trial.TrialState.PRUNED)
+            elif trial.state is JobState.SUCCEEDED and trial.metric is not None:
                 study.tell(trial.optuna_trial, trial.metric)
             else:
                 study.tell(trial.optuna_trial, state=optuna.trial.TrialState.FAIL)

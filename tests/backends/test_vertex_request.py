@@ -127,6 +127,10 @@ TUNING_CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "tuning_random": (
         {"chief_config": "CPU"},
         {"params": ["x=double:-1:1"], "metric": "score", "max_trials": 1, "algorithm": "random"}),
+    "tuning_early_stopping": (
+        {"chief_config": "CPU", "entry_point_args": ["--epochs", "20"]},
+        {"params": ["learning_rate=double:1e-4:1e-1:log"], "metric": "val_loss", "goal": "minimize",
+         "max_trials": 16, "parallel_trials": 4, "early_stopping": True}),
 }
 
 
@@ -181,3 +185,10 @@ def test_real_client_message_reads_the_tuning_request(name: str, script: Path) -
         assert job.study_spec.algorithm == aiplatform_v1.StudySpec.Algorithm.ALGORITHM_UNSPECIFIED
     if name == "tuning_grid_multi_worker":
         assert job.study_spec.algorithm == aiplatform_v1.StudySpec.Algorithm.GRID_SEARCH
+    # Early stopping is the median rule on steps, the only stopping spec set; none without it.
+    stopping = aiplatform_v1.StudySpec.pb(job.study_spec).WhichOneof("automated_stopping_spec")
+    if study_args.get("early_stopping"):
+        assert stopping == "median_automated_stopping_spec"
+        assert not job.study_spec.median_automated_stopping_spec.use_elapsed_duration
+    else:
+        assert stopping is None

@@ -47,9 +47,22 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--x", type=float, required=True)
 parser.add_argument("--y", required=True)
 parser.add_argument("--sleep", type=float, default=0.0)
+parser.add_argument("--steps", type=int, default=0)
+parser.add_argument("--bad", default="")
+parser.add_argument("--out", default="")
 args, _ = parser.parse_known_args()  # the other parameters of a study
-print("trial", os.environ.get("CLOUD_ML_TRIAL_ID"), "args", sys.argv[1:], flush=True)
+trial = os.environ.get("CLOUD_ML_TRIAL_ID")
+print("trial", trial, "args", sys.argv[1:], flush=True)
 time.sleep(args.sleep)
+if args.steps:  # one measurement a step: 1 + step / 100, or -1 + step / 100 for the trials named by --bad
+    with open(os.path.join(args.out, f"pid-{trial}"), "w") as f:
+        f.write(str(os.getpid()))
+    for step in range(1, args.steps + 1):
+        write_metric({"score": (-1.0 if trial in args.bad.split(",") else 1.0) + step / 100}, step=step)
+        with open(os.path.join(args.out, f"step-{trial}"), "w") as f:
+            f.write(str(step))
+        time.sleep(0.3)
+    sys.exit(0)
 if args.y == "c":
     sys.exit(3 if args.x >= 2 else 0)
 write_metric({"score": -1000.0}, step=1)
@@ -251,8 +264,9 @@ def test_study_spec_round_trips_through_the_job() -> None:
     study: StudySpec = make_study(["a=double:-2:2", "b=int:3:9", "c=categorical:p,q,r", "d=discrete:0.5,4"],
                                   metric="val/loss", goal="minimize", max_trials=7, parallel_trials=3)
     spec = build_spec(entry_point=__file__, target="vertex", chief_config="CPU", distribution_strategy=None)
-    request = tuning_job_request(spec, study, image_uri=IMAGE, submission_id="s")
-    assert study_from_job(aiplatform_v1.HyperparameterTuningJob.from_json(json.dumps(request))) == study
+    for each in (study, replace(study, early_stopping=True)):
+        request = tuning_job_request(spec, each, image_uri=IMAGE, submission_id="s")
+        assert study_from_job(aiplatform_v1.HyperparameterTuningJob.from_json(json.dumps(request))) == each
 
 
 def test_get_retried_through_unavailable_and_unknown_when_it_never_answers(
@@ -273,3 +287,58 @@ def test_get_retried_through_unavailable_and_unknown_when_it_never_answers(
     finally:
         emulator.faults.clear()
         impatient.close()
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def test_early_stopping_stops_the_bad_trials_as_vertex_ai_does(
+        studies: VertexStudies, settings: Settings, emulator: Any, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    study = make_study(["x=double:0:1", "y=categorical:a"], metric="score", max_trials=6, parallel_trials=2,
+                       early_stopping=True)
+    # Two at a time: trials 1 and 2 end before 3 and 4 start, so trials 4 and 6 (bad from their first step) meet
+    # the median of at least two finished trials, and stop at step 2 (the first step the rule judges).
+    handle = studies.submit(_job(tmp_path, _name(), "--steps", "10", "--bad", "4,6", "--out", str(out)), study)
+    info = handle.wait(timeout=120)
+    assert info.state is JobState.SUCCEEDED, info
+    assert info.study.early_stopping  # read back from the job's median_automated_stopping_spec
+    by_id = {t.trial_id: t for t in info.trials}
+    assert sorted(by_id) == ["1", "2", "3", "4", "5", "6"]
+    backend = VertexBackend(settings=settings, retry=FAST)
+    try:
+        for trial_id in ("4", "6"):
+            trial = by_id[trial_id]
+            reached = int((out / f"step-{trial_id}").read_text())
+            assert trial.state is JobState.SUCCEEDED and trial.stopped_at is not None, trial
+            assert 2 <= trial.stopped_at <= reached < 10  # stopped before its last step
+            assert trial.message is not None and trial.message.startswith(f"Stopped early at step {trial.stopped_at}")
+            assert trial.metric == pytest.approx(-1 + trial.stopped_at / 100)  # the last measurement is the final one
+            assert backend.attach(trial.job_id or "").wait(timeout=30).state is JobState.CANCELLED
+            assert not _alive(int((out / f"pid-{trial_id}").read_text()))  # no process left
+    finally:
+        backend.close()
+    for trial_id in ("1", "2", "3", "5"):
+        trial = by_id[trial_id]
+        assert trial.state is JobState.SUCCEEDED and trial.stopped_at is None and trial.message is None, trial
+        assert (out / f"step-{trial_id}").read_text() == "10"
+        assert trial.metric == pytest.approx(1.1)
+    assert info.best_trial is not None and info.best_trial.stopped_at is None
+
+    # What the service shows: every trial's measurements by step, the final one with its step.
+    client = emulator.job_client()
+    try:
+        job = client.get_hyperparameter_tuning_job(name=handle.name)
+    finally:
+        client.transport.close()
+    for trial in job.trials:
+        steps = [m.step_count for m in trial.measurements]
+        assert steps == list(range(1, len(steps) + 1)) and trial.final_measurement.step_count == steps[-1]
+        assert trial.state.name == "SUCCEEDED"

@@ -146,12 +146,30 @@ def test_random_search_samples_within_the_ranges_on_their_scale(emulator: Any, j
     (lambda j: setattr(j, "max_trial_count", 0), "max_trial_count must be positive"),
     (lambda j: setattr(j.trial_job_spec.worker_pool_specs[0], "replica_count", 2),
      r"HyperparameterTuningJob\.trial_job_spec\.worker_pool_specs\[0\]\.replica_count must be 1"),
-], ids=["grid-double", "empty-range", "no-metric", "no-trials", "two-chiefs"])
+    (lambda j: setattr(j.study_spec, "median_automated_stopping_spec",
+                       vertex.StudySpec.MedianAutomatedStoppingSpec(use_elapsed_duration=True)),
+     "use_elapsed_duration is not supported"),
+], ids=["grid-double", "empty-range", "no-metric", "no-trials", "two-chiefs", "stopping-on-time"])
 def test_invalid_tuning_jobs_are_rejected(emulator: Any, jobs: Any, change: Any, message: str) -> None:
     job = tuning_job()
     change(job)
     with pytest.raises(exceptions.InvalidArgument, match=message):
         jobs.create_hyperparameter_tuning_job(parent=emulator.parent, hyperparameter_tuning_job=job)
+
+
+def test_the_median_rule_is_the_one_the_api_documents() -> None:
+    from tfcloud.emulator.tuning import _should_stop
+
+    # Finished trials' performance up to step 3 is the running average of their values at steps <= 3: 2 and 4
+    # (the values after step 3 do not count); the median is 3.
+    finished = [[(1, 1.0), (2, 2.0), (3, 3.0), (4, 100.0)], [(1, 3.0), (2, 4.0), (3, 5.0)]]
+    assert _should_stop([(1, 2.0), (2, 2.5), (3, 2.9)], finished, maximize=True)  # its best, 2.9, is below 3
+    assert not _should_stop([(1, 3.0), (2, 2.0), (3, 1.0)], finished, maximize=True)  # its best, 3, is not below
+    assert not _should_stop([(1, 0.0)], finished, maximize=True)  # the first step is never judged
+    assert not _should_stop([(1, 0.0), (2, 0.0)], finished[:1], maximize=True)  # one finished trial is too few
+    # Minimizing: its best is its lowest value, stopped when strictly above the median.
+    assert _should_stop([(1, 9.0), (2, 3.1)], finished, maximize=False)  # median at step 2: (1.5 + 3.5) / 2 = 2.5
+    assert not _should_stop([(1, 9.0), (2, 2.5)], finished, maximize=False)
 
 
 def test_cancel_delete_and_names(emulator: Any, jobs: Any) -> None:

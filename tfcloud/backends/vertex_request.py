@@ -141,16 +141,21 @@ def tuning_job_request(spec: JobSpec, study: StudySpec, *, image_uri: str, submi
                        base_output_dir: str | None = None) -> dict[str, Any]:
     """The HyperparameterTuningJob for ``study``: each trial runs the CustomJobSpec that
     :func:`custom_job_request` makes for ``spec`` (Vertex AI appends the trial's ``--NAME=VALUE`` arguments to
-    every pool's container args); display name and labels (with the submission label) as the CustomJob's."""
+    every pool's container args); display name and labels (with the submission label) as the CustomJob's.
+    Early stopping is ``study_spec.median_automated_stopping_spec`` (on steps, not elapsed time)."""
     custom = custom_job_request(spec, image_uri=image_uri, submission_id=submission_id,
                                 base_output_dir=base_output_dir)
+    study_spec: dict[str, Any] = {
+        "metrics": [{"metric_id": study.metric, "goal": study.goal.value.upper()}],
+        "parameters": [parameter_spec(param) for param in study.params],
+        "algorithm": ALGORITHMS[study.algorithm.value],
+    }
+    if study.early_stopping:
+        # The median rule on the measurements' steps (global_step: the epoch from Keras fit), not their time.
+        study_spec["median_automated_stopping_spec"] = {"use_elapsed_duration": False}
     return {
         "display_name": custom["display_name"],
-        "study_spec": {
-            "metrics": [{"metric_id": study.metric, "goal": study.goal.value.upper()}],
-            "parameters": [parameter_spec(param) for param in study.params],
-            "algorithm": ALGORITHMS[study.algorithm.value],
-        },
+        "study_spec": study_spec,
         "max_trial_count": study.max_trials,
         "parallel_trial_count": study.parallel_trials,
         "trial_job_spec": custom["job_spec"],

@@ -8,6 +8,10 @@
 - A :class:`VertexStudy` is a :class:`tfcloud.study.StudyHandle`: ``info()`` maps the job and its trials into
   :class:`~tfcloud.study.StudyInfo` (trial states through :mod:`tfcloud.states`' ``vertex-trial`` rows: an
   INFEASIBLE trial is ``failed``), ``wait()`` polls with a growing interval, ``cancel()`` cancels the job.
+- Early stopping: Vertex AI marks a trial it stops STOPPING, then SUCCEEDED with its last measurement as the
+  final one; v1's Trial says no more, so in a study with early stopping a SUCCEEDED trial whose final
+  measurement's step is below the furthest step another trial's final measurement reached is reported as
+  stopped there (``TrialInfo.stopped_at``).
 """
 
 from __future__ import annotations
@@ -218,24 +222,37 @@ def _param_value(spec: ParamSpec | None, value: Any) -> float | int | str:
     return float(value)
 
 
-def trial_info(trial: Any, study: StudySpec) -> TrialInfo:
+def trial_info(trial: Any, study: StudySpec, *, last_step: int | None = None) -> TrialInfo:
     """One Vertex AI Trial as tfcloud's :class:`TrialInfo` (metric: the final measurement of the study's;
-    message: why an INFEASIBLE trial is so)."""
+    message: why an INFEASIBLE trial is so, or that the trial is stopping or was stopped early). ``last_step``:
+    the furthest step of the study's final measurements, for a study with early stopping."""
     specs = {p.name: p for p in study.params}
     params = {p.parameter_id: _param_value(specs.get(p.parameter_id), p.value) for p in trial.parameters}
     metric = None
     if "final_measurement" in trial:
         metric = next((m.value for m in trial.final_measurement.metrics if m.metric_id == study.metric), None)
     job_id = trial.custom_job.rsplit("/", 1)[-1] if trial.custom_job else None
+    message, stopped_at = trial.infeasible_reason or None, None
+    if trial.state.name == "STOPPING":
+        message = "Stopping early: Vertex AI's median rule."
+    elif (trial.state.name == "SUCCEEDED" and last_step is not None and "final_measurement" in trial
+          and trial.final_measurement.step_count < last_step):
+        stopped_at = int(trial.final_measurement.step_count)
+        message = (f"Stopped early at step {stopped_at} by Vertex AI's median rule (other trials reached step "
+                   f"{last_step}).")
     return TrialInfo(trial_id=trial.id, params=params, state=to_job_state("vertex-trial", trial.state.name),
                      metric=metric, started=timestamp(trial.start_time) if "start_time" in trial else None,
                      ended=timestamp(trial.end_time) if "end_time" in trial else None, job_id=job_id,
-                     message=trial.infeasible_reason or None)
+                     message=message, stopped_at=stopped_at)
 
 
 def study_info(job: Any, study: StudySpec) -> StudyInfo:
     """A HyperparameterTuningJob as tfcloud's :class:`StudyInfo` (trials ordered by id)."""
-    trials = sorted((trial_info(t, study) for t in job.trials),
+    last_step = None
+    if study.early_stopping:
+        last_step = max((int(t.final_measurement.step_count) for t in job.trials
+                         if t.state.name == "SUCCEEDED" and "final_measurement" in t), default=None)
+    trials = sorted((trial_info(t, study, last_step=last_step) for t in job.trials),
                     key=lambda t: (int(t.trial_id) if t.trial_id.isdigit() else 0, t.trial_id))
     return StudyInfo(study_id=job.name.rsplit("/", 1)[-1], target="vertex",
                      state=to_job_state("vertex", job.state.name), study=study, trials=tuple(trials),
@@ -270,4 +287,4 @@ def study_from_job(job: Any) -> StudySpec:
     goal = Goal.MINIMIZE if metric is not None and metric.goal.name == "MINIMIZE" else Goal.MAXIMIZE
     return StudySpec(params=tuple(params), metric=metric.metric_id if metric is not None else "", goal=goal,
                      max_trials=job.max_trial_count or 1, parallel_trials=job.parallel_trial_count or 1,
-                     algorithm=algorithm)
+                     algorithm=algorithm, early_stopping="median_automated_stopping_spec" in spec)

@@ -12,8 +12,15 @@ every combination in order for ``GRID_SEARCH``), keeps ``parallel_trial_count`` 
   ``CLOUD_ML_HP_METRIC_FILE`` naming a file in a directory of the emulator's (mounted into containers at the
   same path). The trial's job is found by its name (``Trial.custom_job``) but not listed;
 - its final measurement is read from that file as the service reads cloudml-hypertune's
-  (:func:`tfcloud.study.read_metric`: the last line holding the metric); the trial then SUCCEEDED, or is
-  INFEASIBLE (``infeasible_reason``) when its job failed or it reported no metric.
+  (:func:`tfcloud.study.read_measurements`: the last line holding the metric, ``step_count`` its
+  ``global_step``); the trial then SUCCEEDED, or is INFEASIBLE (``infeasible_reason``) when its job failed or it
+  reported no metric;
+- with ``study_spec.median_automated_stopping_spec`` (on steps; ``use_elapsed_duration`` is refused), the
+  running trials' lines are its ``measurements``, and the median rule as the API documents it stops a trial:
+  once ``EARLY_STOPPING_MIN_TRIALS`` trials ran to their end, a trial at step s (from
+  ``EARLY_STOPPING_WARMUP_STEPS``) whose best value so far is strictly worse than the median of those trials'
+  performance up to s (the running average of their values at steps <= s) is STOPPING while its job is
+  cancelled, then SUCCEEDED with its last measurement as the final one.
 
 The job SUCCEEDED when its trials ended and one succeeded; FAILED when all failed (or ``max_failed_trial_count``
 of them, when set); CANCELLED (``error`` code 1) on cancel, its running trials cancelled and INFEASIBLE.
@@ -30,7 +37,7 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +49,7 @@ from tfcloud.emulator._grpc import list_predicate
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.jobs import JobService, validate_custom_job
 from tfcloud.emulator.operations import OperationStore
+from tfcloud.study import read_measurements
 
 __all__ = ["TuningService", "suggestions", "validate_tuning_job"]
 
@@ -258,6 +266,10 @@ class TuningService:
         metric = spec.study_spec.metrics[0].metric_id
         pending = itertools.islice(suggestions(spec.study_spec, seed=int(study.job_id)), wanted)
         running: dict[str, str] = {}  # trial id → its CustomJob's name
+        median_rule = "median_automated_stopping_spec" in spec.study_spec
+        maximize = spec.study_spec.metrics[0].goal.name == "MAXIMIZE"
+        finished: list[list[tuple[int, float]]] = []  # the measurements of the trials that ran to their end
+        stopping: set[str] = set()
         started = succeeded = failed = 0
         exhausted = False
         while True:
@@ -277,22 +289,33 @@ class TuningService:
                 running[trial_id] = self._start_trial(study, spec, trial_id, values)
             for trial_id, job_name in list(running.items()):
                 job = self._jobs.snapshot(job_name)
-                if job is None or job.state.name not in _TERMINAL:
+                ended = job is not None and job.state.name in _TERMINAL
+                measurements = (read_measurements(Path(study.metrics_dir, trial_id, _METRICS_FILE), metric)
+                                if ended or (median_rule and trial_id not in stopping) else [])
+                if job is None or not ended:
+                    if measurements:
+                        self._measured(study, trial_id, measurements)
+                        if _should_stop(measurements, finished, maximize=maximize):
+                            stopping.add(trial_id)
+                            self._stopping_trial(study, trial_id)
+                            self._jobs.cancel_job(job_name)
                     continue
                 del running[trial_id]
-                value = None
-                if job.state.name == "JOB_STATE_SUCCEEDED":
-                    from tfcloud.study import read_metric
-
-                    value = read_metric(Path(study.metrics_dir, trial_id, _METRICS_FILE), metric)
+                last = None
+                if job.state.name == "JOB_STATE_SUCCEEDED" or trial_id in stopping:
+                    last = measurements[-1] if measurements else None
                     reason = f"The trial reported no value of metric {metric!r}."
                 else:
                     reason = f"The trial's job ended in {job.state.name}: {job.error.message}".rstrip(": ")
-                self._end_trial(study, trial_id, value, reason)
-                if value is None:
+                if median_rule:
+                    self._measured(study, trial_id, measurements)
+                self._end_trial(study, trial_id, last, reason)
+                if last is None:
                     failed += 1
                 else:
                     succeeded += 1
+                    if trial_id not in stopping:
+                        finished.append(measurements)
             if not running and (exhausted or (max_failed and failed >= max_failed)):
                 break
             study.cancel.wait(0.05)
@@ -342,7 +365,8 @@ class TuningService:
             study.job.update_time = _now()
         return str(created.name)
 
-    def _end_trial(self, study: _Study, trial_id: str, value: float | None, reason: str) -> None:
+    def _end_trial(self, study: _Study, trial_id: str, last: tuple[int, float] | None, reason: str) -> None:
+        """The trial SUCCEEDED with ``last`` (step, value) as its final measurement, or INFEASIBLE for ``reason``."""
         from google.cloud.aiplatform_v1.types import Measurement, Trial
 
         with self._lock:
@@ -350,14 +374,37 @@ class TuningService:
                 if trial.id != trial_id:
                     continue
                 trial.end_time = _now()
-                if value is None:
+                if last is None:
                     trial.state = Trial.State.INFEASIBLE
                     trial.infeasible_reason = reason
                 else:
                     trial.state = Trial.State.SUCCEEDED
                     metric_id = study.job.study_spec.metrics[0].metric_id
                     trial.final_measurement = Measurement(
-                        metrics=[Measurement.Metric(metric_id=metric_id, value=value)])
+                        step_count=last[0], metrics=[Measurement.Metric(metric_id=metric_id, value=last[1])])
+            study.job.update_time = _now()
+
+    def _measured(self, study: _Study, trial_id: str, measurements: Sequence[tuple[int, float]]) -> None:
+        """The trial's intermediate measurements as ``Trial.measurements`` (ordered by step)."""
+        from google.cloud.aiplatform_v1.types import Measurement
+
+        metric_id = study.job.study_spec.metrics[0].metric_id
+        with self._lock:
+            for trial in study.job.trials:
+                if trial.id == trial_id and len(trial.measurements) != len(measurements):
+                    del trial.measurements[:]
+                    trial.measurements.extend(
+                        Measurement(step_count=step, metrics=[Measurement.Metric(metric_id=metric_id, value=value)])
+                        for step, value in measurements)
+                    study.job.update_time = _now()
+
+    def _stopping_trial(self, study: _Study, trial_id: str) -> None:
+        from google.cloud.aiplatform_v1.types import Trial
+
+        with self._lock:
+            for trial in study.job.trials:
+                if trial.id == trial_id:
+                    trial.state = Trial.State.STOPPING
             study.job.update_time = _now()
 
     def stop(self) -> None:
@@ -367,6 +414,31 @@ class TuningService:
             threads = [s.thread for s in self._studies.values() if s.thread is not None]
         for thread in threads:
             thread.join(30)
+
+
+def _should_stop(measurements: list[tuple[int, float]], finished: list[list[tuple[int, float]]], *,
+                 maximize: bool) -> bool:
+    """The median automated stopping rule as the API documents it: a trial stops when its best value so far is
+    strictly worse than the median of the finished trials' performance (the running average of their values)
+    up to its last step. Judged once ``EARLY_STOPPING_MIN_TRIALS`` trials finished, from step
+    ``EARLY_STOPPING_WARMUP_STEPS``."""
+    import statistics
+
+    from tfcloud.study import EARLY_STOPPING_MIN_TRIALS, EARLY_STOPPING_WARMUP_STEPS
+
+    step = measurements[-1][0]
+    if len(finished) < EARLY_STOPPING_MIN_TRIALS or step < EARLY_STOPPING_WARMUP_STEPS:
+        return False
+    performance = []
+    for other in finished:
+        values = [value for other_step, value in other if other_step <= step]
+        if values:
+            performance.append(sum(values) / len(values))
+    if not performance:
+        return False
+    median = statistics.median(performance)
+    values = [value for _, value in measurements]
+    return max(values) < median if maximize else min(values) > median
 
 
 def _text(value: Any) -> str:
@@ -463,6 +535,9 @@ def validate_tuning_job(job: Any) -> str:
             return f"{where}.{kind}.values must not be empty."
         if study.algorithm.name == "GRID_SEARCH" and kind == "double_value_spec":
             return f"{where}: GRID_SEARCH cannot search a double_value_spec; use integer, categorical or discrete."
+    if "median_automated_stopping_spec" in study and study.median_automated_stopping_spec.use_elapsed_duration:
+        return ("HyperparameterTuningJob.study_spec.median_automated_stopping_spec.use_elapsed_duration is not "
+                "supported by the emulator (it judges measurements by step).")
     if job.max_trial_count < 1:
         return "HyperparameterTuningJob.max_trial_count must be positive."
     if job.parallel_trial_count < 1:
