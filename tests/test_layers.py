@@ -13,8 +13,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "tfcloud"
 #: The edge of the package: these may import anything.
 EDGE = {"tfcloud", "tfcloud.cli", "tfcloud.api", "tfcloud.sdk", "tfcloud.__main__"}
-#: Modules that sequence stages: only the edge (and plan, which runs the pure stages) may import them.
-ORCHESTRATION = {"tfcloud.pipeline", "tfcloud.plan"}
+#: Modules that sequence stages: only the edge (and plan, which runs the pure stages, and the local tuner,
+#: which submits each trial through the pipeline) may import them.
+ORCHESTRATION = {"tfcloud.pipeline", "tfcloud.plan", "tfcloud.tuning"}
 
 
 def _module(path: Path) -> str:

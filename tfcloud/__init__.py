@@ -6,6 +6,7 @@ and Docker are imported only by the functions that need them.
 
 import importlib
 
+from tfcloud._public import PUBLIC as _LAZY  # each public name -> the module that defines it
 from tfcloud._version import __version__
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs more than the rest of this module
@@ -30,22 +31,6 @@ if TYPE_CHECKING:
     from tfcloud.states import JobState
     from tfcloud.targets import LocalTarget, VertexTarget
 
-#: Each public name -> the module that defines it (imported on first access).
-_LAZY = {
-    "remote": "tfcloud.api", "run": "tfcloud.api",
-    "JobHandle": "tfcloud.backends.base", "JobInfo": "tfcloud.backends.base", "LogLine": "tfcloud.backends.base",
-    "ReplicaInfo": "tfcloud.backends.base",
-    "BuildError": "tfcloud.errors", "ConfigurationError": "tfcloud.errors", "JobFailedError": "tfcloud.errors",
-    "OutcomeUnknownError": "tfcloud.errors", "SubmitError": "tfcloud.errors", "TfcloudError": "tfcloud.errors",
-    "ValidationError": "tfcloud.errors",
-    "COMMON_MACHINE_CONFIGS": "tfcloud.machines", "AcceleratorType": "tfcloud.machines",
-    "MachineConfig": "tfcloud.machines",
-    "Job": "tfcloud.sdk", "attach": "tfcloud.sdk", "build": "tfcloud.sdk", "list_jobs": "tfcloud.sdk",
-    "submit": "tfcloud.sdk", "tune": "tfcloud.sdk", "report": "tfcloud.reporting",
-    "DockerConfig": "tfcloud.spec",
-    "JobState": "tfcloud.states",
-    "LocalTarget": "tfcloud.targets", "VertexTarget": "tfcloud.targets",
-}
 
 
 def __getattr__(name: str) -> "Any":

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfcloud import _LAZY as _PUBLIC_NAMES  # public name -> the module that serves it
+from tfcloud._public import PUBLIC
 from tfcloud.artifacts import ImageRef, PreparedJob, script_beside_launcher
 from tfcloud.builders import Builder
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, collect_context
@@ -56,11 +56,11 @@ logger = logging.getLogger("tfcloud")
 _PACKAGE_SKIP = {"emulator", "testing", "__pycache__"}
 
 #: What a job uses of tfcloud inside its image: ``import tfcloud`` with every public name it serves (loaded on
-#: first use: the modules of ``tfcloud._LAZY``; ``remote()``, the no-op ``run()``, ``report()``) and the
+#: first use: the modules of ``tfcloud._public.PUBLIC``; ``remote()``, the no-op ``run()``, ``report()``) and the
 #: hyperparameter-tuning helpers a trial calls (``tfcloud.study``). The image carries these modules and what
 #: they import when imported (:func:`runtime_modules`); the CLI, the builders, the backends, the emulator and
 #: the templates run on the submitting machine only. A module a runtime function imports lazily belongs here.
-RUNTIME_ROOTS = ("tfcloud", "tfcloud.study", *sorted(set(_PUBLIC_NAMES.values())))
+RUNTIME_ROOTS = ("tfcloud", "tfcloud.study", *sorted(set(PUBLIC.values())))
 
 
 def tfcloud_package_files() -> dict[str, bytes]:
