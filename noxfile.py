@@ -103,7 +103,8 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def captures(session: nox.Session) -> None:
     """The docs' terminal pictures (docs/images/*.svg): real tfcloud commands recorded by rich
-    (docs/captures.py; `nox -s captures -- plan machines` makes some). Not run by CI: read the SVGs' diff."""
+    (docs/captures.py; `nox -s captures -- plan machines` makes some, `-- timeline` the timeline chart, which
+    needs dockerd and the emulator). Not run by CI: read the SVGs' diff."""
     _install(session, extras=".[test]")
     session.run("python", "docs/captures.py", *session.posargs)
 

@@ -72,3 +72,28 @@ def test_the_readme_test_command_is_what_ci_runs() -> None:
                                  re.MULTILINE)
     assert len(readme_commands) >= 2, "the README's set-up section lost its two commands"
     assert shlex.split(readme_commands[1]) == shlex.split(ci_command[1])
+
+
+def _svg_lines(path: Path) -> list[str]:
+    """The lines of a terminal picture that rich's ``export_svg`` wrote (its <text> runs, by row)."""
+    import html
+
+    rows: dict[float, str] = {}
+    for y, text in re.findall(r'<text\b[^>]*\by="([\d.]+)"[^>]*>([^<]*)</text>', path.read_text(encoding="utf-8")):
+        rows[float(y)] = rows.get(float(y), "") + html.unescape(text).replace("\xa0", " ")
+    return [rows[y].rstrip() for y in sorted(rows)]
+
+
+def test_the_help_picture_shows_every_command() -> None:
+    """docs/images/help.svg (docs/captures.py; `nox -s captures -- help` makes it again) lists the commands that
+    `tfcloud --help` lists: a command added or removed makes this picture stale."""
+    import typer.main
+
+    from tfcloud.cli import app
+
+    lines = _svg_lines(ROOT / "docs" / "images" / "help.svg")
+    assert "Commands:" in lines, lines
+    shown = [m[1] for line in lines[lines.index("Commands:") + 1:] if (m := re.match(r"^  (\S+)", line))]
+    group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup)
+    assert shown == [name for name, command in group.commands.items() if not command.hidden]

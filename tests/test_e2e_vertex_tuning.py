@@ -111,7 +111,9 @@ def test_tune_vertex_runs_keras_trials_and_reports_the_best(
     assert {t["trial_id"]: t["metric"] for t in shown["trials"]} == pytest.approx(metrics)
     assert shown["params"] == ["units=int:2:16", "learning_rate=double:0.001:0.3:log"]
 
-    code = main(["status", study_id[1], "--study"])  # the table, and the best trial's command from the job
+    code = main(["status", study_id[1], "--study"])  # the table, and the best trial's command
     table = capsys.readouterr().out
     assert code == 0 and re.search(rf"^ +\* {best[1]} ", table, re.M)
-    assert f"Rerun the best trial: tfcloud submit ENTRY_POINT --vertex -- --epochs 2 --units={units} " in table
+    # The script's path, kept in the state dir when the study was submitted: the command tune printed, again.
+    assert rerun.startswith(f"tfcloud submit {project / 'train.py'} --vertex --chief-config CPU -- --epochs 2 ")
+    assert f"Rerun the best trial: {rerun}\n" in table

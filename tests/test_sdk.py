@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,10 @@ def test_a_failing_job_with_stream_logs_raises_job_failed_error(tmp_path: Path,
     assert err.value.exit_code == 3
     assert err.value.summary.startswith("Job local-bad-") and " failed: " in err.value.summary
     assert "chief-0 | about to fail" in err.value.log_tail
-    assert "chief-0 | about to fail" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "chief-0 | about to fail" in out
+    # As `tfcloud submit` does after following a job: how long each stage took, on one line.
+    assert re.search(r"^Stages: submit \d+\.\ds · queued \d+\.\ds · run \d+\.\ds \(total \d+\.\ds\)$", err, re.M), err
 
 
 def test_list_jobs_rejects_an_unknown_state() -> None:

@@ -231,7 +231,8 @@ def run(
     - ``dry_run=True`` returns the :class:`~tfcloud.plan.Plan` without submitting anything.
     - Otherwise it returns the :class:`~tfcloud.sdk.Job` (``info()``, ``logs()``, ``wait()``, ``cancel()``;
       ``job["job_id"]``, ``job["docker_image"]``). With ``stream_logs=True`` it first follows the logs until
-      the job ends, and raises :class:`~tfcloud.errors.JobFailedError` when the job did not succeed.
+      the job ends, prints how long each stage took (``Stages: context … · run …``, as ``tfcloud submit``), and
+      raises :class:`~tfcloud.errors.JobFailedError` when the job did not succeed.
     - With ``entry_point=None`` from a script, the script itself is submitted and, as in tensorflow-cloud,
       the local process exits afterwards (with the job's exit code when logs were streamed). In a
       notebook the running notebook is submitted and the job is returned; the kernel keeps running.
@@ -272,7 +273,7 @@ def run(
     code = 0
     if stream_logs:
         try:
-            code = sdk.follow(job)
+            code = sdk.follow(job, stages=True)  # as `tfcloud submit`: ends with the stage durations
         except KeyboardInterrupt:
             sdk.interrupted(job, cancel=sdk.cancels_on_interrupt(job))
             raise

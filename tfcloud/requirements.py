@@ -9,8 +9,9 @@ version, with the ``pip install`` command that fixes it.
 Understood in a requirements file: one requirement per line (PEP 508, with extras, version specifiers and
 environment markers), comments, blank lines, ``\\`` continuations, ``-r``/``--requirement`` includes.
 Other options (``--index-url``, ``-c``, ``--hash`` ...) are ignored here.
-:func:`bundle_requirements` gathers the file and every file it includes (``-r``, ``-c``) for an image, each
-include rewritten to the copy beside it, so that pip inside the build reads the same requirements.
+:func:`bundle_requirements` gathers the file and every file it includes (``-r``, ``-c``) for an image or a Ray
+job's working directory, each include rewritten to the copy beside it, so that pip inside the build (or on a Ray
+node) reads the same requirements.
 :func:`validate_requirements_file` (called by validation, before anything is built) refuses a file that
 is not UTF-8 text, a line that is neither a requirement, a URL or path, nor one of pip's requirement-file
 options, and an include that does not exist. Editable installs (``-e``) and bare paths

@@ -618,6 +618,11 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
         except BaseException:
             studies.close()
             raise
+    from tfcloud.backends.vertex_tuning import Rerun, save_rerun  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    # The job does not hold the script's path: keep it, for `tfcloud status ID --study` later.
+    save_rerun(_state_dir(settings), handle.name, Rerun(entry_point=str(spec.entry_point), args=tuple(args),
+                                                        flags=tuple(flags)))
     get_console().print(f"Submitted study [bold]{handle.study_id}[/bold].")
     return Study(handle, entry_point=str(entry_point), args=args, flags=["--vertex", *flags], closer=studies)
 
@@ -648,7 +653,11 @@ def attach_study(study_id: str, *, target: str | None = None) -> Study:
     except BaseException:
         studies.close()
         raise
-    return Study(handle, entry_point="ENTRY_POINT", args=handle.entry_point_args, flags=["--vertex"], closer=studies)
+    from tfcloud.backends.vertex_tuning import rerun_of  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    rerun = rerun_of(_state_dir(settings), handle.job)  # kept at submit time, else what the job holds
+    return Study(handle, entry_point=rerun.entry_point, args=rerun.args, flags=["--vertex", *rerun.flags],
+                 closer=studies)
 
 
 def _rerun_flags(options: Mapping[str, Any]) -> list[str]:

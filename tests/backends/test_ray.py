@@ -65,6 +65,53 @@ def test_no_address_says_how_to_give_one() -> None:
     assert "--ray http://HEAD:8265" in str(exc.value.hint)  # type: ignore[attr-defined]
 
 
+def _pip_as_ray_runs_it(pip: list[str], workdir: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
+    """What Ray does with a runtime_env's ``pip`` list on a node: writes it to a requirements file of its own
+    (elsewhere) and runs ``pip install -r`` on it with the working dir's path in RAY_RUNTIME_ENV_CREATE_WORKING_DIR
+    (ray/_private/runtime_env/pip.py). ``--dry-run --no-index``: installed requirements only, no network."""
+    ray_env = tmp / "ray-env"
+    ray_env.mkdir(exist_ok=True)
+    (ray_env / "requirements.txt").write_text("".join(line + "\n" for line in pip))
+    env = {**os.environ, "RAY_RUNTIME_ENV_CREATE_WORKING_DIR": str(workdir), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    return subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "-r",
+                           "requirements.txt"], cwd=ray_env, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_requirement_includes_reach_pip_on_the_nodes(tmp_path: Path) -> None:
+    """``-r base.txt`` and ``-c constraints.txt`` in a requirements file: the runtime_env's ``pip`` list points
+    at the bundle an image gets, shipped in the working dir, and pip (run as Ray runs it) follows both."""
+    from tfcloud.backends.ray import RayBackend, _stage
+
+    project = tmp_path / "project"
+    (project / "reqs").mkdir(parents=True)
+    (project / "t.py").write_text("print(1)\n")
+    (project / "requirements.txt").write_text("-r reqs/base.txt\n-c reqs/constraints.txt\n")
+    (project / "reqs" / "base.txt").write_text("packaging  # installed in the test environment\n")
+    (project / "reqs" / "constraints.txt").write_text("packaging>=1\n")
+    spec = build_spec(entry_point=project / "t.py", target="ray", requirements_txt=project / "requirements.txt")
+    backend = RayBackend(address="http://127.0.0.1:9")  # no cluster: nothing here talks to it
+    with tempfile.TemporaryDirectory() as tmp:
+        job, _ = prepare(spec, Path(tmp))
+        workdir, package = _stage(job, tmp_path, {"job_id": "ray-x"})
+        env = backend.runtime_env(job, workdir, package, "ray-x")
+    pip = env["pip"]
+    assert pip[0] == "-r ${RAY_RUNTIME_ENV_CREATE_WORKING_DIR}/.tfcloud/requirements/requirements.txt"
+    assert (workdir / ".tfcloud/requirements/requirements.txt").read_text() == "-r base.txt\n-c constraints.txt\n"
+    ok = _pip_as_ray_runs_it(pip, workdir, tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "packaging" in ok.stdout  # "Requirement already satisfied: packaging"
+    # The constraint file is read: one that the installed version breaks makes pip look for another.
+    (workdir / ".tfcloud/requirements/constraints.txt").write_text("packaging<0.1\n")
+    broken = _pip_as_ray_runs_it(pip, workdir, tmp_path)
+    assert broken.returncode != 0 and "packaging<0.1" in broken.stdout + broken.stderr
+
+    # Ray caches a node's virtualenv by the list: a changed include gives another list.
+    (project / "reqs" / "constraints.txt").write_text("packaging>=2\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        job, _ = prepare(spec, Path(tmp))
+        assert backend.runtime_env(job, workdir, package, "ray-x")["pip"] != pip
+
+
 # -- a real cluster -------------------------------------------------------------------------------------------
 def _free_port() -> int:
     with socket.socket() as s:

@@ -342,3 +342,56 @@ def test_early_stopping_stops_the_bad_trials_as_vertex_ai_does(
         steps = [m.step_count for m in trial.measurements]
         assert steps == list(range(1, len(steps) + 1)) and trial.final_measurement.step_count == steps[-1]
         assert trial.state.name == "SUCCEEDED"
+def test_status_rebuilds_the_rerun_command_from_the_job(
+        studies: VertexStudies, emulator: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A study this machine did not submit (nothing kept in the state dir): `tfcloud status ID --study` rebuilds
+    the job flags from the trial job spec (pools, env, labels, the script's own arguments); the script is
+    ENTRY_POINT, which the job does not hold."""
+    from tfcloud.cli import main
+
+    study = make_study(["x=double:0.1:0.5", "y=categorical:b"], metric="score", max_trials=1, parallel_trials=1)
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    spec = build_spec(entry_point=str(script), target="vertex", chief_config="CPU", worker_count=1,
+                      worker_config="T4_1X", distribution_strategy=None, display_name=_name(),
+                      entry_point_args=["--sleep", "0"], env={"DATA": "gs://b/d 1"}, job_labels={"team": "x"})
+    job, _ = prepare(spec, tmp_path)
+    handle = studies.submit(replace(job, image=ImageRef(uri=IMAGE)), study)
+    info = handle.wait(timeout=120)
+    assert info.state is JobState.SUCCEEDED and info.best_trial is not None, info
+    x = info.best_trial.params["x"]
+
+    monkeypatch.setenv("TFCLOUD_EMULATOR_HOST", emulator.endpoint)
+    monkeypatch.setenv("TFCLOUD_PROJECT", PROJECT)
+    assert main(["status", handle.study_id, "--study"]) == 0
+    out = capsys.readouterr().out
+    assert (f"Rerun the best trial: tfcloud submit ENTRY_POINT --vertex --chief-config CPU --worker-count 1 "
+            f"--worker-config T4_1X --env 'DATA=gs://b/d 1' --label team=x -- --sleep 0 --x={x!r} --y=b\n") in out
+
+
+def test_status_gives_the_rerun_command_kept_at_submit_time(
+        studies: VertexStudies, emulator: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `tfcloud.tune` keeps in the state dir, by the study's resource name, is what attaching gives back:
+    the script and every flag (some, like --strategy and -r, the job does not hold)."""
+    from tfcloud import sdk
+    from tfcloud.backends.vertex_tuning import Rerun, save_rerun
+    from tfcloud.settings import resolve_settings
+
+    study = make_study(["x=double:0.1:0.5", "y=categorical:a"], metric="score", max_trials=1, parallel_trials=1)
+    handle = studies.submit(_job(tmp_path, _name(), "--sleep", "0"), study)
+    monkeypatch.setenv("TFCLOUD_EMULATOR_HOST", emulator.endpoint)
+    monkeypatch.setenv("TFCLOUD_PROJECT", PROJECT)
+    state_dir = sdk._state_dir(resolve_settings({"target": "vertex"}))
+    kept = Rerun(entry_point=str(tmp_path / "train.py"), args=("--sleep", "0"),
+                 flags=("--strategy", "none", "-r", "requirements.txt", "--chief-config", "CPU"))
+    save_rerun(state_dir, handle.name, kept)
+    save_rerun(state_dir, handle.name + "0", Rerun(entry_point="other.py"))  # another study's
+    assert [p.stat().st_mode & 0o777 for p in (state_dir / "vertex-studies").iterdir()] == [0o600, 0o600]
+    handle.wait(timeout=120)
+    with sdk.attach_study(handle.study_id) as again:
+        best = again.info().best_trial
+        assert best is not None
+        assert again.rerun_command() == (
+            f"tfcloud submit {tmp_path / 'train.py'} --vertex --strategy none -r requirements.txt --chief-config CPU "
+            f"-- --sleep 0 --x={best.params['x']!r} --y=a")

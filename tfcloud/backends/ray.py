@@ -150,7 +150,7 @@ class RayBackend:
         replica also gets the cluster's hosts in ``no_proxy``: ``ray_driver.ReplicaProcess.start``.)"""
         env = {**job.spec.env, "PYTHONUNBUFFERED": "1", "TFCLOUD_JOB_ID": job_id}
         runtime_env: dict[str, Any] = {"working_dir": str(workdir), "py_modules": [str(package)], "env_vars": env}
-        requirements = _requirement_lines(job)
+        requirements = pip_requirements(job)
         if requirements:
             runtime_env["pip"] = requirements
         return runtime_env
@@ -379,19 +379,35 @@ def _job_info(details: Any, status: dict[str, Any] | None, *, dashboard: str) ->
     )
 
 
-def _requirement_lines(job: PreparedJob) -> list[str]:
-    lines: list[str] = []
-    if job.spec.requirements_txt is not None:
-        text = Path(job.spec.requirements_txt).read_text(encoding="utf-8")
-        lines += [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
-    return lines + list(job.requirements)
+#: Set by Ray, while it installs a job's ``pip`` list on a node, to where the job's ``working_dir`` lies there.
+WORKING_DIR_VAR = "RAY_RUNTIME_ENV_CREATE_WORKING_DIR"
+
+
+def pip_requirements(job: PreparedJob) -> list[str]:
+    """The job's ``pip`` list for Ray: one include of the requirements bundle that :func:`_stage` ships in the
+    working directory (the image's bundle, :func:`tfcloud.containerize.requirements_files`, so ``-r``/``-c``
+    includes resolve beside it), as pip finds it on each node (``${RAY_RUNTIME_ENV_CREATE_WORKING_DIR}``, which
+    pip expands), and the bundle's digest: Ray caches a node's virtualenv by this list, so a changed file
+    makes a new one. Empty when the job has no requirements."""
+    import hashlib
+
+    from tfcloud.containerize import requirements_files
+    from tfcloud.dockerfile import REQUIREMENTS_PATH
+
+    files = requirements_files(job)
+    if not files:
+        return []
+    digest = hashlib.sha256()
+    for name, data in sorted(files.items()):
+        digest.update(f"{name}\0{len(data)}\0".encode() + data)
+    return [f"-r ${{{WORKING_DIR_VAR}}}/{REQUIREMENTS_PATH}", f"# tfcloud requirements sha256:{digest.hexdigest()}"]
 
 
 def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Path]:
     """Write the job's working directory (the build context's files, the launcher, the plan) and tfcloud's
     package under ``tmp``; return both directories."""
     from tfcloud.artifacts import script_beside_launcher
-    from tfcloud.containerize import tfcloud_package_files
+    from tfcloud.containerize import requirements_files, tfcloud_package_files
     from tfcloud.context import collect_context
     from tfcloud.dockerfile import TFCLOUD_PYTHON_DIR
     from tfcloud.launcher import LAUNCHER_NAME
@@ -402,6 +418,7 @@ def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Pat
                  PLAN_FILE: json.dumps(plan, indent=1).encode()}
     if script_beside_launcher(job.script, root):  # a converted notebook
         generated[job.script.name] = Path(job.script).read_bytes()
+    generated.update(requirements_files(job))  # what pip_requirements points at
     context = collect_context(root, generated=generated)
     workdir = tmp / "workdir"
     workdir.mkdir()

@@ -12,14 +12,22 @@
   final one; v1's Trial says no more, so in a study with early stopping a SUCCEEDED trial whose final
   measurement's step is below the furthest step another trial's final measurement reached is reported as
   stopped there (``TrialInfo.stopped_at``).
+- The command that reruns a trial (``tfcloud submit train.py --worker-count 2 ... -- --lr=0.01``) needs what a
+  HyperparameterTuningJob does not hold (the script's path): :func:`save_rerun` keeps it at submit time in the
+  state dir, by the job's resource name; :func:`rerun_of` reads it back, or rebuilds what the job holds (the
+  cluster shape, ``--env``, ``--label``, the script's own arguments) with ``ENTRY_POINT`` for the script.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import time
 import uuid
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.artifacts import PreparedJob
@@ -35,7 +43,7 @@ from tfcloud.study import Algorithm, Goal, ParamKind, ParamSpec, Scale, StudyInf
 if TYPE_CHECKING:
     from google.cloud.aiplatform_v1 import HyperparameterTuningJob
 
-__all__ = ["VertexStudies", "VertexStudy", "console_url", "study_from_job"]
+__all__ = ["Rerun", "VertexStudies", "VertexStudy", "console_url", "rerun_of", "save_rerun", "study_from_job"]
 
 log = logging.getLogger("tfcloud")
 #: The longest wait between two looks at a running study (the emulator's: a tenth of it).
@@ -288,3 +296,110 @@ def study_from_job(job: Any) -> StudySpec:
     return StudySpec(params=tuple(params), metric=metric.metric_id if metric is not None else "", goal=goal,
                      max_trials=job.max_trial_count or 1, parallel_trials=job.parallel_trial_count or 1,
                      algorithm=algorithm, early_stopping="median_automated_stopping_spec" in spec)
+
+
+# --- the command that reruns a trial ----------------------------------------------------------------------------
+#: What stands for the script in a rerun command when this machine did not submit the study.
+UNKNOWN_ENTRY_POINT = "ENTRY_POINT"
+_RERUN_DIR = "vertex-studies"
+_ROLE_FLAGS = (("--chief-config", None), ("--worker-config", "--worker-count"), ("--ps-config", "--ps-count"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rerun:
+    """What ``tfcloud submit`` needs to rerun one of a study's trials: the script, its own arguments, the job
+    flags (without ``--vertex``; the trial's ``--NAME=VALUE`` come from the trial)."""
+
+    entry_point: str
+    args: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+
+
+def _rerun_path(state_dir: Path, name: str) -> Path:
+    return state_dir / _RERUN_DIR / (name.replace("/", "_") + ".json")
+
+
+def save_rerun(state_dir: Path, name: str, rerun: Rerun) -> None:
+    """Keep ``rerun`` for the study ``name`` (the job's resource name) in ``<state dir>/vertex-studies/``
+    (directory 0700, file 0600). A failure to write is logged, never fatal: :func:`rerun_of` falls back."""
+    path = _rerun_path(state_dir, name)
+    data = json.dumps({"name": name, "entry_point": rerun.entry_point, "args": list(rerun.args),
+                       "flags": list(rerun.flags)})
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        log.info("the rerun command of study %s could not be kept: %s", name, exc)
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"not a list of strings: {value!r}")
+    return tuple(value)
+
+
+def rerun_of(state_dir: Path, job: Any) -> Rerun:
+    """How to rerun a trial of the HyperparameterTuningJob ``job``: what :func:`save_rerun` kept when this
+    machine submitted it, else what the job itself holds (:func:`rerun_from_job`)."""
+    try:
+        data = json.loads(_rerun_path(state_dir, job.name).read_text(encoding="utf-8"))
+        if data.get("name") == job.name and isinstance(data.get("entry_point"), str) and data["entry_point"]:
+            return Rerun(entry_point=data["entry_point"], args=_strings(data.get("args", [])),
+                         flags=_strings(data.get("flags", [])))
+    except (OSError, ValueError, AttributeError):
+        pass
+    return rerun_from_job(job)
+
+
+def _config_name(machine: Any) -> str | None:
+    """The ``tfcloud machines`` name of a pool's machine spec (None when none matches). A TPU VM's machine type
+    names its chips; its topology is in the request only for a slice of several hosts."""
+    from tfcloud.machines import COMMON_MACHINE_CONFIGS
+
+    for name, config in COMMON_MACHINE_CONFIGS.items():
+        if config.machine_type != machine.machine_type:
+            continue
+        if config.is_tpu_vm:
+            if not machine.tpu_topology or machine.tpu_topology == config.tpu_topology:
+                return name
+        elif config.accelerator_count == machine.accelerator_count and (
+                not config.accelerator_count or config.accelerator_type.value == machine.accelerator_type.name):
+            return name
+    return None
+
+
+def rerun_from_job(job: Any) -> Rerun:
+    """What a HyperparameterTuningJob holds of the command that made it: the pools' machines and counts
+    (``--chief-config``, ``--worker-count``/``--worker-config``, ``--ps-count``/``--ps-config``, ``--evaluator``),
+    the job's ``--env`` (not tfcloud's own metric variable) and ``--label`` values and the script's own
+    arguments; the script itself is :data:`UNKNOWN_ENTRY_POINT` (it is inside the image)."""
+    from tfcloud.tuning import METRIC_ENV
+
+    pools = list(job.trial_job_spec.worker_pool_specs)
+    flags: list[str] = []
+    for index, pool in enumerate(pools[:3]):
+        if not pool.replica_count:
+            continue
+        config_flag, count_flag = _ROLE_FLAGS[index]
+        if count_flag is not None:
+            flags += [count_flag, str(pool.replica_count)]
+        name = _config_name(pool.machine_spec)
+        if name is not None:
+            flags += [config_flag, name]
+    if len(pools) > 3 and pools[3].replica_count:
+        flags.append("--evaluator")
+    container = pools[0].container_spec if pools else None
+    for env in container.env if container is not None else ():
+        if env.name != METRIC_ENV:
+            flags += ["--env", f"{env.name}={env.value}"]
+    for key, value in sorted(job.labels.items()):
+        if key != SUBMISSION_LABEL:
+            flags += ["--label", f"{key}={value}"]
+    return Rerun(entry_point=UNKNOWN_ENTRY_POINT, args=tuple(container.args) if container is not None else (),
+                 flags=tuple(flags))
