@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tfcloud.errors import MissingExtraError
 
-__all__ = ["Need", "missing", "needed", "require_extras"]
+__all__ = ["Need", "missing", "needed", "require_extras", "require_tune_extra"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,3 +143,14 @@ def require_extras(
         first, *more = absent
         raise MissingExtraError(first.feature, first.extra, first.module,
                                 more=tuple((n.feature, n.extra, n.module) for n in more))
+
+
+def require_tune_extra(*, search: bool = True) -> None:
+    """optuna (the local search, ``search``) and matplotlib (the plots): MissingExtraError naming
+    ``tfcloud[tune]`` when one is missing. Imports nothing."""
+    needs = [Need(module="matplotlib", extra="tune", feature="Tuning plots")]
+    if search:
+        needs.insert(0, Need(module="optuna", extra="tune", feature="Local hyperparameter tuning"))
+    for need in needs:
+        if missing((need,)):
+            raise MissingExtraError(need.feature, need.extra, need.module)

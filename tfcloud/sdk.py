@@ -582,8 +582,8 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
     ``early_stopping=True`` stops running trials by the median rule (optuna's MedianPruner locally, Vertex AI's
     median automated stopping): a trial whose measurements so far are worse than the median of the finished
     trials' at the same step ends early (docs/tuning.md, "Early stopping")."""
-    from tfcloud.study import make_study
-    from tfcloud.tuning import METRIC_ENV, require_tune_extra
+    from tfcloud.extras import require_tune_extra
+    from tfcloud.study import METRIC_ENV, make_study
 
     study = make_study(params, metric=metric, goal=goal, max_trials=max_trials, parallel_trials=parallel_trials,
                        algorithm=algorithm, early_stopping=early_stopping)

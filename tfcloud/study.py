@@ -40,6 +40,7 @@ __all__ = [
     "EARLY_STOPPING_MIN_TRIALS",
     "EARLY_STOPPING_WARMUP_STEPS",
     "METRICS_FILE_ENV",
+    "METRIC_ENV",
     "TRIAL_ID_ENV",
     "Algorithm",
     "Goal",
@@ -63,6 +64,8 @@ __all__ = [
 METRICS_FILE_ENV = "CLOUD_ML_HP_METRIC_FILE"
 #: Where the metrics go when the variable is unset (cloudml-hypertune's default).
 DEFAULT_METRICS_FILE = "/tmp/hypertune/output.metrics"
+#: Set in a trial's replicas to the study's metric: the launcher's Keras ``fit`` callback reports it each epoch.
+METRIC_ENV = "TFCLOUD_TUNING_METRIC"
 #: The environment variable holding the trial's id (set by Vertex AI and by tfcloud's local tuner).
 TRIAL_ID_ENV = "CLOUD_ML_TRIAL_ID"
 #: cloudml-hypertune keeps the last 100 measurements in the file.

@@ -187,7 +187,7 @@ def write_plots(info: StudyInfo, *, png: Path | None = None, html_path: Path | N
     and the table of trials). Needs matplotlib (tfcloud[tune])."""
     import io
 
-    from tfcloud.tuning import require_tune_extra
+    from tfcloud.extras import require_tune_extra
 
     require_tune_extra(search=False)
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -35,11 +35,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.errors import JobNotFoundError, MissingExtraError, TfcloudError
+from tfcloud.errors import JobNotFoundError, TfcloudError
+from tfcloud.extras import require_tune_extra
 from tfcloud.states import JobState
 from tfcloud.study import (
     EARLY_STOPPING_MIN_TRIALS,
     EARLY_STOPPING_WARMUP_STEPS,
+    METRIC_ENV,
     METRICS_FILE_ENV,
     TRIAL_ID_ENV,
     Algorithm,
@@ -62,12 +64,10 @@ if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
 
 __all__ = [
-    "METRIC_ENV",
     "STUDY_FILE",
     "LocalStudy",
     "attach_local_study",
     "grid_size",
-    "require_tune_extra",
     "start_local_study",
     "studies_dir",
 ]
@@ -75,25 +75,11 @@ __all__ = [
 logger = logging.getLogger("tfcloud")
 
 #: The metric a trial's launcher reports from Keras `fit` (templates/launcher.py.j2, _install_report).
-METRIC_ENV = "TFCLOUD_TUNING_METRIC"
 STUDY_FILE = "study.json"
 CANCEL_FILE = "cancel"
 _POLL_S = 0.25
 _TERMINAL = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
 _STUDY_ID = re.compile(r"^study-[a-z0-9-]{1,80}$")
-
-
-def require_tune_extra(*, search: bool = True) -> None:
-    """optuna (the local search, ``search``) and matplotlib (the plots): MissingExtraError naming
-    ``tfcloud[tune]`` when one is missing. Imports nothing."""
-    from tfcloud.extras import Need, missing
-
-    needs = [Need(module="matplotlib", extra="tune", feature="Tuning plots")]
-    if search:
-        needs.insert(0, Need(module="optuna", extra="tune", feature="Local hyperparameter tuning"))
-    for need in needs:
-        if missing((need,)):
-            raise MissingExtraError(need.feature, need.extra, need.module)
 
 
 def studies_dir(home: Path) -> Path:

@@ -379,7 +379,7 @@ def rerun_from_job(job: Any) -> Rerun:
     (``--chief-config``, ``--worker-count``/``--worker-config``, ``--ps-count``/``--ps-config``, ``--evaluator``),
     the job's ``--env`` (not tfcloud's own metric variable) and ``--label`` values and the script's own
     arguments; the script itself is :data:`UNKNOWN_ENTRY_POINT` (it is inside the image)."""
-    from tfcloud.tuning import METRIC_ENV
+    from tfcloud.study import METRIC_ENV
 
     pools = list(job.trial_job_spec.worker_pool_specs)
     flags: list[str] = []
