@@ -6,7 +6,6 @@ configuration, 1 the job or build failed); Ctrl-C exits 130. Tracebacks only wit
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up, and
 # evaluating them from strings cost ~5 ms of each command's start-up (benchmarks/bench_cli.py).
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -27,6 +26,13 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyInfo
 
 __all__ = ["app", "main"]
+
+
+def _dumps(value: Any, **options: Any) -> str:
+    """json.dumps, imported on first use: --help and most commands never need the json module (~1.5 ms)."""
+    import json
+
+    return json.dumps(value, **options)
 
 # Each option's group in --help, by parameter name, for every command (an explicit rich_help_panel= wins).
 # Printed by click's plain formatter: typer's rich help would import most of rich (~3x this command's start-up).
@@ -297,7 +303,7 @@ def submit(
     if dry_run:
         plan = sdk.plan(entry_point, **options)
         if json_output:
-            typer.echo(json.dumps(plan.to_dict(), indent=2))
+            typer.echo(_dumps(plan.to_dict(), indent=2))
         else:
             _print_plan(plan)
         return
@@ -352,7 +358,7 @@ def build(
         plan = sdk.plan(entry_point, target="vertex", project=project, region=region, context_dir=context,
                         docker_config=docker_config, **options)
         if json_output:
-            typer.echo(json.dumps({**(plan.image.to_dict() if plan.image else {"uri": None}),
+            typer.echo(_dumps({**(plan.image.to_dict() if plan.image else {"uri": None}),
                                    "notes": list(plan.notes)}, indent=2))
         else:
             for note in plan.notes:
@@ -522,7 +528,7 @@ def _print_plan(plan: "Plan") -> None:
     console.print(table)
     # User text (args, labels, requirements, notebook notes) is printed as plain text, never as markup.
     _say("Each replica runs: " + plan.command_line)
-    _say("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
+    _say("Script args: " + (_dumps(list(plan.args)) if plan.args else "(none)"))
     if spec.job_labels:
         _say("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
     for requirement in plan.requirements:
@@ -600,7 +606,7 @@ def machines(
     from tfcloud.machines import COMMON_MACHINE_CONFIGS
 
     if json_output:
-        typer.echo(json.dumps({
+        typer.echo(_dumps({
             name: {"machine_type": m.machine_type, "cpu_cores": m.cpu_cores, "memory_gb": m.memory,
                    "accelerator_type": m.accelerator_type.name, "accelerator_count": m.accelerator_count,
                    **({"tpu_topology": m.tpu_topology, "tpu_hosts": m.tpu_hosts} if m.tpu_topology else {})}
@@ -645,7 +651,7 @@ def status(
         error = None if json_output else sdk.failure(handle)
         stages = sdk.timeline(handle, info=info) if json_output or show_timeline else None
     if json_output:
-        typer.echo(json.dumps({**info.to_dict(), "timeline": stages.to_list() if stages else []}, indent=2))
+        typer.echo(_dumps({**info.to_dict(), "timeline": stages.to_list() if stages else []}, indent=2))
         return
     typer.echo(f"{info.job_id}\t{info.state.value}")
     if stages is not None:
@@ -667,7 +673,7 @@ def _study_status(study_id: str, *, json_output: bool) -> None:
     with sdk.attach_study(study_id) as study:
         info = study.info()
         if json_output:
-            typer.echo(json.dumps(info.to_dict(), indent=2))
+            typer.echo(_dumps(info.to_dict(), indent=2))
             return
         Console(highlight=False).print(study_table(info))
         best = info.best_trial
@@ -749,7 +755,7 @@ def artifacts(
         return
     found = list_artifacts(base)
     if json_output:
-        typer.echo(json.dumps({"output_dir": base, "artifacts": [{"path": a.path, "size": a.size} for a in found]},
+        typer.echo(_dumps({"output_dir": base, "artifacts": [{"path": a.path, "size": a.size} for a in found]},
                               indent=2))
         return
     typer.echo(f"# {base}")
@@ -796,7 +802,7 @@ def list_jobs(
     rows = [info.to_dict() for info in sdk.list_jobs(target=target, state=state, labels=_pairs(label, "--label"),
                                                      limit=limit, ray_address=ray)]
     if json_output:
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(_dumps(rows, indent=2))
         return
     from rich.console import Console
     from rich.table import Table

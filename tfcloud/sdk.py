@@ -253,8 +253,8 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
 
 def _backend(target: str | None, job_id: str | None = None, *, ray_address: str | None = None) -> Backend:
     from tfcloud.backends import get_backend
+    from tfcloud.jobids import validate_job_id
     from tfcloud.settings import resolve_settings
-    from tfcloud.validate import validate_job_id
 
     if job_id is not None:
         validate_job_id(job_id)

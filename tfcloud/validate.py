@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from tfcloud.errors import ConfigurationError, ValidationError
+from tfcloud.jobids import validate_job_id
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
 from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Strategy
 from tfcloud.strategy import choose_strategy, parse_strategy
@@ -77,8 +78,6 @@ _IMAGE_REF = re.compile(rf"^{_IMAGE_NAME}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}}
 _IMAGE_REPO = re.compile(rf"^{_IMAGE_NAME}$")
 _IMAGE_EXPECTED = "an image reference such as us-docker.pkg.dev/my-project/repo/name:tag (lowercase path)"
 _HOST_PORT = re.compile(r"^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$")
-_JOB_ID = re.compile(r"^(?:(?:local|ray)-[a-z0-9-]{1,120}|[0-9]{1,20}|"
-                     r"projects/[a-z0-9.:-]{1,64}/locations/[a-z0-9-]{1,64}/customJobs/[0-9]{1,20})$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
@@ -422,16 +421,6 @@ def validate_limit(value: object, field: str = "--limit") -> int:
     """``tfcloud list --limit``: a positive number of jobs."""
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 10_000:
         raise ValidationError(field, "an integer from 1 to 10000", value)
-    return value
-
-
-def validate_job_id(value: object) -> str:
-    """A job id as ``tfcloud status/logs/cancel`` take it: ``local-...``, a Vertex AI job number, or its
-    full resource name."""
-    if not isinstance(value, str) or not _JOB_ID.match(value):
-        raise ValidationError("JOB", "a job id: local-NAME-DATE-TIME-XXXX, ray-NAME-DATE-TIME-XXXX, a Vertex AI "
-                              "job number, or projects/PROJECT/locations/REGION/customJobs/NUMBER", value,
-                              hint="`tfcloud list` shows the ids.")
     return value
 
 
