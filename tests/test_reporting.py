@@ -96,3 +96,19 @@ def test_a_study_reads_back_from_its_json() -> None:
     assert again.best_trial is not None and again.best_trial.trial_id == "2"  # minimize
     assert trial_args(study, trials[0].params) == ("--lr=0.01", "--units=64", "--opt=adam", "--batch=32")
     assert trials[0].duration == 2.0
+
+
+def test_processes_writing_one_metrics_file_at_once_never_fail(tmp_path: Path) -> None:
+    """Replicas of a local cluster (or of one emulated trial) can share a metrics file: each write replaces the
+    file through a temporary file of its own, so no writer finds its temporary file taken by another."""
+    path = tmp_path / "output.metrics"
+    writer = ("import sys; from pathlib import Path; from tfcloud.study import write_metric\n"
+              "for step in range(1, 151):\n"
+              "    write_metric({'score': float(sys.argv[2])}, step=step, path=Path(sys.argv[1]))\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(tfcloud.__file__).resolve().parent.parent)}
+    procs = [subprocess.Popen([sys.executable, "-c", writer, str(path), str(n)], env=env, stderr=subprocess.PIPE,
+                              text=True) for n in range(4)]
+    results = [(p.returncode, err) for p in procs for _, err in [p.communicate(timeout=120)]]
+    assert [code for code, _ in results] == [0, 0, 0, 0], [err for _, err in results]
+    assert read_metric(path, "score") in {0.0, 1.0, 2.0, 3.0}
+    assert not list(tmp_path.glob("*.tmp"))

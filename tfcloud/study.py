@@ -27,6 +27,7 @@ import json
 import math
 import os
 import re
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -310,7 +311,8 @@ def write_metric(metrics: Mapping[str, float], *, step: int | None = None, path:
         body[name] = str(float(value))
     history.append(json.dumps(body, sort_keys=True))
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
+    # A name of this process's own: replicas sharing one file (a local cluster) never replace each other's.
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text("\n".join(history[-_HISTORY:]) + "\n", encoding="utf-8")
     os.replace(tmp, target)
     return target

@@ -10,7 +10,8 @@ every combination in order for ``GRID_SEARCH``), keeps ``parallel_trial_count`` 
   preemption, logs) of the ``trial_job_spec``, with ``--NAME=VALUE`` per parameter appended to every pool's
   container args, ``CLOUD_ML_TRIAL_ID`` set, the base output directory ``BASE/{trial id}``, and
   ``CLOUD_ML_HP_METRIC_FILE`` naming a file in a directory of the emulator's (mounted into containers at the
-  same path). The trial's job is found by its name (``Trial.custom_job``) but not listed;
+  same path; the chief's pool's file is the one read, the other pools write files of their own). The trial's
+  job is found by its name (``Trial.custom_job``) but not listed;
 - its final measurement is read from that file as the service reads cloudml-hypertune's
   (:func:`tfcloud.study.read_measurements`: the last line holding the metric, ``step_count`` its
   ``global_step``); the trial then SUCCEEDED, or is INFEASIBLE (``infeasible_reason``) when its job failed or it
@@ -336,13 +337,16 @@ class TuningService:
         metrics_dir.mkdir()
         metrics_dir.chmod(0o777)
         job_spec = _copy(spec.trial_job_spec)
-        for pool in job_spec.worker_pool_specs:
+        for index, pool in enumerate(job_spec.worker_pool_specs):
             if "python_package_spec" not in pool and "container_spec" not in pool:
                 continue  # an empty pool, kept for the next pools' index
             target = pool.python_package_spec if "python_package_spec" in pool else pool.container_spec
             target.args.extend(args)
+            # The service reads the chief's (workerpool0) measurements; every replica on Vertex AI has a /tmp of
+            # its own, so the other pools write files of their own here, which nobody reads.
+            metrics_file = metrics_dir / (_METRICS_FILE if index == 0 else f"workerpool{index}.metrics")
             target.env.extend([EnvVar(name="CLOUD_ML_TRIAL_ID", value=trial_id),
-                               EnvVar(name="CLOUD_ML_HP_METRIC_FILE", value=str(metrics_dir / _METRICS_FILE))])
+                               EnvVar(name="CLOUD_ML_HP_METRIC_FILE", value=str(metrics_file))])
         base = job_spec.base_output_directory.output_uri_prefix
         if base:
             job_spec.base_output_directory.output_uri_prefix = f"{base.rstrip('/')}/{trial_id}"
