@@ -9,6 +9,7 @@ those methods with plain Python callables, after the fault injector has had its 
 
 from __future__ import annotations
 
+import base64
 import inspect
 import logging
 import time
@@ -21,7 +22,7 @@ import grpc
 from tfcloud.emulator._filter import FilterError, Predicate, compile_filter
 from tfcloud.emulator.faults import Faults
 
-__all__ = ["MethodInfo", "generic_handler", "list_predicate", "method_table"]
+__all__ = ["MethodInfo", "generic_handler", "list_predicate", "method_table", "page"]
 
 logger = logging.getLogger("tfcloud.emulator")
 
@@ -200,3 +201,18 @@ def list_predicate(request: Any, context: grpc.ServicerContext) -> Predicate:
     except FilterError as exc:
         context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         raise  # unreachable: abort raises
+
+
+def page(items: list[Any], request: Any, context: grpc.ServicerContext, *, default_size: int = 100,
+         ) -> tuple[list[Any], str]:
+    """One page of ``items`` for a List request (offset page tokens) and the next page's token ("" at the end);
+    an unreadable token is INVALID_ARGUMENT, as the services answer."""
+    start = 0
+    if request.page_token:
+        try:
+            start = int(base64.urlsafe_b64decode(request.page_token.encode()).decode())
+        except ValueError:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid page_token: {request.page_token!r}.")
+    size = request.page_size or default_size
+    more = start + size < len(items)
+    return items[start:start + size], base64.urlsafe_b64encode(str(start + size).encode()).decode() if more else ""

@@ -29,7 +29,7 @@ from typing import Any
 
 import grpc
 
-from tfcloud.emulator._grpc import list_predicate
+from tfcloud.emulator._grpc import list_predicate, page
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
@@ -39,7 +39,6 @@ __all__ = ["BuildService"]
 logger = logging.getLogger("tfcloud.emulator")
 
 _TERMINAL = ("SUCCESS", "FAILURE", "INTERNAL_ERROR", "TIMEOUT", "CANCELLED", "EXPIRED")
-_DEFAULT_PAGE = 100
 
 
 class _StepFailed(Exception):
@@ -147,16 +146,8 @@ class BuildService:
             builds = [_copy(b.build) for b in self._builds.values() if b.build.project_id == project]
         builds.sort(key=lambda b: (b.create_time, b.id), reverse=True)
         builds = [b for b in builds if predicate(_build_record(b))]
-        start = 0
-        if request.page_token:
-            try:
-                start = int(base64.urlsafe_b64decode(request.page_token.encode()).decode())
-            except ValueError:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid page_token: {request.page_token!r}.")
-        size = request.page_size or _DEFAULT_PAGE
-        more = start + size < len(builds)
-        token = base64.urlsafe_b64encode(str(start + size).encode()).decode() if more else ""
-        return ListBuildsResponse(builds=builds[start:start + size], next_page_token=token)
+        found, token = page(builds, request, context)
+        return ListBuildsResponse(builds=found, next_page_token=token)
 
     def cancel_build(self, request: Any, context: grpc.ServicerContext) -> Any:
         found = self._find(request.id, request.name, context)

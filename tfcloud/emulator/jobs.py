@@ -23,7 +23,6 @@ stdout at INFO and stderr at ERROR; the service's own messages go to ``ml.google
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import logging
 import random
@@ -38,7 +37,7 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import list_predicate
+from tfcloud.emulator._grpc import list_predicate, page
 from tfcloud.emulator.faults import Faults, Preemption
 from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
@@ -51,7 +50,6 @@ logger = logging.getLogger("tfcloud.emulator")
 _PARENT = re.compile(r"^projects/([^/]+)/locations/([^/]+)$")
 _JOB_NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/customJobs/([^/]+)$")
 _LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-_DEFAULT_PAGE = 100
 _TERMINAL = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED")
 #: How often Vertex AI restarts one worker that keeps failing with a non-permanent error.
 MAX_REPLICA_RESTARTS = 5
@@ -198,71 +196,31 @@ class JobService:
         with self._lock:
             jobs = [_copy(j.job) for name, j in self._jobs.items() if name.startswith(prefix) and not j.hidden]
         jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
-        jobs = [job for job in jobs if predicate(_job_record(job))]
-        start = 0
-        if request.page_token:
-            try:
-                start = int(base64.urlsafe_b64decode(request.page_token.encode()).decode())
-            except ValueError:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid page_token: {request.page_token!r}.")
-        size = request.page_size or _DEFAULT_PAGE
-        page = jobs[start:start + size]
-        more = start + size < len(jobs)
-        token = base64.urlsafe_b64encode(str(start + size).encode()).decode() if more else ""
-        return ListCustomJobsResponse(custom_jobs=page, next_page_token=token)
+        jobs = [job for job in jobs if predicate(job_record(job))]
+        found, token = page(jobs, request, context)
+        return ListCustomJobsResponse(custom_jobs=found, next_page_token=token)
 
     def cancel_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import JobState
         from google.protobuf import empty_pb2
 
         job = self._find(request.name, context)
         with self._lock:
-            state = job.job.state
-            if state.name in _TERMINAL:
-                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                              f'Cannot cancel CustomJob "{job.job.name}": it is in state {state.name}.')
-            if state != JobState.JOB_STATE_CANCELLING:
-                job.job.state = JobState.JOB_STATE_CANCELLING
-                job.job.update_time = _now()
+            mark_cancelling(job.job, context)
         job.cancel.set()
         return empty_pb2.Empty()
 
     def delete_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import DeleteOperationMetadata, GenericOperationMetadata
-        from google.protobuf import empty_pb2
-
         job = self._find(request.name, context)
         with self._lock:
-            if job.job.state.name not in _TERMINAL:
-                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                              f'Cannot delete CustomJob "{job.job.name}": it is in state {job.job.state.name}; '
-                              "cancel it first.")
+            refuse_delete_unless_final(job.job, context)
             del self._jobs[job.job.name]
-        now = _now()
-        metadata = DeleteOperationMetadata(
-            generic_metadata=GenericOperationMetadata(create_time=now, update_time=now))
-        name = f"{job.job.name}/operations/{random.randint(10**18, 9 * 10**18)}"
-        self._operations.create(name, metadata)
-        return self._operations.finish(name, response=empty_pb2.Empty())
+        return deleted(self._operations, job.job.name)
 
     # -- a job's life --------------------------------------------------------------------------------------
     def _set(self, job: _Job, state_name: str, **fields: Any) -> bool:
         """Move to ``state_name`` unless the job already ended; False when it had."""
-        from google.cloud.aiplatform_v1.types import JobState
-
         with self._lock:
-            if job.job.state.name in _TERMINAL:
-                return False
-            now = _now()
-            job.job.state = getattr(JobState, state_name)
-            job.job.update_time = now
-            if state_name == "JOB_STATE_RUNNING" and "start_time" not in job.job:
-                job.job.start_time = now
-            if state_name in _TERMINAL:
-                job.job.end_time = now
-            for key, value in fields.items():
-                setattr(job.job, key, value)
-            return True
+            return move_state(job.job, state_name, **fields)
 
     def _service_log(self, job: _Job, text: str, severity: str = "INFO") -> None:
         self._logs.append(
@@ -507,6 +465,63 @@ class JobService:
             thread.join(30)
 
 
+# -- a Vertex AI job's state, shared by CustomJobs and HyperparameterTuningJobs (tfcloud.emulator.tuning) ----------
+def _kind(job: Any) -> str:
+    return type(job).__name__  # CustomJob, HyperparameterTuningJob
+
+
+def move_state(job: Any, state_name: str, **fields: Any) -> bool:
+    """Move ``job`` (the message) to ``state_name`` unless it already ended, stamping its times and setting
+    ``fields``; False when it had ended. The caller holds its service's lock."""
+    from google.cloud.aiplatform_v1.types import JobState
+
+    if job.state.name in _TERMINAL:
+        return False
+    now = _now()
+    job.state = getattr(JobState, state_name)
+    job.update_time = now
+    if state_name == "JOB_STATE_RUNNING" and "start_time" not in job:
+        job.start_time = now
+    if state_name in _TERMINAL:
+        job.end_time = now
+    for key, value in fields.items():
+        setattr(job, key, value)
+    return True
+
+
+def mark_cancelling(job: Any, context: grpc.ServicerContext) -> None:
+    """What a Cancel RPC does to the message (the caller holds the lock, then wakes the job's thread): an ended
+    job is FAILED_PRECONDITION; else it is CANCELLING."""
+    from google.cloud.aiplatform_v1.types import JobState
+
+    state = job.state
+    if state.name in _TERMINAL:
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                      f'Cannot cancel {_kind(job)} "{job.name}": it is in state {state.name}.')
+    if state != JobState.JOB_STATE_CANCELLING:
+        job.state = JobState.JOB_STATE_CANCELLING
+        job.update_time = _now()
+
+
+def refuse_delete_unless_final(job: Any, context: grpc.ServicerContext) -> None:
+    """A Delete RPC of a job that has not ended is FAILED_PRECONDITION."""
+    if job.state.name not in _TERMINAL:
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                      f'Cannot delete {_kind(job)} "{job.name}": it is in state {job.state.name}; cancel it first.')
+
+
+def deleted(operations: OperationStore, name: str) -> Any:
+    """The finished long-running operation a Delete RPC of ``name`` answers with."""
+    from google.cloud.aiplatform_v1.types import DeleteOperationMetadata, GenericOperationMetadata
+    from google.protobuf import empty_pb2
+
+    now = _now()
+    metadata = DeleteOperationMetadata(generic_metadata=GenericOperationMetadata(create_time=now, update_time=now))
+    operation = f"{name}/operations/{random.randint(10**18, 9 * 10**18)}"
+    operations.create(operation, metadata)
+    return operations.finish(operation, response=empty_pb2.Empty())
+
+
 def _killed_by_signal(code: int) -> bool:
     """A process killed by a signal (Popen: negative; a container: 128 + N), as a preempted VM's is."""
     return code < 0 or code >= 128
@@ -526,7 +541,8 @@ def _exit_message(task_name: str, code: int) -> str:
     return f"The replica {task_name} exited with a non-zero status of {code}. Termination reason: Error."
 
 
-def _job_record(job: Any) -> dict[str, Any]:
+def job_record(job: Any) -> dict[str, Any]:
+    """A Vertex AI job (CustomJob, HyperparameterTuningJob) as the List filters read it."""
     return {
         "display_name": job.display_name, "displayName": job.display_name,
         "state": job.state.name,

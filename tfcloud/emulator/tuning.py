@@ -29,7 +29,6 @@ of them, when set); CANCELLED (``error`` code 1) on cancel, its running trials c
 
 from __future__ import annotations
 
-import base64
 import itertools
 import logging
 import math
@@ -46,9 +45,17 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import list_predicate
+from tfcloud.emulator._grpc import list_predicate, page
 from tfcloud.emulator.faults import Faults
-from tfcloud.emulator.jobs import JobService, validate_custom_job
+from tfcloud.emulator.jobs import (
+    JobService,
+    deleted,
+    job_record,
+    mark_cancelling,
+    move_state,
+    refuse_delete_unless_final,
+    validate_custom_job,
+)
 from tfcloud.emulator.operations import OperationStore
 from tfcloud.study import read_measurements
 
@@ -58,7 +65,6 @@ logger = logging.getLogger("tfcloud.emulator")
 
 _NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/hyperparameterTuningJobs/([^/]+)$")
 _TERMINAL = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED")
-_DEFAULT_PAGE = 100
 _METRICS_FILE = "output.metrics"
 
 
@@ -159,71 +165,30 @@ class TuningService:
         with self._lock:
             jobs = [_copy(s.job) for name, s in self._studies.items() if name.startswith(prefix)]
         jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
-        jobs = [job for job in jobs if predicate(_record(job))]
-        start = 0
-        if request.page_token:
-            try:
-                start = int(base64.urlsafe_b64decode(request.page_token.encode()).decode())
-            except ValueError:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid page_token: {request.page_token!r}.")
-        size = request.page_size or _DEFAULT_PAGE
-        more = start + size < len(jobs)
-        token = base64.urlsafe_b64encode(str(start + size).encode()).decode() if more else ""
-        return ListHyperparameterTuningJobsResponse(hyperparameter_tuning_jobs=jobs[start:start + size],
-                                                    next_page_token=token)
+        jobs = [job for job in jobs if predicate(job_record(job))]
+        found, token = page(jobs, request, context)
+        return ListHyperparameterTuningJobsResponse(hyperparameter_tuning_jobs=found, next_page_token=token)
 
     def cancel(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import JobState
         from google.protobuf import empty_pb2
 
         study = self._find(request.name, context)
         with self._lock:
-            state = study.job.state
-            if state.name in _TERMINAL:
-                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                              f'Cannot cancel HyperparameterTuningJob "{study.job.name}": it is in state '
-                              f"{state.name}.")
-            if state != JobState.JOB_STATE_CANCELLING:
-                study.job.state = JobState.JOB_STATE_CANCELLING
-                study.job.update_time = _now()
+            mark_cancelling(study.job, context)
         study.cancel.set()
         return empty_pb2.Empty()
 
     def delete(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import DeleteOperationMetadata, GenericOperationMetadata
-        from google.protobuf import empty_pb2
-
         study = self._find(request.name, context)
         with self._lock:
-            if study.job.state.name not in _TERMINAL:
-                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                              f'Cannot delete HyperparameterTuningJob "{study.job.name}": it is in state '
-                              f"{study.job.state.name}; cancel it first.")
+            refuse_delete_unless_final(study.job, context)
             del self._studies[study.job.name]
-        now = _now()
-        metadata = DeleteOperationMetadata(
-            generic_metadata=GenericOperationMetadata(create_time=now, update_time=now))
-        name = f"{study.job.name}/operations/{random.randint(10**18, 9 * 10**18)}"
-        self._operations.create(name, metadata)
-        return self._operations.finish(name, response=empty_pb2.Empty())
+        return deleted(self._operations, study.job.name)
 
     # -- a study's life ------------------------------------------------------------------------------------
     def _set(self, study: _Study, state_name: str, **fields: Any) -> bool:
-        from google.cloud.aiplatform_v1.types import JobState
-
         with self._lock:
-            if study.job.state.name in _TERMINAL:
-                return False
-            now = _now()
-            study.job.state = getattr(JobState, state_name)
-            study.job.update_time = now
-            if state_name == "JOB_STATE_RUNNING" and "start_time" not in study.job:
-                study.job.start_time = now
-            if state_name in _TERMINAL:
-                study.job.end_time = now
-            for key, value in fields.items():
-                setattr(study.job, key, value)
-            return True
+            return move_state(study.job, state_name, **fields)
 
     def _going(self, study: _Study, seconds: float) -> bool:
         study.cancel.wait(seconds)
@@ -492,16 +457,6 @@ def suggestions(study_spec: Any, *, seed: int) -> Iterator[dict[str, Any]]:
     while True:
         yield {param.parameter_id: _sample(param, rng) for param in params}
 
-
-def _record(job: Any) -> dict[str, Any]:
-    return {
-        "display_name": job.display_name, "displayName": job.display_name,
-        "state": job.state.name,
-        "create_time": job.create_time, "createTime": job.create_time,
-        "update_time": job.update_time, "updateTime": job.update_time,
-        "labels": dict(job.labels),
-        "_text": job.display_name,
-    }
 
 
 def validate_tuning_job(job: Any) -> str:
