@@ -170,6 +170,10 @@ BuildLogsOpt = Annotated[bool, typer.Option("--build-logs", help="Print the imag
 ContextOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
     "--context", help="The image's build context, a directory that contains the entry point (default: the "
                       "entry point's directory).", show_default=False)]
+LabelOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+    "--label", help="A job label KEY=VALUE (repeatable).", show_default=False)]
+EnvOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+    "--env", help="An environment variable NAME=VALUE for every replica (repeatable).", show_default=False)]
 
 
 #: CLI parameter -> the job option it sets, for those the environment and config files can default
@@ -240,11 +244,8 @@ def submit(
     evaluator: Annotated[bool, typer.Option("--evaluator", help="Add one evaluator replica.")] = False,
     strategy: StrategyOpt = "auto",
     requirements: RequirementsOpt = None,
-    label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        "--label", help="A job label KEY=VALUE (repeatable).", show_default=False)] = None,
-    env: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        "--env", help="An environment variable NAME=VALUE for every replica (repeatable).",
-        show_default=False)] = None,
+    label: LabelOpt = None,
+    env: EnvOpt = None,
     project: ProjectOpt = None,
     region: RegionOpt = None,
     service_account: Annotated[Optional[str], typer.Option(  # noqa: UP045
@@ -399,11 +400,8 @@ def tune(
     ps_count: PsCountOpt = 0,
     strategy: StrategyOpt = "auto",
     requirements: RequirementsOpt = None,
-    label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        "--label", help="A job label KEY=VALUE (repeatable).", show_default=False)] = None,
-    env: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        "--env", help="An environment variable NAME=VALUE for every replica (repeatable).",
-        show_default=False)] = None,
+    label: LabelOpt = None,
+    env: EnvOpt = None,
     project: ProjectOpt = None,
     region: RegionOpt = None,
     image: ImageOpt = None,

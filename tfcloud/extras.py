@@ -139,6 +139,11 @@ def require_extras(
     absent = missing(needed(target=target, entry_point=entry_point, strategy=strategy, build=build,
                             image_build_bucket=image_build_bucket, dry_run=dry_run, emulator=emulator,
                             emulator_docker=emulator_docker))
+    _refuse(absent)
+
+
+def _refuse(absent: tuple[Need, ...]) -> None:
+    """One MissingExtraError naming every extra in ``absent`` (nothing when it is empty)."""
     if absent:
         first, *more = absent
         raise MissingExtraError(first.feature, first.extra, first.module,
@@ -151,6 +156,4 @@ def require_tune_extra(*, search: bool = True) -> None:
     needs = [Need(module="matplotlib", extra="tune", feature="Tuning plots")]
     if search:
         needs.insert(0, Need(module="optuna", extra="tune", feature="Local hyperparameter tuning"))
-    for need in needs:
-        if missing((need,)):
-            raise MissingExtraError(need.feature, need.extra, need.module)
+    _refuse(missing(tuple(needs)))
