@@ -13,14 +13,14 @@ Times are epoch seconds. A stage that has not ended yet has ``end=None``; its du
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tfcloud._files import write_private_json
 
 __all__ = ["STAGES", "Recorder", "Stage", "Timeline", "format_duration", "job_timeline", "load", "record_path",
            "render_timeline", "save"]
@@ -195,18 +195,7 @@ def record_path(state_dir: Path, job_id: str) -> Path:
 
 def save(path: Path, stages: Iterable[Stage]) -> None:
     """Write ``stages`` to ``path`` (its directory 0700, the file 0600; replaced atomically)."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    data = json.dumps({"stages": [{"stage": s.name, "start": s.start, "end": s.end} for s in stages]})
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    write_private_json(path, {"stages": [{"stage": s.name, "start": s.start, "end": s.end} for s in stages]})
 
 
 def load(path: Path) -> tuple[Stage, ...]:

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tfcloud._files import write_private_json
 from tfcloud.errors import JobNotFoundError, TfcloudError
 from tfcloud.extras import require_tune_extra
 from tfcloud.states import JobState
@@ -144,12 +145,6 @@ def _pruner(study: StudySpec) -> Any:
         return optuna.pruners.NopPruner()
     return optuna.pruners.MedianPruner(n_startup_trials=EARLY_STOPPING_MIN_TRIALS,
                                        n_warmup_steps=EARLY_STOPPING_WARMUP_STEPS)
-
-
-def _write_json(path: Path, data: Mapping[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -284,7 +279,7 @@ class _Tuner(threading.Thread):
 
     def save(self) -> None:
         info = self.info()
-        _write_json(self.dir / STUDY_FILE, {**self.record, **info.to_dict(), "message": self.message})
+        write_private_json(self.dir / STUDY_FILE, {**self.record, **info.to_dict(), "message": self.message})
 
     # --- the loop -------------------------------------------------------------------------------------------
     def run(self) -> None:

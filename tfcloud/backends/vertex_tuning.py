@@ -20,16 +20,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tfcloud._files import write_private_json
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.vertex import VertexBackend, create_once
 from tfcloud.backends.vertex_logs import timestamp
@@ -323,18 +322,10 @@ def save_rerun(state_dir: Path, name: str, rerun: Rerun) -> None:
     """Keep ``rerun`` for the study ``name`` (the job's resource name) in ``<state dir>/vertex-studies/``
     (directory 0700, file 0600). A failure to write is logged, never fatal: :func:`rerun_of` falls back."""
     path = _rerun_path(state_dir, name)
-    data = json.dumps({"name": name, "entry_point": rerun.entry_point, "args": list(rerun.args),
-                       "flags": list(rerun.flags)})
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        write_private_json(path, {"name": name, "entry_point": rerun.entry_point, "args": list(rerun.args),
+                                  "flags": list(rerun.flags)})
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         log.info("the rerun command of study %s could not be kept: %s", name, exc)
 
 
