@@ -100,8 +100,8 @@ def test_run_is_a_no_op_inside_a_job(script: Path, monkeypatch: pytest.MonkeyPat
 
 def test_local_job_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import tfcloud
-    from tfcloud.backends.local import LocalJob
     from tfcloud.states import JobState
+    from tfcloud.targets.local.backend import LocalJob
 
     (tmp_path / "hello.py").write_text("print('hello from', __import__('os').environ['TFCLOUD_REPLICA'])\n")
     handle = tfcloud.run(entry_point=str(tmp_path / "hello.py"), distribution_strategy=None, worker_count=1,

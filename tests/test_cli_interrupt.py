@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.backends.localjobs import assert_no_survivors
-from tfcloud.backends.local import LocalBackend
 from tfcloud.states import JobState
+from tfcloud.targets.local.backend import LocalBackend
 
 SLOW = "import time\nprint('started', flush=True)\ntime.sleep(300)\n"
 

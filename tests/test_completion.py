@@ -41,7 +41,7 @@ def _run_job(tmp_path: Path, name: str) -> str:
     script = tmp_path / f"{name}.py"
     script.write_text("print('done')\n")
     assert main(["-q", "submit", str(script), "--strategy", "none"]) == 0
-    from tfcloud.backends.local import LocalBackend
+    from tfcloud.targets.local.backend import LocalBackend
 
     return next(i for i in LocalBackend().job_ids() if i.startswith(f"local-{name}-"))
 

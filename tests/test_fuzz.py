@@ -171,7 +171,7 @@ _ARG = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=30)
 @fuzz(2000)
 @given(args=st.lists(_ARG, max_size=6))
 def test_script_arguments_arrive_unchanged_or_are_refused(work: Path, args: list[str]) -> None:
-    from tfcloud.backends.vertex_request import custom_job_request
+    from tfcloud.targets.vertex.request import custom_job_request
 
     try:
         spec = build_spec(entry_point=str(work / "train.py"), entry_point_args=args, target="vertex",

@@ -64,7 +64,7 @@ def test_status_of_a_local_job_is_light(tmp_path: Path) -> None:
     from tfcloud.cli import main
 
     assert main(["-q", "submit", str(tmp_path / "hello.py"), "--strategy", "none"]) == 0
-    from tfcloud.backends.local import LocalBackend
+    from tfcloud.targets.local.backend import LocalBackend
 
     (job_id,) = LocalBackend().job_ids()
     body = (

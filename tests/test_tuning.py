@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 import tfcloud
-from tfcloud.backends.local import LocalBackend
 from tfcloud.cli import main
 from tfcloud.states import JobState
 from tfcloud.study import read_metric
+from tfcloud.targets.local.backend import LocalBackend
 
 pytest.importorskip("optuna", reason="local tuning needs tfcloud[tune]")
 pytest.importorskip("matplotlib", reason="the study's plots need tfcloud[tune]")

@@ -52,8 +52,8 @@ def job_ids(incomplete: str) -> list[tuple[str, str]]:
     from tfcloud.errors import TfcloudError
 
     try:
-        from tfcloud.backends.local import LocalBackend
         from tfcloud.settings import resolve_settings
+        from tfcloud.targets.local.backend import LocalBackend
 
         jobs_dir = LocalBackend(settings=resolve_settings()).jobs_dir
         found = [(d.stat().st_mtime, d.name) for d in jobs_dir.iterdir()

@@ -52,7 +52,7 @@ __all__ = [
 
 logger = logging.getLogger("tfcloud")
 
-# Parts of tfcloud a job never needs inside its image (Ray's driver gets the rest: backends/ray.py).
+# Parts of tfcloud a job never needs inside its image (Ray's driver gets the rest: targets/ray/backend.py).
 _PACKAGE_SKIP = {"emulator", "testing", "__pycache__"}
 
 #: What a job uses of tfcloud inside its image: ``import tfcloud`` with every public name it serves (loaded on

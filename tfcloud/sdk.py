@@ -438,8 +438,8 @@ def _print_stages(handle: JobHandle, info: JobInfo) -> None:
 
 
 def _state_dir(settings: Settings | None = None) -> Path:
-    from tfcloud.backends.local import default_state_dir
     from tfcloud.settings import resolve_settings
+    from tfcloud.targets.local.backend import default_state_dir
 
     settings = settings if settings is not None else resolve_settings({})
     return Path(settings.state_dir).expanduser() if settings.state_dir else default_state_dir()
@@ -605,9 +605,9 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
     import tempfile
     from dataclasses import replace
 
-    from tfcloud.backends.vertex_tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
     from tfcloud.console import get_console
     from tfcloud.pipeline import build_image, prepare
+    from tfcloud.targets.vertex.tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
@@ -618,7 +618,7 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
         except BaseException:
             studies.close()
             raise
-    from tfcloud.backends.vertex_tuning import Rerun, save_rerun  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    from tfcloud.targets.vertex.tuning import Rerun, save_rerun  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     # The job does not hold the script's path: keep it, for `tfcloud status ID --study` later.
     save_rerun(_state_dir(settings), handle.name, Rerun(entry_point=str(spec.entry_point), args=tuple(args),
@@ -645,7 +645,7 @@ def attach_study(study_id: str, *, target: str | None = None) -> Study:
     from tfcloud.extras import require_extras
 
     require_extras(target="vertex", build=False)
-    from tfcloud.backends.vertex_tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    from tfcloud.targets.vertex.tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     studies = VertexStudies(settings)
     try:
@@ -653,7 +653,7 @@ def attach_study(study_id: str, *, target: str | None = None) -> Study:
     except BaseException:
         studies.close()
         raise
-    from tfcloud.backends.vertex_tuning import rerun_of  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    from tfcloud.targets.vertex.tuning import rerun_of  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     rerun = rerun_of(_state_dir(settings), handle.job)  # kept at submit time, else what the job holds
     return Study(handle, entry_point=rerun.entry_point, args=rerun.args, flags=["--vertex", *rerun.flags],

@@ -60,9 +60,9 @@ from tfcloud.study import (
 
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobHandle
-    from tfcloud.backends.local import LocalBackend
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec
+    from tfcloud.targets.local.backend import LocalBackend
 
 __all__ = [
     "STUDY_FILE",
@@ -480,8 +480,8 @@ def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *,
                       rerun_flags: Sequence[str] = ()) -> LocalStudy:
     """Make the study's directory and start the tuner; returns at once. ``spec`` is the trials' job (the
     user's arguments; each trial adds its ``--NAME=VALUE``)."""
-    from tfcloud.backends.local import LocalBackend, check_state_dir, spec_roles
     from tfcloud.errors import ConfigurationError
+    from tfcloud.targets.local.backend import LocalBackend, check_state_dir, spec_roles
 
     require_tune_extra()
     backend = LocalBackend(settings=settings)
@@ -508,7 +508,7 @@ def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *,
 
 def attach_local_study(study_id: str, settings: Settings | None = None) -> LocalStudy:
     """A local study by id, from any process."""
-    from tfcloud.backends.local import LocalBackend
+    from tfcloud.targets.local.backend import LocalBackend
 
     home = LocalBackend(settings=settings).home
     study_dir = studies_dir(home) / study_id

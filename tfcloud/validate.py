@@ -545,7 +545,7 @@ def build_spec(
     if settings is not None:
         check_settings(settings)
         if tgt == LocalTarget.name and intent == "submit":
-            from tfcloud.backends.local import LocalBackend, check_state_dir
+            from tfcloud.targets.local.backend import LocalBackend, check_state_dir
 
             check_state_dir(LocalBackend(settings=settings).home)
         # Google is reached to submit, and to build with Cloud Build; a Docker build pushes with Docker's login.

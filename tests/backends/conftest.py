@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tfcloud.artifacts import PreparedJob
-from tfcloud.backends.local import LocalBackend, LocalJob
 from tfcloud.launcher import render_launcher
+from tfcloud.targets.local.backend import LocalBackend, LocalJob
 from tfcloud.validate import build_spec
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"

@@ -6,7 +6,7 @@ import time
 
 import psutil
 
-from tfcloud.backends.local import LocalJob
+from tfcloud.targets.local.backend import LocalJob
 
 
 def job_processes(job_id: str) -> list[psutil.Process]:

@@ -22,10 +22,10 @@ from tests.backends.localjobs import assert_no_survivors, replica_pid, wait_for_
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends import get_backend
 from tfcloud.backends.base import JobHandle, failure
-from tfcloud.backends.local import LocalBackend, LocalJob, loopback_env, make_job_id, plan_cluster
 from tfcloud.errors import ConfigurationError, JobNotFoundError
 from tfcloud.launcher import render_launcher
 from tfcloud.states import JobState
+from tfcloud.targets.local.backend import LocalBackend, LocalJob, loopback_env, make_job_id, plan_cluster
 from tfcloud.validate import build_spec
 
 # Every replica prints its view of the job, then does what its role's argument says:
@@ -284,7 +284,7 @@ def test_attach_status_logs_and_cancel_from_another_process(submit, replica_scri
     wait_for_line(handle, "ready", replica="worker-0", timeout=30)
     code = (
         "import sys\n"
-        "from tfcloud.backends.local import LocalBackend\n"
+        "from tfcloud.targets.local.backend import LocalBackend\n"
         "job = LocalBackend().attach(sys.argv[1])\n"
         "print(job.info().state.value, [l.text for l in job.logs(replica='worker-0')][-1])\n"
         "job.cancel()\n"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.backends.conftest import Submit
-from tfcloud.backends.local import LocalBackend
 from tfcloud.cli import main
 from tfcloud.states import JobState
+from tfcloud.targets.local.backend import LocalBackend
 
 
 def _mode(path: Path) -> int:

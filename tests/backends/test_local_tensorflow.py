@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from tests.backends.localjobs import assert_no_survivors, replica_pid, wait_for_line
-from tfcloud.backends.local import LocalJob
 from tfcloud.states import JobState
+from tfcloud.targets.local.backend import LocalJob
 
 pytestmark = pytest.mark.tensorflow
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.backends.local import LocalBackend
 from tfcloud.cli import main
 from tfcloud.logview import is_noise
+from tfcloud.targets.local.backend import LocalBackend
 
 pytestmark = pytest.mark.tensorflow
 

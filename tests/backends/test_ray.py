@@ -21,11 +21,11 @@ import pytest
 
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import failure
-from tfcloud.backends.ray_driver import format_line, parse_line, parse_status, parse_timed_line
 from tfcloud.errors import ConfigurationError
 from tfcloud.pipeline import prepare
 from tfcloud.spec import Role
 from tfcloud.states import JobState
+from tfcloud.targets.ray.driver import format_line, parse_line, parse_status, parse_timed_line
 from tfcloud.validate import build_spec
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
@@ -47,7 +47,7 @@ def test_log_lines_round_trip() -> None:
 
 
 def test_resources_follow_the_machine_configs(tmp_path: Path) -> None:
-    from tfcloud.backends.ray import replica_resources
+    from tfcloud.targets.ray.backend import replica_resources
 
     (tmp_path / "t.py").write_text("print(1)\n")
     spec = build_spec(entry_point=tmp_path / "t.py", target="ray", chief_config="T4_1X", worker_count=2,
@@ -58,7 +58,7 @@ def test_resources_follow_the_machine_configs(tmp_path: Path) -> None:
 
 
 def test_no_address_says_how_to_give_one() -> None:
-    from tfcloud.backends.ray import RayBackend
+    from tfcloud.targets.ray.backend import RayBackend
 
     with pytest.raises(ConfigurationError, match="No Ray cluster address") as exc:
         RayBackend()
@@ -80,7 +80,7 @@ def _pip_as_ray_runs_it(pip: list[str], workdir: Path, tmp: Path) -> subprocess.
 def test_requirement_includes_reach_pip_on_the_nodes(tmp_path: Path) -> None:
     """``-r base.txt`` and ``-c constraints.txt`` in a requirements file: the runtime_env's ``pip`` list points
     at the bundle an image gets, shipped in the working dir, and pip (run as Ray runs it) follows both."""
-    from tfcloud.backends.ray import RayBackend, _stage
+    from tfcloud.targets.ray.backend import RayBackend, _stage
 
     project = tmp_path / "project"
     (project / "reqs").mkdir(parents=True)
@@ -224,7 +224,7 @@ def _wait_for_job_agent(address: str) -> None:
 def ray_submit(ray_cluster: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """``ray_submit(script, **build_spec_kwargs) -> RayJob`` through the pipeline's own stages (launcher in a
     temporary directory); jobs still running at the end are cancelled."""
-    from tfcloud.backends.ray import RayBackend, RayJob
+    from tfcloud.targets.ray.backend import RayBackend, RayJob
 
     handles: list[RayJob] = []
 
@@ -357,7 +357,7 @@ def test_a_failing_script_fails_the_job_with_its_error(ray_submit: Any, tmp_path
 
 @pytest.mark.ray
 def test_cancel_an_attached_job(ray_submit: Any, ray_cluster: str, tmp_path: Path) -> None:
-    from tfcloud.backends.ray import RayBackend
+    from tfcloud.targets.ray.backend import RayBackend
 
     (tmp_path / "slow.py").write_text(SLOW)
     submitted = ray_submit(tmp_path / "slow.py", worker_count=1, distribution_strategy=None,
@@ -428,7 +428,7 @@ def test_ctrl_c_detaches_or_cancels(ray_cluster: str, tmp_path: Path, cancel: bo
     import signal
     import threading
 
-    from tfcloud.backends.ray import RayBackend
+    from tfcloud.targets.ray.backend import RayBackend
 
     (tmp_path / "slow.py").write_text(SLOW)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
@@ -472,7 +472,7 @@ def test_a_notebook_runs_with_its_directory_shipped(ray_submit: Any, tmp_path: P
     pytest.importorskip("nbformat", reason="notebooks need tfcloud[notebook]")
     from tests.notebook.nbhelpers import notebook
     from tfcloud.backends.base import Backend, JobHandle
-    from tfcloud.backends.ray import RayBackend
+    from tfcloud.targets.ray.backend import RayBackend
 
     project = tmp_path / "project"
     (project / "lib").mkdir(parents=True)

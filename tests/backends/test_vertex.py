@@ -20,12 +20,12 @@ pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests ne
 
 from tfcloud.artifacts import ImageRef
 from tfcloud.backends.base import failure
-from tfcloud.backends.vertex import VertexBackend, VertexJob
 from tfcloud.errors import JobNotFoundError
 from tfcloud.gcloud import RetryPolicy
 from tfcloud.pipeline import prepare
 from tfcloud.settings import Settings
 from tfcloud.states import JobState
+from tfcloud.targets.vertex.backend import VertexBackend, VertexJob
 from tfcloud.validate import build_spec
 
 IMAGE = "localhost:5000/tfcloud/train:test"
@@ -215,7 +215,7 @@ def vertex_env(emulator: object, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_console_link_names_the_real_console_or_the_emulator() -> None:
-    from tfcloud.backends.vertex import console_url
+    from tfcloud.targets.vertex.backend import console_url
 
     name = "projects/my-project/locations/europe-west4/customJobs/123"
     assert console_url(name) == ("https://console.cloud.google.com/vertex-ai/locations/europe-west4/training/123/"

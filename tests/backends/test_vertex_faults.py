@@ -19,11 +19,11 @@ import pytest
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
 from tfcloud.artifacts import ImageRef, PreparedJob
-from tfcloud.backends.vertex import VertexBackend, VertexJob
 from tfcloud.errors import OutcomeUnknownError, SubmitError
 from tfcloud.gcloud import RetryPolicy
 from tfcloud.settings import Settings
 from tfcloud.states import JobState
+from tfcloud.targets.vertex.backend import VertexBackend, VertexJob
 from tfcloud.validate import build_spec
 
 pytestmark = pytest.mark.emulator

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tfcloud.backends.vertex_request import custom_job_request, replica_name
+from tfcloud.targets.vertex.request import custom_job_request, replica_name
 from tfcloud.validate import build_spec
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "vertex"
@@ -135,8 +135,8 @@ TUNING_CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 
 
 def _tuning_request(name: str, script: Path) -> dict[str, Any]:
-    from tfcloud.backends.vertex_request import tuning_job_request
     from tfcloud.study import make_study
+    from tfcloud.targets.vertex.request import tuning_job_request
 
     job_args, study_args = TUNING_CASES[name]
     spec = build_spec(entry_point=str(script), target="vertex", **job_args)

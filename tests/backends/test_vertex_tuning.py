@@ -22,14 +22,14 @@ import pytest
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
 from tfcloud.artifacts import ImageRef, PreparedJob
-from tfcloud.backends.vertex import VertexBackend
-from tfcloud.backends.vertex_tuning import VertexStudies, VertexStudy
 from tfcloud.errors import JobNotFoundError
 from tfcloud.gcloud import RetryPolicy
 from tfcloud.pipeline import prepare
 from tfcloud.settings import Settings
 from tfcloud.states import JobState
 from tfcloud.study import StudySpec, make_study
+from tfcloud.targets.vertex.backend import VertexBackend
+from tfcloud.targets.vertex.tuning import VertexStudies, VertexStudy
 from tfcloud.validate import build_spec
 
 pytestmark = pytest.mark.emulator
@@ -258,8 +258,8 @@ def test_create_retried_makes_exactly_one_tuning_job(
 def test_study_spec_round_trips_through_the_job() -> None:
     from google.cloud import aiplatform_v1
 
-    from tfcloud.backends.vertex_request import tuning_job_request
-    from tfcloud.backends.vertex_tuning import study_from_job
+    from tfcloud.targets.vertex.request import tuning_job_request
+    from tfcloud.targets.vertex.tuning import study_from_job
 
     study: StudySpec = make_study(["a=double:-2:2", "b=int:3:9", "c=categorical:p,q,r", "d=discrete:0.5,4"],
                                   metric="val/loss", goal="minimize", max_trials=7, parallel_trials=3)
@@ -375,8 +375,8 @@ def test_status_gives_the_rerun_command_kept_at_submit_time(
     """What `tfcloud.tune` keeps in the state dir, by the study's resource name, is what attaching gives back:
     the script and every flag (some, like --strategy and -r, the job does not hold)."""
     from tfcloud import sdk
-    from tfcloud.backends.vertex_tuning import Rerun, save_rerun
     from tfcloud.settings import resolve_settings
+    from tfcloud.targets.vertex.tuning import Rerun, save_rerun
 
     study = make_study(["x=double:0.1:0.5", "y=categorical:a"], metric="score", max_trials=1, parallel_trials=1)
     handle = studies.submit(_job(tmp_path, _name(), "--sleep", "0"), study)

@@ -18,11 +18,11 @@ from google.cloud import aiplatform_v1 as vertex
 from google.cloud.logging_v2.types import ListLogEntriesRequest
 
 from tests.emulator.test_jobs import follow, job_id
-from tfcloud.backends.vertex_request import custom_job_request, restart_scheduling
 from tfcloud.emulator import Emulator
 from tfcloud.emulator.jobs import MAX_REPLICA_RESTARTS
 from tfcloud.errors import ValidationError
 from tfcloud.launcher import render_launcher
+from tfcloud.targets.vertex.request import custom_job_request, restart_scheduling
 from tfcloud.validate import build_spec
 
 pytestmark = pytest.mark.emulator

@@ -21,9 +21,9 @@ __all__ = ["BACKENDS", "get_backend"]
 
 #: target name → "module:Class"
 BACKENDS: dict[str, str] = {
-    "local": "tfcloud.backends.local:LocalBackend",
-    "vertex": "tfcloud.backends.vertex:VertexBackend",
-    "ray": "tfcloud.backends.ray:RayBackend",
+    "local": "tfcloud.targets.local.backend:LocalBackend",
+    "vertex": "tfcloud.targets.vertex.backend:VertexBackend",
+    "ray": "tfcloud.targets.ray.backend:RayBackend",
 }
 
 

@@ -171,7 +171,7 @@ class DockerBuilder:
         """The file whose exclusive ``flock`` a build of ``tag`` holds (``lock_dir``/build-<sha256 of tag>.lock)."""
         lock_dir = self.lock_dir
         if lock_dir is None:
-            from tfcloud.backends.local import default_state_dir
+            from tfcloud.targets.local.backend import default_state_dir
 
             lock_dir = default_state_dir() / "locks"
         return lock_dir / f"build-{hashlib.sha256(tag.encode()).hexdigest()[:32]}.lock"

@@ -2,7 +2,7 @@
 
 ``submit`` checks the job's requirements against the current environment, makes the job's directory,
 plans the cluster (a free port and a ``TF_CONFIG`` per replica) and starts a detached supervisor
-(:mod:`tfcloud.backends._supervisor`) that runs the replicas, keeps their logs and decides the outcome.
+(:mod:`tfcloud.cluster.supervisor`) that runs the replicas, keeps their logs and decides the outcome.
 The handle only reads the job's files and signals the supervisor, so ``attach(job_id)`` works the same from
 another process (``tfcloud status JOB``, ``tfcloud logs JOB -f``, ``tfcloud cancel JOB``).
 
@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.artifacts import PreparedJob, script_beside_launcher
-from tfcloud.backends import _supervisor as sup
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
+from tfcloud.cluster import supervisor as sup
 from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role, Strategy
 from tfcloud.states import JobState, to_job_state
@@ -254,7 +254,7 @@ class LocalBackend:
     ``finish_grace_s`` (how long workers may run on after the chief succeeded), ``stopped_timeout_s``
     (how long a replica may stay SIGSTOPped before the job fails). The job's :class:`LocalTarget` says the rest:
     ``container`` (each replica runs the job's image on the Docker engine, ``settings.docker_host`` or
-    ``DOCKER_HOST``, on the host network: :mod:`tfcloud.backends._container`), ``max_restarts`` and
+    ``DOCKER_HOST``, on the host network: :mod:`tfcloud.targets.local.container`), ``max_restarts`` and
     ``output_dir``."""
 
     def __init__(self, *, target: LocalTarget | None = None, settings: Settings | None = None,
@@ -345,7 +345,7 @@ class LocalBackend:
             "submitted_at": time.time(),
         }
         if target.container:
-            from tfcloud.backends import _container
+            from tfcloud.targets.local import container as _container
 
             assert job.image is not None
             plan["argv"] = [sys.executable, "-I", _container.__file__, str(job_dir)]

@@ -1,6 +1,6 @@
 """The local job supervisor: one detached process per local job that runs its replicas and decides the outcome.
 
-Started by :class:`tfcloud.backends.local.LocalBackend` as ``python -I _supervisor.py JOB_DIR`` in its own
+Started by :class:`tfcloud.targets.local.backend.LocalBackend` as ``python -I _supervisor.py JOB_DIR`` in its own
 session. It uses the standard library only (it runs by path, without importing tfcloud), reads
 ``JOB_DIR/job.json`` and:
 

@@ -1,13 +1,13 @@
-"""The driver of a tfcloud job on Ray: the program Ray's Jobs API runs (``python -m tfcloud.backends.ray_driver``).
+"""The driver of a tfcloud job on Ray: the program Ray's Jobs API runs (``python -m tfcloud.targets.ray.driver``).
 
 It reads the plan the client shipped in the job's working directory (:data:`PLAN_FILE`), reserves one
 placement-group bundle per replica (the replica's CPUs and GPUs; ``SPREAD`` over the nodes), starts one
 :class:`ReplicaProcess` actor in each bundle, asks each for its node's address and a free port there, builds
-every replica's ``TF_CONFIG`` from those addresses (:func:`tfcloud.backends.local.plan_replicas`) and runs the
+every replica's ``TF_CONFIG`` from those addresses (:func:`tfcloud.targets.local.backend.plan_replicas`) and runs the
 launcher in each actor as a child process.
 
 The outcome rules are the local backend's, reused: :class:`RaySupervisor` is the local
-:class:`~tfcloud.backends._supervisor.Supervisor` with the processes behind actors (the chief's exit code is
+:class:`~tfcloud.cluster.supervisor.Supervisor` with the processes behind actors (the chief's exit code is
 the job's; parameter servers, and workers under ParameterServerStrategy, are stopped when the chief ends;
 when one replica fails the rest are stopped; SIGTERM from ``ray job stop`` cancels: 130).
 
@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tfcloud.backends import _supervisor as sup
+from tfcloud.cluster import supervisor as sup
 
 __all__ = ["PLAN_FILE", "RaySupervisor", "ReplicaProcess", "format_line", "main", "parse_line", "parse_timed_line"]
 
@@ -270,8 +270,8 @@ def main() -> int:
     from ray.util.placement_group import placement_group, remove_placement_group
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-    from tfcloud.backends.local import plan_replicas
     from tfcloud.spec import Role
+    from tfcloud.targets.local.backend import plan_replicas
 
     cancelled = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

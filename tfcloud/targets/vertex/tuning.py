@@ -1,9 +1,9 @@
 """Tuning on Vertex AI: a study is a HyperparameterTuningJob whose trials run the job's CustomJob spec.
 
-- The request is :func:`tfcloud.backends.vertex_request.tuning_job_request` (a pure function; the trial job
+- The request is :func:`tfcloud.targets.vertex.request.tuning_job_request` (a pure function; the trial job
   spec is the CustomJob request's own).
 - Clients, retries, the translation of Google's errors and the exactly-once create are the CustomJob backend's
-  (:class:`~tfcloud.backends.vertex.VertexBackend`, :func:`~tfcloud.backends.vertex.create_once`): each
+  (:class:`~tfcloud.targets.vertex.backend.VertexBackend`, :func:`~tfcloud.targets.vertex.backend.create_once`): each
   submission carries a ``tfcloud-submission`` label, looked up before a create is tried again.
 - A :class:`VertexStudy` is a :class:`tfcloud.study.StudyHandle`: ``info()`` maps the job and its trials into
   :class:`~tfcloud.study.StudyInfo` (trial states through :mod:`tfcloud.states`' ``vertex-trial`` rows: an
@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud._files import write_private_json
 from tfcloud.artifacts import PreparedJob
-from tfcloud.backends.vertex import VertexBackend, create_once
-from tfcloud.backends.vertex_logs import timestamp
-from tfcloud.backends.vertex_request import ALGORITHMS, SUBMISSION_LABEL, tuning_job_request
 from tfcloud.errors import SubmitError
 from tfcloud.gcloud import RetryPolicy, call
 from tfcloud.settings import Settings
 from tfcloud.states import to_job_state
 from tfcloud.study import Algorithm, Goal, ParamKind, ParamSpec, Scale, StudyInfo, StudySpec, TrialInfo
+from tfcloud.targets.vertex.backend import VertexBackend, create_once
+from tfcloud.targets.vertex.logs import timestamp
+from tfcloud.targets.vertex.request import ALGORITHMS, SUBMISSION_LABEL, tuning_job_request
 
 if TYPE_CHECKING:
     from google.cloud.aiplatform_v1 import HyperparameterTuningJob

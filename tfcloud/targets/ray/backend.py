@@ -2,10 +2,10 @@
 Jobs API.
 
 ``submit`` stages the job's working directory (the build context's files: ignore files and the secret deny-list
-apply, as for an image) with the launcher and a plan, and submits ``python -m tfcloud.backends.ray_driver`` as a
+apply, as for an image) with the launcher and a plan, and submits ``python -m tfcloud.targets.ray.driver`` as a
 Ray job whose runtime environment carries that directory (``working_dir``), tfcloud's own package
 (``py_modules``), the job's environment variables and its requirements (``pip``). The driver
-(:mod:`tfcloud.backends.ray_driver`) reserves one placement-group bundle per replica, builds ``TF_CONFIG`` from
+(:mod:`tfcloud.targets.ray.driver`) reserves one placement-group bundle per replica, builds ``TF_CONFIG`` from
 the nodes' addresses and free ports, runs the launcher in each bundle and applies the local backend's outcome
 rules. Status, logs, cancel and list go through the Jobs API (the dashboard's HTTP address); the handle keeps
 no state of its own, so ``attach(job_id)`` works from any machine that reaches the dashboard.
@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
-from tfcloud.backends.ray_driver import DRIVER, PLAN_FILE, parse_status, parse_timed_line
 from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role
 from tfcloud.states import JobState, to_job_state
+from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_timed_line
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["RayBackend", "RayJob", "replica_resources"]
 
 _POLL_S = 0.5
-_ENTRYPOINT = "python -m tfcloud.backends.ray_driver"
+_ENTRYPOINT = "python -m tfcloud.targets.ray.driver"
 #: What marks a Ray job as tfcloud's (in the job's metadata).
 _MARK = "tfcloud"
 
@@ -125,8 +125,8 @@ class RayBackend:
     # -- submit -------------------------------------------------------------------------------------------
     def plan(self, job: PreparedJob, job_id: str) -> dict[str, Any]:
         """The plan the driver reads: replicas with their resources, the launcher's argv, the outcome rules."""
-        from tfcloud.backends.local import spec_roles, stop_on_chief_end
         from tfcloud.launcher import LAUNCHER_NAME
+        from tfcloud.targets.local.backend import spec_roles, stop_on_chief_end
 
         spec = job.spec
         return {
@@ -157,7 +157,7 @@ class RayBackend:
 
     def submit(self, job: PreparedJob) -> RayJob:
         """Stage the working directory, submit the driver as a Ray job; return at once."""
-        from tfcloud.backends.local import make_job_id
+        from tfcloud.targets.local.backend import make_job_id
 
         spec = job.spec
         if spec.has_tpu:

@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from tfcloud.backends.base import LogLine
-from tfcloud.backends.vertex_request import replica_name
 from tfcloud.errors import OutcomeUnknownError
 from tfcloud.gcloud import Clients, RetryPolicy, call, status_code
 from tfcloud.states import JobState
+from tfcloud.targets.vertex.request import replica_name
 
 __all__ = ["LogFollower"]
 
@@ -246,7 +246,7 @@ class _Tail:
 
 def task_name(replica: str) -> str:
     """``worker-1`` → Vertex AI's ``workerpool1-1``."""
-    from tfcloud.backends.vertex_request import POOL_ORDER
+    from tfcloud.targets.vertex.request import POOL_ORDER
 
     role, _, index = replica.partition("-")
     for number, pool_role in enumerate(POOL_ORDER):

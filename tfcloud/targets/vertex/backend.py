@@ -1,8 +1,8 @@
 """The Vertex AI backend: a CustomJob per submission, followed through Cloud Logging.
 
-- The request is :func:`tfcloud.backends.vertex_request.custom_job_request` (a pure function).
+- The request is :func:`tfcloud.targets.vertex.request.custom_job_request` (a pure function).
 - Clients, retries and the translation of Google's errors are :mod:`tfcloud.gcloud`'s; the log follower is
-  :mod:`tfcloud.backends.vertex_logs`.
+  :mod:`tfcloud.targets.vertex.logs`.
 - A create is idempotent: each submission carries a ``tfcloud-submission`` label, and before creating again
   after a failed or unanswered create the backend looks for a job with that label. When the retries run out,
   one more look decides: the job (it was made), ``SubmitError`` (none was made) or
@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine
-from tfcloud.backends.vertex_logs import LogFollower
-from tfcloud.backends.vertex_logs import timestamp as _timestamp
-from tfcloud.backends.vertex_request import SUBMISSION_LABEL, custom_job_request, replica_name
 from tfcloud.errors import ConfigurationError, OutcomeUnknownError, SubmitError
 from tfcloud.gcloud import Clients, RetryPolicy, call, status_code
 from tfcloud.settings import Settings
 from tfcloud.states import JobState, to_job_state
+from tfcloud.targets.vertex.logs import LogFollower
+from tfcloud.targets.vertex.logs import timestamp as _timestamp
+from tfcloud.targets.vertex.request import SUBMISSION_LABEL, custom_job_request, replica_name
 
 if TYPE_CHECKING:
     from google.cloud.aiplatform_v1 import CustomJob
@@ -310,7 +310,7 @@ class VertexJob:
     def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
              since: float | None = None) -> Iterator[LogLine]:
         """The job's log lines, oldest first. With ``follow``: also state changes (as replica ``job``), until
-        the job has ended and its last lines are in (:class:`~tfcloud.backends.vertex_logs.LogFollower`).
+        the job has ended and its last lines are in (:class:`~tfcloud.targets.vertex.logs.LogFollower`).
         ``since`` and ``tail`` are asked of Cloud Logging (a timestamp filter; newest first, one page)."""
         return self._logs().lines(follow=follow, replica=replica, tail=tail, since=since)
 
