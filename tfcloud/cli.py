@@ -276,7 +276,8 @@ def submit(
         help="Vertex AI: VPC network, projects/NUMBER/global/networks/NAME.", show_default=False)] = None,
     output_dir: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Base output directory, gs://... (or, for a local run, a directory; default: the local job's "
-             "directory): sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR.",
+             "directory; on Ray, a path every node reaches): sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, "
+             "AIP_TENSORBOARD_LOG_DIR.",
         show_default=False)] = None,
 ) -> None:
     """Submit ENTRY_POINT as a distributed job and follow its logs.
@@ -740,12 +741,13 @@ def artifacts(
     download: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Copy them into this directory.", show_default=False)] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+    ray: RayOpt = None,
 ) -> None:
     """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/."""
     from tfcloud import sdk
     from tfcloud.outputs import download_artifacts, job_output_dir, list_artifacts
 
-    with sdk.attached(job) as handle:
+    with sdk.attached(job, ray_address=ray) as handle:
         base = job_output_dir(handle.info())
     if download is not None:
         written = download_artifacts(base, download)
@@ -765,6 +767,7 @@ def artifacts(
 def tensorboard(
     job: JobArg,
     port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False)] = None,  # noqa: UP045
+    ray: RayOpt = None,
 ) -> None:
     """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/)."""
     import subprocess
@@ -772,7 +775,7 @@ def tensorboard(
     from tfcloud import sdk
     from tfcloud.outputs import job_output_dir, tensorboard_command
 
-    with sdk.attached(job) as handle:
+    with sdk.attached(job, ray_address=ray) as handle:
         command = tensorboard_command(job_output_dir(handle.info()), port=port)
     try:
         raise typer.Exit(subprocess.call(command))

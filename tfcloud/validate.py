@@ -18,7 +18,7 @@ from tfcloud.jobids import validate_job_id
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
 from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Strategy
 from tfcloud.strategy import choose_strategy, parse_strategy
-from tfcloud.targets import TARGETS, AnyTarget, LocalTarget, VertexTarget
+from tfcloud.targets import TARGETS, AnyTarget, LocalTarget, RayTarget, VertexTarget
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
@@ -318,7 +318,11 @@ def _context_dir(value: object, entry: Path) -> Path | None:
 
 
 def _output_dir(value: object, target: str) -> str | None:
-    """A gs:// URI; for a local run also a directory path (made absolute)."""
+    """A gs:// URI; for a local run also a directory path (made absolute); on Ray a path the nodes reach."""
+    if target == RayTarget.name:
+        from tfcloud.targets.ray.options import output_dir
+
+        return output_dir(value)
     local = target == LocalTarget.name
     if local and isinstance(value, str | Path) and str(value) and not str(value).startswith("gs://"):
         return str(Path(value).expanduser().resolve())
@@ -588,6 +592,10 @@ def _target(name: str, *, project: str | None, region: str | None, service_accou
         if not isinstance(container, bool):
             raise ValidationError("container", "a bool", container)
         return LocalTarget(max_restarts=max_restarts or 0, output_dir=base_output_dir, container=container)
+    if name == RayTarget.name:
+        from tfcloud.targets.ray.options import ray_target
+
+        return ray_target(max_restarts=max_restarts, output_dir=base_output_dir)
     return TARGETS[name]()
 
 

@@ -8,7 +8,7 @@ from a container image (then the stages build one before the backend submits).
   output directory (the state dir is a setting).
 - :class:`VertexTarget`: a Vertex AI CustomJob: project, region, network, spot, timeout, restarts, output
   directory, service account.
-- :class:`RayTarget`: a Ray cluster by address.
+- :class:`RayTarget`: a Ray cluster by address, restarts, output directory.
 """
 
 from __future__ import annotations
@@ -64,13 +64,21 @@ class VertexTarget:
 @dataclass(frozen=True, kw_only=True)
 class RayTarget:
     """A Ray cluster, by its dashboard's address (``http://HEAD:8265``). ``address`` None: the settings'
-    (``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``)."""
+    (``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``).
+
+    - ``max_restarts``: how often the driver places and starts the whole cluster again when a replica (or its
+      node) fails.
+    - ``output_dir``: the base of the ``AIP_*`` directories, a path every node reaches (a shared filesystem) or
+      ``gs://``; None: a directory on the node each replica runs on (docs/ray.md).
+    """
 
     name: ClassVar[str] = "ray"
     container: ClassVar[bool] = False
     ships_files: ClassVar[bool] = True
 
     address: str | None = None
+    max_restarts: int = 0
+    output_dir: str | None = None
 
 
 AnyTarget = LocalTarget | VertexTarget | RayTarget

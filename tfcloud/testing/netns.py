@@ -14,7 +14,8 @@ address (:meth:`Hosts.forward`: how a test process outside the namespaces reache
 ``kubectl port-forward`` would).
 
 :func:`ray_head` and :func:`ray_node` start Ray's own ``ray start`` on a host (``--node-ip-address`` the host's
-address, a ``--temp-dir`` of its own); :func:`ray_nodes_alive` reads how many nodes the head counts.
+address, a ``--temp-dir`` of its own); :func:`ray_nodes_alive` reads which nodes the head counts alive, and
+:func:`wait_for_jobs_api` waits until the Jobs API takes jobs.
 
 Run as ``python -m tfcloud.testing.netns forward FD IP PORT`` it is the forwarder itself: it accepts on the
 listening socket ``FD`` (made in the outer namespace) and connects to ``IP:PORT`` from inside the host.
@@ -37,7 +38,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Host", "Hosts", "netns_unavailable", "ray_head", "ray_node", "ray_nodes_alive", "two_hosts"]
+__all__ = ["Host", "Hosts", "netns_unavailable", "ray_head", "ray_node", "ray_nodes_alive", "two_hosts",
+           "wait_for_jobs_api"]
 
 SUBNET = "192.168.77"
 _PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "grpc_proxy",
@@ -236,6 +238,25 @@ def ray_node(hosts: Hosts, host: Host, head: Host, name: str = "node") -> None:
     _ray_start(hosts, host, ["--address", f"{head.ip}:{GCS_PORT}"], name)
 
 
+def wait_for_jobs_api(address: str, timeout: float = 120) -> None:
+    """Until the Jobs API at ``address`` runs a job: it answers "No available agent" until a node's agent has
+    registered, so a no-op is submitted until one is taken, and waited for."""
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(address)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            job = client.submit_job(entrypoint="true", metadata={"purpose": "tfcloud test warm-up"})
+            break
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+    while not client.get_job_status(job).is_terminal():
+        time.sleep(0.5)
+
+
 def ray_nodes_alive(hosts: Hosts, head: Host) -> list[str]:
     """The addresses of the nodes the head's GCS counts alive."""
     code = ("import json, ray\nfrom ray.util.state import list_nodes\n"
@@ -248,7 +269,7 @@ def ray_nodes_alive(hosts: Hosts, head: Host) -> list[str]:
 
 
 # -- the forwarder (python -m tfcloud.testing.netns forward FD IP PORT) ---------------------------------------
-def _pump(src: socket.socket, dst: socket.socket) -> None:
+def _pump(src: socket.socket, dst: socket.socket, done: threading.Barrier) -> None:
     try:
         while data := src.recv(65536):
             dst.sendall(data)
@@ -257,6 +278,10 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
     finally:
         with contextlib.suppress(OSError):
             dst.shutdown(socket.SHUT_WR)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            if done.wait(timeout=600) == 0:  # the last of both directions closes the pair
+                src.close()
+                dst.close()
 
 
 def _serve(listener: socket.socket, ip: str, port: int) -> None:
@@ -268,8 +293,9 @@ def _serve(listener: socket.socket, ip: str, port: int) -> None:
         except OSError:
             client.close()
             continue
+        done = threading.Barrier(2)
         for src, dst in ((client, upstream), (upstream, client)):
-            threading.Thread(target=_pump, args=(src, dst), daemon=True).start()
+            threading.Thread(target=_pump, args=(src, dst, done), daemon=True).start()
 
 
 if __name__ == "__main__":

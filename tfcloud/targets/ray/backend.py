@@ -143,6 +143,7 @@ class RayBackend:
             "finish_grace_s": 10.0,
             "stop_on_chief_end": stop_on_chief_end(spec),
             "submitted_at": time.time(),
+            **_recovery(spec),
         }
 
     def runtime_env(self, job: PreparedJob, workdir: Path, package: Path, job_id: str) -> dict[str, Any]:
@@ -166,6 +167,7 @@ class RayBackend:
                 hint="Use --vertex for TPU jobs, or a CPU/GPU machine config.")
         job_id = "ray-" + make_job_id(spec).removeprefix("local-")
         client = self.client
+        self.check_recovery(spec)
         with tempfile.TemporaryDirectory(prefix="tfcloud-ray-") as tmp:
             workdir, package = _stage(job, Path(tmp), self.plan(job, job_id))
             try:
@@ -173,11 +175,39 @@ class RayBackend:
                     entrypoint=_ENTRYPOINT, submission_id=job_id,
                     runtime_env=self.runtime_env(job, workdir, package, job_id),
                     metadata={_MARK: "1", "display_name": spec.display_name,
-                              **{f"label.{k}": v for k, v in spec.job_labels.items()}},
+                              **{f"label.{k}": v for k, v in spec.job_labels.items()},
+                              **({"output_dir": o} if (o := _recovery(spec)["output_dir"]) else {})},
                 )
             except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
                 raise SubmitError(f"The Ray cluster at {self.address} refused job {job_id}: {exc}") from exc
         return RayJob(self, job_id)
+
+    def check_recovery(self, spec: JobSpec) -> None:
+        """Restarts without ``--output-dir`` keep the checkpoints on the node a replica ran on: refused
+        (ConfigurationError, before anything is submitted) unless the cluster is one node."""
+        recovery = _recovery(spec)
+        if recovery["max_restarts"] == 0 or recovery["output_dir"]:
+            return
+        nodes = self.alive_nodes()
+        if len(nodes) > 1:
+            raise ConfigurationError(
+                f"--max-restarts {recovery['max_restarts']} on a Ray cluster of {len(nodes)} nodes needs "
+                "--output-dir: without it each replica's checkpoints stay on its node, and a restarted replica "
+                "may run on another one.",
+                hint="Pass --output-dir with a path every node reaches (a shared filesystem, e.g. "
+                     "/mnt/shared/out) or gs://BUCKET/PATH (docs/ray.md, Restarts).")
+
+    def alive_nodes(self) -> builtins.list[str]:
+        """The addresses of the cluster's alive nodes (Ray's state API, through the dashboard)."""
+        try:
+            from ray.util.state import list_nodes
+        except ImportError as exc:
+            raise MissingExtraError("Ray jobs", "ray", "ray") from exc
+        try:
+            nodes = list_nodes(address=self.address, filters=[("state", "=", "ALIVE")], raise_on_missing_output=False)
+        except Exception as exc:  # Ray raises its own RayStateApiException, ConnectionError, ...
+            raise SubmitError(f"Cannot read the nodes of the Ray cluster at {self.address}: {exc}") from exc
+        return [str(n.node_ip) for n in nodes]
 
     # -- other jobs ---------------------------------------------------------------------------------------
     def attach(self, job_id: str) -> RayJob:
@@ -317,6 +347,14 @@ class RayJob:
 
 
 # -- helpers ----------------------------------------------------------------------------------------------
+def _recovery(spec: JobSpec) -> dict[str, Any]:
+    """The plan's ``max_restarts`` and ``output_dir`` (None: the driver picks a directory on each node)."""
+    from tfcloud.targets import RayTarget
+
+    target = spec.target if isinstance(spec.target, RayTarget) else RayTarget()
+    return {"max_restarts": target.max_restarts, "output_dir": target.output_dir}
+
+
 def _ray_state(status: Any) -> JobState:
     return to_job_state("ray", str(getattr(status, "value", status)))
 
@@ -376,6 +414,7 @@ def _job_info(details: Any, status: dict[str, Any] | None, *, dashboard: str) ->
         console_url=f"{dashboard.rstrip('/')}/#/jobs/{details.submission_id}" if dashboard.startswith("http")
         else None,
         labels={k.removeprefix("label."): v for k, v in metadata.items() if k.startswith("label.")},
+        output_dir=status.get("output_dir") or metadata.get("output_dir"),
     )
 
 

@@ -11,6 +11,13 @@ The outcome rules are the local backend's, reused: :class:`RaySupervisor` is the
 the job's; parameter servers, and workers under ParameterServerStrategy, are stopped when the chief ends;
 when one replica fails the rest are stopped; SIGTERM from ``ray job stop`` cancels: 130).
 
+Recovery (docs/ray.md): every replica gets ``AIP_MODEL_DIR``, ``AIP_CHECKPOINT_DIR`` and
+``AIP_TENSORBOARD_LOG_DIR`` under the plan's ``output_dir`` (or, without one, under a directory of the same path
+on each node, :func:`default_output_dir`), so the launcher's ``fit`` backs up and resumes. With ``max_restarts``
+a failed attempt (a replica failed, or its node was lost) re-runs the whole cluster: every replica is stopped,
+the placement group is made again on the nodes alive then (waiting while they cannot hold it) and every
+replica starts with a new ``TF_CONFIG`` and ``TFCLOUD_ATTEMPT`` one higher (:meth:`RaySupervisor.restart`).
+
 Everything goes to the driver's stdout, which is the Ray job's log, one line per replica line:
 
     [chief-0@1795431374.452] a line the chief printed on stdout (at that time, epoch seconds)
@@ -52,6 +59,14 @@ DRIVER = "tfcloud"  # the replica name of the driver's own lines
 _LINE = re.compile(r"^\[(?P<r>[a-z]+-\d+|tfcloud)(?P<e>:err)?(?:@(?P<t>\d+(?:\.\d+)?))?\] ?(?P<x>.*)$", re.DOTALL)
 _TICK_S = 0.1
 _PLACEMENT_NOTICE_S = 30.0
+#: The variables whose directories the actor creates on its node before the replica starts.
+AIP_DIRS = ("AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "AIP_TENSORBOARD_LOG_DIR")
+
+
+def default_output_dir(job_id: str) -> str:
+    """Where the ``AIP_*`` directories go without ``--output-dir``: the same path on every node, in its own
+    temporary directory (only a one-node cluster keeps them together; docs/ray.md)."""
+    return os.path.join(tempfile.gettempdir(), "tfcloud-ray", job_id, "output")
 
 
 def format_line(replica: str, text: str, stream: str = "stdout", at: float | None = None) -> str:
@@ -115,6 +130,9 @@ class ReplicaProcess:
         """Run ``python ARGV`` (in the job's working directory, this actor's) with ``env`` added, and the
         cluster's hosts kept away from any proxy (a proxy makes TensorFlow's collectives hang silently)."""
         env = {**os.environ, **env}
+        for name in AIP_DIRS:  # tfcloud's own choice on this node (a shared path, or the node's directory)
+            if name in env and "://" not in env[name]:
+                os.makedirs(env[name], exist_ok=True)
         cluster = json.loads(env.get("TF_CONFIG") or "{}").get("cluster", {})
         hosts = {a.rsplit(":", 1)[0] for addresses in cluster.values() for a in addresses} | {"127.0.0.1", "localhost"}
         for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy"):
@@ -157,13 +175,14 @@ class RaySupervisor(sup.Supervisor):
     """The local supervisor's outcome rules over replicas that run in Ray actors."""
 
     def __init__(self, job_dir: Path, actors: Sequence[Any], argv: Sequence[str],
-                 nodes: Sequence[dict[str, Any]]) -> None:
+                 nodes: Sequence[dict[str, Any]], *, cluster: Cluster | None = None) -> None:
         super().__init__(job_dir)
         self.actors = {r.name: a for r, a in zip(self.replicas, actors, strict=True)}
         self.argv = list(argv)
         self.nodes = {r.name: n for r, n in zip(self.replicas, nodes, strict=True)}
         self.eof: set[str] = set()
         self._last_status = ""
+        self.cluster = cluster  # places the replicas again for a restart
 
     def write_status(self) -> None:
         super().write_status()
@@ -171,6 +190,7 @@ class RaySupervisor(sup.Supervisor):
         for name, replica in status["replicas"].items():
             replica["node_id"] = self.nodes[name]["node_id"]
             replica["address"] = f"{self.nodes[name]['ip']}:{self.nodes[name]['port']}"
+        status["output_dir"] = self.job.get("output_dir")
         text = json.dumps(status, separators=(",", ":"))
         if text != self._last_status:
             self._last_status = text
@@ -184,7 +204,8 @@ class RaySupervisor(sup.Supervisor):
         for r in self.replicas:
             if self.cancel_requested:
                 break
-            started.append((r, self.actors[r.name].start.remote(self.argv, r.env)))
+            started.append((r, self.actors[r.name].start.remote(
+                self.argv, {**r.env, "TFCLOUD_ATTEMPT": str(self.attempt)})))
         for r, ref in started:
             try:
                 ray.get(ref)
@@ -201,6 +222,43 @@ class RaySupervisor(sup.Supervisor):
     def _signal_group(self, r: sup._Replica, sig: int) -> None:
         if r.proc is not None:
             self.actors[r.name].signal.remote(int(sig))
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        super()._on_signal(signum, frame)
+        if self.cluster is not None:  # a restart waiting for nodes stops waiting
+            self.cluster.cancelled.set()
+
+    def _line(self, replica: str, stream: str, text: str) -> None:
+        """The supervisor's own lines (a failed attempt, a restart) go to the job's log with the replicas'."""
+        sys.stdout.write(format_line(replica, text, stream, at=time.time()) + "\n")
+        sys.stdout.flush()
+
+    def restart(self) -> None:
+        """Every replica of the failed attempt is gone: place the whole cluster again on the nodes alive now
+        (waiting while they cannot hold it), give every replica its new ``TF_CONFIG`` and start them all."""
+        assert self.cluster is not None
+        for r in self.replicas:
+            self._signal_group(r, signal.SIGKILL)
+            r.reset()
+        self.eof.clear()
+        self.attempt += 1
+        self.state = "starting"
+        self._line(DRIVER, "stderr", f"tfcloud: attempt {self.attempt} of {self.max_restarts + 1}: placing "
+                                     f"{len(self.replicas)} replica(s) again on the nodes that are alive.")
+        self.write_status()
+        nodes = self.cluster.place()
+        if nodes is None:  # cancelled while waiting for the nodes
+            self.state = "stopping"
+            self.exit_code = sup._CANCEL_EXIT_CODE
+            self.message = "The job was cancelled."
+            self.cancelled = True
+            return
+        envs = self.cluster.envs(nodes)
+        self.actors = {r.name: a for r, a in zip(self.replicas, self.cluster.actors, strict=True)}
+        self.nodes = {r.name: n for r, n in zip(self.replicas, nodes, strict=True)}
+        for r in self.replicas:
+            r.env = envs[r.name]
+        self.start()
 
     def reap(self) -> bool:
         import ray
@@ -239,6 +297,13 @@ class RaySupervisor(sup.Supervisor):
             if changed:
                 self.write_status()
             if all(not r.running for r in self.replicas):
+                if self.state == "restarting":  # the last lines of the failed attempt first (or 2 s)
+                    eof_deadline = eof_deadline or now + sup._EOF_WAIT_S
+                    if all(r.name in self.eof for r in self.replicas if r.proc is not None) or now >= eof_deadline:
+                        eof_deadline = None
+                        self.restart()
+                    time.sleep(_TICK_S)
+                    continue
                 if eof_deadline is None:
                     for r in self.replicas:  # whatever a replica left in its group goes now
                         self._signal_group(r, signal.SIGKILL)
@@ -265,48 +330,97 @@ def _wait_for_placement(pg: Any, bundles: list[dict[str, float]], cancelled: thr
     return False
 
 
+class Cluster:
+    """The job's placement group and its actors, one per bundle; made again for each attempt. ``cancelled``:
+    set by a signal, ends a wait for the nodes."""
+
+    def __init__(self, plan: dict[str, Any], cancelled: threading.Event) -> None:
+        from tfcloud.targets.local.backend import aip_env
+
+        self.plan = plan
+        self.cancelled = cancelled
+        self.bundles = [dict(r["resources"]) for r in plan["replicas"]]
+        self.pg: Any = None
+        self.actors: list[Any] = []
+        self.output_dir = str(plan.get("output_dir") or default_output_dir(str(plan["job_id"])))
+        # The job's own env (the runtime environment's, so this process's too) may set any of them itself.
+        self.aip = {k: v for k, v in aip_env(self.output_dir).items() if k not in os.environ}
+
+    def place(self) -> list[dict[str, Any]] | None:
+        """Reserve one bundle per replica on the nodes alive now (waiting while they cannot hold them), start
+        an actor in each; return where each runs (:meth:`ReplicaProcess.where`), or None when cancelled."""
+        import ray
+        from ray.util.placement_group import placement_group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        self.release()
+        self.pg = placement_group(self.bundles, strategy=self.plan.get("placement_strategy", "SPREAD"))
+        _say(f"reserving {len(self.bundles)} bundle(s) for {', '.join(r['name'] for r in self.plan['replicas'])}.")
+        if not _wait_for_placement(self.pg, self.bundles, self.cancelled):
+            return None
+        actor_class = ray.remote(ReplicaProcess)
+        for i, bundle in enumerate(self.bundles):
+            self.actors.append(actor_class.options(
+                num_cpus=bundle.get("CPU", 0), num_gpus=bundle.get("GPU", 0), max_concurrency=4,
+                scheduling_strategy=PlacementGroupSchedulingStrategy(
+                    placement_group=self.pg, placement_group_bundle_index=i),
+            ).remote())
+        nodes: list[dict[str, Any]] = ray.get([a.where.remote() for a in self.actors])
+        for r, n in zip(self.plan["replicas"], nodes, strict=True):
+            _say(f"{r['name']} runs on node {n['node_id'][:12]} ({n['host']}, {n['ip']}:{n['port']}).")
+        return nodes
+
+    def envs(self, nodes: Sequence[dict[str, Any]]) -> dict[str, dict[str, str]]:
+        """Each replica's variables on these nodes: its ``TF_CONFIG`` (from their addresses) and the ``AIP_*``
+        directories."""
+        from tfcloud.spec import Role
+        from tfcloud.targets.local.backend import plan_replicas
+
+        replicas = plan_replicas([(Role(r["role"]), int(r["index"])) for r in self.plan["replicas"]],
+                                 [f"{n['ip']}:{n['port']}" for n in nodes])
+        return {r.name: {**self.aip, **r.env()} for r in replicas}
+
+    def release(self) -> None:
+        """Kill the actors (and with them the replicas' processes) and give the bundles back."""
+        import ray
+        from ray.util.placement_group import remove_placement_group
+
+        for actor in self.actors:
+            with contextlib.suppress(Exception):
+                ray.kill(actor)
+        self.actors = []
+        if self.pg is not None:
+            with contextlib.suppress(Exception):
+                remove_placement_group(self.pg)
+            self.pg = None
+
+
 def main() -> int:
     import ray
-    from ray.util.placement_group import placement_group, remove_placement_group
-    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
-
-    from tfcloud.spec import Role
-    from tfcloud.targets.local.backend import plan_replicas
 
     cancelled = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: cancelled.set())
     plan: dict[str, Any] = json.loads(Path(PLAN_FILE).read_text(encoding="utf-8"))
     ray.init(log_to_driver=False, logging_level=logging.WARNING)
-    bundles = [dict(r["resources"]) for r in plan["replicas"]]
-    pg = placement_group(bundles, strategy=plan.get("placement_strategy", "SPREAD"))
-    actors: list[Any] = []
+    cluster = Cluster(plan, cancelled)
     try:
-        _say(f"reserving {len(bundles)} bundle(s) for {', '.join(r['name'] for r in plan['replicas'])}.")
-        if not _wait_for_placement(pg, bundles, cancelled):
+        nodes = cluster.place()
+        if nodes is None:
             _say("cancelled while waiting for resources.")
             sys.stdout.write(STATUS_PREFIX + json.dumps({"state": "cancelled", "exit_code": 130,
                                                          "message": "The job was cancelled."}) + "\n")
             return 130
-        actor_class = ray.remote(ReplicaProcess)
-        for i, bundle in enumerate(bundles):
-            actors.append(actor_class.options(
-                num_cpus=bundle.get("CPU", 0), num_gpus=bundle.get("GPU", 0), max_concurrency=4,
-                scheduling_strategy=PlacementGroupSchedulingStrategy(
-                    placement_group=pg, placement_group_bundle_index=i),
-            ).remote())
-        nodes: list[dict[str, Any]] = ray.get([a.where.remote() for a in actors])
-        replicas = plan_replicas([(Role(r["role"]), int(r["index"])) for r in plan["replicas"]],
-                                 [f"{n['ip']}:{n['port']}" for n in nodes])
-        for r, n in zip(replicas, nodes, strict=True):
-            _say(f"{r.name} runs on node {n['node_id'][:12]} ({n['host']}, {n['ip']}:{n['port']}).")
+        envs = cluster.envs(nodes)
         with tempfile.TemporaryDirectory(prefix="tfcloud-ray-") as tmp:
             job_dir = Path(tmp)
             sup.write_json_atomic(job_dir / sup.JOB_FILE, {
                 **{k: v for k, v in plan.items() if k != "replicas"},
-                "replicas": [{"name": r.name, "role": r.role.value, "env": r.env()} for r in replicas],
+                "output_dir": cluster.output_dir,
+                "replicas": [{"name": r["name"], "role": r["role"], "env": envs[r["name"]]}
+                             for r in plan["replicas"]],
             })
-            supervisor = RaySupervisor(job_dir, actors, plan["argv"], nodes)
+            supervisor = RaySupervisor(job_dir, cluster.actors, plan["argv"], nodes, cluster=cluster)
             supervisor.cancel_requested = cancelled.is_set()
             try:
                 supervisor.run()
@@ -315,11 +429,7 @@ def main() -> int:
                 raise
         return int(supervisor.exit_code if supervisor.exit_code is not None else 1)
     finally:
-        for actor in actors:
-            with contextlib.suppress(Exception):
-                ray.kill(actor)
-        with contextlib.suppress(Exception):
-            remove_placement_group(pg)
+        cluster.release()
         sys.stdout.flush()
 
 
