@@ -2,7 +2,9 @@
 
 - a local job: ``output_dir`` in its ``job.json`` (the job's ``output/`` directory, or ``--output-dir``);
 - a Vertex AI job: the CustomJob's ``base_output_directory`` (``gs://...``), read through google-cloud-storage
-  (``STORAGE_EMULATOR_HOST`` reaches the emulator's storage).
+  (``STORAGE_EMULATOR_HOST`` reaches the emulator's storage);
+- a Ray job: its ``--output-dir`` (a path the nodes share, or ``gs://...``), else the directory the driver chose
+  on the nodes (readable here when this machine is the cluster's one node).
 
 ``tfcloud artifacts JOB`` lists or downloads them; ``tfcloud tensorboard JOB`` runs TensorBoard on ``logs/``.
 """

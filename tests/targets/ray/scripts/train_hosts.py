@@ -38,6 +38,8 @@ class Progress(tf.keras.callbacks.Callback):
         self.epoch = epoch + 1
         print(f"EPOCH_BEGIN {self.epoch}", flush=True)
 
+
+class Pause(Progress):  # batch hooks: not under ParameterServerStrategy
     def on_train_batch_end(self, batch, logs=None):
         if (me == "chief-0" and self.epoch == pause_epoch and batch == 0
                 and os.environ.get("TFCLOUD_ATTEMPT") == "1"):
@@ -46,7 +48,7 @@ class Progress(tf.keras.callbacks.Callback):
             sys.exit("nobody took the host away")
 
 
-history = model.fit(x, y, epochs=epochs, batch_size=32, steps_per_epoch=4, verbose=2, callbacks=[Progress()])
+history = model.fit(x, y, epochs=epochs, batch_size=32, steps_per_epoch=4, verbose=2, callbacks=[Pause() if pause_epoch else Progress()])
 arrays = {"loss": np.array(history.history["loss"])}
 for i, v in enumerate(model.weights):
     for j, c in enumerate(getattr(v, "values", None) or (v,)):
