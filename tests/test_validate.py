@@ -193,8 +193,8 @@ CLI_CASES = [
     (["--vertex", "--service-account", "me@gmail.com"],
      "Error: Invalid `service_account`: expected a service account e-mail such as "
      "trainer@my-project.iam.gserviceaccount.com, received 'me@gmail.com'."),
-    (["--local", "--vertex"], "Error: Invalid `target`: expected one of --local, --vertex or --ray ADDRESS, "
-                               "received '--local and --vertex'."),
+    (["--local", "--vertex"], "Error: Invalid `target`: expected one of --local, --vertex, --ray ADDRESS or "
+                               "--target NAME, received '--local and --vertex'."),
     (["--vertex", "--region", "moon"],
      "Error: Invalid `region`: expected a region Vertex AI serves custom training in, such as us-central1, "
      "received 'moon'."),

@@ -575,6 +575,17 @@ class Study:
         self.handle.cancel()
 
     @property
+    def cancels_on_interrupt(self) -> bool:
+        """Whether Ctrl-C cancels the study (its target's ``cancel_on_interrupt``: local trials die with the
+        terminal) or detaches from it."""
+        return bool(_target_of(self.info()).cancel_on_interrupt)
+
+    @property
+    def poll_interval(self) -> float:
+        """Seconds between two looks at the study's state (its target's)."""
+        return float(_target_of(self.info()).poll_interval)
+
+    @property
     def best_trial(self) -> TrialInfo | None:
         """The succeeded trial with the best metric so far (None before one succeeded)."""
         return self.info().best_trial

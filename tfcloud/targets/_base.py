@@ -73,6 +73,22 @@ class Option:
     def attribute(self) -> str:
         return self.field or self.name
 
+    def from_text(self, text: str) -> object:
+        """A value given as text (``-o KEY=VALUE``, a ``TFCLOUD_*`` variable) as this option's type."""
+        if self.type is bool:
+            lowered = text.strip().lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValidationError(self.name, "true or false", text)
+        if self.type in (int, float):
+            try:
+                return self.type(text.strip())
+            except ValueError:
+                raise ValidationError(self.name, f"a number ({self.type.__name__})", text) from None
+        return text
+
     def convert(self, value: object) -> object:
         """The value as the target's field holds it (``check``, else a type check)."""
         if self.check is not None:

@@ -57,4 +57,5 @@ def output_dir_option(*, directories: bool, field: str, where: str) -> Option:
     return Option(
         name="base_output_dir", flag="--output-dir", setting="output_dir", field=field, metavar="DIR",
         check=_directory_or_gcs if directories else _gcs_only,
-        help=f"Base output directory ({where}): sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR.")
+        help="Base output directory, gs://... (local jobs: also a directory; default: the job's own): sets "
+             f"AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR. {where}".rstrip())

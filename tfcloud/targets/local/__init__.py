@@ -39,8 +39,7 @@ class LocalTarget(Target):
         Option(name="container", type=bool, field="use_container",
                help="Run the replicas from the job's image on the local Docker engine."),
         MAX_RESTARTS,
-        output_dir_option(directories=True, field="output_dir",
-                          where="a directory or gs://...; default: the local job's directory"),
+        output_dir_option(directories=True, field="output_dir", where=""),
     )
     id_prefix: ClassVar[str | None] = "local-"
     study_prefix: ClassVar[str | None] = "study-"

@@ -94,7 +94,7 @@ class VertexTarget(Target):
         Option(name="restart_on_worker_restart", type=bool,
                help="Restart the whole job when a worker restarts."),
         MAX_RESTARTS,
-        output_dir_option(directories=False, field="base_output_dir", where="gs://..."),
+        output_dir_option(directories=False, field="base_output_dir", where=""),
         Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT",
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET",
