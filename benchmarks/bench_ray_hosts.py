@@ -122,7 +122,8 @@ def main() -> int:
                 with tempfile.TemporaryDirectory(prefix="tfcloud-bench-") as tmp:
                     result = one_round(hosts, address, mode, Path(tmp))
                 results[mode].append(result)
-                print(f"round {n + 1} {mode}: {json.dumps({k: v if not isinstance(v, float) else round(v, 2) for k, v in result.items()})}")
+                shown = {k: round(v, 2) if isinstance(v, float) else v for k, v in result.items()}
+                print(f"round {n + 1} {mode}: {json.dumps(shown)}")
     for mode, rows in results.items():
         summary = {key: statistics.median(values) for key in rows[0]
                    if (values := [r[key] for r in rows if isinstance(r[key], int | float)])}

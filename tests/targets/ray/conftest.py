@@ -24,8 +24,14 @@ def two_host_ray() -> Iterator[TwoHostRay]:
     """A Ray head on host a and a worker node on host b, 2 logical CPUs each; stopped with the module."""
     pytest.importorskip("ray", reason='the Ray tests need ray[default] (pip install "tfcloud[ray]")')
     pytest.importorskip("ray.dashboard", reason="the Ray Jobs API needs ray[default] (the dashboard)")
-    from tfcloud.testing.netns import DASHBOARD_PORT, netns_unavailable, ray_head, ray_node, two_hosts
-    from tfcloud.testing.netns import wait_for_jobs_api
+    from tfcloud.testing.netns import (
+        DASHBOARD_PORT,
+        netns_unavailable,
+        ray_head,
+        ray_node,
+        two_hosts,
+        wait_for_jobs_api,
+    )
 
     reason = netns_unavailable()
     if reason:

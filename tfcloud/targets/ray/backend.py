@@ -38,7 +38,7 @@ from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_ti
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
-    from tfcloud.targets import RayTarget
+    from tfcloud.targets.ray import RayTarget
 
 __all__ = ["RayBackend", "RayJob", "replica_resources"]
 
@@ -349,10 +349,10 @@ class RayJob:
 # -- helpers ----------------------------------------------------------------------------------------------
 def _recovery(spec: JobSpec) -> dict[str, Any]:
     """The plan's ``max_restarts`` and ``output_dir`` (None: the driver picks a directory on each node)."""
-    from tfcloud.targets import RayTarget
+    from tfcloud.targets.ray import RayTarget
 
     target = spec.target if isinstance(spec.target, RayTarget) else RayTarget()
-    return {"max_restarts": target.max_restarts, "output_dir": target.output_dir}
+    return {"max_restarts": target.max_restarts_or_zero, "output_dir": target.output_dir}
 
 
 def _ray_state(status: Any) -> JobState:

@@ -13,7 +13,7 @@ from typing import Any
 
 from tfcloud.spec import JobSpec, Role
 from tfcloud.study import ParamSpec, StudySpec
-from tfcloud.targets import VertexTarget
+from tfcloud.targets.vertex import VertexTarget
 
 __all__ = ["ALGORITHMS", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "parameter_spec", "replica_name",
            "restart_scheduling", "tuning_job_request"]

@@ -10,7 +10,6 @@ Usage: train_hosts.py OUT_DIR EPOCHS [PAUSE_EPOCH]
   AIP_MODEL_DIR/model.keras (the others save to a temporary directory: saving takes part in collectives).
 """
 
-import json
 import os
 import sys
 import tempfile
@@ -48,7 +47,8 @@ class Pause(Progress):  # batch hooks: not under ParameterServerStrategy
             sys.exit("nobody took the host away")
 
 
-history = model.fit(x, y, epochs=epochs, batch_size=32, steps_per_epoch=4, verbose=2, callbacks=[Pause() if pause_epoch else Progress()])
+callbacks = [Pause() if pause_epoch else Progress()]
+history = model.fit(x, y, epochs=epochs, batch_size=32, steps_per_epoch=4, verbose=2, callbacks=callbacks)
 arrays = {"loss": np.array(history.history["loss"])}
 for i, v in enumerate(model.weights):
     for j, c in enumerate(getattr(v, "values", None) or (v,)):
