@@ -4,7 +4,7 @@ directories Vertex AI gives; replicas split the machine's GPUs.
 
 The quick tests run scripts without TensorFlow (``distribution_strategy=None``); the ``tensorflow`` ones train a
 real MultiWorkerMirrored model whose replica SIGKILLs itself mid-training on the first attempt
-(tests/backends/scripts/train_resume.py).
+(tests/targets/scripts/train_resume.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends.localjobs import assert_no_survivors
+from tests.targets.localjobs import assert_no_survivors
 from tfcloud.errors import ValidationError
 from tfcloud.spec import Role
 from tfcloud.states import JobState

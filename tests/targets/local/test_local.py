@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.backends.localjobs import assert_no_survivors, replica_pid, wait_for_line
+from tests.targets.localjobs import assert_no_survivors, replica_pid, wait_for_line
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends import get_backend
 from tfcloud.backends.base import JobHandle, failure
