@@ -439,10 +439,9 @@ def _print_stages(handle: JobHandle, info: JobInfo) -> None:
 
 def _state_dir(settings: Settings | None = None) -> Path:
     from tfcloud.settings import resolve_settings
-    from tfcloud.targets.local.backend import default_state_dir
+    from tfcloud.statedir import state_dir
 
-    settings = settings if settings is not None else resolve_settings({})
-    return Path(settings.state_dir).expanduser() if settings.state_dir else default_state_dir()
+    return state_dir(settings if settings is not None else resolve_settings({}))
 
 
 def _keep_stages(settings: Settings, job_id: str, recorder: Any) -> None:

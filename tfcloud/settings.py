@@ -334,7 +334,7 @@ def _expected(kind: str) -> str:
 
         return _EXPECTED[kind] + " (" + ", ".join(COMMON_MACHINE_CONFIGS) + ")"
     if kind == _STRATEGY:
-        from tfcloud.completion import STRATEGIES
+        from tfcloud.spec import Strategy
 
-        return "one of " + ", ".join(STRATEGIES)
+        return "one of " + ", ".join(["auto", *(s.value for s in Strategy)])
     return _EXPECTED[kind]

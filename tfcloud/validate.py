@@ -545,9 +545,9 @@ def build_spec(
     if settings is not None:
         check_settings(settings)
         if tgt == LocalTarget.name and intent == "submit":
-            from tfcloud.targets.local.backend import LocalBackend, check_state_dir
+            from tfcloud.statedir import check_state_dir, source_of, state_dir
 
-            check_state_dir(LocalBackend(settings=settings).home)
+            check_state_dir(state_dir(settings), source=source_of(settings))
         # Google is reached to submit, and to build with Cloud Build; a Docker build pushes with Docker's login.
         if tgt == VertexTarget.name and (intent == "submit" or (intent == "build" and docker.image_build_bucket)):
             if not proj:

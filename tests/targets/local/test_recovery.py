@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests.targets.localjobs import assert_no_survivors
+from tfcloud.cluster import ReplicaPlan, aip_env, split_gpus, visible_gpus
 from tfcloud.errors import ValidationError
 from tfcloud.spec import Role
 from tfcloud.states import JobState
 from tfcloud.targets import LocalTarget
-from tfcloud.targets.local.backend import LocalJob, ReplicaPlan, aip_env, split_gpus, visible_gpus
+from tfcloud.targets.local.backend import LocalJob
 from tfcloud.validate import build_spec
 
 # Prints what it sees. worker-0 exits 3 on the attempts listed in the first argument ("1,2"), else it writes a
