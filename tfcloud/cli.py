@@ -54,6 +54,7 @@ COMMAND_HELP_PANELS = {
     "status": {"show_timeline": "Output", "study": "Target"},
     "tune": dict.fromkeys(["param", "metric", "goal", "trials", "parallel", "algorithm", "early_stopping"], "Study")
     | {"plot": "Output"},
+    "ui": dict.fromkeys(["host", "port", "token", "browser"], "Server") | {"target": "Target"},
 }
 
 
@@ -811,6 +812,26 @@ def list_jobs(
     for row in rows:
         table.add_row(*(Text(str(row[column]) if row[column] is not None else "-") for column in columns))
     Console(highlight=False).print(table)
+
+
+@app.command()
+def ui(
+    host: Annotated[str, typer.Option(help="The address to listen on; another than loopback needs --token.")]
+    = "127.0.0.1",
+    port: Annotated[Optional[int], typer.Option(  # noqa: UP045
+        help="The port (default: 8790, else any free one; 0: any free one).", show_default=False)] = None,
+    token: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="The secret in the address (default: a new random one, printed).", show_default=False)] = None,
+    browser: Annotated[bool, typer.Option("--browser/--no-browser", help="Open it in the web browser.")] = True,
+    target: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--target", metavar="TARGET", help="Only these targets' jobs: local, vertex, ray (repeatable; default: "
+                                           "every one configured).", show_default=False)] = None,
+    ray: RayOpt = None,
+) -> None:
+    """Open the dashboard: every job and study, their logs live, timelines, plots; cancel from the page."""
+    from tfcloud.ui.command import ui_command
+
+    raise typer.Exit(ui_command(host, port, token, browser, targets=target, ray_address=ray))
 
 
 def _mount_subcommands() -> None:

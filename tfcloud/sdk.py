@@ -8,6 +8,7 @@
   ``run(stream_logs=True)``); while the job waits for resources a status line says so, and at the end one
   line says how long each stage took.
 - :func:`timeline`: how long each stage of a job took (:mod:`tfcloud.timeline`; ``tfcloud status --timeline``).
+- :func:`tune`, :func:`attach_study`, :func:`list_studies`: hyperparameter tuning studies (docs/tuning.md).
 
 Options are ``run()``'s keyword names (:class:`JobOptions`); settings (``target``, ``project``, ``region``,
 endpoints) resolve as flag > ``TFCLOUD_*`` > pyproject.toml > default, and :func:`tfcloud.validate.build_spec`
@@ -48,10 +49,12 @@ __all__ = [
     "follow",
     "interrupted",
     "list_jobs",
+    "list_studies",
     "log_window",
     "make_spec",
     "plan",
     "submit",
+    "submitted_plan",
     "timeline",
     "tune",
     "watch",
@@ -226,6 +229,7 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
         backend.close()
         raise
     _keep_stages(settings, handle.job_id, recorder)
+    _keep_submission(settings, spec, handle.job_id, image)
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
     if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
@@ -458,6 +462,27 @@ def _keep_stages(settings: Settings, job_id: str, recorder: Any) -> None:
         logging.getLogger("tfcloud").info("the stage timings of %s could not be kept: %s", job_id, exc)
 
 
+def _keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: ImageRef | None) -> None:
+    """Keep the job's plan in brief (:mod:`tfcloud.submission`), for ``tfcloud ui`` later (a nicety too)."""
+    import logging
+
+    from tfcloud.submission import record_path, save, summary
+
+    try:
+        save(record_path(_state_dir(settings), job_id),
+             summary(spec, settings, image=image.uri if image is not None else None))
+    except (OSError, ValueError) as exc:
+        logging.getLogger("tfcloud").info("the plan of %s could not be kept: %s", job_id, exc)
+
+
+def submitted_plan(job_id: str) -> dict[str, Any] | None:
+    """The plan in brief of a job this machine submitted (strategy, pools, image, where each setting came
+    from: :func:`tfcloud.submission.summary`); None for a job submitted elsewhere."""
+    from tfcloud.submission import load, record_path
+
+    return load(record_path(_state_dir(), job_id))
+
+
 def timeline(handle: JobHandle, *, info: JobInfo | None = None) -> Timeline:
     """How long each stage of the job took: those this machine measured when it submitted the job (context,
     build, push, submit; kept in the state dir), then queued and run from the job's own times (``info``: the
@@ -658,6 +683,33 @@ def attach_study(study_id: str, *, target: str | None = None) -> Study:
     rerun = rerun_of(_state_dir(settings), handle.job)  # kept at submit time, else what the job holds
     return Study(handle, entry_point=rerun.entry_point, args=rerun.args, flags=["--vertex", *rerun.flags],
                  closer=studies)
+
+
+def list_studies(*, target: str | None = None, limit: int = 50) -> list[StudyInfo]:
+    """Tuning studies, newest first: ``local`` this machine's (the default), ``vertex`` the project's
+    HyperparameterTuningJobs."""
+    from tfcloud.settings import resolve_settings
+    from tfcloud.validate import validate_limit
+
+    validate_limit(limit)
+    settings = resolve_settings({"target": target or "local"})
+    if settings.target == "local":
+        from tfcloud.tuning import list_local_studies
+
+        return list_local_studies(settings, limit=limit)
+    if settings.target != "vertex":
+        raise ValidationError("target", "local or vertex for tuning studies", settings.target)
+    from tfcloud.extras import require_extras
+
+    require_extras(target="vertex", build=False)
+    from tfcloud.backends.vertex_tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    studies = VertexStudies(settings)
+    try:
+        found: list[StudyInfo] = studies.list(limit=limit)
+    finally:
+        studies.close()
+    return found
 
 
 def _rerun_flags(options: Mapping[str, Any]) -> list[str]:

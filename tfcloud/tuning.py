@@ -69,6 +69,7 @@ __all__ = [
     "LocalStudy",
     "attach_local_study",
     "grid_size",
+    "list_local_studies",
     "start_local_study",
     "studies_dir",
 ]
@@ -519,3 +520,21 @@ def attach_local_study(study_id: str, settings: Settings | None = None) -> Local
         raise JobNotFoundError(f"No local study `{study_id}` in {studies_dir(home)}.",
                                hint=f"The most recent local studies: {recent}.")
     return LocalStudy(study_dir)
+
+
+def list_local_studies(settings: Settings | None = None, *, limit: int | None = 50) -> list[StudyInfo]:
+    """The local studies kept in the state dir, newest first (one whose ``study.json`` is unreadable is left
+    out)."""
+    from tfcloud.backends.local import LocalBackend
+
+    root = studies_dir(LocalBackend(settings=settings).home)
+    dirs = [p for p in root.glob("study-*") if _STUDY_ID.match(p.name) and (p / STUDY_FILE).is_file()]
+    found: list[StudyInfo] = []
+    for path in sorted(dirs, key=lambda p: p.name.rsplit("-", 1)[0].split("-")[-2:], reverse=True):
+        try:
+            found.append(LocalStudy(path).info())
+        except (TfcloudError, ValueError, KeyError, TypeError):
+            continue
+        if limit is not None and len(found) >= limit:
+            break
+    return found
