@@ -92,6 +92,12 @@ def browser() -> Iterator[object]:
 
 def screenshot(driver: object, name: str) -> None:
     """Save the page as docs/images/NAME.png, only with TFCLOUD_UI_SCREENSHOTS=1."""
-    if SCREENSHOTS:
+    if not SCREENSHOTS:
+        return
+    height = driver.execute_script("return document.documentElement.scrollHeight")  # type: ignore[attr-defined]
+    driver.set_window_size(1280, min(int(height) + 20, 1800))  # type: ignore[attr-defined]
+    try:
         driver.save_screenshot(str(REPO_ROOT / "docs" / "images" / f"{name}.png"))  # type: ignore[attr-defined]
+    finally:
+        driver.set_window_size(1280, 900)  # type: ignore[attr-defined]
 

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = ["TARGETS", "Sources", "job_page", "parse_label", "replica_class", "study_page", "timeline_bars"]
+__all__ = ["TARGETS", "Sources", "artifacts", "job_page", "parse_label", "replica_class", "study_page", "study_plot",
+           "study_rows", "study_view", "timeline_bars"]
 
 #: Every target the dashboard can list, in the order its filter shows them.
 TARGETS = ("local", "vertex", "ray")
@@ -211,14 +212,22 @@ def artifacts(job_id: str, *, ray_address: str | None = None) -> dict[str, Any]:
 
 # --- one study -------------------------------------------------------------------------------------------------
 def study_page(study_id: str) -> dict[str, Any]:
-    """Everything a study's page shows: its trials (the best starred), the best's rerun command."""
+    """Everything a study's page shows: its trials (the best starred, those early stopping ended marked), the
+    best's rerun command."""
     from tfcloud import sdk
-    from tfcloud.tuneview import state_text
 
     with sdk.attach_study(study_id) as study:
         info = study.info()
         best = info.best_trial
         rerun = study.rerun_command(best) if best is not None else None
+    return study_view(info, rerun=rerun)
+
+
+def study_view(info: StudyInfo, *, rerun: str | None) -> dict[str, Any]:
+    """:func:`study_page` of a study's info and the best trial's rerun command."""
+    from tfcloud.tuneview import state_text
+
+    best = info.best_trial
     params = [p.name for p in info.study.params]
     trials = []
     for trial in info.trials:
