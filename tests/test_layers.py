@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tfcloud"
-#: The edge of the package: these may import anything.
-EDGE = {"tfcloud", "tfcloud.cli", "tfcloud.api", "tfcloud.sdk", "tfcloud.__main__"}
+#: The edge of the package: these may import anything (the dashboard, ``tfcloud ui``, is an edge as the CLI is:
+#: it reads everything through the SDK, :func:`test_the_cli_and_the_dashboard_call_the_sdk_only`).
+EDGE = {"tfcloud", "tfcloud.cli", "tfcloud.api", "tfcloud.sdk", "tfcloud.__main__", "tfcloud.ui", "tfcloud.ui.app",
+        "tfcloud.ui.command", "tfcloud.ui.server", "tfcloud.ui.views"}
 #: Modules that sequence stages: only the edge (and plan, which runs the pure stages, and the local tuner,
 #: which submits each trial through the pipeline) may import them.
 ORCHESTRATION = {"tfcloud.pipeline", "tfcloud.plan", "tfcloud.tuning"}
@@ -56,7 +58,16 @@ def test_no_import_runs_back_up_the_layers(path: Path) -> None:
     assert problems == []
 
 
-def test_the_cli_calls_the_sdk_only() -> None:
-    forbidden = ("tfcloud.backends", "tfcloud.pipeline", "tfcloud.validate", "tfcloud.spec", "tfcloud.settings")
-    found = [(line, target) for line, target, _ in _imports(PACKAGE / "cli.py") if target.startswith(forbidden)]
+@pytest.mark.parametrize("path", [PACKAGE / "cli.py", *sorted((PACKAGE / "ui").glob("*.py"))],
+                         ids=lambda p: _module(p))
+def test_the_cli_and_the_dashboard_call_the_sdk_only(path: Path) -> None:
+    forbidden = ("tfcloud.backends", "tfcloud.pipeline", "tfcloud.validate", "tfcloud.spec", "tfcloud.settings",
+                 "tfcloud.tuning")
+    found = [(line, target) for line, target, _ in _imports(path) if target.startswith(forbidden)]
+    assert found == []
+
+
+def test_nothing_below_the_edge_imports_the_dashboard() -> None:
+    found = [(_module(path), line) for path in SOURCES if _module(path) not in EDGE
+             for line, target, _ in _imports(path) if target.startswith("tfcloud.ui")]
     assert found == []

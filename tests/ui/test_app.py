@@ -83,13 +83,14 @@ def test_the_jobs_list_shows_local_and_vertex_jobs_with_their_states(served: Ser
 
     local = _submit(tmp_path, "hello.py", "print('hello')\n")
     failing = _submit(tmp_path, "broken.py", "print('about to fail')\nraise SystemExit(3)\n")
+    pool = vertex.WorkerPoolSpec(replica_count=1, machine_spec=vertex.MachineSpec(machine_type="n1-standard-4"),
+                                 container_spec=vertex.ContainerSpec(image_uri="us-docker.pkg.dev/p/r/train:1",
+                                                                     command=[sys.executable, "-c", "print('hi')"]))
     client = tfcloud_emulator.job_client()
     try:
         created = client.create_custom_job(parent=tfcloud_emulator.parent, custom_job=vertex.CustomJob(
-            display_name="vertex-hello", labels={"team": "vision"}, job_spec=vertex.CustomJobSpec(worker_pool_specs=[vertex.WorkerPoolSpec(
-                replica_count=1, machine_spec=vertex.MachineSpec(machine_type="n1-standard-4"),
-                container_spec=vertex.ContainerSpec(image_uri="us-docker.pkg.dev/p/r/train:1",
-                                                    command=[sys.executable, "-c", "print('hi')"]))])))
+            display_name="vertex-hello", labels={"team": "vision"},
+            job_spec=vertex.CustomJobSpec(worker_pool_specs=[pool])))
     finally:
         client.transport.close()
     vertex_id = created.name.rsplit("/", 1)[1]

@@ -77,7 +77,7 @@ def _status(url: str, headers: dict[str, str] | None = None) -> int:
 
 def test_tfcloud_ui_serves_from_a_thread_whichever_import_came_first() -> None:
     import tfcloud
-    import tfcloud.ui.app  # noqa: F401  (binds the name tfcloud.ui to the package: calling it still works)
+    import tfcloud.ui.app
 
     dashboard = tfcloud.ui(host="0.0.0.0", port=0, token="a-token-of-mine", open_browser=False, targets=["local"])
     try:

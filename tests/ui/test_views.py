@@ -47,8 +47,8 @@ def test_the_study_table_stars_the_best_and_marks_the_stopped_trials() -> None:
 
 
 def test_the_timeline_is_bars_on_one_axis() -> None:
-    stages = Timeline(stages=(Stage(name="submit", start=100.0, end=101.0), Stage(name="queued", start=101.0, end=103.0),
-                              Stage(name="run", start=103.0, end=None)))
+    stages = Timeline(stages=(Stage(name="submit", start=100.0, end=101.0),
+                              Stage(name="queued", start=101.0, end=103.0), Stage(name="run", start=103.0, end=None)))
     bars = timeline_bars(stages, now=110.0)
     assert [(b["name"], b["left"], b["width"], b["at"], b["took"], b["open"]) for b in bars] == [
         ("submit", 0.0, 10.0, "+0.0s", "1.0s", False),

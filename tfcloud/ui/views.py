@@ -19,7 +19,7 @@ from tfcloud.errors import ConfigurationError, TfcloudError, ValidationError
 from tfcloud.states import JobState
 
 if TYPE_CHECKING:
-    from tfcloud.backends.base import JobInfo
+    from tfcloud import JobInfo
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
