@@ -52,7 +52,7 @@ new MutationObserver(() => {
 
 def _stats(name: str, values: list[float]) -> None:
     ordered = sorted(values)
-    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
     print(f"{name:<40} median {statistics.median(values) * 1000:7.1f} ms   p90 {p90 * 1000:7.1f} ms   "
           f"max {max(values) * 1000:7.1f} ms   (n={len(values)})")
 

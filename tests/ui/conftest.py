@@ -50,12 +50,13 @@ def start_ui(env: Mapping[str, str], *args: str) -> tuple[subprocess.Popen[str],
 
 
 def stop_ui(proc: subprocess.Popen[str]) -> None:
+    """Stop it (SIGTERM, then SIGKILL) and close its pipes."""
     proc.terminate()
     try:
-        proc.wait(timeout=15)
+        proc.communicate(timeout=15)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait(timeout=10)
+        proc.communicate(timeout=10)
 
 
 def _browser_missing() -> str | None:

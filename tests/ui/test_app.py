@@ -39,6 +39,14 @@ def served(tfcloud_emulator: Any, tmp_path_factory: pytest.TempPathFactory) -> I
         stop_ui(proc)
 
 
+@pytest.fixture(scope="module")
+def browser(browser: Any, served: Served) -> Any:
+    """The module's browser, signed in to the dashboard (the token's cookie set), whichever test runs first."""
+    browser.get(served.url)
+    assert browser.current_url == served.base + "/"  # the token went into a cookie, out of the address bar
+    return browser
+
+
 @pytest.fixture(autouse=True)
 def _same_home(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TFCLOUD_HOME", str(served.home))  # this process's jobs are the dashboard's
@@ -105,7 +113,6 @@ def test_the_jobs_list_shows_local_and_vertex_jobs_with_their_states(served: Ser
     rows = [r.get_attribute("data-job") for r in browser.find_elements("css selector", "#jobs-table tbody tr")]
     assert rows.index(failing.job_id) < rows.index(local.job_id)  # newest first
     assert "team=vision" in browser.find_element("css selector", f'tr[data-job="{vertex_id}"]').text
-    assert browser.current_url == served.base + "/"  # the token went into a cookie, out of the address bar
     screenshot(browser, "ui-jobs")
 
     browser.get(served.base + "/?label=team%3Dvision")
@@ -163,6 +170,13 @@ def test_a_running_job_streams_new_lines_shows_html_as_text_and_cancels_from_the
         browser.find_element("id", "show-all").click()
 
         _wait(browser, lambda d: _text(d, "job-state") == "running")
+        assert _text(browser, "plan").splitlines() == [f"entry point {tmp_path / 'live.py'} {trigger}",
+                                                        "strategy (the script's own)",
+                                                        "distribution_strategy=None: the script sets up its own "
+                                                        "strategy"]
+        assert [c.text for c in browser.find_elements("css selector", "#pools tbody td")] == [
+            "chief", "1", "n1-standard-4", "-"]
+        assert _text(browser, "tensorboard") == f"tfcloud tensorboard {job.job_id}"
         screenshot(browser, "ui-job")
         trigger.touch()
         written = time.monotonic()
