@@ -243,6 +243,11 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
+    if build_logs and not spec.target.container:
+        from tfcloud.errors import UnsupportedOptionError
+
+        raise UnsupportedOptionError("build_logs", True, target=spec.target.name,
+                                     takers=["a target that builds an image (vertex, local with container)"])
     console = get_console()
     backend = get_backend(spec.target, settings=settings)
     recorder = Recorder()
