@@ -3,7 +3,7 @@
 It reads the plan the client shipped in the job's working directory (:data:`PLAN_FILE`), reserves one
 placement-group bundle per replica (the replica's CPUs and GPUs; ``SPREAD`` over the nodes), starts one
 :class:`ReplicaProcess` actor in each bundle, asks each for its node's address and a free port there, builds
-every replica's ``TF_CONFIG`` from those addresses (:func:`tfcloud.targets.local.backend.plan_replicas`) and runs the
+every replica's ``TF_CONFIG`` from those addresses (:func:`tfcloud.cluster.plan_replicas`) and runs the
 launcher in each actor as a child process.
 
 The outcome rules are the local backend's, reused: :class:`RaySupervisor` is the local
@@ -335,7 +335,7 @@ class Cluster:
     set by a signal, ends a wait for the nodes."""
 
     def __init__(self, plan: dict[str, Any], cancelled: threading.Event) -> None:
-        from tfcloud.targets.local.backend import aip_env
+        from tfcloud.cluster import aip_env
 
         self.plan = plan
         self.cancelled = cancelled
@@ -373,8 +373,8 @@ class Cluster:
     def envs(self, nodes: Sequence[dict[str, Any]]) -> dict[str, dict[str, str]]:
         """Each replica's variables on these nodes: its ``TF_CONFIG`` (from their addresses) and the ``AIP_*``
         directories."""
+        from tfcloud.cluster import plan_replicas
         from tfcloud.spec import Role
-        from tfcloud.targets.local.backend import plan_replicas
 
         replicas = plan_replicas([(Role(r["role"]), int(r["index"])) for r in self.plan["replicas"]],
                                  [f"{n['ip']}:{n['port']}" for n in nodes])

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -41,7 +42,7 @@ _NETWORK = re.compile(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9
 _SERVICE_ACCOUNT = re.compile(r"^[a-z0-9][a-z0-9._-]*@[a-z0-9][a-z0-9.-]*\.gserviceaccount\.com$")
 
 
-def _pattern(pattern: re.Pattern[str], expected: str) -> object:
+def _pattern(pattern: re.Pattern[str], expected: str) -> Callable[[str, object], str | None]:
     def check(name: str, value: object) -> str | None:
         text = check_text(name, value, expected=expected)
         if text is not None and not pattern.match(text):
@@ -78,26 +79,29 @@ class VertexTarget(Target):
     name: ClassVar[str] = "vertex"
     title: ClassVar[str] = "Vertex AI"
     options: ClassVar[tuple[Option, ...]] = (
-        Option(name="project", setting="project", check=check_project, metavar="PROJECT",
+        Option(name="project", setting="project", check=check_project, metavar="PROJECT", example="my-project",
                help="Google Cloud project."),
-        Option(name="region", setting="region", check=check_region, metavar="REGION", help="Vertex AI region."),
+        Option(name="region", setting="region", check=check_region, metavar="REGION", help="Vertex AI region.",
+               example="europe-west4"),
         Option(name="service_account", setting="service_account", metavar="EMAIL",
+               example="trainer@my-project.iam.gserviceaccount.com",
                check=_pattern(_SERVICE_ACCOUNT, "a service account e-mail such as "
                                                 "trainer@my-project.iam.gserviceaccount.com"),
                help="Service account the job runs as."),
-        Option(name="network", setting="network", metavar="NETWORK",
+        Option(name="network", setting="network", metavar="NETWORK", example="projects/12345/global/networks/vpc",
                check=_pattern(_NETWORK, "a VPC network name such as projects/12345/global/networks/my-vpc"),
                help="VPC network, projects/NUMBER/global/networks/NAME."),
-        Option(name="spot", type=bool, setting="spot", help="Run on Spot (preemptible) capacity."),
+        Option(name="spot", type=bool, setting="spot", help="Run on Spot (preemptible) capacity.", example=True),
         Option(name="timeout", type=int, setting="timeout", field="timeout_s", check=_timeout, metavar="SECONDS",
+               example=3600,
                help="Stop the job after this many seconds."),
-        Option(name="restart_on_worker_restart", type=bool,
+        Option(name="restart_on_worker_restart", type=bool, example=True,
                help="Restart the whole job when a worker restarts."),
         MAX_RESTARTS,
         output_dir_option(directories=False, field="base_output_dir", where=""),
-        Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT",
+        Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT", example="127.0.0.1:8470",
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
-        Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET",
+        Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
                help="Cloud Storage bucket for staged files."),
     )
     id_prefix: ClassVar[str | None] = None
