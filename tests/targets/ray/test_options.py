@@ -45,8 +45,9 @@ def test_every_replica_gets_the_aip_dirs_unless_the_job_sets_them(monkeypatch: p
                          {"name": "worker-0", "role": "worker", "index": 0, "resources": {"CPU": 1.0}}]}
     nodes = [{"ip": "192.168.77.1", "port": 4001}, {"ip": "192.168.77.2", "port": 4002}]
     envs = Cluster(plan, threading.Event()).envs(nodes)
-    base = default_output_dir("ray-x-1")
+    base = default_output_dir("ray-x-1")  # (no Ray session in this process: the temporary directory)
     assert base.endswith("/tfcloud-ray/ray-x-1/output")
+    assert default_output_dir("ray-x-1", "/tmp/ray/session_1") == "/tmp/ray/session_1/tfcloud/ray-x-1/output"
     assert envs["worker-0"]["AIP_CHECKPOINT_DIR"] == f"{base}/checkpoints/"
     assert json.loads(envs["worker-0"]["TF_CONFIG"]) == {
         "cluster": {"chief": ["192.168.77.1:4001"], "worker": ["192.168.77.2:4002"]},

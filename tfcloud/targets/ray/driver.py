@@ -63,10 +63,22 @@ _PLACEMENT_NOTICE_S = 30.0
 AIP_DIRS = ("AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "AIP_TENSORBOARD_LOG_DIR")
 
 
-def default_output_dir(job_id: str) -> str:
-    """Where the ``AIP_*`` directories go without ``--output-dir``: the same path on every node, in its own
-    temporary directory (only a one-node cluster keeps them together; docs/ray.md)."""
-    return os.path.join(tempfile.gettempdir(), "tfcloud-ray", job_id, "output")
+def default_output_dir(job_id: str, session_dir: str | None = None) -> str:
+    """Where the ``AIP_*`` directories go without ``--output-dir``: the same path on every node, in the Ray
+    session's directory (``/tmp/ray/session_...``; the temporary directory without one). Only a one-node cluster
+    keeps them together (docs/ray.md)."""
+    base = os.path.join(session_dir, "tfcloud") if session_dir else os.path.join(tempfile.gettempdir(), "tfcloud-ray")
+    return os.path.join(base, job_id, "output")
+
+
+def _session_dir() -> str | None:
+    """This Ray session's directory on the head (Ray keeps no public name for it), or None."""
+    try:
+        import ray._private.worker
+
+        return str(ray._private.worker._global_node.get_session_dir_path())
+    except Exception:  # another Ray version: the temporary directory instead
+        return None
 
 
 def format_line(replica: str, text: str, stream: str = "stdout", at: float | None = None) -> str:
@@ -342,7 +354,7 @@ class Cluster:
         self.bundles = [dict(r["resources"]) for r in plan["replicas"]]
         self.pg: Any = None
         self.actors: list[Any] = []
-        self.output_dir = str(plan.get("output_dir") or default_output_dir(str(plan["job_id"])))
+        self.output_dir = str(plan.get("output_dir") or default_output_dir(str(plan["job_id"]), _session_dir()))
         # The job's own env (the runtime environment's, so this process's too) may set any of them itself.
         self.aip = {k: v for k, v in aip_env(self.output_dir).items() if k not in os.environ}
 
