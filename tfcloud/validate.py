@@ -31,6 +31,7 @@ __all__ = [
     "VERTEX_REGIONS",
     "build_spec",
     "check_credentials",
+    "check_text",
     "check_settings",
     "validate_bucket",
     "validate_image_reference",
@@ -85,6 +86,17 @@ _DISPLAY_NAME_MAX = 128
 _NETWORK = re.compile(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
 _GCS_URI = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/.*)?$")
 MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
+
+
+def check_text(field: str, value: object, *, origin: str | None = None) -> None:
+    """A user-given text value holds no control character: a trailing newline from a pasted value or ``$(...)``,
+    a tab, an escape. Refused here, naming ``field``, before any pattern (``$`` also matches before a final
+    newline) or any Google, Docker or file call sees it. Values that are not text are left to their own check."""
+    found = _CONTROL.search(value) if isinstance(value, str) else None
+    if found is not None:
+        raise ValidationError(field, "text without control characters (newline, tab, escape...)", value,
+                              hint=f"It holds {found.group()!r} at position {found.start()}"
+                                   + (f" (set by {origin})" if origin else "") + ": remove it.")
 
 
 def _path(field: str, value: object, expected: str) -> Path:
@@ -205,6 +217,8 @@ def validate_labels(value: object) -> Mapping[str, str]:
                               f"<{len(value)} labels>")
     labels: dict[str, str] = {}
     for key, val in value.items():
+        check_text("job_labels", key)
+        check_text(f"job_labels[{key!r}]", val)
         if key == "tfcloud-submission":
             raise ValidationError("job_labels", "keys other than 'tfcloud-submission' (tfcloud sets it)", key)
         if not isinstance(key, str) or not key or len(key) > MAX_LABEL_LENGTH or not _LABEL_KEY.match(key):
@@ -277,6 +291,8 @@ def _docker_config(value: object) -> DockerConfig:
         return DockerConfig()
     if not isinstance(value, DockerConfig):
         raise ValidationError("docker_config", 'a tfcloud.DockerConfig or "auto"', value)
+    for name in ("image", "parent_image", "cache_from", "image_build_bucket"):
+        check_text(f"docker_config.{name}", getattr(value, name))
     for name in ("image", "parent_image", "cache_from"):
         image = getattr(value, name)
         if image is not None:
@@ -299,6 +315,7 @@ def _env(value: object) -> Mapping[str, str]:
     ):
         raise ValidationError("env", "a dict of environment variable names to string values", value)
     for key, val in value.items():
+        check_text("env", key)
         if key in _RESERVED_ENV:
             raise ValidationError("env", "names other than " + ", ".join(_RESERVED_ENV) + " (tfcloud sets them)",
                                   key)
@@ -378,6 +395,8 @@ def _refuse_on_local(options: Mapping[str, object]) -> None:
 
 def check_settings(settings: Settings) -> None:
     """The settings a submission reaches Google or Docker with: each checked before anything is built."""
+    for name, value in vars(settings).items():
+        check_text(name, value, origin=settings.sources.get(name))
     if settings.image_repository is not None and (
             not _IMAGE_REPO.match(settings.image_repository) or len(settings.image_repository) > 255):
         raise ValidationError("image_repository", "an image repository such as "
@@ -465,6 +484,10 @@ def build_spec(
 
     ``target`` names where the job runs; the options after ``project`` are that target's (Vertex AI's), checked
     here too and kept on the spec's target value (:mod:`tfcloud.targets`)."""
+    for field, text in (("target", target), ("project", project), ("region", region),
+                        ("service_account", service_account), ("network", network),
+                        ("base_output_dir", base_output_dir), ("display_name", display_name)):
+        check_text(field, text)
     tgt = _target_name(target)
     entry, kind = _entry_point(entry_point)
     requirements = _requirements(requirements_txt)
