@@ -128,6 +128,21 @@ CASES: list[Case] = [
     submit("ctl-setting-bucket", [V], "staging_bucket", TFCLOUD_STAGING_BUCKET="my-bucket\n"),
     run("ctl-run-project", {"project": "my-project\n", "target": "vertex"}, "project"),
     run("ctl-run-labels", {"job_labels": {"team": "ml\n"}, "target": "vertex"}, "job_labels['team']"),
+    # --- checked before the first side effect, not by Docker, pip or exec later ------------------------------
+    submit("image-upper-host", ["--image", "Registry.io/team/img:tag", V], "docker_config.image"),
+    submit("image-upper-first-part", ["--image", "TEAM/img:tag", V], "docker_config.image"),
+    submit("setting-repository-upper-host", [V], "image_repository", TFCLOUD_IMAGE_REPOSITORY="LOCALHOST:5000/tfcloud"),
+    submit("env-value-huge", ["--env", "A=" + "x" * 200_000], "env['A']"),
+    submit("env-value-huge-vertex", ["--env", "A=" + "x" * 200_000, V], "env['A']"),
+    submit("env-total-huge", [a for i in range(12) for a in ("--env", f"V{i}=" + "x" * 90_000)], "env"),
+    submit("reqs-unreachable-include", ["--requirements", "{d}/remote.txt", V], "requirements_txt"),
+    submit("reqs-unreachable-include-local", ["--requirements", "{d}/remote.txt", "--container"],
+           "requirements_txt"),
+    submit("reqs-unreachable-nested", ["--requirements", "{d}/includesremote.txt", V], "requirements_txt"),
+    tune("tune-plot-suffix", ["--param", "units=int:8:16", "--plot", "{d}/plot.jpg"], "--plot"),
+    tune("tune-plot-no-dir", ["--param", "units=int:8:16", "--plot", "{d}/no-such-dir/plot.png"], "--plot"),
+    tune("tune-plot-is-dir", ["--param", "units=int:8:16", "--plot", "{d}/plots.html"], "--plot"),
+    tune("tune-plot-newline", ["--param", "units=int:8:16", "--plot", "{d}/plot.png\n"], "--plot"),
     # --- tuning studies: the parameter syntax and the study (tfcloud tune, tfcloud.tune()) --------------------
     tune("tune-param-no-type", ["--param", "lr"], "param"),
     tune("tune-param-type-unknown", ["--param", "lr=float:1e-4:1e-1"], "param lr"),
@@ -437,6 +452,8 @@ FILES: dict[str, str | bytes] = {
     "badline.txt": "numpy>=1.26\nnumpy=1.0\n",
     "badoption.txt": "--no-such-option\nnumpy\n",
     "badinclude.txt": "-r nope.txt\n",
+    "remote.txt": "numpy\n-r http://127.0.0.1:9/more-requirements.txt\n",  # port 9: nothing listens
+    "includesremote.txt": "-r remote.txt\n",
     "includesbad.txt": "-r badline.txt\n",
     "binary.txt": b"numpy\x00\n",
     "badmarker.txt": "numpy; python_version >>> '3'\n",
@@ -472,6 +489,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     (d / "dir.py").mkdir()
+    (d / "plots.html").mkdir()
     return d
 
 

@@ -22,7 +22,7 @@ from tfcloud.study import ParamKind, Scale, StudyInfo, TrialInfo, format_value, 
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["rerun_command", "state_text", "study_table", "write_plots"]
+__all__ = ["check_plot_path", "rerun_command", "state_text", "study_table", "write_plots"]
 
 _STYLE = {JobState.SUCCEEDED: "green", JobState.FAILED: "red", JobState.CANCELLED: "yellow"}
 
@@ -180,6 +180,34 @@ def _html(info: StudyInfo, png: bytes) -> str:
         f"src=\"data:image/png;base64,{base64.b64encode(png).decode('ascii')}\">\n"
         "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>\n" + "\n".join(rows)
         + "\n</table>\n</body></html>\n")
+
+
+PLOT_SUFFIXES = (".png", ".html", ".htm")
+
+
+def check_plot_path(value: object, field: str = "--plot") -> Path:
+    """``tfcloud tune --plot PATH``, checked before the first trial starts: a ``.png`` or ``.html`` file in an
+    existing directory this user can write to, not a directory itself."""
+    import os
+
+    from tfcloud.errors import ValidationError
+    from tfcloud.validate import check_text
+
+    expected = "a .png or .html file in an existing, writable directory"
+    check_text(field, str(value) if isinstance(value, Path) else value)
+    if not isinstance(value, str | Path) or not str(value) or "\0" in str(value):
+        raise ValidationError(field, expected, value)
+    path = Path(value).expanduser()
+    if path.suffix.lower() not in PLOT_SUFFIXES:
+        raise ValidationError(field, expected, str(value),
+                              hint="End the name with .png (an image) or .html (a page with the table).")
+    parent = path.parent
+    if not parent.is_dir():
+        raise ValidationError(field, expected, str(value), hint=f"No directory {parent}: create it first.")
+    if path.is_dir() or not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        what = "is a directory" if path.is_dir() else "cannot be written"
+        raise ValidationError(field, expected, str(value), hint=f"{path} {what}.")
+    return path
 
 
 def write_plots(info: StudyInfo, *, png: Path | None = None, html_path: Path | None = None) -> None:

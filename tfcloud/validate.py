@@ -67,17 +67,21 @@ VERTEX_REGIONS: frozenset[str] = frozenset({
 MAX_REPLICAS = 1000
 MAX_LOCAL_REPLICAS = 32
 MAX_ARG_LENGTH = 100_000  # one script argument; Linux refuses a single argument above 128 KiB
+MAX_ENV_TOTAL = 1_000_000  # every --env variable together; Linux's ARG_MAX (2 MiB) also holds the arguments
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: What tfcloud sets in every replica (TFCLOUD_AUTO_CHECKPOINT, TFCLOUD_LOGICAL_CPUS... are the user's to set).
 _RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT")
 # Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@sha256:digest].
-_DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+# Lowercase registry hosts only: Docker's grammar allows `LOCALHOST:5000/x`, but the engine then takes
+# `UPPER/x`'s first part for a host, and registries and Artifact Registry are named in lowercase; refused here
+# rather than by Docker after the build started.
+_DOMAIN_PART = r"(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])"
 _DOMAIN = rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]{{1,5}})?)"
 _PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _IMAGE_NAME = rf"(?:{_DOMAIN}/)?{_PATH_PART}(?:/{_PATH_PART})*"
 _IMAGE_REF = re.compile(rf"^{_IMAGE_NAME}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[a-f0-9]{{64}})?$")
 _IMAGE_REPO = re.compile(rf"^{_IMAGE_NAME}$")
-_IMAGE_EXPECTED = "an image reference such as us-docker.pkg.dev/my-project/repo/name:tag (lowercase path)"
+_IMAGE_EXPECTED = "an image reference such as us-docker.pkg.dev/my-project/repo/name:tag (lowercase)"
 _HOST_PORT = re.compile(r"^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
@@ -321,6 +325,14 @@ def _env(value: object) -> Mapping[str, str]:
                                   key)
         if "\0" in val:
             raise ValidationError(f"env[{key!r}]", "a value without NUL bytes", val)
+        if len(f"{key}={val}".encode()) > MAX_ARG_LENGTH:  # else the replica's exec fails, after the job exists
+            raise ValidationError(f"env[{key!r}]", f"at most {MAX_ARG_LENGTH} bytes with its name (Linux refuses "
+                                  "a larger variable to a process)", f"<{len(val.encode())} bytes>",
+                                  hint="Pass large data in a file beside the script instead.")
+    total = sum(len(k) + len(v.encode()) + 2 for k, v in value.items())
+    if total > MAX_ENV_TOTAL:
+        raise ValidationError("env", f"at most {MAX_ENV_TOTAL} bytes in all", f"<{total} bytes>",
+                              hint="Pass large data in a file beside the script instead.")
     return MappingProxyType(dict(value))
 
 
@@ -400,7 +412,7 @@ def check_settings(settings: Settings) -> None:
     if settings.image_repository is not None and (
             not _IMAGE_REPO.match(settings.image_repository) or len(settings.image_repository) > 255):
         raise ValidationError("image_repository", "an image repository such as "
-                              "us-central1-docker.pkg.dev/my-project/tfcloud (no tag, lowercase path)",
+                              "us-central1-docker.pkg.dev/my-project/tfcloud (no tag, lowercase)",
                               settings.image_repository, hint="Set with TFCLOUD_IMAGE_REPOSITORY or "
                               "image_repository= in run() or [tool.tfcloud].")
     if settings.staging_bucket is not None:
@@ -565,6 +577,10 @@ def build_spec(
         })
     if intent not in ("plan", "build", "submit"):
         raise ValueError(f"intent must be plan, build or submit, not {intent!r}")
+    if requirements is not None and intent != "plan":  # a plan reaches no network
+        from tfcloud.requirements import check_remote_includes
+
+        check_remote_includes(requirements)
     if settings is not None:
         check_settings(settings)
         if tgt == LocalTarget.name and intent == "submit":
