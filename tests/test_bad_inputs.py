@@ -143,6 +143,10 @@ CASES: list[Case] = [
     tune("tune-plot-no-dir", ["--param", "units=int:8:16", "--plot", "{d}/no-such-dir/plot.png"], "--plot"),
     tune("tune-plot-is-dir", ["--param", "units=int:8:16", "--plot", "{d}/plots.html"], "--plot"),
     tune("tune-plot-newline", ["--param", "units=int:8:16", "--plot", "{d}/plot.png\n"], "--plot"),
+    submit("entry-name-not-utf8", [], "entry_point", entry="{d}/" + os.fsdecode(b"tr\xe9in.py")),
+    submit("entry-name-not-utf8-dry-run", ["--dry-run"], "entry_point", entry="{d}/" + os.fsdecode(b"tr\xe9in.py")),
+    submit("entry-name-not-utf8-vertex", [V], "entry_point", entry="{d}/" + os.fsdecode(b"tr\xe9in.py")),
+    submit("notebook-name-not-utf8", [], "entry_point", entry="{d}/" + os.fsdecode(b"n\xf6tebook.ipynb")),
     # --- tuning studies: the parameter syntax and the study (tfcloud tune, tfcloud.tune()) --------------------
     tune("tune-param-no-type", ["--param", "lr"], "param"),
     tune("tune-param-type-unknown", ["--param", "lr=float:1e-4:1e-1"], "param lr"),
@@ -490,6 +494,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
             path.write_text(content, encoding="utf-8")
     (d / "dir.py").mkdir()
     (d / "plots.html").mkdir()
+    (d / os.fsdecode(b"tr\xe9in.py")).write_text("print('training')\n")  # a name that is not UTF-8
+    (d / os.fsdecode(b"n\xf6tebook.ipynb")).write_text(FILES["skipped.ipynb"].replace("tfcloud-skip", "x"))
     return d
 
 

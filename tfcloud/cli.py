@@ -749,6 +749,10 @@ def artifacts(
     from tfcloud import sdk
     from tfcloud.outputs import download_artifacts, job_output_dir, list_artifacts
 
+    if download is not None:  # checked before the job is looked up: an unwritable place copies nothing
+        from tfcloud.outputs import check_download_dir
+
+        check_download_dir(download)
     with sdk.attached(job) as handle:
         base = job_output_dir(handle.info())
     if download is not None:
@@ -763,6 +767,9 @@ def artifacts(
     typer.echo(f"# {base}")
     for artifact in found:
         typer.echo(f"{artifact.size:>12}  {artifact.path}")
+    if not found:
+        get_console().print(f"Job {job} wrote no files under its output directory.", markup=False,
+                            highlight=False)
 
 
 @app.command()

@@ -153,6 +153,14 @@ def _check_script(path: Path, shown: str) -> None:
 def _entry_point(value: object) -> tuple[Path, EntryPointKind]:
     expected = "a path to an existing Python file (.py) or notebook (.ipynb)"
     path = _path("entry_point", value, expected)
+    if not path.name.isascii():  # a name the filesystem gave as bytes that are not UTF-8 (surrogates here)
+        try:
+            path.name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError("entry_point", expected + " whose name is UTF-8 text",
+                                  f"<{ascii(str(value))}: the name is not UTF-8>",
+                                  hint="Rename the file: its name is written into the launcher and the image.") \
+                from None
     suffix = path.suffix.lower()
     if suffix not in (".py", ".ipynb"):
         raise ValidationError("entry_point", expected, str(value))
