@@ -158,7 +158,7 @@ def _entry_point(value: object) -> tuple[Path, EntryPointKind]:
             path.name.encode("utf-8")
         except UnicodeEncodeError:
             raise ValidationError("entry_point", expected + " whose name is UTF-8 text",
-                                  f"<{ascii(str(value))}: the name is not UTF-8>",
+                                  f"<{str(value)!a}: the name is not UTF-8>",
                                   hint="Rename the file: its name is written into the launcher and the image.") \
                 from None
     suffix = path.suffix.lower()

@@ -439,5 +439,6 @@ def test_a_bad_unindent_beside_a_magic_names_the_cell_and_line(convert, cell, li
     # IPython's tokenizer raises IndentationError before Python sees the cell: the cell's error, not a traceback.
     with pytest.raises(NotebookError) as err:
         convert("import os", cell)
-    assert str(err.value) == f"nb.ipynb, cell 2, line {line}: unindent does not match any outer indentation level: {text}"
+    assert str(err.value) == (f"nb.ipynb, cell 2, line {line}: unindent does not match any outer indentation "
+                              f"level: {text}")
     assert (err.value.cell, err.value.line) == (2, line)
