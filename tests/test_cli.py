@@ -120,6 +120,13 @@ def test_local_job_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
     assert main(["logs", handle.job_id, "--replica", "worker-0"]) == 0
     assert capsys.readouterr().out.strip() == "worker-0 | hello from worker-0"
+    for follow in ([], ["-f"]):  # a replica the job does not have: refused, not an empty success
+        assert main(["logs", handle.job_id, "--replica", "worker-9", *follow]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.splitlines() == [
+            "Error: Invalid `--replica`: expected one of the job's replicas: chief-0, worker-0, received 'worker-9'.",
+            f"`tfcloud status {handle.job_id} --json` lists them."]
 
     assert main(["list", "--local", "--state", "running", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []

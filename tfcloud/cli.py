@@ -707,13 +707,14 @@ def logs(
 
     last, after = sdk.log_window(tail=tail, since=since)
     with sdk.attached(job, ray_address=ray) as handle:
+        names = sdk.check_replica(handle.info(), replica)
         try:
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,
                                             json_lines=json_output))
             print_lines(handle.logs(follow=False, replica=replica, tail=last, since=after),
                         show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_output,
-                        replicas=[r.name for r in handle.info().replicas if replica in (None, r.name)])
+                        replicas=names)
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
 

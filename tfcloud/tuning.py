@@ -485,7 +485,7 @@ def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *,
 
     require_tune_extra()
     backend = LocalBackend(settings=settings)
-    check_state_dir(backend.home)
+    check_state_dir(backend.home, backend.home_origin)
     replicas = len(spec_roles(spec))
     cores = _cores()
     if study.parallel_trials * replicas > cores:

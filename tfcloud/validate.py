@@ -594,7 +594,8 @@ def build_spec(
         if tgt == LocalTarget.name and intent == "submit":
             from tfcloud.targets.local.backend import LocalBackend, check_state_dir
 
-            check_state_dir(LocalBackend(settings=settings).home)
+            backend = LocalBackend(settings=settings)
+            check_state_dir(backend.home, backend.home_origin)
         # Google is reached to submit, and to build with Cloud Build; a Docker build pushes with Docker's login.
         if tgt == VertexTarget.name and (intent == "submit" or (intent == "build" and docker.image_build_bucket)):
             if not proj:

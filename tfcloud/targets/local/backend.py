@@ -79,32 +79,49 @@ _STATES = ("starting", "running", "succeeded", "failed", "stopping", "cancelled"
 
 def default_state_dir() -> Path:
     """Where tfcloud keeps local jobs: ``$TFCLOUD_HOME``, else ``~/.local/state/tfcloud``."""
-    return _state_path(os.environ.get("TFCLOUD_HOME") or "~/.local/state/tfcloud")
+    return _state_path(os.environ.get("TFCLOUD_HOME") or "~/.local/state/tfcloud", state_dir_origin())
 
 
 _STATE_EXPECTED = "a directory you can write to (tfcloud keeps local jobs there)"
 _STATE_HINT = "Set TFCLOUD_HOME (or state_dir in [tool.tfcloud]) to a directory you can write to."
 
 
-def _state_path(value: str | Path) -> Path:
+def state_dir_origin(settings: Settings | None = None, home: str | Path | None = None) -> str:
+    """Where the state dir came from, for messages: the setting's source (``TFCLOUD_HOME``, ``[tool.tfcloud]
+    in PATH``...), ``home=``, or the default."""
+    if home is not None:
+        return "home= (LocalBackend)"
+    if settings is not None and settings.state_dir:
+        return settings.sources.get("state_dir", "the state_dir setting")
+    if os.environ.get("TFCLOUD_HOME"):
+        return "TFCLOUD_HOME"
+    return "the default (~/.local/state/tfcloud)"
+
+
+def _state_error(path: str | Path, hint: str, origin: str | None) -> ValidationError:
+    where = f"The state dir is set by {origin}. " if origin else ""
+    return ValidationError("state_dir", _STATE_EXPECTED, str(path), hint=f"{hint}{where}{_STATE_HINT}")
+
+
+def _state_path(value: str | Path, origin: str | None = None) -> Path:
     if "\0" in str(value):
-        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(value), hint=_STATE_HINT)
+        raise _state_error(value, "", origin)
     try:
         return Path(value).expanduser()
     except RuntimeError:  # "~nosuchuser/...", or no home directory at all
-        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(value),
-                              hint="No such home directory. " + _STATE_HINT) from None
+        raise _state_error(value, "No such home directory. ", origin) from None
 
 
-def check_state_dir(path: Path) -> None:
+def check_state_dir(path: Path, origin: str | None = None) -> None:
     """The state dir must be a directory this user can create and write: a :class:`ValidationError` (exit 2)
-    before anything runs, not an error half-way through a submission."""
+    naming the ``state_dir`` setting and where it came from (``origin``), before anything runs, not an error
+    half-way through a submission."""
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         what = "is not a directory" if not existing.is_dir() else "is not writable"
-        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(path), hint=f"{existing} {what}. {_STATE_HINT}")
+        raise _state_error(path, f"{existing} {what}. ", origin)
 
 
 def make_job_id(spec: JobSpec, *, now: datetime.datetime | None = None) -> str:
@@ -260,9 +277,11 @@ class LocalBackend:
     def __init__(self, *, target: LocalTarget | None = None, settings: Settings | None = None,
                  home: str | Path | None = None, stop_grace_s: float = 5.0, finish_grace_s: float = 10.0,
                  stopped_timeout_s: float = 10.0) -> None:
+        #: where the state dir came from (TFCLOUD_HOME, [tool.tfcloud] in ..., the default), for its errors
+        self.home_origin = state_dir_origin(settings, home)
         if home is None and settings is not None and settings.state_dir:
             home = settings.state_dir
-        self.home = _state_path(home) if home is not None else default_state_dir()
+        self.home = _state_path(home, self.home_origin) if home is not None else default_state_dir()
         self.stop_grace_s = stop_grace_s
         self.finish_grace_s = finish_grace_s
         self.stopped_timeout_s = stopped_timeout_s
@@ -293,13 +312,13 @@ class LocalBackend:
 
         job_id = make_job_id(spec)
         job_dir = self.jobs_dir / job_id
-        check_state_dir(self.home)
+        check_state_dir(self.home, self.home_origin)
         try:
             self.jobs_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             job_dir.mkdir(mode=0o700)  # private: the logs hold whatever the script printed
         except OSError as exc:
             raise ConfigurationError(f"Cannot create the job directory {job_dir}: {exc.strerror or exc}.",
-                                     hint="Set TFCLOUD_HOME to a directory you can write to.") from exc
+                                     hint=f"The state dir is set by {self.home_origin}. {_STATE_HINT}") from exc
 
         from tfcloud.launcher import LAUNCHER_NAME
 
@@ -406,7 +425,8 @@ class LocalBackend:
             return [d.name for d in sorted(dirs, key=lambda d: (d / sup.JOB_FILE).stat().st_mtime)]
         except OSError as exc:
             raise ConfigurationError(f"Cannot read the local jobs in {self.jobs_dir}: {exc.strerror or exc}.",
-                                     hint="Set TFCLOUD_HOME to a directory you can read.") from exc
+                                     hint=f"The state dir is set by {self.home_origin}. Set TFCLOUD_HOME (or "
+                                          "state_dir in [tool.tfcloud]) to a directory you can read.") from exc
 
     def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
         """The local jobs, newest first (only those in ``state``; at most ``limit``)."""
