@@ -814,15 +814,15 @@ def list_jobs(
     if json_output:
         typer.echo(_dumps(rows, indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    import shutil
 
-    columns = ["job_id", "state", "exit_code", "display_name", "created"]
-    table = Table(*columns, title=f"{target or 'tfcloud'} jobs")
-    for row in rows:
-        table.add_row(*(Text(str(row[column]) if row[column] is not None else "-") for column in columns))
-    Console(highlight=False).print(table)
+    from tfcloud.jobview import jobs_lines
+
+    if not rows:
+        get_console().print(f"No {target + ' ' if target else ''}jobs{' in state ' + state if state else ''}.",
+                            markup=False, highlight=False)
+    for line in jobs_lines(rows, width=shutil.get_terminal_size().columns) if rows else []:
+        typer.echo(line)
 
 
 def _mount_subcommands() -> None:
