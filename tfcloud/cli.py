@@ -90,8 +90,8 @@ class _Typer(typer.Typer):
 
 app = _Typer(
     name="tfcloud",
-    help="Run a TensorFlow script or notebook as a distributed job: on this machine (the default) or on "
-    "Google Cloud Vertex AI.",
+    help="Run a TensorFlow script or notebook as a distributed job: on this machine (the default), on a Ray "
+    "cluster (--ray ADDRESS) or on Google Cloud Vertex AI (--vertex).",
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -116,7 +116,7 @@ def _root(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors and the job's own output: no "
                                                               "progress or warnings.")] = False,
 ) -> None:
-    """Run a TensorFlow script or notebook as a distributed job, locally or on Vertex AI."""
+    """Run a TensorFlow script or notebook as a distributed job, locally, on Ray or on Vertex AI."""
     from tfcloud.console import configure
 
     configure(verbosity=-1 if quiet else verbose)
