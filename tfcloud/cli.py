@@ -362,10 +362,16 @@ def build(
             typer.echo(_dumps({**(plan.image.to_dict() if plan.image else {"uri": None}),
                                    "notes": list(plan.notes)}, indent=2))
         else:
+            cannot = "No image can be planned: "
             for note in plan.notes:
-                get_console().print(f"Note: {note}", markup=False, highlight=False)
-            if plan.image is not None:
-                _print_image_plan(plan.image)
+                if plan.image is not None or not note.startswith(cannot):
+                    get_console().print(f"Note: {note}", markup=False, highlight=False)
+            if plan.image is None:  # the image is all this command shows: none is an error that says why
+                from tfcloud.errors import ConfigurationError
+
+                why = next((n[len(cannot):] for n in plan.notes if n.startswith(cannot)), "")
+                raise ConfigurationError(f"No image can be planned. {why}".strip())
+            _print_image_plan(plan.image)
         return
 
     ref = sdk.build(entry_point, push=not no_push, build_logs=build_logs, target="vertex", project=project,
