@@ -45,7 +45,7 @@ HELP_PANELS = {
                      "no_push"], "Image"),
     **dict.fromkeys(["project", "region", "service_account", "timeout", "spot", "restart_on_worker_restart",
                      "network", "cancel_on_interrupt"], "Vertex AI"),
-    **dict.fromkeys(["dry_run", "json_output", "detach", "follow"], "Output"),
+    **dict.fromkeys(["dry_run", "show_files", "json_output", "detach", "follow"], "Output"),
 }
 
 COMMAND_HELP_PANELS = {
@@ -258,6 +258,8 @@ def submit(
     build_logs: BuildLogsOpt = False,
     display_name: Annotated[Optional[str], typer.Option(help="The job's display name.", show_default=False)] = None,  # noqa: UP045
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; submit nothing.")] = False,
+    show_files: Annotated[bool, typer.Option("--show-files", help="With --dry-run: also print the generated "
+                                                                  "launcher (and a notebook's script).")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Print the job id and return; do not follow "
                                                                 "the logs.")] = False,
@@ -306,7 +308,7 @@ def submit(
         if json_output:
             typer.echo(_dumps(plan.to_dict(), indent=2))
         else:
-            _print_plan(plan)
+            _print_plan(plan, show_files=show_files)
         return
     with sdk.submit(entry_point, build_logs=build_logs, **options) as job:
         if detach:
@@ -518,7 +520,7 @@ def _study_outcome(study: Any, info: "StudyInfo", plot: Path | None) -> None:
         console.print(f"Plots: {paths[0]}\n       {paths[1]}", markup=False)
 
 
-def _print_plan(plan: "Plan") -> None:
+def _print_plan(plan: "Plan", *, show_files: bool = False) -> None:
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
@@ -553,6 +555,11 @@ def _print_plan(plan: "Plan") -> None:
         _say(f"Warning: {warning}", style="yellow")
     if plan.image is not None:
         _print_image_plan(plan.image)
+    if not show_files:  # the plan stays on screen; the generated files only when asked for
+        from tfcloud.planview import generated_files
+
+        _say("Generated: " + generated_files(plan))
+        return
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
     if plan.script is not None:

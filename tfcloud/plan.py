@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ConfigurationError
 from tfcloud.pipeline import image_repository, prepare
@@ -82,7 +82,7 @@ class ImagePlan:
         }
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class Plan:
     """What ``run(dry_run=True)`` returns and ``tfcloud submit --dry-run`` prints."""
 
@@ -105,6 +105,24 @@ class Plan:
     @property
     def args(self) -> tuple[str, ...]:
         return self.spec.entry_point_args
+
+    def __str__(self) -> str:
+        from tfcloud.planview import plan_text
+
+        return plan_text(self)
+
+    def __repr__(self) -> str:
+        replicas = sum(p.replicas for p in self.pools)
+        return (f"<Plan for {self.spec.entry_point.name}: {self.spec.target.name}, {self.strategy}, "
+                f"{replicas} replica(s); print() it for the whole plan>")
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's pretty printer
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:  # a notebook shows the plan as tables
+        from tfcloud.planview import plan_html
+
+        return plan_html(self)
 
     @property
     def command_line(self) -> str:
