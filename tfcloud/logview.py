@@ -3,8 +3,9 @@
 Each replica gets a prefix (``chief-0 | ``, aligned to the longest replica name) and a colour that depends
 only on its name, so ``chief-0`` looks the same in every run and in every backend. The replica's own text is
 printed as is (never read as rich markup). Known TensorFlow start-up noise (absl, oneDNN, CPU features,
-CUDA probing on machines without a GPU, gRPC and coordination-service set-up: :data:`NOISE`) is left off the
-terminal unless asked for (``tfcloud -v``); the replicas' log files keep every line. :func:`tail` and
+CUDA probing on machines without a GPU, gRPC and coordination-service set-up, a TF1 session's device scan and
+rendezvous cleanup: :data:`NOISE`) is left off the terminal unless asked for (``tfcloud -v``), and out of a
+failure's last lines (:func:`tail` with ``skip_noise``); the replicas' log files keep every line. :func:`tail` and
 :func:`format_tail` give a replica's last lines for failure messages.
 """
 
@@ -40,6 +41,10 @@ NOISE: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     _ABSL + r"(?:" + "|".join(_STARTUP_SOURCES) + r")\.(?:cc|h):\d+\] ",
     _ABSL + r"generator_dataset_op\.cc:\d+\] Memory patch applied",
     _ABSL + r"dataset\.cc:\d+\] Input of GeneratorDatasetOp::Dataset will not be optimized",
+    # TF1 between-graph jobs (tf.distribute.Server + a session on server.target): the master's device scan at
+    # start-up, and each session's cleanup of its rendezvous at shutdown (an ABORTED status that is no error).
+    _ABSL + r"master\.cc:\d+\] Scanning workers for devices: ",
+    _ABSL + r"local_rendezvous\.cc:\d+\] Local rendezvous is aborting with status: ABORTED: Cleanup \d+",
     r"^WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR$",
     r"^To enable the following instructions: .*rebuild TensorFlow with the appropriate compiler flags\.$",
     r"^/job:[a-z_]+/replica:\d+/task:\d+$",  # the coordination service's list of stragglers
@@ -139,11 +144,13 @@ def print_lines(lines: Iterable[LogLine], console: Console | None = None, *,
         printer.print(line)
 
 
-def tail(lines: Iterable[LogLine], n: int = 20, *, replica: str | None = None) -> list[LogLine]:
-    """The last ``n`` lines of ``lines`` (of one replica when ``replica`` is given)."""
+def tail(lines: Iterable[LogLine], n: int = 20, *, replica: str | None = None,
+         skip_noise: bool = False) -> list[LogLine]:
+    """The last ``n`` lines of ``lines`` (of one replica when ``replica`` is given; without the known start-up
+    noise with ``skip_noise``)."""
     kept: collections.deque[LogLine] = collections.deque(maxlen=max(n, 0))
     for line in lines:
-        if replica is None or line.replica == replica:
+        if (replica is None or line.replica == replica) and not (skip_noise and is_noise(line.text)):
             kept.append(line)
     return list(kept)
 
