@@ -186,14 +186,14 @@ PLOT_SUFFIXES = (".png", ".html", ".htm")
 
 
 def check_plot_path(value: object, field: str = "--plot") -> Path:
-    """``tfcloud tune --plot PATH``, checked before the first trial starts: a ``.png`` or ``.html`` file in an
-    existing directory this user can write to, not a directory itself."""
+    """``tfcloud tune --plot PATH``, checked before the first trial starts: a ``.png`` or ``.html`` file, not
+    a directory, where this user can write (missing directories above it are made when the plot is written)."""
     import os
 
     from tfcloud.errors import ValidationError
     from tfcloud.validate import check_text
 
-    expected = "a .png or .html file in an existing, writable directory"
+    expected = "a .png or .html file in a directory you can write to"
     check_text(field, str(value) if isinstance(value, Path) else value)
     if not isinstance(value, str | Path) or not str(value) or "\0" in str(value):
         raise ValidationError(field, expected, value)
@@ -201,12 +201,15 @@ def check_plot_path(value: object, field: str = "--plot") -> Path:
     if path.suffix.lower() not in PLOT_SUFFIXES:
         raise ValidationError(field, expected, str(value),
                               hint="End the name with .png (an image) or .html (a page with the table).")
-    parent = path.parent
-    if not parent.is_dir():
-        raise ValidationError(field, expected, str(value), hint=f"No directory {parent}: create it first.")
-    if path.is_dir() or not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    if path.is_dir() or (path.exists() and not os.access(path, os.W_OK)):
         what = "is a directory" if path.is_dir() else "cannot be written"
         raise ValidationError(field, expected, str(value), hint=f"{path} {what}.")
+    existing = path.parent  # missing directories are made, as long as the nearest one that exists allows it
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not a directory" if not existing.is_dir() else "is not writable"
+        raise ValidationError(field, expected, str(value), hint=f"{existing} {what}: the plot cannot go there.")
     return path
 
 
