@@ -556,7 +556,7 @@ def _print_plan(plan: "Plan", *, show_files: bool = False) -> None:
     if plan.image is not None:
         _print_image_plan(plan.image)
     if not show_files:  # the plan stays on screen; the generated files only when asked for
-        from tfcloud.planview import generated_files
+        from tfcloud.plan import generated_files
 
         _say("Generated: " + generated_files(plan))
         return
