@@ -27,10 +27,12 @@ from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import ValidationError
 from tfcloud.following import (
     cancels_on_interrupt,
+    check_replica,
     follow,
     interrupted,
     keep_stages,
-    state_dir,
+    keep_submission,
+    submitted_plan,
     target_of,
     timeline,
     watch,
@@ -56,6 +58,7 @@ __all__ = [
     "attached",
     "build",
     "cancels_on_interrupt",
+    "check_replica",
     "failure",
     "follow",
     "interrupted",
@@ -258,7 +261,7 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
         backend.close()
         raise
     keep_stages(settings, handle.job_id, recorder)
-    _keep_submission(settings, spec, handle.job_id, image)
+    keep_submission(settings, spec, handle.job_id, image)
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
     if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
@@ -353,27 +356,6 @@ def log_window(*, tail: object = None, since: object = None) -> tuple[int | None
     from tfcloud.validate import parse_since, validate_tail
 
     return (None if tail is None else validate_tail(tail), None if since is None else parse_since(since))
-
-
-def _keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: ImageRef | None) -> None:
-    """Keep the job's plan in brief (:mod:`tfcloud.submission`), for ``tfcloud ui`` later (a nicety too)."""
-    import logging
-
-    from tfcloud.submission import record_path, save, summary
-
-    try:
-        save(record_path(state_dir(settings), job_id),
-             summary(spec, settings, image=image.uri if image is not None else None))
-    except (OSError, ValueError) as exc:
-        logging.getLogger("tfcloud").info("the plan of %s could not be kept: %s", job_id, exc)
-
-
-def submitted_plan(job_id: str) -> dict[str, Any] | None:
-    """The plan in brief of a job this machine submitted (strategy, pools, image, where each setting came
-    from: :func:`tfcloud.submission.summary`); None for a job submitted elsewhere."""
-    from tfcloud.submission import load, record_path
-
-    return load(record_path(state_dir(), job_id))
 
 
 # --- tuning (docs/tuning.md) ----------------------------------------------------------------------------------
