@@ -70,8 +70,10 @@ def load(out: Path, replica: str) -> dict[str, np.ndarray]:
         return {k: data[k] for k in data.files}
 
 
-def tfcloud(*argv: str) -> subprocess.CompletedProcess[str]:
+def tfcloud(*argv: str, path: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    if path is not None:
+        env["PATH"] = str(path)
     return subprocess.run([sys.executable, "-m", "tfcloud.cli", *argv], capture_output=True, text=True,
                           timeout=300, env=env)
 
@@ -103,6 +105,14 @@ def test_multi_worker_mirrored_over_two_hosts(two_host_ray: TwoHostRay, tmp_path
     shown = json.loads(listed.stdout)
     assert shown["output_dir"] == str(shared)
     assert "model/model.keras" in [a["path"] for a in shown["artifacts"]]
+    # `tfcloud tensorboard` runs on its logs/ (a stand-in shows the command line it was given).
+    fake = tmp_path / "bin" / "tensorboard"
+    fake.parent.mkdir()
+    fake.write_text(f"#!{sys.executable}\nimport sys\nprint('ARGS', sys.argv[1:])\n")
+    fake.chmod(0o755)
+    board = tfcloud("tensorboard", handle.job_id, "--ray", two_host_ray.address, path=fake.parent)
+    assert board.returncode == 0, board.stderr
+    assert f"ARGS ['--logdir', '{shared}/logs/']" in board.stdout
 
 
 @pytest.mark.tensorflow
