@@ -44,6 +44,7 @@ NEW_OPTIONS = (
     "network",
     "base_output_dir",
     "context_dir",
+    "build",
     "ray_address",
     "ray_cpus",
 )
@@ -90,6 +91,7 @@ def run(
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
+    build: bool = True,
     ray_address: str | None = None,
     ray_cpus: float | None = None,
 ) -> Plan: ...
@@ -131,6 +133,7 @@ def run(
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
+    build: bool = True,
     ray_address: str | None = None,
     ray_cpus: float | None = None,
 ) -> Job | None: ...
@@ -172,6 +175,7 @@ def run(
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
+    build: bool = True,
     ray_address: str | None = None,
     ray_cpus: float | None = None,
 ) -> Job | Plan | None: ...
@@ -212,6 +216,7 @@ def run(
     network: str | None = None,
     base_output_dir: str | None = None,
     context_dir: str | os.PathLike[str] | None = None,
+    build: bool = True,
     ray_address: str | None = None,
     ray_cpus: float | None = None,
     **unknown: object,
@@ -224,7 +229,8 @@ def run(
     ``evaluator_*``), the ``target`` (``"local"``, the default, ``"vertex"`` or ``"ray"``) and its options (``project``,
     ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``; for Ray
     ``ray_address``, ``ray_cpus``: see docs/ray.md), ``max_restarts`` for every target (docs/recovery.md),
-    ``display_name``, ``env``, ``context_dir`` and the endpoint settings; ``dry_run`` and ``stream_logs`` are
+    ``display_name``, ``env``, ``context_dir``, ``build`` (False: a Vertex AI job runs from a package of its files
+    on Google's prebuilt TensorFlow image, no image is built; docs/vertex.md) and the endpoint settings; ``dry_run`` and ``stream_logs`` are
     options of this call.
 
     - Inside a launched job (:func:`tfcloud.remote` is True) it returns ``None`` at once and does nothing.
@@ -264,7 +270,7 @@ def run(
         "emulator_host": emulator_host, "image_repository": image_repository, "staging_bucket": staging_bucket,
         "timeout": timeout, "restart_on_worker_restart": restart_on_worker_restart, "spot": spot,
         "max_restarts": max_restarts, "network": network, "base_output_dir": base_output_dir,
-        "context_dir": context_dir,
+        "context_dir": context_dir, "build": build,
         "ray_address": ray_address, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
     }
     if dry_run:

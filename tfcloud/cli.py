@@ -42,7 +42,7 @@ HELP_PANELS = {
                      "strategy", "max_restarts"], "Cluster"),
     **dict.fromkeys(["requirements", "label", "env", "display_name", "output_dir"], "Job"),
     **dict.fromkeys(["image", "parent_image", "cache_from", "image_build_bucket", "context", "build_logs",
-                     "no_push"], "Image"),
+                     "no_push", "no_build"], "Image"),
     **dict.fromkeys(["project", "region", "service_account", "timeout", "spot", "restart_on_worker_restart",
                      "network", "cancel_on_interrupt"], "Vertex AI"),
     **dict.fromkeys(["dry_run", "json_output", "detach", "follow"], "Output"),
@@ -256,6 +256,9 @@ def submit(
     image_build_bucket: BuildBucketOpt = None,
     context: ContextOpt = None,
     build_logs: BuildLogsOpt = False,
+    no_build: Annotated[bool, typer.Option(
+        "--no-build", help="Vertex AI: build no image; ship the files as a Python package to the staging bucket "
+                           "and run it on Google's prebuilt TensorFlow image (docs/vertex.md).")] = False,
     display_name: Annotated[Optional[str], typer.Option(help="The job's display name.", show_default=False)] = None,  # noqa: UP045
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; submit nothing.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
@@ -298,7 +301,7 @@ def submit(
         "display_name": display_name, "timeout": timeout, "spot": spot, "network": network,
         "restart_on_worker_restart": restart_on_worker_restart, "base_output_dir": output_dir, "context_dir": context,
         "ray_address": ray, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
-        "max_restarts": max_restarts, "container": container,
+        "max_restarts": max_restarts, "container": container, "build": not no_build,
     }
     _leave_defaults(ctx, options)
     if dry_run:

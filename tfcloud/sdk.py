@@ -98,6 +98,7 @@ class JobOptions(TypedDict, total=False):
     network: str | None
     base_output_dir: str | None
     context_dir: str | os.PathLike[str] | None
+    build: bool
 
 
 class Job:
@@ -190,6 +191,8 @@ def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: 
         require_extras(entry_point=entry_point, build=True, image_build_bucket=bucket)
         return
     container = bool(options.get("container")) if target == "local" else None
+    if target == "vertex" and options.get("build") is False:
+        container = False  # --no-build: a package goes to Cloud Storage (the cloud extra), no image is built
     require_extras(target=target, entry_point=entry_point, strategy=options.get("distribution_strategy", "auto"),
                    build=container, image_build_bucket=bucket, dry_run=intent == "plan")
 
@@ -216,6 +219,10 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
+    if build_logs and spec.target.packaged:
+        from tfcloud.validate import check_no_build
+
+        check_no_build(False, target=spec.target.name, docker=spec.docker_config, build_logs=build_logs)
     console = get_console()
     backend = get_backend(spec.target, settings=settings)
     recorder = Recorder()

@@ -31,6 +31,7 @@ __all__ = [
     "VERTEX_REGIONS",
     "build_spec",
     "check_credentials",
+    "check_no_build",
     "check_settings",
     "validate_bucket",
     "validate_image_reference",
@@ -341,6 +342,33 @@ def _scheduling(timeout: object, restart: object, spot: object) -> tuple[int | N
     return timeout, restart, spot
 
 
+#: The image options ``--no-build`` leaves nothing to act on: DockerConfig field → its CLI flag.
+_IMAGE_OPTIONS = {"image": "--image", "parent_image": "--parent-image", "cache_from": "--cache-from",
+                  "image_build_bucket": "--image-build-bucket"}
+
+
+def check_no_build(build: object, *, target: str, docker: DockerConfig, build_logs: bool = False) -> bool:
+    """``build`` (``--no-build``: False) checked: a bool; False only for Vertex AI, and never with an image
+    option (``--image``, ``--parent-image``, ``--cache-from``, ``--image-build-bucket``, ``--build-logs``),
+    which would be ignored otherwise."""
+    if not isinstance(build, bool):
+        raise ValidationError("build", "a bool", build)
+    if build:
+        return True
+    if target != VertexTarget.name:
+        raise ValidationError("build", 'True unless target="vertex" (--no-build runs the job from a Python package '
+                              "on Vertex AI's prebuilt TensorFlow image)", build,
+                              hint="Leave out --no-build (build=False), or run on Vertex AI (--vertex).")
+    given = [flag for field, flag in _IMAGE_OPTIONS.items() if getattr(docker, field)]
+    if build_logs:
+        given.append("--build-logs")
+    if given:
+        raise ValidationError(given[0], "to be left out with --no-build (no image is built)",
+                              f"--no-build and {given[0]}",
+                              hint=f"Leave out {given[0]}, or leave out --no-build to build an image.")
+    return False
+
+
 def _target_name(value: object) -> str:
     if isinstance(value, str) and value in TARGETS:
         return value
@@ -453,6 +481,7 @@ def build_spec(
     network: object = None,
     base_output_dir: object = None,
     context_dir: object = None,
+    build: object = True,
     settings: Settings | None = None,
     intent: str = "submit",
 ) -> JobSpec:
@@ -464,7 +493,8 @@ def build_spec(
     unless the emulator host is set). Everything is checked before anything is built, uploaded or submitted.
 
     ``target`` names where the job runs; the options after ``project`` are that target's (Vertex AI's), checked
-    here too and kept on the spec's target value (:mod:`tfcloud.targets`)."""
+    here too and kept on the spec's target value (:mod:`tfcloud.targets`). ``build`` False (``--no-build``): a
+    Vertex AI job runs from a package of its files instead of an image (:func:`check_no_build`)."""
     tgt = _target_name(target)
     entry, kind = _entry_point(entry_point)
     requirements = _requirements(requirements_txt)
@@ -530,6 +560,7 @@ def build_spec(
     if output_dir is not None and output_dir.startswith("gs://"):
         validate_bucket("base_output_dir", output_dir[len("gs://"):].split("/", 1)[0])
     context = _context_dir(context_dir, entry)
+    builds = check_no_build(build, target=tgt, docker=docker)
     if tgt == LocalTarget.name:
         total = sum(p.replica_count for p in pools)
         if total > MAX_LOCAL_REPLICAS:
@@ -555,6 +586,10 @@ def build_spec(
                                       hint="Pass --project (project= in run()), or set TFCLOUD_PROJECT or "
                                            "GOOGLE_CLOUD_PROJECT.")
             check_credentials(settings)
+        if not builds and intent == "submit" and not settings.staging_bucket:
+            raise ValidationError("staging_bucket", "a Cloud Storage bucket for the job's package (--no-build "
+                                  "uploads it there)", None, hint="Set TFCLOUD_STAGING_BUCKET, or staging_bucket= "
+                                  "in run() or [tool.tfcloud].")
 
     return JobSpec(
         entry_point=entry,
@@ -567,7 +602,8 @@ def build_spec(
         docker_config=docker,
         job_labels=labels,
         target=_target(tgt, project=proj, region=reg, service_account=sa, scheduling=scheduling, network=vpc,
-                       base_output_dir=output_dir, max_restarts=_max_restarts(max_restarts), container=container),
+                       base_output_dir=output_dir, max_restarts=_max_restarts(max_restarts), container=container,
+                       build=builds),
         display_name=name,
         env=environment,
         context_dir=context,
@@ -576,14 +612,15 @@ def build_spec(
 
 def _target(name: str, *, project: str | None, region: str | None, service_account: str | None,
             scheduling: tuple[int | None, bool, bool], network: str | None,
-            base_output_dir: str | None, max_restarts: int | None = None, container: object = False) -> AnyTarget:
+            base_output_dir: str | None, max_restarts: int | None = None, container: object = False,
+            build: bool = True) -> AnyTarget:
     """The spec's target value: the checked options of the target ``name`` (a local run has none)."""
     if name == VertexTarget.name:
         timeout, restart, spot = scheduling
         return VertexTarget(project=project, region=region, network=network, spot=spot,
                             timeout_s=timeout, restart_on_worker_restart=restart,
                             base_output_dir=base_output_dir, service_account=service_account,
-                            max_restarts=max_restarts)
+                            max_restarts=max_restarts, build=build)
     if name == LocalTarget.name:
         if not isinstance(container, bool):
             raise ValidationError("container", "a bool", container)

@@ -2,7 +2,8 @@
 
 The :class:`~tfcloud.spec.JobSpec` says *what* runs; its ``target`` is one of these values. A target knows
 its registry name (:data:`tfcloud.backends.BACKENDS` maps it to the backend class) and whether the job runs
-from a container image (then the stages build one before the backend submits).
+from a container image (``container``: the stages build one before the backend submits) or from a Python source
+distribution of its files (``packaged``: the stages build and upload that instead).
 
 - :class:`LocalTarget`: processes on this machine (or containers from the job's image: ``container``), restarts,
   output directory (the state dir is a setting).
@@ -30,6 +31,7 @@ class LocalTarget:
     """
 
     name: ClassVar[str] = "local"
+    packaged: ClassVar[bool] = False
     container: bool = False
     max_restarts: int = 0
     output_dir: str | None = None
@@ -44,10 +46,10 @@ class LocalTarget:
 @dataclass(frozen=True, kw_only=True)
 class VertexTarget:
     """A Vertex AI CustomJob. ``project``/``region`` None: the settings' (the backend says when there is no
-    project)."""
+    project). ``build`` False (``--no-build``): no image; the job's files go as a Python package to the staging
+    bucket and run on Google's prebuilt TensorFlow training image (``python_package_spec``)."""
 
     name: ClassVar[str] = "vertex"
-    container: ClassVar[bool] = True
     ships_files: ClassVar[bool] = True
 
     project: str | None = None
@@ -59,6 +61,17 @@ class VertexTarget:
     base_output_dir: str | None = None  # gs://... ; Vertex AI sets AIP_MODEL_DIR etc. under it
     service_account: str | None = None
     max_restarts: int | None = None  # as Vertex AI's restart options (vertex_request.restart_scheduling)
+    build: bool = True
+
+    @property
+    def container(self) -> bool:
+        """The job runs from an image the stages build (not with ``--no-build``)."""
+        return self.build
+
+    @property
+    def packaged(self) -> bool:
+        """The job runs from a Python package of its files on a prebuilt image (``--no-build``)."""
+        return not self.build
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,6 +81,7 @@ class RayTarget:
 
     name: ClassVar[str] = "ray"
     container: ClassVar[bool] = False
+    packaged: ClassVar[bool] = False
     ships_files: ClassVar[bool] = True
 
     address: str | None = None
