@@ -544,8 +544,12 @@ def _print_plan(plan: "Plan") -> None:
         _say(f"Setting: {name} = {shown} (from {source['from']})")
     for warning in plan.warnings:
         _say(f"Warning: {warning}", style="yellow")
+    for line in plan.price.lines() if plan.price is not None else ():
+        _say(line)
     if plan.image is not None:
         _print_image_plan(plan.image)
+    for line in plan.package.lines() if plan.package is not None else ():
+        _say(line)
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
     if plan.script is not None:
@@ -602,28 +606,37 @@ def _print_image_plan(image: "ImagePlan") -> None:
 @app.command()
 def machines(
     json_output: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
+    prices: Annotated[bool, typer.Option("--prices", help="Add each machine's hourly list price on Vertex AI "
+                                                          "(us-central1; - where tfcloud's table has none).")] = False,
 ) -> None:
     """List the machine configs (COMMON_MACHINE_CONFIGS) and the Vertex AI machine each maps to."""
     from tfcloud.machines import COMMON_MACHINE_CONFIGS
 
+    if prices:
+        from tfcloud.prices import PRICE_DATE, PRICE_SOURCE, machine_price, price_table_line
     if json_output:
         typer.echo(_dumps({
             name: {"machine_type": m.machine_type, "cpu_cores": m.cpu_cores, "memory_gb": m.memory,
                    "accelerator_type": m.accelerator_type.name, "accelerator_count": m.accelerator_count,
-                   **({"tpu_topology": m.tpu_topology, "tpu_hosts": m.tpu_hosts} if m.tpu_topology else {})}
+                   **({"tpu_topology": m.tpu_topology, "tpu_hosts": m.tpu_hosts} if m.tpu_topology else {}),
+                   **({"price_per_hour_usd": machine_price(m)[0]} if prices else {})}
             for name, m in COMMON_MACHINE_CONFIGS.items()
         }, indent=2))
         return
-    rows = [["NAME", "MACHINE TYPE", "VCPUS", "MEMORY (GB)", "ACCELERATOR"]]
+    rows = [["NAME", "MACHINE TYPE", "VCPUS", "MEMORY (GB)", "ACCELERATOR", *(["PRICE/H"] if prices else [])]]
     for name, m in COMMON_MACHINE_CONFIGS.items():
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
         if m.tpu_hosts > 1:
             accel += f" x {m.tpu_hosts} hosts ({m.tpu_topology})"
-        rows.append([name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel])
+        rows.append([name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel,
+                     *([price_table_line(m)] if prices else [])])
     # Plain aligned columns (no rich table: rich's console is most of this command's start-up otherwise).
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    if prices:
+        typer.echo(f"\nPRICE/H: one replica on demand in us-central1, from tfcloud's price table of {PRICE_DATE} "
+                   f"({PRICE_SOURCE}); - where the table has no price.")
 
 
 JobArg = Annotated[str, typer.Argument(

@@ -224,6 +224,11 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
 
         check_no_build(False, target=spec.target.name, docker=spec.docker_config, build_logs=build_logs)
     console = get_console()
+    from tfcloud.plan import price_of
+
+    price = price_of(spec, settings)
+    for line in price.lines(pools=False) if price is not None else ():  # what it costs, before it starts
+        console.print(line, markup=False, highlight=False)
     backend = get_backend(spec.target, settings=settings)
     recorder = Recorder()
     try:
