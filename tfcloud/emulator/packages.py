@@ -46,7 +46,9 @@ class PackageInstaller:
                  "--target", str(target.with_name("site.partial")), *map(str, files)],
                 stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
             if result.returncode != 0:
-                tail = " ".join((result.stderr or result.stdout).strip().splitlines()[-3:])
+                said = [line.strip() for line in (result.stderr or result.stdout).splitlines()
+                        if line.strip() and not line.lstrip().startswith(("note:", "hint:", "[end of output]"))]
+                tail = " ".join(said[-3:])
                 raise ReplicaStartError(f"The Python package could not be installed: pip exited with "
                                         f"{result.returncode}: {tail}")
             target.with_name("site.partial").rename(target)
