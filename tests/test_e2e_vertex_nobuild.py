@@ -6,7 +6,9 @@ throughout; nothing patched."""
 
 from __future__ import annotations
 
+import io
 import re
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -94,11 +96,8 @@ def test_no_build_job_trains_and_an_unchanged_resubmission_uploads_nothing(
         name = uri.removeprefix(f"gs://{BUCKET}/")
         blob = storage.bucket(BUCKET).get_blob(name)
         generation = blob.generation
-        with blob.open("rb") as f:
-            import io
-            import tarfile
-
-            names = tarfile.open(fileobj=io.BytesIO(f.read()), mode="r:gz").getnames()
+        with tarfile.open(fileobj=io.BytesIO(blob.download_as_bytes()), mode="r:gz") as tar:
+            names = tar.getnames()
         assert not any(n.endswith("service-account.json") for n in names)  # the secret stayed home
         assert main([*argv[:-3], "--detach"]) == 0  # the same files again
         again = capsys.readouterr()

@@ -230,8 +230,8 @@ def run(
     ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``; for Ray
     ``ray_address``, ``ray_cpus``: see docs/ray.md), ``max_restarts`` for every target (docs/recovery.md),
     ``display_name``, ``env``, ``context_dir``, ``build`` (False: a Vertex AI job runs from a package of its files
-    on Google's prebuilt TensorFlow image, no image is built; docs/vertex.md) and the endpoint settings; ``dry_run`` and ``stream_logs`` are
-    options of this call.
+    on Google's prebuilt TensorFlow image, no image is built; docs/vertex.md) and the endpoint settings;
+    ``dry_run`` and ``stream_logs`` are options of this call.
 
     - Inside a launched job (:func:`tfcloud.remote` is True) it returns ``None`` at once and does nothing.
     - ``dry_run=True`` returns the :class:`~tfcloud.plan.Plan` without submitting anything.

@@ -2,7 +2,8 @@
 
 ``spec → entry point → launcher → (build context → image, or package) → backend``: :class:`PreparedJob` is what
 the stages before the backend produced (the launcher, the script it runs, the image or the package);
-:class:`ImageRef` is what a builder returns, :class:`PackageRef` what the package stage uploaded. Both are plain values; nothing here imports a backend or a builder.
+:class:`ImageRef` is what a builder returns, :class:`PackageRef` what the package stage uploaded. All are plain
+values; nothing here imports a backend or a builder.
 """
 
 from __future__ import annotations
