@@ -46,7 +46,9 @@ def test_no_build_needs_a_staging_bucket_and_vertex(script: Path, vertex_env: No
         "Error: Invalid `staging_bucket`: expected a Cloud Storage bucket for the job's package (--no-build "
         "uploads it there), received None.")
     assert main(["submit", str(script), "--local", "--no-build", "--dry-run"]) == 2
-    assert "Invalid `build`: expected True unless target=\"vertex\"" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "Error: Invalid `no_build`: expected to be left unset for the local target (it is an option of: vertex), "
+        "received <set>.\nRemove it, or run where it applies (--vertex / target=\"vertex\").\n")
 
 
 def test_no_build_plan_shows_the_package_its_prebuilt_images_and_the_price(
@@ -88,3 +90,14 @@ def test_machines_prices_lists_the_table_and_its_source(capsys: pytest.CaptureFi
     data = json.loads(capsys.readouterr().out)
     assert data["CPU"]["price_per_hour_usd"] == pytest.approx(0.21849885) and data["B200_8X"]["price_per_hour_usd"] \
         is None
+
+
+def test_run_build_false_is_the_same_option(script: Path) -> None:
+    import tfcloud
+
+    plan = tfcloud.run(str(script), target="vertex", build=False, chief_config="CPU", dry_run=True)
+    assert plan.image is None and plan.package is not None  # type: ignore[union-attr]
+    assert plan.package.executor_images == (  # type: ignore[union-attr]
+        ("chief", "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest"),)
+    with pytest.raises(tfcloud.ValidationError, match="no_build"):
+        tfcloud.run(str(script), target="local", no_build=True, dry_run=True)

@@ -110,8 +110,8 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
 def stage_package(job: PreparedJob, settings: Settings, *, console: Console | None = None,
                   recorder: Recorder | None = None) -> PackageRef:
     """The package stage (``--no-build``, :mod:`tfcloud.package`): the job's files as a source distribution in
-    the staging bucket, uploaded only when that content is not there yet. ``recorder`` marks the
-    ``context`` stage (the package is made) and the ``push`` stage (it is uploaded)."""
+    the staging bucket, uploaded only when that content is not there yet. ``recorder`` marks the ``context``
+    stage (the package is made) and the ``push`` stage (it is uploaded)."""
     from tfcloud.errors import ConfigurationError
     from tfcloud.gcloud import Clients
     from tfcloud.package import plan_package, upload_package
@@ -156,10 +156,10 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
         job, _ = prepare(spec, Path(tmp))
         if spec.target.container:
             # A local --container job's image goes into the local engine only (not pushed).
-            local = spec.target.name == "local"
+            pushed = spec.target.pushes_image
             job = replace(job, image=build_image(
-                job, settings, console=console, build_logs=build_logs, push=not local,
-                repository=_local_repository(spec, settings) if local else None, recorder=recorder))
+                job, settings, console=console, build_logs=build_logs, push=pushed,
+                repository=None if pushed else _local_repository(spec, settings), recorder=recorder))
         elif spec.target.packaged:
             job = replace(job, package=stage_package(job, settings, console=console, recorder=recorder))
         if recorder is not None:
@@ -173,7 +173,7 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
 def image_repository(spec: JobSpec, settings: Settings) -> str:
     """Where the job's image is named: a local ``--container`` job's in the local engine, else the registry it
     is pushed to. Raises :class:`~tfcloud.errors.ConfigurationError` when there is none."""
-    return _local_repository(spec, settings) if spec.target.name == "local" else _repository(spec, settings)
+    return _repository(spec, settings) if spec.target.pushes_image else _local_repository(spec, settings)
 
 
 def _local_repository(spec: JobSpec, settings: Settings) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from tfcloud.errors import ConfigurationError
 from tfcloud.pipeline import image_repository, prepare
 from tfcloud.settings import Settings
-from tfcloud.spec import EntryPointKind, JobSpec, Role, Strategy
+from tfcloud.spec import EntryPointKind, JobSpec, Strategy
 from tfcloud.strategy import EXPLICIT
 
 if TYPE_CHECKING:
@@ -194,13 +194,7 @@ def _pool_rows(spec: JobSpec) -> tuple[PoolRow, ...]:
             accel += f" per host, {m.tpu_topology} slice on {m.tpu_hosts} hosts"
         elif m.tpu_topology:
             accel += f" ({m.tpu_topology})"
-        if spec.target.name == "vertex":
-            machine = m.machine_type
-        elif spec.target.name == "ray":  # the bundle each replica reserves (docs/ray.md; --ray-cpus overrides)
-            gpus = f" + {m.accelerator_count} GPU" if m.is_gpu else ""
-            machine = f"Ray bundle: {m.cpu_cores} CPU{gpus} ({m.machine_type})"
-        else:
-            machine = f"this machine ({m.machine_type} on Vertex)"
+        machine = spec.target.describe_machine(m)
         rows.append(PoolRow(role=pool.role.value, replicas=pool.replica_count, machine_type=machine,
                             accelerator=accel))
     return tuple(rows)
@@ -230,13 +224,9 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         notes.append("TPU image: " + tensorflow_tpu_release(installed_tensorflow_version()).reason)
     if spec.strategy.needs_tf_keras:
         notes.append("Keras is routed to tf-keras in every replica (Keras 3 cannot fit under this strategy).")
-    if spec.target.name == "vertex" and spec.chief.machine.is_tpu_vm:
-        notes.append("TPU VM: the TPU host runs your program as the chief (pool 0); no CPU/GPU chief is added "
-                     "(--chief-config adds one).")
+    notes += spec.target.notes(spec)
     if spec.strategy is Strategy.PARAMETER_SERVER:
         notes.append("Under ParameterServerStrategy, model.fit needs steps_per_epoch.")
-    if spec.target.name == "local" and spec.pool(Role.CHIEF) and spec.chief.machine.is_gpu:
-        notes.append("Local run: machine configs describe Vertex AI machines; replicas use this machine's devices.")
     requirements = list(entry.requirements)
     if spec.requirements_txt is not None:
         requirements.insert(0, f"-r {spec.requirements_txt}")
@@ -259,51 +249,28 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
 
 
 def _endpoint(spec: JobSpec, settings: Settings) -> str:
-    name = spec.target.name
-    if name == "vertex":
-        if settings.emulator_host:
-            return f"the tfcloud emulator at {settings.emulator_host} (no web console: tfcloud status JOB)"
-        return f"Vertex AI: project {settings.project or '(not set: --project)'}, region {settings.region}"
-    if name == "ray":
-        return f"the Ray cluster at {getattr(spec.target, 'address', None) or settings.ray_address}"
-    return "this machine" + (", each replica in a container from the job's image" if spec.target.container else "")
+    return spec.target.endpoint(settings)
 
 
 def price_of(spec: JobSpec, settings: Settings) -> JobPrice | None:
-    """A Vertex AI job's hourly list price (:mod:`tfcloud.prices`); None for a target that bills nothing."""
-    from tfcloud.targets import VertexTarget
-
-    target = spec.target
-    if not isinstance(target, VertexTarget):
-        return None
-    from tfcloud.prices import job_price
-
-    return job_price([(pool.role.value, pool.replica_count, pool.machine) for pool in spec.pools],
-                     region=target.region or settings.region, spot=target.spot, timeout_s=target.timeout_s)
+    """The job's hourly list price, as its target knows it (:mod:`tfcloud.prices`); None: it bills nothing."""
+    return spec.target.price(spec, settings)
 
 
 def _package_plan(job: PreparedJob, settings: Settings) -> PackagePlanView:
     """The ``--no-build`` part of the plan: the package (made in memory, not uploaded) and its prebuilt images."""
-    from tfcloud.dockerfile import installed_tensorflow_version
     from tfcloud.package import PACKAGE_MODULE, plan_package
-    from tfcloud.prebuilt import prebuilt_training_image
-    from tfcloud.targets import VertexTarget
-    from tfcloud.targets.vertex.request import executor_image
 
     spec = job.spec
-    version = installed_tensorflow_version()
-    region = (spec.target.region if isinstance(spec.target, VertexTarget) else None) or settings.region
     planned = plan_package(job, context_dir=spec.context_dir)
     bucket = (settings.staging_bucket or "STAGING_BUCKET").removeprefix("gs://").strip("/")
     ctx = planned.context
     generated = {f.path for f in ctx.files if f.data is not None}
-    device = "tpu" if spec.has_tpu else "gpu" if spec.has_gpu else "cpu"
+    images, reason = spec.target.package_images(spec, settings)
     return PackagePlanView(
         uri=f"gs://{bucket}/{planned.object_name()}", module=PACKAGE_MODULE,
         size=len(planned.data()),
-        executor_images=tuple((p.role.value, executor_image(p, tensorflow_version=version, region=region))
-                              for p in spec.pools),
-        image_reason=prebuilt_training_image(version, device=device, region=region).reason,
+        executor_images=images, image_reason=reason,
         context_root=str(ctx.root),
         files=tuple(ContextEntry(path=f.path, size=f.size, generated=f.path in generated) for f in ctx.files),
         kept_out=tuple((s.path, s.reason) for s in ctx.secrets))

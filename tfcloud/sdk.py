@@ -57,11 +57,9 @@ __all__ = [
     "watch",
 ]
 
-#: Options that are settings (resolved with env vars and pyproject.toml) rather than spec fields.
-SETTINGS_OPTIONS = ("target", "project", "region", "emulator_host", "image_repository", "staging_bucket",
-                    "ray_address", "ray_cpus")
-#: Job ids that name their target by a prefix; any other id is a Vertex AI job.
-_ID_PREFIXES = {"local-": "local", "ray-": "ray"}
+#: Job options that are also settings (resolved with env vars and pyproject.toml). A target's own options with a
+#: setting key (project, region, ray_address...) are declared by the target (tfcloud.targets).
+SETTINGS_OPTIONS = ("image_repository",)
 
 
 class JobOptions(TypedDict, total=False):
@@ -80,7 +78,7 @@ class JobOptions(TypedDict, total=False):
     ps_count: int
     evaluator_config: Any
     evaluator_count: int
-    target: str | None
+    target: Any  # a target's name or value (tfcloud.targets)
     project: str | None
     region: str | None
     display_name: str | None
@@ -99,6 +97,7 @@ class JobOptions(TypedDict, total=False):
     base_output_dir: str | None
     context_dir: str | os.PathLike[str] | None
     build: bool
+    no_build: bool
 
 
 class Job:
@@ -164,25 +163,41 @@ class Job:
 def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
               **options: Unpack[JobOptions]) -> tuple[JobSpec, Settings]:
     """Resolve the settings and check every option and setting (:func:`~tfcloud.validate.build_spec`, for
-    ``intent`` plan, build or submit): the spec and the settings to reach its target with."""
+    ``intent`` plan, build or submit): the spec and the settings to reach its target with.
+
+    The order a user meets the checks in: the entry point first (a missing or broken script is named before
+    anything else), then the options the target does not take, then the extras the call needs, then the rest."""
     import dataclasses
 
-    from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings
-    from tfcloud.validate import build_spec
+    import tfcloud.targets as targets
+    from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings, target_defaults
+    from tfcloud.validate import build_spec, check_entry_point, make_target, refuse_options
 
     given: dict[str, Any] = dict(options)
-    settings = resolve_settings({k: given.pop(k, None) for k in SETTINGS_OPTIONS})
-    defaults, sources = resolve_job_defaults(given)  # the options left out, from TFCLOUD_* and config files
-    given.update(defaults)
+    target = given.pop("target", None)
+    check_entry_point(entry_point)
+    value = target if isinstance(target, targets.Target) else None
+    settings = resolve_settings({"target": value.name if value is not None else target,
+                                 **{k: given.get(k) for k in SETTINGS_OPTIONS}})
+    cls = type(value) if value is not None else targets.get(settings.target)
+    job_keys = set(JobOptions.__annotations__) - {o.name for c in targets.builtin_targets() for o in c.options}
+    target_options = {k: given.pop(k) for k in list(given) if k not in job_keys or cls.option(k) is not None}
+    refuse_options(cls, target_options)
+    defaults, sources = resolve_job_defaults({**given, **target_options}, target=cls)
+    for option, default in defaults.items():
+        (target_options if cls.option(option) is not None else given)[option] = default
     by_key = {key: defaults[option] for key, (option, _) in JOB_DEFAULTS.items() if key in sources}
-    settings = dataclasses.replace(settings, sources={**settings.sources, **sources}, job_defaults=by_key)
-    _require_extras(entry_point, given, target=settings.target, intent=intent)
-    spec = build_spec(entry_point=entry_point, target=settings.target, project=settings.project,
-                      region=settings.region, settings=settings, intent=intent, **given)
-    return spec, settings
+    by_key.update({key: defaults[option] for key, (option, _, _) in target_defaults(cls).items() if key in sources})
+    given_sources = {k: "given" for k, v in target_options.items() if k not in defaults and v is not None}
+    settings = dataclasses.replace(settings, sources={**settings.sources, **given_sources, **sources},
+                                   job_defaults=by_key)
+    where = make_target(value if value is not None else cls.name, target_options, settings=settings)
+    _require_extras(entry_point, given, target=where, intent=intent)
+    spec = build_spec(entry_point=entry_point, target=where, settings=settings, intent=intent, **given)
+    return spec, where.settings_for(settings)
 
 
-def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: str, intent: str) -> None:
+def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: Any, intent: str) -> None:
     """Every optional extra this call will import, checked before anything else happens (tfcloud.extras)."""
     from tfcloud.extras import require_extras
 
@@ -190,11 +205,8 @@ def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: 
     if intent == "build":
         require_extras(entry_point=entry_point, build=True, image_build_bucket=bucket)
         return
-    container = bool(options.get("container")) if target == "local" else None
-    if target == "vertex" and options.get("build") is False:
-        container = False  # --no-build: a package goes to Cloud Storage (the cloud extra), no image is built
     require_extras(target=target, entry_point=entry_point, strategy=options.get("distribution_strategy", "auto"),
-                   build=container, image_build_bucket=bucket, dry_run=intent == "plan")
+                   image_build_bucket=bucket, dry_run=intent == "plan")
 
 
 def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> Plan:
@@ -220,9 +232,9 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
 
     spec, settings = make_spec(entry_point, **options)
     if build_logs and spec.target.packaged:
-        from tfcloud.validate import check_no_build
+        from tfcloud.targets.vertex import refuse_image_options
 
-        check_no_build(False, target=spec.target.name, docker=spec.docker_config, build_logs=build_logs)
+        refuse_image_options(spec.docker_config, build_logs=True)
     console = get_console()
     from tfcloud.plan import price_of
 
@@ -264,19 +276,28 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
 
 
 def _backend(target: str | None, job_id: str | None = None, *, ray_address: str | None = None) -> Backend:
+    """The backend of ``target`` (default: the target whose job ids look like ``job_id``, else the ``target``
+    setting), its extras checked first."""
+    import tfcloud.targets as targets
     from tfcloud.backends import get_backend
+    from tfcloud.extras import require_extras
     from tfcloud.jobids import validate_job_id
     from tfcloud.settings import resolve_settings
 
     if job_id is not None:
         validate_job_id(job_id)
     if target is None and job_id is not None:
-        target = next((name for prefix, name in _ID_PREFIXES.items() if job_id.startswith(prefix)), "vertex")
+        target = targets.for_job_id(job_id).name
     settings = resolve_settings({"target": target, "ray_address": ray_address})
-    from tfcloud.extras import require_extras
+    cls = targets.get(settings.target)
+    if ray_address is not None:  # `--ray ADDRESS` on a job command: the Ray target's own option
+        from tfcloud.validate import refuse_options
 
-    require_extras(target=settings.target, build=False)
-    return get_backend(settings.target, settings=settings)
+        refuse_options(cls, {"ray_address": ray_address})
+    value = cls.from_options({o.name: ray_address for o in cls.options if o.setting == "ray_address"
+                              and ray_address is not None})
+    require_extras(target=value, build=False)
+    return get_backend(value, settings=settings)
 
 
 def attach(job_id: str, *, target: str | None = None, ray_address: str | None = None) -> JobHandle:
@@ -342,7 +363,7 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
     first = handle.info()
     names = [r.name for r in first.replicas if replica is None or r.name == replica]
     printer = LogPrinter(replicas=names, show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_lines)
-    waiting = _Waiting(get_console(), enabled=first.target != "local")  # local replicas start at once
+    waiting = _Waiting(get_console(), enabled=_target_of(first).queues)  # local replicas start at once
     waiting.update(first.state, since=first.created)
     try:
         for line in handle.logs(follow=True, replica=replica, tail=tail, since=since):
@@ -502,8 +523,16 @@ def interrupted(handle: JobHandle, *, cancel: bool) -> None:
 
 
 def cancels_on_interrupt(handle: JobHandle) -> bool:
-    """Whether Ctrl-C cancels the job by default: local jobs die with the terminal; cloud jobs detach."""
-    return handle.info().target == "local"
+    """Whether Ctrl-C cancels the job by default (``Target.cancel_on_interrupt``): local jobs die with the
+    terminal; cloud jobs detach."""
+    return _target_of(handle.info()).cancel_on_interrupt
+
+
+def _target_of(info: JobInfo | StudyInfo) -> Any:
+    """The target class of a job's or study's info (by the registry name it records)."""
+    import tfcloud.targets as targets
+
+    return targets.get(info.target)
 
 
 def watch(handle: JobHandle, *, cancel_on_interrupt: bool = False) -> int:
@@ -557,6 +586,17 @@ class Study:
         self.handle.cancel()
 
     @property
+    def cancels_on_interrupt(self) -> bool:
+        """Whether Ctrl-C cancels the study (its target's ``cancel_on_interrupt``: local trials die with the
+        terminal) or detaches from it."""
+        return bool(_target_of(self.info()).cancel_on_interrupt)
+
+    @property
+    def poll_interval(self) -> float:
+        """Seconds between two looks at the study's state (its target's)."""
+        return float(_target_of(self.info()).poll_interval)
+
+    @property
     def best_trial(self) -> TrialInfo | None:
         """The succeeded trial with the best metric so far (None before one succeeded)."""
         return self.info().best_trial
@@ -588,88 +628,80 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
     ``max_trials`` trials, ``parallel_trials`` at a time. Each trial is a job with the options of
     :func:`submit` (any cluster shape) whose script gets ``--NAME=VALUE`` after its own arguments.
 
-    ``target`` local (optuna on this machine) or vertex (a Vertex AI HyperparameterTuningJob). Returns at
-    once; ``study.wait()`` blocks until the study ends. The study is checked before anything starts.
+    ``target``: one that has a tuner (``Target.tuner``): local (optuna on this machine) or vertex (a Vertex AI
+    HyperparameterTuningJob). Returns at once; ``study.wait()`` blocks until the study ends. The study is
+    checked before anything starts.
 
     ``early_stopping=True`` stops running trials by the median rule (optuna's MedianPruner locally, Vertex AI's
     median automated stopping): a trial whose measurements so far are worse than the median of the finished
     trials' at the same step ends early (docs/tuning.md, "Early stopping")."""
+    import tempfile
+    from dataclasses import replace
+
+    from tfcloud.console import get_console
     from tfcloud.extras import require_tune_extra
+    from tfcloud.pipeline import build_image, prepare
     from tfcloud.study import METRIC_ENV, make_study
 
     study = make_study(params, metric=metric, goal=goal, max_trials=max_trials, parallel_trials=parallel_trials,
                        algorithm=algorithm, early_stopping=early_stopping)
-    require_tune_extra(search=options.get("target") != "vertex")
     env = options.get("env")
     if env is not None and not isinstance(env, Mapping):
         raise ValidationError("env", "a mapping of NAME to value", env)
     flags = _rerun_flags(options)
     options["env"] = {**(env or {}), METRIC_ENV: study.metric}
     spec, settings = make_spec(entry_point, **options)
-    args = [str(a) for a in spec.entry_point_args]
-    if spec.target.name == "local":
-        from tfcloud.tuning import start_local_study
+    if spec.target.tuner is None:
+        import tfcloud.targets as targets
 
-        local = start_local_study(study, spec, settings, rerun_flags=flags)
-        return Study(local, entry_point=str(entry_point), args=args, flags=flags)
-    if spec.target.name != "vertex":
-        raise ValidationError("target", "local or vertex for a tuning study", spec.target.name)
-    import tempfile
-    from dataclasses import replace
-
-    from tfcloud.console import get_console
-    from tfcloud.pipeline import build_image, prepare
-    from tfcloud.targets.vertex.tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
-        job, _ = prepare(spec, Path(tmp))
-        job = replace(job, image=build_image(job, settings, console=get_console(), build_logs=build_logs))
-        studies = VertexStudies(settings)
-        try:
-            handle = studies.submit(job, study)
-        except BaseException:
-            studies.close()
-            raise
-    from tfcloud.targets.vertex.tuning import Rerun, save_rerun  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    # The job does not hold the script's path: keep it, for `tfcloud status ID --study` later.
-    save_rerun(_state_dir(settings), handle.name, Rerun(entry_point=str(spec.entry_point), args=tuple(args),
-                                                        flags=tuple(flags)))
-    get_console().print(f"Submitted study [bold]{handle.study_id}[/bold].")
-    return Study(handle, entry_point=str(entry_point), args=args, flags=["--vertex", *flags], closer=studies)
+        raise ValidationError("target", "a target that runs tuning studies: " + ", ".join(
+            c.name for c in targets.builtin_targets() if c.tuner), spec.target.name)
+    require_tune_extra(search=not spec.target.container)  # optuna searches on this machine
+    tuner = _load(spec.target.tuner)(settings)
+    try:
+        with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
+            job = None
+            if spec.target.container:
+                job, _ = prepare(spec, Path(tmp))
+                job = replace(job, image=build_image(job, settings, console=get_console(), build_logs=build_logs))
+            handle, rerun_flags = tuner.start(study, spec, job=job, rerun_flags=flags)
+    except BaseException:
+        tuner.close()
+        raise
+    if spec.target.container:
+        get_console().print(f"Submitted study [bold]{handle.study_id}[/bold].")
+    return Study(handle, entry_point=str(entry_point), args=[str(a) for a in spec.entry_point_args],
+                 flags=rerun_flags, closer=tuner)
 
 
 def attach_study(study_id: str, *, target: str | None = None) -> Study:
     """A study again by id: ``study-...`` a local one; any other id a Vertex AI HyperparameterTuningJob."""
+    import tfcloud.targets as targets
+    from tfcloud.extras import require_extras
     from tfcloud.settings import resolve_settings
 
     if target is None:
-        target = "local" if study_id.startswith("study-") else "vertex"
+        target = targets.for_job_id(study_id, studies=True).name
     settings = resolve_settings({"target": target})
-    if settings.target == "local":
-        from tfcloud.tuning import attach_local_study
-
-        local = attach_local_study(study_id, settings)
-        record = local.record()
-        return Study(local, entry_point=str(record.get("entry_point", "")),
-                     args=[str(a) for a in record.get("entry_point_args") or ()],
-                     flags=[str(f) for f in record.get("rerun_flags") or ()])
-    from tfcloud.extras import require_extras
-
-    require_extras(target="vertex", build=False)
-    from tfcloud.targets.vertex.tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    studies = VertexStudies(settings)
+    value = targets.get(settings.target)()
+    if value.tuner is None:
+        raise ValidationError("target", "a target that runs tuning studies", value.name)
+    require_extras(target=value, build=False)
+    tuner = _load(value.tuner)(value.settings_for(settings))
     try:
-        handle = studies.attach(study_id)
+        handle, entry_point, args, flags = tuner.attach(study_id)
     except BaseException:
-        studies.close()
+        tuner.close()
         raise
-    from tfcloud.targets.vertex.tuning import rerun_of  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    return Study(handle, entry_point=entry_point, args=list(args), flags=list(flags), closer=tuner)
 
-    rerun = rerun_of(_state_dir(settings), handle.job)  # kept at submit time, else what the job holds
-    return Study(handle, entry_point=rerun.entry_point, args=rerun.args, flags=["--vertex", *rerun.flags],
-                 closer=studies)
+
+def _load(ref: str) -> Any:
+    """The object a ``"module:attribute"`` reference names (a target's backend or tuner)."""
+    import importlib
+
+    module, _, attribute = ref.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
@@ -698,7 +730,12 @@ def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
         if isinstance(value, Mapping):
             for name, text in value.items():
                 flags += [flag, f"{name}={text}"]
-    for key in ("project", "region"):
-        if options.get(key):
-            flags += ["--" + key, str(options[key])]
+    import tfcloud.targets as targets
+
+    for option in {o.name: o for c in targets.builtin_targets() for o in c.options}.values():
+        value = options.get(option.name)  # type: ignore[misc]
+        if value is True:
+            flags.append(option.cli_flag)
+        elif value not in (None, False) and option.cli_flag:
+            flags += [option.cli_flag, str(value)]
     return flags

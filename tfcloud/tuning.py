@@ -519,3 +519,27 @@ def attach_local_study(study_id: str, settings: Settings | None = None) -> Local
         raise JobNotFoundError(f"No local study `{study_id}` in {studies_dir(home)}.",
                                hint=f"The most recent local studies: {recent}.")
     return LocalStudy(study_dir)
+
+
+class LocalTuner:
+    """The local target's tuner (``LocalTarget.tuner``): studies run by optuna on this machine, each trial a
+    local job. ``start`` returns at once; ``attach`` finds a study from any process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def start(self, study: StudySpec, spec: JobSpec, *, job: object = None,
+              rerun_flags: Sequence[str] = ()) -> tuple[LocalStudy, tuple[str, ...]]:
+        """The study's handle and the flags that rerun a trial with ``tfcloud submit``."""
+        return start_local_study(study, spec, self.settings, rerun_flags=rerun_flags), tuple(rerun_flags)
+
+    def attach(self, study_id: str) -> tuple[LocalStudy, str, tuple[str, ...], tuple[str, ...]]:
+        """The study's handle, its script, the script's arguments and the rerun flags."""
+        local = attach_local_study(study_id, self.settings)
+        record = local.record()
+        return (local, str(record.get("entry_point", "")),
+                tuple(str(a) for a in record.get("entry_point_args") or ()),
+                tuple(str(f) for f in record.get("rerun_flags") or ()))
+
+    def close(self) -> None:
+        """Nothing to release: the tuner thread ends with its study."""

@@ -50,7 +50,7 @@ from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
-    from tfcloud.targets import LocalTarget
+    from tfcloud.targets.local import LocalTarget
 
 __all__ = [
     "LocalBackend",
@@ -279,7 +279,7 @@ class LocalBackend:
         if os.name != "posix":
             raise ConfigurationError("Local runs need a POSIX system (Linux or macOS): they use process groups.")
         spec = job.spec
-        from tfcloud.targets import LocalTarget
+        from tfcloud.targets.local import LocalTarget
 
         target = spec.target if isinstance(spec.target, LocalTarget) else LocalTarget()
         if target.container and job.image is None:

@@ -38,7 +38,7 @@ from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_ti
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
-    from tfcloud.targets import RayTarget
+    from tfcloud.targets.ray import RayTarget
 
 __all__ = ["RayBackend", "RayJob", "replica_resources"]
 

@@ -35,7 +35,7 @@ from tfcloud.targets.vertex.request import SUBMISSION_LABEL, custom_job_request,
 if TYPE_CHECKING:
     from google.cloud.aiplatform_v1 import CustomJob
 
-    from tfcloud.targets import VertexTarget
+    from tfcloud.targets.vertex import VertexTarget
 
 __all__ = ["VertexBackend", "VertexJob", "console_url", "create_once"]
 

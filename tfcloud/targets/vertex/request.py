@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud.spec import JobSpec, PoolSpec, Role
 from tfcloud.study import ParamSpec, StudySpec
-from tfcloud.targets import VertexTarget
+from tfcloud.targets.vertex import VertexTarget
 
 if TYPE_CHECKING:
     from tfcloud.artifacts import PackageRef

@@ -24,6 +24,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -394,3 +395,35 @@ def rerun_from_job(job: Any) -> Rerun:
             flags += ["--label", f"{key}={value}"]
     return Rerun(entry_point=UNKNOWN_ENTRY_POINT, args=tuple(container.args) if container is not None else (),
                  flags=tuple(flags))
+
+
+class VertexTuner:
+    """The Vertex AI target's tuner (``VertexTarget.tuner``): a HyperparameterTuningJob per study, its trials
+    run from the job's image (built before :meth:`start`)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.studies = VertexStudies(settings)
+
+    def start(self, study: StudySpec, spec: Any, *, job: PreparedJob | None = None,
+              rerun_flags: Sequence[str] = ()) -> tuple[VertexStudy, tuple[str, ...]]:
+        """Submit the study (``job``: the trials' prepared job, with its image); the script's path is kept for
+        the rerun command (the job does not hold it)."""
+        from tfcloud.statedir import state_dir
+
+        assert job is not None, "the Vertex AI tuner needs the prepared job with its image"
+        handle = self.studies.submit(job, study)
+        save_rerun(state_dir(self.settings), handle.name, Rerun(
+            entry_point=str(spec.entry_point), args=tuple(str(a) for a in spec.entry_point_args),
+            flags=tuple(rerun_flags)))
+        return handle, ("--vertex", *rerun_flags)
+
+    def attach(self, study_id: str) -> tuple[VertexStudy, str, tuple[str, ...], tuple[str, ...]]:
+        from tfcloud.statedir import state_dir
+
+        handle = self.studies.attach(study_id)
+        rerun = rerun_of(state_dir(self.settings), handle.job)  # kept at submit time, else what the job holds
+        return handle, rerun.entry_point, rerun.args, ("--vertex", *rerun.flags)
+
+    def close(self) -> None:
+        self.studies.close()
