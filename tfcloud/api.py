@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
     from tfcloud.machines import MachineConfig
     from tfcloud.plan import Plan
     from tfcloud.sdk import Job, JobOptions
@@ -78,7 +76,7 @@ def run(
     docker_base_image: str | None = None,
     docker_image_bucket_name: str | None = None,
     dry_run: Literal[True],
-    **options: Unpack[JobOptions],
+    **options: Any,
 ) -> Plan: ...
 
 
@@ -99,7 +97,7 @@ def run(
     docker_base_image: str | None = None,
     docker_image_bucket_name: str | None = None,
     dry_run: Literal[False] = False,
-    **options: Unpack[JobOptions],
+    **options: Any,
 ) -> Job | None: ...
 
 

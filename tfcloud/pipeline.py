@@ -83,8 +83,9 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
                                  endpoint=settings.emulator_host, console=console, stream_logs=build_logs,
                                  retry=RetryPolicy.from_setting(settings.retry_deadline))
     from tfcloud.builders.docker import DockerBuilder
+    from tfcloud.statedir import locks_dir, state_dir
 
-    lock_dir = Path(settings.state_dir).expanduser() / "locks" if settings.state_dir else None
+    lock_dir = locks_dir(state_dir(settings)) if settings.state_dir else None
     return DockerBuilder(docker_host=settings.docker_host, console=console, stream_logs=build_logs,
                          lock_dir=lock_dir, recorder=recorder)
 

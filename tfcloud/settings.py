@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from tfcloud.errors import ConfigurationError, TfcloudError
 
@@ -242,13 +243,14 @@ def target_defaults(target: object = None, *, plugins: bool = False) -> dict[str
     :class:`~tfcloud.targets.Option`). Keys that are :class:`Settings` fields are not job defaults."""
     import tfcloud.targets as targets
 
+    classes: list[Any]
     if target is not None:
         classes = [target]
     else:
         classes = [targets.get(name) for name in targets.names()] if plugins else targets.builtin_targets()
     found: dict[str, tuple[str, str, object]] = {}
     for cls in classes:
-        for option in cls.options:  # type: ignore[attr-defined]
+        for option in cls.options:
             if option.setting and option.setting not in _SETTING_NAMES:
                 found.setdefault(option.setting, (option.name, _KIND_OF.get(option.type, _TEXT), option))
     return found
@@ -390,7 +392,7 @@ def _expected(kind: str) -> str:
 
         return _EXPECTED[kind] + " (" + ", ".join(COMMON_MACHINE_CONFIGS) + ")"
     if kind == _STRATEGY:
-        from tfcloud.completion import STRATEGIES
+        from tfcloud.spec import Strategy
 
-        return "one of " + ", ".join(STRATEGIES)
+        return "one of " + ", ".join(["auto", *(s.value for s in Strategy)])
     return _EXPECTED[kind]

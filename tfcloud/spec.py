@@ -92,12 +92,6 @@ class PoolSpec:
     machine: MachineConfig
 
 
-def _local_target() -> Target:
-    from tfcloud.targets.local import LocalTarget
-
-    return LocalTarget()
-
-
 @dataclass(frozen=True, kw_only=True)
 class JobSpec:
     """Everything that determines what the job does. Frozen; build it with :func:`tfcloud.validate.build_spec`."""
@@ -111,7 +105,7 @@ class JobSpec:
     strategy_reason: str
     docker_config: DockerConfig = field(default_factory=DockerConfig)
     job_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    target: Target = field(default_factory=_local_target)  # where, with that target's own options
+    target: Target  # where, with that target's own options (tfcloud.targets)
     display_name: str
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     context_dir: Path | None = None  # the image's build context (default: the entry point's directory)

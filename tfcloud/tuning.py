@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 from tfcloud._files import write_private_json
 from tfcloud.errors import JobNotFoundError, TfcloudError
 from tfcloud.extras import require_tune_extra
+from tfcloud.statedir import check_state_dir, source_of, state_dir, studies_dir
+from tfcloud.statedir import study_dir as study_path
 from tfcloud.states import JobState
 from tfcloud.study import (
     EARLY_STOPPING_MIN_TRIALS,
@@ -70,7 +72,6 @@ __all__ = [
     "attach_local_study",
     "grid_size",
     "start_local_study",
-    "studies_dir",
 ]
 
 logger = logging.getLogger("tfcloud")
@@ -81,10 +82,6 @@ CANCEL_FILE = "cancel"
 _POLL_S = 0.25
 _TERMINAL = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
 _STUDY_ID = re.compile(r"^study-[a-z0-9-]{1,80}$")
-
-
-def studies_dir(home: Path) -> Path:
-    return home / "studies"
 
 
 def make_study_id(entry_point: Path, *, now: datetime.datetime | None = None) -> str:
@@ -480,19 +477,20 @@ def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *,
                       rerun_flags: Sequence[str] = ()) -> LocalStudy:
     """Make the study's directory and start the tuner; returns at once. ``spec`` is the trials' job (the
     user's arguments; each trial adds its ``--NAME=VALUE``)."""
+    from tfcloud.cluster import spec_roles
     from tfcloud.errors import ConfigurationError
-    from tfcloud.targets.local.backend import LocalBackend, check_state_dir, spec_roles
+    from tfcloud.targets.local.backend import LocalBackend
 
     require_tune_extra()
     backend = LocalBackend(settings=settings)
-    check_state_dir(backend.home)
+    check_state_dir(backend.home, source=source_of(settings))
     replicas = len(spec_roles(spec))
     cores = _cores()
     if study.parallel_trials * replicas > cores:
         logger.warning("%d trials at once x %d replica(s) each = %d processes on %d CPU core(s): trials will be "
                        "slow; lower --parallel.", study.parallel_trials, replicas,
                        study.parallel_trials * replicas, cores)
-    study_dir = studies_dir(backend.home) / make_study_id(spec.entry_point)
+    study_dir = study_path(backend.home, make_study_id(spec.entry_point))
     try:
         study_dir.mkdir(mode=0o700, parents=True)
     except OSError as exc:
@@ -508,13 +506,11 @@ def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *,
 
 def attach_local_study(study_id: str, settings: Settings | None = None) -> LocalStudy:
     """A local study by id, from any process."""
-    from tfcloud.targets.local.backend import LocalBackend
-
-    home = LocalBackend(settings=settings).home
-    study_dir = studies_dir(home) / study_id
+    home = state_dir(settings)
+    study_dir = study_path(home, study_id)
     if not _STUDY_ID.match(study_id) or not (study_dir / STUDY_FILE).is_file():
-        found = sorted(studies_dir(home).glob("study-*"), key=lambda p: p.stat().st_mtime) if (
-            studies_dir(home).is_dir()) else []
+        studies = studies_dir(home)
+        found = sorted(studies.glob("study-*"), key=lambda p: p.stat().st_mtime) if studies.is_dir() else []
         recent = ", ".join(p.name for p in found[-3:]) or "none"
         raise JobNotFoundError(f"No local study `{study_id}` in {studies_dir(home)}.",
                                hint=f"The most recent local studies: {recent}.")

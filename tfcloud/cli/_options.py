@@ -154,7 +154,7 @@ def _parameter(option: Any, takers: list[str], panel: str) -> inspect.Parameter:
         default: Any = False
     else:
         kind = {int: int, float: float}.get(option.type, str)
-        annotation = Annotated[Optional[kind], typer.Option(  # type: ignore[valid-type]  # noqa: UP045
+        annotation = Annotated[Optional[kind], typer.Option(  # noqa: UP045
             option.cli_flag, help=option.help + where, metavar=option.metavar or "VALUE", show_default=False,
             rich_help_panel=panel)]
         default = None

@@ -78,9 +78,9 @@ class LocalTarget(Target):
                                   "(one process each)", workers,
                                   hint=f"The job asks for {total} replicas; run it on Vertex AI instead.")
         if settings is not None and intent == "submit":
-            from tfcloud.targets.local.backend import LocalBackend, check_state_dir
+            from tfcloud.statedir import check_state_dir, source_of, state_dir
 
-            check_state_dir(LocalBackend(settings=settings).home)
+            check_state_dir(state_dir(settings), source=source_of(settings))
 
     def describe_machine(self, machine: MachineConfig) -> str:
         return f"this machine ({machine.machine_type} on Vertex)"

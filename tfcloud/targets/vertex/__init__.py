@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -43,7 +44,7 @@ _NETWORK = re.compile(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9
 _SERVICE_ACCOUNT = re.compile(r"^[a-z0-9][a-z0-9._-]*@[a-z0-9][a-z0-9.-]*\.gserviceaccount\.com$")
 
 
-def _pattern(pattern: re.Pattern[str], expected: str) -> object:
+def _pattern(pattern: re.Pattern[str], expected: str) -> Callable[[str, object], str | None]:
     def check(name: str, value: object) -> str | None:
         text = check_text(name, value, expected=expected)
         if text is not None and not pattern.match(text):

@@ -34,6 +34,7 @@ from tfcloud.artifacts import PreparedJob
 from tfcloud.errors import SubmitError
 from tfcloud.gcloud import RetryPolicy, call
 from tfcloud.settings import Settings
+from tfcloud.statedir import rerun_record
 from tfcloud.states import to_job_state
 from tfcloud.study import Algorithm, Goal, ParamKind, ParamSpec, Scale, StudyInfo, StudySpec, TrialInfo
 from tfcloud.targets.vertex.backend import VertexBackend, create_once
@@ -301,7 +302,6 @@ def study_from_job(job: Any) -> StudySpec:
 # --- the command that reruns a trial ----------------------------------------------------------------------------
 #: What stands for the script in a rerun command when this machine did not submit the study.
 UNKNOWN_ENTRY_POINT = "ENTRY_POINT"
-_RERUN_DIR = "vertex-studies"
 _ROLE_FLAGS = (("--chief-config", None), ("--worker-config", "--worker-count"), ("--ps-config", "--ps-count"))
 
 
@@ -315,14 +315,10 @@ class Rerun:
     flags: tuple[str, ...] = ()
 
 
-def _rerun_path(state_dir: Path, name: str) -> Path:
-    return state_dir / _RERUN_DIR / (name.replace("/", "_") + ".json")
-
-
 def save_rerun(state_dir: Path, name: str, rerun: Rerun) -> None:
     """Keep ``rerun`` for the study ``name`` (the job's resource name) in ``<state dir>/vertex-studies/``
     (directory 0700, file 0600). A failure to write is logged, never fatal: :func:`rerun_of` falls back."""
-    path = _rerun_path(state_dir, name)
+    path = rerun_record(state_dir, name)
     try:
         write_private_json(path, {"name": name, "entry_point": rerun.entry_point, "args": list(rerun.args),
                                   "flags": list(rerun.flags)})
@@ -340,7 +336,7 @@ def rerun_of(state_dir: Path, job: Any) -> Rerun:
     """How to rerun a trial of the HyperparameterTuningJob ``job``: what :func:`save_rerun` kept when this
     machine submitted it, else what the job itself holds (:func:`rerun_from_job`)."""
     try:
-        data = json.loads(_rerun_path(state_dir, job.name).read_text(encoding="utf-8"))
+        data = json.loads(rerun_record(state_dir, job.name).read_text(encoding="utf-8"))
         if data.get("name") == job.name and isinstance(data.get("entry_point"), str) and data["entry_point"]:
             return Rerun(entry_point=data["entry_point"], args=_strings(data.get("args", [])),
                          flags=_strings(data.get("flags", [])))
