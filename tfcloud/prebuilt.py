@@ -9,9 +9,13 @@ Update the tables when Google publishes more: the dates say when they were read.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tfcloud.machines import MachineConfig
 
 __all__ = ["PREBUILT_TRAINING", "PREBUILT_TRAINING_SOURCE", "TENSORFLOW_TPU_RELEASES", "TENSORFLOW_TPU_SOURCE",
-           "Choice", "prebuilt_training_image", "tensorflow_tpu_release"]
+           "Choice", "executor_image", "prebuilt_training_image", "tensorflow_tpu_release"]
 
 #: ``tensorflow-tpu`` releases on PyPI, newest patch of each minor release.
 TENSORFLOW_TPU_SOURCE = "PyPI, tensorflow-tpu release history (read 2026-11-25: 2.16.1 to 2.20.0; no 2.21)"
@@ -100,3 +104,10 @@ def prebuilt_training_image(tensorflow_version: str | None, *, device: str, regi
     return Choice(value=uri, version=f"{minor[0]}.{minor[1]}",
                   reason=f"runs on TensorFlow {minor[0]}.{minor[1]}{newest}, Python 3.10: {name} "
                          f"({PREBUILT_TRAINING_SOURCE}).")
+
+
+def executor_image(machine: MachineConfig, *, tensorflow_version: str | None, region: str | None) -> str:
+    """The prebuilt image a ``--no-build`` pool on ``machine`` runs on: for its devices (CPU, GPU, TPU), the newest
+    not newer than ``tensorflow_version`` (:func:`prebuilt_training_image`)."""
+    device = "tpu" if machine.is_tpu else "gpu" if machine.is_gpu else "cpu"
+    return prebuilt_training_image(tensorflow_version, device=device, region=region).value

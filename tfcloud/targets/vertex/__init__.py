@@ -237,12 +237,11 @@ class VertexTarget(Target):
     def package_images(self, spec: JobSpec, settings: Settings) -> tuple[tuple[tuple[str, str], ...], str]:
         """Google's prebuilt TensorFlow training image for each pool's devices (``--no-build``)."""
         from tfcloud.dockerfile import installed_tensorflow_version
-        from tfcloud.prebuilt import prebuilt_training_image
-        from tfcloud.targets.vertex.request import executor_image
+        from tfcloud.prebuilt import executor_image, prebuilt_training_image
 
         version, region = installed_tensorflow_version(), self.settings_for(settings).region
         device = "tpu" if spec.has_tpu else "gpu" if spec.has_gpu else "cpu"
-        return (tuple((p.role.value, executor_image(p, tensorflow_version=version, region=region))
+        return (tuple((p.role.value, executor_image(p.machine, tensorflow_version=version, region=region))
                       for p in spec.pools),
                 prebuilt_training_image(version, device=device, region=region).reason)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tfcloud.prebuilt import executor_image
 from tfcloud.spec import JobSpec, PoolSpec, Role
 from tfcloud.study import ParamSpec, StudySpec
 from tfcloud.targets.vertex import VertexTarget
@@ -18,7 +19,7 @@ from tfcloud.targets.vertex import VertexTarget
 if TYPE_CHECKING:
     from tfcloud.artifacts import PackageRef
 
-__all__ = ["ALGORITHMS", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "executor_image", "parameter_spec",
+__all__ = ["ALGORITHMS", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "parameter_spec",
            "replica_name", "restart_scheduling", "tuning_job_request"]
 
 #: Vertex AI's worker pool order: pool i holds this role.
@@ -57,15 +58,6 @@ def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
     return {}
 
 
-def executor_image(pool: PoolSpec, *, tensorflow_version: str | None, region: str | None) -> str:
-    """The prebuilt TensorFlow training image a ``--no-build`` pool runs on: for its devices (CPU, GPU, TPU),
-    the newest not newer than ``tensorflow_version`` (:func:`tfcloud.prebuilt.prebuilt_training_image`)."""
-    from tfcloud.prebuilt import prebuilt_training_image
-
-    device = "tpu" if pool.machine.is_tpu else "gpu" if pool.machine.is_gpu else "cpu"
-    return prebuilt_training_image(tensorflow_version, device=device, region=region).value
-
-
 def _code_spec(spec: JobSpec, pool: PoolSpec, *, image_uri: str | None, package: PackageRef | None,
                tensorflow_version: str | None, region: str | None) -> dict[str, Any]:
     """What a pool runs: ``container_spec`` (the job's image, whose entrypoint is the launcher), or with a
@@ -73,7 +65,8 @@ def _code_spec(spec: JobSpec, pool: PoolSpec, *, image_uri: str | None, package:
     env = [{"name": name, "value": value} for name, value in sorted(spec.env.items())]
     code: dict[str, Any]
     if package is not None:
-        code = {"executor_image_uri": executor_image(pool, tensorflow_version=tensorflow_version, region=region),
+        code = {"executor_image_uri": executor_image(pool.machine, tensorflow_version=tensorflow_version,
+                                                     region=region),
                 "package_uris": [package.uri], "python_module": package.module, "args": list(spec.entry_point_args)}
         key = "python_package_spec"
     else:
@@ -89,8 +82,8 @@ def custom_job_request(spec: JobSpec, *, image_uri: str | None = None, submissio
                        tensorflow_version: str | None = None, region: str | None = None) -> dict[str, Any]:
     """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher), or, with ``package``
     (``--no-build``), that package on Google's prebuilt TensorFlow training image for each pool's devices
-    (:func:`executor_image`: the newest not newer than ``tensorflow_version``, from the registry nearest
-    ``region``); placed by the spec's :class:`~tfcloud.targets.VertexTarget` (service account, network,
+    (:func:`tfcloud.prebuilt.executor_image`: the newest not newer than ``tensorflow_version``, from the registry
+    nearest ``region``); placed by the spec's :class:`~tfcloud.targets.VertexTarget` (service account, network,
     scheduling, output directory)."""
     target = spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
     pools: list[dict[str, Any]] = []
