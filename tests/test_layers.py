@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tfcloud"
-#: The edge of the package: these may import anything.
-EDGE = {"tfcloud", "tfcloud.cli", "tfcloud.api", "tfcloud.sdk", "tfcloud.__main__"}
+#: The edge of the package: these may import anything (the dashboard, ``tfcloud ui``, is an edge as the CLI is:
+#: it reads everything through the SDK, :func:`test_the_cli_and_the_dashboard_call_the_sdk_only`).
+EDGE = {"tfcloud", "tfcloud.cli", "tfcloud.api", "tfcloud.sdk", "tfcloud.__main__", "tfcloud.ui", "tfcloud.ui.app",
+        "tfcloud.ui.command", "tfcloud.ui.server", "tfcloud.ui.views"}
 EDGE |= {"tfcloud.printers", "tfcloud.following"}  # what people see: plans, studies, a followed job
 #: The command-line package: every module in it is part of the edge.
 CLI = "tfcloud.cli"
@@ -110,10 +112,19 @@ def test_no_import_runs_back_up_the_layers(path: Path) -> None:
     assert problems == []
 
 
-def test_the_cli_calls_the_sdk_only() -> None:
-    forbidden = ("tfcloud.backends", "tfcloud.pipeline", "tfcloud.validate", "tfcloud.spec", "tfcloud.settings")
-    found = [(path.name, line, target) for path in (PACKAGE / "cli").glob("*.py")
-             for line, target, _ in _imports(path) if target.startswith(forbidden)]
+@pytest.mark.parametrize("path", [*sorted((PACKAGE / "cli").glob("*.py")), *sorted((PACKAGE / "ui").glob("*.py"))],
+                         ids=lambda p: _module(p))
+def test_the_cli_and_the_dashboard_call_the_sdk_only(path: Path) -> None:
+    forbidden = ("tfcloud.backends", "tfcloud.pipeline", "tfcloud.validate", "tfcloud.spec", "tfcloud.settings",
+                 "tfcloud.tuning")
+    found = [(line, target) for line, target, _ in _imports(path) if target.startswith(forbidden)]
+    assert found == []
+
+
+def test_nothing_below_the_edge_imports_the_dashboard() -> None:
+    found = [(_module(path), line) for path in SOURCES
+             if _module(path) not in EDGE and not _module(path).startswith(CLI + ".")
+             for line, target, _ in _imports(path) if target.startswith("tfcloud.ui")]
     assert found == []
 
 

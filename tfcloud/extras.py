@@ -17,6 +17,7 @@ importing anything (``importlib.util.find_spec``). What is missing is reported o
     tensorflow   a local job whose launcher sets up a TensorFlow strategy (any strategy but "none")
     ray          target "ray" (submit, and list/status/logs/cancel of Ray jobs)
     tune         ``tfcloud tune`` / ``tfcloud.tune()``: optuna (local studies), matplotlib (plots)
+    ui           ``tfcloud ui`` / ``tfcloud.ui()``: the dashboard (starlette, served by uvicorn)
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from tfcloud.errors import MissingExtraError
 
-__all__ = ["Need", "missing", "needed", "require_extras", "require_tune_extra"]
+__all__ = ["Need", "missing", "needed", "require_extras", "require_tune_extra", "require_ui_extra"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,3 +158,10 @@ def require_tune_extra(*, search: bool = True) -> None:
     if search:
         needs.insert(0, Need(module="optuna", extra="tune", feature="Local hyperparameter tuning"))
     _refuse(missing(tuple(needs)))
+
+
+def require_ui_extra() -> None:
+    """starlette and uvicorn (``tfcloud ui``): MissingExtraError naming ``tfcloud[ui]`` when one is missing.
+    Imports nothing."""
+    _refuse(missing(tuple(Need(module=m, extra="ui", feature="The dashboard (tfcloud ui)")
+                          for m in ("starlette", "uvicorn"))))

@@ -8,6 +8,7 @@
   ``run(stream_logs=True)``); while the job waits for resources a status line says so, and at the end one
   line says how long each stage took.
 - :func:`timeline`: how long each stage of a job took (:mod:`tfcloud.timeline`; ``tfcloud status --timeline``).
+- :func:`tune`, :func:`attach_study`, :func:`list_studies`: hyperparameter tuning studies (docs/tuning.md).
 
 Options are ``run()``'s keyword names (:class:`JobOptions`); settings (``target``, ``project``, ``region``,
 endpoints) resolve as flag > ``TFCLOUD_*`` > pyproject.toml > default, and :func:`tfcloud.validate.build_spec`
@@ -29,6 +30,7 @@ from tfcloud.following import (
     follow,
     interrupted,
     keep_stages,
+    state_dir,
     target_of,
     timeline,
     watch,
@@ -58,10 +60,12 @@ __all__ = [
     "follow",
     "interrupted",
     "list_jobs",
+    "list_studies",
     "log_window",
     "make_spec",
     "plan",
     "submit",
+    "submitted_plan",
     "timeline",
     "tune",
     "watch",
@@ -260,6 +264,7 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
         backend.close()
         raise
     keep_stages(settings, handle.job_id, recorder)
+    _keep_submission(settings, spec, handle.job_id, image)
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
     if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
@@ -354,6 +359,27 @@ def log_window(*, tail: object = None, since: object = None) -> tuple[int | None
     from tfcloud.validate import parse_since, validate_tail
 
     return (None if tail is None else validate_tail(tail), None if since is None else parse_since(since))
+
+
+def _keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: ImageRef | None) -> None:
+    """Keep the job's plan in brief (:mod:`tfcloud.submission`), for ``tfcloud ui`` later (a nicety too)."""
+    import logging
+
+    from tfcloud.submission import record_path, save, summary
+
+    try:
+        save(record_path(state_dir(settings), job_id),
+             summary(spec, settings, image=image.uri if image is not None else None))
+    except (OSError, ValueError) as exc:
+        logging.getLogger("tfcloud").info("the plan of %s could not be kept: %s", job_id, exc)
+
+
+def submitted_plan(job_id: str) -> dict[str, Any] | None:
+    """The plan in brief of a job this machine submitted (strategy, pools, image, where each setting came
+    from: :func:`tfcloud.submission.summary`); None for a job submitted elsewhere."""
+    from tfcloud.submission import load, record_path
+
+    return load(record_path(state_dir(), job_id))
 
 
 # --- tuning (docs/tuning.md) ----------------------------------------------------------------------------------
@@ -513,6 +539,29 @@ def _load(ref: str) -> Any:
 
     module, _, attribute = ref.partition(":")
     return getattr(importlib.import_module(module), attribute)
+
+
+def list_studies(*, target: str | None = None, limit: int = 50) -> list[StudyInfo]:
+    """Tuning studies, newest first, of a target that has a tuner: ``local`` this machine's (the default),
+    ``vertex`` the project's HyperparameterTuningJobs."""
+    import tfcloud.targets as targets
+    from tfcloud.extras import require_extras
+    from tfcloud.settings import resolve_settings
+    from tfcloud.validate import validate_limit
+
+    validate_limit(limit)
+    settings = resolve_settings({"target": target or "local"})
+    value = targets.get(settings.target)()
+    if value.tuner is None:
+        raise ValidationError("target", "a target that runs tuning studies: " + ", ".join(
+            c.name for c in targets.builtin_targets() if c.tuner), value.name)
+    require_extras(target=value, build=False)
+    tuner = _load(value.tuner)(value.settings_for(settings))
+    try:
+        found: list[StudyInfo] = tuner.list(limit=limit)
+    finally:
+        tuner.close()
+    return found
 
 
 def _rerun_flags(options: Mapping[str, Any]) -> list[str]:

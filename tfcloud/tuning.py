@@ -71,6 +71,7 @@ __all__ = [
     "LocalStudy",
     "attach_local_study",
     "grid_size",
+    "list_local_studies",
     "start_local_study",
 ]
 
@@ -537,5 +538,26 @@ class LocalTuner:
                 tuple(str(a) for a in record.get("entry_point_args") or ()),
                 tuple(str(f) for f in record.get("rerun_flags") or ()))
 
+    def list(self, *, limit: int | None = 50) -> list[StudyInfo]:
+        return list_local_studies(self.settings, limit=limit)
+
     def close(self) -> None:
         """Nothing to release: the tuner thread ends with its study."""
+
+
+def list_local_studies(settings: Settings | None = None, *, limit: int | None = 50) -> list[StudyInfo]:
+    """The local studies kept in the state dir, newest first (one whose ``study.json`` is unreadable is left
+    out)."""
+    from tfcloud.statedir import state_dir
+
+    root = studies_dir(state_dir(settings))
+    dirs = [p for p in root.glob("study-*") if _STUDY_ID.match(p.name) and (p / STUDY_FILE).is_file()]
+    found: list[StudyInfo] = []
+    for path in sorted(dirs, key=lambda p: p.name.rsplit("-", 1)[0].split("-")[-2:], reverse=True):
+        try:
+            found.append(LocalStudy(path).info())
+        except (TfcloudError, ValueError, KeyError, TypeError):
+            continue
+        if limit is not None and len(found) >= limit:
+            break
+    return found

@@ -5,13 +5,14 @@
   option specs;
 - :mod:`tfcloud.cli.jobs` (``submit``, ``build``), :mod:`tfcloud.cli.tune`, :mod:`tfcloud.cli.inspect`
   (``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard``, ``list``), :mod:`tfcloud.cli.machines`,
+  :mod:`tfcloud.cli.ui` (``tfcloud ui``, the dashboard),
   and the ``emulator`` group (:mod:`tfcloud.emulator.cli`).
 """
 
 from tfcloud.cli._app import app, main
 
 # The command families, in the order `tfcloud --help` lists their commands.
-from tfcloud.cli import jobs, tune, machines, inspect  # isort: skip
+from tfcloud.cli import jobs, tune, machines, inspect, ui  # isort: skip
 
 __all__ = ["app", "main"]
 
@@ -25,4 +26,4 @@ def _mount_subcommands() -> None:
 
 
 _mount_subcommands()
-del inspect, jobs, machines, tune
+del inspect, jobs, machines, tune, ui

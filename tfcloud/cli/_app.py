@@ -47,6 +47,7 @@ COMMAND_HELP_PANELS = {
     "status": {"show_timeline": "Output", "study": "Target"},
     "tune": dict.fromkeys(["param", "metric", "goal", "trials", "parallel", "algorithm", "early_stopping"], "Study")
     | {"plot": "Output"},
+    "ui": dict.fromkeys(["host", "port", "token", "browser"], "Server") | {"target": "Target"},
 }
 
 

@@ -421,5 +421,8 @@ class VertexTuner:
         rerun = rerun_of(state_dir(self.settings), handle.job)  # kept at submit time, else what the job holds
         return handle, rerun.entry_point, rerun.args, ("--vertex", *rerun.flags)
 
+    def list(self, *, limit: int | None = 50) -> list[StudyInfo]:
+        return self.studies.list(limit=limit)
+
     def close(self) -> None:
         self.studies.close()
