@@ -36,7 +36,8 @@ def test_no_build_with_build_logs_is_refused_before_anything_is_made(
         script: Path, vertex_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", "my-staging")
     assert main(["submit", str(script), "--vertex", "--no-build", "--build-logs"]) == 2
-    assert "Invalid `--build-logs`: expected to be left out with --no-build" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Invalid `--build-logs`: expected to be left out with --no-build (no image is built)" in err
 
 
 def test_no_build_needs_a_staging_bucket_and_vertex(script: Path, vertex_env: None,

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tfcloud.plan import ImagePlan, Plan
+    from tfcloud.settings import Settings
+    from tfcloud.spec import JobSpec
     from tfcloud.study import StudyInfo
 
-__all__ = ["print_image_plan", "print_plan", "say", "study_outcome"]
+__all__ = ["print_image_plan", "print_plan", "print_price", "say", "study_outcome"]
 
 
 def study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
@@ -140,3 +142,13 @@ def print_image_plan(image: ImagePlan) -> None:
     console.rule("Dockerfile")
     say(image.dockerfile.rstrip("\n"))
 
+
+
+def print_price(spec: JobSpec, settings: Settings) -> None:
+    """The job's hourly list price in brief (no per-pool lines), before it is submitted; nothing for a target
+    that bills nothing."""
+    from tfcloud.plan import price_of
+
+    price = price_of(spec, settings)
+    for line in price.lines(pools=False) if price is not None else ():
+        say(line)

@@ -242,19 +242,15 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     from tfcloud.backends import get_backend
     from tfcloud.console import get_console
     from tfcloud.pipeline import submit as submit_stages
+    from tfcloud.printers import print_price
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
-    if build_logs and spec.target.packaged:
-        from tfcloud.targets.vertex import refuse_image_options
-
-        refuse_image_options(spec.docker_config, build_logs=True)
+    if build_logs and spec.target.packaged:  # --no-build: there is no image build to log
+        raise ValidationError("--build-logs", "to be left out with --no-build (no image is built)",
+                              "--no-build and --build-logs", hint="Leave out --build-logs, or leave out --no-build.")
     console = get_console()
-    from tfcloud.plan import price_of
-
-    price = price_of(spec, settings)
-    for line in price.lines(pools=False) if price is not None else ():  # what it costs, before it starts
-        console.print(line, markup=False, highlight=False)
+    print_price(spec, settings)  # what it costs, before it starts
     backend = get_backend(spec.target, settings=settings)
     recorder = Recorder()
     try:

@@ -83,12 +83,10 @@ _IMAGE_OPTIONS = {"image": "--image", "parent_image": "--parent-image", "cache_f
                   "image_build_bucket": "--image-build-bucket"}
 
 
-def refuse_image_options(docker: DockerConfig, *, build_logs: bool = False) -> None:
+def refuse_image_options(docker: DockerConfig) -> None:
     """``--no-build`` builds no image: an image option (``--image``, ``--parent-image``, ``--cache-from``,
-    ``--image-build-bucket``, ``--build-logs``) would be ignored, so it is refused, naming both."""
+    ``--image-build-bucket``) would be ignored, so it is refused, naming both (``--build-logs``: by the SDK)."""
     given = [flag for field, flag in _IMAGE_OPTIONS.items() if getattr(docker, field)]
-    if build_logs:
-        given.append("--build-logs")
     if given:
         raise ValidationError(given[0], "to be left out with --no-build (no image is built)",
                               f"--no-build and {given[0]}",
