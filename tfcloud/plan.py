@@ -65,6 +65,7 @@ class ImagePlan:
     let_in: tuple[tuple[str, str], ...]  # (path, why): on the deny-list, let in by a `!path` line
     dropped_links: tuple[str, ...]
     dockerfile: str
+    cache_from: str | None = None  # an image the build takes its layer cache from
 
     @property
     def tag(self) -> str:
@@ -73,6 +74,7 @@ class ImagePlan:
     def to_dict(self) -> dict[str, object]:
         return {
             "uri": self.uri, "tag": self.tag, "base_image": self.base_image, "builder": self.builder,
+            "cache_from": self.cache_from,
             "context": {
                 "root": self.context_root, "file_count": len(self.files), "total_size": self.total_size,
                 "files": [{"path": f.path, "size": f.size, "generated": f.generated} for f in self.files],
@@ -156,6 +158,7 @@ class Plan:
         return {
             "entry_point": str(self.spec.entry_point),
             "target": self.spec.target.name,
+            "target_options": self.spec.target.given(),
             "strategy": self.strategy,
             "strategy_reason": self.strategy_reason,
             "pools": [vars(p) for p in self.pools],
@@ -305,6 +308,7 @@ def _image_plan(job: PreparedJob, settings: Settings, notes: list[str]) -> Image
         let_in=tuple((s.path, s.reason) for s in ctx.let_in),
         dropped_links=ctx.outside_links,
         dockerfile=planned.dockerfile,
+        cache_from=spec.docker_config.cache_from,
     )
 
 

@@ -119,6 +119,8 @@ def print_image_plan(image: ImagePlan) -> None:
     say(f"Image: {image.uri} (tag computed from the files below; nothing built)")
     say(f"Base image: {image.base_image}")
     say(f"Builder: {image.builder}")
+    if image.cache_from:
+        say(f"Build cache from: {image.cache_from}")
     say(f"Build context {shown(image.context_root)}: {len(image.files)} files, {format_size(image.total_size)}")
     own = [f for f in image.files if not f.generated]
     for f in own[:_PLAN_FILES]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from tfcloud.backends.base import JobInfo, LogLine, failure
-from tfcloud.errors import ValidationError
+from tfcloud.errors import UnsupportedOptionError, ValidationError
 from tfcloud.following import (
     cancels_on_interrupt,
     follow,
@@ -246,9 +246,12 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
-    if build_logs and spec.target.packaged:  # --no-build: there is no image build to log
-        raise ValidationError("--build-logs", "to be left out with --no-build (no image is built)",
-                              "--no-build and --build-logs", hint="Leave out --build-logs, or leave out --no-build.")
+    if build_logs and not spec.target.container:  # nothing is built: no build log
+        if spec.target.packaged:
+            raise ValidationError("--build-logs", "to be left out with --no-build (no image is built)",
+                                  "--no-build and --build-logs", hint="Leave out --build-logs, or --no-build.")
+        raise UnsupportedOptionError("build_logs", True, target=spec.target.name,
+                                     takers=["a target that builds an image (vertex, local with container)"])
     console = get_console()
     print_price(spec, settings)  # what it costs, before it starts
     backend = get_backend(spec.target, settings=settings)

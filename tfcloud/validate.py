@@ -163,11 +163,16 @@ def _machine(field: str, value: object, *, auto: MachineConfig) -> MachineConfig
 
 
 def _pool_machine(role: str, config: object, count: int, *, auto: MachineConfig) -> MachineConfig | None:
-    """``<role>_config``: None is allowed only when ``<role>_count`` is 0."""
+    """``<role>_config``: None is allowed only when ``<role>_count`` is 0; a machine chosen for a pool of no
+    replicas is refused (it would be silently ignored)."""
     if config is None:
         if count > 0:
             raise ValidationError(f"{role}_config", f"a MachineConfig when {role}_count > 0", None)
         return None
+    if count == 0 and not (isinstance(config, str) and config.lower() == "auto"):
+        raise ValidationError(f"{role}_config", f'"auto" (or None) when {role}_count is 0: the pool has no '
+                              "replicas", getattr(config, "describe", lambda: config)(),
+                              hint=f"Give {role}_count (--{role}-count N) too, or leave out {role}_config.")
     return _machine(f"{role}_config", config, auto=auto)
 
 

@@ -54,6 +54,8 @@ class Option:
     - ``check``: the value (after the CLI's conversion) to the field's value; raises
       :class:`~tfcloud.errors.ValidationError` naming the option.
     - ``metavar``, ``choices``: how ``--help`` shows the value.
+    - ``example``: a valid value, for the docs and for the contract test that runs every option on every target
+      (tests/targets/test_contract.py): taken, it must show in the plan; not taken, refused.
     """
 
     name: str
@@ -65,6 +67,7 @@ class Option:
     check: Callable[[str, object], object] | None = None
     metavar: str | None = None
     choices: tuple[str, ...] = ()
+    example: object = None
 
     @property
     def cli_flag(self) -> str:
