@@ -49,7 +49,7 @@ def study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
         console.print(f"Plots: {paths[0]}\n       {paths[1]}", markup=False)
 
 
-def print_plan(plan: Plan) -> None:
+def print_plan(plan: Plan, *, show_files: bool = False) -> None:
     import json
 
     from rich.markup import escape
@@ -90,6 +90,11 @@ def print_plan(plan: Plan) -> None:
         print_image_plan(plan.image)
     for line in plan.package.lines() if plan.package is not None else ():
         say(line)
+    if not show_files:  # the plan stays on screen; the generated files only when asked for
+        from tfcloud.plan import generated_files
+
+        say("Generated: " + generated_files(plan))
+        return
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
     if plan.script is not None:
