@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import tfcloud.targets as targets
+from tfcloud.targets._base import Option
 
 __all__ = ["MARK_END", "MARK_START", "options_table"]
 
@@ -14,15 +15,15 @@ MARK_END = "<!-- /target-options -->"
 def options_table() -> str:
     """One row per option: its flag, ``run()`` keyword, setting key (``[tool.tfcloud]`` / ``TFCLOUD_*``), the
     targets that act on it, and its help."""
-    rows: dict[str, tuple[object, list[str]]] = {}
+    rows: dict[str, tuple[Option, list[str]]] = {}
     for cls in targets.builtin_targets():
         for option in cls.options:
             rows.setdefault(option.name, (option, []))[1].append(cls.name)
     lines = ["| Flag | `run()` keyword | Setting | Targets | What it does |", "|---|---|---|---|---|"]
     for name, (option, takers) in rows.items():
-        flag = option.cli_flag  # type: ignore[attr-defined]
-        value = "" if option.type is bool else f" {option.metavar or 'VALUE'}"  # type: ignore[attr-defined]
-        setting = f"`{option.setting}`" if option.setting else "-"  # type: ignore[attr-defined]
-        text = option.help.replace("|", "\\|")  # type: ignore[attr-defined]
+        flag = option.cli_flag
+        value = "" if option.type is bool else f" {option.metavar or 'VALUE'}"
+        setting = f"`{option.setting}`" if option.setting else "-"
+        text = option.help.replace("|", "\\|")
         lines.append(f"| `{flag}{value}` | `{name}` | {setting} | {', '.join(takers)} | {text} |")
     return "\n".join(lines) + "\n"
