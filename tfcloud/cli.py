@@ -39,7 +39,7 @@ def _dumps(value: Any, **options: Any) -> str:
 HELP_PANELS = {
     **dict.fromkeys(["local", "vertex", "ray", "ray_cpus", "container"], "Target"),
     **dict.fromkeys(["worker_count", "chief_config", "worker_config", "ps_count", "ps_config", "evaluator",
-                     "strategy", "max_restarts"], "Cluster"),
+                     "strategy", "max_restarts", "liveness_timeout"], "Cluster"),
     **dict.fromkeys(["requirements", "label", "env", "display_name", "output_dir"], "Job"),
     **dict.fromkeys(["image", "parent_image", "cache_from", "image_build_bucket", "context", "build_logs",
                      "no_push"], "Image"),
@@ -182,7 +182,8 @@ DEFAULTABLE = {"worker_count": "worker_count", "ps_count": "ps_count", "chief_co
                "worker_config": "worker_config", "ps_config": "ps_config", "strategy": "distribution_strategy",
                "requirements": "requirements_txt", "label": "job_labels", "env": "env",
                "service_account": "service_account", "network": "network", "output_dir": "base_output_dir",
-               "timeout": "timeout", "spot": "spot", "max_restarts": "max_restarts"}
+               "timeout": "timeout", "spot": "spot", "max_restarts": "max_restarts",
+               "liveness_timeout": "liveness_timeout"}
 
 
 def _leave_defaults(ctx: typer.Context, options: Any) -> Any:
@@ -272,6 +273,9 @@ def submit(
     max_restarts: Annotated[Optional[int], typer.Option(  # noqa: UP045
         help="Restart the cluster up to N times when a replica dies; training resumes from its checkpoint "
              "(docs/recovery.md).", show_default=False)] = None,
+    liveness_timeout: Annotated[Optional[int], typer.Option(  # noqa: UP045
+        metavar="SECONDS", help="Local and Ray: fail the job when a replica sends no heartbeat for this long "
+                                "(stopped or hung; default 60, 0: off; docs/recovery.md).", show_default=False)] = None,
     network: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Vertex AI: VPC network, projects/NUMBER/global/networks/NAME.", show_default=False)] = None,
     output_dir: Annotated[Optional[str], typer.Option(  # noqa: UP045
@@ -298,7 +302,7 @@ def submit(
         "display_name": display_name, "timeout": timeout, "spot": spot, "network": network,
         "restart_on_worker_restart": restart_on_worker_restart, "base_output_dir": output_dir, "context_dir": context,
         "ray_address": ray, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
-        "max_restarts": max_restarts, "container": container,
+        "max_restarts": max_restarts, "liveness_timeout": liveness_timeout, "container": container,
     }
     _leave_defaults(ctx, options)
     if dry_run:
