@@ -524,3 +524,38 @@ def test_a_replica_whose_actor_dies_fails_the_job_and_the_rest_are_stopped(ray_s
     assert info.message == "worker-0 was killed by SIGKILL (exit code 137)."
     assert {r.name: r.state for r in info.replicas}["chief-0"] is JobState.CANCELLED
     assert wait_gone(handle.job_id) == []
+
+
+def _started(handle: Any, replicas: set[str]) -> None:
+    started = set()
+    for line in handle.logs(follow=True):
+        if line.text == "started":
+            started.add(line.replica)
+        if started == replicas:
+            return
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("frozen", ["replica", "actor"])
+def test_a_replica_without_heartbeat_fails_the_job_by_its_name(ray_submit: Any, tmp_path: Path, frozen: str) -> None:
+    """SIGSTOP to worker-0's process (it cannot beat), or to the Ray worker that holds it (its actor cannot
+    answer): the liveness rule fails the job by worker-0's name, and nothing of the job is left."""
+    import signal
+
+    import psutil
+
+    # (a working directory of its own: Ray may drop the package of an identical one that a finished job used)
+    (tmp_path / "slow.py").write_text(f"# frozen: {frozen}\n{SLOW}")
+    handle = ray_submit(tmp_path / "slow.py", worker_count=1, distribution_strategy=None, liveness_timeout=5)
+    _started(handle, {"chief-0", "worker-0"})
+    replica = next(p for p in map(psutil.Process, survivors(handle.job_id))
+                   if p.environ().get("TFCLOUD_REPLICA") == "worker-0")
+    victim = replica if frozen == "replica" else replica.parent()
+    assert victim is not None
+    victim.send_signal(signal.SIGSTOP)
+    info = handle.wait(120)
+    assert info.state is JobState.FAILED, explain(handle)
+    assert (info.exit_code, info.failed_replica) == (1, "worker-0")
+    assert info.message == "worker-0 sent no heartbeat for 5 s (stopped or hung)."
+    assert {r.name: r.state for r in info.replicas}["chief-0"] is JobState.CANCELLED
+    assert wait_gone(handle.job_id) == []

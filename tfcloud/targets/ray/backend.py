@@ -34,6 +34,7 @@ from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
 from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role
 from tfcloud.states import JobState, to_job_state
+from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT
 from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_timed_line
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ class RayBackend:
         """The plan the driver reads: replicas with their resources, the launcher's argv, the outcome rules."""
         from tfcloud.launcher import LAUNCHER_NAME
         from tfcloud.targets.local.backend import spec_roles, stop_on_chief_end
+        from tfcloud.targets.ray import RayTarget
 
         spec = job.spec
         return {
@@ -142,6 +144,8 @@ class RayBackend:
             "stop_grace_s": 5.0,
             "finish_grace_s": 10.0,
             "stop_on_chief_end": stop_on_chief_end(spec),
+            "liveness_timeout_s": spec.target.liveness_timeout if isinstance(spec.target, RayTarget)
+            else DEFAULT_LIVENESS_TIMEOUT,
             "submitted_at": time.time(),
         }
 
