@@ -293,19 +293,55 @@ class RaySupervisor(sup.Supervisor):
         return self.finish()
 
 
-def _wait_for_placement(pg: Any, bundles: list[dict[str, float]], cancelled: threading.Event) -> bool:
+class NeverFits(Exception):
+    """The cluster can never hold the job's replicas, and no autoscaler can add nodes (the message says why)."""
+
+
+def _cluster_now(autoscaler: bool | None) -> Any:
+    """What the cluster holds now, as Ray tells the driver (every alive node's total; what is free in all)."""
     import ray
 
+    from tfcloud.targets.ray.capacity import Cluster
+
+    totals = tuple({r: float(n["Resources"].get(r, 0.0)) for r in ("CPU", "GPU")}
+                   for n in ray.nodes() if n.get("Alive"))
+    free = ray.available_resources()
+    return Cluster(totals=totals, free=({r: float(free.get(r, 0.0)) for r in ("CPU", "GPU")},),
+                   autoscaler=autoscaler)
+
+
+def _wait_for_placement(pg: Any, plan: dict[str, Any], cancelled: threading.Event) -> bool:
+    """Wait until the placement group is ready (False: cancelled meanwhile). Each time the cluster is looked at
+    (after a second, then every 30 s) a job it can never hold raises :class:`NeverFits` when no autoscaler can
+    add nodes; else the driver says what it waits for."""
+    import ray
+
+    from tfcloud.targets.ray.capacity import describe_asks, format_resources, never_fits, shortfall
+
+    names = [str(r["name"]) for r in plan["replicas"]]
+    bundles = [dict(r["resources"]) for r in plan["replicas"]]
+    autoscaler = plan.get("autoscaler")
     ready = pg.ready()
-    start = notice = time.monotonic()
+    start = time.monotonic()
+    notice = start - _PLACEMENT_NOTICE_S + 1.0  # the first look: after a second
     while not cancelled.is_set():
         done, _ = ray.wait([ready], timeout=1.0)
         if done:
             return True
-        if time.monotonic() - notice >= _PLACEMENT_NOTICE_S:
-            notice = time.monotonic()
-            _say(f"still waiting ({notice - start:.0f} s) for the cluster to hold {len(bundles)} replicas of "
-                 f"{bundles[0]} (ray status shows what is free).")
+        if time.monotonic() - notice < _PLACEMENT_NOTICE_S:
+            continue
+        notice = time.monotonic()
+        cluster = _cluster_now(autoscaler)
+        why = shortfall(names, bundles, cluster.totals, strategy=plan.get("placement_strategy", "SPREAD"))
+        if why is not None and autoscaler is False:
+            raise NeverFits(never_fits("The Ray cluster", names, bundles, cluster, why))
+        asked = {r: sum(b.get(r, 0.0) for b in bundles) for r in ("CPU", "GPU")}
+        pending = "the autoscaler may add nodes" if autoscaler else \
+            "other jobs hold the rest" if why is None else "no node can hold it now"
+        _say(f"waiting ({notice - start:.0f} s) for the cluster to hold {describe_asks(names, bundles)}: "
+             f"{format_resources(asked)} in all, {format_resources({r: cluster.total_free(r) for r in asked})} "
+             f"free of {format_resources({r: cluster.total(r) for r in asked})}; {pending} (`ray status` shows "
+             "what is pending).")
     return False
 
 
@@ -327,7 +363,14 @@ def main() -> int:
     actors: list[Any] = []
     try:
         _say(f"reserving {len(bundles)} bundle(s) for {', '.join(r['name'] for r in plan['replicas'])}.")
-        if not _wait_for_placement(pg, bundles, cancelled):
+        try:
+            placed = _wait_for_placement(pg, plan, cancelled)
+        except NeverFits as exc:
+            _say(str(exc))
+            sys.stdout.write(STATUS_PREFIX + json.dumps({"state": "failed", "exit_code": 2, "message": str(exc)})
+                             + "\n")
+            return 2
+        if not placed:
             _say("cancelled while waiting for resources.")
             sys.stdout.write(STATUS_PREFIX + json.dumps({"state": "cancelled", "exit_code": 130,
                                                          "message": "The job was cancelled."}) + "\n")
