@@ -115,7 +115,7 @@ def test_liveness_timeout_is_checked(script: Path) -> None:
             build_spec(entry_point=script, liveness_timeout=bad)
 
 
-def test_the_cli_refuses_a_liveness_timeout_where_it_does_not_apply(write_script, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_the_cli_refuses_a_bad_or_misplaced_liveness_timeout(write_script, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     from tfcloud.cli import main
 
     script = str(write_script("flaky.py", FLAKY))
@@ -206,7 +206,7 @@ def test_a_replica_without_heartbeat_is_a_failure_that_restarts_the_cluster(subm
     assert info["attempt"] == 2
     assert [(r["replica"], r["exit_code"], r["message"]) for r in info["restarts"]] == [
         ("worker-0", 1, "worker-0 sent no heartbeat for 3 s (stopped or hung).")]
-    assert [ln.text for ln in handle.logs(replica="tfcloud")][0] == (
+    assert next(ln.text for ln in handle.logs(replica="tfcloud")) == (
         "tfcloud: attempt 1 failed: worker-0 sent no heartbeat for 3 s (stopped or hung). Restarting the cluster "
         "(restart 1 of 1).")
     assert_no_survivors(handle)

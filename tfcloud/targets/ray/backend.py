@@ -193,7 +193,7 @@ class RayBackend:
 
         try:
             data = self.client._do_request("GET", "/api/cluster_status").json().get("data") or {}
-        except Exception:  # noqa: BLE001 - an older dashboard, a proxy: not knowing never blocks a submission
+        except Exception:  # an older dashboard, a proxy: not knowing never blocks a submission
             return None
         cluster = read_cluster(data)
         if cluster is None:

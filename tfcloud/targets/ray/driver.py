@@ -304,8 +304,8 @@ def _cluster_now(autoscaler: bool | None) -> Any:
     from tfcloud.targets.ray.capacity import Cluster
 
     totals = tuple({r: float(n["Resources"].get(r, 0.0)) for r in ("CPU", "GPU")}
-                   for n in ray.nodes() if n.get("Alive"))
-    free = ray.available_resources()
+                   for n in ray.nodes() if n.get("Alive"))  # type: ignore[no-untyped-call]
+    free = ray.available_resources()  # type: ignore[no-untyped-call]
     return Cluster(totals=totals, free=({r: float(free.get(r, 0.0)) for r in ("CPU", "GPU")},),
                    autoscaler=autoscaler)
 
