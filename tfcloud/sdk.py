@@ -109,6 +109,7 @@ class JobOptions(TypedDict, total=False):
     restart_on_worker_restart: bool
     spot: bool
     max_restarts: int | None
+    liveness_timeout: int | None
     container: bool
     network: str | None
     base_output_dir: str | None
