@@ -115,7 +115,6 @@ class JobOptions(TypedDict, total=False):
     base_output_dir: str | None
     context_dir: str | os.PathLike[str] | None
     build: bool
-    no_build: bool
 
 
 class Job:
@@ -575,9 +574,6 @@ def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
     import tfcloud.targets as targets
 
     for option in {o.name: o for c in targets.builtin_targets() for o in c.options}.values():
-        value = options.get(option.name)
-        if value is True:
-            flags.append(option.cli_flag)
-        elif value not in (None, False) and option.cli_flag:
-            flags += [option.cli_flag, str(value)]
+        if options.get(option.name) is not None:
+            flags += option.cli_args(options.get(option.name))
     return flags

@@ -293,4 +293,4 @@ def test_the_cli_rejects_a_negative_max_restarts(write_script, capsys: pytest.Ca
     from tfcloud.cli import main
 
     assert main(["submit", str(write_script("flaky.py", FLAKY)), "--max-restarts", "-1"]) == 2
-    assert "Invalid `max_restarts`: expected an integer ≥ 0, received -1." in capsys.readouterr().err
+    assert "Invalid `max_restarts`: expected an integer from 0 to 100, received -1." in capsys.readouterr().err

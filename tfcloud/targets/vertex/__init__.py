@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from tfcloud.errors import ValidationError
-from tfcloud.targets._base import Option, Target, check_bool, check_text
+from tfcloud.targets._base import Option, Target, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
 
 if TYPE_CHECKING:
@@ -73,11 +73,6 @@ def _timeout(name: str, value: object) -> int | None:
     return value
 
 
-def _no_build(name: str, value: object) -> bool:
-    """``--no-build`` (``no_build=True``) sets the ``build`` field to False."""
-    return not check_bool(name, value)
-
-
 #: The image options ``--no-build`` leaves nothing to act on: DockerConfig field → its CLI flag.
 _IMAGE_OPTIONS = {"image": "--image", "parent_image": "--parent-image", "cache_from": "--cache-from",
                   "image_build_bucket": "--image-build-bucket"}
@@ -125,11 +120,9 @@ class VertexTarget(Target):
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
                help="Cloud Storage bucket for staged files."),
-        Option(name="no_build", type=bool, flag="--no-build", field="build", check=_no_build,
-               help="Build no image: ship the job's files as a Python package to the staging bucket and run it "
-                    "on Google's prebuilt TensorFlow training image (docs/vertex.md)."),
-        Option(name="build", type=bool, flag="", setting="build", field="build",
-               help="False: as --no-build (run(build=False), TFCLOUD_BUILD=false)."),
+        Option(name="build", type=bool, flag="--build/--no-build", setting="build", example=False,
+               help="--no-build (build=False): build no image; ship the job's files as a Python package to the "
+                    "staging bucket and run it on Google's prebuilt TensorFlow training image (docs/vertex.md)."),
     )
     id_prefix: ClassVar[str | None] = None
     gcloud_defaults: ClassVar[bool] = True
