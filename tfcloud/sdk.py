@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from tfcloud.backends.base import JobInfo, LogLine, failure
-from tfcloud.errors import ValidationError
+from tfcloud.errors import UnsupportedOptionError, ValidationError
 from tfcloud.following import (
     cancels_on_interrupt,
     check_replica,
@@ -109,10 +109,12 @@ class JobOptions(TypedDict, total=False):
     restart_on_worker_restart: bool
     spot: bool
     max_restarts: int | None
+    liveness_timeout: int | None
     container: bool
     network: str | None
     base_output_dir: str | None
     context_dir: str | os.PathLike[str] | None
+    build: bool
 
 
 class Job:
@@ -243,15 +245,18 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     from tfcloud.backends import get_backend
     from tfcloud.console import get_console
     from tfcloud.pipeline import submit as submit_stages
+    from tfcloud.printers import print_price
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
-    if build_logs and not spec.target.container:
-        from tfcloud.errors import UnsupportedOptionError
-
+    if build_logs and not spec.target.container:  # nothing is built: no build log
+        if spec.target.packaged:
+            raise ValidationError("--build-logs", "to be left out with --no-build (no image is built)",
+                                  "--no-build and --build-logs", hint="Leave out --build-logs, or --no-build.")
         raise UnsupportedOptionError("build_logs", True, target=spec.target.name,
                                      takers=["a target that builds an image (vertex, local with container)"])
     console = get_console()
+    print_price(spec, settings)  # what it costs, before it starts
     backend = get_backend(spec.target, settings=settings)
     recorder = Recorder()
     try:
@@ -569,9 +574,6 @@ def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
     import tfcloud.targets as targets
 
     for option in {o.name: o for c in targets.builtin_targets() for o in c.options}.values():
-        value = options.get(option.name)
-        if value is True:
-            flags.append(option.cli_flag)
-        elif value not in (None, False) and option.cli_flag:
-            flags += [option.cli_flag, str(value)]
+        if options.get(option.name) is not None:
+            flags += option.cli_args(options.get(option.name))
     return flags

@@ -128,6 +128,7 @@ class Emulator:
         from tfcloud.emulator.jobs import JobService
         from tfcloud.emulator.logs import LoggingService, LogStore
         from tfcloud.emulator.operations import OperationStore
+        from tfcloud.emulator.packages import PackageInstaller
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
         from tfcloud.emulator.storage import StorageEmulator
         from tfcloud.emulator.tuning import TuningService
@@ -146,9 +147,10 @@ class Emulator:
         self._logs = LogStore()
         operations = OperationStore()
         project_ids = {project_number(self.project): self.project}
+        packages = PackageInstaller(storage_endpoint=storage_endpoint, root=Path(workdir) / "packages")
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
                           timings=self._timings, project_ids=project_ids,
-                          local_output_root=str(self._local_output_root or ""))
+                          local_output_root=str(self._local_output_root or ""), packages=packages)
         builds = BuildService(logs=self._logs, operations=operations, faults=self.faults,
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
                               queued_seconds=self._timings.queued)

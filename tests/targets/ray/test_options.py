@@ -11,7 +11,7 @@ import pytest
 
 from tfcloud.errors import ValidationError
 from tfcloud.targets.ray import RayTarget
-from tfcloud.targets.ray.driver import Cluster, default_output_dir
+from tfcloud.targets.ray.driver import Placement, default_output_dir
 from tfcloud.validate import build_spec
 
 
@@ -44,7 +44,7 @@ def test_every_replica_gets_the_aip_dirs_unless_the_job_sets_them(monkeypatch: p
             "replicas": [{"name": "chief-0", "role": "chief", "index": 0, "resources": {"CPU": 1.0}},
                          {"name": "worker-0", "role": "worker", "index": 0, "resources": {"CPU": 1.0}}]}
     nodes = [{"ip": "192.168.77.1", "port": 4001}, {"ip": "192.168.77.2", "port": 4002}]
-    envs = Cluster(plan, threading.Event()).envs(nodes)
+    envs = Placement(plan, threading.Event()).envs(nodes)
     base = default_output_dir("ray-x-1")  # (no Ray session in this process: the temporary directory)
     assert base.endswith("/tfcloud-ray/ray-x-1/output")
     assert default_output_dir("ray-x-1", "/tmp/ray/session_1") == "/tmp/ray/session_1/tfcloud/ray-x-1/output"
@@ -53,6 +53,6 @@ def test_every_replica_gets_the_aip_dirs_unless_the_job_sets_them(monkeypatch: p
         "cluster": {"chief": ["192.168.77.1:4001"], "worker": ["192.168.77.2:4002"]},
         "task": {"type": "worker", "index": 0}}
     monkeypatch.setenv("AIP_MODEL_DIR", "/the/jobs/own/")  # the job's --env reaches the driver's environment
-    envs = Cluster({**plan, "output_dir": "/mnt/shared/o"}, threading.Event()).envs(nodes)
+    envs = Placement({**plan, "output_dir": "/mnt/shared/o"}, threading.Event()).envs(nodes)
     assert "AIP_MODEL_DIR" not in envs["chief-0"]
     assert envs["chief-0"]["AIP_TENSORBOARD_LOG_DIR"] == "/mnt/shared/o/logs/"

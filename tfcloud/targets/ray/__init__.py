@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import Option, Target, check_text
-from tfcloud.targets._shared import MAX_RESTARTS, check_gcs_uri
+from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT, LIVENESS_TIMEOUT, MAX_RESTARTS, check_gcs_uri
 
 if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
@@ -70,7 +70,8 @@ def check_output_dir(name: str, value: object) -> str | None:
 class RayTarget(Target):
     """A Ray cluster, by its dashboard's address (``http://HEAD:8265``). ``address`` None: the settings'
     (``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``). ``cpus``: the CPUs each replica reserves (default: its
-    machine config's cores).
+    machine config's cores). ``liveness_timeout``: seconds a replica may go without a heartbeat before it fails
+    the job (0: never).
 
     - ``max_restarts``: how often the driver places and starts the whole cluster again when a replica (or its
       node) fails; training resumes from ``AIP_CHECKPOINT_DIR``.
@@ -88,6 +89,7 @@ class RayTarget(Target):
                     "RAY_ADDRESS). See docs/ray.md."),
         Option(name="ray_cpus", type=float, setting="ray_cpus", field="cpus", check=_cpus, metavar="CPUS", example=1.5,
                help="CPUs each replica reserves (default: its machine config's cores)."),
+        LIVENESS_TIMEOUT,
         MAX_RESTARTS,
         Option(name="base_output_dir", flag="--output-dir", setting="output_dir", field="output_dir", metavar="DIR",
                check=check_output_dir, example="gs://my-bucket/outputs",
@@ -99,6 +101,7 @@ class RayTarget(Target):
 
     address: str | None = None
     cpus: float | None = None
+    liveness_timeout: int = DEFAULT_LIVENESS_TIMEOUT
     max_restarts: int = 0
     output_dir: str | None = None
 

@@ -9,14 +9,18 @@ holds one per strategy, and the tuning jobs (``tuning_*.json``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tfcloud.spec import JobSpec, Role
+from tfcloud.prebuilt import executor_image
+from tfcloud.spec import JobSpec, PoolSpec, Role
 from tfcloud.study import ParamSpec, StudySpec
 from tfcloud.targets.vertex import VertexTarget
 
-__all__ = ["ALGORITHMS", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "parameter_spec", "replica_name",
-           "restart_scheduling", "tuning_job_request"]
+if TYPE_CHECKING:
+    from tfcloud.artifacts import PackageRef
+
+__all__ = ["ALGORITHMS", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "parameter_spec",
+           "replica_name", "restart_scheduling", "tuning_job_request"]
 
 #: Vertex AI's worker pool order: pool i holds this role.
 POOL_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
@@ -54,12 +58,34 @@ def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
     return {}
 
 
-def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
-                       base_output_dir: str | None = None) -> dict[str, Any]:
-    """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher), placed by the spec's
-    :class:`~tfcloud.targets.VertexTarget` (service account, network, scheduling, output directory)."""
-    target = spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
+def _code_spec(spec: JobSpec, pool: PoolSpec, *, image_uri: str | None, package: PackageRef | None,
+               tensorflow_version: str | None, region: str | None) -> dict[str, Any]:
+    """What a pool runs: ``container_spec`` (the job's image, whose entrypoint is the launcher), or with a
+    package ``python_package_spec`` (``python -m MODULE ARGS`` on a prebuilt image, after pip installs it)."""
     env = [{"name": name, "value": value} for name, value in sorted(spec.env.items())]
+    code: dict[str, Any]
+    if package is not None:
+        code = {"executor_image_uri": executor_image(pool.machine, tensorflow_version=tensorflow_version,
+                                                     region=region),
+                "package_uris": [package.uri], "python_module": package.module, "args": list(spec.entry_point_args)}
+        key = "python_package_spec"
+    else:
+        assert image_uri is not None, "a CustomJob runs an image or a package"
+        code, key = {"image_uri": image_uri, "args": list(spec.entry_point_args)}, "container_spec"
+    if env:
+        code["env"] = env
+    return {key: code}
+
+
+def custom_job_request(spec: JobSpec, *, image_uri: str | None = None, submission_id: str,
+                       base_output_dir: str | None = None, package: PackageRef | None = None,
+                       tensorflow_version: str | None = None, region: str | None = None) -> dict[str, Any]:
+    """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher), or, with ``package``
+    (``--no-build``), that package on Google's prebuilt TensorFlow training image for each pool's devices
+    (:func:`tfcloud.prebuilt.executor_image`: the newest not newer than ``tensorflow_version``, from the registry
+    nearest ``region``); placed by the spec's :class:`~tfcloud.targets.VertexTarget` (service account, network,
+    scheduling, output directory)."""
+    target = spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
     pools: list[dict[str, Any]] = []
     for role in POOL_ORDER:
         pool = spec.pool(role)
@@ -76,13 +102,11 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
         elif pool.machine.accelerator_count:
             machine["accelerator_type"] = pool.machine.accelerator_type.value
             machine["accelerator_count"] = pool.machine.accelerator_count
-        container: dict[str, Any] = {"image_uri": image_uri, "args": list(spec.entry_point_args)}
-        if env:
-            container["env"] = env
         pools.append({
             "machine_spec": machine,
             "replica_count": pool.replica_count,
-            "container_spec": container,
+            **_code_spec(spec, pool, image_uri=image_uri, package=package, tensorflow_version=tensorflow_version,
+                         region=region or target.region),
             "disk_spec": dict(BOOT_DISK),
         })
     while pools and not pools[-1]:
