@@ -121,7 +121,8 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
      "Invalid `run() keyword argument`: expected one of tensorflow-cloud's arguments or ps_config, ps_count, "
      "evaluator_config, evaluator_count, target, project, region, dry_run, display_name, env, emulator_host, "
      "image_repository, staging_bucket, timeout, restart_on_worker_restart, spot, max_restarts, network, "
-     "base_output_dir, context_dir, ray_address, ray_cpus, received 'workers'."),
+     "base_output_dir, scheduling, max_wait, reservation, disable_retries, persistent_resource, tensorboard, "
+     "experiment, experiment_run, context_dir, ray_address, ray_cpus, received 'workers'."),
     ("context-dir", {"context_dir": "/nonexistent"},
      "Invalid `context_dir`: expected an existing directory that contains the entry point, "
      "received '/nonexistent'."),

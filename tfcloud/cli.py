@@ -44,7 +44,9 @@ HELP_PANELS = {
     **dict.fromkeys(["image", "parent_image", "cache_from", "image_build_bucket", "context", "build_logs",
                      "no_push"], "Image"),
     **dict.fromkeys(["project", "region", "service_account", "timeout", "spot", "restart_on_worker_restart",
-                     "network", "cancel_on_interrupt"], "Vertex AI"),
+                     "network", "cancel_on_interrupt", "tensorboard", "experiment", "experiment_run"], "Vertex AI"),
+    **dict.fromkeys(["scheduling", "max_wait", "reservation", "disable_retries", "persistent_resource"],
+                    "Vertex AI capacity"),
     **dict.fromkeys(["dry_run", "json_output", "detach", "follow"], "Output"),
 }
 
@@ -182,7 +184,9 @@ DEFAULTABLE = {"worker_count": "worker_count", "ps_count": "ps_count", "chief_co
                "worker_config": "worker_config", "ps_config": "ps_config", "strategy": "distribution_strategy",
                "requirements": "requirements_txt", "label": "job_labels", "env": "env",
                "service_account": "service_account", "network": "network", "output_dir": "base_output_dir",
-               "timeout": "timeout", "spot": "spot", "max_restarts": "max_restarts"}
+               "timeout": "timeout", "spot": "spot", "max_restarts": "max_restarts", "scheduling": "scheduling",
+               "max_wait": "max_wait", "reservation": "reservation", "disable_retries": "disable_retries",
+               "persistent_resource": "persistent_resource", "tensorboard": "tensorboard", "experiment": "experiment"}
 
 
 def _leave_defaults(ctx: typer.Context, options: Any) -> Any:
@@ -206,6 +210,28 @@ def _target(local: bool, vertex: bool, ray: str | None = None) -> str | None:
                                                            ("--ray", ray is not None)) if on))
     return "vertex" if vertex else "local" if local else "ray" if ray is not None else None
 
+
+# Vertex AI capacity, TensorBoard and experiments (docs/vertex.md, "Capacity").
+SchedulingOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    metavar="STRATEGY", help="Vertex AI: standard, spot (as --spot) or flex-start (the Dynamic Workload "
+                             "Scheduler: waits for every VM at once).", show_default=False)]
+MaxWaitOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    metavar="DURATION", help="Vertex AI, flex-start: how long to wait for VMs (30m, 6h, 1d; 0: no limit; "
+                             "Vertex AI's default 1d).", show_default=False)]
+ReservationOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    metavar="any|none|NAME", help="Vertex AI: consume any reservation, none, or one (ZONE/NAME or "
+                                  "projects/P/zones/Z/reservations/NAME).", show_default=False)]
+DisableRetriesOpt = Annotated[bool, typer.Option(
+    "--disable-retries", help="Vertex AI: never restart the job after an internal error.")]
+PersistentResourceOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    metavar="ID", help="Vertex AI: run on this persistent resource (tfcloud cluster create).", show_default=False)]
+TensorboardOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    metavar="RESOURCE", help="Vertex AI: upload the job's TensorBoard logs to this TensorBoard instance "
+                             "(projects/P/locations/L/tensorboards/ID or ID).", show_default=False)]
+ExperimentOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    metavar="NAME", help="Vertex AI: the experiment the job belongs to.", show_default=False)]
+ExperimentRunOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    metavar="RUN", help="Vertex AI: the experiment run (with --experiment).", show_default=False)]
 
 RayOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
     "--ray", metavar="ADDRESS", help="A Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, "
@@ -278,6 +304,14 @@ def submit(
         help="Base output directory, gs://... (or, for a local run, a directory; default: the local job's "
              "directory): sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR.",
         show_default=False)] = None,
+    scheduling: SchedulingOpt = None,
+    max_wait: MaxWaitOpt = None,
+    reservation: ReservationOpt = None,
+    disable_retries: DisableRetriesOpt = False,
+    persistent_resource: PersistentResourceOpt = None,
+    tensorboard: TensorboardOpt = None,
+    experiment: ExperimentOpt = None,
+    experiment_run: ExperimentRunOpt = None,
 ) -> None:
     """Submit ENTRY_POINT as a distributed job and follow its logs.
 
@@ -298,7 +332,9 @@ def submit(
         "display_name": display_name, "timeout": timeout, "spot": spot, "network": network,
         "restart_on_worker_restart": restart_on_worker_restart, "base_output_dir": output_dir, "context_dir": context,
         "ray_address": ray, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
-        "max_restarts": max_restarts, "container": container,
+        "max_restarts": max_restarts, "container": container, "scheduling": scheduling, "max_wait": max_wait,
+        "reservation": reservation, "disable_retries": disable_retries, "persistent_resource": persistent_resource,
+        "tensorboard": tensorboard, "experiment": experiment, "experiment_run": experiment_run,
     }
     _leave_defaults(ctx, options)
     if dry_run:

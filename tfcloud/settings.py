@@ -87,6 +87,13 @@ JOB_DEFAULTS: Mapping[str, tuple[str, str]] = {
     "timeout": ("timeout", _SECONDS),
     "spot": ("spot", _FLAG),
     "max_restarts": ("max_restarts", _COUNT),
+    "scheduling": ("scheduling", _TEXT),
+    "max_wait": ("max_wait", _TEXT),
+    "reservation": ("reservation", _TEXT),
+    "disable_retries": ("disable_retries", _FLAG),
+    "persistent_resource": ("persistent_resource", _TEXT),
+    "tensorboard": ("tensorboard", _TEXT),
+    "experiment": ("experiment", _TEXT),
 }
 _EXPECTED = {
     _COUNT: "an integer ≥ 0", _SECONDS: "an integer > 0 (seconds)", _TEXT: "a string", _PATH: "a path (a string)",

@@ -19,6 +19,7 @@ from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
 from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Strategy
 from tfcloud.strategy import choose_strategy, parse_strategy
 from tfcloud.targets import TARGETS, AnyTarget, LocalTarget, VertexTarget
+from tfcloud.targets.vertex.options import refuse_unless_vertex, vertex_options
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
@@ -452,6 +453,14 @@ def build_spec(
     container: object = False,
     network: object = None,
     base_output_dir: object = None,
+    scheduling: object = None,
+    max_wait: object = None,
+    reservation: object = None,
+    disable_retries: object = False,
+    persistent_resource: object = None,
+    tensorboard: object = None,
+    experiment: object = None,
+    experiment_run: object = None,
     context_dir: object = None,
     settings: Settings | None = None,
     intent: str = "submit",
@@ -523,7 +532,7 @@ def build_spec(
     docker = _docker_config(docker_config)
     labels = validate_labels(job_labels)
     environment = _env(env)
-    scheduling = _scheduling(timeout, restart_on_worker_restart, spot)
+    restarts = _scheduling(timeout, restart_on_worker_restart, spot)
     vpc = _optional_str("network", network, _NETWORK,
                         "a VPC network name such as projects/12345/global/networks/my-vpc")
     output_dir = _output_dir(base_output_dir, tgt)
@@ -540,6 +549,14 @@ def build_spec(
             "spot": spot, "timeout": timeout, "restart_on_worker_restart": restart_on_worker_restart,
             "network": vpc, "service_account": sa,
         })
+    vertex_only = dict(scheduling=scheduling, max_wait=max_wait, reservation=reservation,
+                       disable_retries=disable_retries, persistent_resource=persistent_resource,
+                       tensorboard=tensorboard, experiment=experiment, experiment_run=experiment_run)
+    capacity = refuse_unless_vertex(vertex_only, tgt) if tgt != VertexTarget.name else vertex_options(
+        {**vertex_only, "spot": spot}, region=reg, timeout_s=restarts[0], restart_on_worker_restart=restarts[1],
+        max_restarts=_max_restarts(max_restarts), service_account=sa, output_dir=output_dir,
+        staging_bucket=settings.staging_bucket if settings else None,
+        machines=[(f"{p.role.value}_config", p.machine.machine_type, p.machine.accelerator_type.name) for p in pools])
     if intent not in ("plan", "build", "submit"):
         raise ValueError(f"intent must be plan, build or submit, not {intent!r}")
     if settings is not None:
@@ -566,8 +583,9 @@ def build_spec(
         strategy_reason=reason,
         docker_config=docker,
         job_labels=labels,
-        target=_target(tgt, project=proj, region=reg, service_account=sa, scheduling=scheduling, network=vpc,
-                       base_output_dir=output_dir, max_restarts=_max_restarts(max_restarts), container=container),
+        target=_target(tgt, project=proj, region=reg, service_account=sa, scheduling=restarts, network=vpc,
+                       base_output_dir=output_dir, max_restarts=_max_restarts(max_restarts), container=container,
+                       capacity=capacity),
         display_name=name,
         env=environment,
         context_dir=context,
@@ -576,14 +594,15 @@ def build_spec(
 
 def _target(name: str, *, project: str | None, region: str | None, service_account: str | None,
             scheduling: tuple[int | None, bool, bool], network: str | None,
-            base_output_dir: str | None, max_restarts: int | None = None, container: object = False) -> AnyTarget:
+            base_output_dir: str | None, max_restarts: int | None = None, container: object = False,
+            capacity: Mapping[str, object] | None = None) -> AnyTarget:
     """The spec's target value: the checked options of the target ``name`` (a local run has none)."""
     if name == VertexTarget.name:
         timeout, restart, spot = scheduling
-        return VertexTarget(project=project, region=region, network=network, spot=spot,
+        return VertexTarget(project=project, region=region, network=network, spot=spot,  # type: ignore[arg-type]
                             timeout_s=timeout, restart_on_worker_restart=restart,
                             base_output_dir=base_output_dir, service_account=service_account,
-                            max_restarts=max_restarts)
+                            max_restarts=max_restarts, **(capacity or {}))
     if name == LocalTarget.name:
         if not isinstance(container, bool):
             raise ValidationError("container", "a bool", container)

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tfcloud.targets._values import TARGETS, AnyTarget, LocalTarget, RayTarget, VertexTarget
+from tfcloud.targets._values import TARGETS, AnyTarget, LocalTarget, RayTarget, SchedulingStrategy, VertexTarget
 
-__all__ = ["TARGETS", "AnyTarget", "LocalTarget", "RayTarget", "VertexTarget"]
+__all__ = ["TARGETS", "AnyTarget", "LocalTarget", "RayTarget", "SchedulingStrategy", "VertexTarget"]

@@ -14,9 +14,16 @@ from typing import Any
 from tfcloud.spec import JobSpec, Role
 from tfcloud.study import ParamSpec, StudySpec
 from tfcloud.targets import VertexTarget
+from tfcloud.targets.vertex.options import (
+    RESERVATION_KEY,
+    expand_experiment,
+    expand_experiment_run,
+    expand_reservation,
+    expand_tensorboard,
+)
 
 __all__ = ["ALGORITHMS", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "parameter_spec", "replica_name",
-           "restart_scheduling", "tuning_job_request"]
+           "reservation_affinity", "restart_scheduling", "tuning_job_request"]
 
 #: Vertex AI's worker pool order: pool i holds this role.
 POOL_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
@@ -38,7 +45,7 @@ def replica_name(task_name: str) -> str:
 def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
     """``max_restarts`` (and ``spot``) as Vertex AI's restart options, which take no count:
 
-    - ``max_restarts=0``: ``disable_retries`` (Vertex AI then restarts nothing);
+    - ``max_restarts=0`` or ``disable_retries``: ``disable_retries`` (Vertex AI then restarts nothing);
     - ``max_restarts >= 1``, or ``spot`` with more than one replica when ``max_restarts`` is not given:
       ``restart_job_on_worker_restart``: a restarted (preempted) worker restarts every replica, which a
       MultiWorkerMirrored cluster needs; ``fit`` then resumes from ``AIP_CHECKPOINT_DIR``. Vertex AI's own limit
@@ -46,7 +53,7 @@ def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
     - otherwise, ``--restart-on-worker-restart`` as given.
     """
     target = spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
-    if target.max_restarts == 0:
+    if target.max_restarts == 0 or target.disable_retries:
         return {"disable_retries": True}
     if target.restart_on_worker_restart or (target.max_restarts or 0) > 0 or (
             target.max_restarts is None and target.spot and spec.replica_count > 1):
@@ -54,11 +61,26 @@ def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
     return {}
 
 
+def reservation_affinity(reservation: str, project: str) -> dict[str, Any]:
+    """``--reservation`` as ``MachineSpec.reservation_affinity``: ``any``, ``none``, or one reservation by its full
+    name (``ZONE/NAME`` is expanded in ``project``)."""
+    if reservation == "any":
+        return {"reservation_affinity_type": "ANY_RESERVATION"}
+    if reservation == "none":
+        return {"reservation_affinity_type": "NO_RESERVATION"}
+    return {"reservation_affinity_type": "SPECIFIC_RESERVATION", "key": RESERVATION_KEY,
+            "values": [expand_reservation(reservation, project)]}
+
+
 def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
                        base_output_dir: str | None = None) -> dict[str, Any]:
     """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher), placed by the spec's
-    :class:`~tfcloud.targets.VertexTarget` (service account, network, scheduling, output directory)."""
+    :class:`~tfcloud.targets.VertexTarget` (service account, network, scheduling and capacity, output directory,
+    TensorBoard, experiment). Short names (a reservation's ``ZONE/NAME``, a TensorBoard ID, an experiment's name)
+    are expanded in the target's project and region."""
     target = spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
+    project = target.project or "PROJECT"  # set for a submission (validate); a dry run may lack it
+    parent = f"projects/{project}/locations/{target.region or 'us-central1'}"
     env = [{"name": name, "value": value} for name, value in sorted(spec.env.items())]
     pools: list[dict[str, Any]] = []
     for role in POOL_ORDER:
@@ -76,6 +98,8 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
         elif pool.machine.accelerator_count:
             machine["accelerator_type"] = pool.machine.accelerator_type.value
             machine["accelerator_count"] = pool.machine.accelerator_count
+        if target.reservation is not None:
+            machine["reservation_affinity"] = reservation_affinity(target.reservation, project)
         container: dict[str, Any] = {"image_uri": image_uri, "args": list(spec.entry_point_args)}
         if env:
             container["env"] = env
@@ -89,6 +113,8 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
         pools.pop()
 
     job_spec: dict[str, Any] = {"worker_pool_specs": pools}
+    if target.persistent_resource:
+        job_spec["persistent_resource_id"] = target.persistent_resource
     if target.service_account:
         job_spec["service_account"] = target.service_account
     if target.network:
@@ -100,10 +126,18 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
     if target.timeout_s:
         scheduling["timeout"] = f"{target.timeout_s}s"
     scheduling.update(restart_scheduling(spec))
-    if target.spot:
-        scheduling["strategy"] = "SPOT"
+    if target.scheduling is not None:
+        scheduling["strategy"] = target.scheduling.value
+    if target.max_wait_s is not None:
+        scheduling["max_wait_duration"] = f"{target.max_wait_s}s"
     if scheduling:
         job_spec["scheduling"] = scheduling
+    if target.tensorboard:
+        job_spec["tensorboard"] = expand_tensorboard(target.tensorboard, parent)
+    if target.experiment:
+        job_spec["experiment"] = expand_experiment(target.experiment, parent)
+        if target.experiment_run:
+            job_spec["experiment_run"] = expand_experiment_run(target.experiment_run, target.experiment, parent)
     return {
         "display_name": spec.display_name,
         "job_spec": job_spec,
