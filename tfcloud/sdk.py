@@ -7,6 +7,8 @@
 - :func:`follow`, :func:`watch`: stream a job's logs to the terminal until it ends (the CLI and
   ``run(stream_logs=True)``); while the job waits for resources a status line says so, and at the end one
   line says how long each stage took.
+- :func:`create_cluster`, :func:`list_clusters`, :func:`delete_cluster`: Vertex AI persistent resources
+  (``tfcloud cluster``).
 - :func:`timeline`: how long each stage of a job took (:mod:`tfcloud.timeline`; ``tfcloud status --timeline``).
 
 Options are ``run()``'s keyword names (:class:`JobOptions`); settings (``target``, ``project``, ``region``,
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
     from tfcloud.states import JobState
     from tfcloud.study import StudyHandle, StudyInfo, TrialInfo
+    from tfcloud.targets.vertex.clusters import ClusterInfo, ClusterService
     from tfcloud.timeline import Timeline
 
 __all__ = [
@@ -44,9 +47,12 @@ __all__ = [
     "attach",
     "attached",
     "build",
+    "create_cluster",
+    "delete_cluster",
     "failure",
     "follow",
     "interrupted",
+    "list_clusters",
     "list_jobs",
     "log_window",
     "make_spec",
@@ -311,6 +317,65 @@ def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
     finally:
         backend.close()
     return [info for info in found if wanted.items() <= dict(info.labels).items()][:limit]
+
+
+def _clusters(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
+    """The persistent resources' client for the settings (flag > TFCLOUD_* > config > default), checked."""
+    from tfcloud.settings import resolve_settings
+    from tfcloud.targets.vertex.clusters import ClusterService
+    from tfcloud.validate import check_credentials, check_settings
+
+    settings = resolve_settings({"target": "vertex", "project": project, "region": region,
+                                 "emulator_host": emulator_host})
+    check_settings(settings)
+    if not settings.project:
+        raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
+                              hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
+    check_credentials(settings)
+    return ClusterService(settings=settings)
+
+
+def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config: Any = "auto", worker_count: int = 0,
+                   ps_config: Any = "CPU", ps_count: int = 0, evaluator_count: int = 0,
+                   display_name: str | None = None, labels: Mapping[str, str] | None = None,
+                   network: str | None = None, project: str | None = None, region: str | None = None,
+                   emulator_host: str | None = None, wait: bool = True) -> ClusterInfo:
+    """Create a Vertex AI persistent resource (``tfcloud cluster create``) whose resource pools hold the machines
+    a job of this shape asks for; jobs then run on it with ``persistent_resource=`` (docs/vertex.md). With
+    ``wait``, returns once it is RUNNING. Everything is checked before anything is created."""
+    from tfcloud.targets.vertex.clusters import check_cluster_id, cluster_pools, persistent_resource_request
+    from tfcloud.validate import validate_labels
+
+    request = persistent_resource_request(
+        cluster_pools(chief_config=chief_config, worker_config=worker_config, worker_count=worker_count,
+                      ps_config=ps_config, ps_count=ps_count, evaluator_count=evaluator_count),
+        display_name=display_name or check_cluster_id(cluster_id), labels=dict(validate_labels(labels)),
+        network=network)
+    service = _clusters(project, region, emulator_host)
+    try:
+        return service.create(check_cluster_id(cluster_id), request, wait=wait)
+    finally:
+        service.close()
+
+
+def list_clusters(*, project: str | None = None, region: str | None = None,
+                  emulator_host: str | None = None) -> list[ClusterInfo]:
+    """The persistent resources in the project and region (``tfcloud cluster list``)."""
+    service = _clusters(project, region, emulator_host)
+    try:
+        return service.list()
+    finally:
+        service.close()
+
+
+def delete_cluster(cluster_id: str, *, project: str | None = None, region: str | None = None,
+                   emulator_host: str | None = None, wait: bool = True) -> None:
+    """Delete a persistent resource (``tfcloud cluster delete``); with ``wait``, until it is gone."""
+    service = _clusters(project, region, emulator_host)
+    try:
+        service.delete(cluster_id, wait=wait)
+    finally:
+        service.close()
 
 
 def log_window(*, tail: object = None, since: object = None) -> tuple[int | None, float | None]:

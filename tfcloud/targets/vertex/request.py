@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tfcloud.machines import MachineConfig
 from tfcloud.spec import JobSpec, Role
 from tfcloud.study import ParamSpec, StudySpec
 from tfcloud.targets import VertexTarget
@@ -22,8 +23,8 @@ from tfcloud.targets.vertex.options import (
     expand_tensorboard,
 )
 
-__all__ = ["ALGORITHMS", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "parameter_spec", "replica_name",
-           "reservation_affinity", "restart_scheduling", "tuning_job_request"]
+__all__ = ["ALGORITHMS", "BOOT_DISK", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "machine_spec",
+           "parameter_spec", "replica_name", "reservation_affinity", "restart_scheduling", "tuning_job_request"]
 
 #: Vertex AI's worker pool order: pool i holds this role.
 POOL_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
@@ -61,6 +62,21 @@ def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
     return {}
 
 
+def machine_spec(machine: MachineConfig) -> dict[str, Any]:
+    """A machine config as Vertex AI's ``MachineSpec`` (a job's pool, or a persistent resource's)."""
+    spec: dict[str, Any] = {"machine_type": machine.machine_type}
+    if machine.is_tpu_vm:
+        # A TPU VM machine type fixes its chips (ct5lp-hightpu-4t: 4 x v5e), as in Vertex AI's own TPU
+        # examples; the client's AcceleratorType enum has no TPU_V6E or TPU_V5P to name. A multi-host slice
+        # is one replica of the machine type plus its tpu_topology (docs/vertex.md, "TPUs").
+        if machine.tpu_hosts > 1:
+            spec["tpu_topology"] = machine.tpu_topology
+    elif machine.accelerator_count:
+        spec["accelerator_type"] = machine.accelerator_type.value
+        spec["accelerator_count"] = machine.accelerator_count
+    return spec
+
+
 def reservation_affinity(reservation: str, project: str) -> dict[str, Any]:
     """``--reservation`` as ``MachineSpec.reservation_affinity``: ``any``, ``none``, or one reservation by its full
     name (``ZONE/NAME`` is expanded in ``project``)."""
@@ -88,16 +104,7 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
         if pool is None:
             pools.append({})  # Vertex AI skips an empty pool; later pools keep their index
             continue
-        machine: dict[str, Any] = {"machine_type": pool.machine.machine_type}
-        if pool.machine.is_tpu_vm:
-            # A TPU VM machine type fixes its chips (ct5lp-hightpu-4t: 4 x v5e), as in Vertex AI's own TPU
-            # examples; the client's AcceleratorType enum has no TPU_V6E or TPU_V5P to name. A multi-host slice
-            # is one replica of the machine type plus its tpu_topology (docs/vertex.md, "TPUs").
-            if pool.machine.tpu_hosts > 1:
-                machine["tpu_topology"] = pool.machine.tpu_topology
-        elif pool.machine.accelerator_count:
-            machine["accelerator_type"] = pool.machine.accelerator_type.value
-            machine["accelerator_count"] = pool.machine.accelerator_count
+        machine = machine_spec(pool.machine)
         if target.reservation is not None:
             machine["reservation_affinity"] = reservation_affinity(target.reservation, project)
         container: dict[str, Any] = {"image_uri": image_uri, "args": list(spec.entry_point_args)}
