@@ -925,10 +925,10 @@ def _print_clusters(clusters: list[Any], *, json_output: bool, one: bool = False
         rows = [info.to_dict() for info in clusters]
         typer.echo(_dumps(rows[0] if one else rows, indent=2))
         return
-    for info in clusters:  # plain lines: IDs, states and machine names copy whole
+    for info in clusters:  # plain lines on stdout (tab-separated, as `tfcloud status`): they copy whole
         pools = ", ".join(f"{p.pool_id}: {p.replica_count} x {p.machine_type}"
                           + (f" ({p.accelerator})" if p.accelerator != "-" else "") for p in info.pools)
-        _say(f"{info.cluster_id}\t{info.state}\t{pools}")
+        typer.echo(f"{info.cluster_id}\t{info.state}\t{pools}")
 
 
 def _mount_subcommands() -> None:
