@@ -2,7 +2,8 @@
 
 - **Clients** (:class:`Clients`): Vertex AI's ``JobServiceClient`` and ``PersistentResourceServiceClient`` (on the
   region's endpoint), Cloud Logging's ``LoggingServiceV2Client`` and ``CloudBuildClient``, each made on first use
-  with Application Default Credentials, or over an insecure channel to the tfcloud emulator when ``endpoint`` (``host:port``) is given.
+  with Application Default Credentials, or over an insecure channel to the tfcloud emulator when ``endpoint``
+  (``host:port``) is given.
   :meth:`Clients.close` closes every transport (and so every channel) they opened.
 - **Retries** (:func:`call`): one ``google.api_core.retry.Retry`` for every call, on the transient codes
   (:data:`TRANSIENT`), with the backoff and the deadline of a :class:`RetryPolicy`. Calls pass ``retry=None``

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ConfigurationError, ValidationError
 from tfcloud.jobids import validate_job_id
@@ -595,11 +595,11 @@ def build_spec(
 def _target(name: str, *, project: str | None, region: str | None, service_account: str | None,
             scheduling: tuple[int | None, bool, bool], network: str | None,
             base_output_dir: str | None, max_restarts: int | None = None, container: object = False,
-            capacity: Mapping[str, object] | None = None) -> AnyTarget:
+            capacity: Mapping[str, Any] | None = None) -> AnyTarget:
     """The spec's target value: the checked options of the target ``name`` (a local run has none)."""
     if name == VertexTarget.name:
         timeout, restart, spot = scheduling
-        return VertexTarget(project=project, region=region, network=network, spot=spot,  # type: ignore[arg-type]
+        return VertexTarget(project=project, region=region, network=network, spot=spot,
                             timeout_s=timeout, restart_on_worker_restart=restart,
                             base_output_dir=base_output_dir, service_account=service_account,
                             max_restarts=max_restarts, **(capacity or {}))

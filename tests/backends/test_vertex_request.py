@@ -121,6 +121,35 @@ def _check_capacity(name: str, job: Any, aiplatform_v1: Any) -> None:
         assert spec.experiment_run == spec.experiment + "-run-1"
 
 
+CLUSTERS: dict[str, dict[str, Any]] = {
+    "cluster_one_pool": {"chief_config": "A100_1X"},
+    "cluster_every_role": {"chief_config": "A100_1X", "worker_config": "A100_1X", "worker_count": 3,
+                           "ps_config": "CPU", "ps_count": 1, "evaluator_count": 1},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLUSTERS))
+def test_cluster_request_matches_golden_and_the_real_message(name: str) -> None:
+    from tfcloud.targets.vertex.clusters import cluster_pools, persistent_resource_request
+
+    request = persistent_resource_request(cluster_pools(**CLUSTERS[name]), display_name=name.replace("_", "-"),
+                                          labels={"team": "ml"})
+    golden = GOLDEN / f"{name}.json"
+    text = json.dumps(request, indent=2, sort_keys=True) + "\n"
+    if UPDATE:
+        golden.write_text(text)
+    assert text == golden.read_text(), f"request changed; rerun with TFCLOUD_UPDATE_GOLDEN=1 to accept ({golden})"
+    aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
+    resource = aiplatform_v1.PersistentResource.from_json(json.dumps(request))
+    # A job of the same shape fits it: each of the job's pools has a resource pool with its machine and disk.
+    spec = build_spec(entry_point=__file__, target="vertex", **{k: v for k, v in CLUSTERS[name].items()
+                                                                if k != "ps_config"})
+    job = aiplatform_v1.CustomJob.from_json(json.dumps(custom_job_request(spec, image_uri=IMAGE, submission_id="s")))
+    for pool in (p for p in job.job_spec.worker_pool_specs if p.replica_count):
+        assert any(r.machine_spec == pool.machine_spec and r.disk_spec == pool.disk_spec
+                   and r.replica_count >= pool.replica_count for r in resource.resource_pools)
+
+
 @pytest.mark.parametrize(("task", "replica"), [
     ("workerpool0-0", "chief-0"), ("workerpool1-1", "worker-1"), ("workerpool2-0", "ps-0"),
     ("workerpool3-0", "evaluator-0"), ("service", "service"),

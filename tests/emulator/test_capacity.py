@@ -54,7 +54,7 @@ def test_flex_start_waits_in_pending_until_capacity_returns(emulator: Any, jobs:
     assert got.job_spec.scheduling.strategy == vertex.Scheduling.Strategy.FLEX_START
     assert "max_wait_duration" in got.job_spec.scheduling and got.job_spec.scheduling.max_wait_duration.seconds == 0
     emulator.faults.restore_capacity()
-    job, states = follow(jobs, created.name)
+    job, _ = follow(jobs, created.name)
     assert job.state == vertex.JobState.JOB_STATE_SUCCEEDED, job.error
 
 
@@ -142,7 +142,7 @@ def test_a_persistent_resource_lives_and_its_jobs_start_without_provisioning(slo
         on_demand = jobs.create_custom_job(parent=slow_emulator.parent, custom_job=gpu_job(name="on-demand"))
         on_cluster = jobs.create_custom_job(parent=slow_emulator.parent, custom_job=gpu_job(
             name="on-cluster", persistent_resource_id="my-cluster"))
-        job, states = follow(jobs, on_cluster.name)
+        job, _ = follow(jobs, on_cluster.name)
         assert job.state == vertex.JobState.JOB_STATE_SUCCEEDED, job.error
         assert job.job_spec.persistent_resource_id == "my-cluster"
         lines = service_lines(slow_emulator, job)

@@ -6,12 +6,12 @@ id; :func:`project_number` gives each project id a stable number, and both are a
 
 A job moves QUEUED → PENDING → RUNNING → SUCCEEDED / FAILED, or CANCELLING → CANCELLED; PENDING is its VMs'
 provisioning (:mod:`tfcloud.emulator.capacity`: skipped on a persistent resource; a FLEX_START job waits there for
-capacity), then its replicas drive it: it succeeds when the chief (``workerpool0-0``) exits 0 (workers get ``finish_grace`` seconds to exit
-on their own, parameter servers are stopped at once); it fails as soon as any replica exits non-zero, with
-the error the service sets (code 3, "The replica workerpool1-0 exited with a non-zero status of 1. ...") and
-the other replicas are stopped. A replica that dies by a signal (a preempted VM: ``faults.preempt``, or a
-SIGKILL from outside) is restarted instead, as Vertex AI restarts workers, up to :data:`MAX_REPLICA_RESTARTS`
-times each: alone by default, or together with every other replica when the job's
+capacity), then its replicas drive it: it succeeds when the chief (``workerpool0-0``) exits 0 (workers get
+``finish_grace`` seconds to exit on their own, parameter servers are stopped at once); it fails as soon as any
+replica exits non-zero, with the error the service sets (code 3, "The replica workerpool1-0 exited with a non-zero
+status of 1. ...") and the other replicas are stopped. A replica that dies by a signal (a preempted VM:
+``faults.preempt``, or a SIGKILL from outside) is restarted instead, as Vertex AI restarts workers, up to
+:data:`MAX_REPLICA_RESTARTS` times each: alone by default, or together with every other replica when the job's
 ``scheduling.restart_job_on_worker_restart`` is set (what MultiWorkerMirrored needs); never with
 ``scheduling.disable_retries``. A cancelled job gets ``error`` code 1 (CANCELLED). Every change sets
 ``update_time``; RUNNING sets ``start_time``; an end state sets ``end_time``.

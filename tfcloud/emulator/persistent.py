@@ -201,8 +201,9 @@ class PersistentResourceService:
             fits = [r for r in resource.resource_pools if _same_machine(r.machine_spec, pool.machine_spec)]
             if not fits:
                 return (grpc.StatusCode.INVALID_ARGUMENT,
-                        f"CustomJob.job_spec.worker_pool_specs[{index}].machine_spec ({pool.machine_spec.machine_type}) "
-                        f'matches no resource pool of the PersistentResource "{name}".')
+                        f"CustomJob.job_spec.worker_pool_specs[{index}].machine_spec "
+                        f"({pool.machine_spec.machine_type}) matches no resource pool of the PersistentResource "
+                        f'"{name}".')
             if all(pool.replica_count > r.replica_count for r in fits):
                 return (grpc.StatusCode.INVALID_ARGUMENT,
                         f"CustomJob.job_spec.worker_pool_specs[{index}].replica_count {pool.replica_count} is more "

@@ -85,7 +85,7 @@ def check_scheduling(value: object, spot: object) -> SchedulingStrategy | None:
     else:
         raise ValidationError("scheduling", expected, value)
     if spot and strategy is not SchedulingStrategy.SPOT:
-        raise ValidationError("scheduling", f'"spot" when spot is set (--spot is --scheduling spot), or spot left '
+        raise ValidationError("scheduling", '"spot" when spot is set (--spot is --scheduling spot), or spot left '
                               "unset", strategy.flag,
                               hint="Give one of --spot and --scheduling (spot= and scheduling= in run()).")
     return strategy
@@ -184,12 +184,15 @@ def check_tensorboard(value: object, *, region: str | None) -> str | None:
     if value is None:
         return None
     expected = "a TensorBoard instance: projects/PROJECT/locations/REGION/tensorboards/ID or its numeric ID"
-    if not isinstance(value, str) or not (value.isdigit() or (match := _TENSORBOARD.match(value))):
+    if isinstance(value, str) and value.isdigit():
+        return value
+    match = _TENSORBOARD.match(value) if isinstance(value, str) else None
+    if match is None:
         raise ValidationError("tensorboard", expected, value)
-    if not value.isdigit() and region is not None and match["region"] != region:
+    if region is not None and match["region"] != region:
         raise ValidationError("tensorboard", f"a TensorBoard instance in the job's region {region}", value,
                               hint=f"Pass --region {match['region']}, or an instance in {region}.")
-    return value
+    return match.string
 
 
 def expand_tensorboard(value: str, parent: str) -> str:
