@@ -17,7 +17,7 @@ ROOT = Path(__file__).parent
 # pulls the full GPU `tensorflow` wheel).
 TENSORFLOW = ["tensorflow-cpu==2.21.*"]
 TF_KERAS = ["--no-deps", "tf-keras==2.21.*"]
-EXTRAS = ".[cloud,docker,notebook,emulator,ray,tune,test]"
+EXTRAS = ".[cloud,docker,notebook,emulator,ray,tune,ui,test]"
 
 
 def _install(session: nox.Session, *, extras: str = EXTRAS) -> None:
@@ -37,10 +37,22 @@ def _ensure_docker(session: nox.Session) -> None:
         session.log("dockerd/docker-registry missing and not root: the Docker tests will be skipped.")
 
 
+def _ensure_browser(session: nox.Session) -> None:
+    """The dashboard's tests drive Debian's chromium through chromium-driver; install them when missing (as root,
+    on CI). Without them those tests skip and say why."""
+    if os.access("/usr/bin/chromium", os.X_OK) and os.access("/usr/bin/chromedriver", os.X_OK):
+        return
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        session.run("bash", str(ROOT / ".ci" / "install-browser"), external=True)
+    else:
+        session.log("chromium/chromedriver missing and not root: the dashboard's browser tests will be skipped.")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (real TensorFlow, Docker engine and emulator on loopback)."""
+    """Run the test suite (real TensorFlow, Docker engine, emulator and browser on loopback)."""
     _ensure_docker(session)
+    _ensure_browser(session)
     _install(session)
     session.run("pytest", *(session.posargs or ["-q"]))
 
@@ -113,6 +125,7 @@ def captures(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Every benchmark in benchmarks/ (prints results; asserts nothing about time)."""
     _ensure_docker(session)
+    _ensure_browser(session)
     _install(session)
     for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         session.run("python", str(script))

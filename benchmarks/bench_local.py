@@ -24,9 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tfcloud.artifacts import PreparedJob
+from tfcloud.cluster import loopback_env, plan_cluster
 from tfcloud.launcher import render_launcher
 from tfcloud.spec import JobSpec
-from tfcloud.targets.local.backend import LocalBackend, loopback_env, plan_cluster
+from tfcloud.targets.local.backend import LocalBackend
 from tfcloud.validate import build_spec
 
 REPO = Path(__file__).resolve().parent.parent

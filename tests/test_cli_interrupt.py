@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends.localjobs import assert_no_survivors
+from tests.targets.localjobs import assert_no_survivors
 from tfcloud.states import JobState
 from tfcloud.targets.local.backend import LocalBackend
 

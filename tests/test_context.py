@@ -16,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tfcloud.context import _SNIFF_SIZE, SECRET_PATTERNS, TAR_MTIME, collect_context
+from tfcloud.context import SECRET_PATTERNS, TAR_MTIME, collect_context
 from tfcloud.errors import TfcloudError, ValidationError
+from tfcloud.secretscan import SNIFF_SIZE as _SNIFF_SIZE
 
 PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
 SA_KEY = '{\n  "type": "service_account",\n  "project_id": "p",\n  "private_key_id": "1",\n  "private_key": "x"\n}\n'

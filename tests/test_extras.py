@@ -31,6 +31,7 @@ MODULES = {
     "emulator": ("grpc", "gcp_storage_emulator", "google.cloud.aiplatform_v1"),
     "tensorflow": ("tensorflow",),
     "tune": ("optuna", "matplotlib"),
+    "ui": ("starlette", "uvicorn"),
 }
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = str(REPO_ROOT / "examples" / "digits_keras.py")
@@ -85,6 +86,9 @@ CASES = [
     Case("tune-local", ("tune",), ("tune", SCRIPT, "--param", "units=int:8:16", "--metric", "val_accuracy",
                                    "--strategy", "none"),
          "Error: Local hyperparameter tuning needs the `optuna` package, which is not installed.", ""),
+    Case("ui", ("ui",), ("ui", "--no-browser", "--port", "70000"),
+         "Error: The dashboard (tfcloud ui) needs the `starlette` package, which is not installed.",
+         "Invalid `--port`"),
 ]
 
 

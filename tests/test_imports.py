@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 HEAVY = ("tensorflow", "tf_keras", "keras", "google.cloud", "google.api_core", "grpc", "docker", "nbformat",
-         "IPython", "ray", "pydantic", "optuna", "matplotlib")
+         "IPython", "ray", "pydantic", "optuna", "matplotlib", "starlette", "uvicorn", "selenium")
 
 # Compared with what the bare interpreter already holds (site's .pth files may pre-load namespace packages).
 PROBE = """
@@ -35,11 +35,11 @@ def _loaded(body: str) -> list[str]:
 
 def test_import_tfcloud_is_light() -> None:
     assert _loaded("import tfcloud; tfcloud.remote(); tfcloud.MachineConfig; tfcloud.run; tfcloud.tune; "
-                   "tfcloud.report") == []
+                   "tfcloud.report; tfcloud.ui") == []
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["-h"], ["submit", "--help"], ["tune", "--help"], ["status", "-h"],
-                                  ["machines"], ["machines", "--json"]])
+                                  ["ui", "--help"], ["machines"], ["machines", "--json"]])
 def test_cli_help_is_light(argv: list[str]) -> None:
     body = (
         f"sys.argv = ['tfcloud', *{argv!r}]\n"

@@ -19,9 +19,19 @@ from tfcloud.validate import build_spec
 
 def test_run_has_typed_keyword_options(script: Path) -> None:
     params = inspect.signature(tfcloud.run).parameters
-    for name in ("ps_count", "target", "project", "spot", "dry_run", "docker_base_image", "docker_image_bucket_name"):
+    for name in ("dry_run", "docker_base_image", "docker_image_bucket_name"):
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
         assert params[name].annotation != "Any"
+    # every other keyword is an option, typed by JobOptions: the job's own and each built-in target's, no more
+    from tfcloud import targets
+    from tfcloud.api import NEW_OPTIONS, known_options
+    from tfcloud.sdk import JobOptions
+
+    target_options = {o.name for cls in targets.builtin_targets() for o in cls.options}
+    assert set(known_options()) - {"dry_run"} <= set(JobOptions.__annotations__)
+    assert set(JobOptions.__annotations__) == ({*NEW_OPTIONS, *target_options} - {"dry_run"}) | {
+        "requirements_txt", "docker_config", "distribution_strategy", "chief_config", "worker_config",
+        "worker_count", "entry_point_args", "job_labels"}
     positional = [p.name for p in params.values() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
     assert positional == ["entry_point", "requirements_txt", "docker_config", "distribution_strategy",
                           "chief_config", "worker_config", "worker_count", "entry_point_args", "stream_logs",

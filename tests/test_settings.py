@@ -106,7 +106,7 @@ def test_requirements_path_is_relative_to_its_file(tmp_path: Path) -> None:
     ("worker_count", '"two"', "an integer ≥ 0"),
     ("worker_count", "-1", "an integer ≥ 0"),
     ("spot", '"yes"', "true or false"),
-    ("timeout", "0", "an integer > 0 (seconds)"),
+    ("timeout", "0", "a number of seconds from 1 to 1209600 (14 days)"),
     ("labels", '{ team = 1 }', 'a table of strings (KEY = "VALUE")'),
     ("strategy", '"fastest"', "one of auto, one_device, mirrored, multi_worker_mirrored, parameter_server, tpu, "
                               "none"),
@@ -116,7 +116,7 @@ def test_bad_value_in_pyproject_names_file_and_key(tmp_path: Path, capsys: pytes
     _pyproject(tmp_path, f"[tool.tfcloud]\n{key} = {value}\n")
     (tmp_path / "train.py").write_text("print('hi')\n")
     os.chdir(tmp_path)
-    assert main(["submit", "train.py", "--dry-run"]) == 2
+    assert main(["submit", "train.py", "--vertex", "--dry-run"]) == 2  # spot, timeout: the vertex target's
     err = capsys.readouterr().err
     import tomllib
 

@@ -320,3 +320,21 @@ def test_early_stopping_stops_the_bad_trials_and_lets_the_good_ones_finish(
     shown = json.loads(capsys.readouterr().out)
     assert shown["early_stopping"] is True
     assert {t["trial_id"]: t["stopped_at"] for t in shown["trials"]} == {t.trial_id: t.stopped_at for t in info.trials}
+
+
+def test_list_studies_gives_the_local_studies_newest_first(tmp_path: Path) -> None:
+    script = tmp_path / "fit.py"
+    script.write_text(PLAIN_SCRIPT)
+    ids = []
+    for _ in range(2):
+        with tfcloud.tune(script, params=["x=double:0.1:1", "kind=categorical:a"], metric="loss", goal="minimize",
+                          max_trials=1, distribution_strategy=None) as study:
+            study.wait(120)
+            ids.append(study.study_id)
+            time.sleep(1.1)  # ids carry the second they were made
+    found = tfcloud.sdk.list_studies()
+    assert [info.study_id for info in found] == ids[::-1]
+    assert [info.state for info in found] == [JobState.SUCCEEDED] * 2
+    assert [info.study_id for info in tfcloud.sdk.list_studies(limit=1)] == ids[1:]
+    with pytest.raises(tfcloud.ValidationError, match="Invalid `target`: expected a target that runs tuning studies: local, vertex"):
+        tfcloud.sdk.list_studies(target="ray")

@@ -75,10 +75,10 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("args-items", {"entry_point_args": ["--epochs", 3]},
      "Invalid `entry_point_args`: expected a list of strings, received ['--epochs', 3]."),
     ("stream-logs", {"stream_logs": "yes"}, "Invalid `stream_logs`: expected a bool, received 'yes'."),
-    ("service-account", {"service_account": "trainer"},
+    ("service-account", {"target": "vertex", "service_account": "trainer"},
      "Invalid `service_account`: expected a service account e-mail such as "
      "trainer@my-project.iam.gserviceaccount.com, received 'trainer'."),
-    ("service-account-domain", {"service_account": "trainer@example.com"},
+    ("service-account-domain", {"target": "vertex", "service_account": "trainer@example.com"},
      "Invalid `service_account`: expected a service account e-mail such as "
      "trainer@my-project.iam.gserviceaccount.com, received 'trainer@example.com'."),
     ("ps-without-workers", {"ps_count": 1},
@@ -94,11 +94,11 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
      "Invalid `evaluator_config`: expected a MachineConfig when evaluator_count > 0, received None."),
     ("evaluators", {"evaluator_count": 2}, "Invalid `evaluator_count`: expected an integer from 0 to 1, received 2."),
     ("target", {"target": "aws"}, "Invalid `target`: expected \"local\" or \"vertex\" or \"ray\", received 'aws'."),
-    ("region", {"region": "europe-west99"},
+    ("region", {"target": "vertex", "region": "europe-west99"},
      "Invalid `region`: expected a region Vertex AI serves custom training in, such as us-central1, "
      "received 'europe-west99'.\nRegions: europe-central2, europe-north1, europe-southwest1, europe-west1, "
      "europe-west12, europe-west2, europe-west3, europe-west4, europe-west6, europe-west8, europe-west9."),
-    ("project", {"project": "My Project"},
+    ("project", {"target": "vertex", "project": "My Project"},
      "Invalid `project`: expected a Google Cloud project id (6 to 30 lowercase letters, digits or '-'), "
      "received 'My Project'."),
     ("docker-config", {"docker_config": {"image": "x"}},
@@ -119,25 +119,28 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
      "Invalid `target`: expected \"vertex\" for a TPU job (TPUs cannot run locally), received 'local'."),
     ("unknown-kwarg", {"workers": 2},
      "Invalid `run() keyword argument`: expected one of tensorflow-cloud's arguments or ps_config, ps_count, "
-     "evaluator_config, evaluator_count, target, project, region, dry_run, display_name, env, emulator_host, "
-     "image_repository, staging_bucket, timeout, restart_on_worker_restart, spot, max_restarts, network, "
-     "base_output_dir, scheduling, max_wait, reservation, disable_retries, persistent_resource, tensorboard, "
-     "experiment, experiment_run, context_dir, ray_address, ray_cpus, received 'workers'."),
+     "evaluator_config, evaluator_count, target, dry_run, display_name, env, image_repository, context_dir, "
+     "container, max_restarts, base_output_dir, project, region, service_account, network, spot, timeout, "
+     "restart_on_worker_restart, scheduling, max_wait, reservation, disable_retries, persistent_resource, "
+     "tensorboard, experiment, experiment_run, emulator_host, staging_bucket, ray_address, ray_cpus, "
+     "received 'workers'."),
     ("context-dir", {"context_dir": "/nonexistent"},
      "Invalid `context_dir`: expected an existing directory that contains the entry point, "
      "received '/nonexistent'."),
-    ("timeout", {"timeout": 0},
+    ("timeout", {"target": "vertex", "timeout": 0},
      "Invalid `timeout`: expected a number of seconds from 1 to 1209600 (14 days), received 0."),
-    ("spot", {"spot": "yes"}, "Invalid `spot`: expected a bool, received 'yes'."),
-    ("restart", {"restart_on_worker_restart": 1},
+    ("spot", {"target": "vertex", "spot": "yes"}, "Invalid `spot`: expected a bool, received 'yes'."),
+    ("restart", {"target": "vertex", "restart_on_worker_restart": 1},
      "Invalid `restart_on_worker_restart`: expected a bool, received 1."),
-    ("network", {"network": "my-vpc"},
+    ("network", {"target": "vertex", "network": "my-vpc"},
      "Invalid `network`: expected a VPC network name such as projects/12345/global/networks/my-vpc, "
      "received 'my-vpc'."),
     ("output-dir", {"base_output_dir": "gs://"},
-     "Invalid `base_output_dir`: expected a Cloud Storage URI such as gs://my-bucket/outputs or a directory, "
-     "received 'gs://'."),
-    ("max-restarts", {"max_restarts": -1}, "Invalid `max_restarts`: expected an integer ≥ 0, received -1."),
+     "Invalid `base_output_dir`: expected a Cloud Storage URI such as gs://my-bucket/outputs, received 'gs://'."),
+    ("max-restarts", {"max_restarts": -1}, "Invalid `max_restarts`: expected an integer from 0 to 100, received -1."),
+    ("option-of-another-target", {"spot": True},
+     "Invalid `spot`: expected to be left unset for the local target (it is an option of: vertex), received "
+     "<set>.\nRemove it, or run where it applies (--vertex / target=\"vertex\")."),
     ("env", {"env": {"1X": "y"}},
      "Invalid `env`: expected a dict of environment variable names to string values, received {'1X': 'y'}."),
 ]
@@ -189,12 +192,12 @@ CLI_CASES = [
     (["--ps-count", "1"],
      "Error: Invalid `worker_count`: expected an integer ≥ 1 when ps_count > 0 (parameter servers need workers), "
      "received 0."),
-    (["--service-account", "me@gmail.com"],
+    (["--vertex", "--service-account", "me@gmail.com"],
      "Error: Invalid `service_account`: expected a service account e-mail such as "
      "trainer@my-project.iam.gserviceaccount.com, received 'me@gmail.com'."),
-    (["--local", "--vertex"], "Error: Invalid `target`: expected one of --local, --vertex or --ray ADDRESS, "
-                               "received '--local and --vertex'."),
-    (["--region", "moon"],
+    (["--local", "--vertex"], "Error: Invalid `target`: expected one of --local, --vertex, --ray ADDRESS or "
+                               "--target NAME, received '--local and --vertex'."),
+    (["--vertex", "--region", "moon"],
      "Error: Invalid `region`: expected a region Vertex AI serves custom training in, such as us-central1, "
      "received 'moon'."),
 ]

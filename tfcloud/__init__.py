@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tfcloud.spec import DockerConfig
     from tfcloud.states import JobState
     from tfcloud.targets import LocalTarget, VertexTarget
+    from tfcloud.ui import ui
 
 
 
@@ -75,4 +76,5 @@ __all__ = [
     "run",
     "submit",
     "tune",
+    "ui",
 ]

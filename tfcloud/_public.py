@@ -15,4 +15,5 @@ PUBLIC = {
     "DockerConfig": "tfcloud.spec",
     "JobState": "tfcloud.states",
     "LocalTarget": "tfcloud.targets", "VertexTarget": "tfcloud.targets",
+    "ui": "tfcloud.ui",
 }

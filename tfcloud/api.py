@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from tfcloud.errors import ValidationError
 
@@ -20,41 +20,38 @@ if TYPE_CHECKING:
     from tfcloud.sdk import Job, JobOptions
     from tfcloud.spec import DockerConfig
 
-__all__ = ["NEW_OPTIONS", "remote", "run"]
+__all__ = ["NEW_OPTIONS", "known_options", "remote", "run"]
 
-#: Keyword arguments tfcloud adds to tensorflow-cloud's ``run()``.
+#: The job's own keyword arguments tfcloud adds to tensorflow-cloud's ``run()``; a target's options (``spot``,
+#: ``ray_address``, ...) are declared by the target (:mod:`tfcloud.targets`), and ``run()`` takes those too.
 NEW_OPTIONS = (
     "ps_config",
     "ps_count",
     "evaluator_config",
     "evaluator_count",
     "target",
-    "project",
-    "region",
     "dry_run",
     "display_name",
     "env",
-    "emulator_host",
     "image_repository",
-    "staging_bucket",
-    "timeout",
-    "restart_on_worker_restart",
-    "spot",
-    "max_restarts",
-    "network",
-    "base_output_dir",
-    "scheduling",
-    "max_wait",
-    "reservation",
-    "disable_retries",
-    "persistent_resource",
-    "tensorboard",
-    "experiment",
-    "experiment_run",
     "context_dir",
-    "ray_address",
-    "ray_cpus",
 )
+
+
+def known_options(target: object = None) -> list[str]:
+    """Every keyword ``run()`` takes besides tensorflow-cloud's: :data:`NEW_OPTIONS` and every built-in target's
+    options (and, when ``target`` names a plug-in, that target's)."""
+    import tfcloud.targets as targets
+
+    classes = targets.builtin_targets()
+    if isinstance(target, str) and target not in targets.BUILTIN:
+        classes.append(targets.get(target))
+    elif isinstance(target, targets.Target):
+        classes.append(type(target))
+    names = [*NEW_OPTIONS]
+    for cls in classes:
+        names += [o.name for o in cls.options if o.name not in names]
+    return names
 
 
 def remote() -> bool:
@@ -78,36 +75,8 @@ def run(
     *,
     docker_base_image: str | None = None,
     docker_image_bucket_name: str | None = None,
-    ps_config: MachineConfig | str | None = "auto",
-    ps_count: int = 0,
-    evaluator_config: MachineConfig | str | None = "auto",
-    evaluator_count: int = 0,
-    target: str | None = None,
-    project: str | None = None,
-    region: str | None = None,
     dry_run: Literal[True],
-    display_name: str | None = None,
-    env: Mapping[str, str] | None = None,
-    emulator_host: str | None = None,
-    image_repository: str | None = None,
-    staging_bucket: str | None = None,
-    timeout: int | None = None,
-    restart_on_worker_restart: bool = False,
-    spot: bool = False,
-    max_restarts: int | None = None,
-    network: str | None = None,
-    base_output_dir: str | None = None,
-    scheduling: str | None = None,
-    max_wait: str | int | None = None,
-    reservation: str | None = None,
-    disable_retries: bool = False,
-    persistent_resource: str | None = None,
-    tensorboard: str | None = None,
-    experiment: str | None = None,
-    experiment_run: str | None = None,
-    context_dir: str | os.PathLike[str] | None = None,
-    ray_address: str | None = None,
-    ray_cpus: float | None = None,
+    **options: Any,
 ) -> Plan: ...
 
 
@@ -127,40 +96,11 @@ def run(
     *,
     docker_base_image: str | None = None,
     docker_image_bucket_name: str | None = None,
-    ps_config: MachineConfig | str | None = "auto",
-    ps_count: int = 0,
-    evaluator_config: MachineConfig | str | None = "auto",
-    evaluator_count: int = 0,
-    target: str | None = None,
-    project: str | None = None,
-    region: str | None = None,
     dry_run: Literal[False] = False,
-    display_name: str | None = None,
-    env: Mapping[str, str] | None = None,
-    emulator_host: str | None = None,
-    image_repository: str | None = None,
-    staging_bucket: str | None = None,
-    timeout: int | None = None,
-    restart_on_worker_restart: bool = False,
-    spot: bool = False,
-    max_restarts: int | None = None,
-    network: str | None = None,
-    base_output_dir: str | None = None,
-    scheduling: str | None = None,
-    max_wait: str | int | None = None,
-    reservation: str | None = None,
-    disable_retries: bool = False,
-    persistent_resource: str | None = None,
-    tensorboard: str | None = None,
-    experiment: str | None = None,
-    experiment_run: str | None = None,
-    context_dir: str | os.PathLike[str] | None = None,
-    ray_address: str | None = None,
-    ray_cpus: float | None = None,
+    **options: Any,
 ) -> Job | None: ...
 
 
-@overload
 def run(
     entry_point: str | os.PathLike[str] | None = None,
     requirements_txt: str | os.PathLike[str] | None = None,
@@ -176,85 +116,8 @@ def run(
     *,
     docker_base_image: str | None = None,
     docker_image_bucket_name: str | None = None,
-    ps_config: MachineConfig | str | None = "auto",
-    ps_count: int = 0,
-    evaluator_config: MachineConfig | str | None = "auto",
-    evaluator_count: int = 0,
-    target: str | None = None,
-    project: str | None = None,
-    region: str | None = None,
     dry_run: bool = False,
-    display_name: str | None = None,
-    env: Mapping[str, str] | None = None,
-    emulator_host: str | None = None,
-    image_repository: str | None = None,
-    staging_bucket: str | None = None,
-    timeout: int | None = None,
-    restart_on_worker_restart: bool = False,
-    spot: bool = False,
-    max_restarts: int | None = None,
-    network: str | None = None,
-    base_output_dir: str | None = None,
-    scheduling: str | None = None,
-    max_wait: str | int | None = None,
-    reservation: str | None = None,
-    disable_retries: bool = False,
-    persistent_resource: str | None = None,
-    tensorboard: str | None = None,
-    experiment: str | None = None,
-    experiment_run: str | None = None,
-    context_dir: str | os.PathLike[str] | None = None,
-    ray_address: str | None = None,
-    ray_cpus: float | None = None,
-) -> Job | Plan | None: ...
-
-
-def run(
-    entry_point: str | os.PathLike[str] | None = None,
-    requirements_txt: str | os.PathLike[str] | None = None,
-    docker_config: DockerConfig | str = "auto",
-    distribution_strategy: str | None = "auto",
-    chief_config: MachineConfig | str = "auto",
-    worker_config: MachineConfig | str | None = "auto",
-    worker_count: int = 0,
-    entry_point_args: Sequence[str] | None = None,
-    stream_logs: bool = False,
-    job_labels: Mapping[str, str] | None = None,
-    service_account: str | None = None,
-    *,
-    docker_base_image: str | None = None,
-    docker_image_bucket_name: str | None = None,
-    ps_config: MachineConfig | str | None = "auto",
-    ps_count: int = 0,
-    evaluator_config: MachineConfig | str | None = "auto",
-    evaluator_count: int = 0,
-    target: str | None = None,
-    project: str | None = None,
-    region: str | None = None,
-    dry_run: bool = False,
-    display_name: str | None = None,
-    env: Mapping[str, str] | None = None,
-    emulator_host: str | None = None,
-    image_repository: str | None = None,
-    staging_bucket: str | None = None,
-    timeout: int | None = None,
-    restart_on_worker_restart: bool = False,
-    spot: bool = False,
-    max_restarts: int | None = None,
-    network: str | None = None,
-    base_output_dir: str | None = None,
-    scheduling: str | None = None,
-    max_wait: str | int | None = None,
-    reservation: str | None = None,
-    disable_retries: bool = False,
-    persistent_resource: str | None = None,
-    tensorboard: str | None = None,
-    experiment: str | None = None,
-    experiment_run: str | None = None,
-    context_dir: str | os.PathLike[str] | None = None,
-    ray_address: str | None = None,
-    ray_cpus: float | None = None,
-    **unknown: object,
+    **options: Any,
 ) -> Job | Plan | None:
     """Run ``entry_point`` (a .py script or .ipynb notebook) as a distributed TensorFlow job.
 
@@ -262,9 +125,7 @@ def run(
     (tensorflow-cloud's deprecated spellings) fill ``docker_config.parent_image`` and
     ``docker_config.image_build_bucket`` when those are unset. tfcloud adds more worker pools (``ps_*``,
     ``evaluator_*``), the ``target`` (``"local"``, the default, ``"vertex"`` or ``"ray"``) and its options (``project``,
-    ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``, the capacity
-    options ``scheduling``, ``max_wait``, ``reservation``, ``disable_retries``, ``persistent_resource``, and
-    ``tensorboard``, ``experiment``, ``experiment_run``: see docs/vertex.md; for Ray
+    ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``; for Ray
     ``ray_address``, ``ray_cpus``: see docs/ray.md), ``max_restarts`` for every target (docs/recovery.md),
     ``display_name``, ``env``, ``context_dir`` and the endpoint settings; ``dry_run`` and ``stream_logs`` are
     options of this call.
@@ -281,9 +142,11 @@ def run(
     """
     if remote():
         return None
+    known = known_options(options.get("target"))
+    unknown = sorted(set(options) - set(known))
     if unknown:
-        raise ValidationError("run() keyword argument",
-                              "one of tensorflow-cloud's arguments or " + ", ".join(NEW_OPTIONS), sorted(unknown)[0])
+        raise ValidationError("run() keyword argument", "one of tensorflow-cloud's arguments or "
+                              + ", ".join(known), unknown[0])
     for name, value in (("stream_logs", stream_logs), ("dry_run", dry_run)):
         if not isinstance(value, bool):
             raise ValidationError(name, "a bool", value)
@@ -295,22 +158,16 @@ def run(
 
         found, in_notebook = current_entry_point()
         entry_point, exit_after = found, not in_notebook
-    options: JobOptions = {
+    given: JobOptions = {
         "requirements_txt": requirements_txt,
         "docker_config": _docker_config(docker_config, docker_base_image, docker_image_bucket_name),
         "distribution_strategy": distribution_strategy, "chief_config": chief_config,
         "worker_config": worker_config, "worker_count": worker_count, "entry_point_args": entry_point_args,
-        "job_labels": job_labels, "service_account": service_account, "ps_config": ps_config,
-        "ps_count": ps_count, "evaluator_config": evaluator_config, "evaluator_count": evaluator_count,
-        "target": target, "project": project, "region": region, "display_name": display_name, "env": env,
-        "emulator_host": emulator_host, "image_repository": image_repository, "staging_bucket": staging_bucket,
-        "timeout": timeout, "restart_on_worker_restart": restart_on_worker_restart, "spot": spot,
-        "max_restarts": max_restarts, "network": network, "base_output_dir": base_output_dir,
-        "scheduling": scheduling, "max_wait": max_wait, "reservation": reservation,
-        "disable_retries": disable_retries, "persistent_resource": persistent_resource, "tensorboard": tensorboard,
-        "experiment": experiment, "experiment_run": experiment_run, "context_dir": context_dir,
-        "ray_address": ray_address, "ray_cpus": None if ray_cpus is None else str(ray_cpus),
+        "job_labels": job_labels,
     }
+    if service_account is not None:  # tensorflow-cloud's argument; a Vertex AI target option here
+        given["service_account"] = service_account
+    options = {**given, **options}
     if dry_run:
         return sdk.plan(entry_point, **options)
     job = sdk.submit(entry_point, **options)

@@ -53,10 +53,10 @@ def job_ids(incomplete: str) -> list[tuple[str, str]]:
 
     try:
         from tfcloud.settings import resolve_settings
-        from tfcloud.targets.local.backend import LocalBackend
+        from tfcloud.statedir import jobs_dir, state_dir
 
-        jobs_dir = LocalBackend(settings=resolve_settings()).jobs_dir
-        found = [(d.stat().st_mtime, d.name) for d in jobs_dir.iterdir()
+        found_dir = jobs_dir(state_dir(resolve_settings()))
+        found = [(d.stat().st_mtime, d.name) for d in found_dir.iterdir()
                  if d.name.startswith(incomplete) and d.is_dir()]
     except (OSError, TfcloudError):
         return []

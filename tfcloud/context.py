@@ -10,7 +10,7 @@ job needs. In order:
    gitignore's rules (pathspec's gitwildmatch); then the root's ``.dockerignore``, with Docker's own rules
    (:mod:`tfcloud.dockerignore`: patterns relative to the root, so ``*.csv`` keeps ``data/x.csv``), which has
    the last word wherever one of its lines matches.
-3. **Secret deny-list** (:data:`SECRET_PATTERNS`, plus what :func:`_sniff_secret` finds by content: private
+3. **Secret deny-list** (:mod:`tfcloud.secretscan`: :data:`SECRET_PATTERNS`, plus what it finds by content: private
    keys, JSON keys of any size, token-shaped lines in rc files): kept out whatever the ignore files say, and
    named in :attr:`BuildContext.secrets`, unless a ``!path`` line of ``.dockerignore`` without wildcards
    names the file or a directory above it (then it is named in :attr:`BuildContext.let_in`). A
@@ -33,7 +33,6 @@ import hashlib
 import io
 import logging
 import os
-import re
 import stat
 import tarfile
 from collections.abc import Iterable, Mapping
@@ -43,6 +42,8 @@ from typing import IO, Any
 
 from tfcloud.dockerignore import DockerIgnore, DockerIgnoreError, DockerPattern
 from tfcloud.errors import BuildError, ValidationError
+from tfcloud.gitignore import gitignore_spec, glob_escape, has_negation, read_lines, rebase, valid_lines
+from tfcloud.secretscan import SECRET_PATTERNS, secret_reason, secret_spec, sniff_secret
 
 __all__ = [
     "DEFAULT_EXCLUDES",
@@ -90,99 +91,6 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".DS_Store",
     "/.tfcloud/",  # tfcloud's own generated files go there
 )
-
-#: Never in a context unless a ``!path`` line in ``.dockerignore`` names it: (gitwildmatch line, what it is).
-SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
-    (".env", "environment file"),
-    (".env.*", "environment file"),
-    (".envrc", "environment file"),
-    ("*.pem", "private key or certificate"),
-    ("*.key", "private key"),
-    ("*.ppk", "private key"),
-    ("*.p12", "key store"),
-    ("*.pfx", "key store"),
-    ("*.jks", "key store"),
-    ("*.keystore", "key store"),
-    ("id_rsa", "SSH private key"),
-    ("id_dsa", "SSH private key"),
-    ("id_ecdsa", "SSH private key"),
-    ("id_ed25519", "SSH private key"),
-    (".ssh/", "SSH directory"),
-    (".gnupg/", "GPG keys"),
-    (".netrc", "credentials file"),
-    ("_netrc", "credentials file"),
-    (".pgpass", "credentials file"),
-    (".pypirc", "credentials file"),
-    (".boto", "credentials file"),
-    (".git-credentials", "git credentials"),
-    (".htpasswd", "password file"),
-    (".vault-token", "token"),
-    ("token", "token"),
-    ("token.txt", "token"),
-    ("token.json", "OAuth token"),
-    ("*.token", "token"),
-    ("*_token.txt", "token"),
-    ("*-token.txt", "token"),
-    ("credentials.json", "OAuth client or credentials"),
-    ("client_secret*.json", "OAuth client secret"),
-    ("secrets.yaml", "secrets file"),
-    ("secrets.yml", "secrets file"),
-    ("secrets.json", "secrets file"),
-    ("secrets.toml", "secrets file"),
-    ("secrets.env", "secrets file"),
-    ("secret.yaml", "secrets file"),
-    ("secret.yml", "secrets file"),
-    ("secret.json", "secrets file"),
-    ("*.tfstate", "Terraform state"),
-    ("*.tfstate.*", "Terraform state"),
-    (".terraform/", "Terraform working directory"),
-    (".kube/", "Kubernetes credentials"),
-    ("kubeconfig", "Kubernetes credentials"),
-    (".aws/", "AWS credentials"),
-    (".azure/", "Azure credentials"),
-    ("**/.docker/config.json", "Docker credentials"),
-    ("**/.config/gh/hosts.yml", "GitHub CLI token"),
-    ("**/.config/gcloud/", "gcloud configuration"),
-    (".gcloud/", "gcloud configuration"),
-    ("**/gcloud/credentials.db", "gcloud credentials"),
-    ("**/gcloud/access_tokens.db", "gcloud credentials"),
-    ("**/gcloud/legacy_credentials/", "gcloud credentials"),
-    ("application_default_credentials.json", "gcloud credentials"),
-)
-
-#: Templates that look like secrets by name but hold none.
-_SECRET_ALLOWED = (".env.example", ".env.sample", ".env.template", ".env.dist")
-
-#: Every file up to this size is also checked by content (private keys, JSON keys); JSON files at any size.
-_SNIFF_SIZE = 64 * 1024
-#: rc files (``.npmrc``, ``.yarnrc``...) up to this size are checked for token-shaped lines.
-_RC_SNIFF_SIZE = 1024 * 1024
-_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
-#: JSON key files, by their markers: (what it is, the markers that must all appear); also when the JSON is
-#: itself a string inside another JSON document (``\"type\": \"service_account\"``).
-_JSON_KEYS: tuple[tuple[str, tuple[re.Pattern[bytes], ...]], ...] = (
-    ("service-account key", (re.compile(rb'\\?"type\\?"\s*:\s*\\?"service_account\\?"'),)),
-    ("OAuth credentials", (re.compile(rb'\\?"type\\?"\s*:\s*\\?"authorized_user\\?"'),
-                           re.compile(rb'\\?"refresh_token\\?"'))),
-    ("OAuth client secret", (re.compile(rb'\\?"client_secret\\?"\s*:\s*\\?"[^"\\]'),)),
-)
-#: Where a marker may straddle two chunks of a large file: this much of the previous chunk is searched again.
-_OVERLAP = 4096
-_RC_NAMES = re.compile(
-    r"^\.[\w.-]*rc(?:\.ya?ml)?$|^(?:pip\.conf|pip\.ini|\.profile|\.bash_profile|\.zprofile|\.Renviron)$"
-)
-#: A line that sets a token, password or key to a literal value (``${VAR}`` references are fine).
-_TOKEN_LINE = re.compile(
-    rb"(?im)^[ \t]*(?:export[ \t]+)?[\"']?[^\s=#\"']{0,200}?(?:_auth|token|secret|passw(?:or)?d|api[_-]?key|"
-    rb"access[_-]?key)[^\s=:\"']{0,100}[\"']?[ \t]*[=:][ \t]*[\"']?[^\s\"'$]{8}"
-)
-#: Token formats with a recognisable prefix (GitHub, GitLab, Slack, AWS, npm, Google API keys and tokens).
-_TOKEN_SHAPE = re.compile(
-    rb"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|"
-    rb"xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|"
-    rb"ya29\.[0-9A-Za-z_-]{20,})"
-)
-_NESTED_SET = re.compile(r"\[\[|--|&&|~~|\|\|")  # what `re` calls a possible nested set or set operation
 
 _FILE_MODE = 0o644
 _EXEC_MODE = 0o755
@@ -270,7 +178,7 @@ class BuildContext:
         if self.secrets:
             names = ", ".join(f"{shown(s.path)} ({s.reason})" for s in self.secrets)
             first = next((s.path for s in self.secrets if not s.path.endswith("/")), self.secrets[0].path)
-            example = shown(_glob_escape(first))
+            example = shown(glob_escape(first))
             out.append(f"Kept out of the image (secret deny-list): {names}. To let a file in, add a line "
                        f"`!path` for it to .dockerignore (e.g. `!{example}`).")
         if self.let_in:
@@ -367,125 +275,6 @@ def format_size(n: int) -> str:
     raise AssertionError  # pragma: no cover
 
 
-def _spec(lines: Iterable[str]) -> Any:
-    import warnings
-
-    import pathspec
-
-    lines = list(lines)
-    if not any("[" in line and _NESTED_SET.search(line) for line in lines):
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-    with warnings.catch_warnings():  # `re` warns about a set like `[[]` (rare: not on every call, not thread-safe)
-        warnings.simplefilter("ignore", FutureWarning)
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-
-
-@functools.lru_cache(maxsize=4096)
-def _invalid(line: str) -> bool:
-    """Whether gitwildmatch refuses ``line`` (a lone ``!``, a trailing ``\\``...)."""
-    try:
-        _spec([line])
-    except (ValueError, re.error):  # pathspec's GitIgnorePatternError; a range like `[z-a]`
-        return True
-    return False
-
-
-def _valid_lines(lines: list[str], source: str) -> list[str]:
-    """``lines`` of the ``.gitignore`` ``source``, without the invalid ones (skipped, as git does)."""
-    out = []
-    for number, line in enumerate(lines, 1):
-        if not _invalid(line):
-            out.append(line)
-        else:
-            logger.debug("Skipped invalid pattern in %s line %d: %r", source, number, line)
-    return out
-
-
-@functools.lru_cache(maxsize=1)
-def _secret_spec() -> Any:
-    return _spec(p for p, _ in SECRET_PATTERNS)
-
-
-def _read_lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()  # bytes as file names have them
-    except OSError:
-        return []
-
-
-def _glob_escape(text: str) -> str:
-    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
-
-
-def _rebase(lines: Iterable[str], prefix: str) -> list[str]:
-    """Turn a nested ``.gitignore``'s lines (relative to ``prefix/``) into root-relative lines."""
-    out = []
-    prefix = _glob_escape(prefix)
-    for raw in lines:
-        line = raw.rstrip()
-        if not line or line.startswith("#"):
-            continue
-        neg = line.startswith("!")
-        body = line[1:] if neg else line
-        anchored = "/" in body.rstrip("/")
-        body = body.lstrip("/")
-        rebased = f"{prefix}/{body}" if anchored else f"{prefix}/**/{body}"
-        rebased = ("!" if neg else "") + "/" + rebased
-        if not _invalid(rebased):
-            out.append(rebased)
-    return out
-
-
-def _has_negation(lines: Iterable[str]) -> bool:
-    return any(line.strip().startswith("!") for line in lines)
-
-
-def _secret_reason(rel: str, is_dir: bool, secret_spec: Any, reasons: list[str],
-                   allowed: frozenset[int] = frozenset()) -> str | None:
-    """The deny-list's reason for ``rel``; None when no pattern (other than the ``allowed`` ones) names it."""
-    if rel.rsplit("/", 1)[-1] in _SECRET_ALLOWED:
-        return None
-    result = secret_spec.check_file(rel + "/" if is_dir else rel)
-    if result.include and result.index is not None and result.index not in allowed:
-        return str(reasons[result.index])
-    return None
-
-
-def _sniff_secret(path: Path, size: int) -> str | None:
-    """What secret ``path`` holds by its content, or None: a private key or a JSON key in any file up to
-    64 kB and in JSON files of any size; token-shaped lines in rc files (``.npmrc``, ``.yarnrc``, ...)."""
-    name = path.name
-    is_json = name.lower().endswith(".json")
-    is_rc = bool(_RC_NAMES.match(name))
-    if size == 0 or not (size <= _SNIFF_SIZE or is_json or (is_rc and size <= _RC_SNIFF_SIZE)):
-        return None
-    found: set[re.Pattern[bytes]] = set()
-    markers = [m for _, ms in _JSON_KEYS for m in ms]
-    try:
-        with open(path, "rb") as f:
-            tail = b""
-            while True:
-                chunk = f.read(1 << 20)
-                if not chunk:
-                    break
-                if not tail:  # a JSON document by its name or its first byte (not code that mentions one)
-                    is_json = is_json or chunk.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
-                text = tail + chunk
-                if _PRIVATE_KEY.search(text):
-                    return "private key"
-                if is_rc and (_TOKEN_LINE.search(text) or _TOKEN_SHAPE.search(text)):
-                    return "token in an rc file"
-                if is_json:
-                    found.update(m for m in markers if m not in found and m.search(text))
-                for what, needed in _JSON_KEYS:
-                    if all(m in found for m in needed):
-                        return what
-                tail = text[-_OVERLAP:]
-    except OSError:
-        return None
-    return None
-
-
 def _dockerignore(path: Path) -> DockerIgnore:
     """The root's ``.dockerignore`` (Docker's rules, :mod:`tfcloud.dockerignore`); a line Docker refuses is a
     :class:`ValidationError` naming it."""
@@ -532,9 +321,9 @@ def collect_context(
     docker = _dockerignore(root / ".dockerignore")
     # `!path` lines without wildcards let in what they name despite the deny-list (a `!*.json` does not)
     override_lines = [p.literal for p in docker.patterns if p.exclusion and p.literal is not None]
-    overrides = DockerIgnore(patterns=tuple(DockerPattern.compile(_glob_escape(line), exclusion=False)
+    overrides = DockerIgnore(patterns=tuple(DockerPattern.compile(glob_escape(line), exclusion=False)
                                             for line in override_lines))
-    secret_spec = _secret_spec()
+    deny = secret_spec()
     secret_reasons = [r for _, r in SECRET_PATTERNS]
 
     files: dict[str, ContextFile] = {}
@@ -543,8 +332,8 @@ def collect_context(
     outside: list[str] = []
 
     # Each directory's rules: the defaults plus every .gitignore from the root down to it.
-    base_lines = list(DEFAULT_EXCLUDES) + _valid_lines(_read_lines(root / ".gitignore"), ".gitignore")
-    negations = _has_negation(base_lines)  # a .gitignore `!` line (the .dockerignore's: may_bring_back_under)
+    base_lines = list(DEFAULT_EXCLUDES) + valid_lines(read_lines(root / ".gitignore"), ".gitignore")
+    negations = has_negation(base_lines)  # a .gitignore `!` line (the .dockerignore's: may_bring_back_under)
 
     def excluded(rel: str, is_dir: bool, spec: Any) -> bool:
         decision = docker.decide(rel)  # Docker's rules: relative to the root, the last matching line decides
@@ -571,11 +360,11 @@ def collect_context(
         ``allowed``: the deny-list patterns of directories above that a ``!path`` line let in."""
         nonlocal negations
         if rel_dir:
-            nested = _valid_lines(_read_lines(directory / ".gitignore"), f"{rel_dir}/.gitignore")
+            nested = valid_lines(read_lines(directory / ".gitignore"), f"{rel_dir}/.gitignore")
             if nested:
-                lines = lines + _rebase(nested, rel_dir)
-                spec = _spec(lines)
-                negations = negations or _has_negation(nested)
+                lines = lines + rebase(nested, rel_dir)
+                spec = gitignore_spec(lines)
+                negations = negations or has_negation(nested)
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
@@ -592,9 +381,9 @@ def collect_context(
                 is_dir = target.is_dir()
                 if excluded(rel, is_dir, spec):
                     continue
-                reason = inherited or _secret_reason(rel, is_dir, secret_spec, secret_reasons, allowed)
+                reason = inherited or secret_reason(rel, is_dir, deny, secret_reasons, allowed)
                 if reason is None and not is_dir:
-                    reason = _secret_reason(target.relative_to(root).as_posix(), False, secret_spec,
+                    reason = secret_reason(target.relative_to(root).as_posix(), False, deny,
                                             secret_reasons)
                 if secret(rel, is_dir, reason):
                     continue
@@ -604,7 +393,7 @@ def collect_context(
             if entry.is_dir(follow_symlinks=False):
                 if _is_virtualenv(path):
                     continue
-                reason = inherited or _secret_reason(rel, True, secret_spec, secret_reasons, allowed)
+                reason = inherited or secret_reason(rel, True, deny, secret_reasons, allowed)
                 if reason is not None and not overridden(rel, True):
                     if any(o.startswith(rel + "/") for o in override_lines):
                         # a !path line may name something inside: look, and if it does not, name the directory
@@ -618,7 +407,7 @@ def collect_context(
                     continue
                 if reason is not None:
                     let_in.append(ExcludedSecret(path=rel + "/", reason=reason))
-                    index = secret_spec.check_file(rel + "/").index
+                    index = deny.check_file(rel + "/").index
                     inner = allowed | {index} if index is not None else allowed
                 else:
                     inner = allowed
@@ -635,14 +424,14 @@ def collect_context(
             except OSError as exc:  # removed since the directory was read
                 logger.debug("Skipped %s: %s", shown(rel), exc)
                 continue
-            reason = (inherited or _secret_reason(rel, False, secret_spec, secret_reasons, allowed)
-                      or _sniff_secret(path, st.st_size))
+            reason = (inherited or secret_reason(rel, False, deny, secret_reasons, allowed)
+                      or sniff_secret(path, st.st_size))
             if secret(rel, False, reason):
                 continue
             mode = _EXEC_MODE if st.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) else _FILE_MODE
             files[rel] = ContextFile(path=rel, size=st.st_size, mode=mode, source=path)
 
-    walk(root, "", base_lines, _spec(base_lines))
+    walk(root, "", base_lines, gitignore_spec(base_lines))
 
     exec_paths = set(executable)
     for rel, data in generated.items():

@@ -5,6 +5,7 @@ without a traceback (set ``TFCLOUD_DEBUG=1`` to see one)::
 
     TfcloudError                      exit 2 unless noted
     ├── ValidationError               a bad argument: names the field, the expectation and what was received
+    │   ├── UnsupportedOptionError    an option the chosen target does not act on (names the targets that do)
     │   └── NotebookError             a notebook cell that cannot be converted (cell number, line, magic)
     ├── ConfigurationError            settings, credentials, a missing optional extra
     │   └── MissingExtraError         names the ``pip install "tfcloud[...]"`` that fixes it
@@ -31,6 +32,7 @@ __all__ = [
     "OutcomeUnknownError",
     "SubmitError",
     "TfcloudError",
+    "UnsupportedOptionError",
     "ValidationError",
 ]
 
@@ -60,6 +62,18 @@ class ValidationError(TfcloudError):
         self.received = received
         shown = received if isinstance(received, str) and received.startswith("<") else repr(received)
         super().__init__(f"Invalid `{field}`: expected {expected}, received {shown}.", hint=hint)
+
+
+class UnsupportedOptionError(ValidationError):
+    """An option was given to a target that does not act on it: refused, never silently ignored."""
+
+    def __init__(self, option: str, value: object, *, target: str, takers: list[str], how: str = "") -> None:
+        where = f" (it is an option of: {', '.join(takers)})" if takers else ""
+        hint = "Remove it" + (f", or run where it applies ({how})" if how else "") + "."
+        super().__init__(option, f"to be left unset for the {target} target{where}",
+                         "<set>" if value is True else value, hint=hint)
+        self.target = target
+        self.takers = takers
 
 
 class NotebookError(TfcloudError):

@@ -17,6 +17,7 @@ importing anything (``importlib.util.find_spec``). What is missing is reported o
     tensorflow   a local job whose launcher sets up a TensorFlow strategy (any strategy but "none")
     ray          target "ray" (submit, and list/status/logs/cancel of Ray jobs)
     tune         ``tfcloud tune`` / ``tfcloud.tune()``: optuna (local studies), matplotlib (plots)
+    ui           ``tfcloud ui`` / ``tfcloud.ui()``: the dashboard (starlette, served by uvicorn)
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from tfcloud.errors import MissingExtraError
 
-__all__ = ["Need", "missing", "needed", "require_extras", "require_tune_extra"]
+__all__ = ["Need", "missing", "needed", "require_extras", "require_tune_extra", "require_ui_extra"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,18 +41,14 @@ class Need:
     feature: str
 
 
-_VERTEX = "The Vertex AI backend"
 _DOCKER = "Building the image with Docker"
 _CLOUD_BUILD = "Building with Cloud Build"
 _NOTEBOOK = "Running a notebook"
 _EMULATOR = "The Google Cloud emulator"
 _EMULATOR_DOCKER = "The emulator's Docker mode"
 _TENSORFLOW = "A local job with a TensorFlow distribution strategy"
-_RAY = "The Ray backend"
 
 _NEEDS: dict[str, tuple[Need, ...]] = {
-    "vertex": tuple(Need(module=m, extra="cloud", feature=_VERTEX) for m in (
-        "google.cloud.aiplatform_v1", "google.cloud.logging_v2", "google.auth", "grpc")),
     "docker": (Need(module="docker", extra="docker", feature=_DOCKER),),
     "cloudbuild": tuple(Need(module=m, extra="cloud", feature=_CLOUD_BUILD) for m in (
         "google.cloud.devtools.cloudbuild_v1", "google.cloud.storage", "google.cloud.logging_v2", "google.auth")),
@@ -60,8 +57,6 @@ _NEEDS: dict[str, tuple[Need, ...]] = {
         "grpc", "google.cloud.aiplatform_v1", "google.cloud.devtools.cloudbuild_v1", "google.cloud.logging_v2",
         "gcp_storage_emulator", "psutil")),
     "emulator_docker": (Need(module="docker", extra="docker", feature=_EMULATOR_DOCKER),),
-    "tensorflow": (Need(module="tensorflow", extra="tensorflow", feature=_TENSORFLOW),),
-    "ray": (Need(module="ray", extra="ray", feature=_RAY),),
 }
 
 
@@ -78,13 +73,13 @@ def needed(
 ) -> tuple[Need, ...]:
     """What a command will import, given what it will do.
 
-    - ``target``: ``"local"``/``"vertex"``/``"ray"`` (or a :class:`~tfcloud.spec.Target`) for a submission or a job
-      command; None when the command runs no job (``build``, ``emulator start``).
+    - ``target``: a target's name or value (:mod:`tfcloud.targets`) for a submission or a job command: what
+      its backend imports (``Target.needs``); None when the command runs no job (``build``, ``emulator start``).
     - ``entry_point``: a notebook (``.ipynb``) needs the notebook extra, also for a dry run (a value that is
       not a path is left to validation).
     - ``strategy``: for a local submission, the requested strategy: any but None/``"none"`` makes the
       launcher import TensorFlow (None also for the job commands, which launch nothing).
-    - ``build``: whether an image is built (default: for a Vertex AI submission; False for the job
+    - ``build``: whether an image is built (default: when the target runs images; False for the job
       commands); ``image_build_bucket`` picks Cloud Build over the Docker engine.
     - ``dry_run``: only the plan is made (nothing is built or submitted).
     - ``emulator`` / ``emulator_docker``: ``tfcloud emulator start`` (with a Docker engine).
@@ -92,19 +87,25 @@ def needed(
     kinds: list[str] = []
     if isinstance(entry_point, (str, os.PathLike)) and Path(entry_point).suffix.lower() == ".ipynb":
         kinds.append("notebook")
-    name = getattr(target, "value", target)
-    if not dry_run:
-        if name in ("vertex", "ray"):
-            kinds.append(name)
-        if build or (build is None and name == "vertex"):
-            kinds.append("cloudbuild" if image_build_bucket else "docker")
-        if name == "local" and strategy is not None and str(getattr(strategy, "value", strategy)).lower() != "none":
-            kinds.append("tensorflow")
+    found: list[Need] = []
+    if not dry_run and target is not None:
+        import tfcloud.targets as targets
+
+        value = target if isinstance(target, targets.Target) else targets.get(target)()
+        feature = f"The {value.title or value.name} backend"
+        found += [Need(module=module, extra=extra, feature=feature) for module, extra in value.needs]
+        runs_tf = strategy is not None and str(getattr(strategy, "value", strategy)).lower() != "none"
+        found += [Need(module=module, extra=extra, feature=_TENSORFLOW)
+                  for module, extra in value.needs_for(strategy_runs_tensorflow=runs_tf)]
+        if build is None:
+            build = value.container
+    if not dry_run and build:
+        kinds.append("cloudbuild" if image_build_bucket else "docker")
     if emulator:
         kinds.append("emulator")
     if emulator_docker:
         kinds.append("emulator_docker")
-    return tuple(need for kind in kinds for need in _NEEDS[kind])
+    return (*found, *(need for kind in kinds for need in _NEEDS[kind]))
 
 
 def _installed(module: str) -> bool:
@@ -157,3 +158,10 @@ def require_tune_extra(*, search: bool = True) -> None:
     if search:
         needs.insert(0, Need(module="optuna", extra="tune", feature="Local hyperparameter tuning"))
     _refuse(missing(tuple(needs)))
+
+
+def require_ui_extra() -> None:
+    """starlette and uvicorn (``tfcloud ui``): MissingExtraError naming ``tfcloud[ui]`` when one is missing.
+    Imports nothing."""
+    _refuse(missing(tuple(Need(module=m, extra="ui", feature="The dashboard (tfcloud ui)")
+                          for m in ("starlette", "uvicorn"))))

@@ -4,8 +4,9 @@ Each replica gets a prefix (``chief-0 | ``, aligned to the longest replica name)
 only on its name, so ``chief-0`` looks the same in every run and in every backend. The replica's own text is
 printed as is (never read as rich markup). Known TensorFlow start-up noise (absl, oneDNN, CPU features,
 CUDA probing on machines without a GPU, gRPC and coordination-service set-up: :data:`NOISE`) is left off the
-terminal unless asked for (``tfcloud -v``); the replicas' log files keep every line. :func:`tail` and
-:func:`format_tail` give a replica's last lines for failure messages.
+terminal unless asked for (``tfcloud -v``); the replicas' log files keep every line. :func:`last_lines` reads
+a log file's last lines; :func:`~tfcloud.backends.base.tail` and :func:`~tfcloud.backends.base.format_tail`
+(kept here under their old names too) give a replica's last lines for failure messages.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tfcloud.backends.base import LogLine, format_tail, tail
+
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from tfcloud.backends.base import LogLine
 
 __all__ = ["NOISE", "LogPrinter", "format_tail", "format_time", "is_noise", "last_lines", "print_lines",
            "replica_color", "tail"]
@@ -139,15 +140,6 @@ def print_lines(lines: Iterable[LogLine], console: Console | None = None, *,
         printer.print(line)
 
 
-def tail(lines: Iterable[LogLine], n: int = 20, *, replica: str | None = None) -> list[LogLine]:
-    """The last ``n`` lines of ``lines`` (of one replica when ``replica`` is given)."""
-    kept: collections.deque[LogLine] = collections.deque(maxlen=max(n, 0))
-    for line in lines:
-        if replica is None or line.replica == replica:
-            kept.append(line)
-    return list(kept)
-
-
 def last_lines(path: Path, n: int = 20, *, block: int = 8192) -> list[str]:
     """The last ``n`` lines of a text file, read from its end (a log file can be large)."""
     if n <= 0:
@@ -167,11 +159,3 @@ def last_lines(path: Path, n: int = 20, *, block: int = 8192) -> list[str]:
         return []
     text = data.decode("utf-8", errors="replace")
     return text.splitlines()[-n:]
-
-
-def format_tail(replica: str, lines: Sequence[str]) -> str:
-    """``lines`` as a block for an error message: a heading, then each line with the replica's prefix."""
-    if not lines:
-        return f"{replica} printed nothing."
-    body = "\n".join(f"  {replica} | {line}" for line in lines)
-    return f"Last {len(lines)} line{'s' if len(lines) != 1 else ''} of {replica}:\n{body}"

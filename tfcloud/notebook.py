@@ -30,16 +30,34 @@ from __future__ import annotations
 
 import ast
 import builtins
-import io
 import re
-import shlex
-import tokenize
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tfcloud.errors import NotebookError, ValidationError, require
+from tfcloud.ipysyntax import (
+    BLOCK_CELLS,
+    DROPPED_CELL_MAGICS,
+    DROPPED_LINE_MAGICS,
+    ENV_FILE_LINE,
+    REJECTED,
+    RUN_CODE_LINE,
+    SCRIPT_CELLS,
+    SHELL_ALIASES,
+    SHELL_CELLS,
+    bound_names,
+    cell_magic_call,
+    ipython_line_magics,
+    is_shell_call,
+    prun_statement,
+    string_continuation_lines,
+    transform,
+)
+from tfcloud.pipmagic import PipLineError, parse_pip_install
+from tfcloud.pipmagic import quote as _quote
+from tfcloud.pipmagic import shell_tokens as _shell_tokens
 
 __all__ = [
     "DROPPED_CELL_MAGICS",
@@ -53,85 +71,7 @@ __all__ = [
 #: Cells carrying this tag (cell metadata ``tags``) are left out of the job.
 SKIP_TAG = "tfcloud-skip"
 
-_DISPLAY = "display only: nothing is shown in a job"
-_INTERACTIVE = "interactive: there is no one at the keyboard in a job"
-_SHELL_SETUP = "configures the interactive IPython shell, which a job does not have"
-
-#: Line magics the job skips, and why (the reason is the note in the plan).
-DROPPED_LINE_MAGICS: dict[str, str] = {
-    **dict.fromkeys(
-        ["matplotlib", "pprint", "precision", "colors", "xmode", "page", "pycat", "clear", "less", "more",
-         "man", "watermark"],
-        _DISPLAY,
-    ),
-    "tensorboard": "TensorBoard is not started in a job; the logs the job writes are kept",
-    **dict.fromkeys(
-        ["pinfo", "pinfo2", "pdef", "pdoc", "pfile", "psource", "psearch", "who", "whos", "who_ls",
-         "history", "hist", "lsmagic", "magic", "quickref", "dhist", "tb", "notebook", "autosave",
-         "qtconsole", "connect_info"],
-        _INTERACTIVE,
-    ),
-    **dict.fromkeys(
-        ["config", "autocall", "automagic", "autoawait", "doctest_mode", "load_ext", "reload_ext",
-         "unload_ext", "autoreload", "aimport", "gui", "logstart", "logstop", "logon", "logoff", "logstate",
-         "rehashx"],
-        _SHELL_SETUP,
-    ),
-    "timeit": "a benchmark: the job does not time statements",
-    "tensorflow_version": "Colab-only: the job uses the TensorFlow of its image",
-}
-
-#: Cell magics the job skips, and why.
-DROPPED_CELL_MAGICS: dict[str, str] = {
-    **dict.fromkeys(["html", "HTML", "javascript", "js", "latex", "markdown", "svg", "SVG"], _DISPLAY),
-    "timeit": "a benchmark: the job does not time cells",
-}
-
-#: IPython's default shell aliases (``%ls`` and friends) and the commands they run.
-SHELL_ALIASES: dict[str, str] = {
-    "mkdir": "mkdir", "rmdir": "rmdir", "mv": "mv", "rm": "rm", "cp": "cp", "cat": "cat",
-    "ls": "ls -F", "ll": "ls -F -o", "lf": "ls -F -o %l | grep ^-", "lk": "ls -F -o %l | grep ^l",
-    "ldir": "ls -F -o %l | grep /$", "lx": "ls -F -o %l | grep ^-..x",
-}  # fmt: skip
-
-_ENV_FILE_LINE = {"env", "set_env", "cd", "pwd", "pushd", "popd", "dirs", "killbgscripts"}
-_RUN_CODE_LINE = {"time", "prun"}
-_SCRIPT_CELLS = {"bash", "sh", "script", "perl", "ruby", "python", "python2", "python3", "pypy"}
-_SHELL_CELLS = {"sx", "system", "!"}
-_BLOCK_CELLS = {"time", "prun", "capture"}
-
-_REJECTED: dict[str, str] = {
-    **dict.fromkeys(
-        ["conda", "mamba", "micromamba"],
-        "conda packages cannot be added to the job's image; use `%pip install`, or pass requirements_txt=",
-    ),
-    "pylab": "it fills the namespace with numpy and matplotlib names; import what the notebook uses instead "
-    "(`import numpy as np`, `import matplotlib.pyplot as plt`)",
-    **dict.fromkeys(["debug", "pdb"], "the debugger needs someone at the keyboard"),
-    **dict.fromkeys(
-        ["edit", "ed", "load", "loadpy", "recall", "rep", "rerun", "macro", "save", "pastebin", "store"],
-        "it works on the notebook editor or the session's history, which a job does not have",
-    ),
-    **dict.fromkeys(
-        ["reset", "reset_selective", "xdel", "alias", "unalias", "alias_magic", "bookmark", "sc", "code_wrap",
-         "lprun", "mprun", "memit"],
-        "a job has no interactive IPython shell for it to act on",
-    ),
-}  # fmt: skip
-
 _SKIP_HINT = f"Remove it, or tag the cell `{SKIP_TAG}` to leave the cell out of the job (see docs/notebooks.md)."
-_PIP_VALUE_KEPT = {"-i": "--index-url", "--index-url": "--index-url", "--extra-index-url": "--extra-index-url",
-                   "-f": "--find-links", "--find-links": "--find-links", "--trusted-host": "--trusted-host"}
-_PIP_VALUE_DROPPED = {
-    "--progress-bar", "--upgrade-strategy", "-t", "--target", "--prefix", "--root", "--src", "--platform",
-    "--python-version", "--implementation", "--abi", "--only-binary", "--no-binary", "--proxy", "--timeout",
-    "--retries", "--log", "--cache-dir", "-C", "--config-settings", "--global-option", "--install-option",
-    "--report", "--root-user-action", "--exists-action", "-c", "--constraint",
-}  # fmt: skip
-_PIP_FLAGS_KEPT = {"--pre"}
-_REDIRECTS = {">", ">>", ">&", "&>", "<", "|", "|&", "&>>"}
-_CHAINS = {"&&", "||", ";", "&"}
-_TRANSFORM_LOOP_LIMIT = 500
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -247,109 +187,6 @@ def _read(path: Path) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# IPython's transformer, with a map from each output line back to the cell's own line numbers
-
-
-def _remap(before: list[str], after: list[str], origin: list[int]) -> list[int]:
-    """Line origins after one transform step replaced a block of ``before`` by a block of ``after``."""
-    if before == after:
-        return origin
-    n = min(len(before), len(after))
-    prefix = 0
-    while prefix < n and before[prefix] == after[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < n - prefix and before[-1 - suffix] == after[-1 - suffix]:
-        suffix += 1
-    anchor = origin[min(prefix, len(origin) - 1)] if origin else 1
-    middle = len(after) - prefix - suffix
-    return origin[:prefix] + [anchor] * middle + origin[len(before) - suffix :]
-
-
-def _transform(source: str) -> tuple[str, list[int]]:
-    """IPython's ``TransformerManager.transform_cell``, step by step, keeping each line's origin."""
-    from IPython.core import inputtransformer2
-
-    transformer: Any = inputtransformer2  # IPython's annotations are partial
-    manager = transformer.TransformerManager()
-    if not source.endswith("\n"):
-        source += "\n"
-    lines = source.splitlines(keepends=True)
-    origin = list(range(1, len(lines) + 1))
-    for step in manager.cleanup_transforms + manager.line_transforms:
-        new = step(lines)
-        origin = _remap(lines, new, origin)
-        lines = new
-    with warnings.catch_warnings():
-        # Lines that end in a separator str.splitlines knows but the tokenizer does not (\x1e, \x85...):
-        # IPython warns that its behaviour is unspecified; the converted script is compiled and checked anyway.
-        warnings.filterwarnings("ignore", message=".*make_tokens_by_line.*", category=UserWarning)
-        for _ in range(_TRANSFORM_LOOP_LIMIT):
-            changed, new = manager.do_one_token_transform(lines)
-            if not changed:
-                break
-            origin = _remap(lines, new, origin)
-            lines = new
-    return "".join(lines), origin
-
-
-def _ipython_line_magics() -> set[str]:
-    """The line magics a fresh IPython kernel knows (for automagic), by the Magics classes' own tables."""
-    import inspect
-
-    from IPython.core import magics
-
-    names: set[str] = {"hist", "ed", "rep"}
-    for _, cls in inspect.getmembers(magics, inspect.isclass):
-        table = getattr(cls, "magics", None)
-        if isinstance(table, dict):
-            names |= set(table.get("line", {}))
-    return names
-
-
-def _string_continuation_lines(code: str) -> set[int]:
-    """1-based lines of ``code`` that start inside a multi-line string (they must not be re-indented)."""
-    inside: set[int] = set()
-    string_types = {tokenize.STRING}
-    fstring_middle = getattr(tokenize, "FSTRING_MIDDLE", None)
-    if fstring_middle is not None:
-        string_types.add(fstring_middle)
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-            if tok.type in string_types and tok.end[0] > tok.start[0]:
-                inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return inside
-
-
-def _bound_names(tree: ast.AST) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                names.add((alias.asname or alias.name).split(".")[0])
-    return names
-
-
-def _shell_tokens(command: str) -> list[str] | None:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        return list(lexer)
-    except ValueError:
-        return None
-
-
-def _quote(text: str) -> str:
-    return "`" + re.sub(r"\s+", " ", text.strip()).replace("`", "'") + "`"
-
-
-# ---------------------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -375,7 +212,7 @@ class _Converter:
 
         self._check_language()
         self.known_line_magics = (
-            _ipython_line_magics() | set(DROPPED_LINE_MAGICS) | set(_REJECTED) | set(SHELL_ALIASES)
+            ipython_line_magics() | set(DROPPED_LINE_MAGICS) | set(REJECTED) | set(SHELL_ALIASES)
         )
         cells: list[dict[str, Any]] = []
         for index, cell in enumerate(self.nb.cells, start=1):
@@ -449,19 +286,19 @@ class _Converter:
     # -- one cell (or the body of a cell magic) -------------------------------------------------------
 
     def _convert_code(self, source: str, *, first_line: int) -> list[str]:
-        code, origin = _transform(source)
+        code, origin = transform(source)
         automagic = self._automagic(code)
         if automagic is not None:
-            code, origin = _transform(automagic)
+            code, origin = transform(automagic)
             self._note(first_line + origin[0] - 1, f"{_quote(source)} runs as {_quote(automagic)} "
                        "(IPython's automagic).")
         origin = [first_line - 1 + o for o in origin]
         tree = self._parse(code, origin)
-        magic = _cell_magic_call(tree)
+        magic = cell_magic_call(tree)
         if magic is not None:
             return self._cell_magic(*magic, code=code, source=source, at=origin[0])
         self._check_calls(tree, origin)
-        self.bound |= _bound_names(tree)
+        self.bound |= bound_names(tree)
         lines = code.rstrip("\n").split("\n")
         return self._hoist_futures(tree, lines)
 
@@ -521,7 +358,7 @@ class _Converter:
                 if any(n and n.split(".")[0] == "IPython" for n in names):
                     self.imports_ipython = True
                 continue
-            if not (isinstance(node, ast.Call) and _is_shell_call(node.func)):
+            if not (isinstance(node, ast.Call) and is_shell_call(node.func)):
                 continue
             assert isinstance(node.func, ast.Attribute)
             method = node.func.attr
@@ -533,7 +370,7 @@ class _Converter:
                 self._line_magic(str(args[0]), str(args[1]), line)
             elif method == "run_cell_magic" and args and isinstance(args[0], str):
                 name = args[0]
-                if name not in _SCRIPT_CELLS | _SHELL_CELLS | {"writefile", "file"} | set(DROPPED_CELL_MAGICS):
+                if name not in SCRIPT_CELLS | SHELL_CELLS | {"writefile", "file"} | set(DROPPED_CELL_MAGICS):
                     raise self._error(line, f"`%%{name}` cannot run in a job.", hint=_SKIP_HINT)
 
     def _shell_line(self, method: str, command: str, line: int) -> None:
@@ -557,25 +394,25 @@ class _Converter:
                 self._note(line, f"{_quote(shown)} runs in the job.")
         elif name in SHELL_ALIASES or name in ("sx", "system"):
             self._shell_line("system", args if name in ("sx", "system") else f"{name} {args}".strip(), line)
-        elif name in _ENV_FILE_LINE:
+        elif name in ENV_FILE_LINE:
             self._note(line, f"{_quote(shown)} runs in the job as in Jupyter.")
-        elif name in _RUN_CODE_LINE:
+        elif name in RUN_CODE_LINE:
             self._check_statement(name, args, line)
         elif name == "run":
             self._check_run(args, line)
             self._note(line, f"{_quote(shown)} runs in the job as in Jupyter.")
         elif name in DROPPED_LINE_MAGICS:
             self._note(line, f"{_quote(shown)} dropped ({DROPPED_LINE_MAGICS[name]}).")
-        elif name in _REJECTED:
-            raise self._error(line, f"{_quote(shown)} cannot run in a job: {_REJECTED[name]}.", hint=_SKIP_HINT)
+        elif name in REJECTED:
+            raise self._error(line, f"{_quote(shown)} cannot run in a job: {REJECTED[name]}.", hint=_SKIP_HINT)
         else:
             raise self._error(line, f"{_quote(shown)}: `%{name}` is not a magic tfcloud can run in a job.",
                               hint=_SKIP_HINT)
 
     def _check_statement(self, name: str, statement: str, line: int) -> None:
         if name == "prun":
-            statement = _prun_statement(statement)
-        code, _ = _transform(statement)
+            statement = prun_statement(statement)
+        code, _ = transform(statement)
         if code.strip() != statement.strip():
             raise self._error(line, f"`%{name}` of IPython syntax ({_quote(statement)}) cannot run in a job.",
                               hint="Time plain Python, or put the shell line or magic on its own line.")
@@ -609,112 +446,33 @@ class _Converter:
     # -- pip ---------------------------------------------------------------------------------------------
 
     def _pip(self, command: str, line: int, *, shown: str) -> list[str] | None:
-        """The requirements a ``pip install`` command names, or None when ``command`` is not one."""
-        tokens = _shell_tokens(command)
-        if not tokens:
+        """The requirements a ``pip install`` command names (:mod:`tfcloud.pipmagic`), now the job's; None
+        when ``command`` is not one."""
+        try:
+            found = parse_pip_install(command, shown=shown, folder=self.path.parent, written=self.written)
+        except PipLineError as exc:
+            raise self._error(line, exc.what, hint=exc.hint) from None
+        if found is None:
             return None
-        if any(t in _CHAINS for t in tokens):
-            return None  # `cd lib && pip install .`: a shell command that runs as written
-        rest = _pip_install_args(tokens)
-        if rest is None:
-            return None
-        cut = len(rest)
-        for i, token in enumerate(rest):
-            if token in _REDIRECTS:
-                cut = i - 1 if i > 0 and rest[i - 1].isdigit() else i  # `2>&1`: the 2 is not a package
-                break
-        found = self._pip_args(rest[:cut], line, shown)
-        for requirement in found:
+        for name, origin in found.files:
+            self._note(line, f"requirements read from {name} ({origin}).")
+        for requirement in found.requirements:
             if requirement not in self.requirements:
                 self.requirements.append(requirement)
-        listed = ", ".join(found) if found else "nothing"
+        listed = ", ".join(found.requirements) if found.requirements else "nothing"
         self._note(line, f"{_quote(shown)} → the job's requirements: {listed} (installed before the job starts).")
-        return found
-
-    def _pip_args(self, args: list[str], line: int, shown: str) -> list[str]:
-        found: list[str] = []
-        i = 0
-        while i < len(args):
-            token = args[i]
-            option, _, inline = token.partition("=") if token.startswith("--") else (token, "", "")
-            takes_value = option in _PIP_VALUE_KEPT or option in _PIP_VALUE_DROPPED or option in (
-                "-r", "--requirement", "-e", "--editable")
-            value = None
-            if takes_value:
-                if inline:
-                    value = inline
-                elif len(option) == 2 and len(token) > 2:  # -rfile
-                    option, value = token[:2], token[2:]
-                elif i + 1 < len(args):
-                    i += 1
-                    value = args[i]
-                else:
-                    raise self._error(line, f"{_quote(shown)}: {option} expects a value.")
-            i += 1
-            if value is not None and re.search(r"\$|\{", value):
-                raise self._value_error(line, shown, value)
-            if option in ("-r", "--requirement"):
-                assert value is not None
-                found.extend(self._requirements_file(value, line, shown))
-            elif option in ("-e", "--editable"):
-                found.append(f"-e {value}")
-            elif option in _PIP_VALUE_KEPT:
-                found.append(f"{_PIP_VALUE_KEPT[option]} {value}")
-            elif takes_value:
-                continue
-            elif token in _PIP_FLAGS_KEPT:
-                found.append(token)
-            elif token.startswith("-"):
-                continue
-            else:
-                if re.search(r"\$|\{", token):
-                    raise self._value_error(line, shown, token)
-                found.append(token)
-        return found
-
-    def _value_error(self, line: int, shown: str, value: str) -> NotebookError:
-        return self._error(
-            line, f"{_quote(shown)}: the requirement {_quote(value)} depends on a Python value, which is only "
-            "known when the notebook runs.",
-            hint="Write the requirement out in full (e.g. `%pip install tensorflow-datasets==4.9.4`), or pass "
-            "requirements_txt=.",
-        )
-
-    def _requirements_file(self, name: str, line: int, shown: str) -> list[str]:
-        if name in self.written:
-            text = self.written[name]
-            origin = f"written by %%writefile {name} earlier in the notebook"
-        else:
-            file = (self.path.parent / name).expanduser()
-            if not file.is_file():
-                raise self._error(
-                    line, f"{_quote(shown)}: no requirements file {name} next to the notebook ({file}).",
-                    hint="Keep the file beside the notebook, or pass requirements_txt=.",
-                )
-            text = file.read_text(encoding="utf-8")
-            origin = str(file)
-        found: list[str] = []
-        for raw in text.splitlines():
-            entry = re.sub(r"(^|\s)#.*$", "", raw).strip()
-            if not entry:
-                continue
-            if entry.startswith(("-r ", "--requirement ")):
-                found.extend(self._requirements_file(entry.split(None, 1)[1], line, shown))
-            else:
-                found.append(entry)
-        self._note(line, f"requirements read from {name} ({origin}).")
-        return found
+        return list(found.requirements)
 
     # -- %%magic cells -----------------------------------------------------------------------------------
 
     def _cell_magic(self, name: str, args: str, body: str, *, code: str, source: str, at: int) -> list[str]:
         shown = f"%%{name} {args.strip()}".rstrip()
         body_line = at + 1
-        if name in _BLOCK_CELLS:
+        if name in BLOCK_CELLS:
             header = self._block_header(name, args, at)
             self._note(at, f"{_quote(shown)} runs its cell as in Jupyter.")
             inner = self._convert_code(body, first_line=body_line) if body.strip() else ["pass"]
-            inside = _string_continuation_lines("\n".join(inner) + "\n")
+            inside = string_continuation_lines("\n".join(inner) + "\n")
             indented = [ln if (i in inside or not ln.strip()) else "    " + ln for i, ln in enumerate(inner, 1)]
             return [header, *indented]
         if name in DROPPED_CELL_MAGICS:
@@ -723,15 +481,15 @@ class _Converter:
                     *("# " + ln for ln in source.rstrip("\n").split("\n"))]
         if name in ("writefile", "file"):
             self._check_writefile(args, body, at, shown)
-        elif name in _SCRIPT_CELLS:
+        elif name in SCRIPT_CELLS:
             self._check_script(name, args, at, shown)
             if re.search(r"\bpip3?\s+install\b", body):
                 self._note(at, f"the {_quote(shown)} cell installs packages while the job runs; a `%pip "
                            "install` line would install them with the image instead.")
-        elif name in _SHELL_CELLS:
+        elif name in SHELL_CELLS:
             self._note(at, f"{_quote(shown)} cell runs in the job as a shell script.")
-        elif name in _REJECTED:
-            raise self._error(at, f"{_quote(shown)} cannot run in a job: {_REJECTED[name]}.", hint=_SKIP_HINT)
+        elif name in REJECTED:
+            raise self._error(at, f"{_quote(shown)} cannot run in a job: {REJECTED[name]}.", hint=_SKIP_HINT)
         else:
             raise self._error(at, f"{_quote(shown)}: `%%{name}` is not a cell magic tfcloud can run in a job.",
                               hint=_SKIP_HINT)
@@ -785,65 +543,3 @@ class _Converter:
         if program is None:
             raise self._error(at, f"{_quote(shown)}: expected the program to run (`%%script bash`).")
         self._note(at, f"{_quote(shown)} cell runs in the job with {program}.")
-
-
-def _prun_statement(args: str) -> str:
-    """``%prun``'s statement without its options (-D file, -l limit, -s key, -T file, -r, -q)."""
-    rest = args.strip()
-    while rest.startswith("-"):
-        option, _, rest = rest.partition(" ")
-        rest = rest.lstrip()
-        if option in ("-D", "-l", "-s", "-T"):
-            _, _, rest = rest.partition(" ")
-            rest = rest.lstrip()
-    return rest
-
-
-def _is_shell_call(func: ast.expr) -> bool:
-    """``get_ipython().<method>``"""
-    return (
-        isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Call)
-        and isinstance(func.value.func, ast.Name)
-        and func.value.func.id == "get_ipython"
-        and not func.value.args
-    )
-
-
-def _cell_magic_call(tree: ast.Module) -> tuple[str, str, str] | None:
-    """(name, line, body) when the cell is a ``%%magic`` cell, as IPython's transformer writes it."""
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
-        return None
-    call = tree.body[0].value
-    if not (isinstance(call, ast.Call) and _is_shell_call(call.func)):
-        return None
-    assert isinstance(call.func, ast.Attribute)
-    if call.func.attr != "run_cell_magic" or len(call.args) != 3:
-        return None
-    values = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
-    if not all(isinstance(v, str) for v in values):
-        return None
-    return str(values[0]), str(values[1]), str(values[2])
-
-
-def _pip_install_args(tokens: list[str]) -> list[str] | None:
-    """The arguments after ``install`` when ``tokens`` run ``pip install``; None otherwise."""
-    i = 0
-    if tokens and tokens[0] == "sudo":
-        i += 1
-    rest = tokens[i:]
-    program = rest[0] if rest else ""
-    base = program.rsplit("/", 1)[-1]
-    if re.fullmatch(r"pip(3(\.\d+)?)?", base):
-        rest = rest[1:]
-    elif base == "uv" and rest[1:2] == ["pip"]:
-        rest = rest[2:]
-    elif (re.fullmatch(r"python(3(\.\d+)?)?", base) or program in ("{sys.executable}", "$sys.executable")) and (
-        rest[1:3] == ["-m", "pip"]
-    ):
-        rest = rest[3:]
-    else:
-        return None
-    if not rest or rest[0] != "install":
-        return None
-    return rest[1:]

@@ -83,8 +83,9 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
                                  endpoint=settings.emulator_host, console=console, stream_logs=build_logs,
                                  retry=RetryPolicy.from_setting(settings.retry_deadline))
     from tfcloud.builders.docker import DockerBuilder
+    from tfcloud.statedir import locks_dir, state_dir
 
-    lock_dir = Path(settings.state_dir).expanduser() / "locks" if settings.state_dir else None
+    lock_dir = locks_dir(state_dir(settings)) if settings.state_dir else None
     return DockerBuilder(docker_host=settings.docker_host, console=console, stream_logs=build_logs,
                          lock_dir=lock_dir, recorder=recorder)
 
@@ -131,10 +132,10 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
         job, _ = prepare(spec, Path(tmp))
         if spec.target.container:
             # A local --container job's image goes into the local engine only (not pushed).
-            local = spec.target.name == "local"
+            pushed = spec.target.pushes_image
             job = replace(job, image=build_image(
-                job, settings, console=console, build_logs=build_logs, push=not local,
-                repository=_local_repository(spec, settings) if local else None, recorder=recorder))
+                job, settings, console=console, build_logs=build_logs, push=pushed,
+                repository=None if pushed else _local_repository(spec, settings), recorder=recorder))
         if recorder is not None:
             recorder.begin("submit")
         handle = backend.submit(job)
@@ -146,7 +147,7 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
 def image_repository(spec: JobSpec, settings: Settings) -> str:
     """Where the job's image is named: a local ``--container`` job's in the local engine, else the registry it
     is pushed to. Raises :class:`~tfcloud.errors.ConfigurationError` when there is none."""
-    return _local_repository(spec, settings) if spec.target.name == "local" else _repository(spec, settings)
+    return _repository(spec, settings) if spec.target.pushes_image else _local_repository(spec, settings)
 
 
 def _local_repository(spec: JobSpec, settings: Settings) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from tfcloud.errors import ConfigurationError
 from tfcloud.pipeline import image_repository, prepare
 from tfcloud.settings import Settings
-from tfcloud.spec import EntryPointKind, JobSpec, Role, Strategy
+from tfcloud.spec import EntryPointKind, JobSpec, Strategy
 from tfcloud.strategy import EXPLICIT
 
 if TYPE_CHECKING:
@@ -141,13 +141,7 @@ def _pool_rows(spec: JobSpec) -> tuple[PoolRow, ...]:
             accel += f" per host, {m.tpu_topology} slice on {m.tpu_hosts} hosts"
         elif m.tpu_topology:
             accel += f" ({m.tpu_topology})"
-        if spec.target.name == "vertex":
-            machine = m.machine_type
-        elif spec.target.name == "ray":  # the bundle each replica reserves (docs/ray.md; --ray-cpus overrides)
-            gpus = f" + {m.accelerator_count} GPU" if m.is_gpu else ""
-            machine = f"Ray bundle: {m.cpu_cores} CPU{gpus} ({m.machine_type})"
-        else:
-            machine = f"this machine ({m.machine_type} on Vertex)"
+        machine = spec.target.describe_machine(m)
         rows.append(PoolRow(role=pool.role.value, replicas=pool.replica_count, machine_type=machine,
                             accelerator=accel))
     return tuple(rows)
@@ -171,13 +165,9 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
     notes[:0] = list(entry.notes)
     if spec.strategy.needs_tf_keras:
         notes.append("Keras is routed to tf-keras in every replica (Keras 3 cannot fit under this strategy).")
-    if spec.target.name == "vertex" and spec.chief.machine.is_tpu_vm:
-        notes.append("TPU VM: the TPU host runs your program as the chief (pool 0); no CPU/GPU chief is added "
-                     "(--chief-config adds one).")
+    notes += spec.target.notes(spec)
     if spec.strategy is Strategy.PARAMETER_SERVER:
         notes.append("Under ParameterServerStrategy, model.fit needs steps_per_epoch.")
-    if spec.target.name == "local" and spec.pool(Role.CHIEF) and spec.chief.machine.is_gpu:
-        notes.append("Local run: machine configs describe Vertex AI machines; replicas use this machine's devices.")
     requirements = list(entry.requirements)
     if spec.requirements_txt is not None:
         requirements.insert(0, f"-r {spec.requirements_txt}")
@@ -198,14 +188,7 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
 
 
 def _endpoint(spec: JobSpec, settings: Settings) -> str:
-    name = spec.target.name
-    if name == "vertex":
-        if settings.emulator_host:
-            return f"the tfcloud emulator at {settings.emulator_host} (no web console: tfcloud status JOB)"
-        return f"Vertex AI: project {settings.project or '(not set: --project)'}, region {settings.region}"
-    if name == "ray":
-        return f"the Ray cluster at {getattr(spec.target, 'address', None) or settings.ray_address}"
-    return "this machine" + (", each replica in a container from the job's image" if spec.target.container else "")
+    return spec.target.endpoint(settings)
 
 
 def _image_plan(job: PreparedJob, settings: Settings, notes: list[str]) -> ImagePlan | None:

@@ -7,9 +7,8 @@
 - :func:`follow`, :func:`watch`: stream a job's logs to the terminal until it ends (the CLI and
   ``run(stream_logs=True)``); while the job waits for resources a status line says so, and at the end one
   line says how long each stage took.
-- :func:`create_cluster`, :func:`list_clusters`, :func:`delete_cluster`: Vertex AI persistent resources
-  (``tfcloud cluster``).
 - :func:`timeline`: how long each stage of a job took (:mod:`tfcloud.timeline`; ``tfcloud status --timeline``).
+- :func:`tune`, :func:`attach_study`, :func:`list_studies`: hyperparameter tuning studies (docs/tuning.md).
 
 Options are ``run()``'s keyword names (:class:`JobOptions`); settings (``target``, ``project``, ``region``,
 endpoints) resolve as flag > ``TFCLOUD_*`` > pyproject.toml > default, and :func:`tfcloud.validate.build_spec`
@@ -22,10 +21,20 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import ValidationError
+from tfcloud.following import (
+    cancels_on_interrupt,
+    follow,
+    interrupted,
+    keep_stages,
+    state_dir,
+    target_of,
+    timeline,
+    watch,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -38,7 +47,6 @@ if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
     from tfcloud.states import JobState
     from tfcloud.study import StudyHandle, StudyInfo, TrialInfo
-    from tfcloud.targets.vertex.clusters import ClusterInfo, ClusterService
     from tfcloud.timeline import Timeline
 
 __all__ = [
@@ -47,27 +55,25 @@ __all__ = [
     "attach",
     "attached",
     "build",
-    "create_cluster",
-    "delete_cluster",
+    "cancels_on_interrupt",
     "failure",
     "follow",
     "interrupted",
-    "list_clusters",
     "list_jobs",
+    "list_studies",
     "log_window",
     "make_spec",
     "plan",
     "submit",
+    "submitted_plan",
     "timeline",
     "tune",
     "watch",
 ]
 
-#: Options that are settings (resolved with env vars and pyproject.toml) rather than spec fields.
-SETTINGS_OPTIONS = ("target", "project", "region", "emulator_host", "image_repository", "staging_bucket",
-                    "ray_address", "ray_cpus")
-#: Job ids that name their target by a prefix; any other id is a Vertex AI job.
-_ID_PREFIXES = {"local-": "local", "ray-": "ray"}
+#: Job options that are also settings (resolved with env vars and pyproject.toml). A target's own options with a
+#: setting key (project, region, ray_address...) are declared by the target (tfcloud.targets).
+SETTINGS_OPTIONS = ("image_repository",)
 
 
 class JobOptions(TypedDict, total=False):
@@ -86,7 +92,7 @@ class JobOptions(TypedDict, total=False):
     ps_count: int
     evaluator_config: Any
     evaluator_count: int
-    target: str | None
+    target: Any  # a target's name or value (tfcloud.targets)
     project: str | None
     region: str | None
     display_name: str | None
@@ -177,25 +183,41 @@ class Job:
 def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
               **options: Unpack[JobOptions]) -> tuple[JobSpec, Settings]:
     """Resolve the settings and check every option and setting (:func:`~tfcloud.validate.build_spec`, for
-    ``intent`` plan, build or submit): the spec and the settings to reach its target with."""
+    ``intent`` plan, build or submit): the spec and the settings to reach its target with.
+
+    The order a user meets the checks in: the entry point first (a missing or broken script is named before
+    anything else), then the options the target does not take, then the extras the call needs, then the rest."""
     import dataclasses
 
-    from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings
-    from tfcloud.validate import build_spec
+    import tfcloud.targets as targets
+    from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings, target_defaults
+    from tfcloud.validate import build_spec, check_entry_point, make_target, refuse_options
 
     given: dict[str, Any] = dict(options)
-    settings = resolve_settings({k: given.pop(k, None) for k in SETTINGS_OPTIONS})
-    defaults, sources = resolve_job_defaults(given)  # the options left out, from TFCLOUD_* and config files
-    given.update(defaults)
+    target = given.pop("target", None)
+    check_entry_point(entry_point)
+    value = target if isinstance(target, targets.Target) else None
+    settings = resolve_settings({"target": value.name if value is not None else target,
+                                 **{k: given.get(k) for k in SETTINGS_OPTIONS}})
+    cls = type(value) if value is not None else targets.get(settings.target)
+    job_keys = set(JobOptions.__annotations__) - {o.name for c in targets.builtin_targets() for o in c.options}
+    target_options = {k: given.pop(k) for k in list(given) if k not in job_keys or cls.option(k) is not None}
+    refuse_options(cls, target_options)
+    defaults, sources = resolve_job_defaults({**given, **target_options}, target=cls)
+    for option, default in defaults.items():
+        (target_options if cls.option(option) is not None else given)[option] = default
     by_key = {key: defaults[option] for key, (option, _) in JOB_DEFAULTS.items() if key in sources}
-    settings = dataclasses.replace(settings, sources={**settings.sources, **sources}, job_defaults=by_key)
-    _require_extras(entry_point, given, target=settings.target, intent=intent)
-    spec = build_spec(entry_point=entry_point, target=settings.target, project=settings.project,
-                      region=settings.region, settings=settings, intent=intent, **given)
-    return spec, settings
+    by_key.update({key: defaults[option] for key, (option, _, _) in target_defaults(cls).items() if key in sources})
+    given_sources = {k: "given" for k, v in target_options.items() if k not in defaults and v is not None}
+    settings = dataclasses.replace(settings, sources={**settings.sources, **given_sources, **sources},
+                                   job_defaults=by_key)
+    where = make_target(value if value is not None else cls.name, target_options, settings=settings)
+    _require_extras(entry_point, given, target=where, intent=intent)
+    spec = build_spec(entry_point=entry_point, target=where, settings=settings, intent=intent, **given)
+    return spec, where.settings_for(settings)
 
 
-def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: str, intent: str) -> None:
+def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: Any, intent: str) -> None:
     """Every optional extra this call will import, checked before anything else happens (tfcloud.extras)."""
     from tfcloud.extras import require_extras
 
@@ -203,9 +225,8 @@ def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: 
     if intent == "build":
         require_extras(entry_point=entry_point, build=True, image_build_bucket=bucket)
         return
-    container = bool(options.get("container")) if target == "local" else None
     require_extras(target=target, entry_point=entry_point, strategy=options.get("distribution_strategy", "auto"),
-                   build=container, image_build_bucket=bucket, dry_run=intent == "plan")
+                   image_build_bucket=bucket, dry_run=intent == "plan")
 
 
 def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> Plan:
@@ -239,7 +260,8 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     except BaseException:
         backend.close()
         raise
-    _keep_stages(settings, handle.job_id, recorder)
+    keep_stages(settings, handle.job_id, recorder)
+    _keep_submission(settings, spec, handle.job_id, image)
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
     if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
@@ -266,19 +288,28 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
 
 
 def _backend(target: str | None, job_id: str | None = None, *, ray_address: str | None = None) -> Backend:
+    """The backend of ``target`` (default: the target whose job ids look like ``job_id``, else the ``target``
+    setting), its extras checked first."""
+    import tfcloud.targets as targets
     from tfcloud.backends import get_backend
+    from tfcloud.extras import require_extras
     from tfcloud.jobids import validate_job_id
     from tfcloud.settings import resolve_settings
 
     if job_id is not None:
         validate_job_id(job_id)
     if target is None and job_id is not None:
-        target = next((name for prefix, name in _ID_PREFIXES.items() if job_id.startswith(prefix)), "vertex")
+        target = targets.for_job_id(job_id).name
     settings = resolve_settings({"target": target, "ray_address": ray_address})
-    from tfcloud.extras import require_extras
+    cls = targets.get(settings.target)
+    if ray_address is not None:  # `--ray ADDRESS` on a job command: the Ray target's own option
+        from tfcloud.validate import refuse_options
 
-    require_extras(target=settings.target, build=False)
-    return get_backend(settings.target, settings=settings)
+        refuse_options(cls, {"ray_address": ray_address})
+    value = cls.from_options({o.name: ray_address for o in cls.options if o.setting == "ray_address"
+                              and ray_address is not None})
+    require_extras(target=value, build=False)
+    return get_backend(value, settings=settings)
 
 
 def attach(job_id: str, *, target: str | None = None, ray_address: str | None = None) -> JobHandle:
@@ -319,65 +350,6 @@ def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
     return [info for info in found if wanted.items() <= dict(info.labels).items()][:limit]
 
 
-def _clusters(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
-    """The persistent resources' client for the settings (flag > TFCLOUD_* > config > default), checked."""
-    from tfcloud.settings import resolve_settings
-    from tfcloud.targets.vertex.clusters import ClusterService
-    from tfcloud.validate import check_credentials, check_settings
-
-    settings = resolve_settings({"target": "vertex", "project": project, "region": region,
-                                 "emulator_host": emulator_host})
-    check_settings(settings)
-    if not settings.project:
-        raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
-                              hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
-    check_credentials(settings)
-    return ClusterService(settings=settings)
-
-
-def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config: Any = "auto", worker_count: int = 0,
-                   ps_config: Any = "CPU", ps_count: int = 0, evaluator_count: int = 0,
-                   display_name: str | None = None, labels: Mapping[str, str] | None = None,
-                   network: str | None = None, project: str | None = None, region: str | None = None,
-                   emulator_host: str | None = None, wait: bool = True) -> ClusterInfo:
-    """Create a Vertex AI persistent resource (``tfcloud cluster create``) whose resource pools hold the machines
-    a job of this shape asks for; jobs then run on it with ``persistent_resource=`` (docs/vertex.md). With
-    ``wait``, returns once it is RUNNING. Everything is checked before anything is created."""
-    from tfcloud.targets.vertex.clusters import check_cluster_id, cluster_pools, persistent_resource_request
-    from tfcloud.validate import validate_labels
-
-    request = persistent_resource_request(
-        cluster_pools(chief_config=chief_config, worker_config=worker_config, worker_count=worker_count,
-                      ps_config=ps_config, ps_count=ps_count, evaluator_count=evaluator_count),
-        display_name=display_name or check_cluster_id(cluster_id), labels=dict(validate_labels(labels)),
-        network=network)
-    service = _clusters(project, region, emulator_host)
-    try:
-        return service.create(check_cluster_id(cluster_id), request, wait=wait)
-    finally:
-        service.close()
-
-
-def list_clusters(*, project: str | None = None, region: str | None = None,
-                  emulator_host: str | None = None) -> list[ClusterInfo]:
-    """The persistent resources in the project and region (``tfcloud cluster list``)."""
-    service = _clusters(project, region, emulator_host)
-    try:
-        return service.list()
-    finally:
-        service.close()
-
-
-def delete_cluster(cluster_id: str, *, project: str | None = None, region: str | None = None,
-                   emulator_host: str | None = None, wait: bool = True) -> None:
-    """Delete a persistent resource (``tfcloud cluster delete``); with ``wait``, until it is gone."""
-    service = _clusters(project, region, emulator_host)
-    try:
-        service.delete(cluster_id, wait=wait)
-    finally:
-        service.close()
-
-
 def log_window(*, tail: object = None, since: object = None) -> tuple[int | None, float | None]:
     """``tfcloud logs --tail N --since WHEN`` checked: the number of lines and the time (epoch seconds) to pass
     to :meth:`JobHandle.logs` (a :class:`ValidationError` naming the option otherwise)."""
@@ -386,195 +358,25 @@ def log_window(*, tail: object = None, since: object = None) -> tuple[int | None
     return (None if tail is None else validate_tail(tail), None if since is None else parse_since(since))
 
 
-def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
-           timestamps: bool = False, json_lines: bool = False, stages: bool = False) -> int:
-    """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
-    are in; on failure say why on stderr. While a cloud job waits for resources, a status line on a terminal
-    says so ("Queued for 1m20s (waiting for resources)"); with ``stages``, one line at the end says how long
-    each stage took.
-    Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates as KeyboardInterrupt to the caller, who
-    decides whether to cancel or detach (:func:`interrupted`). ``tail``, ``since``: start from those lines
-    (:meth:`JobHandle.logs`); ``timestamps``, ``json_lines``: how lines print (:class:`LogPrinter`);
-    ``stages``: end with the line of stage durations (after a submission)."""
-    from tfcloud.console import get_console, get_error_console, verbosity
-    from tfcloud.logview import LogPrinter, format_tail
-    from tfcloud.states import JobState
-
-    first = handle.info()
-    names = [r.name for r in first.replicas if replica is None or r.name == replica]
-    printer = LogPrinter(replicas=names, show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_lines)
-    waiting = _Waiting(get_console(), enabled=first.target != "local")  # local replicas start at once
-    waiting.update(first.state, since=first.created)
-    try:
-        for line in handle.logs(follow=True, replica=replica, tail=tail, since=since):
-            if waiting.active:
-                if line.replica == "job":  # a state change: Vertex AI's follower says "ID is queued" as the job's
-                    said = _said_state(line.text, handle.job_id)
-                    if said is not None:
-                        waiting.update(said)
-                else:
-                    waiting.stop()
-            printer.print(line)
-    finally:
-        waiting.stop()
-    info = handle.wait()
-    console = get_error_console()
-    if stages:
-        _print_stages(handle, info)
-    if info.state is JobState.SUCCEEDED:
-        get_console().print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
-        return 0
-    error = failure(handle)
-    if error is None:
-        console.print(f"Job {handle.job_id} {info.state.value}.", style="red", markup=False)
-    else:
-        console.print(error.summary, style="bold red", markup=False)
-        # Repeat the failed replica's last lines only when they are not what was just streamed above (another
-        # replica was followed, some were start-up noise left off, or they could not be read).
-        failed = info.failed_replica
-        shown = printer.shown_tail(failed) if failed else []
-        if error.log_tail and not (failed and shown and error.log_tail == format_tail(failed, shown)):
-            console.print(error.log_tail, markup=False, highlight=False)
-    return 1
-
-
-class _Waiting:
-    """The status line while a job waits for resources: a spinner and ``Queued for 1m20s (waiting for
-    resources)``, redrawn as the time passes (rich re-renders :meth:`__rich__`). Only on a terminal."""
-
-    _SAY: ClassVar[dict[str, tuple[str, str]]] = {
-        "queued": ("Queued", "waiting for resources"),
-        "provisioning": ("Provisioning", "starting the replicas' machines"),
-    }
-
-    def __init__(self, console: Any, *, enabled: bool = True) -> None:
-        self.console = console
-        self.enabled = enabled and console.is_terminal and not console.quiet
-        self.state: str | None = None
-        self.since = 0.0
-        self._status: Any = None
-
-    @property
-    def active(self) -> bool:
-        return self.state is not None
-
-    def update(self, state: JobState, *, since: float | None = None) -> None:
-        import time
-
-        if not self.enabled or state.value not in self._SAY:
-            self.stop()
-            return
-        if state.value != self.state:
-            self.state = state.value
-            self.since = since if since is not None else time.time()
-        if self._status is None and self.enabled:
-            self._status = self.console.status(self, spinner="dots")
-            self._status.start()
-
-    def __rich__(self) -> Any:
-        import time
-
-        from rich.text import Text
-
-        from tfcloud.timeline import format_duration
-
-        label, reason = self._SAY.get(self.state or "", ("Waiting", "waiting"))
-        return Text(f"{label} for {format_duration(max(0.0, time.time() - self.since))} ({reason})")
-
-    def stop(self) -> None:
-        self.state = None
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
-
-
-def _said_state(text: str, job_id: str) -> JobState | None:
-    """The state a ``job`` line announces (``ID is provisioning``), or None."""
-    from tfcloud.states import JobState
-
-    prefix = f"{job_id} is "
-    if not text.startswith(prefix):
-        return None
-    try:
-        return JobState(text[len(prefix):])
-    except ValueError:
-        return None
-
-
-def _print_stages(handle: JobHandle, info: JobInfo) -> None:
-    """One line with how long each stage took (on the progress console: ``-q`` hides it)."""
-    from tfcloud.console import get_console
-
-    stages = timeline(handle, info=info)
-    if stages.stages:
-        get_console().print(f"Stages: {stages.summary()}", markup=False, highlight=False, style="dim")
-
-
-def _state_dir(settings: Settings | None = None) -> Path:
-    from tfcloud.settings import resolve_settings
-    from tfcloud.targets.local.backend import default_state_dir
-
-    settings = settings if settings is not None else resolve_settings({})
-    return Path(settings.state_dir).expanduser() if settings.state_dir else default_state_dir()
-
-
-def _keep_stages(settings: Settings, job_id: str, recorder: Any) -> None:
-    """Keep the stages the pipeline measured, for ``tfcloud status --timeline`` later (a nicety: a failure to
-    write them is logged, never fatal)."""
+def _keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: ImageRef | None) -> None:
+    """Keep the job's plan in brief (:mod:`tfcloud.submission`), for ``tfcloud ui`` later (a nicety too)."""
     import logging
 
-    from tfcloud.timeline import record_path, save
+    from tfcloud.submission import record_path, save, summary
 
     try:
-        save(record_path(_state_dir(settings), job_id), recorder.stages)
+        save(record_path(state_dir(settings), job_id),
+             summary(spec, settings, image=image.uri if image is not None else None))
     except (OSError, ValueError) as exc:
-        logging.getLogger("tfcloud").info("the stage timings of %s could not be kept: %s", job_id, exc)
+        logging.getLogger("tfcloud").info("the plan of %s could not be kept: %s", job_id, exc)
 
 
-def timeline(handle: JobHandle, *, info: JobInfo | None = None) -> Timeline:
-    """How long each stage of the job took: those this machine measured when it submitted the job (context,
-    build, push, submit; kept in the state dir), then queued and run from the job's own times (``info``: the
-    job's info, when the caller has it)."""
-    from tfcloud.timeline import job_timeline, load, record_path
+def submitted_plan(job_id: str) -> dict[str, Any] | None:
+    """The plan in brief of a job this machine submitted (strategy, pools, image, where each setting came
+    from: :func:`tfcloud.submission.summary`); None for a job submitted elsewhere."""
+    from tfcloud.submission import load, record_path
 
-    info = info if info is not None else handle.info()
-    try:
-        recorded = load(record_path(_state_dir(), handle.job_id))
-    except (OSError, ValueError):
-        recorded = ()
-    return job_timeline(recorded, created=info.created, started=info.started, ended=info.ended,
-                        running=not info.state.is_final)
-
-
-def interrupted(handle: JobHandle, *, cancel: bool) -> None:
-    """What Ctrl-C while following does: cancel the job, or detach from it and say how to follow or cancel it
-    later (the default for Vertex AI jobs, which keep running and keep costing)."""
-    from tfcloud.console import get_console
-
-    console = get_console()
-    if cancel:
-        console.print(f"Interrupted: cancelling {handle.job_id}.", markup=False)
-        handle.cancel()
-        handle.wait(timeout=60)
-    else:
-        console.print(f"Detached: {handle.job_id} keeps running.\n"
-                      f"  Follow it again: tfcloud logs {handle.job_id} -f\n"
-                      f"  Cancel it:       tfcloud cancel {handle.job_id}", markup=False)
-
-
-def cancels_on_interrupt(handle: JobHandle) -> bool:
-    """Whether Ctrl-C cancels the job by default: local jobs die with the terminal; cloud jobs detach."""
-    return handle.info().target == "local"
-
-
-def watch(handle: JobHandle, *, cancel_on_interrupt: bool = False) -> int:
-    """:func:`follow`, and on Ctrl-C :func:`interrupted` (cancel when ``cancel_on_interrupt`` or a local job):
-    the exit code, 130 when interrupted."""
-    try:
-        return follow(handle, stages=True)
-    except KeyboardInterrupt:
-        interrupted(handle, cancel=cancel_on_interrupt or cancels_on_interrupt(handle))
-        return 130
+    return load(record_path(state_dir(), job_id))
 
 
 # --- tuning (docs/tuning.md) ----------------------------------------------------------------------------------
@@ -618,6 +420,17 @@ class Study:
         self.handle.cancel()
 
     @property
+    def cancels_on_interrupt(self) -> bool:
+        """Whether Ctrl-C cancels the study (its target's ``cancel_on_interrupt``: local trials die with the
+        terminal) or detaches from it."""
+        return bool(target_of(self.info()).cancel_on_interrupt)
+
+    @property
+    def poll_interval(self) -> float:
+        """Seconds between two looks at the study's state (its target's)."""
+        return float(target_of(self.info()).poll_interval)
+
+    @property
     def best_trial(self) -> TrialInfo | None:
         """The succeeded trial with the best metric so far (None before one succeeded)."""
         return self.info().best_trial
@@ -649,88 +462,103 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
     ``max_trials`` trials, ``parallel_trials`` at a time. Each trial is a job with the options of
     :func:`submit` (any cluster shape) whose script gets ``--NAME=VALUE`` after its own arguments.
 
-    ``target`` local (optuna on this machine) or vertex (a Vertex AI HyperparameterTuningJob). Returns at
-    once; ``study.wait()`` blocks until the study ends. The study is checked before anything starts.
+    ``target``: one that has a tuner (``Target.tuner``): local (optuna on this machine) or vertex (a Vertex AI
+    HyperparameterTuningJob). Returns at once; ``study.wait()`` blocks until the study ends. The study is
+    checked before anything starts.
 
     ``early_stopping=True`` stops running trials by the median rule (optuna's MedianPruner locally, Vertex AI's
     median automated stopping): a trial whose measurements so far are worse than the median of the finished
     trials' at the same step ends early (docs/tuning.md, "Early stopping")."""
+    import tempfile
+    from dataclasses import replace
+
+    from tfcloud.console import get_console
     from tfcloud.extras import require_tune_extra
+    from tfcloud.pipeline import build_image, prepare
     from tfcloud.study import METRIC_ENV, make_study
 
     study = make_study(params, metric=metric, goal=goal, max_trials=max_trials, parallel_trials=parallel_trials,
                        algorithm=algorithm, early_stopping=early_stopping)
-    require_tune_extra(search=options.get("target") != "vertex")
     env = options.get("env")
     if env is not None and not isinstance(env, Mapping):
         raise ValidationError("env", "a mapping of NAME to value", env)
     flags = _rerun_flags(options)
     options["env"] = {**(env or {}), METRIC_ENV: study.metric}
     spec, settings = make_spec(entry_point, **options)
-    args = [str(a) for a in spec.entry_point_args]
-    if spec.target.name == "local":
-        from tfcloud.tuning import start_local_study
+    if spec.target.tuner is None:
+        import tfcloud.targets as targets
 
-        local = start_local_study(study, spec, settings, rerun_flags=flags)
-        return Study(local, entry_point=str(entry_point), args=args, flags=flags)
-    if spec.target.name != "vertex":
-        raise ValidationError("target", "local or vertex for a tuning study", spec.target.name)
-    import tempfile
-    from dataclasses import replace
-
-    from tfcloud.console import get_console
-    from tfcloud.pipeline import build_image, prepare
-    from tfcloud.targets.vertex.tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
-        job, _ = prepare(spec, Path(tmp))
-        job = replace(job, image=build_image(job, settings, console=get_console(), build_logs=build_logs))
-        studies = VertexStudies(settings)
-        try:
-            handle = studies.submit(job, study)
-        except BaseException:
-            studies.close()
-            raise
-    from tfcloud.targets.vertex.tuning import Rerun, save_rerun  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    # The job does not hold the script's path: keep it, for `tfcloud status ID --study` later.
-    save_rerun(_state_dir(settings), handle.name, Rerun(entry_point=str(spec.entry_point), args=tuple(args),
-                                                        flags=tuple(flags)))
-    get_console().print(f"Submitted study [bold]{handle.study_id}[/bold].")
-    return Study(handle, entry_point=str(entry_point), args=args, flags=["--vertex", *flags], closer=studies)
+        raise ValidationError("target", "a target that runs tuning studies: " + ", ".join(
+            c.name for c in targets.builtin_targets() if c.tuner), spec.target.name)
+    require_tune_extra(search=not spec.target.container)  # optuna searches on this machine
+    tuner = _load(spec.target.tuner)(settings)
+    try:
+        with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
+            job = None
+            if spec.target.container:
+                job, _ = prepare(spec, Path(tmp))
+                job = replace(job, image=build_image(job, settings, console=get_console(), build_logs=build_logs))
+            handle, rerun_flags = tuner.start(study, spec, job=job, rerun_flags=flags)
+    except BaseException:
+        tuner.close()
+        raise
+    if spec.target.container:
+        get_console().print(f"Submitted study [bold]{handle.study_id}[/bold].")
+    return Study(handle, entry_point=str(entry_point), args=[str(a) for a in spec.entry_point_args],
+                 flags=rerun_flags, closer=tuner)
 
 
 def attach_study(study_id: str, *, target: str | None = None) -> Study:
     """A study again by id: ``study-...`` a local one; any other id a Vertex AI HyperparameterTuningJob."""
+    import tfcloud.targets as targets
+    from tfcloud.extras import require_extras
     from tfcloud.settings import resolve_settings
 
     if target is None:
-        target = "local" if study_id.startswith("study-") else "vertex"
+        target = targets.for_job_id(study_id, studies=True).name
     settings = resolve_settings({"target": target})
-    if settings.target == "local":
-        from tfcloud.tuning import attach_local_study
-
-        local = attach_local_study(study_id, settings)
-        record = local.record()
-        return Study(local, entry_point=str(record.get("entry_point", "")),
-                     args=[str(a) for a in record.get("entry_point_args") or ()],
-                     flags=[str(f) for f in record.get("rerun_flags") or ()])
-    from tfcloud.extras import require_extras
-
-    require_extras(target="vertex", build=False)
-    from tfcloud.targets.vertex.tuning import VertexStudies  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    studies = VertexStudies(settings)
+    value = targets.get(settings.target)()
+    if value.tuner is None:
+        raise ValidationError("target", "a target that runs tuning studies", value.name)
+    require_extras(target=value, build=False)
+    tuner = _load(value.tuner)(value.settings_for(settings))
     try:
-        handle = studies.attach(study_id)
+        handle, entry_point, args, flags = tuner.attach(study_id)
     except BaseException:
-        studies.close()
+        tuner.close()
         raise
-    from tfcloud.targets.vertex.tuning import rerun_of  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    return Study(handle, entry_point=entry_point, args=list(args), flags=list(flags), closer=tuner)
 
-    rerun = rerun_of(_state_dir(settings), handle.job)  # kept at submit time, else what the job holds
-    return Study(handle, entry_point=rerun.entry_point, args=rerun.args, flags=["--vertex", *rerun.flags],
-                 closer=studies)
+
+def _load(ref: str) -> Any:
+    """The object a ``"module:attribute"`` reference names (a target's backend or tuner)."""
+    import importlib
+
+    module, _, attribute = ref.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def list_studies(*, target: str | None = None, limit: int = 50) -> list[StudyInfo]:
+    """Tuning studies, newest first, of a target that has a tuner: ``local`` this machine's (the default),
+    ``vertex`` the project's HyperparameterTuningJobs."""
+    import tfcloud.targets as targets
+    from tfcloud.extras import require_extras
+    from tfcloud.settings import resolve_settings
+    from tfcloud.validate import validate_limit
+
+    validate_limit(limit)
+    settings = resolve_settings({"target": target or "local"})
+    value = targets.get(settings.target)()
+    if value.tuner is None:
+        raise ValidationError("target", "a target that runs tuning studies: " + ", ".join(
+            c.name for c in targets.builtin_targets() if c.tuner), value.name)
+    require_extras(target=value, build=False)
+    tuner = _load(value.tuner)(value.settings_for(settings))
+    try:
+        found: list[StudyInfo] = tuner.list(limit=limit)
+    finally:
+        tuner.close()
+    return found
 
 
 def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
@@ -759,7 +587,12 @@ def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
         if isinstance(value, Mapping):
             for name, text in value.items():
                 flags += [flag, f"{name}={text}"]
-    for key in ("project", "region"):
-        if options.get(key):
-            flags += ["--" + key, str(options[key])]
+    import tfcloud.targets as targets
+
+    for option in {o.name: o for c in targets.builtin_targets() for o in c.options}.values():
+        value = options.get(option.name)
+        if value is True:
+            flags.append(option.cli_flag)
+        elif value not in (None, False) and option.cli_flag:
+            flags += [option.cli_flag, str(value)]
     return flags

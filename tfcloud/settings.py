@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from tfcloud.errors import ConfigurationError, TfcloudError
 
@@ -69,6 +70,7 @@ _FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"),
 
 
 # --- job defaults: config key -> (the JobOptions key it fills, what it holds) ------------------------------------
+# The job's own options are listed here; a target's options with a setting key are its own (target_defaults).
 _COUNT, _TEXT, _MACHINE, _STRATEGY, _PATH, _PAIRS, _FLAG, _SECONDS = (
     "count", "text", "machine", "strategy", "path", "pairs", "flag", "seconds")
 JOB_DEFAULTS: Mapping[str, tuple[str, str]] = {
@@ -81,20 +83,9 @@ JOB_DEFAULTS: Mapping[str, tuple[str, str]] = {
     "requirements": ("requirements_txt", _PATH),
     "labels": ("job_labels", _PAIRS),
     "env": ("env", _PAIRS),
-    "service_account": ("service_account", _TEXT),
-    "network": ("network", _TEXT),
-    "output_dir": ("base_output_dir", _TEXT),
-    "timeout": ("timeout", _SECONDS),
-    "spot": ("spot", _FLAG),
-    "max_restarts": ("max_restarts", _COUNT),
-    "scheduling": ("scheduling", _TEXT),
-    "max_wait": ("max_wait", _TEXT),
-    "reservation": ("reservation", _TEXT),
-    "disable_retries": ("disable_retries", _FLAG),
-    "persistent_resource": ("persistent_resource", _TEXT),
-    "tensorboard": ("tensorboard", _TEXT),
-    "experiment": ("experiment", _TEXT),
 }
+#: An option's type -> the kind of value its setting holds (target options: :func:`target_defaults`).
+_KIND_OF = {bool: _FLAG, int: _COUNT, float: _TEXT, str: _TEXT}
 _EXPECTED = {
     _COUNT: "an integer ≥ 0", _SECONDS: "an integer > 0 (seconds)", _TEXT: "a string", _PATH: "a path (a string)",
     _FLAG: "true or false", _PAIRS: "a table of strings (KEY = \"VALUE\")",
@@ -168,6 +159,12 @@ def _layers(cwd: Path, environ: Mapping[str, str]) -> list[_Layer]:
     known = {*_SETTING_NAMES, *JOB_DEFAULTS}
     for layer in layers:
         unknown = sorted(set(layer.table) - known)
+        if unknown:  # a target's own setting (built-in targets first; plug-ins only when still unknown)
+            known |= set(target_defaults())
+            unknown = sorted(set(layer.table) - known)
+        if unknown:
+            known |= set(target_defaults(plugins=True))
+            unknown = sorted(set(layer.table) - known)
         if unknown:
             where = f"[tool.tfcloud] of {layer.path}" if layer.key_prefix else str(layer.path)
             raise ConfigurationError(f"Unknown key(s) in {where}: {', '.join(unknown)}.",
@@ -232,7 +229,7 @@ def resolve_settings(
                 raise ConfigurationError(f"Invalid setting `{name}`: expected a string, received {value!r}.")
             values[name], sources[name] = value, origin
             break
-    if values.get("target", "local") == "vertex" and not ({"project", "region"} <= set(values)):
+    if _uses_gcloud(values.get("target", "local")) and not ({"project", "region"} <= set(values)):
         found, path = gcloud_config(environ)
         for name, value in found.items():
             if name not in values:
@@ -240,33 +237,87 @@ def resolve_settings(
     return Settings(sources=sources, **values)  # type: ignore[arg-type]  # values: the str fields only
 
 
+def target_defaults(target: object = None, *, plugins: bool = False) -> dict[str, tuple[str, str, object]]:
+    """The settings keys of a target's options (``target``: a :class:`~tfcloud.targets.Target` class; None:
+    every built-in target's, and with ``plugins`` the installed plug-ins' too): key -> (option name, kind, the
+    :class:`~tfcloud.targets.Option`). Keys that are :class:`Settings` fields are not job defaults."""
+    import tfcloud.targets as targets
+
+    classes: list[Any]
+    if target is not None:
+        classes = [target]
+    else:
+        classes = [targets.get(name) for name in targets.names()] if plugins else targets.builtin_targets()
+    found: dict[str, tuple[str, str, object]] = {}
+    for cls in classes:
+        for option in cls.options:
+            if option.setting and option.setting not in _SETTING_NAMES:
+                found.setdefault(option.setting, (option.name, _KIND_OF.get(option.type, _TEXT), option))
+    return found
+
+
+def _uses_gcloud(target: str) -> bool:
+    """Whether the target reads gcloud's configuration (``Target.gcloud_defaults``); an unknown name is left to
+    the validation that names it."""
+    import tfcloud.targets as targets
+    from tfcloud.errors import ValidationError
+
+    try:
+        return targets.get(target).gcloud_defaults
+    except ValidationError:
+        return False
+
+
 def resolve_job_defaults(
     given: Mapping[str, object],
     *,
+    target: object = None,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> tuple[dict[str, object], dict[str, str]]:
     """The job options (:class:`tfcloud.sdk.JobOptions` keys) that ``given`` leaves out and a ``TFCLOUD_*``
-    variable or a config file sets (:data:`JOB_DEFAULTS`), with where each came from. Values are checked
+    variable or a config file sets (:data:`JOB_DEFAULTS`, and the settings of ``target``'s options: a
+    :class:`~tfcloud.targets.Target` class, None for every built-in target's), with where each came from. A
+    target's setting applies to the targets that take it: another target's is left alone. Values are checked
     here, so that a bad one names its file (or variable) and key."""
     environ = os.environ if environ is None else environ
     cwd = cwd or Path.cwd()
     layers = _layers(cwd, environ)
     values: dict[str, object] = {}
     sources: dict[str, str] = {}
-    for key, (option, kind) in JOB_DEFAULTS.items():
+    table: dict[str, tuple[str, str, object]] = {key: (option, kind, None) for key, (option, kind)
+                                                 in JOB_DEFAULTS.items()}
+    table.update(target_defaults(target))
+    for key, (option, kind, spec) in table.items():
         if option in given:
             continue
         var = f"TFCLOUD_{key.upper()}"
         if environ.get(var):
-            values[option], sources[key] = _from_env(var, environ[var], kind, cwd), var
+            value = _from_env(var, environ[var], kind, cwd)
+            values[option], sources[key] = _by_spec(spec, value, lambda e, v=var: ConfigurationError(  # type: ignore[misc]
+                f"Invalid `{v}`: expected {e}, received {environ[v]!r}.")), var
             continue
         for layer in layers:
             if key in layer.table:
-                values[option] = _from_file(layer, key, layer.table[key], kind)
+                value = _from_file(layer, key, layer.table[key], kind)
+                values[option] = _by_spec(spec, value, lambda e, lay=layer, k=key: lay.error(  # type: ignore[misc]
+                    k, e, lay.table[k]))
                 sources[key] = layer.origin
                 break
     return values, sources
+
+
+def _by_spec(spec: object, value: object, error: Callable[[str], ConfigurationError]) -> object:
+    """A target option's own check (its :class:`~tfcloud.targets.Option`), as a configuration error."""
+    if spec is None:
+        return value
+    from tfcloud.errors import ValidationError
+
+    try:
+        spec.convert(value)  # type: ignore[attr-defined]
+    except ValidationError as exc:
+        raise error(exc.expected) from None
+    return value
 
 
 def _check(kind: str, value: object) -> object:
@@ -341,7 +392,7 @@ def _expected(kind: str) -> str:
 
         return _EXPECTED[kind] + " (" + ", ".join(COMMON_MACHINE_CONFIGS) + ")"
     if kind == _STRATEGY:
-        from tfcloud.completion import STRATEGIES
+        from tfcloud.spec import Strategy
 
-        return "one of " + ", ".join(STRATEGIES)
+        return "one of " + ", ".join(["auto", *(s.value for s in Strategy)])
     return _EXPECTED[kind]

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from tfcloud.machines import MachineConfig
-from tfcloud.targets import AnyTarget, LocalTarget
+from tfcloud.targets._base import Target
 
 __all__ = ["DockerConfig", "EntryPointKind", "JobSpec", "PoolSpec", "Role", "Strategy"]
 
@@ -105,7 +105,7 @@ class JobSpec:
     strategy_reason: str
     docker_config: DockerConfig = field(default_factory=DockerConfig)
     job_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    target: AnyTarget = field(default_factory=LocalTarget)  # where, with that target's own options
+    target: Target  # where, with that target's own options (tfcloud.targets)
     display_name: str
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     context_dir: Path | None = None  # the image's build context (default: the entry point's directory)

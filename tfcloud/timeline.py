@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from tfcloud._files import write_private_json
+from tfcloud.statedir import timeline_record
 
 __all__ = ["STAGES", "Recorder", "Stage", "Timeline", "format_duration", "job_timeline", "load", "record_path",
            "render_timeline", "save"]
 
 #: Every stage a timeline may hold, in order.
 STAGES = ("context", "build", "push", "submit", "queued", "run")
-_RECORD_DIR = "timelines"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,13 +184,8 @@ def format_duration(seconds: float) -> str:
 
 
 def record_path(state_dir: Path, job_id: str) -> Path:
-    """Where the recorded stages of ``job_id`` are kept: in a local job's directory
-    (``<state dir>/jobs/<id>/timeline.json``), else ``<state dir>/timelines/<id>.json``."""
-    safe = job_id.replace("/", "_")
-    job_dir = state_dir / "jobs" / safe
-    if job_dir.is_dir():
-        return job_dir / "timeline.json"
-    return state_dir / _RECORD_DIR / f"{safe}.json"
+    """Where the recorded stages of ``job_id`` are kept (:func:`tfcloud.statedir.timeline_record`)."""
+    return timeline_record(state_dir, job_id)
 
 
 def save(path: Path, stages: Iterable[Stage]) -> None:

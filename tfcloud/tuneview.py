@@ -3,7 +3,8 @@
 - :func:`study_table`: a rich table (trial, each parameter, the metric, state, duration), the best marked.
 - :func:`rerun_command`: ``tfcloud submit train.py ... -- --learning_rate=0.01``, shell-quoted.
 - :func:`write_plots`: the metric against trial number and against each parameter, as a PNG (matplotlib,
-  the tune extra) and a self-contained HTML page (the PNG embedded, and the table of trials).
+  the tune extra) and a self-contained HTML page (the PNG embedded, and the table of trials); :func:`plot_png`
+  the PNG's bytes.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from tfcloud.study import ParamKind, Scale, StudyInfo, TrialInfo, format_value, 
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["rerun_command", "state_text", "study_table", "write_plots"]
+__all__ = ["plot_png", "rerun_command", "state_text", "study_table", "write_plots"]
 
 _STYLE = {JobState.SUCCEEDED: "green", JobState.FAILED: "red", JobState.CANCELLED: "yellow"}
 
@@ -185,6 +186,18 @@ def _html(info: StudyInfo, png: bytes) -> str:
 def write_plots(info: StudyInfo, *, png: Path | None = None, html_path: Path | None = None) -> None:
     """Write the plot as a PNG (``png``) and/or a self-contained HTML page (``html_path``: the PNG embedded,
     and the table of trials). Needs matplotlib (tfcloud[tune])."""
+    data = plot_png(info)
+    if png is not None:
+        png.parent.mkdir(parents=True, exist_ok=True)
+        png.write_bytes(data)
+    if html_path is not None:
+        html_path.parent.mkdir(parents=True, exist_ok=True)
+        html_path.write_text(_html(info, data), encoding="utf-8")
+
+
+def plot_png(info: StudyInfo, *, dpi: int = 110) -> bytes:
+    """The plot (the metric against trial number and against each parameter) as PNG bytes (``tfcloud ui``
+    shows it in the study's page). Needs matplotlib (tfcloud[tune])."""
     import io
 
     from tfcloud.extras import require_tune_extra
@@ -195,11 +208,5 @@ def write_plots(info: StudyInfo, *, png: Path | None = None, html_path: Path | N
     figure = _figure(info)
     FigureCanvasAgg(figure)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
-    data = buffer.getvalue()
-    if png is not None:
-        png.parent.mkdir(parents=True, exist_ok=True)
-        png.write_bytes(data)
-    if html_path is not None:
-        html_path.parent.mkdir(parents=True, exist_ok=True)
-        html_path.write_text(_html(info, data), encoding="utf-8")
+    figure.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()

@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 from tfcloud._files import write_private_json
 from tfcloud.errors import JobNotFoundError, TfcloudError
 from tfcloud.extras import require_tune_extra
+from tfcloud.statedir import check_state_dir, source_of, state_dir, studies_dir
+from tfcloud.statedir import study_dir as study_path
 from tfcloud.states import JobState
 from tfcloud.study import (
     EARLY_STOPPING_MIN_TRIALS,
@@ -69,8 +71,8 @@ __all__ = [
     "LocalStudy",
     "attach_local_study",
     "grid_size",
+    "list_local_studies",
     "start_local_study",
-    "studies_dir",
 ]
 
 logger = logging.getLogger("tfcloud")
@@ -81,10 +83,6 @@ CANCEL_FILE = "cancel"
 _POLL_S = 0.25
 _TERMINAL = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
 _STUDY_ID = re.compile(r"^study-[a-z0-9-]{1,80}$")
-
-
-def studies_dir(home: Path) -> Path:
-    return home / "studies"
 
 
 def make_study_id(entry_point: Path, *, now: datetime.datetime | None = None) -> str:
@@ -480,19 +478,20 @@ def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *,
                       rerun_flags: Sequence[str] = ()) -> LocalStudy:
     """Make the study's directory and start the tuner; returns at once. ``spec`` is the trials' job (the
     user's arguments; each trial adds its ``--NAME=VALUE``)."""
+    from tfcloud.cluster import spec_roles
     from tfcloud.errors import ConfigurationError
-    from tfcloud.targets.local.backend import LocalBackend, check_state_dir, spec_roles
+    from tfcloud.targets.local.backend import LocalBackend
 
     require_tune_extra()
     backend = LocalBackend(settings=settings)
-    check_state_dir(backend.home)
+    check_state_dir(backend.home, source=source_of(settings))
     replicas = len(spec_roles(spec))
     cores = _cores()
     if study.parallel_trials * replicas > cores:
         logger.warning("%d trials at once x %d replica(s) each = %d processes on %d CPU core(s): trials will be "
                        "slow; lower --parallel.", study.parallel_trials, replicas,
                        study.parallel_trials * replicas, cores)
-    study_dir = studies_dir(backend.home) / make_study_id(spec.entry_point)
+    study_dir = study_path(backend.home, make_study_id(spec.entry_point))
     try:
         study_dir.mkdir(mode=0o700, parents=True)
     except OSError as exc:
@@ -508,14 +507,57 @@ def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *,
 
 def attach_local_study(study_id: str, settings: Settings | None = None) -> LocalStudy:
     """A local study by id, from any process."""
-    from tfcloud.targets.local.backend import LocalBackend
-
-    home = LocalBackend(settings=settings).home
-    study_dir = studies_dir(home) / study_id
+    home = state_dir(settings)
+    study_dir = study_path(home, study_id)
     if not _STUDY_ID.match(study_id) or not (study_dir / STUDY_FILE).is_file():
-        found = sorted(studies_dir(home).glob("study-*"), key=lambda p: p.stat().st_mtime) if (
-            studies_dir(home).is_dir()) else []
+        studies = studies_dir(home)
+        found = sorted(studies.glob("study-*"), key=lambda p: p.stat().st_mtime) if studies.is_dir() else []
         recent = ", ".join(p.name for p in found[-3:]) or "none"
         raise JobNotFoundError(f"No local study `{study_id}` in {studies_dir(home)}.",
                                hint=f"The most recent local studies: {recent}.")
     return LocalStudy(study_dir)
+
+
+class LocalTuner:
+    """The local target's tuner (``LocalTarget.tuner``): studies run by optuna on this machine, each trial a
+    local job. ``start`` returns at once; ``attach`` finds a study from any process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def start(self, study: StudySpec, spec: JobSpec, *, job: object = None,
+              rerun_flags: Sequence[str] = ()) -> tuple[LocalStudy, tuple[str, ...]]:
+        """The study's handle and the flags that rerun a trial with ``tfcloud submit``."""
+        return start_local_study(study, spec, self.settings, rerun_flags=rerun_flags), tuple(rerun_flags)
+
+    def attach(self, study_id: str) -> tuple[LocalStudy, str, tuple[str, ...], tuple[str, ...]]:
+        """The study's handle, its script, the script's arguments and the rerun flags."""
+        local = attach_local_study(study_id, self.settings)
+        record = local.record()
+        return (local, str(record.get("entry_point", "")),
+                tuple(str(a) for a in record.get("entry_point_args") or ()),
+                tuple(str(f) for f in record.get("rerun_flags") or ()))
+
+    def list(self, *, limit: int | None = 50) -> list[StudyInfo]:
+        return list_local_studies(self.settings, limit=limit)
+
+    def close(self) -> None:
+        """Nothing to release: the tuner thread ends with its study."""
+
+
+def list_local_studies(settings: Settings | None = None, *, limit: int | None = 50) -> list[StudyInfo]:
+    """The local studies kept in the state dir, newest first (one whose ``study.json`` is unreadable is left
+    out)."""
+    from tfcloud.statedir import state_dir
+
+    root = studies_dir(state_dir(settings))
+    dirs = [p for p in root.glob("study-*") if _STUDY_ID.match(p.name) and (p / STUDY_FILE).is_file()]
+    found: list[StudyInfo] = []
+    for path in sorted(dirs, key=lambda p: p.name.rsplit("-", 1)[0].split("-")[-2:], reverse=True):
+        try:
+            found.append(LocalStudy(path).info())
+        except (TfcloudError, ValueError, KeyError, TypeError):
+            continue
+        if limit is not None and len(found) >= limit:
+            break
+    return found

@@ -11,28 +11,28 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from tfcloud.errors import ConfigurationError, ValidationError
+from tfcloud.errors import ConfigurationError, UnsupportedOptionError, ValidationError
 from tfcloud.jobids import validate_job_id
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
-from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role, Strategy
+from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role
 from tfcloud.strategy import choose_strategy, parse_strategy
-from tfcloud.targets import TARGETS, AnyTarget, LocalTarget, VertexTarget
-from tfcloud.targets.vertex.options import refuse_unless_vertex, vertex_options
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
+    from tfcloud.targets import Target
 
 __all__ = [
     "MAX_LABELS",
-    "MAX_LOCAL_REPLICAS",
     "MAX_POOLS",
     "MAX_REPLICAS",
-    "VERTEX_REGIONS",
     "build_spec",
     "check_credentials",
+    "check_entry_point",
     "check_settings",
+    "make_target",
+    "refuse_options",
     "validate_bucket",
     "validate_image_reference",
     "validate_job_id",
@@ -45,27 +45,9 @@ MAX_LABEL_LENGTH = 63
 MAX_POOLS = 4  # Vertex AI: chief, workers, parameter servers, evaluator
 _LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]*$")
 _LABEL_VALUE = re.compile(r"^[a-z0-9_-]*$")
-_SERVICE_ACCOUNT = re.compile(r"^[a-z0-9][a-z0-9._-]*@[a-z0-9][a-z0-9.-]*\.gserviceaccount\.com$")
-#: The regions Vertex AI serves custom training in (source: the "Custom training" column of
-#: https://cloud.google.com/vertex-ai/docs/general/locations, as of 2025). A region outside this list would be
-#: refused by Vertex AI only after the image was built and pushed.
-VERTEX_REGIONS: frozenset[str] = frozenset({
-    # Americas
-    "us-central1", "us-east1", "us-east4", "us-east5", "us-south1", "us-west1", "us-west2", "us-west3",
-    "us-west4", "northamerica-northeast1", "northamerica-northeast2", "southamerica-east1", "southamerica-west1",
-    # Europe
-    "europe-central2", "europe-north1", "europe-southwest1", "europe-west1", "europe-west2", "europe-west3",
-    "europe-west4", "europe-west6", "europe-west8", "europe-west9", "europe-west12",
-    # Middle East and Africa
-    "me-central1", "me-central2", "me-west1", "africa-south1",
-    # Asia Pacific
-    "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3", "asia-south1",
-    "asia-southeast1", "asia-southeast2", "australia-southeast1", "australia-southeast2",
-})
 #: Replicas per worker pool: tfcloud's cap for Vertex AI (the API field is an int64; a request above the
 #: project's quota is refused only after the image was pushed) and for a local run (one process each).
 MAX_REPLICAS = 1000
-MAX_LOCAL_REPLICAS = 32
 MAX_ARG_LENGTH = 100_000  # one script argument; Linux refuses a single argument above 128 KiB
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: What tfcloud sets in every replica (TFCLOUD_AUTO_CHECKPOINT, TFCLOUD_LOGICAL_CPUS... are the user's to set).
@@ -80,12 +62,8 @@ _IMAGE_REPO = re.compile(rf"^{_IMAGE_NAME}$")
 _IMAGE_EXPECTED = "an image reference such as us-docker.pkg.dev/my-project/repo/name:tag (lowercase path)"
 _HOST_PORT = re.compile(r"^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
 _DISPLAY_NAME_MAX = 128
-_NETWORK = re.compile(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
-_GCS_URI = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/.*)?$")
-MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
 
 
 def _path(field: str, value: object, expected: str) -> Path:
@@ -135,7 +113,10 @@ def _check_script(path: Path, shown: str) -> None:
                               f"<{path.name}: an empty script>")
 
 
-def _entry_point(value: object) -> tuple[Path, EntryPointKind]:
+def check_entry_point(value: object) -> tuple[Path, EntryPointKind]:
+    """The entry point exists and is a .py script that compiles or an .ipynb file: the first thing a submission
+    checks (before the extras it needs: a missing script is not a missing package). A notebook's cells are
+    checked by :func:`build_spec` (that needs the notebook extra)."""
     expected = "a path to an existing Python file (.py) or notebook (.ipynb)"
     path = _path("entry_point", value, expected)
     suffix = path.suffix.lower()
@@ -146,7 +127,12 @@ def _entry_point(value: object) -> tuple[Path, EntryPointKind]:
     kind = EntryPointKind.NOTEBOOK if suffix == ".ipynb" else EntryPointKind.SCRIPT
     if kind is EntryPointKind.SCRIPT:
         _check_script(path, str(value))
-    else:
+    return path, kind
+
+
+def _entry_point(value: object) -> tuple[Path, EntryPointKind]:
+    path, kind = check_entry_point(value)
+    if kind is EntryPointKind.NOTEBOOK:
         from tfcloud.notebook import check_notebook
 
         check_notebook(path)
@@ -240,14 +226,6 @@ def _args(value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _optional_str(field: str, value: object, pattern: re.Pattern[str], expected: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not pattern.match(value):
-        raise ValidationError(field, expected, value)
-    return value
-
-
 def validate_bucket(field: str, value: object) -> str:
     """A Cloud Storage bucket name, with or without ``gs://`` (Cloud Storage's naming rules: 3 to 63
     characters, or up to 222 in dot-separated parts of at most 63; lowercase letters, digits, ``-``, ``_``
@@ -318,46 +296,6 @@ def _context_dir(value: object, entry: Path) -> Path | None:
     return path
 
 
-def _output_dir(value: object, target: str) -> str | None:
-    """A gs:// URI; for a local run also a directory path (made absolute)."""
-    local = target == LocalTarget.name
-    if local and isinstance(value, str | Path) and str(value) and not str(value).startswith("gs://"):
-        return str(Path(value).expanduser().resolve())
-    return _optional_str("base_output_dir", value, _GCS_URI, "a Cloud Storage URI such as gs://my-bucket/outputs"
-                         + (" or a directory" if local else ""))
-
-
-def _max_restarts(value: object) -> int | None:
-    return None if value is None else _count("max_restarts", value, maximum=100)
-
-
-def _scheduling(timeout: object, restart: object, spot: object) -> tuple[int | None, bool, bool]:
-    if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)
-                                or not 0 < timeout <= MAX_TIMEOUT_S):
-        raise ValidationError("timeout", f"a number of seconds from 1 to {MAX_TIMEOUT_S} (14 days)", timeout)
-    if not isinstance(restart, bool):
-        raise ValidationError("restart_on_worker_restart", "a bool", restart)
-    if not isinstance(spot, bool):
-        raise ValidationError("spot", "a bool", spot)
-    return timeout, restart, spot
-
-
-def _target_name(value: object) -> str:
-    if isinstance(value, str) and value in TARGETS:
-        return value
-    raise ValidationError("target", " or ".join(f'"{name}"' for name in TARGETS), value)
-
-
-def _region(value: object) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or value not in VERTEX_REGIONS:
-        near = sorted(r for r in VERTEX_REGIONS if isinstance(value, str) and r.split("-")[0] == value.split("-")[0])
-        raise ValidationError("region", "a region Vertex AI serves custom training in, such as us-central1",
-                              value, hint="Regions: " + ", ".join(near or sorted(VERTEX_REGIONS)) + ".")
-    return value
-
-
 def _display_name(value: object, entry: Path) -> str:
     if value is None:
         return f"tfcloud-{entry.stem}"[:_DISPLAY_NAME_MAX]
@@ -366,15 +304,6 @@ def _display_name(value: object, entry: Path) -> str:
         return value
     raise ValidationError("display_name",
                           f"a string of 1 to {_DISPLAY_NAME_MAX} characters without control characters", value)
-
-
-def _refuse_on_local(options: Mapping[str, object]) -> None:
-    """Options only Vertex AI acts on: refused for a local run rather than silently ignored."""
-    for field, given in options.items():
-        if given:
-            raise ValidationError(field, 'to be left unset for a local run (it applies to target="vertex" only)',
-                                  "<set>" if isinstance(given, bool) else given,
-                                  hint="Remove it, or run on Vertex AI (--vertex / target=\"vertex\").")
 
 
 def check_settings(settings: Settings) -> None:
@@ -390,10 +319,9 @@ def check_settings(settings: Settings) -> None:
     if settings.emulator_host is not None and not _HOST_PORT.match(settings.emulator_host):
         raise ValidationError("emulator_host", "HOST:PORT of a running `tfcloud emulator start`, such as "
                               "127.0.0.1:8470", settings.emulator_host)
-    _target_name(settings.target)
-    _optional_str("project", settings.project, _PROJECT,
-                  "a Google Cloud project id (6 to 30 lowercase letters, digits or '-')")
-    _region(settings.region)
+    import tfcloud.targets as targets
+
+    targets.get(settings.target)
 
 
 def check_credentials(settings: Settings) -> None:
@@ -436,51 +364,38 @@ def build_spec(
     worker_count: object = 0,
     entry_point_args: object = None,
     job_labels: object = None,
-    service_account: object = None,
     ps_config: object = "auto",
     ps_count: object = 0,
     evaluator_config: object = "auto",
     evaluator_count: object = 0,
-    target: object = "local",
-    project: object = None,
-    region: object = None,
     display_name: object = None,
     env: object = None,
-    timeout: object = None,
-    restart_on_worker_restart: object = False,
-    spot: object = False,
-    max_restarts: object = None,
-    container: object = False,
-    network: object = None,
-    base_output_dir: object = None,
-    scheduling: object = None,
-    max_wait: object = None,
-    reservation: object = None,
-    disable_retries: object = False,
-    persistent_resource: object = None,
-    tensorboard: object = None,
-    experiment: object = None,
-    experiment_run: object = None,
     context_dir: object = None,
+    image_repository: object = None,
+    target: object = "local",
     settings: Settings | None = None,
     intent: str = "submit",
+    **target_options: object,
 ) -> JobSpec:
     """Check every argument and return the frozen spec. Raises :class:`ValidationError` on the first problem.
 
-    With ``settings`` (the SDK passes them) the settings are checked too. ``intent`` says what follows:
-    ``"plan"`` (nothing more is checked), ``"build"`` (Google credentials and a project only for Cloud Build) or
-    ``"submit"`` (a local job needs a usable state dir; a Vertex AI job a project and Google credentials,
-    unless the emulator host is set). Everything is checked before anything is built, uploaded or submitted.
+    ``target`` is where the job runs: a :class:`~tfcloud.targets.Target` value, or a target's name with that
+    target's options as further keywords (``target="vertex", spot=True``). An option the target does not take
+    is refused (:class:`~tfcloud.errors.UnsupportedOptionError`), and so are the image options
+    (``docker_config``, ``context_dir``, ``image_repository``) for a target that builds no image.
 
-    ``target`` names where the job runs; the options after ``project`` are that target's (Vertex AI's), checked
-    here too and kept on the spec's target value (:mod:`tfcloud.targets`)."""
-    tgt = _target_name(target)
+    With ``settings`` (the SDK passes them) the settings are checked too. ``intent`` says what follows:
+    ``"plan"`` (nothing more is checked), ``"build"`` or ``"submit"`` (the target's own checks: a usable state
+    dir for a local job; a project and Google credentials for Vertex AI, unless the emulator host is set).
+    Everything is checked before anything is built, uploaded or submitted."""
+    if intent not in ("plan", "build", "submit"):
+        raise ValueError(f"intent must be plan, build or submit, not {intent!r}")
+    where = make_target(target, target_options, settings=settings)
     entry, kind = _entry_point(entry_point)
     requirements = _requirements(requirements_txt)
     requested = parse_strategy(distribution_strategy)
 
-    # "auto" machines: tensorflow-cloud's T4_1X on Vertex AI; the CPU machine for local runs.
-    auto = COMMON_MACHINE_CONFIGS["T4_1X"] if tgt == VertexTarget.name else COMMON_MACHINE_CONFIGS["CPU"]
+    auto = where.auto_machine()
     chief = _machine("chief_config", chief_config, auto=auto)
     n_workers = _count("worker_count", worker_count)
     worker = _pool_machine("worker", worker_config, n_workers, auto=auto)
@@ -506,74 +421,34 @@ def build_spec(
                                        worker_count=n_workers, ps_count=n_ps)
 
     pools = [PoolSpec(role=Role.CHIEF, replica_count=1, machine=chief)]
-    if tgt == VertexTarget.name and worker is not None and n_workers and worker.is_tpu_vm \
-            and isinstance(chief_config, str) and chief_config.lower() == "auto":
-        # A TPU VM (v5e, v6e, v5p) runs the program itself: its pool is pool 0, with no paid CPU/GPU chief
-        # beside it unless chief_config asks for one. A multi-host slice is still one replica (tpu_topology).
-        pools = [PoolSpec(role=Role.CHIEF, replica_count=1, machine=worker)]
-    elif n_workers and worker is not None:
+    if n_workers and worker is not None:
         pools.append(PoolSpec(role=Role.WORKER, replica_count=n_workers, machine=worker))
     if n_ps and ps is not None:
         pools.append(PoolSpec(role=Role.PS, replica_count=n_ps, machine=ps))
     if n_eval and evaluator is not None:
         pools.append(PoolSpec(role=Role.EVALUATOR, replica_count=n_eval, machine=evaluator))
+    chief_given = not (isinstance(chief_config, str) and chief_config.lower() == "auto")
+    pools = where.arrange_pools(pools, chief_given=chief_given)
     if len(pools) > MAX_POOLS:  # pragma: no cover - four roles at most by construction
         raise ValidationError("worker pools", f"at most {MAX_POOLS}", len(pools))
 
-    sa = _optional_str("service_account", service_account, _SERVICE_ACCOUNT,
-                       "a service account e-mail such as trainer@my-project.iam.gserviceaccount.com")
-    proj = _optional_str("project", project, _PROJECT,
-                         "a Google Cloud project id (6 to 30 lowercase letters, digits or '-')")
-    reg = _region(region)
     name = _display_name(display_name, entry)
-    if strategy is Strategy.TPU and tgt == LocalTarget.name:
-        raise ValidationError("target", '"vertex" for a TPU job (TPUs cannot run locally)', tgt)
     args = _args(entry_point_args)
     docker = _docker_config(docker_config)
     labels = validate_labels(job_labels)
     environment = _env(env)
-    restarts = _scheduling(timeout, restart_on_worker_restart, spot)
-    vpc = _optional_str("network", network, _NETWORK,
-                        "a VPC network name such as projects/12345/global/networks/my-vpc")
-    output_dir = _output_dir(base_output_dir, tgt)
-    if output_dir is not None and output_dir.startswith("gs://"):
-        validate_bucket("base_output_dir", output_dir[len("gs://"):].split("/", 1)[0])
     context = _context_dir(context_dir, entry)
-    if tgt == LocalTarget.name:
-        total = sum(p.replica_count for p in pools)
-        if total > MAX_LOCAL_REPLICAS:
-            raise ValidationError("worker_count", f"at most {MAX_LOCAL_REPLICAS} replicas in all for a local run "
-                                  "(one process each)", n_workers,
-                                  hint=f"The job asks for {total} replicas; run it on Vertex AI instead.")
-        _refuse_on_local({
-            "spot": spot, "timeout": timeout, "restart_on_worker_restart": restart_on_worker_restart,
-            "network": vpc, "service_account": sa,
-        })
-    vertex_only = dict(scheduling=scheduling, max_wait=max_wait, reservation=reservation,
-                       disable_retries=disable_retries, persistent_resource=persistent_resource,
-                       tensorboard=tensorboard, experiment=experiment, experiment_run=experiment_run)
-    capacity = refuse_unless_vertex(vertex_only, tgt) if tgt != VertexTarget.name else vertex_options(
-        {**vertex_only, "spot": spot}, region=reg, timeout_s=restarts[0], restart_on_worker_restart=restarts[1],
-        max_restarts=_max_restarts(max_restarts), service_account=sa, output_dir=output_dir,
-        staging_bucket=settings.staging_bucket if settings else None,
-        machines=[(f"{p.role.value}_config", p.machine.machine_type, p.machine.accelerator_type.name) for p in pools])
-    if intent not in ("plan", "build", "submit"):
-        raise ValueError(f"intent must be plan, build or submit, not {intent!r}")
-    if settings is not None:
-        check_settings(settings)
-        if tgt == LocalTarget.name and intent == "submit":
-            from tfcloud.targets.local.backend import LocalBackend, check_state_dir
-
-            check_state_dir(LocalBackend(settings=settings).home)
-        # Google is reached to submit, and to build with Cloud Build; a Docker build pushes with Docker's login.
-        if tgt == VertexTarget.name and (intent == "submit" or (intent == "build" and docker.image_build_bucket)):
-            if not proj:
-                raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
-                                      hint="Pass --project (project= in run()), or set TFCLOUD_PROJECT or "
-                                           "GOOGLE_CLOUD_PROJECT.")
-            check_credentials(settings)
-
-    return JobSpec(
+    if not where.container:
+        given_image = {"docker_config": docker != DockerConfig() and docker, "image_repository": image_repository}
+        for option, value in given_image.items():
+            if value:
+                raise UnsupportedOptionError(option, value, target=where.name, takers=["a target that builds an "
+                                             "image (vertex, local with container)"])
+    if context is not None and not where.ships_files:
+        raise UnsupportedOptionError("context_dir", str(context_dir), target=where.name,
+                                     takers=["a target the job's files travel to (vertex, ray, local with "
+                                             "container)"])
+    spec = JobSpec(
         entry_point=entry,
         entry_point_kind=kind,
         entry_point_args=args,
@@ -583,31 +458,48 @@ def build_spec(
         strategy_reason=reason,
         docker_config=docker,
         job_labels=labels,
-        target=_target(tgt, project=proj, region=reg, service_account=sa, scheduling=restarts, network=vpc,
-                       base_output_dir=output_dir, max_restarts=_max_restarts(max_restarts), container=container,
-                       capacity=capacity),
+        target=where,
         display_name=name,
         env=environment,
         context_dir=context,
     )
+    if settings is not None:
+        check_settings(settings)
+    where.check_job(spec, intent=intent, settings=settings)
+    return spec
 
 
-def _target(name: str, *, project: str | None, region: str | None, service_account: str | None,
-            scheduling: tuple[int | None, bool, bool], network: str | None,
-            base_output_dir: str | None, max_restarts: int | None = None, container: object = False,
-            capacity: Mapping[str, Any] | None = None) -> AnyTarget:
-    """The spec's target value: the checked options of the target ``name`` (a local run has none)."""
-    if name == VertexTarget.name:
-        timeout, restart, spot = scheduling
-        return VertexTarget(project=project, region=region, network=network, spot=spot,
-                            timeout_s=timeout, restart_on_worker_restart=restart,
-                            base_output_dir=base_output_dir, service_account=service_account,
-                            max_restarts=max_restarts, **(capacity or {}))
-    if name == LocalTarget.name:
-        if not isinstance(container, bool):
-            raise ValidationError("container", "a bool", container)
-        return LocalTarget(max_restarts=max_restarts or 0, output_dir=base_output_dir, container=container)
-    return TARGETS[name]()
+def make_target(target: object, options: Mapping[str, object], *, settings: Settings | None = None) -> Target:
+    """The target value for ``target`` (a :class:`~tfcloud.targets.Target` value, or a registered name) and
+    its ``options``: every option checked by the target's own spec; one it does not take is refused, naming the
+    targets that do take it."""
+    import tfcloud.targets as targets
+
+    if isinstance(target, targets.Target):
+        given = {k: v for k, v in options.items() if v is not None}
+        if given:
+            name = sorted(given)[0]
+            raise ValidationError(name, f"to be given once: inside the target value ({type(target).__name__}) or "
+                                  "as a keyword, not both", given[name],
+                                  hint=f"Pass {type(target).__name__}({name}=...) alone.")
+        return target
+    cls = targets.get(target)
+    refuse_options(cls, options)  # what is left of the others' options is unset (None or False)
+    return cls.from_options({k: v for k, v in options.items() if v is not None and cls.option(k) is not None},
+                            settings=settings)
+
+
+def refuse_options(cls: type[Target], options: Mapping[str, object]) -> None:
+    """Refuse (exit 2) each option in ``options`` that target ``cls`` does not take. An option left at its
+    "unset" value (None or False) counts as not given."""
+    import tfcloud.targets as targets
+
+    for name, value in options.items():
+        if value is None or value is False or cls.option(name) is not None:
+            continue
+        takers = [c for c in targets.builtin_targets() if c.option(name) is not None]
+        how = " / ".join(f"--{c.name}" + (f' / target="{c.name}"') for c in takers)
+        raise UnsupportedOptionError(name, value, target=cls.name, takers=[c.name for c in takers], how=how)
 
 
 _DURATION = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+(?:\.\d+)?)s)?$")

@@ -27,7 +27,7 @@ from tfcloud.validate import build_spec
 
 pytestmark = pytest.mark.emulator
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "backends" / "scripts"
+SCRIPTS = Path(__file__).resolve().parent.parent / "targets" / "scripts"
 
 # The worker says "ready" and waits to be preempted on its first start, then ends; the chief waits for it (as a
 # MultiWorkerMirrored chief would) and says how often it started.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 import collections
 import datetime as dt
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -23,7 +23,8 @@ from tfcloud.artifacts import PreparedJob
 from tfcloud.errors import JobFailedError, OutcomeUnknownError
 from tfcloud.states import JobState
 
-__all__ = ["Backend", "JobHandle", "JobInfo", "LogLine", "ReplicaInfo", "failure", "select_lines"]
+__all__ = ["Backend", "JobHandle", "JobInfo", "LogLine", "ReplicaInfo", "failure", "format_tail", "select_lines",
+           "tail"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -161,8 +162,6 @@ def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
     info = handle.info()
     if info.state is JobState.SUCCEEDED or not info.state.is_final:
         return None
-    from tfcloud.logview import format_tail, tail  # here: its patterns cost `tfcloud status` ~5% of its start-up
-
     message = f"Job {info.job_id} {info.state.value}: {info.message or 'no reason recorded'}"
     log_tail = ""
     if info.failed_replica:
@@ -173,3 +172,20 @@ def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
         else:
             log_tail = format_tail(info.failed_replica, [line.text for line in lines])
     return JobFailedError(message, exit_code=info.exit_code or 1, log_tail=log_tail)
+
+
+def tail(lines: Iterable[LogLine], n: int = 20, *, replica: str | None = None) -> list[LogLine]:
+    """The last ``n`` lines of ``lines`` (of one replica when ``replica`` is given)."""
+    kept: collections.deque[LogLine] = collections.deque(maxlen=max(n, 0))
+    for line in lines:
+        if replica is None or line.replica == replica:
+            kept.append(line)
+    return list(kept)
+
+
+def format_tail(replica: str, lines: Sequence[str]) -> str:
+    """``lines`` as a block for an error message: a heading, then each line with the replica's prefix."""
+    if not lines:
+        return f"{replica} printed nothing."
+    body = "\n".join(f"  {replica} | {line}" for line in lines)
+    return f"Last {len(lines)} line{'s' if len(lines) != 1 else ''} of {replica}:\n{body}"

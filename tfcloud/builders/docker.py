@@ -21,7 +21,6 @@ concurrent builds of one tag, from threads or processes, make one image and push
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import random
 import re
@@ -169,12 +168,9 @@ class DockerBuilder:
 
     def lock_path(self, tag: str) -> Path:
         """The file whose exclusive ``flock`` a build of ``tag`` holds (``lock_dir``/build-<sha256 of tag>.lock)."""
-        lock_dir = self.lock_dir
-        if lock_dir is None:
-            from tfcloud.targets.local.backend import default_state_dir
+        from tfcloud.statedir import build_lock, default_state_dir, locks_dir
 
-            lock_dir = default_state_dir() / "locks"
-        return lock_dir / f"build-{hashlib.sha256(tag.encode()).hexdigest()[:32]}.lock"
+        return build_lock(self.lock_dir or locks_dir(default_state_dir()), tag)
 
     @contextlib.contextmanager
     def _tag_lock(self, tag: str) -> Iterator[None]:

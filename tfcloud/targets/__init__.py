@@ -1,7 +1,103 @@
-"""Targets: *where* a job runs (transitional: values re-exported while the plug-in registry lands)."""
+"""Targets: *where* a job runs, as frozen values that carry their own options (XManager's executor), and the
+registry that finds them by name.
+
+The :class:`~tfcloud.spec.JobSpec` says *what* runs; its ``target`` is a :class:`Target` value. Each target is a
+package (``tfcloud/targets/local``, ``vertex``, ``ray``) that owns its options, rules, plan rows, backend and
+tuner (:mod:`tfcloud.targets._base` says what a target declares). Other packages add targets through the
+``tfcloud.targets`` entry-point group, read only when a name is not a built-in one (start-up never reads it)::
+
+    [project.entry-points."tfcloud.targets"]
+    echo = "tfcloud_echo:EchoTarget"
+
+Nothing outside the target packages and this registry branches on a target's name.
+"""
 
 from __future__ import annotations
 
-from tfcloud.targets._values import TARGETS, AnyTarget, LocalTarget, RayTarget, SchedulingStrategy, VertexTarget
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["TARGETS", "AnyTarget", "LocalTarget", "RayTarget", "SchedulingStrategy", "VertexTarget"]
+from tfcloud.errors import ValidationError
+from tfcloud.targets._base import Option, Target
+
+if TYPE_CHECKING:
+    from tfcloud.targets.local import LocalTarget
+    from tfcloud.targets.ray import RayTarget
+    from tfcloud.targets.vertex import VertexTarget
+
+__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "LocalTarget", "Option", "RayTarget", "Target", "VertexTarget",
+           "builtin_targets", "for_job_id", "get", "names"]
+
+ENTRY_POINT_GROUP = "tfcloud.targets"
+#: The built-in targets, by name: the module and class of each (one line per target; the first is the default).
+BUILTIN: dict[str, str] = {
+    "local": "tfcloud.targets.local:LocalTarget",
+    "vertex": "tfcloud.targets.vertex:VertexTarget",
+    "ray": "tfcloud.targets.ray:RayTarget",
+}
+_PLUGINS: dict[str, Any] | None = None  # name -> entry point, read once on first need
+
+
+def _load(ref: str) -> type[Target]:
+    module, _, attribute = ref.partition(":")
+    cls: type[Target] = getattr(importlib.import_module(module), attribute)
+    return cls
+
+
+def _plugins() -> dict[str, Any]:
+    global _PLUGINS
+    if _PLUGINS is None:
+        from importlib.metadata import entry_points
+
+        _PLUGINS = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in BUILTIN}
+    return _PLUGINS
+
+
+def names() -> list[str]:
+    """Every target's name: the built-in ones, then those installed packages add."""
+    return [*BUILTIN, *sorted(_plugins())]
+
+
+def builtin_targets() -> list[type[Target]]:
+    return [_load(ref) for ref in BUILTIN.values()]
+
+
+def get(name: object) -> type[Target]:
+    """The target class registered as ``name`` (a :class:`ValidationError` naming the known ones otherwise)."""
+    if isinstance(name, str) and name in BUILTIN:
+        return _load(BUILTIN[name])
+    if isinstance(name, str) and name in _plugins():
+        try:
+            cls = _plugins()[name].load()
+        except Exception as exc:  # a broken plug-in: say which, without a traceback
+            raise ValidationError("target", f"a target that loads (the {name!r} plug-in failed: "
+                                  f"{type(exc).__name__}: {exc})", name) from exc
+        if not (isinstance(cls, type) and issubclass(cls, Target)):
+            raise ValidationError("target", f"a tfcloud.targets.Target subclass from the {name!r} plug-in", cls)
+        return cls
+    raise ValidationError("target", " or ".join(f'"{n}"' for n in names()), name)
+
+
+def for_job_id(job_id: str, *, studies: bool = False) -> type[Target]:
+    """The target whose jobs (``studies``: tuning studies) have ids like ``job_id``: by prefix (``local-``,
+    ``ray-``, ``study-``, a plug-in's), else the target without one (Vertex AI's ids are numbers or resource
+    names)."""
+    def prefix(cls: type[Target]) -> str | None:
+        return cls.study_prefix if studies else cls.id_prefix
+
+    classes = builtin_targets()
+    for cls in classes:
+        if prefix(cls) and job_id.startswith(prefix(cls) or ""):
+            return cls
+    for name in _plugins():
+        cls = get(name)
+        if prefix(cls) and job_id.startswith(prefix(cls) or ""):
+            return cls
+    return next(cls for cls in classes if prefix(cls) is None and (cls.tuner or not studies))
+
+
+def __getattr__(name: str) -> Any:  # LocalTarget, VertexTarget, RayTarget: imported on first use
+    ref = {"LocalTarget": BUILTIN["local"], "VertexTarget": BUILTIN["vertex"], "RayTarget": BUILTIN["ray"]}.get(name)
+    if ref is None:
+        raise AttributeError(f"module 'tfcloud.targets' has no attribute {name!r}")
+    return _load(ref)

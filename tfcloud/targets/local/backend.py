@@ -6,8 +6,7 @@ plans the cluster (a free port and a ``TF_CONFIG`` per replica) and starts a det
 The handle only reads the job's files and signals the supervisor, so ``attach(job_id)`` works the same from
 another process (``tfcloud status JOB``, ``tfcloud logs JOB -f``, ``tfcloud cancel JOB``).
 
-A job's directory, ``<state dir>/jobs/<job id>/`` (state dir: ``$TFCLOUD_HOME``, else
-``~/.local/state/tfcloud``)::
+A job's directory, ``<state dir>/jobs/<job id>/`` (:mod:`tfcloud.statedir`)::
 
     job.json             the plan: command, working directory, replicas and their TF_CONFIG
     status.json          state, exit code, failing replica, per-replica pid and exit code (written atomically)
@@ -28,48 +27,33 @@ machine with GPUs the replicas split them (``CUDA_VISIBLE_DEVICES``, :func:`spli
 from __future__ import annotations
 
 import contextlib
-import datetime
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.artifacts import PreparedJob, script_beside_launcher
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
+from tfcloud.cluster import aip_env, loopback_env, plan_cluster, split_gpus, stop_on_chief_end, visible_gpus
 from tfcloud.cluster import supervisor as sup
-from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError, ValidationError
-from tfcloud.spec import JobSpec, Role, Strategy
+from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError
+from tfcloud.jobids import make_job_id
+from tfcloud.statedir import check_state_dir, jobs_dir, source_of, state_dir, state_path
+from tfcloud.statedir import job_dir as job_path
 from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
-    from tfcloud.targets import LocalTarget
+    from tfcloud.targets.local import LocalTarget
 
-__all__ = [
-    "LocalBackend",
-    "LocalJob",
-    "ReplicaPlan",
-    "aip_env",
-    "default_state_dir",
-    "loopback_env",
-    "make_job_id",
-    "plan_cluster",
-    "plan_replicas",
-    "spec_roles",
-    "split_gpus",
-    "stop_on_chief_end",
-    "visible_gpus",
-]
+__all__ = ["LocalBackend", "LocalJob"]
 
-_ROLE_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
-_LOOPBACK = ("127.0.0.1", "localhost")
 _POLL_S = 0.05
 _START_TIMEOUT_S = 60.0  # a job whose supervisor never recorded itself in this time never will
 #: Marks the end of one read of ``lines.jsonl`` while following (never shown).
@@ -77,180 +61,9 @@ _BATCH_END = LogLine(replica="", text="")
 _STATES = ("starting", "running", "succeeded", "failed", "stopping", "cancelled")
 
 
-def default_state_dir() -> Path:
-    """Where tfcloud keeps local jobs: ``$TFCLOUD_HOME``, else ``~/.local/state/tfcloud``."""
-    return _state_path(os.environ.get("TFCLOUD_HOME") or "~/.local/state/tfcloud")
-
-
-_STATE_EXPECTED = "a directory you can write to (tfcloud keeps local jobs there)"
-_STATE_HINT = "Set TFCLOUD_HOME (or state_dir in [tool.tfcloud]) to a directory you can write to."
-
-
-def _state_path(value: str | Path) -> Path:
-    if "\0" in str(value):
-        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(value), hint=_STATE_HINT)
-    try:
-        return Path(value).expanduser()
-    except RuntimeError:  # "~nosuchuser/...", or no home directory at all
-        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(value),
-                              hint="No such home directory. " + _STATE_HINT) from None
-
-
-def check_state_dir(path: Path) -> None:
-    """The state dir must be a directory this user can create and write: a :class:`ValidationError` (exit 2)
-    before anything runs, not an error half-way through a submission."""
-    existing = path
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        what = "is not a directory" if not existing.is_dir() else "is not writable"
-        raise ValidationError("TFCLOUD_HOME", _STATE_EXPECTED, str(path), hint=f"{existing} {what}. {_STATE_HINT}")
-
-
-def make_job_id(spec: JobSpec, *, now: datetime.datetime | None = None) -> str:
-    """``local-<entry point stem>-<yyyymmdd-hhmmss>-<4 hex>``, e.g. ``local-train-20250101-120000-3f2a``."""
-    stem = re.sub(r"[^a-z0-9]+", "-", spec.entry_point.stem.lower()).strip("-")[:30].strip("-") or "job"
-    import secrets  # here, not at the top: `tfcloud status` never needs it (OpenSSL's start-up)
-
-    stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
-    return f"local-{stem}-{stamp}-{secrets.token_hex(2)}"
-
-
-def _free_ports(count: int) -> list[int]:
-    """``count`` distinct free TCP ports on 127.0.0.1 (all held open while choosing, so they differ)."""
-    import socket
-
-    sockets = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-class ReplicaPlan:
-    """One replica of a local job: its name (``worker-1``), role, index and ``TF_CONFIG``."""
-
-    def __init__(self, *, role: Role, index: int, tf_config: Mapping[str, Any]) -> None:
-        self.role = role
-        self.index = index
-        self.tf_config = tf_config
-
-    @property
-    def name(self) -> str:
-        return f"{self.role.value}-{self.index}"
-
-    def env(self) -> dict[str, str]:
-        return {"TF_CONFIG": json.dumps(self.tf_config, separators=(",", ":")), "TFCLOUD_REPLICA": self.name}
-
-
-def plan_cluster(spec: JobSpec, ports: list[int] | None = None) -> list[ReplicaPlan]:
-    """Every replica of ``spec`` in pool order (chief first), each with its own port on 127.0.0.1."""
-    roles = spec_roles(spec)
-    ports = ports if ports is not None else _free_ports(len(roles))
-    if len(ports) < len(roles):
-        raise ValueError(f"plan_cluster needs {len(roles)} ports, got {len(ports)}")
-    return plan_replicas(roles, [f"127.0.0.1:{port}" for port in ports])
-
-
-def stop_on_chief_end(spec: JobSpec) -> list[str]:
-    """The roles the supervisor stops when the chief ends: parameter servers, and workers under
-    ParameterServerStrategy (they only serve the chief and never exit by themselves)."""
-    if spec.pool(Role.PS) is not None or spec.strategy is Strategy.PARAMETER_SERVER:
-        return [Role.PS.value, Role.WORKER.value]
-    return [Role.PS.value]
-
-
-def spec_roles(spec: JobSpec) -> list[tuple[Role, int]]:
-    """Every replica of ``spec`` as (role, index), in pool order (chief first)."""
-    return [(role, index) for role in _ROLE_ORDER if (pool := spec.pool(role)) is not None
-            for index in range(pool.replica_count)]
-
-
-def plan_replicas(roles: Sequence[tuple[Role, int]], addresses: Sequence[str]) -> list[ReplicaPlan]:
-    """The ``TF_CONFIG`` of each replica in ``roles``, replica ``i`` serving at ``addresses[i]`` (host:port).
-
-    The cluster in ``TF_CONFIG`` lists chief, workers and parameter servers; an evaluator is not part of the
-    cluster (as in TensorFlow and on Vertex AI) but gets ``task: {"type": "evaluator", "index": 0}``.
-    """
-    if len(addresses) < len(roles):
-        raise ValueError(f"plan_replicas needs {len(roles)} addresses, got {len(addresses)}")
-    cluster: dict[str, list[str]] = {}
-    for (role, _), address in zip(roles, addresses[:len(roles)], strict=True):
-        if role is not Role.EVALUATOR:
-            cluster.setdefault(role.value, []).append(address)
-    return [
-        ReplicaPlan(role=role, index=index,
-                    tf_config={"cluster": cluster, "task": {"type": role.value, "index": index}})
-        for role, index in roles
-    ]
-
-
-def visible_gpus(environ: Mapping[str, str], *, dev: Path = Path("/dev")) -> list[str]:
-    """The GPUs replicas may use: ``CUDA_VISIBLE_DEVICES`` when set (up to a ``-1``), else one per
-    ``/dev/nvidiaN`` device; none on a machine without NVIDIA GPUs. Imports nothing."""
-    if "CUDA_VISIBLE_DEVICES" in environ:
-        gpus = []
-        for part in environ["CUDA_VISIBLE_DEVICES"].split(","):
-            part = part.strip()
-            if not part or part == "-1":
-                break
-            gpus.append(part)
-        return gpus
-    try:
-        found = [int(m.group(1)) for d in dev.iterdir() if (m := re.fullmatch(r"nvidia(\d+)", d.name))]
-    except OSError:
-        return []
-    return [str(n) for n in sorted(found)]
-
-
-def split_gpus(replicas: list[ReplicaPlan], gpus: list[str]) -> dict[str, dict[str, str]]:
-    """Each replica's share of the machine's GPUs, as environment variables.
-
-    Parameter servers get none (``CUDA_VISIBLE_DEVICES=""``). The others split the GPUs into equal, disjoint
-    blocks in pool order (chief first); with fewer GPUs than replicas they share them round-robin, with
-    ``TF_FORCE_GPU_ALLOW_GROWTH=true`` so that one process does not take a whole GPU's memory. No GPUs: {}.
-    """
-    if not gpus:
-        return {}
-    users = [r for r in replicas if r.role is not Role.PS]
-    env: dict[str, dict[str, str]] = {r.name: {"CUDA_VISIBLE_DEVICES": ""} for r in replicas if r.role is Role.PS}
-    if len(gpus) >= len(users):
-        share = len(gpus) // max(len(users), 1)
-        for i, r in enumerate(users):
-            env[r.name] = {"CUDA_VISIBLE_DEVICES": ",".join(gpus[i * share:(i + 1) * share])}
-    else:
-        for i, r in enumerate(users):
-            env[r.name] = {"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)], "TF_FORCE_GPU_ALLOW_GROWTH": "true"}
-    return env
-
-
-def aip_env(base: str) -> dict[str, str]:
-    """``AIP_MODEL_DIR``, ``AIP_CHECKPOINT_DIR`` and ``AIP_TENSORBOARD_LOG_DIR`` under ``base``, as Vertex AI
-    sets them under a job's base output directory (with the trailing ``/``)."""
-    base = base.rstrip("/")
-    return {"AIP_MODEL_DIR": f"{base}/model/", "AIP_CHECKPOINT_DIR": f"{base}/checkpoints/",
-            "AIP_TENSORBOARD_LOG_DIR": f"{base}/logs/"}
-
-
-def _with_loopback(value: str | None) -> str:
-    parts = [p.strip() for p in (value or "").split(",") if p.strip()]
-    return ",".join(parts + [h for h in _LOOPBACK if h not in parts])
-
-
-def loopback_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """``no_proxy``, ``NO_PROXY`` and ``no_grpc_proxy`` with 127.0.0.1 and localhost added to what is there
-    (a proxy in the environment makes TensorFlow's collectives hang silently)."""
-    return {name: _with_loopback(environ.get(name)) for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy")}
-
-
 class LocalBackend:
     """Runs jobs as local processes. Options: ``settings`` (its ``state_dir``) or ``home`` (the state dir,
-    which wins; without either: :func:`default_state_dir`), ``stop_grace_s`` (SIGTERM to SIGKILL),
+    which wins; without either: :func:`tfcloud.statedir.default_state_dir`), ``stop_grace_s`` (SIGTERM to SIGKILL),
     ``finish_grace_s`` (how long workers may run on after the chief succeeded), ``stopped_timeout_s``
     (how long a replica may stay SIGSTOPped before the job fails). The job's :class:`LocalTarget` says the rest:
     ``container`` (each replica runs the job's image on the Docker engine, ``settings.docker_host`` or
@@ -260,9 +73,10 @@ class LocalBackend:
     def __init__(self, *, target: LocalTarget | None = None, settings: Settings | None = None,
                  home: str | Path | None = None, stop_grace_s: float = 5.0, finish_grace_s: float = 10.0,
                  stopped_timeout_s: float = 10.0) -> None:
-        if home is None and settings is not None and settings.state_dir:
-            home = settings.state_dir
-        self.home = _state_path(home) if home is not None else default_state_dir()
+        if home is not None:
+            self.home, self._source = state_path(home, source="given"), "given"
+        else:
+            self.home, self._source = state_dir(settings), source_of(settings)
         self.stop_grace_s = stop_grace_s
         self.finish_grace_s = finish_grace_s
         self.stopped_timeout_s = stopped_timeout_s
@@ -270,7 +84,7 @@ class LocalBackend:
 
     @property
     def jobs_dir(self) -> Path:
-        return self.home / "jobs"
+        return jobs_dir(self.home)
 
     def submit(self, job: PreparedJob) -> LocalJob:
         """Check requirements, write the job's directory, start the supervisor; return at once."""
@@ -279,7 +93,7 @@ class LocalBackend:
         if os.name != "posix":
             raise ConfigurationError("Local runs need a POSIX system (Linux or macOS): they use process groups.")
         spec = job.spec
-        from tfcloud.targets import LocalTarget
+        from tfcloud.targets.local import LocalTarget
 
         target = spec.target if isinstance(spec.target, LocalTarget) else LocalTarget()
         if target.container and job.image is None:
@@ -292,8 +106,8 @@ class LocalBackend:
             raise SubmitError(f"The script {job.script} does not exist.")
 
         job_id = make_job_id(spec)
-        job_dir = self.jobs_dir / job_id
-        check_state_dir(self.home)
+        job_dir = job_path(self.home, job_id)
+        check_state_dir(self.home, source=self._source)
         try:
             self.jobs_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             job_dir.mkdir(mode=0o700)  # private: the logs hold whatever the script printed
@@ -389,7 +203,7 @@ class LocalBackend:
 
     def attach(self, job_id: str) -> LocalJob:
         """The handle of an existing local job (from any process)."""
-        job_dir = self.jobs_dir / job_id
+        job_dir = job_path(self.home, job_id)
         if "/" in job_id or not (job_dir / sup.JOB_FILE).is_file():
             recent = ", ".join(self.job_ids()[-3:]) or "none"
             raise JobNotFoundError(f"No local job `{job_id}` in {self.jobs_dir}.",
@@ -415,7 +229,7 @@ class LocalBackend:
             if limit is not None and len(rows) >= limit:
                 break
             try:
-                info = LocalJob(self.jobs_dir / job_id).info()
+                info = LocalJob(job_path(self.home, job_id)).info()
             except (JobNotFoundError, OSError, ValueError):  # removed or half-written meanwhile
                 continue
             if state is None or info.state is state:

@@ -38,7 +38,7 @@ from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_ti
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
-    from tfcloud.targets import RayTarget
+    from tfcloud.targets.ray import RayTarget
 
 __all__ = ["RayBackend", "RayJob", "replica_resources"]
 
@@ -125,8 +125,8 @@ class RayBackend:
     # -- submit -------------------------------------------------------------------------------------------
     def plan(self, job: PreparedJob, job_id: str) -> dict[str, Any]:
         """The plan the driver reads: replicas with their resources, the launcher's argv, the outcome rules."""
+        from tfcloud.cluster import spec_roles, stop_on_chief_end
         from tfcloud.launcher import LAUNCHER_NAME
-        from tfcloud.targets.local.backend import spec_roles, stop_on_chief_end
 
         spec = job.spec
         return {
@@ -157,14 +157,14 @@ class RayBackend:
 
     def submit(self, job: PreparedJob) -> RayJob:
         """Stage the working directory, submit the driver as a Ray job; return at once."""
-        from tfcloud.targets.local.backend import make_job_id
+        from tfcloud.jobids import make_job_id
 
         spec = job.spec
         if spec.has_tpu:
             raise ConfigurationError(
                 "Ray jobs cannot use TPUs: tfcloud maps only CPUs and GPUs to Ray resources.",
                 hint="Use --vertex for TPU jobs, or a CPU/GPU machine config.")
-        job_id = "ray-" + make_job_id(spec).removeprefix("local-")
+        job_id = make_job_id(spec, prefix="ray")
         client = self.client
         with tempfile.TemporaryDirectory(prefix="tfcloud-ray-") as tmp:
             workdir, package = _stage(job, Path(tmp), self.plan(job, job_id))

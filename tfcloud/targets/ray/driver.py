@@ -3,7 +3,7 @@
 It reads the plan the client shipped in the job's working directory (:data:`PLAN_FILE`), reserves one
 placement-group bundle per replica (the replica's CPUs and GPUs; ``SPREAD`` over the nodes), starts one
 :class:`ReplicaProcess` actor in each bundle, asks each for its node's address and a free port there, builds
-every replica's ``TF_CONFIG`` from those addresses (:func:`tfcloud.targets.local.backend.plan_replicas`) and runs the
+every replica's ``TF_CONFIG`` from those addresses (:func:`tfcloud.cluster.plan_replicas`) and runs the
 launcher in each actor as a child process.
 
 The outcome rules are the local backend's, reused: :class:`RaySupervisor` is the local
@@ -270,8 +270,8 @@ def main() -> int:
     from ray.util.placement_group import placement_group, remove_placement_group
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
+    from tfcloud.cluster import plan_replicas
     from tfcloud.spec import Role
-    from tfcloud.targets.local.backend import plan_replicas
 
     cancelled = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

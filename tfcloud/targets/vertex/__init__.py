@@ -1,0 +1,236 @@
+"""The Vertex AI target: a CustomJob with worker pools (:mod:`tfcloud.targets.vertex.request` builds it,
+:mod:`tfcloud.targets.vertex.backend` submits it; tuning studies are HyperparameterTuningJobs,
+:mod:`tfcloud.targets.vertex.tuning`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from tfcloud.errors import ValidationError
+from tfcloud.targets._base import Option, Target, check_text
+from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
+from tfcloud.targets.vertex import options as _capacity
+from tfcloud.targets.vertex.options import SchedulingStrategy
+
+if TYPE_CHECKING:
+    from tfcloud.machines import MachineConfig
+    from tfcloud.settings import Settings
+    from tfcloud.spec import JobSpec, PoolSpec
+
+__all__ = ["MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarget", "check_project", "check_region"]
+
+#: The regions Vertex AI serves custom training in (source: the "Custom training" column of
+#: https://cloud.google.com/vertex-ai/docs/general/locations, as of 2025). A region outside this list would be
+#: refused by Vertex AI only after the image was built and pushed.
+VERTEX_REGIONS: frozenset[str] = frozenset({
+    # Americas
+    "us-central1", "us-east1", "us-east4", "us-east5", "us-south1", "us-west1", "us-west2", "us-west3",
+    "us-west4", "northamerica-northeast1", "northamerica-northeast2", "southamerica-east1", "southamerica-west1",
+    # Europe
+    "europe-central2", "europe-north1", "europe-southwest1", "europe-west1", "europe-west2", "europe-west3",
+    "europe-west4", "europe-west6", "europe-west8", "europe-west9", "europe-west12",
+    # Middle East and Africa
+    "me-central1", "me-central2", "me-west1", "africa-south1",
+    # Asia Pacific
+    "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3", "asia-south1",
+    "asia-southeast1", "asia-southeast2", "australia-southeast1", "australia-southeast2",
+})
+MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
+_PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+_NETWORK = re.compile(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
+_SERVICE_ACCOUNT = re.compile(r"^[a-z0-9][a-z0-9._-]*@[a-z0-9][a-z0-9.-]*\.gserviceaccount\.com$")
+
+
+def _pattern(pattern: re.Pattern[str], expected: str) -> Callable[[str, object], str | None]:
+    def check(name: str, value: object) -> str | None:
+        text = check_text(name, value, expected=expected)
+        if text is not None and not pattern.match(text):
+            raise ValidationError(name, expected, value)
+        return text
+    return check
+
+
+check_project = _pattern(_PROJECT, "a Google Cloud project id (6 to 30 lowercase letters, digits or '-')")
+
+
+def check_region(name: str, value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in VERTEX_REGIONS:
+        near = sorted(r for r in VERTEX_REGIONS if isinstance(value, str) and r.split("-")[0] == value.split("-")[0])
+        raise ValidationError(name, "a region Vertex AI serves custom training in, such as us-central1",
+                              value, hint="Regions: " + ", ".join(near or sorted(VERTEX_REGIONS)) + ".")
+    return value
+
+
+def _timeout(name: str, value: object) -> int | None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                              or not 0 < value <= MAX_TIMEOUT_S):
+        raise ValidationError(name, f"a number of seconds from 1 to {MAX_TIMEOUT_S} (14 days)", value)
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class VertexTarget(Target):
+    """A Vertex AI CustomJob. ``project``/``region`` None: the settings' (the backend says when there is no
+    project)."""
+
+    name: ClassVar[str] = "vertex"
+    title: ClassVar[str] = "Vertex AI"
+    options: ClassVar[tuple[Option, ...]] = (
+        Option(name="project", setting="project", check=check_project, metavar="PROJECT",
+               help="Google Cloud project."),
+        Option(name="region", setting="region", check=check_region, metavar="REGION", help="Vertex AI region."),
+        Option(name="service_account", setting="service_account", metavar="EMAIL",
+               check=_pattern(_SERVICE_ACCOUNT, "a service account e-mail such as "
+                                                "trainer@my-project.iam.gserviceaccount.com"),
+               help="Service account the job runs as."),
+        Option(name="network", setting="network", metavar="NETWORK",
+               check=_pattern(_NETWORK, "a VPC network name such as projects/12345/global/networks/my-vpc"),
+               help="VPC network, projects/NUMBER/global/networks/NAME."),
+        Option(name="spot", type=bool, setting="spot", help="Run on Spot (preemptible) capacity."),
+        Option(name="timeout", type=int, setting="timeout", field="timeout_s", check=_timeout, metavar="SECONDS",
+               help="Stop the job after this many seconds."),
+        Option(name="restart_on_worker_restart", type=bool,
+               help="Restart the whole job when a worker restarts."),
+        MAX_RESTARTS,
+        output_dir_option(directories=False, field="base_output_dir", where=""),
+        # Capacity, TensorBoard and experiments (docs/vertex.md; tfcloud/targets/vertex/options.py).
+        Option(name="scheduling", setting="scheduling", check=_capacity.option_scheduling, metavar="STRATEGY",
+               choices=tuple(s.flag for s in SchedulingStrategy),
+               help="standard, spot (as --spot) or flex-start (the Dynamic Workload Scheduler: waits for every VM "
+                    "at once)."),
+        Option(name="max_wait", setting="max_wait", field="max_wait_s", check=_capacity.option_max_wait,
+               metavar="DURATION", help="flex-start: how long to wait for VMs (30m, 6h, 1d; 0: no limit; Vertex AI's "
+                                        "default 1d)."),
+        Option(name="reservation", setting="reservation", check=_capacity.option_reservation,
+               metavar="any|none|NAME", help="Consume any reservation, none, or one (ZONE/NAME or "
+                                             "projects/P/zones/Z/reservations/NAME)."),
+        Option(name="disable_retries", type=bool, setting="disable_retries",
+               help="Never restart the job after an internal error."),
+        Option(name="persistent_resource", setting="persistent_resource", metavar="ID",
+               check=_capacity.option_persistent_resource,
+               help="Run on this persistent resource (tfcloud cluster create): no wait for VMs."),
+        Option(name="tensorboard", setting="tensorboard", check=_capacity.option_tensorboard, metavar="RESOURCE",
+               help="Upload the job's TensorBoard logs to this TensorBoard instance "
+                    "(projects/P/locations/L/tensorboards/ID or ID)."),
+        Option(name="experiment", setting="experiment", check=_capacity.option_experiment, metavar="NAME",
+               help="The Vertex AI Experiment the job belongs to."),
+        Option(name="experiment_run", check=_capacity.option_experiment_run, metavar="RUN",
+               help="Its run in that experiment (with --experiment)."),
+        Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT",
+               help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
+        Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET",
+               help="Cloud Storage bucket for staged files."),
+    )
+    id_prefix: ClassVar[str | None] = None
+    gcloud_defaults: ClassVar[bool] = True
+    needs: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("google.cloud.aiplatform_v1", "cloud"), ("google.cloud.logging_v2", "cloud"), ("google.auth", "cloud"),
+        ("grpc", "cloud"))
+    backend: ClassVar[str] = "tfcloud.targets.vertex.backend:VertexBackend"
+    tuner: ClassVar[str | None] = "tfcloud.targets.vertex.tuning:VertexTuner"
+
+    project: str | None = None
+    region: str | None = None
+    network: str | None = None  # projects/NUMBER/global/networks/NAME
+    spot: bool = False
+    timeout_s: int | None = None
+    restart_on_worker_restart: bool = False
+    base_output_dir: str | None = None  # gs://... ; Vertex AI sets AIP_MODEL_DIR etc. under it
+    service_account: str | None = None
+    max_restarts: int | None = None  # as Vertex AI's restart options (request.restart_scheduling)
+    emulator_host: str | None = None
+    staging_bucket: str | None = None
+    scheduling: SchedulingStrategy | None = None  # spot=True is SchedulingStrategy.SPOT: each sets the other
+    max_wait_s: int | None = None
+    reservation: str | None = None  # "any", "none", ZONE/NAME or projects/P/zones/Z/reservations/NAME
+    disable_retries: bool = False
+    persistent_resource: str | None = None  # its ID, or its full name
+    tensorboard: str | None = None
+    experiment: str | None = None
+    experiment_run: str | None = None
+
+    def __post_init__(self) -> None:
+        spot = SchedulingStrategy.SPOT
+        if self.spot and self.scheduling not in (None, spot):
+            assert self.scheduling is not None
+            raise ValidationError("scheduling", '"spot" when spot is set (--spot is --scheduling spot), or spot '
+                                  "left unset", self.scheduling.flag,
+                                  hint="Give one of --spot and --scheduling (spot= and scheduling= in run()).")
+        if self.spot and self.scheduling is None:
+            object.__setattr__(self, "scheduling", spot)
+        elif self.scheduling is spot:
+            object.__setattr__(self, "spot", True)
+
+    @property
+    def container(self) -> bool:
+        return True
+
+    def settings_for(self, settings: Settings) -> Settings:
+        from dataclasses import replace
+
+        return replace(settings, project=self.project or settings.project, region=self.region or settings.region,
+                       emulator_host=self.emulator_host or settings.emulator_host,
+                       staging_bucket=self.staging_bucket or settings.staging_bucket)
+
+    def check(self, settings: Settings | None) -> None:
+        from tfcloud.validate import check_settings
+
+        if settings is not None:
+            settings = self.settings_for(settings)
+            check_project("project", settings.project)
+            check_region("region", settings.region)
+            check_settings(settings)  # the emulator host and staging bucket given here
+        _capacity.check_rules(self, region=settings.region if settings is not None else self.region,
+                              staging_bucket=settings.staging_bucket if settings is not None else self.staging_bucket)
+
+    def check_job(self, spec: JobSpec, *, intent: str, settings: Settings | None) -> None:
+        _capacity.check_pools(self, spec)
+        if settings is None:
+            return
+        # Google is reached to submit, and to build with Cloud Build; a Docker build pushes with Docker's login.
+        if intent == "submit" or (intent == "build" and spec.docker_config.image_build_bucket):
+            if not (self.project or settings.project):
+                raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
+                                      hint="Pass --project (project= in run()), or set TFCLOUD_PROJECT or "
+                                           "GOOGLE_CLOUD_PROJECT.")
+            from tfcloud.validate import check_credentials
+
+            check_credentials(self.settings_for(settings))
+
+    def auto_machine(self) -> MachineConfig:
+        from tfcloud.machines import COMMON_MACHINE_CONFIGS
+
+        return COMMON_MACHINE_CONFIGS["T4_1X"]  # tensorflow-cloud's default
+
+    def arrange_pools(self, pools: list[PoolSpec], *, chief_given: bool) -> list[PoolSpec]:
+        """A TPU VM (v5e, v6e, v5p) runs the program itself: its pool is pool 0, with no paid CPU/GPU chief
+        beside it unless chief_config asks for one. A multi-host slice is still one replica (tpu_topology)."""
+        from dataclasses import replace
+
+        from tfcloud.spec import Role
+
+        workers = [p for p in pools if p.role is Role.WORKER]
+        if not chief_given and workers and workers[0].machine.is_tpu_vm:
+            return [replace(workers[0], role=Role.CHIEF, replica_count=1),
+                    *(p for p in pools if p.role not in (Role.CHIEF, Role.WORKER))]
+        return pools
+
+    def describe_machine(self, machine: MachineConfig) -> str:
+        return machine.machine_type
+
+    def endpoint(self, settings: Settings) -> str:
+        settings = self.settings_for(settings)
+        if settings.emulator_host:
+            return f"the tfcloud emulator at {settings.emulator_host} (no web console: tfcloud status JOB)"
+        return f"Vertex AI: project {settings.project or '(not set: --project)'}, region {settings.region}"
+
+    def notes(self, spec: JobSpec) -> list[str]:
+        if spec.chief.machine.is_tpu_vm:
+            return ["TPU VM: the TPU host runs your program as the chief (pool 0); no CPU/GPU chief is added "
+                    "(--chief-config adds one)."]
+        return []

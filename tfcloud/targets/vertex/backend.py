@@ -35,7 +35,7 @@ from tfcloud.targets.vertex.request import SUBMISSION_LABEL, custom_job_request,
 if TYPE_CHECKING:
     from google.cloud.aiplatform_v1 import CustomJob
 
-    from tfcloud.targets import VertexTarget
+    from tfcloud.targets.vertex import VertexTarget
 
 __all__ = ["VertexBackend", "VertexJob", "console_url", "create_once"]
 
@@ -144,7 +144,8 @@ class VertexBackend:
             raise SubmitError("The Vertex AI backend needs an image; the pipeline builds it before submitting.")
         submission_id = uuid.uuid4().hex[:16]
         request = custom_job_request(job.spec, image_uri=job.image.uri, submission_id=submission_id,
-                                     base_output_dir=self.default_output_dir(job.spec.display_name))
+                                     base_output_dir=self.default_output_dir(job.spec.display_name),
+                                     parent=self.parent)
         created = self._create(request, submission_id)
         return VertexJob(self, created.name, job=created)
 

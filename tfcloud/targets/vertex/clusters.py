@@ -9,12 +9,15 @@ with ``--persistent-resource ID``, skipping the VMs' provisioning.
   tested as a value: ``tests/golden/vertex/cluster_*.json``).
 - :class:`ClusterService` makes the calls through :mod:`tfcloud.gcloud` (retries, error translation): create
   (exactly once, as a job's create), get, list and delete, optionally waiting for the long-running change.
+- :func:`create_cluster`, :func:`list_clusters`, :func:`delete_cluster`: the SDK's functions, with the settings
+  resolved and every argument checked before anything is created (``tfcloud cluster`` is a thin layer on them).
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +29,8 @@ from tfcloud.targets.vertex.request import BOOT_DISK, machine_spec
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
 
-__all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "cluster_pools",
-           "persistent_resource_request"]
+__all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "cluster_pools", "create_cluster",
+           "delete_cluster", "list_clusters", "persistent_resource_request"]
 
 _ID = re.compile(r"^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$")
 MAX_POOL_REPLICAS = 1000
@@ -219,3 +222,64 @@ class ClusterService:
 
     def close(self) -> None:
         self.clients.close()
+
+
+# -- the SDK's cluster functions (``tfcloud cluster`` calls them) ------------------------------------------------
+def _service(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
+    """The persistent resources' client for the settings (flag > TFCLOUD_* > config > default), checked."""
+    from tfcloud.settings import resolve_settings
+    from tfcloud.targets.vertex import check_project, check_region
+    from tfcloud.validate import check_credentials, check_settings
+
+    settings = resolve_settings({"target": "vertex", "project": project, "region": region,
+                                 "emulator_host": emulator_host})
+    check_settings(settings)
+    check_project("project", settings.project)
+    check_region("region", settings.region)
+    if not settings.project:
+        raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
+                              hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
+    check_credentials(settings)
+    return ClusterService(settings=settings)
+
+
+def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config: Any = "auto", worker_count: int = 0,
+                   ps_config: Any = "CPU", ps_count: int = 0, evaluator_count: int = 0,
+                   display_name: str | None = None, labels: Mapping[str, str] | None = None,
+                   network: str | None = None, project: str | None = None, region: str | None = None,
+                   emulator_host: str | None = None, wait: bool = True) -> ClusterInfo:
+    """Create a Vertex AI persistent resource (``tfcloud cluster create``) whose resource pools hold the machines
+    a job of this shape asks for; jobs then run on it with ``persistent_resource=`` (docs/vertex.md). With
+    ``wait``, returns once it is RUNNING. Everything is checked before anything is created."""
+    from tfcloud.validate import validate_labels
+
+    request = persistent_resource_request(
+        cluster_pools(chief_config=chief_config, worker_config=worker_config, worker_count=worker_count,
+                      ps_config=ps_config, ps_count=ps_count, evaluator_count=evaluator_count),
+        display_name=display_name or check_cluster_id(cluster_id), labels=dict(validate_labels(labels)),
+        network=network)
+    service = _service(project, region, emulator_host)
+    try:
+        return service.create(check_cluster_id(cluster_id), request, wait=wait)
+    finally:
+        service.close()
+
+
+def list_clusters(*, project: str | None = None, region: str | None = None,
+                  emulator_host: str | None = None) -> list[ClusterInfo]:
+    """The persistent resources in the project and region (``tfcloud cluster list``)."""
+    service = _service(project, region, emulator_host)
+    try:
+        return service.list()
+    finally:
+        service.close()
+
+
+def delete_cluster(cluster_id: str, *, project: str | None = None, region: str | None = None,
+                   emulator_host: str | None = None, wait: bool = True) -> None:
+    """Delete a persistent resource (``tfcloud cluster delete``); with ``wait``, until it is gone."""
+    service = _service(project, region, emulator_host)
+    try:
+        service.delete(cluster_id, wait=wait)
+    finally:
+        service.close()

@@ -10,37 +10,51 @@ the combinations Vertex AI refuses (each refused here first, naming both options
 - ``tensorboard`` (``CustomJobSpec.tensorboard``), ``experiment`` / ``experiment_run``
   (``CustomJobSpec.experiment`` / ``experiment_run``).
 
-Pure functions of their arguments (no Google import): the option specs of the Vertex AI target call them.
+Pure functions of their arguments (no Google import): the Vertex AI target's option specs call the ``option_*``
+functions (``(name, value) -> value``: each option alone), its ``check`` calls :func:`check_rules` and its
+``check_job`` :func:`check_pools`.
 """
 
 from __future__ import annotations
 
+import enum
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ValidationError
-from tfcloud.targets._values import SchedulingStrategy
+
+if TYPE_CHECKING:
+    from tfcloud.spec import JobSpec
 
 __all__ = [
     "DWS_ACCELERATORS",
     "MAX_WAIT_LIMIT_S",
     "RESERVATION_KEY",
+    "SchedulingStrategy",
     "check_capacity",
     "check_experiment",
     "check_experiment_run",
     "check_max_wait",
     "check_persistent_resource",
+    "check_pools",
     "check_requirements",
     "check_reservation",
+    "check_rules",
     "check_scheduling",
     "check_tensorboard",
     "expand_experiment",
     "expand_experiment_run",
     "expand_reservation",
     "expand_tensorboard",
-    "refuse_unless_vertex",
-    "vertex_options",
+    "option_experiment",
+    "option_experiment_run",
+    "option_max_wait",
+    "option_persistent_resource",
+    "option_reservation",
+    "option_scheduling",
+    "option_tensorboard",
+    "persistent_resource_id",
 ]
 
 #: ``ReservationAffinity.key`` that names one reservation (its ``values``: the reservation's full name).
@@ -67,6 +81,23 @@ _EXPERIMENT = re.compile(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-
                          rf"contexts/{_EXPERIMENT_NAME}$")
 _SHORT_EXPERIMENT = re.compile(rf"^{_EXPERIMENT_NAME}$")
 _DURATION = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
+
+
+class SchedulingStrategy(enum.Enum):
+    """Where a Vertex AI job's VMs come from (``Scheduling.strategy``; the value is the API's name):
+    ``STANDARD`` on-demand VMs, ``SPOT`` preemptible Spot VMs, ``FLEX_START`` the Dynamic Workload Scheduler
+    (the job waits up to ``Scheduling.max_wait_duration`` for all of its VMs at once)."""
+
+    STANDARD = "STANDARD"
+    SPOT = "SPOT"
+    FLEX_START = "FLEX_START"
+
+    @property
+    def flag(self) -> str:
+        """Its name on the command line: ``standard``, ``spot``, ``flex-start``."""
+        return self.value.lower().replace("_", "-")
+
+
 _FLEX = SchedulingStrategy.FLEX_START.flag
 
 
@@ -120,6 +151,11 @@ def check_max_wait(value: object, strategy: SchedulingStrategy | None) -> int | 
             f"{strategy.flag if strategy else 'unset'}".join("<>"),
             hint=f"Add --scheduling {_FLEX}, or leave out --max-wait.")
     return seconds
+
+
+def persistent_resource_id(value: str) -> str:
+    """A persistent resource's ID, from its ID or full name."""
+    return value.rsplit("/", 1)[-1]
 
 
 def check_reservation(value: object, *, region: str | None) -> str | None:
@@ -285,7 +321,7 @@ def check_capacity(*, strategy: SchedulingStrategy | None, reservation: str | No
             raise ValidationError("persistent_resource", "to be left unset with reservation (Vertex AI does not "
                                   "run jobs that consume a reservation on a persistent resource)",
                                   persistent_resource, hint="Give one of --persistent-resource and --reservation.")
-    if strategy is SchedulingStrategy.FLEX_START:
+    if strategy is SchedulingStrategy.FLEX_START and machines:
         _check_flex_start(timeout_s, machines)
 
 
@@ -328,37 +364,61 @@ def check_requirements(*, tensorboard: str | None, reservation: str | None, serv
                                    "--reservation.")
 
 
-def vertex_options(given: Mapping[str, object], *, region: str | None, timeout_s: int | None,
-                   restart_on_worker_restart: bool, max_restarts: int | None, service_account: str | None,
-                   output_dir: str | None, staging_bucket: str | None,
-                   machines: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
-    """The capacity, TensorBoard and experiment options (``given``, by run() keyword: ``scheduling``, ``spot``,
-    ``max_wait``, ``reservation``, ``disable_retries``, ``persistent_resource``, ``tensorboard``, ``experiment``,
-    ``experiment_run``), each checked, then their combinations and requirements; as VertexTarget fields.
-    The other arguments are the job's checked options those rules read."""
-    strategy = check_scheduling(given["scheduling"], given["spot"])
-    max_wait_s = check_max_wait(given["max_wait"], strategy)
-    reservation = check_reservation(given["reservation"], region=region)
-    persistent = check_persistent_resource(given["persistent_resource"], region=region)
-    tensorboard = check_tensorboard(given["tensorboard"], region=region)
-    experiment = check_experiment(given["experiment"], region=region)
-    run = check_experiment_run(given["experiment_run"], experiment)
-    check_capacity(strategy=strategy, reservation=reservation, persistent_resource=persistent,
-                   disable_retries=given["disable_retries"], restart_on_worker_restart=restart_on_worker_restart,
-                   max_restarts=max_restarts, timeout_s=timeout_s, machines=machines)
-    check_requirements(tensorboard=tensorboard, reservation=reservation, service_account=service_account,
-                       output_dir=output_dir, staging_bucket=staging_bucket)
-    return {"scheduling": strategy, "max_wait_s": max_wait_s, "reservation": reservation,
-            "disable_retries": given["disable_retries"], "persistent_resource": persistent,
-            "tensorboard": tensorboard, "experiment": experiment, "experiment_run": run}
+# -- the option specs' checks: (option name, value) -> the field's value ---------------------------------------
+def option_scheduling(name: str, value: object) -> SchedulingStrategy | None:
+    return check_scheduling(value, False)
 
 
-def refuse_unless_vertex(given: Mapping[str, object], target: str) -> dict[str, Any]:
-    """These options on another target: refused (never ignored). Returns no fields when none was given."""
-    for name, value in given.items():
-        if value not in (None, False):
-            flag = "--" + name.replace("_", "-")
-            raise ValidationError(name, f'to be left unset for target="{target}" (it applies to target="vertex" '
-                                  "only)", "<set>" if value is True else value,
-                                  hint=f"Remove {flag}, or run on Vertex AI (--vertex / target=\"vertex\").")
-    return {}
+def option_max_wait(name: str, value: object) -> int | None:
+    return None if value is None else check_max_wait(value, SchedulingStrategy.FLEX_START)
+
+
+def option_reservation(name: str, value: object) -> str | None:
+    return check_reservation(value, region=None)
+
+
+def option_persistent_resource(name: str, value: object) -> str | None:
+    return check_persistent_resource(value, region=None)
+
+
+def option_tensorboard(name: str, value: object) -> str | None:
+    return check_tensorboard(value, region=None)
+
+
+def option_experiment(name: str, value: object) -> str | None:
+    return check_experiment(value, region=None)
+
+
+def option_experiment_run(name: str, value: object) -> str | None:
+    return check_experiment_run(value, "")
+
+
+def check_rules(target: Any, *, region: str | None, staging_bucket: str | None) -> None:
+    """The rules between a VertexTarget's options (``region``: the job's, from the option or the settings;
+    ``staging_bucket``: the settings', which gives a job its output directory when it has none)."""
+    strategy = target.scheduling
+    if target.max_wait_s is not None and strategy is not SchedulingStrategy.FLEX_START:
+        raise ValidationError(
+            "max_wait", f'to be given only with scheduling="{_FLEX}" (Scheduling.max_wait_duration is how long a '
+            "FLEX_START job waits for its VMs)",
+            f"<max_wait={target.max_wait_s}s with scheduling={strategy.flag if strategy else 'unset'}>",
+            hint=f"Add --scheduling {_FLEX}, or leave out --max-wait.")
+    check_reservation(target.reservation, region=region)
+    check_persistent_resource(target.persistent_resource, region=region)
+    check_tensorboard(target.tensorboard, region=region)
+    check_experiment(target.experiment, region=region)
+    check_experiment_run(target.experiment_run, target.experiment)
+    check_capacity(strategy=strategy, reservation=target.reservation,
+                   persistent_resource=target.persistent_resource, disable_retries=target.disable_retries,
+                   restart_on_worker_restart=target.restart_on_worker_restart, max_restarts=target.max_restarts,
+                   timeout_s=target.timeout_s, machines=())
+    check_requirements(tensorboard=target.tensorboard, reservation=target.reservation,
+                       service_account=target.service_account, output_dir=target.base_output_dir,
+                       staging_bucket=staging_bucket)
+
+
+def check_pools(target: Any, spec: JobSpec) -> None:
+    """The rules between a VertexTarget's options and the job's pools (FLEX_START's machines and timeout)."""
+    if target.scheduling is SchedulingStrategy.FLEX_START:
+        _check_flex_start(target.timeout_s, [(f"{p.role.value}_config", p.machine.machine_type,
+                                              p.machine.accelerator_type.name) for p in spec.pools])

@@ -14,13 +14,14 @@ from typing import Any
 from tfcloud.machines import MachineConfig
 from tfcloud.spec import JobSpec, Role
 from tfcloud.study import ParamSpec, StudySpec
-from tfcloud.targets import VertexTarget
+from tfcloud.targets.vertex import VertexTarget
 from tfcloud.targets.vertex.options import (
     RESERVATION_KEY,
     expand_experiment,
     expand_experiment_run,
     expand_reservation,
     expand_tensorboard,
+    persistent_resource_id,
 )
 
 __all__ = ["ALGORITHMS", "BOOT_DISK", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "machine_spec",
@@ -89,14 +90,16 @@ def reservation_affinity(reservation: str, project: str) -> dict[str, Any]:
 
 
 def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
-                       base_output_dir: str | None = None) -> dict[str, Any]:
+                       base_output_dir: str | None = None, parent: str | None = None) -> dict[str, Any]:
     """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher), placed by the spec's
     :class:`~tfcloud.targets.VertexTarget` (service account, network, scheduling and capacity, output directory,
     TensorBoard, experiment). Short names (a reservation's ``ZONE/NAME``, a TensorBoard ID, an experiment's name)
-    are expanded in the target's project and region."""
+    are expanded under ``parent`` (``projects/P/locations/L``: the backend's), else the target's project and
+    region."""
     target = spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
-    project = target.project or "PROJECT"  # set for a submission (validate); a dry run may lack it
-    parent = f"projects/{project}/locations/{target.region or 'us-central1'}"
+    if parent is None:  # a dry run may have no project
+        parent = f"projects/{target.project or 'PROJECT'}/locations/{target.region or 'us-central1'}"
+    project = parent.split("/")[1]
     env = [{"name": name, "value": value} for name, value in sorted(spec.env.items())]
     pools: list[dict[str, Any]] = []
     for role in POOL_ORDER:
@@ -121,7 +124,7 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
 
     job_spec: dict[str, Any] = {"worker_pool_specs": pools}
     if target.persistent_resource:
-        job_spec["persistent_resource_id"] = target.persistent_resource
+        job_spec["persistent_resource_id"] = persistent_resource_id(target.persistent_resource)
     if target.service_account:
         job_spec["service_account"] = target.service_account
     if target.network:
@@ -179,13 +182,13 @@ def parameter_spec(param: ParamSpec) -> dict[str, Any]:
 
 
 def tuning_job_request(spec: JobSpec, study: StudySpec, *, image_uri: str, submission_id: str,
-                       base_output_dir: str | None = None) -> dict[str, Any]:
+                       base_output_dir: str | None = None, parent: str | None = None) -> dict[str, Any]:
     """The HyperparameterTuningJob for ``study``: each trial runs the CustomJobSpec that
     :func:`custom_job_request` makes for ``spec`` (Vertex AI appends the trial's ``--NAME=VALUE`` arguments to
     every pool's container args); display name and labels (with the submission label) as the CustomJob's.
     Early stopping is ``study_spec.median_automated_stopping_spec`` (on steps, not elapsed time)."""
     custom = custom_job_request(spec, image_uri=image_uri, submission_id=submission_id,
-                                base_output_dir=base_output_dir)
+                                base_output_dir=base_output_dir, parent=parent)
     study_spec: dict[str, Any] = {
         "metrics": [{"metric_id": study.metric, "goal": study.goal.value.upper()}],
         "parameters": [parameter_spec(param) for param in study.params],

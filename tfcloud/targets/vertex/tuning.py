@@ -24,6 +24,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from tfcloud.artifacts import PreparedJob
 from tfcloud.errors import SubmitError
 from tfcloud.gcloud import RetryPolicy, call
 from tfcloud.settings import Settings
+from tfcloud.statedir import rerun_record
 from tfcloud.states import to_job_state
 from tfcloud.study import Algorithm, Goal, ParamKind, ParamSpec, Scale, StudyInfo, StudySpec, TrialInfo
 from tfcloud.targets.vertex.backend import VertexBackend, create_once
@@ -86,7 +88,8 @@ class VertexStudies:
             raise SubmitError("Tuning on Vertex AI needs an image; the pipeline builds it before submitting.")
         submission_id = uuid.uuid4().hex[:16]
         request = tuning_job_request(job.spec, study, image_uri=job.image.uri, submission_id=submission_id,
-                                     base_output_dir=self.backend.default_output_dir(job.spec.display_name))
+                                     base_output_dir=self.backend.default_output_dir(job.spec.display_name),
+                                     parent=self.backend.parent)
         message = aiplatform_v1.HyperparameterTuningJob.from_json(json.dumps(request))
         client = self.backend.clients.jobs()
         policy = self.backend.retry
@@ -300,7 +303,6 @@ def study_from_job(job: Any) -> StudySpec:
 # --- the command that reruns a trial ----------------------------------------------------------------------------
 #: What stands for the script in a rerun command when this machine did not submit the study.
 UNKNOWN_ENTRY_POINT = "ENTRY_POINT"
-_RERUN_DIR = "vertex-studies"
 _ROLE_FLAGS = (("--chief-config", None), ("--worker-config", "--worker-count"), ("--ps-config", "--ps-count"))
 
 
@@ -314,14 +316,10 @@ class Rerun:
     flags: tuple[str, ...] = ()
 
 
-def _rerun_path(state_dir: Path, name: str) -> Path:
-    return state_dir / _RERUN_DIR / (name.replace("/", "_") + ".json")
-
-
 def save_rerun(state_dir: Path, name: str, rerun: Rerun) -> None:
     """Keep ``rerun`` for the study ``name`` (the job's resource name) in ``<state dir>/vertex-studies/``
     (directory 0700, file 0600). A failure to write is logged, never fatal: :func:`rerun_of` falls back."""
-    path = _rerun_path(state_dir, name)
+    path = rerun_record(state_dir, name)
     try:
         write_private_json(path, {"name": name, "entry_point": rerun.entry_point, "args": list(rerun.args),
                                   "flags": list(rerun.flags)})
@@ -339,7 +337,7 @@ def rerun_of(state_dir: Path, job: Any) -> Rerun:
     """How to rerun a trial of the HyperparameterTuningJob ``job``: what :func:`save_rerun` kept when this
     machine submitted it, else what the job itself holds (:func:`rerun_from_job`)."""
     try:
-        data = json.loads(_rerun_path(state_dir, job.name).read_text(encoding="utf-8"))
+        data = json.loads(rerun_record(state_dir, job.name).read_text(encoding="utf-8"))
         if data.get("name") == job.name and isinstance(data.get("entry_point"), str) and data["entry_point"]:
             return Rerun(entry_point=data["entry_point"], args=_strings(data.get("args", [])),
                          flags=_strings(data.get("flags", [])))
@@ -394,3 +392,38 @@ def rerun_from_job(job: Any) -> Rerun:
             flags += ["--label", f"{key}={value}"]
     return Rerun(entry_point=UNKNOWN_ENTRY_POINT, args=tuple(container.args) if container is not None else (),
                  flags=tuple(flags))
+
+
+class VertexTuner:
+    """The Vertex AI target's tuner (``VertexTarget.tuner``): a HyperparameterTuningJob per study, its trials
+    run from the job's image (built before :meth:`start`)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.studies = VertexStudies(settings)
+
+    def start(self, study: StudySpec, spec: Any, *, job: PreparedJob | None = None,
+              rerun_flags: Sequence[str] = ()) -> tuple[VertexStudy, tuple[str, ...]]:
+        """Submit the study (``job``: the trials' prepared job, with its image); the script's path is kept for
+        the rerun command (the job does not hold it)."""
+        from tfcloud.statedir import state_dir
+
+        assert job is not None, "the Vertex AI tuner needs the prepared job with its image"
+        handle = self.studies.submit(job, study)
+        save_rerun(state_dir(self.settings), handle.name, Rerun(
+            entry_point=str(spec.entry_point), args=tuple(str(a) for a in spec.entry_point_args),
+            flags=tuple(rerun_flags)))
+        return handle, ("--vertex", *rerun_flags)
+
+    def attach(self, study_id: str) -> tuple[VertexStudy, str, tuple[str, ...], tuple[str, ...]]:
+        from tfcloud.statedir import state_dir
+
+        handle = self.studies.attach(study_id)
+        rerun = rerun_of(state_dir(self.settings), handle.job)  # kept at submit time, else what the job holds
+        return handle, rerun.entry_point, rerun.args, ("--vertex", *rerun.flags)
+
+    def list(self, *, limit: int | None = 50) -> list[StudyInfo]:
+        return self.studies.list(limit=limit)
+
+    def close(self) -> None:
+        self.studies.close()

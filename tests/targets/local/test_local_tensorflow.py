@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.backends.localjobs import assert_no_survivors, replica_pid, wait_for_line
+from tests.targets.localjobs import assert_no_survivors, replica_pid, wait_for_line
 from tfcloud.states import JobState
 from tfcloud.targets.local.backend import LocalJob
 

@@ -135,7 +135,7 @@ def test_each_option_is_checked(script: Path, kwargs: dict[str, Any], message: s
 def test_vertex_options_are_refused_elsewhere(script: Path, option: str) -> None:
     with pytest.raises(ValidationError) as err:
         build_spec(entry_point=str(script), target="local", **{option: "standard" if option == "scheduling" else "x"})
-    assert err.value.field == option and 'applies to target="vertex" only' in err.value.message
+    assert err.value.field == option and "(it is an option of: vertex)" in err.value.message
 
 
 def test_spot_is_scheduling_spot(script: Path) -> None:

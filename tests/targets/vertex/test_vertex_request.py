@@ -12,7 +12,7 @@ import pytest
 from tfcloud.targets.vertex.request import custom_job_request, replica_name
 from tfcloud.validate import build_spec
 
-GOLDEN = Path(__file__).parent.parent / "golden" / "vertex"
+GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "vertex"
 UPDATE = os.environ.get("TFCLOUD_UPDATE_GOLDEN") == "1"
 IMAGE = "us-central1-docker.pkg.dev/my-project/tfcloud/train:0123456789abcdef"
 

@@ -18,14 +18,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.backends.localjobs import assert_no_survivors, replica_pid, wait_for_line
+from tests.targets.localjobs import assert_no_survivors, replica_pid, wait_for_line
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends import get_backend
 from tfcloud.backends.base import JobHandle, failure
+from tfcloud.cluster import loopback_env, plan_cluster
 from tfcloud.errors import ConfigurationError, JobNotFoundError
+from tfcloud.jobids import make_job_id
 from tfcloud.launcher import render_launcher
 from tfcloud.states import JobState
-from tfcloud.targets.local.backend import LocalBackend, LocalJob, loopback_env, make_job_id, plan_cluster
+from tfcloud.targets.local.backend import LocalBackend, LocalJob
 from tfcloud.validate import build_spec
 
 # Every replica prints its view of the job, then does what its role's argument says:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends.conftest import Submit
+from tests.targets.conftest import Submit
 from tfcloud.cli import main
 from tfcloud.states import JobState
 from tfcloud.targets.local.backend import LocalBackend

@@ -4,7 +4,7 @@ directories Vertex AI gives; replicas split the machine's GPUs.
 
 The quick tests run scripts without TensorFlow (``distribution_strategy=None``); the ``tensorflow`` ones train a
 real MultiWorkerMirrored model whose replica SIGKILLs itself mid-training on the first attempt
-(tests/backends/scripts/train_resume.py).
+(tests/targets/scripts/train_resume.py).
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends.localjobs import assert_no_survivors
+from tests.targets.localjobs import assert_no_survivors
+from tfcloud.cluster import ReplicaPlan, aip_env, split_gpus, visible_gpus
 from tfcloud.errors import ValidationError
 from tfcloud.spec import Role
 from tfcloud.states import JobState
 from tfcloud.targets import LocalTarget
-from tfcloud.targets.local.backend import LocalJob, ReplicaPlan, aip_env, split_gpus, visible_gpus
+from tfcloud.targets.local.backend import LocalJob
 from tfcloud.validate import build_spec
 
 # Prints what it sees. worker-0 exits 3 on the attempts listed in the first argument ("1,2"), else it writes a

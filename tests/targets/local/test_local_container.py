@@ -72,7 +72,7 @@ def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object,
 
     import docker
 
-    from tests.backends.localjobs import wait_for_line
+    from tests.targets.localjobs import wait_for_line
     from tfcloud.backends import get_backend
     from tfcloud.pipeline import submit
     from tfcloud.settings import Settings

@@ -28,7 +28,7 @@ from tfcloud.states import JobState
 from tfcloud.targets.ray.driver import format_line, parse_line, parse_status, parse_timed_line
 from tfcloud.validate import build_spec
 
-SCRIPTS = Path(__file__).resolve().parent / "scripts"
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 SLOW = "import time\nprint('started', flush=True)\ntime.sleep(300)\n"
 
 
@@ -158,7 +158,7 @@ def _cluster(tmp: Path) -> Iterator[str]:
         mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
         mp.setenv("RAY_TMPDIR", str(tmp))
         mp.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-        mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+        mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[3]),
                                                               os.environ.get("PYTHONPATH")])))
         for var in ("no_proxy", "NO_PROXY"):
             mp.setenv(var, ",".join(filter(None, [os.environ.get(var), "127.0.0.1", "localhost"])))
@@ -396,7 +396,7 @@ def test_cancel_an_attached_job(ray_submit: Any, ray_cluster: str, tmp_path: Pat
 
 
 def tfcloud(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[3]),
                                                                       os.environ.get("PYTHONPATH")]))}
     return subprocess.run([sys.executable, "-m", "tfcloud.cli", *argv], capture_output=True, text=True,
                           timeout=timeout, env=env)
@@ -431,7 +431,7 @@ def test_ctrl_c_detaches_or_cancels(ray_cluster: str, tmp_path: Path, cancel: bo
     from tfcloud.targets.ray.backend import RayBackend
 
     (tmp_path / "slow.py").write_text(SLOW)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[3]),
                                                                       os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(
         [sys.executable, "-m", "tfcloud.cli", "submit", str(tmp_path / "slow.py"), "--ray", ray_cluster,

@@ -1,0 +1,92 @@
+"""``tfcloud ui`` as a command and ``tfcloud.ui()`` from Python: the address and the token checked before anything
+starts (exit 2, the exact message), the address printed alone on stdout, Ctrl-C exits 130."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.ui.conftest import start_ui
+from tfcloud.cli import main
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--host", "0.0.0.0"], "Error: Invalid `--host`: expected a loopback address (127.0.0.1, the default) unless "
+                            "--token is given, received '0.0.0.0'."),
+    (["--host", "192.168.77.1", "--port", "0"], "Error: Invalid `--host`: expected a loopback address (127.0.0.1, "
+                                                "the default) unless --token is given, received '192.168.77.1'."),
+    (["--port", "70000"], "Error: Invalid `--port`: expected a port from 0 (any free one) to 65535, received 70000."),
+    (["--token", "short"], "Error: Invalid `--token`: expected 8 to 256 characters: letters, digits, . _ ~ -, "
+                           "received '(hidden)'."),
+    (["--target", "kubernetes"], "Error: Invalid `--target`: expected one of local, vertex, ray, received "
+                                 "'kubernetes'."),
+])
+def test_a_bad_address_or_token_exits_2_before_anything_starts(argv: list[str], message: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ui", "--no-browser", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[0] == message
+
+
+def test_a_host_other_than_loopback_says_how_to_give_a_token(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ui", "--host", "0.0.0.0"]) == 2
+    assert 'tfcloud ui --host HOST --token "$(openssl rand -hex 24)"' in capsys.readouterr().err
+
+
+def test_a_port_in_use_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert main(["ui", "--no-browser", "--port", str(port)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"Error: Cannot listen on 127.0.0.1:{port}: Address already in use."
+    assert err[1] == "Pick another port: tfcloud ui --port N (0: any free port)."
+
+
+def test_the_address_alone_goes_to_stdout_and_ctrl_c_exits_130() -> None:
+    proc, url = start_ui(os.environ)
+    try:
+        base, _, token = url.partition("/?token=")
+        assert base.startswith("http://127.0.0.1:") and len(token) == 48
+        with urllib.request.urlopen(urllib.request.Request(base + "/", headers={"X-Tfcloud-Token": token}),
+                                    timeout=30) as response:
+            assert response.status == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert out == ""  # after the address, nothing more on stdout
+    assert "Traceback" not in err
+    assert err.startswith("tfcloud ui: the dashboard of local, vertex, ray jobs and studies. Open:\n")
+
+
+def _status(url: str, headers: dict[str, str] | None = None) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def test_tfcloud_ui_serves_from_a_thread_whichever_import_came_first() -> None:
+    import tfcloud
+    import tfcloud.ui.app
+
+    dashboard = tfcloud.ui(host="0.0.0.0", port=0, token="a-token-of-mine", open_browser=False, targets=["local"])
+    try:
+        local = f"http://127.0.0.1:{dashboard.port}/"
+        assert dashboard.url == f"http://{socket.gethostname()}:{dashboard.port}/?token=a-token-of-mine"
+        assert _status(local) == 403
+        assert _status(local, {"X-Tfcloud-Token": "a-token-of-mine"}) == 200
+        assert 'href="' in dashboard._repr_html_()
+    finally:
+        dashboard.stop()
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"http://127.0.0.1:{dashboard.port}/", timeout=5)

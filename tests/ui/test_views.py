@@ -1,0 +1,65 @@
+"""What the pages show, rendered from real values without a server: every user's text escaped, the best trial
+starred, trials that early stopping ended marked, the stage timeline as bars."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("starlette", reason="the dashboard needs tfcloud[ui]")
+
+from tfcloud.backends.base import JobInfo
+from tfcloud.errors import ValidationError
+from tfcloud.states import JobState
+from tfcloud.study import StudyInfo, TrialInfo, make_study
+from tfcloud.timeline import Stage, Timeline
+from tfcloud.ui.app import _templates
+from tfcloud.ui.views import parse_label, study_view, timeline_bars
+
+
+def test_job_names_labels_and_ids_render_as_text() -> None:
+    hostile = "<img src=x onerror=alert(1)>"
+    info = JobInfo(job_id="local-x-20260101-000000-abcd", target="local", state=JobState.RUNNING,
+                   display_name=hostile, labels={"team": "<b>a</b>"}, created=1.0)
+    html = _templates().get_template("_jobs_table.html").render(jobs=[info], notes={"ray": "<i>no</i>"},
+                                                                 filters={"target": "", "state": "", "label": ""})
+    assert hostile not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "team=&lt;b&gt;a&lt;/b&gt;" in html
+    assert "ray: &lt;i&gt;no&lt;/i&gt;" in html
+
+
+def test_the_study_table_stars_the_best_and_marks_the_stopped_trials() -> None:
+    study = make_study(["units=int:1:100"], metric="acc", goal="maximize", max_trials=3)
+    trials = (
+        TrialInfo(trial_id="1", params={"units": 10}, state=JobState.SUCCEEDED, metric=0.6, started=0, ended=5),
+        TrialInfo(trial_id="2", params={"units": 20}, state=JobState.SUCCEEDED, metric=0.2, started=0, ended=2,
+                  stopped_at=3, message="Stopped early at step 3"),
+        TrialInfo(trial_id="3", params={"units": 30}, state=JobState.RUNNING, started=0),
+    )
+    info = StudyInfo(study_id="study-x-20260101-000000-abcd", target="local", state=JobState.RUNNING, study=study,
+                     trials=trials)
+    view = study_view(info, rerun="tfcloud submit 'a b.py' -- --units=10")
+    html = _templates().get_template("_study_table.html").render(**view)
+    assert [t["best"] for t in view["trials"]] == [True, False, False]
+    assert '<tr class="best" data-trial="1">' in html and '<span class="star" title="best">★</span> 1' in html
+    assert '<tr class=" stopped" data-trial="2">' in html and ">stopped at 3</span>" in html
+    assert "tfcloud submit &#39;a b.py&#39; -- --units=10" in html
+    assert view["done"] == 2 and not view["final"]
+
+
+def test_the_timeline_is_bars_on_one_axis() -> None:
+    stages = Timeline(stages=(Stage(name="submit", start=100.0, end=101.0),
+                              Stage(name="queued", start=101.0, end=103.0), Stage(name="run", start=103.0, end=None)))
+    bars = timeline_bars(stages, now=110.0)
+    assert [(b["name"], b["left"], b["width"], b["at"], b["took"], b["open"]) for b in bars] == [
+        ("submit", 0.0, 10.0, "+0.0s", "1.0s", False),
+        ("queued", 10.0, 20.0, "+1.0s", "2.0s", False),
+        ("run", 30.0, 70.0, "+3.0s", "7.0s+", True),
+    ]
+    assert timeline_bars(Timeline()) == []
+
+
+def test_the_label_filter_is_key_equals_value() -> None:
+    assert parse_label(" team=vision ") == {"team": "vision"}
+    assert parse_label("") == {}
+    with pytest.raises(ValidationError, match="expected KEY=VALUE"):
+        parse_label("team")

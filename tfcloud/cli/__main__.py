@@ -1,0 +1,5 @@
+"""``python -m tfcloud.cli``: the ``tfcloud`` command."""
+
+from tfcloud.cli import main
+
+main()

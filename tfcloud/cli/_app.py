@@ -1,0 +1,159 @@
+"""The ``tfcloud`` application object and its one error handler.
+
+:func:`main` turns a :class:`~tfcloud.errors.TfcloudError` into a message and its exit code (2 bad input or
+configuration, 1 the job or build failed); Ctrl-C exits 130. Tracebacks only with ``TFCLOUD_DEBUG=1``.
+Commands live one family per module (:mod:`tfcloud.cli.jobs`, ``tune``, ``inspect``, ``machines``); the plan
+and study printers in :mod:`tfcloud.printers`.
+"""
+
+# No `from __future__ import annotations` here: typer reads every command's annotations at start-up, and
+# evaluating them from strings cost ~5 ms of each command's start-up (benchmarks/bench_cli.py).
+import os
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+import typer.core
+
+from tfcloud._version import __version__
+from tfcloud.errors import TfcloudError
+
+__all__ = ["HELP_PANELS", "PanelCommand", "app", "dumps", "main"]
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """json.dumps, imported on first use: --help and most commands never need the json module (~1.5 ms)."""
+    import json
+
+    return json.dumps(value, **options)
+
+# Printed by click's plain formatter: typer's rich help would import most of rich (~3x this command's start-up).
+HELP_PANELS = {
+    **dict.fromkeys(["local", "vertex", "target", "target_option"], "Target"),
+    **dict.fromkeys(["worker_count", "chief_config", "worker_config", "ps_count", "ps_config", "evaluator",
+                     "strategy"], "Cluster"),
+    **dict.fromkeys(["requirements", "label", "env", "display_name"], "Job"),
+    **dict.fromkeys(["image", "parent_image", "cache_from", "image_build_bucket", "context", "build_logs",
+                     "no_push"], "Image"),
+    # a target's own options carry their target's panel (tfcloud.cli._options.with_target_options)
+    **dict.fromkeys(["project", "region", "cancel_on_interrupt"], "Vertex AI"),
+    **dict.fromkeys(["dry_run", "json_output", "detach", "follow"], "Output"),
+}
+
+COMMAND_HELP_PANELS = {
+    "list": dict.fromkeys(["state", "label", "limit"], "Filter"),
+    "logs": {**dict.fromkeys(["replica", "tail", "since"], "Filter"), "timestamps": "Output"},
+    "status": {"show_timeline": "Output", "study": "Target"},
+    "tune": dict.fromkeys(["param", "metric", "goal", "trials", "parallel", "algorithm", "early_stopping"], "Study")
+    | {"plot": "Output"},
+    "ui": dict.fromkeys(["host", "port", "token", "browser"], "Server") | {"target": "Target"},
+}
+
+
+class PanelCommand(typer.core.TyperCommand):
+    """A command whose --help groups its options under headings (rich_help_panel, else HELP_PANELS)."""
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:  # click's Context and HelpFormatter
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": []}
+        panels = {**HELP_PANELS, **COMMAND_HELP_PANELS.get(self.name or "", {})}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                title = "Arguments"
+            else:
+                title = getattr(param, "rich_help_panel", None) or panels.get(param.name or "", "Options")
+            sections.setdefault(title, []).append(record)
+        sections["Options"] = sections.pop("Options", [])  # the ungrouped ones (and --help) last
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+class _Typer(typer.Typer):
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[_Command], _Command]:
+        kwargs.setdefault("cls", PanelCommand)
+        return super().command(*args, **kwargs)
+
+
+app = _Typer(
+    name="tfcloud",
+    help="Run a TensorFlow script or notebook as a distributed job: on this machine (the default) or on "
+    "Google Cloud Vertex AI.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tfcloud {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+    verbose: Annotated[int, typer.Option(
+        "--verbose", "-v", count=True, help="Say more: retries and other diagnostics (-vv: debug), and the "
+                                            "replicas' TensorFlow start-up lines.", show_default=False)] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors and the job's own output: no "
+                                                              "progress or warnings.")] = False,
+) -> None:
+    """Run a TensorFlow script or notebook as a distributed job, locally or on Vertex AI."""
+    from tfcloud.console import configure
+
+    configure(verbosity=-1 if quiet else verbose)
+
+
+def _caused_by_ctrl_c(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``tfcloud`` command. Returns the exit code when given ``argv``, else exits."""
+    debug = os.environ.get("TFCLOUD_DEBUG") == "1"
+    try:
+        app(args=argv, prog_name="tfcloud")
+        code = 0
+    except SystemExit as exc:  # typer (click) always ends with SystemExit in standalone mode
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if _caused_by_ctrl_c(exc):  # click turns Ctrl-C into "Aborted!" and exit 1; our convention is 130
+            code = 130
+    except TfcloudError as exc:
+        if debug:
+            raise
+        from rich.markup import escape
+
+        from tfcloud.console import get_error_console
+
+        console = get_error_console()
+        console.print(f"[bold red]Error:[/bold red] {escape(exc.message)}", highlight=False, soft_wrap=True)
+        if exc.hint:
+            console.print(exc.hint, markup=False, highlight=False, soft_wrap=True)
+        code = exc.exit_code
+    finally:
+        if argv is not None:  # run in the caller's process (tests, scripts): leave its logging as it was
+            from tfcloud.console import reset
+
+            reset()
+    if argv is None:
+        sys.exit(code)
+    return code

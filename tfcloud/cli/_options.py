@@ -1,0 +1,195 @@
+"""Options several commands share, and the target options generated from the targets' own specs.
+
+:func:`with_target_options` adds to a command one flag per option of every built-in target (its flag, type,
+help and panel come from the target's :class:`~tfcloud.targets.Option`), so that the option list is written
+once, in the target's package. Plug-in targets are chosen with ``--target NAME`` and take their options as
+``-o KEY=VALUE``.
+"""
+
+# No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from tfcloud import completion
+from tfcloud.errors import ValidationError
+
+__all__ = ["DEFAULTABLE", "EntryPointArg", "given_target_options", "leave_defaults", "machine", "pairs",
+           "strategy_value", "with_target_options"]
+
+
+def pairs(values: list[str] | None, field: str) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValidationError(field, "KEY=VALUE", item)
+        result[key] = value
+    return result
+
+
+def machine(value: str | None, field: str) -> object:
+    if value is None or value.lower() == "auto":
+        return "auto"
+    from tfcloud.machines import machine_config_from_name
+
+    return machine_config_from_name(value, field=field)
+
+
+# Options that `submit` and `build` share (typer reads the help from these annotations).
+EntryPointArg = Annotated[Path, typer.Argument(help="The training script (.py) or notebook (.ipynb).",
+                                               show_default=False)]
+WorkerCountOpt = Annotated[int, typer.Option(help="Workers besides the chief.")]
+PsCountOpt = Annotated[int, typer.Option(help="Parameter servers (ParameterServerStrategy).")]
+ChiefConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045 (typer needs Optional)
+    metavar="NAME", autocompletion=completion.machine_names,
+    help="Chief machine, a name from `tfcloud machines` (default: auto).", show_default=False)]
+WorkerConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    metavar="NAME", autocompletion=completion.machine_names,
+    help="Worker machine (default: auto).", show_default=False)]
+StrategyOpt = Annotated[str, typer.Option(
+    "--strategy", metavar="STRATEGY", autocompletion=completion.strategies,
+    help="One of: " + ", ".join(completion.STRATEGIES) + " (none: the script sets up its own).")]
+RequirementsOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--requirements", "-r", help="A requirements.txt for the job.", show_default=False)]
+ProjectOpt = Annotated[Optional[str], typer.Option(help="Google Cloud project.", show_default=False)]  # noqa: UP045
+RegionOpt = Annotated[Optional[str], typer.Option(help="Vertex AI region.", show_default=False)]  # noqa: UP045
+ImageOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    help="Image URI to build and push (DockerConfig.image).", show_default=False)]
+ParentImageOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    help="Base image (DockerConfig.parent_image).", show_default=False)]
+CacheFromOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    help="An image to take build cache from (DockerConfig.cache_from).", show_default=False)]
+BuildBucketOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    help="Build with Cloud Build, staging the source in this bucket.", show_default=False)]
+BuildLogsOpt = Annotated[bool, typer.Option("--build-logs", help="Print the image build's log as it comes.")]
+ContextOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--context", help="The image's build context, a directory that contains the entry point (default: the "
+                      "entry point's directory).", show_default=False)]
+LabelOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+    "--label", help="A job label KEY=VALUE (repeatable).", show_default=False)]
+EnvOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+    "--env", help="An environment variable NAME=VALUE for every replica (repeatable).", show_default=False)]
+
+
+#: CLI parameter -> the job option it sets, for those the environment and config files can default
+#: (tfcloud.settings.JOB_DEFAULTS): left out of the SDK call unless given on the command line.
+DEFAULTABLE = {"worker_count": "worker_count", "ps_count": "ps_count", "chief_config": "chief_config",
+               "worker_config": "worker_config", "ps_config": "ps_config", "strategy": "distribution_strategy",
+               "requirements": "requirements_txt", "label": "job_labels", "env": "env"}
+
+
+def leave_defaults(ctx: typer.Context, options: Any) -> Any:
+    """Drop from ``options`` (a JobOptions dict, changed in place and returned) each option that the command
+    line did not give, so that TFCLOUD_* variables, [tool.tfcloud] and the user's config can fill it."""
+    for param, option in DEFAULTABLE.items():
+        source = ctx.get_parameter_source(param)
+        if option in options and (source is None or source.name == "DEFAULT"):
+            del options[option]
+    return options
+
+
+def strategy_value(value: str) -> str | None:
+    return None if value.lower() == "none" else value
+
+
+def selected_target(local: bool, vertex: bool, ray: str | None = None, other: str | None = None) -> str | None:
+    """The target the flags choose (None: the ``target`` setting's): ``--local``, ``--vertex``, ``--ray ADDRESS``
+    or ``--target NAME``, one at most."""
+    chosen = [(flag, name) for flag, name, on in (("--local", "local", local), ("--vertex", "vertex", vertex),
+                                                  ("--ray", "ray", ray is not None),
+                                                  ("--target", other, other is not None)) if on]
+    if len(chosen) > 1:
+        raise ValidationError("target", "one of --local, --vertex, --ray ADDRESS or --target NAME",
+                              " and ".join(flag for flag, _ in chosen))
+    return chosen[0][1] if chosen else None
+
+
+RayOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    "--ray", metavar="ADDRESS", help="A Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, "
+                                     "then RAY_ADDRESS). See docs/ray.md.", show_default=False)]
+
+
+def docker(image: str | None, parent_image: str | None, cache_from: str | None, bucket: str | None) -> object:
+    from tfcloud import DockerConfig
+
+    return DockerConfig(image=image, parent_image=parent_image, cache_from=cache_from, image_build_bucket=bucket)
+
+
+
+TargetOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    "--target", metavar="NAME", help="Run on the target NAME: a built-in one (local, vertex, ray) or one an "
+                                     "installed package adds (docs/architecture.md).", show_default=False)]
+TargetOptionOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+    "--target-option", "-o", metavar="KEY=VALUE", help="An option of a --target plug-in (repeatable).",
+    show_default=False)]
+
+
+def _target_options() -> dict[str, tuple[Any, list[str], str]]:
+    """Every built-in target's options by name: (the Option, the targets that take it, its help panel)."""
+    import tfcloud.targets as targets
+
+    found: dict[str, tuple[Any, list[str], str]] = {}
+    for cls in targets.builtin_targets():
+        for option in cls.options:
+            if option.flag == "":
+                continue
+            if option.name in found:
+                found[option.name][1].append(cls.name)
+            else:
+                found[option.name] = (option, [cls.name], cls.title or cls.name)
+    return found
+
+
+def _parameter(option: Any, takers: list[str], panel: str) -> inspect.Parameter:
+    shared = len(takers) > 1
+    where = f" ({', '.join(takers)})" if shared else ""
+    panel = "Targets" if shared else panel
+    if option.type is bool:
+        annotation: Any = Annotated[bool, typer.Option(option.cli_flag, help=option.help + where,
+                                                       rich_help_panel=panel)]
+        default: Any = False
+    else:
+        kind = {int: int, float: float}.get(option.type, str)
+        annotation = Annotated[Optional[kind], typer.Option(  # noqa: UP045
+            option.cli_flag, help=option.help + where, metavar=option.metavar or "VALUE", show_default=False,
+            rich_help_panel=panel)]
+        default = None
+    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def with_target_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add to ``command`` (which takes ``**target_options``) a flag for each built-in target option; typer
+    reads the signature. The command gets each one as a keyword (:func:`given_target_options` keeps those the
+    command line gave)."""
+    signature = inspect.signature(command)
+    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    for option, takers, panel in _target_options().values():
+        params.append(_parameter(option, takers, panel))
+    command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in params}}
+    return command
+
+
+def given_target_options(ctx: typer.Context, values: dict[str, Any], *, target: str | None,
+                         plugin_options: list[str] | None = None) -> dict[str, Any]:
+    """The target options the command line gave (a flag left at its default is not given: the target's
+    settings may fill it), and ``-o KEY=VALUE`` read as the chosen target's option says (an unknown KEY is
+    passed on, to be refused naming it)."""
+    given = {}
+    for name, value in values.items():
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name != "DEFAULT":
+            given[name] = value
+    texts = pairs(plugin_options, "--target-option")
+    if texts:
+        import tfcloud.targets as targets
+
+        cls = targets.get(target or "local")
+        for key, text in texts.items():
+            option = cls.option(key)
+            given[key] = option.from_text(text) if option is not None else text
+    return given

@@ -1,0 +1,205 @@
+"""The job commands: ``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard`` and ``list``."""
+
+# No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from tfcloud import completion
+from tfcloud.cli._app import app, dumps
+from tfcloud.cli._options import RayOpt, pairs, selected_target
+from tfcloud.console import get_error_console, verbosity
+
+__all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
+
+
+JobArg = Annotated[str, typer.Argument(
+    metavar="JOB", autocompletion=completion.job_ids,
+    help="The job id (local-..., ray-..., a Vertex AI id, or its full resource name).", show_default=False)]
+
+
+@app.command()
+def status(
+    job: JobArg,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON (with its stage "
+                                                             "timeline).")] = False,
+    show_timeline: Annotated[bool, typer.Option(
+        "--timeline", help="Draw how long each stage took: context, build, push, submit, queued, run.")] = False,
+    ray: RayOpt = None,
+    study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
+) -> None:
+    """Show a job's state, or a tuning study's table of trials (study-..., or --study for Vertex AI)."""
+    from tfcloud import sdk
+
+    if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
+        _study_status(job, json_output=json_output)
+        return
+    with sdk.attached(job, ray_address=ray) as handle:
+        info = handle.info()
+        error = None if json_output else sdk.failure(handle)
+        stages = sdk.timeline(handle, info=info) if json_output or show_timeline else None
+    if json_output:
+        typer.echo(dumps({**info.to_dict(), "timeline": stages.to_list() if stages else []}, indent=2))
+        return
+    typer.echo(f"{info.job_id}\t{info.state.value}")
+    if stages is not None:
+        from rich.console import Console
+
+        from tfcloud.timeline import render_timeline
+
+        Console(highlight=False).print(render_timeline(stages))
+    if error is not None:
+        get_error_console().print(str(error), markup=False, highlight=False)
+
+
+def _study_status(study_id: str, *, json_output: bool) -> None:
+    from rich.console import Console
+
+    from tfcloud import sdk
+    from tfcloud.tuneview import study_table
+
+    with sdk.attach_study(study_id) as study:
+        info = study.info()
+        if json_output:
+            typer.echo(dumps(info.to_dict(), indent=2))
+            return
+        Console(highlight=False).print(study_table(info))
+        best = info.best_trial
+        if best is not None:
+            typer.echo("Rerun the best trial: " + (study.rerun_command(best) or ""))
+
+
+@app.command()
+def logs(
+    job: JobArg,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep following until the job ends.")] = False,
+    replica: Annotated[Optional[str], typer.Option(help="Only this replica, e.g. worker-1.",  # noqa: UP045
+                                                   show_default=False)] = None,
+    tail: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--tail", metavar="N", help="Only the last N lines, in total (of one replica with --replica); with -f, "
+                                    "then the new ones.", show_default=False)] = None,
+    since: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--since", metavar="WHEN", help="Only lines printed since WHEN: a duration back from now (30s, 10m, 2h, "
+                                        "1d) or a time (2026-11-23T14:05:00Z).", show_default=False)] = None,
+    timestamps: Annotated[bool, typer.Option("--timestamps", "-t", help="Each line with the time it was printed "
+                                                                        "(UTC).")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="One JSON object per line: time, replica, text, "
+                                                             "stream (every line, start-up noise too).")] = False,
+    ray: RayOpt = None,
+) -> None:
+    """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1)."""
+    from tfcloud import sdk
+    from tfcloud.logview import print_lines
+
+    last, after = sdk.log_window(tail=tail, since=since)
+    with sdk.attached(job, ray_address=ray) as handle:
+        try:
+            if follow:
+                raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,
+                                            json_lines=json_output))
+            print_lines(handle.logs(follow=False, replica=replica, tail=last, since=after),
+                        show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_output,
+                        replicas=[r.name for r in handle.info().replicas if replica in (None, r.name)])
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
+
+
+@app.command()
+def cancel(
+    job: JobArg,
+    ray: RayOpt = None,
+    study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
+) -> None:
+    """Cancel a job, or a tuning study (study-..., or --study for Vertex AI) and its running trials."""
+    from tfcloud import sdk
+
+    if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
+        with sdk.attach_study(job) as found:
+            found.cancel()
+            typer.echo(f"{found.study_id}\t{found.info().state.value}")
+        return
+
+    with sdk.attached(job, ray_address=ray) as handle:
+        handle.cancel()
+        typer.echo(f"{handle.job_id}\t{handle.info().state.value}")
+
+
+@app.command()
+def artifacts(
+    job: JobArg,
+    download: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Copy them into this directory.", show_default=False)] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+) -> None:
+    """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/."""
+    from tfcloud import sdk
+    from tfcloud.outputs import download_artifacts, job_output_dir, list_artifacts
+
+    with sdk.attached(job) as handle:
+        base = job_output_dir(handle.info())
+    if download is not None:
+        written = download_artifacts(base, download)
+        typer.echo(f"{len(written)} file(s) from {base} in {download}")
+        return
+    found = list_artifacts(base)
+    if json_output:
+        typer.echo(dumps({"output_dir": base, "artifacts": [{"path": a.path, "size": a.size} for a in found]},
+                              indent=2))
+        return
+    typer.echo(f"# {base}")
+    for artifact in found:
+        typer.echo(f"{artifact.size:>12}  {artifact.path}")
+
+
+@app.command()
+def tensorboard(
+    job: JobArg,
+    port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False)] = None,  # noqa: UP045
+) -> None:
+    """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/)."""
+    import subprocess
+
+    from tfcloud import sdk
+    from tfcloud.outputs import job_output_dir, tensorboard_command
+
+    with sdk.attached(job) as handle:
+        command = tensorboard_command(job_output_dir(handle.info()), port=port)
+    try:
+        raise typer.Exit(subprocess.call(command))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+@app.command(name="list")
+def list_jobs(
+    vertex: Annotated[bool, typer.Option("--vertex", help="Vertex AI jobs (default: the target setting).")] = False,
+    local: Annotated[bool, typer.Option("--local", help="Local jobs.")] = False,
+    ray: RayOpt = None,
+    state: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        metavar="STATE", autocompletion=completion.states,
+        help="Only jobs in this state: " + ", ".join(completion.STATES) + ".", show_default=False)] = None,
+    label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--label", help="Only jobs with this label KEY=VALUE (repeatable; Vertex AI).", show_default=False)] = None,
+    limit: Annotated[int, typer.Option(help="At most this many jobs.")] = 50,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the jobs as JSON.")] = False,
+) -> None:
+    """List jobs, newest first."""
+    from tfcloud import sdk
+
+    target = selected_target(local, vertex, ray)
+    rows = [info.to_dict() for info in sdk.list_jobs(target=target, state=state, labels=pairs(label, "--label"),
+                                                     limit=limit, ray_address=ray)]
+    if json_output:
+        typer.echo(dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    columns = ["job_id", "state", "exit_code", "display_name", "created"]
+    table = Table(*columns, title=f"{target or 'tfcloud'} jobs")
+    for row in rows:
+        table.add_row(*(Text(str(row[column]) if row[column] is not None else "-") for column in columns))
+    Console(highlight=False).print(table)
+

@@ -1,0 +1,180 @@
+"""``tfcloud submit`` and ``tfcloud build``: a job's plan, its image, and the job itself (thin: the SDK does it)."""
+
+# No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from tfcloud import completion
+from tfcloud.cli._app import app, dumps
+from tfcloud.cli._options import (
+    BuildBucketOpt,
+    BuildLogsOpt,
+    CacheFromOpt,
+    ChiefConfigOpt,
+    ContextOpt,
+    EntryPointArg,
+    EnvOpt,
+    ImageOpt,
+    LabelOpt,
+    ParentImageOpt,
+    ProjectOpt,
+    PsCountOpt,
+    RegionOpt,
+    RequirementsOpt,
+    StrategyOpt,
+    TargetOpt,
+    TargetOptionOpt,
+    WorkerConfigOpt,
+    WorkerCountOpt,
+    docker,
+    given_target_options,
+    leave_defaults,
+    machine,
+    pairs,
+    selected_target,
+    strategy_value,
+    with_target_options,
+)
+from tfcloud.console import get_console
+from tfcloud.errors import ValidationError
+
+if TYPE_CHECKING:
+    from tfcloud.sdk import JobOptions
+
+__all__ = ["build", "submit"]
+
+
+@app.command()
+@with_target_options
+def submit(
+    ctx: typer.Context,
+    entry_point: EntryPointArg,
+    args: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 (typer needs Optional)
+        help="Arguments for the script, after `--`: passed exactly as given.", show_default=False)] = None,
+    local: Annotated[bool, typer.Option("--local", help="Run on this machine, one process per replica "
+                                                          "(the default target).")] = False,
+    vertex: Annotated[bool, typer.Option("--vertex", help="Run on Google Cloud Vertex AI.")] = False,
+    target: TargetOpt = None,
+    target_option: TargetOptionOpt = None,
+    worker_count: WorkerCountOpt = 0,
+    chief_config: ChiefConfigOpt = None,
+    worker_config: WorkerConfigOpt = None,
+    ps_count: PsCountOpt = 0,
+    ps_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        metavar="NAME", autocompletion=completion.machine_names,
+        help="Parameter server machine (default: CPU).", show_default=False)] = None,
+    evaluator: Annotated[bool, typer.Option("--evaluator", help="Add one evaluator replica.")] = False,
+    strategy: StrategyOpt = "auto",
+    requirements: RequirementsOpt = None,
+    label: LabelOpt = None,
+    env: EnvOpt = None,
+    image: ImageOpt = None,
+    parent_image: ParentImageOpt = None,
+    cache_from: CacheFromOpt = None,
+    image_build_bucket: BuildBucketOpt = None,
+    context: ContextOpt = None,
+    build_logs: BuildLogsOpt = False,
+    display_name: Annotated[Optional[str], typer.Option(help="The job's display name.", show_default=False)] = None,  # noqa: UP045
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; submit nothing.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
+    detach: Annotated[bool, typer.Option("--detach", "-d", help="Print the job id and return; do not follow "
+                                                                "the logs.")] = False,
+    cancel_on_interrupt: Annotated[bool, typer.Option(
+        "--cancel-on-interrupt", help="Ctrl-C cancels the job (default: detach from a cloud job; it keeps "
+                                      "running). Local jobs are always stopped by Ctrl-C.")] = False,
+    **target_options: Any,
+) -> None:
+    """Submit ENTRY_POINT as a distributed job and follow its logs.
+
+    Example: tfcloud submit train.py --worker-count 2 -- --epochs 5
+    """
+    from tfcloud import sdk
+    from tfcloud.printers import print_plan
+
+    if json_output and not dry_run:
+        raise ValidationError("--json", "to be given with --dry-run (it prints the plan, and submits nothing)",
+                              "<--json without --dry-run>", hint="Add --dry-run, or leave out --json.")
+    chosen = selected_target(local, vertex, target_options.get("ray_address"), target)
+    options: JobOptions = {
+        "requirements_txt": requirements, "docker_config": docker(image, parent_image, cache_from, image_build_bucket),
+        "distribution_strategy": strategy_value(strategy), "chief_config": machine(chief_config, "chief_config"),
+        "worker_config": machine(worker_config, "worker_config"), "worker_count": worker_count,
+        "ps_config": machine(ps_config, "ps_config"), "ps_count": ps_count, "evaluator_count": int(evaluator),
+        "entry_point_args": list(args or []), "job_labels": pairs(label, "--label"), "env": pairs(env, "--env"),
+        "target": chosen, "display_name": display_name, "context_dir": context,
+        **given_target_options(ctx, target_options, target=chosen, plugin_options=target_option),  # type: ignore[typeddict-item]
+    }
+    leave_defaults(ctx, options)
+    if dry_run:
+        plan = sdk.plan(entry_point, **options)
+        if json_output:
+            typer.echo(dumps(plan.to_dict(), indent=2))
+        else:
+            print_plan(plan)
+        return
+    with sdk.submit(entry_point, build_logs=build_logs, **options) as job:
+        if detach:
+            typer.echo(job.job_id)
+            get_console().print(f"Follow it with: tfcloud logs {job.job_id} -f", markup=False)
+            return
+        code = sdk.watch(job, cancel_on_interrupt=cancel_on_interrupt)
+    raise typer.Exit(code)
+
+
+@app.command()
+def build(
+    ctx: typer.Context,
+    entry_point: EntryPointArg,
+    worker_count: WorkerCountOpt = 0,
+    ps_count: PsCountOpt = 0,
+    chief_config: ChiefConfigOpt = None,
+    worker_config: WorkerConfigOpt = None,
+    strategy: StrategyOpt = "auto",
+    requirements: RequirementsOpt = None,
+    project: ProjectOpt = None,
+    region: RegionOpt = None,
+    image: ImageOpt = None,
+    parent_image: ParentImageOpt = None,
+    cache_from: CacheFromOpt = None,
+    image_build_bucket: BuildBucketOpt = None,
+    context: ContextOpt = None,
+    build_logs: BuildLogsOpt = False,
+    no_push: Annotated[bool, typer.Option("--no-push", help="Build into the local engine only.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the image's plan (tag, base image, build "
+                                                              "context, Dockerfile); build nothing.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print it as JSON.")] = False,
+) -> None:
+    """Build (or find) the job's image and print its reference; submit nothing.
+
+    The tag is a digest of everything that determines the image: unchanged code costs one look-up.
+    """
+    from tfcloud import sdk
+    from tfcloud.printers import print_image_plan
+
+    if json_output and not dry_run:
+        raise ValidationError("--json", "to be given with --dry-run (it prints the plan, and builds nothing)",
+                              "<--json without --dry-run>", hint="Add --dry-run, or leave out --json.")
+    options = leave_defaults(ctx, {
+        "requirements_txt": requirements, "distribution_strategy": strategy_value(strategy),
+        "chief_config": machine(chief_config, "chief_config"),
+        "worker_config": machine(worker_config, "worker_config"), "worker_count": worker_count,
+        "ps_count": ps_count})
+    docker_config = docker(image, parent_image, cache_from, image_build_bucket)
+    if dry_run:
+        plan = sdk.plan(entry_point, target="vertex", project=project, region=region, context_dir=context,
+                        docker_config=docker_config, **options)
+        if json_output:
+            typer.echo(dumps({**(plan.image.to_dict() if plan.image else {"uri": None}),
+                                   "notes": list(plan.notes)}, indent=2))
+        else:
+            for note in plan.notes:
+                get_console().print(f"Note: {note}", markup=False, highlight=False)
+            if plan.image is not None:
+                print_image_plan(plan.image)
+        return
+
+    ref = sdk.build(entry_point, push=not no_push, build_logs=build_logs, target="vertex", project=project,
+                    region=region, context_dir=context, docker_config=docker_config, **options)
+    typer.echo(ref.uri)
+

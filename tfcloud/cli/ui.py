@@ -1,0 +1,31 @@
+"""``tfcloud ui``: the local dashboard (:mod:`tfcloud.ui`)."""
+
+# No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
+from typing import Annotated, Optional
+
+import typer
+
+from tfcloud.cli._app import app
+from tfcloud.cli._options import RayOpt
+
+__all__ = ["ui"]
+
+
+@app.command()
+def ui(
+    host: Annotated[str, typer.Option(help="The address to listen on; another than loopback needs --token.")]
+    = "127.0.0.1",
+    port: Annotated[Optional[int], typer.Option(  # noqa: UP045
+        help="The port (default: 8790, else any free one; 0: any free one).", show_default=False)] = None,
+    token: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="The secret in the address (default: a new random one, printed).", show_default=False)] = None,
+    browser: Annotated[bool, typer.Option("--browser/--no-browser", help="Open it in the web browser.")] = True,
+    target: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--target", metavar="TARGET", help="Only these targets' jobs: local, vertex, ray (repeatable; default: "
+                                           "every one configured).", show_default=False)] = None,
+    ray: RayOpt = None,
+) -> None:
+    """Open the dashboard: every job and study, their logs live, timelines, plots; cancel from the page."""
+    from tfcloud.ui.command import ui_command
+
+    raise typer.Exit(ui_command(host, port, token, browser, targets=target, ray_address=ray))

@@ -1,0 +1,219 @@
+"""Following a job in the terminal: its logs until it ends (:func:`follow`, :func:`watch`), what Ctrl-C does
+(:func:`interrupted`), the "Queued for 1m20s" line while it waits, and how long each stage took
+(:func:`timeline`). The SDK (:mod:`tfcloud.sdk`) re-exports these; ``run(stream_logs=True)`` and the CLI call
+them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from tfcloud.backends.base import JobInfo, failure
+
+if TYPE_CHECKING:
+    from tfcloud.backends.base import JobHandle
+    from tfcloud.settings import Settings
+    from tfcloud.states import JobState
+    from tfcloud.study import StudyInfo
+    from tfcloud.timeline import Timeline
+
+__all__ = ["cancels_on_interrupt", "follow", "interrupted", "keep_stages", "state_dir", "target_of", "timeline",
+           "watch"]
+
+
+def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
+           timestamps: bool = False, json_lines: bool = False, stages: bool = False) -> int:
+    """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
+    are in; on failure say why on stderr. While a cloud job waits for resources, a status line on a terminal
+    says so ("Queued for 1m20s (waiting for resources)"); with ``stages``, one line at the end says how long
+    each stage took.
+    Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates as KeyboardInterrupt to the caller, who
+    decides whether to cancel or detach (:func:`interrupted`). ``tail``, ``since``: start from those lines
+    (:meth:`JobHandle.logs`); ``timestamps``, ``json_lines``: how lines print (:class:`LogPrinter`);
+    ``stages``: end with the line of stage durations (after a submission)."""
+    from tfcloud.console import get_console, get_error_console, verbosity
+    from tfcloud.logview import LogPrinter, format_tail
+    from tfcloud.states import JobState
+
+    first = handle.info()
+    names = [r.name for r in first.replicas if replica is None or r.name == replica]
+    printer = LogPrinter(replicas=names, show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_lines)
+    waiting = _Waiting(get_console(), enabled=target_of(first).queues)  # local replicas start at once
+    waiting.update(first.state, since=first.created)
+    try:
+        for line in handle.logs(follow=True, replica=replica, tail=tail, since=since):
+            if waiting.active:
+                if line.replica == "job":  # a state change: Vertex AI's follower says "ID is queued" as the job's
+                    said = _said_state(line.text, handle.job_id)
+                    if said is not None:
+                        waiting.update(said)
+                else:
+                    waiting.stop()
+            printer.print(line)
+    finally:
+        waiting.stop()
+    info = handle.wait()
+    console = get_error_console()
+    if stages:
+        _print_stages(handle, info)
+    if info.state is JobState.SUCCEEDED:
+        get_console().print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
+        return 0
+    error = failure(handle)
+    if error is None:
+        console.print(f"Job {handle.job_id} {info.state.value}.", style="red", markup=False)
+    else:
+        console.print(error.summary, style="bold red", markup=False)
+        # Repeat the failed replica's last lines only when they are not what was just streamed above (another
+        # replica was followed, some were start-up noise left off, or they could not be read).
+        failed = info.failed_replica
+        shown = printer.shown_tail(failed) if failed else []
+        if error.log_tail and not (failed and shown and error.log_tail == format_tail(failed, shown)):
+            console.print(error.log_tail, markup=False, highlight=False)
+    return 1
+
+
+class _Waiting:
+    """The status line while a job waits for resources: a spinner and ``Queued for 1m20s (waiting for
+    resources)``, redrawn as the time passes (rich re-renders :meth:`__rich__`). Only on a terminal."""
+
+    _SAY: ClassVar[dict[str, tuple[str, str]]] = {
+        "queued": ("Queued", "waiting for resources"),
+        "provisioning": ("Provisioning", "starting the replicas' machines"),
+    }
+
+    def __init__(self, console: Any, *, enabled: bool = True) -> None:
+        self.console = console
+        self.enabled = enabled and console.is_terminal and not console.quiet
+        self.state: str | None = None
+        self.since = 0.0
+        self._status: Any = None
+
+    @property
+    def active(self) -> bool:
+        return self.state is not None
+
+    def update(self, state: JobState, *, since: float | None = None) -> None:
+        import time
+
+        if not self.enabled or state.value not in self._SAY:
+            self.stop()
+            return
+        if state.value != self.state:
+            self.state = state.value
+            self.since = since if since is not None else time.time()
+        if self._status is None and self.enabled:
+            self._status = self.console.status(self, spinner="dots")
+            self._status.start()
+
+    def __rich__(self) -> Any:
+        import time
+
+        from rich.text import Text
+
+        from tfcloud.timeline import format_duration
+
+        label, reason = self._SAY.get(self.state or "", ("Waiting", "waiting"))
+        return Text(f"{label} for {format_duration(max(0.0, time.time() - self.since))} ({reason})")
+
+    def stop(self) -> None:
+        self.state = None
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+def _said_state(text: str, job_id: str) -> JobState | None:
+    """The state a ``job`` line announces (``ID is provisioning``), or None."""
+    from tfcloud.states import JobState
+
+    prefix = f"{job_id} is "
+    if not text.startswith(prefix):
+        return None
+    try:
+        return JobState(text[len(prefix):])
+    except ValueError:
+        return None
+
+
+def _print_stages(handle: JobHandle, info: JobInfo) -> None:
+    """One line with how long each stage took (on the progress console: ``-q`` hides it)."""
+    from tfcloud.console import get_console
+
+    stages = timeline(handle, info=info)
+    if stages.stages:
+        get_console().print(f"Stages: {stages.summary()}", markup=False, highlight=False, style="dim")
+
+
+def state_dir(settings: Settings | None = None) -> Path:
+    from tfcloud.settings import resolve_settings
+    from tfcloud.statedir import state_dir
+
+    return state_dir(settings if settings is not None else resolve_settings({}))
+
+
+def keep_stages(settings: Settings, job_id: str, recorder: Any) -> None:
+    """Keep the stages the pipeline measured, for ``tfcloud status --timeline`` later (a nicety: a failure to
+    write them is logged, never fatal)."""
+    import logging
+
+    from tfcloud.timeline import record_path, save
+
+    try:
+        save(record_path(state_dir(settings), job_id), recorder.stages)
+    except (OSError, ValueError) as exc:
+        logging.getLogger("tfcloud").info("the stage timings of %s could not be kept: %s", job_id, exc)
+
+
+def timeline(handle: JobHandle, *, info: JobInfo | None = None) -> Timeline:
+    """How long each stage of the job took: those this machine measured when it submitted the job (context,
+    build, push, submit; kept in the state dir), then queued and run from the job's own times (``info``: the
+    job's info, when the caller has it)."""
+    from tfcloud.timeline import job_timeline, load, record_path
+
+    info = info if info is not None else handle.info()
+    try:
+        recorded = load(record_path(state_dir(), handle.job_id))
+    except (OSError, ValueError):
+        recorded = ()
+    return job_timeline(recorded, created=info.created, started=info.started, ended=info.ended,
+                        running=not info.state.is_final)
+
+
+def interrupted(handle: JobHandle, *, cancel: bool) -> None:
+    """What Ctrl-C while following does: cancel the job, or detach from it and say how to follow or cancel it
+    later (the default for Vertex AI jobs, which keep running and keep costing)."""
+    from tfcloud.console import get_console
+
+    console = get_console()
+    if cancel:
+        console.print(f"Interrupted: cancelling {handle.job_id}.", markup=False)
+        handle.cancel()
+        handle.wait(timeout=60)
+    else:
+        console.print(f"Detached: {handle.job_id} keeps running.\n"
+                      f"  Follow it again: tfcloud logs {handle.job_id} -f\n"
+                      f"  Cancel it:       tfcloud cancel {handle.job_id}", markup=False)
+
+
+def cancels_on_interrupt(handle: JobHandle) -> bool:
+    """Whether Ctrl-C cancels the job by default (``Target.cancel_on_interrupt``): local jobs die with the
+    terminal; cloud jobs detach."""
+    return bool(target_of(handle.info()).cancel_on_interrupt)
+
+
+def target_of(info: JobInfo | StudyInfo) -> Any:
+    """The target class of a job's or study's info (by the registry name it records)."""
+    import tfcloud.targets as targets
+
+    return targets.get(info.target)
+
+
+def watch(handle: JobHandle, *, cancel_on_interrupt: bool = False) -> int:
+    """:func:`follow`, and on Ctrl-C :func:`interrupted` (cancel when ``cancel_on_interrupt`` or a local job):
+    the exit code, 130 when interrupted."""
+    try:
+        return follow(handle, stages=True)
+    except KeyboardInterrupt:
+        interrupted(handle, cancel=cancel_on_interrupt or cancels_on_interrupt(handle))
+        return 130

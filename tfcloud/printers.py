@@ -1,0 +1,138 @@
+"""Printers of what the commands show people: a job's plan, its image's plan, a study's outcome.
+
+They live beside the console (:mod:`tfcloud.console`), not in command bodies. User text (paths, arguments,
+labels, requirements, notebook notes) is printed as plain text, never as markup.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tfcloud.plan import ImagePlan, Plan
+    from tfcloud.study import StudyInfo
+
+__all__ = ["print_image_plan", "print_plan", "say", "study_outcome"]
+
+
+def study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
+    """After a study: why it failed, the command that reruns the best trial, where the plots are."""
+    import typer
+
+    from tfcloud.console import get_console, get_error_console
+
+    console = get_console()
+    best = info.best_trial
+    if best is None:
+        get_error_console().print(f"Study {info.study_id} {info.state.value}: no trial succeeded.",
+                                  style="bold red", markup=False)
+        for trial in info.trials:
+            if trial.message:
+                get_error_console().print(f"  trial {trial.trial_id}: {trial.message}", markup=False,
+                                          highlight=False)
+                break
+    else:
+        console.print(f"Best trial {best.trial_id}: {info.study.metric} = {best.metric}. Rerun it with:",
+                      markup=False)
+        typer.echo(study.rerun_command(best))
+    if plot is not None:
+        from tfcloud.tuneview import write_plots
+
+        html = plot.suffix.lower() in (".html", ".htm")
+        write_plots(info, png=None if html else plot, html_path=plot if html else None)
+        console.print(f"Plot: {plot}", markup=False)
+    paths = study.plot_paths
+    if paths is not None and paths[0].is_file():
+        console.print(f"Plots: {paths[0]}\n       {paths[1]}", markup=False)
+
+
+def print_plan(plan: Plan) -> None:
+    import json
+
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    from tfcloud.console import get_console
+
+    console = get_console()
+    spec = plan.spec
+    console.print(f"[bold]Plan[/bold] for {escape(str(spec.entry_point))} (target: {spec.target.name}; "
+                  "nothing submitted)")
+    console.print(f"Strategy: [bold]{plan.strategy}[/bold] ({escape(plan.strategy_reason)})")
+    table = Table("role", "replicas", "machine type", "accelerator")
+    for row in plan.pools:
+        table.add_row(Text(row.role), str(row.replicas), Text(row.machine_type), Text(row.accelerator))
+    console.print(table)
+    # User text (args, labels, requirements, notebook notes) is printed as plain text, never as markup.
+    say("Each replica runs: " + plan.command_line)
+    say("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
+    if spec.job_labels:
+        say("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
+    for requirement in plan.requirements:
+        say(f"Requirement: {requirement}")
+    if plan.endpoint:
+        say(f"Runs on: {plan.endpoint}")
+    for note in plan.notes:
+        say(f"Note: {note}")
+    for name, source in plan.sources.items():  # where each setting not left at its default came from
+        value = source["value"]
+        shown = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else value
+        say(f"Setting: {name} = {shown} (from {source['from']})")
+    for warning in plan.warnings:
+        say(f"Warning: {warning}", style="yellow")
+    if plan.image is not None:
+        print_image_plan(plan.image)
+    console.rule("tfcloud_launcher.py")
+    console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+    if plan.script is not None:
+        console.rule(f"{spec.entry_point.name}, converted to a script")
+        console.print(plan.script.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+
+
+def say(text: str, *, style: str | None = None) -> None:
+    """Print user text (paths, arguments, requirements) to the console as it is: never as markup, unwrapped so
+    that commands and paths copy whole."""
+    from tfcloud.console import get_console
+
+    get_console().print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+#: At most this many of the context's own files are listed in the text plan (--json lists every one).
+_PLAN_FILES = 40
+
+
+def print_image_plan(image: ImagePlan) -> None:
+    """The image part of a plan: tag, base, builder, the build context's files and what was kept out, the
+    Dockerfile. tfcloud's generated files are summed up, one line per group."""
+    from tfcloud.console import get_console
+    from tfcloud.context import format_size, shown
+
+    console = get_console()
+    say(f"Image: {image.uri} (tag computed from the files below; nothing built)")
+    say(f"Base image: {image.base_image}")
+    say(f"Builder: {image.builder}")
+    say(f"Build context {shown(image.context_root)}: {len(image.files)} files, {format_size(image.total_size)}")
+    own = [f for f in image.files if not f.generated]
+    for f in own[:_PLAN_FILES]:
+        say(f"  {shown(f.path)}  {format_size(f.size)}")
+    if len(own) > _PLAN_FILES:
+        say(f"  ... and {len(own) - _PLAN_FILES} more (--json lists every file)")
+    groups: dict[str, list[int]] = {}
+    for f in image.files:
+        if f.generated:
+            key = ".tfcloud/python/ (tfcloud's own package)" if f.path.startswith(".tfcloud/python/") else f.path
+            groups.setdefault(key, []).append(f.size)
+    for key, sizes in groups.items():
+        count = f"{len(sizes)} files, " if len(sizes) > 1 else ""
+        say(f"  {key}  {count}{format_size(sum(sizes))} (generated)")
+    for path, reason in image.kept_out:
+        say(f"  kept out: {shown(path)} ({reason}; secret deny-list)", style="yellow")
+    for path, reason in image.let_in:
+        say(f"  let in: {shown(path)} ({reason}; a `!path` line in .dockerignore)", style="yellow")
+    for path in image.dropped_links:
+        say(f"  dropped: {shown(path)} (a symlink that leaves the build context)")
+    console.rule("Dockerfile")
+    say(image.dockerfile.rstrip("\n"))
+

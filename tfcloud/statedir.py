@@ -1,0 +1,149 @@
+"""The state directory: what tfcloud keeps on this machine between commands, and the one place its layout is
+written down. Its root is the ``state_dir`` setting (``TFCLOUD_HOME``, or ``state_dir`` in ``[tool.tfcloud]``),
+else ``~/.local/state/tfcloud``::
+
+    jobs/<job id>/                 a local job's directory (:mod:`tfcloud.targets.local.backend`)
+    jobs/<job id>/timeline.json    the stages its submission measured (:mod:`tfcloud.timeline`)
+    timelines/<job id>.json        the same for a job that runs elsewhere (Vertex AI, Ray)
+    studies/<study id>/            a local study: its record and its tuner's files (:mod:`tfcloud.tuning`)
+    vertex-studies/<name>.json     how to rerun a Vertex AI study's trials (:mod:`tfcloud.targets.vertex.tuning`)
+    locks/build-<sha256>.lock      one Docker build per tag at a time (:mod:`tfcloud.builders.docker`)
+
+Everyone that writes there takes its paths from the functions below; none of them creates anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tfcloud.errors import ValidationError
+
+if TYPE_CHECKING:
+    from tfcloud.settings import Settings
+
+__all__ = [
+    "DEFAULT",
+    "build_lock",
+    "check_state_dir",
+    "default_state_dir",
+    "job_dir",
+    "jobs_dir",
+    "locks_dir",
+    "rerun_record",
+    "source_of",
+    "state_dir",
+    "state_path",
+    "studies_dir",
+    "study_dir",
+    "timeline_record",
+]
+
+#: The state dir when no setting names one.
+DEFAULT = "~/.local/state/tfcloud"
+_ENV = "TFCLOUD_HOME"
+_EXPECTED = "a directory you can write to (tfcloud keeps local jobs there)"
+_HINT = "Set TFCLOUD_HOME (or state_dir in [tool.tfcloud]) to a directory you can write to."
+
+
+def state_dir(settings: Settings | None = None) -> Path:
+    """The state dir the settings name (``settings.state_dir``), else :func:`default_state_dir`."""
+    if settings is not None and settings.state_dir:
+        return state_path(settings.state_dir, source=settings.sources.get("state_dir", "state_dir"))
+    return default_state_dir()
+
+
+def default_state_dir() -> Path:
+    """The state dir of a caller that holds no settings: ``$TFCLOUD_HOME``, else ``~/.local/state/tfcloud``."""
+    value = os.environ.get(_ENV)
+    return state_path(value, source=_ENV) if value else Path(DEFAULT).expanduser()
+
+
+def source_of(settings: Settings | None) -> str:
+    """Where the state dir :func:`state_dir` gives comes from (:attr:`Settings.sources`): ``TFCLOUD_HOME``,
+    ``given``, a config file, or ``state_dir`` for the default."""
+    if settings is not None and settings.state_dir:
+        return settings.sources.get("state_dir", "given")
+    return _ENV if os.environ.get(_ENV) else "state_dir"
+
+
+def _field(source: str) -> str:
+    """``TFCLOUD_HOME`` when the value came from that variable; ``state_dir`` (the setting) otherwise."""
+    return _ENV if source == _ENV else "state_dir"
+
+
+def _hint(source: str, extra: str = "") -> str:
+    where = f" (it is set in {source})" if source not in (_ENV, "state_dir", "given") else ""
+    return f"{extra}{_HINT}{where}"
+
+
+def state_path(value: str | Path, *, source: str = _ENV) -> Path:
+    """``value`` (a setting's text) as a path, ``~`` expanded; a :class:`ValidationError` naming ``source``
+    (``TFCLOUD_HOME``, ``state_dir``, or the config file it came from) when it cannot be one."""
+    if "\0" in str(value):
+        raise ValidationError(_field(source), _EXPECTED, str(value), hint=_hint(source))
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # "~nosuchuser/...", or no home directory at all
+        raise ValidationError(_field(source), _EXPECTED, str(value),
+                              hint=_hint(source, "No such home directory. ")) from None
+
+
+def check_state_dir(path: Path, *, source: str | None = None) -> None:
+    """The state dir must be a directory this user can create and write: a :class:`ValidationError` (exit 2)
+    naming the setting it came from (``source``: ``TFCLOUD_HOME``, ``state_dir`` or a config file; default:
+    ``TFCLOUD_HOME`` when set) before anything runs, not an error half-way through a submission."""
+    source = source or (_ENV if os.environ.get(_ENV) else "state_dir")
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not a directory" if not existing.is_dir() else "is not writable"
+        raise ValidationError(_field(source), _EXPECTED, str(path), hint=_hint(source, f"{existing} {what}. "))
+
+
+def jobs_dir(home: Path) -> Path:
+    """Where local jobs keep their directories."""
+    return home / "jobs"
+
+
+def job_dir(home: Path, job_id: str) -> Path:
+    """A local job's directory."""
+    return jobs_dir(home) / job_id
+
+
+def studies_dir(home: Path) -> Path:
+    """Where local studies keep their directories."""
+    return home / "studies"
+
+
+def study_dir(home: Path, study_id: str) -> Path:
+    """A local study's directory (its record, ``study.json``, and its tuner's files)."""
+    return studies_dir(home) / study_id
+
+
+def timeline_record(home: Path, job_id: str) -> Path:
+    """Where the recorded stages of ``job_id`` are kept: in a local job's directory
+    (``jobs/<id>/timeline.json``), else ``timelines/<id>.json``."""
+    safe = job_id.replace("/", "_")
+    local = job_dir(home, safe)
+    if local.is_dir():
+        return local / "timeline.json"
+    return home / "timelines" / f"{safe}.json"
+
+
+def rerun_record(home: Path, name: str) -> Path:
+    """Where the rerun command of the Vertex AI study ``name`` (its resource name) is kept."""
+    return home / "vertex-studies" / (name.replace("/", "_") + ".json")
+
+
+def locks_dir(home: Path) -> Path:
+    """Where build locks are kept."""
+    return home / "locks"
+
+
+def build_lock(locks: Path, tag: str) -> Path:
+    """The file whose exclusive ``flock`` a build of ``tag`` holds, in ``locks`` (:func:`locks_dir`)."""
+    return locks / f"build-{hashlib.sha256(tag.encode()).hexdigest()[:32]}.lock"

@@ -1,0 +1,255 @@
+"""What a target is, for the built-in targets and for plug-ins alike: :class:`Option` and :class:`Target`.
+
+A target is a frozen value (XManager's executor) whose class says everything the rest of tfcloud needs to know
+about it, so that nothing outside the target's own package branches on its name:
+
+- ``name``, ``title``: the registry's name (``run(target="vertex")``, ``--target vertex``) and how people read it;
+- ``options``: the :class:`Option` specs it takes. The CLI's flags and help panels, ``run()``'s keyword check,
+  the ``[tool.tfcloud]``/``TFCLOUD_*`` keys and the docs' option tables are generated from them;
+  :meth:`Target.from_options` checks them, and the gate refuses every option the target does not take;
+- ``id_prefix``, ``cancel_on_interrupt``, ``queues``, ``poll_interval``: its job ids and how a terminal follows
+  its jobs;
+- ``needs``: the optional extras its backend imports (checked before anything happens);
+- ``backend``, ``tuner``: ``"module:attribute"`` strings, imported only when a job is submitted or tuned;
+- :meth:`Target.describe_machine`, :meth:`Target.endpoint`, :meth:`Target.notes`: its rows in the plan.
+
+A plug-in needs nothing from tfcloud but this module's two classes and the backend protocol
+(:mod:`tfcloud.backends.base`); ``docs/architecture.md`` ("Adding a target") walks one through.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from tfcloud.errors import ValidationError
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from tfcloud.machines import MachineConfig
+    from tfcloud.settings import Settings
+    from tfcloud.spec import JobSpec, PoolSpec
+
+__all__ = ["Option", "Target", "check_bool", "check_count", "check_text"]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Option:
+    """One option a target takes, written once: everything the edges need to offer it.
+
+    - ``name``: the keyword of ``run()`` and the key of :class:`tfcloud.sdk.JobOptions` (``max_restarts``).
+    - ``type``: what the command line converts its text to (``int``, ``float``, ``bool``: a flag, ``str``).
+    - ``help``: one sentence for ``--help`` and the docs' table.
+    - ``flag``: the CLI flag (default ``--`` and the name with dashes); ``""``: not on the command line.
+    - ``setting``: its key in ``[tool.tfcloud]`` and the user config (its variable is ``TFCLOUD_<KEY>``);
+      None: not a setting. A setting from a file or variable applies to the targets that take it and is left
+      alone by the others; only an option *given* to a target that does not take it is refused.
+    - ``field``: the target value's field it fills (default: ``name``).
+    - ``check``: the value (after the CLI's conversion) to the field's value; raises
+      :class:`~tfcloud.errors.ValidationError` naming the option.
+    - ``metavar``, ``choices``: how ``--help`` shows the value.
+    """
+
+    name: str
+    type: type = str
+    help: str = ""
+    flag: str | None = None
+    setting: str | None = None
+    field: str | None = None
+    check: Callable[[str, object], object] | None = None
+    metavar: str | None = None
+    choices: tuple[str, ...] = ()
+
+    @property
+    def cli_flag(self) -> str:
+        return self.flag if self.flag is not None else "--" + self.name.replace("_", "-")
+
+    @property
+    def attribute(self) -> str:
+        return self.field or self.name
+
+    def from_text(self, text: str) -> object:
+        """A value given as text (``-o KEY=VALUE``, a ``TFCLOUD_*`` variable) as this option's type."""
+        if self.type is bool:
+            lowered = text.strip().lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValidationError(self.name, "true or false", text)
+        if self.type in (int, float):
+            try:
+                return self.type(text.strip())
+            except ValueError:
+                raise ValidationError(self.name, f"a number ({self.type.__name__})", text) from None
+        return text
+
+    def convert(self, value: object) -> object:
+        """The value as the target's field holds it (``check``, else a type check)."""
+        if self.check is not None:
+            return self.check(self.name, value)
+        if value is None:
+            return None
+        if self.type is bool:
+            return check_bool(self.name, value)
+        if self.type is int:
+            return check_count(self.name, value, maximum=None)
+        if self.type is str:
+            return check_text(self.name, value)
+        if self.type is float:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValidationError(self.name, "a number", value)
+            return float(value)
+        return value
+
+
+def check_text(name: str, value: object, *, expected: str = "a string") -> str | None:
+    """A text option: a string without control characters (a stray newline would reach a request or a path)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ValidationError(name, expected, value)
+    if _CONTROL.search(value):
+        raise ValidationError(name, f"{expected} without control characters (newlines, tabs, ...)", value)
+    return value
+
+
+def check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError(name, "a bool", value)
+    return value
+
+
+def check_count(name: str, value: object, *, maximum: int | None = 100) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (maximum is not None
+                                                                             and value > maximum):
+        raise ValidationError(name, "an integer ≥ 0" if maximum is None else f"an integer from 0 to {maximum}",
+                              value)
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target:
+    """The base of every target value. Subclasses are frozen, keyword-only dataclasses whose fields are the
+    options' values; they set the class variables below and may override the methods."""
+
+    name: ClassVar[str]
+    title: ClassVar[str] = ""
+    #: The options this target takes (see :class:`Option`).
+    options: ClassVar[tuple[Option, ...]] = ()
+    #: Job ids that start with this are this target's (``tfcloud status local-...``); None: no prefix (at
+    #: most one target, Vertex AI, has none).
+    id_prefix: ClassVar[str | None] = None
+    #: Tuning studies whose ids start with this are this target's (``study-...``); None: no prefix.
+    study_prefix: ClassVar[str | None] = None
+    #: Whether Ctrl-C while following cancels the job (local processes die with the terminal) or detaches.
+    cancel_on_interrupt: ClassVar[bool] = False
+    #: Whether its jobs wait for resources before they run (the terminal then says "Queued for 1m20s").
+    queues: ClassVar[bool] = True
+    #: Whether the active gcloud configuration's project and region are its defaults (docs/settings.md).
+    gcloud_defaults: ClassVar[bool] = False
+    #: Seconds between two looks at a running study's state.
+    poll_interval: ClassVar[float] = 5.0
+    #: ``(module, extra)`` pairs: what its backend imports, and the ``tfcloud[extra]`` that installs it.
+    needs: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: ``"module:Class"`` of its backend (:class:`tfcloud.backends.base.Backend`), built as
+    #: ``Class(target=<this value>, settings=<Settings>)``.
+    backend: ClassVar[str]
+    #: ``"module:Class"`` of its tuner (see :mod:`tfcloud.sdk`'s ``tune``), or None: it runs no studies.
+    tuner: ClassVar[str | None] = None
+    @property
+    def container(self) -> bool:
+        """Whether its replicas run from the job's container image (the stages build one first)."""
+        return False
+
+    @property
+    def ships_files(self) -> bool:
+        """The job's files travel to where it runs (an image, a package): the launcher names the script
+        relative to the build root. Else replicas run in the user's own directory."""
+        return self.container
+
+    @property
+    def pushes_image(self) -> bool:
+        """Whether its image goes to a registry (else it stays in the local engine)."""
+        return self.container
+
+    @property
+    def max_restarts_or_zero(self) -> int:
+        return int(getattr(self, "max_restarts", 0) or 0)
+
+    def needs_for(self, *, strategy_runs_tensorflow: bool) -> tuple[tuple[str, str], ...]:
+        """What a job of this value needs besides :attr:`needs` (``strategy_runs_tensorflow``: the launcher sets
+        up a TensorFlow strategy)."""
+        return ()
+
+    @classmethod
+    def option(cls, name: str) -> Option | None:
+        return next((o for o in cls.options if o.name == name), None)
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, object], *, settings: Settings | None = None) -> Self:
+        """The target value for ``options`` (option name → value; every one of them is this target's, the
+        gate checked that): each is checked by its :class:`Option`, then :meth:`check` sees them together."""
+        values: dict[str, Any] = {}
+        for name, value in options.items():
+            spec = cls.option(name)
+            if spec is None:  # the gate refuses these first; a direct call gets the same message
+                raise ValidationError(name, f"an option of the {cls.name} target ("
+                                      + ", ".join(o.name for o in cls.options) + ")", value)
+            values[spec.attribute] = spec.convert(value)
+        known = {f.name for f in fields(cls) if f.init}
+        value = cls(**{k: v for k, v in values.items() if k in known})
+        value.check(settings)
+        return value
+
+    def check(self, settings: Settings | None) -> None:
+        """Rules between options, and against the settings (``settings`` None: a plan without them)."""
+
+    def check_job(self, spec: JobSpec, *, intent: str, settings: Settings | None) -> None:
+        """Rules between this target and the job (its pools, strategy...), before anything is built or submitted;
+        ``intent`` is plan, build or submit."""
+
+    def auto_machine(self) -> MachineConfig:
+        """The machine an ``"auto"`` chief or worker config gets on this target."""
+        from tfcloud.machines import COMMON_MACHINE_CONFIGS
+
+        return COMMON_MACHINE_CONFIGS["CPU"]
+
+    def arrange_pools(self, pools: list[PoolSpec], *, chief_given: bool) -> list[PoolSpec]:
+        """The worker pools as this target runs them (``chief_given``: the user chose the chief's machine)."""
+        return pools
+
+    def describe_machine(self, machine: MachineConfig) -> str:
+        """A pool's machine, as the plan shows it."""
+        return machine.machine_type
+
+    def endpoint(self, settings: Settings) -> str:
+        """Where the job runs, as the plan says it."""
+        return self.title or self.name
+
+    def notes(self, spec: JobSpec) -> list[str]:
+        """The plan's notes that only this target adds."""
+        return []
+
+    def settings_for(self, settings: Settings) -> Settings:
+        """The settings this target's backend reaches it with (a target may fill some from its own options)."""
+        return settings
+
+    def given(self) -> dict[str, object]:
+        """The options whose values differ from the defaults (for the plan and a study's rerun command)."""
+        out: dict[str, object] = {}
+        for spec in self.options:
+            if not hasattr(self, spec.attribute):
+                continue
+            value = getattr(self, spec.attribute)
+            default = next((f.default for f in fields(self) if f.name == spec.attribute), None)
+            if value != default:
+                out[spec.name] = value
+        return out
