@@ -68,7 +68,7 @@ def extras(session: nox.Session) -> None:
 @nox.session
 def demo(session: nox.Session) -> None:
     """The main job: the digits classifier on a local cluster of a chief and 2 workers."""
-    _install(session, extras=".[test]")
+    _install(session, extras=".")  # the examples need TensorFlow and tf-keras only (tfcloud[tensorflow])
     session.run("tfcloud", "submit", "examples/digits_keras.py", "--worker-count", "2", *session.posargs)
 
 
@@ -81,7 +81,6 @@ def demo_cloud(session: nox.Session) -> None:
     if not (shutil.which("dockerd") and shutil.which("docker-registry")):
         session.error("demo_cloud needs Debian's dockerd and docker-registry: run .ci/install-docker as root.")
     _install(session, extras=".[cloud,docker,emulator]")
-    session.install("scikit-learn>=1.3")
     # On Ctrl-C, nox waits this long for the demo to stop what it started (default: 0.3 s, then it kills).
     session.run("python", "-m", "tfcloud.testing.cloud_demo", "examples/digits_keras.py", *session.posargs,
                 interrupt_timeout=300, terminate_timeout=60)

@@ -6,16 +6,19 @@ tfcloud's launcher serves ``import keras`` from tf-keras there; the script does 
     tfcloud submit examples/digits_keras3.py --local --worker-count 1
 """
 
+from pathlib import Path
+
 import keras
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
+import numpy as np
 
 keras.utils.set_random_seed(42)
 
-digits = load_digits()
-x = (digits.data / 16.0).astype("float32")
-y = digits.target.astype("int64")
-x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.2, random_state=0)
+# scikit-learn's 8x8 digits (1,797 images), shipped beside the examples: no download, no scikit-learn.
+digits = np.load(Path(__file__).parent / "data" / "digits.npz")
+x = (digits["images"].reshape(-1, 64) / 16.0).astype("float32")
+y = digits["labels"].astype("int64")
+order = np.random.RandomState(0).permutation(len(x))  # train_test_split(test_size=0.2, random_state=0)
+x_train, x_test, y_train, y_test = x[order[360:]], x[order[:360]], y[order[360:]], y[order[:360]]
 
 model = keras.Sequential([
     keras.Input(shape=(64,)),

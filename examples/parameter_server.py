@@ -6,14 +6,17 @@ stops them when the chief ends. tf-keras needs ``steps_per_epoch`` under this st
     tfcloud submit examples/parameter_server.py --local --worker-count 2 --ps-count 1
 """
 
+from pathlib import Path
+
+import numpy as np
 import tensorflow as tf
-from sklearn.datasets import load_digits
 
 tf.keras.utils.set_random_seed(42)
 
-digits = load_digits()
-x = (digits.data / 16.0).astype("float32")
-y = digits.target.astype("int64")
+# scikit-learn's 8x8 digits (1,797 images), shipped beside the examples: no download, no scikit-learn.
+digits = np.load(Path(__file__).parent / "data" / "digits.npz")
+x = (digits["images"].reshape(-1, 64) / 16.0).astype("float32")
+y = digits["labels"].astype("int64")
 
 model = tf.keras.Sequential([
     tf.keras.Input(shape=(64,)),

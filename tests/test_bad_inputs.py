@@ -107,6 +107,47 @@ CASES: list[Case] = [
     submit("args-nul", ["--", "a\0b"], "entry_point_args[0]"),
     submit("args-nul-vertex", [V, "--", "--epochs", "a\0b"], "entry_point_args[1]"),
     submit("args-huge", ["--", "x" * 200_000], "entry_point_args[0]"),
+    # --- control characters: a pasted newline or tab in any text value, named at the gate ---------------------
+    submit("ctl-project", ["--project", "my-project\n", V], "project"),
+    submit("ctl-service-account", ["--service-account", "t@my-project.iam.gserviceaccount.com\n", V],
+           "service_account"),
+    submit("ctl-network", ["--network", "projects/1/global/networks/vpc\n", V], "network"),
+    submit("ctl-bucket", ["--image-build-bucket", "my-bucket\n", V], "docker_config.image_build_bucket"),
+    submit("ctl-output-dir-local", ["--output-dir", "{d}/out\n"], "base_output_dir"),
+    submit("ctl-output-dir-vertex", ["--output-dir", "gs://my-bucket/out\n", V], "base_output_dir"),
+    submit("ctl-image", ["--image", "repo/img:tag\n", V], "docker_config.image"),
+    submit("ctl-parent-image", ["--parent-image", "python:3.11\r", V], "docker_config.parent_image"),
+    submit("ctl-label-key", ["--label", "te\tam=ml", V], "job_labels"),
+    submit("ctl-label-value", ["--label", "team=ml\n", V], "job_labels['team']"),
+    submit("ctl-env-name", ["--env", "A\n=b"], "env"),
+    submit("ctl-env-name-vertex", ["--env", "A\n=b", V], "env"),
+    submit("ctl-display-name", ["--display-name", "run\x1b[31m", V], "display_name"),
+    submit("ctl-setting-repository", [V], "image_repository", TFCLOUD_IMAGE_REPOSITORY="localhost:5000/x\n"),
+    submit("ctl-setting-emulator", [V], "emulator_host", TFCLOUD_EMULATOR_HOST="127.0.0.1:1\n"),
+    submit("ctl-setting-state-dir", [], "state_dir", TFCLOUD_HOME="{d}/home\n"),
+    submit("ctl-setting-bucket", [V], "staging_bucket", TFCLOUD_STAGING_BUCKET="my-bucket\n"),
+    run("ctl-run-project", {"project": "my-project\n", "target": "vertex"}, "project"),
+    run("ctl-run-labels", {"job_labels": {"team": "ml\n"}, "target": "vertex"}, "job_labels['team']"),
+    # --- checked before the first side effect, not by Docker, pip or exec later ------------------------------
+    submit("image-upper-host", ["--image", "Registry.io/team/img:tag", V], "docker_config.image"),
+    submit("image-upper-first-part", ["--image", "TEAM/img:tag", V], "docker_config.image"),
+    submit("setting-repository-upper-host", [V], "image_repository", TFCLOUD_IMAGE_REPOSITORY="LOCALHOST:5000/tfcloud"),
+    submit("env-value-huge", ["--env", "A=" + "x" * 200_000], "env['A']"),
+    submit("env-value-huge-vertex", ["--env", "A=" + "x" * 200_000, V], "env['A']"),
+    submit("env-total-huge", [a for i in range(12) for a in ("--env", f"V{i}=" + "x" * 90_000)], "env"),
+    submit("reqs-unreachable-include", ["--requirements", "{d}/remote.txt", V], "requirements_txt"),
+    submit("reqs-unreachable-include-local", ["--requirements", "{d}/remote.txt", "--container"],
+           "requirements_txt"),
+    submit("reqs-unreachable-nested", ["--requirements", "{d}/includesremote.txt", V], "requirements_txt"),
+    tune("tune-plot-suffix", ["--param", "units=int:8:16", "--plot", "{d}/plot.jpg"], "--plot"),
+    tune("tune-plot-under-a-file", ["--param", "units=int:8:16", "--plot", "{d}/train.py/plots/plot.png"],
+         "--plot"),
+    tune("tune-plot-is-dir", ["--param", "units=int:8:16", "--plot", "{d}/plots.html"], "--plot"),
+    tune("tune-plot-newline", ["--param", "units=int:8:16", "--plot", "{d}/plot.png\n"], "--plot"),
+    submit("entry-name-not-utf8", [], "entry_point", entry="{d}/" + os.fsdecode(b"tr\xe9in.py")),
+    submit("entry-name-not-utf8-dry-run", ["--dry-run"], "entry_point", entry="{d}/" + os.fsdecode(b"tr\xe9in.py")),
+    submit("entry-name-not-utf8-vertex", [V], "entry_point", entry="{d}/" + os.fsdecode(b"tr\xe9in.py")),
+    submit("notebook-name-not-utf8", [], "entry_point", entry="{d}/" + os.fsdecode(b"n\xf6tebook.ipynb")),
     # --- tuning studies: the parameter syntax and the study (tfcloud tune, tfcloud.tune()) --------------------
     tune("tune-param-no-type", ["--param", "lr"], "param"),
     tune("tune-param-type-unknown", ["--param", "lr=float:1e-4:1e-1"], "param lr"),
@@ -280,7 +321,7 @@ CASES: list[Case] = [
     cli("list-state", ["list", "--state", "sleeping"], "--state"),
     cli("list-both-targets", ["list", "--local", "--vertex"], "target"),
     cli("list-label", ["list", "--vertex", "--label", "x"], "--label"),
-    cli("list-state-dir", ["list", "--local"], "TFCLOUD_HOME", TFCLOUD_HOME="~nosuchuser/state"),
+    cli("list-state-dir", ["list", "--local"], "state_dir", TFCLOUD_HOME="~nosuchuser/state"),
     cli("status-path", ["status", "bad/../job"], "JOB"),
     cli("status-local-empty", ["status", "local-"], "JOB"),
     cli("logs-space", ["logs", "has space"], "JOB"),
@@ -304,9 +345,9 @@ CASES: list[Case] = [
     submit("env-emulator-host", [V], "emulator_host", TFCLOUD_EMULATOR_HOST="nohost"),
     submit("env-project", [V], "project", TFCLOUD_PROJECT="Bad Project"),
     submit("env-target", [], "target", TFCLOUD_TARGET="aws"),
-    submit("env-home-under-file", [], "TFCLOUD_HOME", TFCLOUD_HOME="{d}/train.py/state"),
-    submit("env-home-is-file", [], "TFCLOUD_HOME", TFCLOUD_HOME="{d}/train.py"),
-    submit("env-home-no-user", [], "TFCLOUD_HOME", TFCLOUD_HOME="~nosuchuser/state"),
+    submit("env-home-under-file", [], "state_dir", TFCLOUD_HOME="{d}/train.py/state"),
+    submit("env-home-is-file", [], "state_dir", TFCLOUD_HOME="{d}/train.py"),
+    submit("env-home-no-user", [], "state_dir", TFCLOUD_HOME="~nosuchuser/state"),
     # --- tfcloud.run() --------------------------------------------------------------------------------------
     run("run-entry-int", {"entry_point": 3}, "entry_point"),
     run("run-entry-bytes", {"entry_point": b"train.py"}, "entry_point"),
@@ -416,6 +457,8 @@ FILES: dict[str, str | bytes] = {
     "badline.txt": "numpy>=1.26\nnumpy=1.0\n",
     "badoption.txt": "--no-such-option\nnumpy\n",
     "badinclude.txt": "-r nope.txt\n",
+    "remote.txt": "numpy\n-r http://127.0.0.1:9/more-requirements.txt\n",  # port 9: nothing listens
+    "includesremote.txt": "-r remote.txt\n",
     "includesbad.txt": "-r badline.txt\n",
     "binary.txt": b"numpy\x00\n",
     "badmarker.txt": "numpy; python_version >>> '3'\n",
@@ -451,6 +494,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     (d / "dir.py").mkdir()
+    (d / "plots.html").mkdir()
+    (d / os.fsdecode(b"tr\xe9in.py")).write_text("print('training')\n")  # a name that is not UTF-8
+    (d / os.fsdecode(b"n\xf6tebook.ipynb")).write_text(FILES["skipped.ipynb"].replace("tfcloud-skip", "x"))
     return d
 
 
@@ -616,3 +662,23 @@ def test_user_text_is_printed_as_it_is_not_as_markup(tmp_path: Path, capsys: pyt
     assert "Each replica runs: python tfcloud_launcher.py '[red]x[/red]' '[/]'" in err  # shell-quoted
     assert main(["submit", str(tmp_path / "[/]missing.py")]) == 2
     assert f"received '{tmp_path}/[/]missing.py'" in capsys.readouterr().err
+
+
+def test_a_bad_state_dir_names_the_setting_and_where_it_came_from(files: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("TFCLOUD_HOME", str(files / "train.py" / "state"))
+    assert main(["submit", str(files / "train.py")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "Error: Invalid `state_dir`: expected a directory you can write to (tfcloud keeps local jobs there), "
+        f"received '{files / 'train.py' / 'state'}'.",
+        f"{files / 'train.py'} is not a directory. The state dir is set by TFCLOUD_HOME. Set TFCLOUD_HOME (or "
+        "state_dir in [tool.tfcloud]) to a directory you can write to."]
+    monkeypatch.delenv("TFCLOUD_HOME")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(f'[tool.tfcloud]\nstate_dir = "{files / "train.py"}"\n')
+    monkeypatch.chdir(project)
+    assert main(["submit", str(files / "train.py")]) == 2
+    assert (f"The state dir is set by [tool.tfcloud] in {project / 'pyproject.toml'}."
+            in capsys.readouterr().err)

@@ -74,9 +74,16 @@ def test_dry_run_plan_text_shows_strategy_pools_launcher_and_args(script: Path,
     assert "Strategy: tf.distribute.ParameterServerStrategy (1 parameter server(s) requested)" in err
     assert "Each replica runs: python tfcloud_launcher.py -v" in err
     assert 'Script args: ["-v"]' in err
-    assert "tf.distribute.Server(" in err  # the launcher itself is shown
     for role in ("chief", "worker", "ps"):
         assert f"│ {role} " in err
+    # The plan stays on screen: the generated launcher (hundreds of lines) only with --show-files.
+    assert "tf.distribute.Server(" not in err
+    assert err.splitlines()[-1].startswith("Generated: tfcloud_launcher.py (")
+    assert err.splitlines()[-1].endswith(" lines); shown by --show-files (plan.launcher in Python)")
+    assert len(err.splitlines()) < 40
+    code = main(["submit", str(script), "--worker-count", "1", "--ps-count", "1", "--dry-run", "--show-files"])
+    assert code == 0
+    assert "tf.distribute.Server(" in capsys.readouterr().err  # the launcher itself is shown
 
 
 def test_sdk_dry_run_returns_the_plan(script: Path) -> None:
@@ -87,6 +94,29 @@ def test_sdk_dry_run_returns_the_plan(script: Path) -> None:
     assert isinstance(plan, Plan)
     assert plan.strategy == "tf.distribute.MultiWorkerMirroredStrategy"
     assert "MultiWorkerMirroredStrategy()" in plan.launcher
+    # Readable where a script prints it, a REPL echoes it, a notebook shows it.
+    assert repr(plan) == ("<Plan for train.py: local, tf.distribute.MultiWorkerMirroredStrategy, 2 replica(s); "
+                          "print() it for the whole plan>")
+    text = str(plan).splitlines()
+    assert text[:5] == [
+        f"Plan for {script} (target: local; nothing submitted)",
+        "Strategy: tf.distribute.MultiWorkerMirroredStrategy (a chief and 1 worker(s))",
+        "  role    replicas  machine type                            accelerator",
+        "  chief   1         this machine (n1-standard-4 on Vertex)  -",
+        "  worker  1         this machine (n1-standard-4 on Vertex)  -",
+    ]
+    assert "Each replica runs: python tfcloud_launcher.py" in text
+    assert text[-1].startswith("Generated: tfcloud_launcher.py (")
+    page = plan._repr_html_()
+    assert "<th>role</th>" in page and "<td>worker</td>" in page and "MultiWorkerMirroredStrategy" in page
+    printed: list[str] = []
+
+    class Printer:  # IPython's RepresentationPrinter, as far as _repr_pretty_ uses it
+        def text(self, value: str) -> None:
+            printed.append(value)
+
+    plan._repr_pretty_(Printer(), False)
+    assert printed == [str(plan)]
 
 
 def test_run_is_a_no_op_inside_a_job(script: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,6 +150,13 @@ def test_local_job_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
     assert main(["logs", handle.job_id, "--replica", "worker-0"]) == 0
     assert capsys.readouterr().out.strip() == "worker-0 | hello from worker-0"
+    for follow in ([], ["-f"]):  # a replica the job does not have: refused, not an empty success
+        assert main(["logs", handle.job_id, "--replica", "worker-9", *follow]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.splitlines() == [
+            "Error: Invalid `--replica`: expected one of the job's replicas: chief-0, worker-0, received 'worker-9'.",
+            f"`tfcloud status {handle.job_id} --json` lists them."]
 
     assert main(["list", "--local", "--state", "running", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []

@@ -463,3 +463,55 @@ def test_a_file_that_cannot_be_read_is_a_validation_error(tmp_path: Path) -> Non
         "Invalid `build context`: expected readable files, received <data/gone.csv: No such file or directory>.",
         "Make it readable, or keep it out of the image with a line `/data/gone.csv` in .dockerignore.",
     ]
+
+
+_WALK = """
+import sys
+from pathlib import Path
+from tfcloud.context import collect_context
+from tfcloud.errors import ValidationError
+try:
+    print(len(collect_context(Path(sys.argv[1])).files))
+except ValidationError as exc:
+    print(exc)
+"""
+
+
+def _walk_as_another_user(root: Path) -> str:
+    """collect_context(root) by a user who cannot read what ``root`` holds: this user when not root; as root,
+    in a user namespace where the files' owner (nobody) is not mapped, so root's override does not apply."""
+    import shutil
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", _WALK, str(root)]
+    if os.geteuid() == 0:
+        if shutil.which("unshare") is None:
+            pytest.skip("root reads every directory, and unshare (util-linux) is not installed to drop that")
+        for path in [root, *root.rglob("*")]:
+            os.chown(path, 65534, 65534, follow_symlinks=False)
+        command = ["unshare", "--user", "--map-root-user", *command]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    if os.geteuid() == 0 and "unshare" in done.stderr:
+        pytest.skip(f"user namespaces are not available here: {done.stderr.strip()}")
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize(("mode", "received"), [(0o000, "<locked/: Permission denied>"),
+                                                 (0o644, "<locked/a.txt: Permission denied>")])
+def test_a_directory_that_cannot_be_read_is_a_validation_error(tmp_path: Path, mode: int, received: str) -> None:
+    root = make(tmp_path / "project", {"train.py": "", "locked/a.txt": "x"})
+    (root / "locked").chmod(mode)  # 0o644: listed, but its files cannot be reached (no x)
+    try:
+        shown = received[1:].split(":")[0]
+        assert _walk_as_another_user(root).splitlines() == [
+            f"Invalid `build context`: expected readable files and directories, received {received}.",
+            f"Make it readable, or keep it out of the image with a line `/{shown}` in .dockerignore.",
+        ]
+        (root / ".dockerignore").write_text("/locked/\n")
+        os.chown(root / ".dockerignore", *(65534, 65534) if os.geteuid() == 0 else (-1, -1))
+        assert _walk_as_another_user(root) == "2"  # train.py and .dockerignore: nothing of locked/
+    finally:
+        (root / "locked").chmod(0o755)

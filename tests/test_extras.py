@@ -230,3 +230,24 @@ def test_cloud_demo_names_what_it_needs(sandbox: dict[str, Path]) -> None:
     assert "Traceback" not in proc.stderr
     assert proc.stderr.splitlines()[-1] == 'Install them with: pip install "tfcloud[cloud,docker,emulator]"'
     assert _left(sandbox) == {"cwd": [], "tmp": [], "state": []}
+
+
+def test_build_dry_run_without_tensorflow_says_what_is_missing(sandbox: dict[str, Path]) -> None:
+    """`tfcloud build --dry-run` shows only the image: in a base install (no TensorFlow to take the base
+    image's version from, no --parent-image) that it cannot plan one is an error naming the fix, not exit 0."""
+    if _state("tensorflow") != "missing":
+        pytest.skip("needs an environment without TensorFlow (nox -s extras)")
+    proc = subprocess.run([*_command(), "build", SCRIPT, "--dry-run"], capture_output=True, text=True,
+                          timeout=120, cwd=sandbox["cwd"], env=_env(sandbox))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == (
+        "Error: No image can be planned. Cannot choose a base image: TensorFlow is not installed here, and no "
+        "`parent_image` was given. Pass DockerConfig(parent_image=\"tensorflow/tensorflow:2.21.0\") (CLI: "
+        "--parent-image), or install TensorFlow: pip install \"tfcloud[tensorflow]\"")
+    assert _left(sandbox) == {"cwd": [], "tmp": [], "state": []}
+    # With --parent-image the plan needs no TensorFlow.
+    proc = subprocess.run([*_command(), "build", SCRIPT, "--dry-run", "--parent-image", "python:3.11"],
+                          capture_output=True, text=True, timeout=120, cwd=sandbox["cwd"], env=_env(sandbox))
+    assert proc.returncode == 0, proc.stderr
+    assert "Base image: python:3.11" in proc.stdout + proc.stderr

@@ -142,7 +142,9 @@ def test_the_text_plan_shows_every_part(project: Path, capsys: pytest.CaptureFix
     assert "  kept out: .env (environment file; secret deny-list)" in lines
     assert any(line.startswith("─") and " Dockerfile " in line for line in lines)
     assert "ENTRYPOINT [\"python3\", \"tfcloud_launcher.py\"]" in lines
-    assert any(" tfcloud_launcher.py " in line and line.startswith("─") for line in lines)
+    assert not any(" tfcloud_launcher.py " in line and line.startswith("─") for line in lines)
+    assert re.fullmatch(r"Generated: tfcloud_launcher\.py \(\d+ lines\); shown by --show-files \(plan\.launcher "
+                        r"in Python\)", lines[-1])
 
 
 def test_a_local_plan_has_no_image(script: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -160,6 +162,9 @@ def test_a_notebook_plan_shows_its_script(tmp_path: Path, capsys: pytest.Capture
     script = plan["script"]
     assert isinstance(script, str) and "x = 41\n" in script and "print(x + 1)" in script
     assert main(["submit", str(nb), "--dry-run"]) == 0
+    assert capsys.readouterr().err.splitlines()[-1].startswith(
+        "Generated: tfcloud_launcher.py (")  # and the script: (N lines) for each
+    assert main(["submit", str(nb), "--dry-run", "--show-files"]) == 0
     lines = capsys.readouterr().err.splitlines()
     rule = next(i for i, line in enumerate(lines)
                 if line.startswith("─") and " nb.ipynb, converted to a script " in line)

@@ -336,5 +336,6 @@ def test_list_studies_gives_the_local_studies_newest_first(tmp_path: Path) -> No
     assert [info.study_id for info in found] == ids[::-1]
     assert [info.state for info in found] == [JobState.SUCCEEDED] * 2
     assert [info.study_id for info in tfcloud.sdk.list_studies(limit=1)] == ids[1:]
-    with pytest.raises(tfcloud.ValidationError, match="Invalid `target`: expected a target that runs tuning studies: local, vertex"):
+    with pytest.raises(tfcloud.ValidationError,
+                       match="Invalid `target`: expected a target that runs tuning studies: local, vertex"):
         tfcloud.sdk.list_studies(target="ray")

@@ -299,7 +299,10 @@ def shown(path: str) -> str:
 
 
 def _is_virtualenv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
+    try:
+        return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
+    except OSError:  # a directory this user cannot search: the walk says so
+        return False
 
 
 def collect_context(
@@ -367,9 +370,12 @@ def collect_context(
                 negations = negations or has_negation(nested)
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as exc:
-            logger.warning("Cannot read %s: %s", shown(str(directory)), exc)
-            return
+        except OSError as exc:  # as Docker's own context walk does: refused, not an image without it
+            where = f"{shown(rel_dir)}/" if rel_dir else "."
+            raise ValidationError(
+                "build context", "readable files and directories", f"<{where}: {exc.strerror or exc}>",
+                hint=f"Make it readable, or keep it out of the image with a line `/{where}` in .dockerignore.",
+            ) from None
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             path = Path(entry.path)
@@ -421,9 +427,14 @@ def collect_context(
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
-            except OSError as exc:  # removed since the directory was read
+            except FileNotFoundError as exc:  # removed since the directory was read
                 logger.debug("Skipped %s: %s", shown(rel), exc)
                 continue
+            except OSError as exc:  # a directory that can be listed but not searched (mode r without x)
+                raise ValidationError(
+                    "build context", "readable files and directories", f"<{shown(rel)}: {exc.strerror or exc}>",
+                    hint=f"Make it readable, or keep it out of the image with a line `/{shown(rel)}` in "
+                         ".dockerignore.") from None
             reason = (inherited or secret_reason(rel, False, deny, secret_reasons, allowed)
                       or sniff_secret(path, st.st_size))
             if secret(rel, False, reason):

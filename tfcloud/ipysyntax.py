@@ -133,7 +133,12 @@ def transform(source: str) -> tuple[str, list[int]]:
         # IPython warns that its behaviour is unspecified; the converted script is compiled and checked anyway.
         warnings.filterwarnings("ignore", message=".*make_tokens_by_line.*", category=UserWarning)
         for _ in range(_TRANSFORM_LOOP_LIMIT):
-            changed, new = manager.do_one_token_transform(lines)
+            try:
+                changed, new = manager.do_one_token_transform(lines)
+            except SyntaxError as exc:  # the tokenizer's IndentationError ("unindent does not match ..."):
+                at = exc.lineno or 1  # on the cell's own line, for the caller's message
+                exc.lineno = origin[min(at, len(origin)) - 1] if origin else 1
+                raise
             if not changed:
                 break
             origin = _remap(lines, new, origin)

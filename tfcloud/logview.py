@@ -3,10 +3,11 @@
 Each replica gets a prefix (``chief-0 | ``, aligned to the longest replica name) and a colour that depends
 only on its name, so ``chief-0`` looks the same in every run and in every backend. The replica's own text is
 printed as is (never read as rich markup). Known TensorFlow start-up noise (absl, oneDNN, CPU features,
-CUDA probing on machines without a GPU, gRPC and coordination-service set-up: :data:`NOISE`) is left off the
-terminal unless asked for (``tfcloud -v``); the replicas' log files keep every line. :func:`last_lines` reads
-a log file's last lines; :func:`~tfcloud.backends.base.tail` and :func:`~tfcloud.backends.base.format_tail`
-(kept here under their old names too) give a replica's last lines for failure messages.
+CUDA probing on machines without a GPU, gRPC and coordination-service set-up, a TF1 session's device scan and
+rendezvous cleanup: :data:`~tfcloud.noise.NOISE`) is left off the terminal unless asked for (``tfcloud -v``),
+and out of a failure's last lines; the replicas' log files keep every line. :func:`last_lines` reads a log
+file's last lines; :func:`~tfcloud.backends.base.tail` and :func:`~tfcloud.backends.base.format_tail` (kept
+here under their old names too) give a replica's last lines for failure messages.
 """
 
 from __future__ import annotations
@@ -14,45 +15,18 @@ from __future__ import annotations
 import collections
 import json
 import os
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tfcloud.backends.base import LogLine, format_tail, tail
+from tfcloud.noise import NOISE, is_noise
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["NOISE", "LogPrinter", "format_tail", "format_time", "is_noise", "last_lines", "print_lines",
            "replica_color", "tail"]
-
-# An absl (``I0000 00:00:1795431374.452381    5161 port.cc:153] ``) or older TensorFlow
-# (``2026-11-23 10:56:14.123456: I tensorflow/core/util/port.cc:113] ``) log line from one of these sources.
-_ABSL = r"^(?:[IWEF]\d{4} \d+:\d+:\d+\.\d+\s+\d+ |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] \S*/)"
-_STARTUP_SOURCES = (
-    "port", "cpu_feature_guard", "grpc_server_lib", "coordination_service", "coordination_service_agent",
-    "cuda_executor", "cuda_driver", "cuda_diagnostics", "cuda_dnn", "cuda_fft", "cuda_blas", "cudart_stub",
-    "cuda_platform", "computation_placer", "gpu_device", "mlir_graph_optimization_pass", "device_compiler",
-)
-
-#: Known TensorFlow start-up lines that say nothing about the user's job: hidden from the terminal by default.
-NOISE: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
-    _ABSL + r"(?:" + "|".join(_STARTUP_SOURCES) + r")\.(?:cc|h):\d+\] ",
-    _ABSL + r"generator_dataset_op\.cc:\d+\] Memory patch applied",
-    _ABSL + r"dataset\.cc:\d+\] Input of GeneratorDatasetOp::Dataset will not be optimized",
-    r"^WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR$",
-    r"^To enable the following instructions: .*rebuild TensorFlow with the appropriate compiler flags\.$",
-    r"^/job:[a-z_]+/replica:\d+/task:\d+$",  # the coordination service's list of stragglers
-    r"TF-TRT Warning: Could not find TensorRT",
-    r"Could not find cuda drivers on your machine, GPU will not be used",
-    r"failed call to cuInit",
-))
-
-
-def is_noise(text: str) -> bool:
-    """Whether ``text`` (one log line) is known TensorFlow start-up noise (:data:`NOISE`)."""
-    return any(pattern.search(text) for pattern in NOISE)
 
 _ROLE_COLORS: dict[str, tuple[str, ...]] = {
     "chief": ("bold cyan",),

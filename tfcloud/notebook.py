@@ -285,11 +285,22 @@ class _Converter:
 
     # -- one cell (or the body of a cell magic) -------------------------------------------------------
 
+    def _transformed(self, source: str, *, first_line: int) -> tuple[str, list[int]]:
+        """:func:`~tfcloud.ipysyntax.transform`, its tokenizer's errors (a bad unindent beside a magic) as this
+        cell's error."""
+        try:
+            return transform(source)
+        except SyntaxError as exc:
+            at = exc.lineno or 1
+            lines = source.splitlines()
+            text = lines[at - 1].strip() if 0 < at <= len(lines) else ""
+            raise self._error(first_line - 1 + at, exc.msg + (f": {_quote(text)}" if text else "")) from None
+
     def _convert_code(self, source: str, *, first_line: int) -> list[str]:
-        code, origin = transform(source)
+        code, origin = self._transformed(source, first_line=first_line)
         automagic = self._automagic(code)
         if automagic is not None:
-            code, origin = transform(automagic)
+            code, origin = self._transformed(automagic, first_line=first_line)
             self._note(first_line + origin[0] - 1, f"{_quote(source)} runs as {_quote(automagic)} "
                        "(IPython's automagic).")
         origin = [first_line - 1 + o for o in origin]
@@ -412,7 +423,7 @@ class _Converter:
     def _check_statement(self, name: str, statement: str, line: int) -> None:
         if name == "prun":
             statement = prun_statement(statement)
-        code, _ = transform(statement)
+        code, _ = self._transformed(statement, first_line=line)
         if code.strip() != statement.strip():
             raise self._error(line, f"`%{name}` of IPython syntax ({_quote(statement)}) cannot run in a job.",
                               hint="Time plain Python, or put the shell line or magic on its own line.")

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.errors import ConfigurationError
+from tfcloud.errors import ConfigurationError, ValidationError
 
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobInfo
 
-__all__ = ["Artifact", "download_artifacts", "job_output_dir", "list_artifacts", "tensorboard_command"]
+__all__ = ["Artifact", "check_download_dir", "download_artifacts", "job_output_dir", "list_artifacts",
+           "tensorboard_command"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,23 +88,72 @@ def list_artifacts(base: str) -> list[Artifact]:
                    for p in root.rglob("*") if p.is_file()), key=lambda a: a.path)
 
 
+_DOWNLOAD_EXPECTED = "a directory to copy the artifacts into (new, or an existing one you can write to)"
+
+
+def check_download_dir(value: object, field: str = "--download") -> Path:
+    """``tfcloud artifacts --download DIR``, checked before anything is copied: not an existing file, and
+    the directory (or the nearest one above it that exists) writable by this user."""
+    from tfcloud.validate import check_text
+
+    check_text(field, str(value) if isinstance(value, Path) else value)
+    if not isinstance(value, str | Path) or not str(value) or "\0" in str(value):
+        raise ValidationError(field, _DOWNLOAD_EXPECTED, value)
+    path = Path(value).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValidationError(field, _DOWNLOAD_EXPECTED, str(value), hint=f"{path} is a file: name a directory.")
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not a directory" if not existing.is_dir() else "is not writable"
+        raise ValidationError(field, _DOWNLOAD_EXPECTED, str(value), hint=f"{existing} {what}.")
+    return path
+
+
+def _target(destination: Path, relative: str) -> Path:
+    """Where one artifact goes; a :class:`ValidationError` when a file of the destination is in the way."""
+    target = destination / relative
+    for above in reversed(target.relative_to(destination).parents[:-1]):
+        if (destination / above).exists() and not (destination / above).is_dir():
+            raise ValidationError("--download", _DOWNLOAD_EXPECTED, str(destination),
+                                  hint=f"{destination / above} is a file where the artifacts have a directory.")
+    if target.is_dir():
+        raise ValidationError("--download", _DOWNLOAD_EXPECTED, str(destination),
+                              hint=f"{target} is a directory where the artifacts have a file.")
+    return target
+
+
 def download_artifacts(base: str, destination: Path) -> list[Path]:
-    """Copy every file under ``base`` into ``destination`` (same relative paths); return the files written."""
+    """Copy every file under ``base`` into ``destination`` (same relative paths); return the files written.
+    The destination and every target are checked before the first file is copied (:func:`check_download_dir`)."""
+    destination = check_download_dir(destination)
     written = []
     if base.startswith("gs://"):
         _, prefix = _bucket(base)
-        for blob in _blobs(base):
-            target = destination / blob.name[len(prefix):]
-            target.parent.mkdir(parents=True, exist_ok=True)
+        blobs = list(_blobs(base))
+        pairs = [(blob, _target(destination, blob.name[len(prefix):])) for blob in blobs]
+        for blob, target in pairs:
+            _make_parent(target)
             blob.download_to_filename(str(target))
             written.append(target)
         return written
-    for artifact in list_artifacts(base):
-        target = destination / artifact.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(Path(base) / artifact.path, target)
+    copies = [(Path(base) / a.path, _target(destination, a.path)) for a in list_artifacts(base)]
+    for source, target in copies:
+        _make_parent(target)
+        try:
+            shutil.copy2(source, target)
+        except OSError as exc:
+            raise ConfigurationError(f"Could not copy {source} to {target}: {exc.strerror or exc}.") from None
         written.append(target)
     return written
+
+
+def _make_parent(target: Path) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(f"Could not create {target.parent}: {exc.strerror or exc}.") from None
 
 
 def tensorboard_command(base: str, *, port: int | None = None) -> list[str]:

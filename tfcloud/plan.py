@@ -5,17 +5,23 @@ it would build (:class:`ImagePlan`: the content-addressed tag, the base image, t
 what was kept out of it and why, the Dockerfile), a converted notebook's script, and warnings read from the
 script itself (:func:`script_warnings`): Keras-3-only APIs under a strategy that routes Keras to tf-keras, and
 a strategy the script builds itself while tfcloud chooses one too.
+
+For people, a plan is plain text (``str(plan)``, IPython's pretty printer: :func:`plan_text`) or HTML tables
+(a notebook's ``_repr_html_``: :func:`plan_html`); ``tfcloud submit --dry-run`` prints the same facts on the
+console, the generated files only with ``--show-files`` (:func:`generated_files` names them).
 """
 
 from __future__ import annotations
 
 import ast
+import html
+import json
 import shlex
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ConfigurationError
 from tfcloud.pipeline import image_repository, prepare
@@ -26,7 +32,8 @@ from tfcloud.strategy import EXPLICIT
 if TYPE_CHECKING:
     from tfcloud.artifacts import PreparedJob
 
-__all__ = ["ContextEntry", "ImagePlan", "Plan", "PoolRow", "make_plan", "script_warnings"]
+__all__ = ["ContextEntry", "ImagePlan", "Plan", "PoolRow", "generated_files", "make_plan", "plan_html", "plan_rows",
+           "plan_text", "script_warnings"]
 
 #: Stands for the registry in a planned tag when none is configured yet.
 NO_REPOSITORY = "REPOSITORY"
@@ -63,6 +70,7 @@ class ImagePlan:
     let_in: tuple[tuple[str, str], ...]  # (path, why): on the deny-list, let in by a `!path` line
     dropped_links: tuple[str, ...]
     dockerfile: str
+    cache_from: str | None = None  # an image the build takes its layer cache from
 
     @property
     def tag(self) -> str:
@@ -71,6 +79,7 @@ class ImagePlan:
     def to_dict(self) -> dict[str, object]:
         return {
             "uri": self.uri, "tag": self.tag, "base_image": self.base_image, "builder": self.builder,
+            "cache_from": self.cache_from,
             "context": {
                 "root": self.context_root, "file_count": len(self.files), "total_size": self.total_size,
                 "files": [{"path": f.path, "size": f.size, "generated": f.generated} for f in self.files],
@@ -82,7 +91,7 @@ class ImagePlan:
         }
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class Plan:
     """What ``run(dry_run=True)`` returns and ``tfcloud submit --dry-run`` prints."""
 
@@ -106,6 +115,20 @@ class Plan:
     def args(self) -> tuple[str, ...]:
         return self.spec.entry_point_args
 
+    def __str__(self) -> str:
+        return plan_text(self)
+
+    def __repr__(self) -> str:
+        replicas = sum(p.replicas for p in self.pools)
+        return (f"<Plan for {self.spec.entry_point.name}: {self.spec.target.name}, {self.strategy}, "
+                f"{replicas} replica(s); print() it for the whole plan>")
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's pretty printer
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:  # a notebook shows the plan as tables
+        return plan_html(self)
+
     @property
     def command_line(self) -> str:
         """The replica's command as a shell would take it (each argument quoted as needed)."""
@@ -115,6 +138,7 @@ class Plan:
         return {
             "entry_point": str(self.spec.entry_point),
             "target": self.spec.target.name,
+            "target_options": self.spec.target.given(),
             "strategy": self.strategy,
             "strategy_reason": self.strategy_reason,
             "pools": [vars(p) for p in self.pools],
@@ -220,6 +244,7 @@ def _image_plan(job: PreparedJob, settings: Settings, notes: list[str]) -> Image
         let_in=tuple((s.path, s.reason) for s in ctx.let_in),
         dropped_links=ctx.outside_links,
         dockerfile=planned.dockerfile,
+        cache_from=spec.docker_config.cache_from,
     )
 
 
@@ -315,3 +340,74 @@ def script_warnings(script: Path, spec: JobSpec, *, source: str | None = None) -
                    "(distribution_strategy=None in run()); to keep tfcloud's, remove it from the script and "
                    "use tf.distribute.get_strategy().")
     return out
+
+
+# --- the plan for people: plain text (str(plan), IPython) and HTML (a notebook) ---------------------------------
+def plan_rows(plan: Plan) -> list[tuple[str, str]]:
+    """(label, value) for each fact of the plan after its pools, in the order the console shows them."""
+    spec = plan.spec
+    rows = [("Each replica runs", plan.command_line),
+            ("Script args", json.dumps(list(plan.args)) if plan.args else "(none)")]
+    if spec.job_labels:
+        rows.append(("Labels", ", ".join(f"{k}={v}" for k, v in spec.job_labels.items())))
+    rows += [("Requirement", r) for r in plan.requirements]
+    if plan.endpoint:
+        rows.append(("Runs on", plan.endpoint))
+    rows += [("Note", n) for n in plan.notes]
+    for name, source in plan.sources.items():
+        value = source["value"]
+        shown = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else value
+        rows.append(("Setting", f"{name} = {shown} (from {source['from']})"))
+    rows += [("Warning", w) for w in plan.warnings]
+    if plan.image is not None:
+        from tfcloud.context import format_size
+
+        image = plan.image
+        rows += [("Image", f"{image.uri} (nothing built)"), ("Base image", image.base_image),
+                 ("Builder", image.builder),
+                 ("Build context", f"{image.context_root}: {len(image.files)} files, "
+                                   f"{format_size(image.total_size)}")]
+    rows.append(("Generated", generated_files(plan)))
+    return rows
+
+
+def generated_files(plan: Plan) -> str:
+    """One line naming the files tfcloud generates for the job and where to see them whole."""
+    generated = [("tfcloud_launcher.py", plan.launcher)]
+    if plan.script is not None:
+        generated.append((f"{plan.spec.entry_point.name} as a script", plan.script))
+    return (", ".join(f"{name} ({text.count(chr(10))} lines)" for name, text in generated)
+            + "; shown by --show-files (plan.launcher" + (", plan.script" if plan.script is not None else "")
+            + " in Python)")
+
+
+def _pools(plan: Plan) -> list[list[str]]:
+    return [["role", "replicas", "machine type", "accelerator"],
+            *([p.role, str(p.replicas), p.machine_type, p.accelerator] for p in plan.pools)]
+
+
+def plan_text(plan: Plan) -> str:
+    """The plan as plain text: what it runs where, the pools as aligned columns, then :func:`plan_rows`."""
+    spec = plan.spec
+    lines = [f"Plan for {spec.entry_point} (target: {spec.target.name}; nothing submitted)",
+             f"Strategy: {plan.strategy} ({plan.strategy_reason})"]
+    table = _pools(plan)
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
+    lines += [f"{label}: {value}" for label, value in plan_rows(plan)]
+    return "\n".join(lines)
+
+
+def plan_html(plan: Plan) -> str:
+    """The plan as an HTML fragment for a notebook: a heading, the pools table and a table of the rest."""
+    esc = html.escape
+    spec = plan.spec
+    pools = _pools(plan)
+    head = "".join(f"<th>{esc(c)}</th>" for c in pools[0])
+    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in pools[1:])
+    facts = "".join(f"<tr><th style='text-align:left'>{esc(label)}</th><td style='text-align:left'>"
+                    f"<code>{esc(value)}</code></td></tr>" for label, value in plan_rows(plan))
+    return (f"<div><p><b>Plan</b> for <code>{esc(str(spec.entry_point))}</code> (target: "
+            f"{esc(spec.target.name)}; nothing submitted)<br>Strategy: <b>{esc(plan.strategy)}</b> "
+            f"({esc(plan.strategy_reason)})</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<table>{facts}</table></div>")

@@ -47,7 +47,7 @@ def study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
         console.print(f"Plots: {paths[0]}\n       {paths[1]}", markup=False)
 
 
-def print_plan(plan: Plan) -> None:
+def print_plan(plan: Plan, *, show_files: bool = False) -> None:
     import json
 
     from rich.markup import escape
@@ -84,6 +84,11 @@ def print_plan(plan: Plan) -> None:
         say(f"Warning: {warning}", style="yellow")
     if plan.image is not None:
         print_image_plan(plan.image)
+    if not show_files:  # the plan stays on screen; the generated files only when asked for
+        from tfcloud.plan import generated_files
+
+        say("Generated: " + generated_files(plan))
+        return
     console.rule("tfcloud_launcher.py")
     console.print(plan.launcher.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
     if plan.script is not None:
@@ -113,6 +118,8 @@ def print_image_plan(image: ImagePlan) -> None:
     say(f"Image: {image.uri} (tag computed from the files below; nothing built)")
     say(f"Base image: {image.base_image}")
     say(f"Builder: {image.builder}")
+    if image.cache_from:
+        say(f"Build cache from: {image.cache_from}")
     say(f"Build context {shown(image.context_root)}: {len(image.files)} files, {format_size(image.total_size)}")
     own = [f for f in image.files if not f.generated]
     for f in own[:_PLAN_FILES]:

@@ -35,6 +35,7 @@ __all__ = [
     "MAIN_FILE",
     "Problem",
     "bundle_requirements",
+    "check_remote_includes",
     "check_requirements",
     "ensure_requirements",
     "parse_requirements_file",
@@ -222,10 +223,7 @@ def validate_requirements_file(path: Path, *, _seen: frozenset[Path] = frozenset
         source = f"{path.name}:{number}"
         _check_line(text, source)
         if text.startswith(("-r", "--requirement", "-c", "--constraint")):
-            target = text.split(None, 1)[-1] if " " in text else text
-            for option in ("--requirement", "--constraint", "-r", "-c"):
-                target = target.removeprefix(option)
-            target = target.lstrip(" =")
+            target = _include_target(text)
             if "://" in target:
                 continue  # pip fetches it
             include = path.parent / target
@@ -233,6 +231,49 @@ def validate_requirements_file(path: Path, *, _seen: frozenset[Path] = frozenset
                 raise ValidationError("requirements_txt", "includes (-r FILE, -c FILE) of existing files",
                                       f"<{source}: {text!r}>", hint=f"No file at {include}.")
             validate_requirements_file(include, _seen=_seen | {path})
+
+
+def _include_target(text: str) -> str:
+    target = text.split(None, 1)[-1] if " " in text else text
+    for option in ("--requirement", "--constraint", "-r", "-c"):
+        target = target.removeprefix(option)
+    return target.lstrip(" =")
+
+
+def check_remote_includes(path: Path, *, timeout: float = 10.0, _seen: frozenset[Path] = frozenset()) -> None:
+    """Every ``-r URL`` / ``-c URL`` include of ``path`` (and of its file includes) must be fetchable from here:
+    a :class:`ValidationError` naming the file and line before anything is built, not pip's error inside the
+    image build. Called for a submission or build only (a plan reaches no network)."""
+    import urllib.error
+    import urllib.request
+
+    path = path.resolve()
+    if path in _seen:
+        return
+    for number, text in _logical_lines(path):
+        if not text.startswith(("-r", "--requirement", "-c", "--constraint")):
+            continue
+        target = _include_target(text)
+        if "://" not in target:
+            include = path.parent / target
+            if include.is_file():
+                check_remote_includes(include, timeout=timeout, _seen=_seen | {path})
+            continue
+        if not target.startswith(("http://", "https://")):
+            continue  # file://, or a scheme pip resolves itself
+        try:
+            with urllib.request.urlopen(urllib.request.Request(target, method="GET"), timeout=timeout) as answer:
+                answer.read(1)
+            reason = None
+        except urllib.error.HTTPError as exc:
+            reason = f"the server answered {exc.code} {exc.reason}"
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            why = getattr(exc, "reason", None) or exc
+            reason = f"it cannot be fetched ({why})"
+        if reason is not None:
+            raise ValidationError("requirements_txt", "includes (-r URL, -c URL) that can be fetched",
+                                  f"<{path.name}:{number}: {text!r}>",
+                                  hint=f"{target}: {reason}; pip would fail the same way inside the image build.")
 
 
 #: The name of the top requirements file in a bundle (:func:`bundle_requirements`).

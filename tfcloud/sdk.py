@@ -56,6 +56,7 @@ __all__ = [
     "attached",
     "build",
     "cancels_on_interrupt",
+    "check_replica",
     "failure",
     "follow",
     "interrupted",
@@ -251,6 +252,11 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
+    if build_logs and not spec.target.container:
+        from tfcloud.errors import UnsupportedOptionError
+
+        raise UnsupportedOptionError("build_logs", True, target=spec.target.name,
+                                     takers=["a target that builds an image (vertex, local with container)"])
     console = get_console()
     backend = get_backend(spec.target, settings=settings)
     recorder = Recorder()
@@ -356,6 +362,19 @@ def log_window(*, tail: object = None, since: object = None) -> tuple[int | None
     from tfcloud.validate import parse_since, validate_tail
 
     return (None if tail is None else validate_tail(tail), None if since is None else parse_since(since))
+
+
+def check_replica(info: JobInfo, replica: str | None) -> list[str]:
+    """The names of the job's replicas that ``tfcloud logs --replica`` selects (all of them for None); a name
+    the job does not have is a :class:`ValidationError` naming the ones it has, not an empty success. A job
+    whose replicas are not known yet (a cloud job still queued) takes any name."""
+    names = [r.name for r in info.replicas]
+    if replica is None:
+        return names
+    if names and replica not in names:
+        raise ValidationError("--replica", "one of the job's replicas: " + ", ".join(names), replica,
+                              hint=f"`tfcloud status {info.job_id} --json` lists them.")
+    return [replica]
 
 
 def _keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: ImageRef | None) -> None:

@@ -23,7 +23,7 @@ from tfcloud.study import ParamKind, Scale, StudyInfo, TrialInfo, format_value, 
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["plot_png", "rerun_command", "state_text", "study_table", "write_plots"]
+__all__ = ["check_plot_path", "plot_png", "rerun_command", "state_text", "study_table", "write_plots"]
 
 _STYLE = {JobState.SUCCEEDED: "green", JobState.FAILED: "red", JobState.CANCELLED: "yellow"}
 
@@ -181,6 +181,37 @@ def _html(info: StudyInfo, png: bytes) -> str:
         f"src=\"data:image/png;base64,{base64.b64encode(png).decode('ascii')}\">\n"
         "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>\n" + "\n".join(rows)
         + "\n</table>\n</body></html>\n")
+
+
+PLOT_SUFFIXES = (".png", ".html", ".htm")
+
+
+def check_plot_path(value: object, field: str = "--plot") -> Path:
+    """``tfcloud tune --plot PATH``, checked before the first trial starts: a ``.png`` or ``.html`` file, not
+    a directory, where this user can write (missing directories above it are made when the plot is written)."""
+    import os
+
+    from tfcloud.errors import ValidationError
+    from tfcloud.validate import check_text
+
+    expected = "a .png or .html file in a directory you can write to"
+    check_text(field, str(value) if isinstance(value, Path) else value)
+    if not isinstance(value, str | Path) or not str(value) or "\0" in str(value):
+        raise ValidationError(field, expected, value)
+    path = Path(value).expanduser()
+    if path.suffix.lower() not in PLOT_SUFFIXES:
+        raise ValidationError(field, expected, str(value),
+                              hint="End the name with .png (an image) or .html (a page with the table).")
+    if path.is_dir() or (path.exists() and not os.access(path, os.W_OK)):
+        what = "is a directory" if path.is_dir() else "cannot be written"
+        raise ValidationError(field, expected, str(value), hint=f"{path} {what}.")
+    existing = path.parent  # missing directories are made, as long as the nearest one that exists allows it
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not a directory" if not existing.is_dir() else "is not writable"
+        raise ValidationError(field, expected, str(value), hint=f"{existing} {what}: the plot cannot go there.")
+    return path
 
 
 def write_plots(info: StudyInfo, *, png: Path | None = None, html_path: Path | None = None) -> None:

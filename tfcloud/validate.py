@@ -18,6 +18,7 @@ from tfcloud.jobids import validate_job_id
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
 from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role
 from tfcloud.strategy import choose_strategy, parse_strategy
+from tfcloud.targets._base import refuse_control as check_text
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
@@ -31,6 +32,7 @@ __all__ = [
     "check_credentials",
     "check_entry_point",
     "check_settings",
+    "check_text",
     "make_target",
     "refuse_options",
     "validate_bucket",
@@ -49,17 +51,21 @@ _LABEL_VALUE = re.compile(r"^[a-z0-9_-]*$")
 #: project's quota is refused only after the image was pushed) and for a local run (one process each).
 MAX_REPLICAS = 1000
 MAX_ARG_LENGTH = 100_000  # one script argument; Linux refuses a single argument above 128 KiB
+MAX_ENV_TOTAL = 1_000_000  # every --env variable together; Linux's ARG_MAX (2 MiB) also holds the arguments
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: What tfcloud sets in every replica (TFCLOUD_AUTO_CHECKPOINT, TFCLOUD_LOGICAL_CPUS... are the user's to set).
 _RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT")
 # Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@sha256:digest].
-_DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+# Lowercase registry hosts only: Docker's grammar allows `LOCALHOST:5000/x`, but the engine then takes
+# `UPPER/x`'s first part for a host, and registries and Artifact Registry are named in lowercase; refused here
+# rather than by Docker after the build started.
+_DOMAIN_PART = r"(?:[a-z0-9]|[a-z0-9][a-z0-9-]*[a-z0-9])"
 _DOMAIN = rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]{{1,5}})?)"
 _PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _IMAGE_NAME = rf"(?:{_DOMAIN}/)?{_PATH_PART}(?:/{_PATH_PART})*"
 _IMAGE_REF = re.compile(rf"^{_IMAGE_NAME}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[a-f0-9]{{64}})?$")
 _IMAGE_REPO = re.compile(rf"^{_IMAGE_NAME}$")
-_IMAGE_EXPECTED = "an image reference such as us-docker.pkg.dev/my-project/repo/name:tag (lowercase path)"
+_IMAGE_EXPECTED = "an image reference such as us-docker.pkg.dev/my-project/repo/name:tag (lowercase)"
 _HOST_PORT = re.compile(r"^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
@@ -119,6 +125,14 @@ def check_entry_point(value: object) -> tuple[Path, EntryPointKind]:
     checked by :func:`build_spec` (that needs the notebook extra)."""
     expected = "a path to an existing Python file (.py) or notebook (.ipynb)"
     path = _path("entry_point", value, expected)
+    if not path.name.isascii():  # a name the filesystem gave as bytes that are not UTF-8 (surrogates here)
+        try:
+            path.name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError("entry_point", expected + " whose name is UTF-8 text",
+                                  f"<{str(value)!a}: the name is not UTF-8>",
+                                  hint="Rename the file: its name is written into the launcher and the image.") \
+                from None
     suffix = path.suffix.lower()
     if suffix not in (".py", ".ipynb"):
         raise ValidationError("entry_point", expected, str(value))
@@ -163,11 +177,16 @@ def _machine(field: str, value: object, *, auto: MachineConfig) -> MachineConfig
 
 
 def _pool_machine(role: str, config: object, count: int, *, auto: MachineConfig) -> MachineConfig | None:
-    """``<role>_config``: None is allowed only when ``<role>_count`` is 0."""
+    """``<role>_config``: None is allowed only when ``<role>_count`` is 0; a machine chosen for a pool of no
+    replicas is refused (it would be silently ignored)."""
     if config is None:
         if count > 0:
             raise ValidationError(f"{role}_config", f"a MachineConfig when {role}_count > 0", None)
         return None
+    if count == 0 and not (isinstance(config, str) and config.lower() == "auto"):
+        raise ValidationError(f"{role}_config", f'"auto" (or None) when {role}_count is 0: the pool has no '
+                              "replicas", getattr(config, "describe", lambda: config)(),
+                              hint=f"Give {role}_count (--{role}-count N) too, or leave out {role}_config.")
     return _machine(f"{role}_config", config, auto=auto)
 
 
@@ -192,6 +211,8 @@ def validate_labels(value: object) -> Mapping[str, str]:
                               f"<{len(value)} labels>")
     labels: dict[str, str] = {}
     for key, val in value.items():
+        check_text("job_labels", key)
+        check_text(f"job_labels[{key!r}]", val)
         if key == "tfcloud-submission":
             raise ValidationError("job_labels", "keys other than 'tfcloud-submission' (tfcloud sets it)", key)
         if not isinstance(key, str) or not key or len(key) > MAX_LABEL_LENGTH or not _LABEL_KEY.match(key):
@@ -256,6 +277,8 @@ def _docker_config(value: object) -> DockerConfig:
         return DockerConfig()
     if not isinstance(value, DockerConfig):
         raise ValidationError("docker_config", 'a tfcloud.DockerConfig or "auto"', value)
+    for name in ("image", "parent_image", "cache_from", "image_build_bucket"):
+        check_text(f"docker_config.{name}", getattr(value, name))
     for name in ("image", "parent_image", "cache_from"):
         image = getattr(value, name)
         if image is not None:
@@ -278,11 +301,20 @@ def _env(value: object) -> Mapping[str, str]:
     ):
         raise ValidationError("env", "a dict of environment variable names to string values", value)
     for key, val in value.items():
+        check_text("env", key)
         if key in _RESERVED_ENV:
             raise ValidationError("env", "names other than " + ", ".join(_RESERVED_ENV) + " (tfcloud sets them)",
                                   key)
         if "\0" in val:
             raise ValidationError(f"env[{key!r}]", "a value without NUL bytes", val)
+        if len(f"{key}={val}".encode()) > MAX_ARG_LENGTH:  # else the replica's exec fails, after the job exists
+            raise ValidationError(f"env[{key!r}]", f"at most {MAX_ARG_LENGTH} bytes with its name (Linux refuses "
+                                  "a larger variable to a process)", f"<{len(val.encode())} bytes>",
+                                  hint="Pass large data in a file beside the script instead.")
+    total = sum(len(k) + len(v.encode()) + 2 for k, v in value.items())
+    if total > MAX_ENV_TOTAL:
+        raise ValidationError("env", f"at most {MAX_ENV_TOTAL} bytes in all", f"<{total} bytes>",
+                              hint="Pass large data in a file beside the script instead.")
     return MappingProxyType(dict(value))
 
 
@@ -308,10 +340,12 @@ def _display_name(value: object, entry: Path) -> str:
 
 def check_settings(settings: Settings) -> None:
     """The settings a submission reaches Google or Docker with: each checked before anything is built."""
+    for name, value in vars(settings).items():
+        check_text(name, value, origin=settings.sources.get(name))
     if settings.image_repository is not None and (
             not _IMAGE_REPO.match(settings.image_repository) or len(settings.image_repository) > 255):
         raise ValidationError("image_repository", "an image repository such as "
-                              "us-central1-docker.pkg.dev/my-project/tfcloud (no tag, lowercase path)",
+                              "us-central1-docker.pkg.dev/my-project/tfcloud (no tag, lowercase)",
                               settings.image_repository, hint="Set with TFCLOUD_IMAGE_REPOSITORY or "
                               "image_repository= in run() or [tool.tfcloud].")
     if settings.staging_bucket is not None:
@@ -390,6 +424,7 @@ def build_spec(
     Everything is checked before anything is built, uploaded or submitted."""
     if intent not in ("plan", "build", "submit"):
         raise ValueError(f"intent must be plan, build or submit, not {intent!r}")
+    check_text("display_name", display_name)
     where = make_target(target, target_options, settings=settings)
     entry, kind = _entry_point(entry_point)
     requirements = _requirements(requirements_txt)
@@ -438,6 +473,10 @@ def build_spec(
     labels = validate_labels(job_labels)
     environment = _env(env)
     context = _context_dir(context_dir, entry)
+    if requirements is not None and intent != "plan":  # a plan reaches no network
+        from tfcloud.requirements import check_remote_includes
+
+        check_remote_includes(requirements)
     if not where.container:
         given_image = {"docker_config": docker != DockerConfig() and docker, "image_repository": image_repository}
         for option, value in given_image.items():

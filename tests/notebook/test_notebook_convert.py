@@ -428,3 +428,17 @@ def test_converted_script_needs_only_the_standard_library(convert, tmp_path):
 
     assert imported <= set(sys.stdlib_module_names)
     assert Path(tmp_path).is_dir()
+
+
+@pytest.mark.parametrize(("cell", "line", "text"), [
+    ("if True:\n    x = 1\n  %time y = 2", 3, "`%time y = 2`"),
+    ("for i in range(2):\n    !echo hi\n  print(i)", 3, "`print(i)`"),
+    ("x = 0\nif x:\n        x = 1\n    %time y = 2", 4, "`%time y = 2`"),
+])
+def test_a_bad_unindent_beside_a_magic_names_the_cell_and_line(convert, cell, line, text):
+    # IPython's tokenizer raises IndentationError before Python sees the cell: the cell's error, not a traceback.
+    with pytest.raises(NotebookError) as err:
+        convert("import os", cell)
+    assert str(err.value) == (f"nb.ipynb, cell 2, line {line}: unindent does not match any outer indentation "
+                              f"level: {text}")
+    assert (err.value.cell, err.value.line) == (2, line)

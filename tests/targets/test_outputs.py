@@ -47,6 +47,37 @@ def test_artifacts_download_copies_them(local_job: Any, tmp_path: Path, capsys: 
     assert (tmp_path / "copy" / "model" / "model.txt").read_text() == "weights"
 
 
+def test_artifacts_download_to_a_file_or_an_unwritable_place_copies_nothing(
+        local_job: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    existing = tmp_path / "notes.txt"
+    existing.write_text("mine")
+    for destination, hint in ((existing, f"{existing} is a file: name a directory."),
+                              (existing / "copy", f"{existing} is not a directory.")):
+        assert main(["artifacts", local_job.job_id, "--download", str(destination)]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.splitlines() == [
+            "Error: Invalid `--download`: expected a directory to copy the artifacts into (new, or an existing one "
+            f"you can write to), received '{destination}'.", hint]
+        assert "Traceback" not in captured.err
+    assert existing.read_text() == "mine"
+    # A file of the destination where the artifacts have a directory: refused before the first copy.
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "model").write_text("in the way")
+    assert main(["artifacts", local_job.job_id, "--download", str(tmp_path / "copy")]) == 2
+    assert f"{tmp_path / 'copy' / 'model'} is a file where the artifacts have a directory." in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "copy").iterdir()) == ["model"]
+
+
+def test_artifacts_of_a_job_that_wrote_nothing_says_so(submit, write_script,  # type: ignore[no-untyped-def]
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    handle = submit(write_script("quiet.py", "print('nothing kept')\n"), distribution_strategy=None)
+    assert handle.wait(60).state is JobState.SUCCEEDED
+    assert main(["artifacts", handle.job_id]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [f"# {handle.job_dir / 'output'}"]
+    assert f"Job {handle.job_id} wrote no files under its output directory." in captured.err
+
+
 def test_tensorboard_runs_on_the_jobs_log_dir(local_job: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capfd: pytest.CaptureFixture[str]) -> None:
     bin_dir = tmp_path / "bin"

@@ -157,8 +157,8 @@ def _iso(value: float | None) -> str | None:
 def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
     """Why a job did not succeed, in the one format every backend shares, or None (succeeded or still running).
 
-    ``Job ID STATE: the backend's message``, then the failing replica's last ``n`` lines; the error's exit code
-    is the job's own (1 when unknown)."""
+    ``Job ID STATE: the backend's message``, then the failing replica's last ``n`` lines (known start-up noise
+    left out, as on the terminal); the error's exit code is the job's own (1 when unknown)."""
     info = handle.info()
     if info.state is JobState.SUCCEEDED or not info.state.is_final:
         return None
@@ -166,7 +166,8 @@ def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
     log_tail = ""
     if info.failed_replica:
         try:
-            lines = tail(handle.logs(replica=info.failed_replica, tail=n), n)
+            # The noise the terminal hid is not "why": read further back, keep the replica's own last lines.
+            lines = tail(handle.logs(replica=info.failed_replica, tail=n * 10), n, skip_noise=True)
         except OutcomeUnknownError as exc:  # the logs cannot be read now; the outcome is known all the same
             log_tail = f"(The last lines of {info.failed_replica} could not be read: {exc.message})"
         else:
@@ -174,11 +175,15 @@ def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
     return JobFailedError(message, exit_code=info.exit_code or 1, log_tail=log_tail)
 
 
-def tail(lines: Iterable[LogLine], n: int = 20, *, replica: str | None = None) -> list[LogLine]:
-    """The last ``n`` lines of ``lines`` (of one replica when ``replica`` is given)."""
+def tail(lines: Iterable[LogLine], n: int = 20, *, replica: str | None = None,
+         skip_noise: bool = False) -> list[LogLine]:
+    """The last ``n`` lines of ``lines`` (of one replica when ``replica`` is given; without the known start-up
+    noise, :mod:`tfcloud.noise`, with ``skip_noise``)."""
+    from tfcloud.noise import is_noise  # here: compiling its patterns costs `tfcloud status` start-up
+
     kept: collections.deque[LogLine] = collections.deque(maxlen=max(n, 0))
     for line in lines:
-        if replica is None or line.replica == replica:
+        if (replica is None or line.replica == replica) and not (skip_noise and is_noise(line.text)):
             kept.append(line)
     return list(kept)
 

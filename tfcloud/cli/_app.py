@@ -38,7 +38,7 @@ HELP_PANELS = {
                      "no_push"], "Image"),
     # a target's own options carry their target's panel (tfcloud.cli._options.with_target_options)
     **dict.fromkeys(["project", "region", "cancel_on_interrupt"], "Vertex AI"),
-    **dict.fromkeys(["dry_run", "json_output", "detach", "follow"], "Output"),
+    **dict.fromkeys(["dry_run", "show_files", "json_output", "detach", "follow"], "Output"),
 }
 
 COMMAND_HELP_PANELS = {
@@ -84,8 +84,8 @@ class _Typer(typer.Typer):
 
 app = _Typer(
     name="tfcloud",
-    help="Run a TensorFlow script or notebook as a distributed job: on this machine (the default) or on "
-    "Google Cloud Vertex AI.",
+    help="Run a TensorFlow script or notebook as a distributed job: on this machine (the default), on a Ray "
+    "cluster (--ray ADDRESS) or on Google Cloud Vertex AI (--vertex).",
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -110,7 +110,7 @@ def _root(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors and the job's own output: no "
                                                               "progress or warnings.")] = False,
 ) -> None:
-    """Run a TensorFlow script or notebook as a distributed job, locally or on Vertex AI."""
+    """Run a TensorFlow script or notebook as a distributed job, locally, on Ray or on Vertex AI."""
     from tfcloud.console import configure
 
     configure(verbosity=-1 if quiet else verbose)

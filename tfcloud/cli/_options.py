@@ -100,12 +100,16 @@ def selected_target(local: bool, vertex: bool, ray: str | None = None, other: st
     """The target the flags choose (None: the ``target`` setting's): ``--local``, ``--vertex``, ``--ray ADDRESS``
     or ``--target NAME``, one at most."""
     chosen = [(flag, name) for flag, name, on in (("--local", "local", local), ("--vertex", "vertex", vertex),
-                                                  ("--ray", "ray", ray is not None),
                                                   ("--target", other, other is not None)) if on]
-    if len(chosen) > 1:
+    if len({name for _, name in chosen}) > 1:
         raise ValidationError("target", "one of --local, --vertex, --ray ADDRESS or --target NAME",
                               " and ".join(flag for flag, _ in chosen))
-    return chosen[0][1] if chosen else None
+    name = chosen[0][1] if chosen else None
+    if ray is not None and name not in (None, "ray"):  # the Ray target's address, given to another target
+        from tfcloud.errors import UnsupportedOptionError
+
+        raise UnsupportedOptionError("ray_address", ray, target=str(name), takers=["ray"], how="--ray ADDRESS")
+    return "ray" if ray is not None else name
 
 
 RayOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045

@@ -9,7 +9,7 @@ import typer
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
 from tfcloud.cli._options import RayOpt, pairs, selected_target
-from tfcloud.console import get_error_console, verbosity
+from tfcloud.console import get_console, get_error_console, verbosity
 
 __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
 
@@ -94,13 +94,14 @@ def logs(
 
     last, after = sdk.log_window(tail=tail, since=since)
     with sdk.attached(job, ray_address=ray) as handle:
+        names = sdk.check_replica(handle.info(), replica)
         try:
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,
                                             json_lines=json_output))
             print_lines(handle.logs(follow=False, replica=replica, tail=last, since=after),
                         show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_output,
-                        replicas=[r.name for r in handle.info().replicas if replica in (None, r.name)])
+                        replicas=names)
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
 
@@ -136,6 +137,10 @@ def artifacts(
     from tfcloud import sdk
     from tfcloud.outputs import download_artifacts, job_output_dir, list_artifacts
 
+    if download is not None:  # checked before the job is looked up: an unwritable place copies nothing
+        from tfcloud.outputs import check_download_dir
+
+        check_download_dir(download)
     with sdk.attached(job) as handle:
         base = job_output_dir(handle.info())
     if download is not None:
@@ -150,6 +155,9 @@ def artifacts(
     typer.echo(f"# {base}")
     for artifact in found:
         typer.echo(f"{artifact.size:>12}  {artifact.path}")
+    if not found:
+        get_console().print(f"Job {job} wrote no files under its output directory.", markup=False,
+                            highlight=False)
 
 
 @app.command()
@@ -193,13 +201,13 @@ def list_jobs(
     if json_output:
         typer.echo(dumps(rows, indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    import shutil
 
-    columns = ["job_id", "state", "exit_code", "display_name", "created"]
-    table = Table(*columns, title=f"{target or 'tfcloud'} jobs")
-    for row in rows:
-        table.add_row(*(Text(str(row[column]) if row[column] is not None else "-") for column in columns))
-    Console(highlight=False).print(table)
+    from tfcloud.jobview import jobs_lines
+
+    if not rows:
+        get_console().print(f"No {target + ' ' if target else ''}jobs{' in state ' + state if state else ''}.",
+                            markup=False, highlight=False)
+    for line in jobs_lines(rows, width=shutil.get_terminal_size().columns) if rows else []:
+        typer.echo(line)
 

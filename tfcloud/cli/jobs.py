@@ -77,6 +77,8 @@ def submit(
     build_logs: BuildLogsOpt = False,
     display_name: Annotated[Optional[str], typer.Option(help="The job's display name.", show_default=False)] = None,  # noqa: UP045
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; submit nothing.")] = False,
+    show_files: Annotated[bool, typer.Option("--show-files", help="With --dry-run: also print the generated "
+                                                                  "launcher (and a notebook's script).")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Print the job id and return; do not follow "
                                                                 "the logs.")] = False,
@@ -111,7 +113,7 @@ def submit(
         if json_output:
             typer.echo(dumps(plan.to_dict(), indent=2))
         else:
-            print_plan(plan)
+            print_plan(plan, show_files=show_files)
         return
     with sdk.submit(entry_point, build_logs=build_logs, **options) as job:
         if detach:
@@ -168,10 +170,16 @@ def build(
             typer.echo(dumps({**(plan.image.to_dict() if plan.image else {"uri": None}),
                                    "notes": list(plan.notes)}, indent=2))
         else:
+            cannot = "No image can be planned: "
             for note in plan.notes:
-                get_console().print(f"Note: {note}", markup=False, highlight=False)
-            if plan.image is not None:
-                print_image_plan(plan.image)
+                if plan.image is not None or not note.startswith(cannot):
+                    get_console().print(f"Note: {note}", markup=False, highlight=False)
+            if plan.image is None:  # the image is all this command shows: none is an error that says why
+                from tfcloud.errors import ConfigurationError
+
+                why = next((n[len(cannot):] for n in plan.notes if n.startswith(cannot)), "")
+                raise ConfigurationError(f"No image can be planned. {why}".strip())
+            print_image_plan(plan.image)
         return
 
     ref = sdk.build(entry_point, push=not no_push, build_logs=build_logs, target="vertex", project=project,

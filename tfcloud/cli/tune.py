@@ -103,6 +103,10 @@ def tune(
     }
     if strategy == "auto":
         del options["distribution_strategy"]
+    if plot is not None:  # checked before the first trial, not after the last
+        from tfcloud.tuneview import check_plot_path
+
+        plot = check_plot_path(plot)
     study = sdk.tune(entry_point, params=list(param or []), metric=metric, goal=goal, max_trials=trials,
                      parallel_trials=parallel, algorithm=algorithm, build_logs=build_logs,
                      early_stopping=early_stopping, **options)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec, PoolSpec
 
-__all__ = ["Option", "Target", "check_bool", "check_count", "check_text"]
+__all__ = ["Option", "Target", "check_bool", "check_count", "check_text", "refuse_control"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -53,6 +53,11 @@ class Option:
     - ``check``: the value (after the CLI's conversion) to the field's value; raises
       :class:`~tfcloud.errors.ValidationError` naming the option.
     - ``metavar``, ``choices``: how ``--help`` shows the value.
+    - ``example``: a valid value, for the docs and for the contract test that runs every option on every target
+      (tests/targets/test_contract.py): taken, it must show in the plan; not taken, refused.
+    - ``example_with``: (option, value) pairs the example is given with, by ``run()`` keyword, for an option that
+      acts only beside another (``max_wait`` beside ``scheduling="flex-start"``); a target option's pair is also
+      its flag, a job option's ``--`` and its name with dashes.
     """
 
     name: str
@@ -64,6 +69,8 @@ class Option:
     check: Callable[[str, object], object] | None = None
     metavar: str | None = None
     choices: tuple[str, ...] = ()
+    example: object = None
+    example_with: tuple[tuple[str, object], ...] = ()
 
     @property
     def cli_flag(self) -> str:
@@ -108,14 +115,24 @@ class Option:
         return value
 
 
+def refuse_control(field: str, value: object, *, origin: str | None = None) -> None:
+    """A user-given text value holds no control character: a trailing newline from a pasted value or ``$(...)``,
+    a tab, an escape. Refused here, naming ``field``, before any pattern (``$`` also matches before a final
+    newline) or any Google, Docker or file call sees it. Values that are not text are left to their own check."""
+    found = _CONTROL.search(value) if isinstance(value, str) else None
+    if found is not None:
+        raise ValidationError(field, "text without control characters (newline, tab, escape...)", value,
+                              hint=f"It holds {found.group()!r} at position {found.start()}"
+                                   + (f" (set by {origin})" if origin else "") + ": remove it.")
+
+
 def check_text(name: str, value: object, *, expected: str = "a string") -> str | None:
-    """A text option: a string without control characters (a stray newline would reach a request or a path)."""
+    """A text option: a non-empty string without control characters (:func:`refuse_control`)."""
     if value is None:
         return None
     if not isinstance(value, str) or not value:
         raise ValidationError(name, expected, value)
-    if _CONTROL.search(value):
-        raise ValidationError(name, f"{expected} without control characters (newlines, tabs, ...)", value)
+    refuse_control(name, value)
     return value
 
 

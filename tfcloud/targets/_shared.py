@@ -17,7 +17,7 @@ def _max_restarts(name: str, value: object) -> int | None:
 
 
 MAX_RESTARTS = Option(
-    name="max_restarts", type=int, setting="max_restarts", metavar="N", check=_max_restarts,
+    name="max_restarts", type=int, setting="max_restarts", metavar="N", check=_max_restarts, example=2,
     help="Restart the cluster up to N times when a replica dies; training resumes from its checkpoint "
          "(docs/recovery.md).")
 
@@ -56,6 +56,7 @@ def output_dir_option(*, directories: bool, field: str, where: str) -> Option:
     is accepted besides ``gs://``; ``where`` says what it must be reachable from."""
     return Option(
         name="base_output_dir", flag="--output-dir", setting="output_dir", field=field, metavar="DIR",
+        example="gs://my-bucket/outputs",
         check=_directory_or_gcs if directories else _gcs_only,
         help="Base output directory, gs://... (local jobs: also a directory; default: the job's own): sets "
              f"AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR. {where}".rstrip())

@@ -11,27 +11,38 @@ CustomJob is created on the emulator, which runs a chief and two workers as cont
 every replica's log streams back. It exits with the job's outcome (0 succeeded, 1 failed, 130 interrupted)
 and stops everything it started, on failure and on Ctrl-C (or SIGTERM) too: the job is cancelled, the
 emulator stopped, dockerd stopped by its PID, its netns mount unmounted, the registry stopped, the temp
-dirs removed.
+dirs removed. The submission keeps its state (the stage timeline, the build lock) in a state dir of the demo's
+own, removed with the rest: the user's ``TFCLOUD_HOME`` is left as it was.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "private_state_dir"]
 
 
 def _say(text: str) -> None:
     print(f"demo_cloud: {text}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def private_state_dir() -> Iterator[Path]:
+    """A state dir of the demo's own (``TFCLOUD_HOME`` of its ``tfcloud submit``), removed afterwards: the
+    stage timeline of a job that ends with the emulator, and the build lock, never reach the user's."""
+    with tempfile.TemporaryDirectory(prefix="tfcloud-demo-state-") as state:
+        yield Path(state)
 
 
 def _check() -> str | None:
@@ -43,7 +54,6 @@ def _check() -> str | None:
     try:
         require_extras(target="vertex", emulator=True, emulator_docker=True)
         require("tensorflow", feature="The demo's base image", extra="tensorflow")
-        require("sklearn", feature="The digits example", extra="test")
     except MissingExtraError as exc:
         return str(exc)
     reason = dockerd_available()
@@ -118,17 +128,19 @@ def _run(options: argparse.Namespace) -> int:
         t0 = time.monotonic()
         client = engine.client()
         try:
-            base = tensorflow_base_image(client, "tfcloud-demo/tensorflow", also=["scikit-learn"])
+            base = tensorflow_base_image(client, "tfcloud-demo/tensorflow")
         finally:
             client.close()
-        _say(f"base image {base} (TensorFlow, tf-keras, scikit-learn from this environment; "
+        _say(f"base image {base} (TensorFlow and tf-keras from this environment; "
              f"{time.monotonic() - t0:.0f} s)")
-        with Emulator(project="tfcloud-demo", docker_host=engine.docker_host) as emulator:
+        with Emulator(project="tfcloud-demo", docker_host=engine.docker_host) as emulator, \
+                private_state_dir() as state:
             settings = emulator.settings
             _say(f"Google Cloud emulator at {settings.endpoint} (Vertex AI, Cloud Build, Cloud Logging), "
                  "replicas as containers on that engine")
             env = {k: v for k, v in os.environ.items() if not k.startswith("TFCLOUD_")}
             env.update(settings.env)
+            env["TFCLOUD_HOME"] = str(state)  # the job's timeline and the build lock: gone with the emulator
             env.update({"TFCLOUD_PROJECT": settings.project, "DOCKER_HOST": engine.docker_host,
                         "TFCLOUD_IMAGE_REPOSITORY": f"{engine.registry.address}/tfcloud"})
             for var in ("no_proxy", "NO_PROXY", "no_grpc_proxy"):

@@ -52,3 +52,45 @@ def test_a_three_replica_run_shows_the_job_not_tensorflow_start_up(scripts: Path
     assert sum(is_noise(t) for t in shown) == sum(is_noise(t) for t in kept["chief-0"].splitlines())
     assert main(["logs", job_id, "--replica", "chief-0"]) == 0
     assert not any(is_noise(line.split(" | ", 1)[1]) for line in capsys.readouterr().out.splitlines())
+
+
+def test_a_tf1_parameter_server_run_shows_no_session_noise(scripts: Path, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """TF1 between-graph replication (tf.distribute.Server + MonitoredTrainingSession): the master's "Scanning
+    workers for devices" at start-up and each session's "Local rendezvous is aborting ... Cleanup" at shutdown
+    stay in the log files."""
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    assert main(["submit", str(scripts / "tf1_between_graph.py"), "--strategy", "none", "--worker-count", "1",
+                 "--ps-count", "1"]) == 0
+    out, err = capsys.readouterr()
+    job_id = err.split("Submitted job ", 1)[1].split(".")[0]
+    texts = [line.split(" | ", 1)[1] for line in out.splitlines()]
+    assert "chief-0 done, w = 3.00" in texts
+    assert [t for t in texts if ABSL.match(t) or "absl::InitializeLog" in t] == []
+    kept = "\n".join(LocalBackend().attach(job_id).log_file(r).read_text(encoding="utf-8", errors="replace")
+                     for r in ("chief-0", "worker-0", "ps-0"))
+    assert "Scanning workers for devices" in kept  # the lines left off the terminal are still there
+
+
+def test_a_failure_repeats_no_start_up_noise(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A failed replica's last lines, in the failure message, leave out the noise the stream hid (a CPU
+    machine's `failed call to cuInit`): so the lines just streamed are not repeated at all."""
+    script = tmp_path / "fails.py"
+    script.write_text(
+        "import sys\n"
+        "print('E0000 00:00:1795577382.215875    5090 cuda_executor.cc:1228] INTERNAL: CUDA error: Failed call "
+        "to cuInit: UNKNOWN ERROR (303)', file=sys.stderr, flush=True)\n"
+        "print('loading data', flush=True)\n"
+        "print('2026-11-25 03:24:32.123456: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:152] "
+        "failed call to cuInit: INTERNAL: CUDA error', file=sys.stderr, flush=True)\n"
+        "sys.exit('no data found')\n")
+    assert main(["submit", str(script), "--strategy", "none"]) == 1
+    out, err = capsys.readouterr()
+    assert "cuInit" not in out + err
+    assert out.splitlines() == ["chief-0 | loading data", "chief-0 | no data found"]
+    assert err.splitlines()[-1].endswith(" failed: chief-0 exited with code 1.")  # nothing repeated after it
+    job_id = err.split("Submitted job ", 1)[1].split(".")[0]
+    assert main(["status", job_id]) == 0
+    status = capsys.readouterr()
+    assert status.err.splitlines()[1:] == ["Last 2 lines of chief-0:", "  chief-0 | loading data",
+                                           "  chief-0 | no data found"]

@@ -233,7 +233,8 @@ def test_cli_status_logs_list_cancel(backend: VertexBackend, emulator: object, t
     assert main(["logs", job.job_id, "-f"]) == 0
     out = capsys.readouterr().out
     assert "chief-0 | the last line" in out
-    assert re.search(rf"^job +\| {job.job_id} is succeeded$", out, re.M)  # state changes as they happen
+    assert re.search(rf"^job +\| {job.job_id} succeeded$", out, re.M)  # state changes as they happen
+    assert " is succeeded" not in out
 
     assert main(["status", job.name, "--json"]) == 0
     info = json.loads(capsys.readouterr().out)

@@ -37,7 +37,7 @@ class LocalTarget(Target):
     title: ClassVar[str] = "Local"
     options: ClassVar[tuple[Option, ...]] = (
         Option(name="container", type=bool, field="use_container",
-               help="Run the replicas from the job's image on the local Docker engine."),
+               help="Run the replicas from the job's image on the local Docker engine.", example=True),
         MAX_RESTARTS,
         output_dir_option(directories=True, field="output_dir", where=""),
     )

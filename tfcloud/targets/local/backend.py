@@ -113,7 +113,8 @@ class LocalBackend:
             job_dir.mkdir(mode=0o700)  # private: the logs hold whatever the script printed
         except OSError as exc:
             raise ConfigurationError(f"Cannot create the job directory {job_dir}: {exc.strerror or exc}.",
-                                     hint="Set TFCLOUD_HOME to a directory you can write to.") from exc
+                                     hint=f"The state dir is set by {self._source}. Set TFCLOUD_HOME (or "
+                                          "state_dir in [tool.tfcloud]) to a directory you can write to.") from exc
 
         from tfcloud.launcher import LAUNCHER_NAME
 
@@ -220,7 +221,8 @@ class LocalBackend:
             return [d.name for d in sorted(dirs, key=lambda d: (d / sup.JOB_FILE).stat().st_mtime)]
         except OSError as exc:
             raise ConfigurationError(f"Cannot read the local jobs in {self.jobs_dir}: {exc.strerror or exc}.",
-                                     hint="Set TFCLOUD_HOME to a directory you can read.") from exc
+                                     hint=f"The state dir is set by {self._source}. Set TFCLOUD_HOME (or "
+                                          "state_dir in [tool.tfcloud]) to a directory you can read.") from exc
 
     def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
         """The local jobs, newest first (only those in ``state``; at most ``limit``)."""

@@ -53,9 +53,10 @@ class RayTarget(Target):
     title: ClassVar[str] = "Ray"
     options: ClassVar[tuple[Option, ...]] = (
         Option(name="ray_address", flag="--ray", setting="ray_address", field="address", check=check_address,
-               metavar="ADDRESS", help="The Ray cluster's dashboard, http://HEAD:8265 (default: "
-                                       "TFCLOUD_RAY_ADDRESS, then RAY_ADDRESS). See docs/ray.md."),
-        Option(name="ray_cpus", type=float, setting="ray_cpus", field="cpus", check=_cpus, metavar="CPUS",
+               metavar="ADDRESS", example="http://127.0.0.1:8265",
+               help="The Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, then "
+                    "RAY_ADDRESS). See docs/ray.md."),
+        Option(name="ray_cpus", type=float, setting="ray_cpus", field="cpus", check=_cpus, metavar="CPUS", example=1.5,
                help="CPUs each replica reserves (default: its machine config's cores)."),
     )
     id_prefix: ClassVar[str | None] = "ray-"

@@ -81,49 +81,57 @@ class VertexTarget(Target):
     name: ClassVar[str] = "vertex"
     title: ClassVar[str] = "Vertex AI"
     options: ClassVar[tuple[Option, ...]] = (
-        Option(name="project", setting="project", check=check_project, metavar="PROJECT",
+        Option(name="project", setting="project", check=check_project, metavar="PROJECT", example="my-project",
                help="Google Cloud project."),
-        Option(name="region", setting="region", check=check_region, metavar="REGION", help="Vertex AI region."),
+        Option(name="region", setting="region", check=check_region, metavar="REGION", help="Vertex AI region.",
+               example="europe-west4"),
         Option(name="service_account", setting="service_account", metavar="EMAIL",
+               example="trainer@my-project.iam.gserviceaccount.com",
                check=_pattern(_SERVICE_ACCOUNT, "a service account e-mail such as "
                                                 "trainer@my-project.iam.gserviceaccount.com"),
                help="Service account the job runs as."),
-        Option(name="network", setting="network", metavar="NETWORK",
+        Option(name="network", setting="network", metavar="NETWORK", example="projects/12345/global/networks/vpc",
                check=_pattern(_NETWORK, "a VPC network name such as projects/12345/global/networks/my-vpc"),
                help="VPC network, projects/NUMBER/global/networks/NAME."),
-        Option(name="spot", type=bool, setting="spot", help="Run on Spot (preemptible) capacity."),
+        Option(name="spot", type=bool, setting="spot", help="Run on Spot (preemptible) capacity.", example=True),
         Option(name="timeout", type=int, setting="timeout", field="timeout_s", check=_timeout, metavar="SECONDS",
+               example=3600,
                help="Stop the job after this many seconds."),
-        Option(name="restart_on_worker_restart", type=bool,
+        Option(name="restart_on_worker_restart", type=bool, example=True,
                help="Restart the whole job when a worker restarts."),
         MAX_RESTARTS,
         output_dir_option(directories=False, field="base_output_dir", where=""),
         # Capacity, TensorBoard and experiments (docs/vertex.md; tfcloud/targets/vertex/options.py).
         Option(name="scheduling", setting="scheduling", check=_capacity.option_scheduling, metavar="STRATEGY",
                choices=tuple(s.flag for s in SchedulingStrategy),
-               help="standard, spot (as --spot) or flex-start (the Dynamic Workload Scheduler: waits for every VM "
-                    "at once)."),
+               example="spot", help="standard, spot (as --spot) or flex-start (the Dynamic Workload Scheduler: "
+                                    "waits for every VM at once)."),
         Option(name="max_wait", setting="max_wait", field="max_wait_s", check=_capacity.option_max_wait,
-               metavar="DURATION", help="flex-start: how long to wait for VMs (30m, 6h, 1d; 0: no limit; Vertex AI's "
+               metavar="DURATION", example="30m",
+               example_with=(("scheduling", "flex-start"), ("chief_config", "A100_1X")),
+               help="flex-start: how long to wait for VMs (30m, 6h, 1d; 0: no limit; Vertex AI's "
                                         "default 1d)."),
         Option(name="reservation", setting="reservation", check=_capacity.option_reservation,
-               metavar="any|none|NAME", help="Consume any reservation, none, or one (ZONE/NAME or "
+               metavar="any|none|NAME", example="none", help="Consume any reservation, none, or one (ZONE/NAME or "
                                              "projects/P/zones/Z/reservations/NAME)."),
-        Option(name="disable_retries", type=bool, setting="disable_retries",
+        Option(name="disable_retries", type=bool, setting="disable_retries", example=True,
                help="Never restart the job after an internal error."),
         Option(name="persistent_resource", setting="persistent_resource", metavar="ID",
-               check=_capacity.option_persistent_resource,
+               check=_capacity.option_persistent_resource, example="my-cluster",
                help="Run on this persistent resource (tfcloud cluster create): no wait for VMs."),
         Option(name="tensorboard", setting="tensorboard", check=_capacity.option_tensorboard, metavar="RESOURCE",
+               example="1234567890",
+               example_with=(("service_account", "trainer@my-project.iam.gserviceaccount.com"),
+                             ("base_output_dir", "gs://my-bucket/outputs")),
                help="Upload the job's TensorBoard logs to this TensorBoard instance "
                     "(projects/P/locations/L/tensorboards/ID or ID)."),
         Option(name="experiment", setting="experiment", check=_capacity.option_experiment, metavar="NAME",
-               help="The Vertex AI Experiment the job belongs to."),
-        Option(name="experiment_run", check=_capacity.option_experiment_run, metavar="RUN",
-               help="Its run in that experiment (with --experiment)."),
-        Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT",
+               example="my-experiment", help="The Vertex AI Experiment the job belongs to."),
+        Option(name="experiment_run", check=_capacity.option_experiment_run, metavar="RUN", example="run-1",
+               example_with=(("experiment", "my-experiment"),), help="Its run in that experiment (with --experiment)."),
+        Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT", example="127.0.0.1:8470",
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
-        Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET",
+        Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
                help="Cloud Storage bucket for staged files."),
     )
     id_prefix: ClassVar[str | None] = None

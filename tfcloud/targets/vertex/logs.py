@@ -122,7 +122,8 @@ class LogFollower:
                 state = self.state()
                 if state is not last_state:
                     last_state = state
-                    yield LogLine(replica="job", text=f"{self.job_id} is {state.value}", stream="stdout")
+                    said = state.value if state.is_final else f"is {state.value}"  # "ID succeeded", "ID is queued"
+                    yield LogLine(replica="job", text=f"{self.job_id} {said}", stream="stdout")
                 if len(missing) > shown:
                     shown = len(missing)
                     yield LogLine(replica="job", text=missing[-1], stream="stderr")

@@ -83,8 +83,9 @@ _SHORT_EXPERIMENT = re.compile(rf"^{_EXPERIMENT_NAME}$")
 _DURATION = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 
 
-class SchedulingStrategy(enum.Enum):
-    """Where a Vertex AI job's VMs come from (``Scheduling.strategy``; the value is the API's name):
+class SchedulingStrategy(str, enum.Enum):
+    """Where a Vertex AI job's VMs come from (``Scheduling.strategy``; the value is the API's name, and the member
+    is that string, so that a plan's JSON shows it):
     ``STANDARD`` on-demand VMs, ``SPOT`` preemptible Spot VMs, ``FLEX_START`` the Dynamic Workload Scheduler
     (the job waits up to ``Scheduling.max_wait_duration`` for all of its VMs at once)."""
 
