@@ -141,15 +141,31 @@ def timeline() -> int:
     return 0 if info.state.value == "succeeded" else 1
 
 
+def write_options_table() -> int:
+    """docs/cli.md's table of the targets' options, made again from their option specs."""
+    from tfcloud.targets._doc import MARK_END, MARK_START, options_table
+
+    page = ROOT / "docs" / "cli.md"
+    text = page.read_text(encoding="utf-8")
+    before, _, rest = text.partition(MARK_START + "\n")
+    _, _, after = rest.partition(MARK_END)
+    page.write_text(before + MARK_START + "\n" + options_table() + MARK_END + after, encoding="utf-8")
+    print(f"{page.relative_to(ROOT)}: the target options table")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     every = ", ".join(c.name for c in CAPTURES)
     parser.add_argument("names", nargs="*", help=f"captures to make: {every} (default: all of them), or timeline "
-                                                 "(only when named: needs dockerd and the emulator)")
+                                                 "(only when named: needs dockerd and the emulator), or options "
+                                                 "(docs/cli.md's table of the targets' options)")
     names = parser.parse_args(argv).names
-    unknown = sorted(set(names) - {c.name for c in CAPTURES} - {"timeline"})
+    unknown = sorted(set(names) - {c.name for c in CAPTURES} - {"timeline", "options"})
     if unknown:
-        parser.error(f"unknown capture {unknown[0]!r}: expected one of {every}, timeline")
+        parser.error(f"unknown capture {unknown[0]!r}: expected one of {every}, timeline, options")
+    if names == ["options"]:
+        return write_options_table()
     IMAGES.mkdir(parents=True, exist_ok=True)
     failed = 0
     with tempfile.TemporaryDirectory(prefix="tfcloud-captures-") as tmp:

@@ -321,7 +321,7 @@ CASES: list[Case] = [
     cli("list-state", ["list", "--state", "sleeping"], "--state"),
     cli("list-both-targets", ["list", "--local", "--vertex"], "target"),
     cli("list-label", ["list", "--vertex", "--label", "x"], "--label"),
-    cli("list-state-dir", ["list", "--local"], "state_dir", TFCLOUD_HOME="~nosuchuser/state"),
+    cli("list-state-dir", ["list", "--local"], "TFCLOUD_HOME", TFCLOUD_HOME="~nosuchuser/state"),
     cli("status-path", ["status", "bad/../job"], "JOB"),
     cli("status-local-empty", ["status", "local-"], "JOB"),
     cli("logs-space", ["logs", "has space"], "JOB"),
@@ -345,9 +345,9 @@ CASES: list[Case] = [
     submit("env-emulator-host", [V], "emulator_host", TFCLOUD_EMULATOR_HOST="nohost"),
     submit("env-project", [V], "project", TFCLOUD_PROJECT="Bad Project"),
     submit("env-target", [], "target", TFCLOUD_TARGET="aws"),
-    submit("env-home-under-file", [], "state_dir", TFCLOUD_HOME="{d}/train.py/state"),
-    submit("env-home-is-file", [], "state_dir", TFCLOUD_HOME="{d}/train.py"),
-    submit("env-home-no-user", [], "state_dir", TFCLOUD_HOME="~nosuchuser/state"),
+    submit("env-home-under-file", [], "TFCLOUD_HOME", TFCLOUD_HOME="{d}/train.py/state"),
+    submit("env-home-is-file", [], "TFCLOUD_HOME", TFCLOUD_HOME="{d}/train.py"),
+    submit("env-home-no-user", [], "TFCLOUD_HOME", TFCLOUD_HOME="~nosuchuser/state"),
     # --- tfcloud.run() --------------------------------------------------------------------------------------
     run("run-entry-int", {"entry_point": 3}, "entry_point"),
     run("run-entry-bytes", {"entry_point": b"train.py"}, "entry_point"),
@@ -670,15 +670,15 @@ def test_a_bad_state_dir_names_the_setting_and_where_it_came_from(files: Path, t
     monkeypatch.setenv("TFCLOUD_HOME", str(files / "train.py" / "state"))
     assert main(["submit", str(files / "train.py")]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        "Error: Invalid `state_dir`: expected a directory you can write to (tfcloud keeps local jobs there), "
+        "Error: Invalid `TFCLOUD_HOME`: expected a directory you can write to (tfcloud keeps local jobs there), "
         f"received '{files / 'train.py' / 'state'}'.",
-        f"{files / 'train.py'} is not a directory. The state dir is set by TFCLOUD_HOME. Set TFCLOUD_HOME (or "
-        "state_dir in [tool.tfcloud]) to a directory you can write to."]
+        f"{files / 'train.py'} is not a directory. Set TFCLOUD_HOME (or state_dir in [tool.tfcloud]) to a "
+        "directory you can write to."]
     monkeypatch.delenv("TFCLOUD_HOME")
     project = tmp_path / "project"
     project.mkdir()
     (project / "pyproject.toml").write_text(f'[tool.tfcloud]\nstate_dir = "{files / "train.py"}"\n')
     monkeypatch.chdir(project)
     assert main(["submit", str(files / "train.py")]) == 2
-    assert (f"The state dir is set by [tool.tfcloud] in {project / 'pyproject.toml'}."
-            in capsys.readouterr().err)
+    err = capsys.readouterr().err
+    assert "Invalid `state_dir`" in err and f"(it is set in [tool.tfcloud] in {project / 'pyproject.toml'})" in err

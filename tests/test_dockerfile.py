@@ -26,7 +26,7 @@ CASES: dict[str, dict[str, object]] = {
     "gpu_tf_keras": {"base_image": "tensorflow/tensorflow:2.21.0-gpu", "requirements": True,
                      "tf_keras": "tf-keras==2.21.0"},
     "tpu": {"base_image": "python:3.12-slim", "requirements": True, "tf_keras": None,
-            "tensorflow_tpu": "tensorflow-tpu~=2.21.0"},
+            "tensorflow_tpu": "tensorflow-tpu==2.20.0"},
 }
 
 
@@ -80,9 +80,11 @@ def test_no_tensorflow_no_parent_image(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_tpu_job_gets_python_with_tensorflow_for_tpu_and_libtpu() -> None:
     assert default_base_image(gpu=False, tpu=True, tensorflow_version="2.21.0") == "python:3.12-slim"
-    assert tensorflow_tpu_requirement("2.21.3") == "tensorflow-tpu~=2.21.0"
+    assert tensorflow_tpu_requirement("2.21.3") == "tensorflow-tpu==2.20.0"  # 2.21 has no TPU build
+    assert tensorflow_tpu_requirement("2.19.0") == "tensorflow-tpu==2.19.1"  # the newest patch of the same minor
+    assert tensorflow_tpu_requirement("2.12.0") == "tensorflow-tpu==2.16.2"  # older than the table: its oldest
     lines = render_dockerfile(base_image="python:3.12-slim", requirements=True, tf_keras=None,
-                              tensorflow_tpu="tensorflow-tpu~=2.21.0").splitlines()
+                              tensorflow_tpu="tensorflow-tpu==2.20.0").splitlines()
     install = next(i for i, line in enumerate(lines) if "tensorflow-tpu" in line)
     assert "-f https://storage.googleapis.com/libtpu-tf-releases/index.html" in lines[install + 1]
     assert install < next(i for i, line in enumerate(lines) if "requirements.txt" in line)  # its own first layer

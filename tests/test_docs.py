@@ -97,3 +97,13 @@ def test_the_help_picture_shows_every_command() -> None:
     group = typer.main.get_command(app)
     assert isinstance(group, typer.core.TyperGroup)
     assert shown == [name for name, command in group.commands.items() if not command.hidden]
+
+
+def test_the_target_options_table_is_generated_from_the_specs() -> None:
+    """docs/cli.md's table of the targets' options is the one their option specs make (a new option shows up
+    there, or this fails and says how to make it again)."""
+    from tfcloud.targets._doc import MARK_END, MARK_START, options_table
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text(encoding="utf-8")
+    block = text.partition(MARK_START + "\n")[2].partition(MARK_END)[0]
+    assert block == options_table(), "run `python docs/captures.py options` and commit docs/cli.md"

@@ -13,7 +13,8 @@ def test_catalog_keeps_tensorflow_cloud_names_and_adds_current_hardware() -> Non
     assert set(TFC_NAMES) <= set(COMMON_MACHINE_CONFIGS)
     types = {m.accelerator_type for m in COMMON_MACHINE_CONFIGS.values()}
     for current in (AcceleratorType.NVIDIA_L4, AcceleratorType.NVIDIA_TESLA_A100, AcceleratorType.NVIDIA_A100_80GB,
-                    AcceleratorType.NVIDIA_H100_80GB, AcceleratorType.TPU_V5_LITEPOD):
+                    AcceleratorType.NVIDIA_H100_80GB, AcceleratorType.NVIDIA_H200_141GB, AcceleratorType.NVIDIA_B200,
+                    AcceleratorType.NVIDIA_GB200, AcceleratorType.TPU_V5_LITEPOD):
         assert current in types
 
 
@@ -25,6 +26,9 @@ def test_catalog_keeps_tensorflow_cloud_names_and_adds_current_hardware() -> Non
     ("L4_1X", "g2-standard-8", AcceleratorType.NVIDIA_L4, 1),
     ("A100_80GB_8X", "a2-ultragpu-8g", AcceleratorType.NVIDIA_A100_80GB, 8),
     ("H100_8X", "a3-highgpu-8g", AcceleratorType.NVIDIA_H100_80GB, 8),
+    ("H200_8X", "a3-ultragpu-8g", AcceleratorType.NVIDIA_H200_141GB, 8),
+    ("B200_8X", "a4-highgpu-8g", AcceleratorType.NVIDIA_B200, 8),
+    ("GB200_4X", "a4x-highgpu-4g", AcceleratorType.NVIDIA_GB200, 4),
     ("TPU_V5E_4X", "ct5lp-hightpu-4t", AcceleratorType.TPU_V5_LITEPOD, 4),
     ("TPU_V6E_8X", "ct6e-standard-8t", AcceleratorType.TPU_V6E, 8),
     ("TPU_V5P_4X", "ct5p-hightpu-4t", AcceleratorType.TPU_V5P, 4),
@@ -116,3 +120,12 @@ def test_bad_tpu_shapes_name_the_field(kwargs: dict[str, object], field: str) ->
     with pytest.raises(ValidationError) as err:
         MachineConfig(None, None, **kwargs)  # type: ignore[arg-type]
     assert f"`{field}`" in str(err.value) and err.value.exit_code == 2
+
+
+def test_every_gpu_is_named_as_the_installed_vertex_client_names_it() -> None:
+    """The request sends accelerator_type by name: each GPU must be a member of aiplatform_v1's enum."""
+    aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="the vertex extra is not installed")
+    names = {member.name for member in aiplatform_v1.AcceleratorType}
+    for accelerator in AcceleratorType:
+        if accelerator.is_gpu:
+            assert accelerator.value in names

@@ -1,8 +1,9 @@
 """Stage artifacts: the values one stage hands to the next.
 
-``spec → entry point → launcher → (build context → image) → backend``: :class:`PreparedJob` is what the stages
-before the backend produced (the launcher, the script it runs, the image); :class:`ImageRef` is what a builder
-returns. Both are plain values; nothing here imports a backend or a builder.
+``spec → entry point → launcher → (build context → image, or package) → backend``: :class:`PreparedJob` is what
+the stages before the backend produced (the launcher, the script it runs, the image or the package);
+:class:`ImageRef` is what a builder returns, :class:`PackageRef` what the package stage uploaded. All are plain
+values; nothing here imports a backend or a builder.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from tfcloud.spec import JobSpec
 
-__all__ = ["ImageRef", "PreparedJob", "launcher_script_path", "script_beside_launcher"]
+__all__ = ["ImageRef", "PackageRef", "PreparedJob", "launcher_script_path", "script_beside_launcher"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,13 +26,28 @@ class ImageRef:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PackageRef:
+    """A job's files as a Python source distribution in Cloud Storage (``--no-build``), named by the digest of
+    its content: ``uri`` (``gs://BUCKET/tfcloud/packages/tfcloud_job-0.0.0+DIGEST.tar.gz``), the module each
+    replica runs with ``python -m``, the package's size, and how many bytes this submission uploaded (0: the
+    same package was there already)."""
+
+    uri: str
+    module: str
+    digest: str
+    size: int
+    uploaded: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
 class PreparedJob:
     """What the stages before the backend produced for one job.
 
     ``workdir`` is the directory replicas start in (the entry point's directory for local runs);
     ``launcher`` is the rendered launcher file; ``script`` is what the launcher runs (the user's script, or
     the script converted from a notebook); ``requirements`` are extra requirements found along the way
-    (e.g. a notebook's ``%pip install`` lines). ``image`` is set for container backends.
+    (e.g. a notebook's ``%pip install`` lines). ``image`` is set for container backends, ``package`` for a
+    job that runs from a Python package instead (``--no-build``).
     """
 
     spec: JobSpec
@@ -40,6 +56,7 @@ class PreparedJob:
     script: Path
     requirements: tuple[str, ...] = ()
     image: ImageRef | None = None
+    package: PackageRef | None = None
 
 
 def script_beside_launcher(script: Path, root: Path) -> bool:

@@ -43,6 +43,7 @@ __all__ = [
     "RUNTIME_ROOTS",
     "Plan",
     "containerize",
+    "generated_files",
     "plan_image",
     "requirements_files",
     "runtime_modules",
@@ -176,6 +177,19 @@ def requirements_files(job: PreparedJob) -> dict[str, bytes]:
     return {f"{REQUIREMENTS_DIR}/{name}": data for name, data in files.items()}
 
 
+def generated_files(job: PreparedJob, root: Path) -> dict[str, bytes]:
+    """What tfcloud adds to the job's own files under ``root``, by path: the launcher, the script when it lies
+    outside ``root`` (a converted notebook), the requirements (:func:`requirements_files`) and tfcloud's runtime
+    package. An image's build context and a ``--no-build`` package carry the same."""
+    generated: dict[str, bytes] = {LAUNCHER_NAME: Path(job.launcher).read_bytes()}
+    script = Path(job.script).resolve()
+    if script_beside_launcher(script, root):
+        generated[script.name] = script.read_bytes()
+    generated.update(requirements_files(job))
+    generated.update(runtime_package_files())
+    return generated
+
+
 def plan_image(
     job: PreparedJob,
     *,
@@ -187,13 +201,8 @@ def plan_image(
     """Everything up to the tag, without touching a builder (``tfcloud build --dry-run`` can show it)."""
     spec = job.spec
     root = Path(context_dir or job.workdir).resolve()
-    generated: dict[str, bytes] = {LAUNCHER_NAME: Path(job.launcher).read_bytes()}
-    script = Path(job.script).resolve()
-    if script_beside_launcher(script, root):
-        generated[script.name] = script.read_bytes()
-    requirements = requirements_files(job)
-    generated.update(requirements)
-    generated.update(runtime_package_files())
+    generated = generated_files(job, root)
+    requirements = {path: data for path, data in generated.items() if path.startswith(f"{REQUIREMENTS_DIR}/")}
     base_image = spec.docker_config.parent_image or default_base_image(
         gpu=spec.has_gpu, tensorflow_version=tensorflow_version, tpu=spec.has_tpu
     )

@@ -71,12 +71,11 @@ def default_base_image(*, gpu: bool, tensorflow_version: str | None = None, tpu:
 
 
 def tensorflow_tpu_requirement(tensorflow_version: str | None = None) -> str:
-    """``tensorflow-tpu`` in the installed TensorFlow's minor release (the TPU build of the same TensorFlow)."""
-    version = tensorflow_version or installed_tensorflow_version()
-    if version is None:
-        return "tensorflow-tpu"
-    major_minor = ".".join(version.split(".")[:2])
-    return f"tensorflow-tpu~={major_minor}.0"
+    """``tensorflow-tpu`` pinned to the newest published release not newer than the installed TensorFlow
+    (:func:`tfcloud.prebuilt.tensorflow_tpu_release`: TensorFlow 2.21 has no TPU build; 2.20.0 is the newest)."""
+    from tfcloud.prebuilt import tensorflow_tpu_release
+
+    return f"tensorflow-tpu=={tensorflow_tpu_release(tensorflow_version or installed_tensorflow_version()).value}"
 
 
 def tf_keras_requirement(tensorflow_version: str | None = None) -> str:

@@ -9,16 +9,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tfcloud.backends.base import JobInfo, failure
+from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
+    from tfcloud.artifacts import ImageRef
     from tfcloud.backends.base import JobHandle
     from tfcloud.settings import Settings
+    from tfcloud.spec import JobSpec
     from tfcloud.states import JobState
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = ["cancels_on_interrupt", "follow", "interrupted", "keep_stages", "state_dir", "target_of", "timeline",
-           "watch"]
+__all__ = ["cancels_on_interrupt", "check_replica", "follow", "interrupted", "keep_stages", "keep_submission",
+           "state_dir", "submitted_plan", "target_of", "timeline", "watch"]
 
 
 def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
@@ -217,3 +220,37 @@ def watch(handle: JobHandle, *, cancel_on_interrupt: bool = False) -> int:
     except KeyboardInterrupt:
         interrupted(handle, cancel=cancel_on_interrupt or cancels_on_interrupt(handle))
         return 130
+
+
+def check_replica(info: JobInfo, replica: str | None) -> list[str]:
+    """The names of the job's replicas that ``tfcloud logs --replica`` selects (all of them for None); a name
+    the job does not have is a :class:`ValidationError` naming the ones it has, not an empty success. A job
+    whose replicas are not known yet (a cloud job still queued) takes any name."""
+    names = [r.name for r in info.replicas]
+    if replica is None:
+        return names
+    if names and replica not in names:
+        raise ValidationError("--replica", "one of the job's replicas: " + ", ".join(names), replica,
+                              hint=f"`tfcloud status {info.job_id} --json` lists them.")
+    return [replica]
+
+
+def keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: ImageRef | None) -> None:
+    """Keep the job's plan in brief (:mod:`tfcloud.submission`), for ``tfcloud ui`` later (a nicety too)."""
+    import logging
+
+    from tfcloud.submission import record_path, save, summary
+
+    try:
+        save(record_path(state_dir(settings), job_id),
+             summary(spec, settings, image=image.uri if image is not None else None))
+    except (OSError, ValueError) as exc:
+        logging.getLogger("tfcloud").info("the plan of %s could not be kept: %s", job_id, exc)
+
+
+def submitted_plan(job_id: str) -> dict[str, Any] | None:
+    """The plan in brief of a job this machine submitted (strategy, pools, image, where each setting came
+    from: :func:`tfcloud.submission.summary`); None for a job submitted elsewhere."""
+    from tfcloud.submission import load, record_path
+
+    return load(record_path(state_dir(), job_id))

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -287,6 +288,24 @@ class Clients:
             self._clients["builds"] = client
         return self._clients["builds"]  # type: ignore[no-any-return]
 
+    def storage(self, project: str) -> Any:
+        """Cloud Storage's ``storage.Client`` for ``project``: the storage emulator at ``STORAGE_EMULATOR_HOST``
+        (what ``tfcloud emulator start`` exports) with no credentials, else Google's with the credentials."""
+        if "storage" not in self._clients:
+            require("google.cloud.storage", feature="Uploading the job's package", extra="cloud")
+            import google.cloud.storage as storage
+
+            emulator = os.environ.get("STORAGE_EMULATOR_HOST")
+            if emulator:
+                from google.auth.credentials import AnonymousCredentials
+
+                client = storage.Client(project=project, credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+                                        client_options={"api_endpoint": emulator})
+            else:
+                client = storage.Client(project=project, credentials=self.credentials())
+            self._clients["storage"] = client
+        return self._clients["storage"]
+
     @property
     def opened(self) -> tuple[str, ...]:
         """The clients made and not closed yet (``"jobs"``, ``"persistent_resources"``, ``"logging"``,
@@ -296,6 +315,9 @@ class Clients:
     def close(self) -> None:
         """Close every client's transport (its channel with it). The clients are made again if used later."""
         clients, self._clients = self._clients, {}
-        for client in clients.values():
-            client.transport.close()
+        for name, client in clients.items():
+            if name == "storage":
+                client.close()
+            else:
+                client.transport.close()
 

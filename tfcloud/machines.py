@@ -30,6 +30,9 @@ class AcceleratorType(enum.Enum):
     NVIDIA_TESLA_A100 = "NVIDIA_TESLA_A100"
     NVIDIA_A100_80GB = "NVIDIA_A100_80GB"
     NVIDIA_H100_80GB = "NVIDIA_H100_80GB"
+    NVIDIA_H200_141GB = "NVIDIA_H200_141GB"
+    NVIDIA_B200 = "NVIDIA_B200"
+    NVIDIA_GB200 = "NVIDIA_GB200"
     TPU_V2 = "TPU_V2"
     TPU_V3 = "TPU_V3"
     TPU_V5_LITEPOD = "TPU_V5_LITEPOD"
@@ -121,6 +124,14 @@ def _build_machine_types() -> dict[str, MachineType]:
     h100 = AcceleratorType.NVIDIA_H100_80GB
     for n, cpus, mem in ((1, 26, 234), (2, 52, 468), (4, 104, 936), (8, 208, 1872)):
         types.append(MachineType(name=f"a3-highgpu-{n}g", cpu_cores=cpus, memory=mem, accelerators={h100: (n,)}))
+    # A3 Ultra: NVIDIA H200 141 GB; A4: NVIDIA B200; A4X: NVIDIA GB200 (Grace-Blackwell, 4 per VM). One size each
+    # (Compute Engine "Accelerator-optimized machine family"; Vertex AI "Configure compute resources").
+    types.append(MachineType(name="a3-ultragpu-8g", cpu_cores=224, memory=2952,
+                             accelerators={AcceleratorType.NVIDIA_H200_141GB: (8,)}))
+    types.append(MachineType(name="a4-highgpu-8g", cpu_cores=224, memory=3968,
+                             accelerators={AcceleratorType.NVIDIA_B200: (8,)}))
+    types.append(MachineType(name="a4x-highgpu-4g", cpu_cores=140, memory=884,
+                             accelerators={AcceleratorType.NVIDIA_GB200: (4,)}))
     # TPU v2/v3 hosts (8 cores) and TPU v5e (v5 lite pod) hosts.
     types.append(MachineType(name="cloud-tpu", cpu_cores=96, memory=335,
                              accelerators={AcceleratorType.TPU_V2: (8,), AcceleratorType.TPU_V3: (8,)}))
@@ -286,7 +297,8 @@ class MachineConfig:
 
 A = AcceleratorType
 
-#: tensorflow-cloud's 13 names, plus current hardware (L4, A100 40/80 GB, H100, TPU v5e, v6e, v5p).
+#: tensorflow-cloud's 13 names, plus current hardware (L4, A100 40/80 GB, H100, H200, B200, GB200, TPU v5e, v6e,
+#: v5p).
 COMMON_MACHINE_CONFIGS: Mapping[str, MachineConfig] = MappingProxyType({
     "CPU": MachineConfig(cpu_cores=4, memory=15, accelerator_type=A.NO_ACCELERATOR, accelerator_count=0),
     "K80_1X": MachineConfig(cpu_cores=8, memory=30, accelerator_type=A.NVIDIA_TESLA_K80, accelerator_count=1),
@@ -313,6 +325,10 @@ COMMON_MACHINE_CONFIGS: Mapping[str, MachineConfig] = MappingProxyType({
     "H100_1X": MachineConfig(cpu_cores=26, memory=234, accelerator_type=A.NVIDIA_H100_80GB, accelerator_count=1),
     "H100_8X": MachineConfig(cpu_cores=208, memory=1872, accelerator_type=A.NVIDIA_H100_80GB,
                              accelerator_count=8),
+    "H200_8X": MachineConfig(cpu_cores=224, memory=2952, accelerator_type=A.NVIDIA_H200_141GB,
+                             accelerator_count=8),
+    "B200_8X": MachineConfig(cpu_cores=224, memory=3968, accelerator_type=A.NVIDIA_B200, accelerator_count=8),
+    "GB200_4X": MachineConfig(cpu_cores=140, memory=884, accelerator_type=A.NVIDIA_GB200, accelerator_count=4),
     "TPU_V5E_1X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V5_LITEPOD,
                                 accelerator_count=1),
     "TPU_V5E_4X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V5_LITEPOD,

@@ -1,4 +1,4 @@
-"""The orchestrator: spec → entry point → launcher → (build context → image) → backend → handle.
+"""The orchestrator: spec → entry point → launcher → (build context → image, or package) → backend → handle.
 
 Each stage is a function of its input; :func:`submit` calls them in order. Nothing here prints or exits:
 the SDK (:mod:`tfcloud.sdk`) and the CLI decide what people see. Layers only import downwards::
@@ -22,13 +22,13 @@ from tfcloud.spec import EntryPointKind, JobSpec
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from tfcloud.artifacts import ImageRef
+    from tfcloud.artifacts import ImageRef, PackageRef
     from tfcloud.backends.base import Backend, JobHandle
     from tfcloud.builders import Builder
     from tfcloud.timeline import Recorder
 
 __all__ = ["EntryPoint", "build_image", "image_repository", "make_builder", "prepare", "prepare_entry_point",
-           "submit"]
+           "stage_package", "submit"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,6 +108,31 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
         builder.close()
 
 
+def stage_package(job: PreparedJob, settings: Settings, *, console: Console | None = None,
+                  recorder: Recorder | None = None) -> PackageRef:
+    """The package stage (``--no-build``, :mod:`tfcloud.package`): the job's files as a source distribution in
+    the staging bucket, uploaded only when that content is not there yet. ``recorder`` marks the ``context``
+    stage (the package is made) and the ``push`` stage (it is uploaded)."""
+    from tfcloud.errors import ConfigurationError
+    from tfcloud.gcloud import Clients
+    from tfcloud.package import plan_package, upload_package
+
+    if recorder is not None:
+        recorder.begin("context")
+    if not settings.staging_bucket or not settings.project:
+        raise ConfigurationError("--no-build uploads the job's package to a staging bucket: none is set.",
+                                 hint="Set TFCLOUD_STAGING_BUCKET (staging_bucket= in run()) and a project.")
+    plan = plan_package(job, context_dir=job.spec.context_dir)
+    if recorder is not None:
+        recorder.begin("push")
+    clients = Clients(endpoint=settings.emulator_host, region=settings.region)
+    try:
+        return upload_package(plan, storage=clients.storage(settings.project), bucket=settings.staging_bucket,
+                              console=console)
+    finally:
+        clients.close()
+
+
 def _repository(spec: JobSpec, settings: Settings) -> str:
     from tfcloud.errors import ConfigurationError
 
@@ -136,6 +161,8 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
             job = replace(job, image=build_image(
                 job, settings, console=console, build_logs=build_logs, push=pushed,
                 repository=None if pushed else _local_repository(spec, settings), recorder=recorder))
+        elif spec.target.packaged:
+            job = replace(job, package=stage_package(job, settings, console=console, recorder=recorder))
         if recorder is not None:
             recorder.begin("submit")
         handle = backend.submit(job)

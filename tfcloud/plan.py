@@ -31,9 +31,10 @@ from tfcloud.strategy import EXPLICIT
 
 if TYPE_CHECKING:
     from tfcloud.artifacts import PreparedJob
+    from tfcloud.prices import JobPrice
 
-__all__ = ["ContextEntry", "ImagePlan", "Plan", "PoolRow", "generated_files", "make_plan", "plan_html", "plan_rows",
-           "plan_text", "script_warnings"]
+__all__ = ["ContextEntry", "ImagePlan", "PackagePlanView", "Plan", "PoolRow", "generated_files", "make_plan",
+           "plan_html", "plan_rows", "plan_text", "price_of", "script_warnings"]
 
 #: Stands for the registry in a planned tag when none is configured yet.
 NO_REPOSITORY = "REPOSITORY"
@@ -91,6 +92,43 @@ class ImagePlan:
         }
 
 
+@dataclass(frozen=True, kw_only=True)
+class PackagePlanView:
+    """The package a ``--no-build`` job would upload, computed without uploading it, and the prebuilt image each
+    pool runs it on."""
+
+    uri: str
+    module: str
+    size: int  # the archive's bytes
+    executor_images: tuple[tuple[str, str], ...]  # (role, image URI)
+    image_reason: str
+    context_root: str
+    files: tuple[ContextEntry, ...]
+    kept_out: tuple[tuple[str, str], ...]
+
+    def lines(self) -> list[str]:
+        """What the text plan prints (user paths escaped by the caller's printer)."""
+        from tfcloud.context import format_size, shown
+
+        own = [f for f in self.files if not f.generated]
+        out = [f"Package: {self.uri} ({format_size(self.size)}; uploaded only if it is not there; nothing built)",
+               f"Package runs: python -m {self.module} (the launcher, after pip installs the requirements)"]
+        out += [f"Prebuilt image ({role}): {image}" for role, image in self.executor_images]
+        out.append(f"Prebuilt image: {self.image_reason}")
+        out.append(f"Package files from {shown(self.context_root)}: {len(own)} of the job's own, "
+                   f"{len(self.files) - len(own)} generated (launcher, requirements, tfcloud's runtime)")
+        out += [f"  {shown(f.path)}  {format_size(f.size)}" for f in own[:40]]
+        out += [f"  kept out: {shown(path)} ({reason}; secret deny-list)" for path, reason in self.kept_out]
+        return out
+
+    def to_dict(self) -> dict[str, object]:
+        return {"uri": self.uri, "module": self.module, "size": self.size,
+                "executor_images": {role: image for role, image in self.executor_images},
+                "image_reason": self.image_reason, "context_root": self.context_root,
+                "files": [{"path": f.path, "size": f.size, "generated": f.generated} for f in self.files],
+                "kept_out": [{"path": p, "reason": r} for p, r in self.kept_out]}
+
+
 @dataclass(frozen=True, kw_only=True, repr=False)
 class Plan:
     """What ``run(dry_run=True)`` returns and ``tfcloud submit --dry-run`` prints."""
@@ -109,6 +147,8 @@ class Plan:
     warnings: tuple[str, ...] = ()
     endpoint: str = ""
     image: ImagePlan | None = None
+    package: PackagePlanView | None = None  # --no-build: the package instead of an image
+    price: JobPrice | None = None  # Vertex AI: the hourly list price (tfcloud.prices)
     script: str | None = None  # a converted notebook's script
 
     @property
@@ -152,8 +192,20 @@ class Plan:
             "sources": {name: dict(source) for name, source in self.sources.items()},
             "endpoint": self.endpoint,
             "image": None if self.image is None else self.image.to_dict(),
+            "package": None if self.package is None else self.package.to_dict(),
+            "price": None if self.price is None else _price_dict(self.price),
             "script": self.script,
         }
+
+
+def _price_dict(price: JobPrice) -> dict[str, object]:
+    from tfcloud.prices import PRICE_DATE, PRICE_SOURCE
+
+    return {"region": price.region, "capacity": price.capacity, "per_hour_usd": price.per_hour,
+            "ceiling_usd": price.ceiling, "timeout_s": price.timeout_s, "on_demand_as_ceiling": price.fallback,
+            "pools": [{"role": p.role, "replicas": p.replicas, "per_hour_usd": p.per_hour, "missing": p.missing}
+                      for p in price.pools],
+            "missing": list(price.missing), "table_date": PRICE_DATE, "source": PRICE_SOURCE}
 
 
 def _pool_rows(spec: JobSpec) -> tuple[PoolRow, ...]:
@@ -186,7 +238,13 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         warnings = script_warnings(Path(entry.script), spec, source=notebook_script)
         if spec.target.container:
             image = _image_plan(job, settings, notes)
+        package = _package_plan(job, settings) if spec.target.packaged else None
     notes[:0] = list(entry.notes)
+    if image is not None and spec.has_tpu and not spec.docker_config.parent_image:
+        from tfcloud.dockerfile import installed_tensorflow_version
+        from tfcloud.prebuilt import tensorflow_tpu_release
+
+        notes.append("TPU image: " + tensorflow_tpu_release(installed_tensorflow_version()).reason)
     if spec.strategy.needs_tf_keras:
         notes.append("Keras is routed to tf-keras in every replica (Keras 3 cannot fit under this strategy).")
     notes += spec.target.notes(spec)
@@ -207,12 +265,38 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         warnings=tuple(warnings),
         endpoint=_endpoint(spec, settings),
         image=image,
+        package=package,
+        price=price_of(spec, settings),
         script=notebook_script,
     )
 
 
 def _endpoint(spec: JobSpec, settings: Settings) -> str:
     return spec.target.endpoint(settings)
+
+
+def price_of(spec: JobSpec, settings: Settings) -> JobPrice | None:
+    """The job's hourly list price, as its target knows it (:mod:`tfcloud.prices`); None: it bills nothing."""
+    return spec.target.price(spec, settings)
+
+
+def _package_plan(job: PreparedJob, settings: Settings) -> PackagePlanView:
+    """The ``--no-build`` part of the plan: the package (made in memory, not uploaded) and its prebuilt images."""
+    from tfcloud.package import PACKAGE_MODULE, plan_package
+
+    spec = job.spec
+    planned = plan_package(job, context_dir=spec.context_dir)
+    bucket = (settings.staging_bucket or "STAGING_BUCKET").removeprefix("gs://").strip("/")
+    ctx = planned.context
+    generated = {f.path for f in ctx.files if f.data is not None}
+    images, reason = spec.target.package_images(spec, settings)
+    return PackagePlanView(
+        uri=f"gs://{bucket}/{planned.object_name()}", module=PACKAGE_MODULE,
+        size=len(planned.data()),
+        executor_images=images, image_reason=reason,
+        context_root=str(ctx.root),
+        files=tuple(ContextEntry(path=f.path, size=f.size, generated=f.path in generated) for f in ctx.files),
+        kept_out=tuple((s.path, s.reason) for s in ctx.secrets))
 
 
 def _image_plan(job: PreparedJob, settings: Settings, notes: list[str]) -> ImagePlan | None:
@@ -359,6 +443,13 @@ def plan_rows(plan: Plan) -> list[tuple[str, str]]:
         shown = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else value
         rows.append(("Setting", f"{name} = {shown} (from {source['from']})"))
     rows += [("Warning", w) for w in plan.warnings]
+    for line in plan.price.lines() if plan.price is not None else ():
+        label, _, value = line.partition(": ")
+        rows.append((label, value))
+    for line in plan.package.lines() if plan.package is not None else ():
+        if not line.startswith(" "):  # the package's facts; its file list is in to_dict()
+            label, _, value = line.partition(": ")
+            rows.append((label, value))
     if plan.image is not None:
         from tfcloud.context import format_size
 

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tfcloud.plan import ImagePlan, Plan
+    from tfcloud.settings import Settings
+    from tfcloud.spec import JobSpec
     from tfcloud.study import StudyInfo
 
-__all__ = ["print_image_plan", "print_plan", "say", "study_outcome"]
+__all__ = ["print_image_plan", "print_plan", "print_price", "say", "study_outcome"]
 
 
 def study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
@@ -82,8 +84,12 @@ def print_plan(plan: Plan, *, show_files: bool = False) -> None:
         say(f"Setting: {name} = {shown} (from {source['from']})")
     for warning in plan.warnings:
         say(f"Warning: {warning}", style="yellow")
+    for line in plan.price.lines() if plan.price is not None else ():
+        say(line)
     if plan.image is not None:
         print_image_plan(plan.image)
+    for line in plan.package.lines() if plan.package is not None else ():
+        say(line)
     if not show_files:  # the plan stays on screen; the generated files only when asked for
         from tfcloud.plan import generated_files
 
@@ -143,3 +149,13 @@ def print_image_plan(image: ImagePlan) -> None:
     console.rule("Dockerfile")
     say(image.dockerfile.rstrip("\n"))
 
+
+
+def print_price(spec: JobSpec, settings: Settings) -> None:
+    """The job's hourly list price in brief (no per-pool lines), before it is submitted; nothing for a target
+    that bills nothing."""
+    from tfcloud.plan import price_of
+
+    price = price_of(spec, settings)
+    for line in price.lines(pools=False) if price is not None else ():
+        say(line)

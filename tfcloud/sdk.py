@@ -24,13 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from tfcloud.backends.base import JobInfo, LogLine, failure
-from tfcloud.errors import ValidationError
+from tfcloud.errors import UnsupportedOptionError, ValidationError
 from tfcloud.following import (
     cancels_on_interrupt,
+    check_replica,
     follow,
     interrupted,
     keep_stages,
-    state_dir,
+    keep_submission,
+    submitted_plan,
     target_of,
     timeline,
     watch,
@@ -119,6 +121,8 @@ class JobOptions(TypedDict, total=False):
     experiment: str | None
     experiment_run: str | None
     context_dir: str | os.PathLike[str] | None
+    build: bool
+    no_build: bool
 
 
 class Job:
@@ -249,15 +253,18 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     from tfcloud.backends import get_backend
     from tfcloud.console import get_console
     from tfcloud.pipeline import submit as submit_stages
+    from tfcloud.printers import print_price
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
-    if build_logs and not spec.target.container:
-        from tfcloud.errors import UnsupportedOptionError
-
+    if build_logs and not spec.target.container:  # nothing is built: no build log
+        if spec.target.packaged:
+            raise ValidationError("--build-logs", "to be left out with --no-build (no image is built)",
+                                  "--no-build and --build-logs", hint="Leave out --build-logs, or --no-build.")
         raise UnsupportedOptionError("build_logs", True, target=spec.target.name,
                                      takers=["a target that builds an image (vertex, local with container)"])
     console = get_console()
+    print_price(spec, settings)  # what it costs, before it starts
     backend = get_backend(spec.target, settings=settings)
     recorder = Recorder()
     try:
@@ -267,7 +274,7 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
         backend.close()
         raise
     keep_stages(settings, handle.job_id, recorder)
-    _keep_submission(settings, spec, handle.job_id, image)
+    keep_submission(settings, spec, handle.job_id, image)
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
     if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
@@ -362,40 +369,6 @@ def log_window(*, tail: object = None, since: object = None) -> tuple[int | None
     from tfcloud.validate import parse_since, validate_tail
 
     return (None if tail is None else validate_tail(tail), None if since is None else parse_since(since))
-
-
-def check_replica(info: JobInfo, replica: str | None) -> list[str]:
-    """The names of the job's replicas that ``tfcloud logs --replica`` selects (all of them for None); a name
-    the job does not have is a :class:`ValidationError` naming the ones it has, not an empty success. A job
-    whose replicas are not known yet (a cloud job still queued) takes any name."""
-    names = [r.name for r in info.replicas]
-    if replica is None:
-        return names
-    if names and replica not in names:
-        raise ValidationError("--replica", "one of the job's replicas: " + ", ".join(names), replica,
-                              hint=f"`tfcloud status {info.job_id} --json` lists them.")
-    return [replica]
-
-
-def _keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: ImageRef | None) -> None:
-    """Keep the job's plan in brief (:mod:`tfcloud.submission`), for ``tfcloud ui`` later (a nicety too)."""
-    import logging
-
-    from tfcloud.submission import record_path, save, summary
-
-    try:
-        save(record_path(state_dir(settings), job_id),
-             summary(spec, settings, image=image.uri if image is not None else None))
-    except (OSError, ValueError) as exc:
-        logging.getLogger("tfcloud").info("the plan of %s could not be kept: %s", job_id, exc)
-
-
-def submitted_plan(job_id: str) -> dict[str, Any] | None:
-    """The plan in brief of a job this machine submitted (strategy, pools, image, where each setting came
-    from: :func:`tfcloud.submission.summary`); None for a job submitted elsewhere."""
-    from tfcloud.submission import load, record_path
-
-    return load(record_path(state_dir(), job_id))
 
 
 # --- tuning (docs/tuning.md) ----------------------------------------------------------------------------------

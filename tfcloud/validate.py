@@ -478,7 +478,9 @@ def build_spec(
 
         check_remote_includes(requirements)
     if not where.container:
-        given_image = {"docker_config": docker != DockerConfig() and docker, "image_repository": image_repository}
+        # A packaged target (--no-build) refuses the DockerConfig's fields itself, by flag (its check_job).
+        given_image = {"docker_config": docker != DockerConfig() and not where.packaged and docker,
+                       "image_repository": image_repository}
         for option, value in given_image.items():
             if value:
                 raise UnsupportedOptionError(option, value, target=where.name, takers=["a target that builds an "

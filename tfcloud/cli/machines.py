@@ -13,26 +13,34 @@ __all__ = ["machines"]
 @app.command()
 def machines(
     json_output: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
+    prices: Annotated[bool, typer.Option("--prices", help="Add each machine's hourly list price on Vertex AI "
+                                                          "(us-central1; - where tfcloud's table has none).")] = False,
 ) -> None:
     """List the machine configs (COMMON_MACHINE_CONFIGS) and the Vertex AI machine each maps to."""
     from tfcloud.machines import COMMON_MACHINE_CONFIGS
 
+    if prices:
+        from tfcloud.prices import PRICE_DATE, PRICE_SOURCE, machine_price, price_table_line
     if json_output:
         typer.echo(dumps({
             name: {"machine_type": m.machine_type, "cpu_cores": m.cpu_cores, "memory_gb": m.memory,
                    "accelerator_type": m.accelerator_type.name, "accelerator_count": m.accelerator_count,
-                   **({"tpu_topology": m.tpu_topology, "tpu_hosts": m.tpu_hosts} if m.tpu_topology else {})}
+                   **({"tpu_topology": m.tpu_topology, "tpu_hosts": m.tpu_hosts} if m.tpu_topology else {}),
+                   **({"price_per_hour_usd": machine_price(m)[0]} if prices else {})}
             for name, m in COMMON_MACHINE_CONFIGS.items()
         }, indent=2))
         return
-    rows = [["NAME", "MACHINE TYPE", "VCPUS", "MEMORY (GB)", "ACCELERATOR"]]
+    rows = [["NAME", "MACHINE TYPE", "VCPUS", "MEMORY (GB)", "ACCELERATOR", *(["PRICE/H"] if prices else [])]]
     for name, m in COMMON_MACHINE_CONFIGS.items():
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
         if m.tpu_hosts > 1:
             accel += f" x {m.tpu_hosts} hosts ({m.tpu_topology})"
-        rows.append([name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel])
+        rows.append([name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel,
+                     *([price_table_line(m)] if prices else [])])
     # Plain aligned columns (no rich table: rich's console is most of this command's start-up otherwise).
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-
+    if prices:
+        typer.echo(f"\nPRICE/H: one replica on demand in us-central1, from tfcloud's price table of {PRICE_DATE} "
+                   f"({PRICE_SOURCE}); - where the table has no price.")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import random
 import re
 import threading
@@ -43,6 +44,7 @@ from tfcloud.emulator.capacity import Outcome, provision
 from tfcloud.emulator.faults import Faults, Preemption
 from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
+from tfcloud.emulator.packages import PackageInstaller, pool_code
 from tfcloud.emulator.replicas import Launch, Replica, ReplicaStartError, Runner, free_port, replica_environment
 
 __all__ = ["MAX_REPLICA_RESTARTS", "JobService", "JobTimings", "job_record", "project_number"]
@@ -87,8 +89,9 @@ class JobService:
 
     def __init__(self, *, runner: Runner, logs: LogStore, operations: OperationStore, faults: Faults,
                  timings: JobTimings, project_ids: dict[str, str], local_output_root: str = "",
-                 resources: Any = None) -> None:
+                 packages: PackageInstaller | None = None, resources: Any = None) -> None:
         self._runner = runner
+        self._packages = packages
         self._resources = resources  # the PersistentResourceService, for jobs that name a persistent resource
         self._local_output_root = local_output_root
         self._logs = logs
@@ -294,7 +297,10 @@ class JobService:
             return self._cancelled(job)
         if isinstance(outcome, tuple):
             return self._failed(job, *outcome)
-        launches = self._launches(job, spec)
+        try:
+            launches = self._launches(job, spec)
+        except ReplicaStartError as exc:
+            return self._failed(job, 3, str(exc))
         for launch in launches:
             preemption = self._faults.take_preemption(launch.task_name, job_id=job.job_id,
                                                       display_name=job.job.display_name)
@@ -436,15 +442,7 @@ class JobService:
         base = spec.base_output_directory.output_uri_prefix
         launches = []
         for index, pool in pools.items():
-            container = pool.container_spec
-            package = pool.python_package_spec
-            if "python_package_spec" in pool:
-                image, command, args = package.executor_image_uri, ("python3", "-m", package.python_module), \
-                    tuple(package.args)
-                env_list = package.env
-            else:
-                image, command, args = container.image_uri, tuple(container.command), tuple(container.args)
-                env_list = container.env
+            image, command, args, env_list, site = pool_code(pool, self._packages, project=job.project_id)
             for replica in range(pool.replica_count):
                 task_name = f"workerpool{index}-{replica}"
                 env = {var.name: var.value for var in env_list}
@@ -456,6 +454,8 @@ class JobService:
                     for key in ("AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "AIP_TENSORBOARD_LOG_DIR"):
                         if key in env:
                             Path(env[key]).mkdir(parents=True, exist_ok=True)
+                if site is not None:
+                    env["PYTHONPATH"] = os.pathsep.join(p for p in (site, os.environ.get("PYTHONPATH")) if p)
                 env.setdefault("no_proxy", "127.0.0.1,localhost")
                 env.setdefault("NO_PROXY", "127.0.0.1,localhost")
                 env.setdefault("no_grpc_proxy", "127.0.0.1,localhost")
@@ -465,7 +465,8 @@ class JobService:
                     task_name=task_name, image=image, command=command, args=args, env=env,
                     name=f"tfcloud-emulator-{job.job_id}-{task_name}",
                     fault=(fault.exit_code, fault.message) if fault else None,
-                    mounts=((self._local_output_root,) if self._local_output_root else ()) + job.mounts))
+                    mounts=((self._local_output_root,) if self._local_output_root else ()) + job.mounts
+                    + ((site,) if site else ())))
         return launches
 
     def stop(self) -> None:

@@ -7,7 +7,9 @@ its stream (``"stdout"``/``"stderr"``). The job runner (:mod:`tfcloud.emulator.j
 end; a runner only knows how to start, poll and stop them.
 
 - :class:`ProcessRunner` runs ``command + args`` from the pool's container spec as a local process in its
-  own process group, with the emulator's environment plus the replica's (so a venv's python works).
+  own process group, with the emulator's environment plus the replica's (so a venv's python works); a
+  command that starts with ``python``/``python3`` (a ``python_package_spec`` pool's ``python -m MODULE``) runs
+  with the replicas' Python (default: the emulator's own).
 - :class:`DockerRunner` runs the pool's image on the configured engine with host networking, the container
   spec's ``command`` as entrypoint and ``args`` as command, and only the replica's environment.
 """
@@ -179,9 +181,12 @@ class ProcessRunner:
     """
 
     def __init__(self, *, entrypoints: Mapping[str, Sequence[str]] | None = None,
-                 workdir: str | None = None) -> None:
+                 workdir: str | None = None, python: str | None = None) -> None:
+        import sys
+
         self._entrypoints = {image: tuple(command) for image, command in (entrypoints or {}).items()}
         self._workdir = workdir
+        self._python = python or sys.executable
 
     def start(self, launch: Launch, sink: LineSink) -> Replica:
         import sys
@@ -197,6 +202,8 @@ class ProcessRunner:
                 "local process, or configure a Docker engine).")
         else:
             argv = [*command, *launch.args]
+            if argv[0] in ("python", "python3"):  # an executor image's python: the replicas' own here
+                argv[0] = self._python
         env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "CLUSTER_SPEC")}
         env.update(launch.env)
         env["PYTHONUNBUFFERED"] = "1"

@@ -132,6 +132,7 @@ class Emulator:
         from tfcloud.emulator.jobs import JobService
         from tfcloud.emulator.logs import LoggingService, LogStore
         from tfcloud.emulator.operations import OperationStore
+        from tfcloud.emulator.packages import PackageInstaller
         from tfcloud.emulator.persistent import PersistentResourceService
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
         from tfcloud.emulator.storage import StorageEmulator
@@ -151,10 +152,12 @@ class Emulator:
         self._logs = LogStore()
         operations = OperationStore()
         project_ids = {project_number(self.project): self.project}
+        packages = PackageInstaller(storage_endpoint=storage_endpoint, root=Path(workdir) / "packages")
         resources = PersistentResourceService(operations=operations, timings=self._timings)
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
                           timings=self._timings, project_ids=project_ids,
-                          local_output_root=str(self._local_output_root or ""), resources=resources)
+                          local_output_root=str(self._local_output_root or ""), packages=packages,
+                          resources=resources)
         builds = BuildService(logs=self._logs, operations=operations, faults=self.faults,
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
                               queued_seconds=self._timings.queued)

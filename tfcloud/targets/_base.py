@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from tfcloud.machines import MachineConfig
+    from tfcloud.prices import JobPrice
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec, PoolSpec
 
@@ -187,6 +188,12 @@ class Target:
         return False
 
     @property
+    def packaged(self) -> bool:
+        """Whether its replicas run from a Python package of the job's files instead (the stages make and upload
+        it first: :func:`tfcloud.pipeline.stage_package`)."""
+        return False
+
+    @property
     def ships_files(self) -> bool:
         """The job's files travel to where it runs (an image, a package): the launcher names the script
         relative to the build root. Else replicas run in the user's own directory."""
@@ -254,6 +261,15 @@ class Target:
     def notes(self, spec: JobSpec) -> list[str]:
         """The plan's notes that only this target adds."""
         return []
+
+    def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
+        """The job's hourly list price (:mod:`tfcloud.prices`), for the plan and the submission; None: this
+        target bills nothing."""
+        return None
+
+    def package_images(self, spec: JobSpec, settings: Settings) -> tuple[tuple[tuple[str, str], ...], str]:
+        """For a :attr:`packaged` job: the image each pool runs its package on ((role, image), ...) and why."""
+        return (), ""
 
     def settings_for(self, settings: Settings) -> Settings:
         """The settings this target's backend reaches it with (a target may fill some from its own options)."""

@@ -7,7 +7,7 @@ WORKDIR /app
 
 # A TPU job: TensorFlow built for TPU VMs and its libtpu (Google's libtpu index), in their own layer.
 ENV PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore
-RUN python3 -m pip install --no-cache-dir --disable-pip-version-check "tensorflow-tpu~=2.21.0" \
+RUN python3 -m pip install --no-cache-dir --disable-pip-version-check "tensorflow-tpu==2.20.0" \
     -f https://storage.googleapis.com/libtpu-tf-releases/index.html
 
 # Requirements first, in their own layer: a change to the code alone reuses it. (A container's Python is

@@ -272,3 +272,50 @@ def test_real_client_message_reads_the_tuning_request(name: str, script: Path) -
         assert not job.study_spec.median_automated_stopping_spec.use_elapsed_duration
     else:
         assert stopping is None
+
+
+# --- --no-build: python_package_spec on Google's prebuilt TensorFlow image --------------------------------------
+PACKAGE_CASES: dict[str, dict[str, Any]] = {
+    "no_build_cpu": {"chief_config": "CPU", "entry_point_args": ["--epochs", "3"], "env": {"MODE": "fast"}},
+    "no_build_gpu_workers": {"chief_config": "T4_1X", "worker_count": 2, "worker_config": "T4_1X",
+                             "region": "europe-west4"},
+    "no_build_tpu": {"worker_count": 1, "worker_config": "TPU_V5E_4X"},
+}
+
+
+def _package_request(name: str, script: Path) -> dict[str, Any]:
+    from tfcloud.artifacts import PackageRef
+
+    spec = build_spec(entry_point=str(script), target="vertex", build=False, **PACKAGE_CASES[name])
+    package = PackageRef(uri="gs://bkt/tfcloud/packages/tfcloud_job-0.0.0+0123abcd.tar.gz",
+                         module="tfcloud_job.start", digest="0123abcd", size=1000)
+    return custom_job_request(spec, package=package, submission_id="sub-0001", tensorflow_version="2.21.0")
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGE_CASES))
+def test_package_request_matches_golden(name: str, script: Path) -> None:
+    text = json.dumps(_package_request(name, script), indent=2, sort_keys=True) + "\n"
+    golden = GOLDEN / f"{name}.json"
+    if UPDATE:
+        golden.write_text(text)
+    assert text == golden.read_text(), f"request changed; rerun with TFCLOUD_UPDATE_GOLDEN=1 to accept ({golden})"
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGE_CASES))
+def test_real_client_message_reads_the_package_request(name: str, script: Path) -> None:
+    aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
+    job = aiplatform_v1.CustomJob.from_json(json.dumps(_package_request(name, script)))
+    pools = [pool for pool in job.job_spec.worker_pool_specs if pool.replica_count]
+    for pool in pools:
+        code = pool.python_package_spec
+        assert "container_spec" not in pool and code.python_module == "tfcloud_job.start"
+        assert list(code.package_uris) == ["gs://bkt/tfcloud/packages/tfcloud_job-0.0.0+0123abcd.tar.gz"]
+        assert list(code.args) == PACKAGE_CASES[name].get("entry_point_args", [])
+    images = [pool.python_package_spec.executor_image_uri for pool in pools]
+    if name == "no_build_cpu":
+        assert images == ["us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest"]
+        assert [(e.name, e.value) for e in pools[0].python_package_spec.env] == [("MODE", "fast")]
+    if name == "no_build_gpu_workers":
+        assert images == ["europe-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest"] * 2
+    if name == "no_build_tpu":
+        assert images == ["us-docker.pkg.dev/vertex-ai/training/tf-tpu.2-15.cp310:latest"]

@@ -10,17 +10,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from tfcloud.errors import ValidationError
-from tfcloud.targets._base import Option, Target, check_text
+from tfcloud.targets._base import Option, Target, check_bool, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
 from tfcloud.targets.vertex import options as _capacity
 from tfcloud.targets.vertex.options import SchedulingStrategy
 
 if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
+    from tfcloud.prices import JobPrice
     from tfcloud.settings import Settings
-    from tfcloud.spec import JobSpec, PoolSpec
+    from tfcloud.spec import DockerConfig, JobSpec, PoolSpec
 
-__all__ = ["MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarget", "check_project", "check_region"]
+__all__ = ["MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarget", "check_project", "check_region",
+           "refuse_image_options"]
 
 #: The regions Vertex AI serves custom training in (source: the "Custom training" column of
 #: https://cloud.google.com/vertex-ai/docs/general/locations, as of 2025). A region outside this list would be
@@ -71,6 +73,26 @@ def _timeout(name: str, value: object) -> int | None:
                               or not 0 < value <= MAX_TIMEOUT_S):
         raise ValidationError(name, f"a number of seconds from 1 to {MAX_TIMEOUT_S} (14 days)", value)
     return value
+
+
+def _no_build(name: str, value: object) -> bool:
+    """``--no-build`` (``no_build=True``) sets the ``build`` field to False."""
+    return not check_bool(name, value)
+
+
+#: The image options ``--no-build`` leaves nothing to act on: DockerConfig field → its CLI flag.
+_IMAGE_OPTIONS = {"image": "--image", "parent_image": "--parent-image", "cache_from": "--cache-from",
+                  "image_build_bucket": "--image-build-bucket"}
+
+
+def refuse_image_options(docker: DockerConfig) -> None:
+    """``--no-build`` builds no image: an image option (``--image``, ``--parent-image``, ``--cache-from``,
+    ``--image-build-bucket``) would be ignored, so it is refused, naming both (``--build-logs``: by the SDK)."""
+    given = [flag for field, flag in _IMAGE_OPTIONS.items() if getattr(docker, field)]
+    if given:
+        raise ValidationError(given[0], "to be left out with --no-build (no image is built)",
+                              f"--no-build and {given[0]}",
+                              hint=f"Leave out {given[0]}, or leave out --no-build to build an image.")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,6 +155,11 @@ class VertexTarget(Target):
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
                help="Cloud Storage bucket for staged files."),
+        Option(name="no_build", type=bool, flag="--no-build", field="build", check=_no_build,
+               help="Build no image: ship the job's files as a Python package to the staging bucket and run it "
+                    "on Google's prebuilt TensorFlow training image (docs/vertex.md)."),
+        Option(name="build", type=bool, flag="", setting="build", field="build",
+               help="False: as --no-build (run(build=False), TFCLOUD_BUILD=false)."),
     )
     id_prefix: ClassVar[str | None] = None
     gcloud_defaults: ClassVar[bool] = True
@@ -161,6 +188,7 @@ class VertexTarget(Target):
     tensorboard: str | None = None
     experiment: str | None = None
     experiment_run: str | None = None
+    build: bool = True  # False (--no-build): a package on the prebuilt TensorFlow image instead of an image
 
     def __post_init__(self) -> None:
         spot = SchedulingStrategy.SPOT
@@ -176,7 +204,18 @@ class VertexTarget(Target):
 
     @property
     def container(self) -> bool:
+        return self.build
+
+    @property
+    def packaged(self) -> bool:
+        return not self.build
+
+    @property
+    def ships_files(self) -> bool:
         return True
+
+    def needs_for(self, *, strategy_runs_tensorflow: bool) -> tuple[tuple[str, str], ...]:
+        return () if self.build else (("google.cloud.storage", "cloud"),)  # the package goes to Cloud Storage
 
     def settings_for(self, settings: Settings) -> Settings:
         from dataclasses import replace
@@ -198,6 +237,12 @@ class VertexTarget(Target):
 
     def check_job(self, spec: JobSpec, *, intent: str, settings: Settings | None) -> None:
         _capacity.check_pools(self, spec)
+        if not self.build:
+            refuse_image_options(spec.docker_config)
+            if settings is not None and intent == "submit" and not (self.staging_bucket or settings.staging_bucket):
+                raise ValidationError("staging_bucket", "a Cloud Storage bucket for the job's package (--no-build "
+                                      "uploads it there)", None, hint="Pass --staging-bucket, or set "
+                                      "TFCLOUD_STAGING_BUCKET (staging_bucket= in run() or [tool.tfcloud]).")
         if settings is None:
             return
         # Google is reached to submit, and to build with Cloud Build; a Docker build pushes with Docker's login.
@@ -236,6 +281,23 @@ class VertexTarget(Target):
         if settings.emulator_host:
             return f"the tfcloud emulator at {settings.emulator_host} (no web console: tfcloud status JOB)"
         return f"Vertex AI: project {settings.project or '(not set: --project)'}, region {settings.region}"
+
+    def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
+        from tfcloud.prices import job_price
+
+        return job_price([(pool.role.value, pool.replica_count, pool.machine) for pool in spec.pools],
+                         region=self.settings_for(settings).region, spot=self.spot, timeout_s=self.timeout_s)
+
+    def package_images(self, spec: JobSpec, settings: Settings) -> tuple[tuple[tuple[str, str], ...], str]:
+        """Google's prebuilt TensorFlow training image for each pool's devices (``--no-build``)."""
+        from tfcloud.dockerfile import installed_tensorflow_version
+        from tfcloud.prebuilt import executor_image, prebuilt_training_image
+
+        version, region = installed_tensorflow_version(), self.settings_for(settings).region
+        device = "tpu" if spec.has_tpu else "gpu" if spec.has_gpu else "cpu"
+        return (tuple((p.role.value, executor_image(p.machine, tensorflow_version=version, region=region))
+                      for p in spec.pools),
+                prebuilt_training_image(version, device=device, region=region).reason)
 
     def notes(self, spec: JobSpec) -> list[str]:
         if spec.chief.machine.is_tpu_vm:

@@ -140,11 +140,16 @@ class VertexBackend:
         return f"gs://{bucket}/tfcloud/{display_name}-{stamp}"
 
     def submit(self, job: PreparedJob) -> VertexJob:
-        if job.image is None:
-            raise SubmitError("The Vertex AI backend needs an image; the pipeline builds it before submitting.")
+        if job.image is None and job.package is None:
+            raise SubmitError("The Vertex AI backend needs an image or a package; the pipeline makes it before "
+                              "submitting.")
+        from tfcloud.dockerfile import installed_tensorflow_version
+
         submission_id = uuid.uuid4().hex[:16]
-        request = custom_job_request(job.spec, image_uri=job.image.uri, submission_id=submission_id,
+        request = custom_job_request(job.spec, image_uri=job.image.uri if job.image else None,
+                                     package=job.package, submission_id=submission_id,
                                      base_output_dir=self.default_output_dir(job.spec.display_name),
+                                     tensorflow_version=installed_tensorflow_version(), region=self.region,
                                      parent=self.parent)
         created = self._create(request, submission_id)
         return VertexJob(self, created.name, job=created)

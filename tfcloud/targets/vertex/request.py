@@ -9,10 +9,11 @@ holds one per strategy, and the tuning jobs (``tuning_*.json``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.machines import MachineConfig
-from tfcloud.spec import JobSpec, Role
+from tfcloud.prebuilt import executor_image
+from tfcloud.spec import JobSpec, PoolSpec, Role
 from tfcloud.study import ParamSpec, StudySpec
 from tfcloud.targets.vertex import VertexTarget
 from tfcloud.targets.vertex.options import (
@@ -23,6 +24,9 @@ from tfcloud.targets.vertex.options import (
     expand_tensorboard,
     persistent_resource_id,
 )
+
+if TYPE_CHECKING:
+    from tfcloud.artifacts import PackageRef
 
 __all__ = ["ALGORITHMS", "BOOT_DISK", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "machine_spec",
            "parameter_spec", "replica_name", "reservation_affinity", "restart_scheduling", "tuning_job_request"]
@@ -89,18 +93,40 @@ def reservation_affinity(reservation: str, project: str) -> dict[str, Any]:
             "values": [expand_reservation(reservation, project)]}
 
 
-def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
-                       base_output_dir: str | None = None, parent: str | None = None) -> dict[str, Any]:
-    """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher), placed by the spec's
-    :class:`~tfcloud.targets.VertexTarget` (service account, network, scheduling and capacity, output directory,
-    TensorBoard, experiment). Short names (a reservation's ``ZONE/NAME``, a TensorBoard ID, an experiment's name)
-    are expanded under ``parent`` (``projects/P/locations/L``: the backend's), else the target's project and
-    region."""
+def _code_spec(spec: JobSpec, pool: PoolSpec, *, image_uri: str | None, package: PackageRef | None,
+               tensorflow_version: str | None, region: str | None) -> dict[str, Any]:
+    """What a pool runs: ``container_spec`` (the job's image, whose entrypoint is the launcher), or with a
+    package ``python_package_spec`` (``python -m MODULE ARGS`` on a prebuilt image, after pip installs it)."""
+    env = [{"name": name, "value": value} for name, value in sorted(spec.env.items())]
+    code: dict[str, Any]
+    if package is not None:
+        code = {"executor_image_uri": executor_image(pool.machine, tensorflow_version=tensorflow_version,
+                                                     region=region),
+                "package_uris": [package.uri], "python_module": package.module, "args": list(spec.entry_point_args)}
+        key = "python_package_spec"
+    else:
+        assert image_uri is not None, "a CustomJob runs an image or a package"
+        code, key = {"image_uri": image_uri, "args": list(spec.entry_point_args)}, "container_spec"
+    if env:
+        code["env"] = env
+    return {key: code}
+
+
+def custom_job_request(spec: JobSpec, *, image_uri: str | None = None, submission_id: str,
+                       base_output_dir: str | None = None, package: PackageRef | None = None,
+                       tensorflow_version: str | None = None, region: str | None = None,
+                       parent: str | None = None) -> dict[str, Any]:
+    """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher), or, with ``package``
+    (``--no-build``), that package on Google's prebuilt TensorFlow training image for each pool's devices
+    (:func:`tfcloud.prebuilt.executor_image`: the newest not newer than ``tensorflow_version``, from the registry
+    nearest ``region``); placed by the spec's :class:`~tfcloud.targets.VertexTarget` (service account, network,
+    scheduling and capacity, output directory, TensorBoard, experiment). Short names (a reservation's
+    ``ZONE/NAME``, a TensorBoard ID, an experiment's name) are expanded under ``parent`` (``projects/P/locations/L``:
+    the backend's), else the target's project and region."""
     target = spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
     if parent is None:  # a dry run may have no project
-        parent = f"projects/{target.project or 'PROJECT'}/locations/{target.region or 'us-central1'}"
+        parent = f"projects/{target.project or 'PROJECT'}/locations/{target.region or region or 'us-central1'}"
     project = parent.split("/")[1]
-    env = [{"name": name, "value": value} for name, value in sorted(spec.env.items())]
     pools: list[dict[str, Any]] = []
     for role in POOL_ORDER:
         pool = spec.pool(role)
@@ -110,13 +136,11 @@ def custom_job_request(spec: JobSpec, *, image_uri: str, submission_id: str,
         machine = machine_spec(pool.machine)
         if target.reservation is not None:
             machine["reservation_affinity"] = reservation_affinity(target.reservation, project)
-        container: dict[str, Any] = {"image_uri": image_uri, "args": list(spec.entry_point_args)}
-        if env:
-            container["env"] = env
         pools.append({
             "machine_spec": machine,
             "replica_count": pool.replica_count,
-            "container_spec": container,
+            **_code_spec(spec, pool, image_uri=image_uri, package=package, tensorflow_version=tensorflow_version,
+                         region=region or target.region),
             "disk_spec": dict(BOOT_DISK),
         })
     while pools and not pools[-1]:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud._files import write_private_json
 from tfcloud.artifacts import PreparedJob
-from tfcloud.errors import SubmitError
+from tfcloud.errors import SubmitError, ValidationError
 from tfcloud.gcloud import RetryPolicy, call
 from tfcloud.settings import Settings
 from tfcloud.statedir import rerun_record
@@ -84,6 +84,9 @@ class VertexStudies:
         """Create the HyperparameterTuningJob for ``study``, whose trials run ``job`` (built: its image set)."""
         from google.cloud import aiplatform_v1
 
+        if job.image is None and job.spec.target.packaged:
+            raise ValidationError("--no-build", "to be left out for a tuning study (its trials run an image)",
+                                  "--no-build", hint="Leave out --no-build: tfcloud tune builds the trials' image.")
         if job.image is None:
             raise SubmitError("Tuning on Vertex AI needs an image; the pipeline builds it before submitting.")
         submission_id = uuid.uuid4().hex[:16]

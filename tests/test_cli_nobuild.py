@@ -1,0 +1,104 @@
+"""`tfcloud submit --no-build` at the command line: what it refuses (exit 2, nothing made), what its plan shows
+(the package, the prebuilt images and why, the price), and `tfcloud machines --prices`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tfcloud.cli import main
+
+
+@pytest.fixture
+def vertex_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Enough to pass validation without Google: an emulator address (never reached) and a project."""
+    monkeypatch.setenv("TFCLOUD_EMULATOR_HOST", "127.0.0.1:9")
+    monkeypatch.setenv("TFCLOUD_PROJECT", "my-project")
+
+
+@pytest.mark.parametrize(("flags", "named"), [
+    (["--image", "us-docker.pkg.dev/p/r/train:1"], "--image"),
+    (["--parent-image", "tensorflow/tensorflow:2.17.0"], "--parent-image"),
+    (["--cache-from", "us-docker.pkg.dev/p/r/train:0"], "--cache-from"),
+    (["--image-build-bucket", "my-builds"], "--image-build-bucket"),
+])
+def test_no_build_refuses_image_options_naming_both(script: Path, flags: list[str], named: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["submit", str(script), "--vertex", "--no-build", *flags, "--dry-run"]) == 2
+    assert capsys.readouterr().err == (
+        f"Error: Invalid `{named}`: expected to be left out with --no-build (no image is built), received "
+        f"'--no-build and {named}'.\nLeave out {named}, or leave out --no-build to build an image.\n")
+
+
+def test_no_build_with_build_logs_is_refused_before_anything_is_made(
+        script: Path, vertex_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", "my-staging")
+    assert main(["submit", str(script), "--vertex", "--no-build", "--build-logs"]) == 2
+    err = capsys.readouterr().err
+    assert "Invalid `--build-logs`: expected to be left out with --no-build (no image is built)" in err
+
+
+def test_no_build_needs_a_staging_bucket_and_vertex(script: Path, vertex_env: None,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["submit", str(script), "--vertex", "--no-build"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "Error: Invalid `staging_bucket`: expected a Cloud Storage bucket for the job's package (--no-build "
+        "uploads it there), received None.")
+    assert main(["submit", str(script), "--local", "--no-build", "--dry-run"]) == 2
+    assert capsys.readouterr().err == (
+        "Error: Invalid `no_build`: expected to be left unset for the local target (it is an option of: vertex), "
+        "received <set>.\nRemove it, or run where it applies (--vertex / target=\"vertex\").\n")
+
+
+def test_no_build_plan_shows_the_package_its_prebuilt_images_and_the_price(
+        script: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    (script.parent / ".env").write_text("TOKEN=x\n")
+    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", "my-staging")
+    assert main(["submit", str(script), "--vertex", "--no-build", "--chief-config", "T4_1X", "--worker-count", "1",
+                 "--worker-config", "CPU", "--timeout", "3600", "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["image"] is None
+    package = plan["package"]
+    assert package["uri"].startswith("gs://my-staging/tfcloud/packages/tfcloud_job-0.0.0+")
+    assert package["module"] == "tfcloud_job.start" and package["size"] < 100_000
+    assert package["executor_images"] == {
+        "chief": "us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest",
+        "worker": "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest"}
+    assert "TensorFlow 2.17" in package["image_reason"] and "Prebuilt containers for custom training" in \
+        package["image_reason"]
+    assert {"path": ".env", "reason": package["kept_out"][0]["reason"]} in package["kept_out"]
+    assert "train.py" in [f["path"] for f in package["files"]]
+    price = plan["price"]
+    assert price["per_hour_usd"] == pytest.approx(0.4369977 + 0.4025 + 0.21849885)
+    assert price["ceiling_usd"] == pytest.approx(price["per_hour_usd"]) and price["table_date"]
+    assert main(["submit", str(script), "--vertex", "--no-build", "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert "Package: gs://my-staging/tfcloud/packages/tfcloud_job-0.0.0+" in text
+    assert "Price: job: $0.84/h (on demand; list price in us-central1)" in text
+    assert "Prebuilt image: runs on TensorFlow 2.17" in text
+
+
+def test_machines_prices_lists_the_table_and_its_source(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["machines", "--prices"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[-1] for line in out.splitlines()[1:] if line and line[0].isupper()}
+    assert rows["CPU"] == "$0.22" and rows["T4_1X"] == "$0.84" and rows["H200_8X"] == "-"
+    assert "from tfcloud's price table of 2026-10-07 (Vertex AI pricing" in out
+    assert main(["machines", "--prices", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["CPU"]["price_per_hour_usd"] == pytest.approx(0.21849885) and data["B200_8X"]["price_per_hour_usd"] \
+        is None
+
+
+def test_run_build_false_is_the_same_option(script: Path) -> None:
+    import tfcloud
+
+    plan = tfcloud.run(str(script), target="vertex", build=False, chief_config="CPU", dry_run=True)
+    assert plan.image is None and plan.package is not None  # type: ignore[union-attr]
+    assert plan.package.executor_images == (  # type: ignore[union-attr]
+        ("chief", "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest"),)
+    with pytest.raises(tfcloud.ValidationError, match="no_build"):
+        tfcloud.run(str(script), target="local", no_build=True, dry_run=True)

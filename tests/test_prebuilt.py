@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from tfcloud.prebuilt import prebuilt_training_image, tensorflow_tpu_release
+
+
+def test_the_tpu_build_is_the_newest_published_not_newer_than_tensorflow() -> None:
+    choice = tensorflow_tpu_release("2.21.0")
+    assert (choice.value, choice.version) == ("2.20.0", "2.20")
+    assert choice.reason.startswith("tensorflow-tpu 2.20.0: the newest published not newer than TensorFlow 2.21.0")
+    assert tensorflow_tpu_release("2.18.1").reason.startswith("tensorflow-tpu 2.18.0: the TPU build of the installed")
+
+
+def test_the_prebuilt_image_matches_the_devices_and_the_region() -> None:
+    cpu = prebuilt_training_image("2.21.0", device="cpu", region="us-central1")
+    assert cpu.value == "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest"
+    assert "the newest prebuilt for CPU not newer than TensorFlow 2.21.0" in cpu.reason
+    assert prebuilt_training_image("2.16.1", device="gpu", region="europe-west4").value == \
+        "europe-docker.pkg.dev/vertex-ai/training/tf-gpu.2-16.py310:latest"
+    tpu = prebuilt_training_image("2.21.0", device="tpu", region="asia-east1")
+    assert (tpu.value, tpu.version) == ("asia-docker.pkg.dev/vertex-ai/training/tf-tpu.2-15.cp310:latest", "2.15")
