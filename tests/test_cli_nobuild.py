@@ -48,8 +48,8 @@ def test_no_build_needs_a_staging_bucket_and_vertex(script: Path, vertex_env: No
         "uploads it there), received None.")
     assert main(["submit", str(script), "--local", "--no-build", "--dry-run"]) == 2
     assert capsys.readouterr().err == (
-        "Error: Invalid `no_build`: expected to be left unset for the local target (it is an option of: vertex), "
-        "received <set>.\nRemove it, or run where it applies (--vertex / target=\"vertex\").\n")
+        "Error: Invalid `build`: expected to be left unset for the local target (it is an option of: vertex), "
+        "received False.\nRemove it, or run where it applies (--vertex / target=\"vertex\").\n")
 
 
 def test_no_build_plan_shows_the_package_its_prebuilt_images_and_the_price(
@@ -100,5 +100,5 @@ def test_run_build_false_is_the_same_option(script: Path) -> None:
     assert plan.image is None and plan.package is not None  # type: ignore[union-attr]
     assert plan.package.executor_images == (  # type: ignore[union-attr]
         ("chief", "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest"),)
-    with pytest.raises(tfcloud.ValidationError, match="no_build"):
-        tfcloud.run(str(script), target="local", no_build=True, dry_run=True)
+    with pytest.raises(tfcloud.ValidationError, match="`build`"):
+        tfcloud.run(str(script), target="local", build=False, dry_run=True)

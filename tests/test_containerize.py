@@ -27,6 +27,7 @@ def _job(tmp_path: Path, *, script_outside: bool = False, requirements: tuple[st
     work.mkdir(parents=True)
     (work / "train.py").write_text("print(1)\n")
     (work / ".env").write_text("TOKEN=x\n")
+    spec_args.setdefault("target", "vertex")  # a target that builds an image (the local default builds none)
     spec = build_spec(entry_point=str(work / "train.py"), **spec_args)  # type: ignore[arg-type]
     launcher = tmp_path / "launcher.py"
     launcher.write_text("# launcher\n")

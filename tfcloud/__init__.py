@@ -29,7 +29,10 @@ if TYPE_CHECKING:
     from tfcloud.sdk import Job, attach, build, list_jobs, submit, tune
     from tfcloud.spec import DockerConfig
     from tfcloud.states import JobState
-    from tfcloud.targets import LocalTarget, VertexTarget
+    from tfcloud.targets import Option, Target
+    from tfcloud.targets.local import LocalTarget
+    from tfcloud.targets.ray import RayTarget
+    from tfcloud.targets.vertex import VertexTarget
     from tfcloud.ui import ui
 
 
@@ -61,9 +64,12 @@ __all__ = [
     "LocalTarget",
     "LogLine",
     "MachineConfig",
+    "Option",
     "OutcomeUnknownError",
+    "RayTarget",
     "ReplicaInfo",
     "SubmitError",
+    "Target",
     "TfcloudError",
     "ValidationError",
     "VertexTarget",

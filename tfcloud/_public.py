@@ -14,6 +14,7 @@ PUBLIC = {
     "submit": "tfcloud.sdk", "tune": "tfcloud.sdk", "report": "tfcloud.reporting",
     "DockerConfig": "tfcloud.spec",
     "JobState": "tfcloud.states",
-    "LocalTarget": "tfcloud.targets", "VertexTarget": "tfcloud.targets",
+    "LocalTarget": "tfcloud.targets.local", "VertexTarget": "tfcloud.targets.vertex",
+    "RayTarget": "tfcloud.targets.ray", "Target": "tfcloud.targets", "Option": "tfcloud.targets",
     "ui": "tfcloud.ui",
 }

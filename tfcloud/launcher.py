@@ -1,13 +1,15 @@
 """The launcher: a small Python file, rendered from ``templates/launcher.py.j2``, that each replica runs.
 
-It marks the process as remote, builds the chosen strategy from ``TF_CONFIG``, routes Keras to tf-keras
-where Keras 3 cannot train, and runs the user's script unchanged as ``__main__`` with the user's
-arguments exactly as given (no shell, nothing added).
+It marks the process as remote, beats for its supervisor (liveness: :mod:`tfcloud.cluster.supervisor`),
+builds the chosen strategy from ``TF_CONFIG``, routes Keras to tf-keras where Keras 3 cannot train, and runs
+the user's script unchanged as ``__main__`` with the user's arguments exactly as given (no shell, nothing
+added).
 """
 
 from __future__ import annotations
 
 from tfcloud._version import __version__
+from tfcloud.cluster.supervisor import BEAT_INTERVAL_S, HEARTBEAT_VAR
 from tfcloud.spec import JobSpec
 from tfcloud.strategy import one_device_name
 from tfcloud.templates import render
@@ -31,4 +33,6 @@ def render_launcher(spec: JobSpec, *, script: str) -> str:
         device=one_device_name(spec.chief.machine),
         script=script,
         script_name=spec.entry_point.name,
+        heartbeat_var=HEARTBEAT_VAR,
+        beat_interval=f"{BEAT_INTERVAL_S:g}",
     )

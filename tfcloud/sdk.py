@@ -109,6 +109,7 @@ class JobOptions(TypedDict, total=False):
     restart_on_worker_restart: bool
     spot: bool
     max_restarts: int | None
+    liveness_timeout: int | None
     container: bool
     network: str | None
     base_output_dir: str | None
@@ -122,7 +123,6 @@ class JobOptions(TypedDict, total=False):
     experiment_run: str | None
     context_dir: str | os.PathLike[str] | None
     build: bool
-    no_build: bool
 
 
 class Job:
@@ -582,9 +582,6 @@ def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
     import tfcloud.targets as targets
 
     for option in {o.name: o for c in targets.builtin_targets() for o in c.options}.values():
-        value = options.get(option.name)
-        if value is True:
-            flags.append(option.cli_flag)
-        elif value not in (None, False) and option.cli_flag:
-            flags += [option.cli_flag, str(value)]
+        if options.get(option.name) is not None:
+            flags += option.cli_args(options.get(option.name))
     return flags

@@ -416,7 +416,7 @@ def build_spec(
     ``target`` is where the job runs: a :class:`~tfcloud.targets.Target` value, or a target's name with that
     target's options as further keywords (``target="vertex", spot=True``). An option the target does not take
     is refused (:class:`~tfcloud.errors.UnsupportedOptionError`), and so are the image options
-    (``docker_config``, ``context_dir``, ``image_repository``) for a target that builds no image.
+    (``docker_config``, ``image_repository``) for a target that builds no image.
 
     With ``settings`` (the SDK passes them) the settings are checked too. ``intent`` says what follows:
     ``"plan"`` (nothing more is checked), ``"build"`` or ``"submit"`` (the target's own checks: a usable state
@@ -485,10 +485,6 @@ def build_spec(
             if value:
                 raise UnsupportedOptionError(option, value, target=where.name, takers=["a target that builds an "
                                              "image (vertex, local with container)"])
-    if context is not None and not where.ships_files:
-        raise UnsupportedOptionError("context_dir", str(context_dir), target=where.name,
-                                     takers=["a target the job's files travel to (vertex, ray, local with "
-                                             "container)"])
     spec = JobSpec(
         entry_point=entry,
         entry_point_kind=kind,
@@ -525,7 +521,7 @@ def make_target(target: object, options: Mapping[str, object], *, settings: Sett
                                   hint=f"Pass {type(target).__name__}({name}=...) alone.")
         return target
     cls = targets.get(target)
-    refuse_options(cls, options)  # what is left of the others' options is unset (None or False)
+    refuse_options(cls, options)  # what is left of the others' options is unset (None, or a flag left off)
     return cls.from_options({k: v for k, v in options.items() if v is not None and cls.option(k) is not None},
                             settings=settings)
 
@@ -536,9 +532,12 @@ def refuse_options(cls: type[Target], options: Mapping[str, object]) -> None:
     import tfcloud.targets as targets
 
     for name, value in options.items():
-        if value is None or value is False or cls.option(name) is not None:
+        if value is None or cls.option(name) is not None:
             continue
         takers = [c for c in targets.builtin_targets() if c.option(name) is not None]
+        spec = next((c.option(name) for c in takers), None)
+        if value is False and spec is not None and "/" not in spec.cli_flag:
+            continue  # a flag left off (spot=False) asks for nothing; --no-build (build=False) does
         how = " / ".join(f"--{c.name}" + (f' / target="{c.name}"') for c in takers)
         raise UnsupportedOptionError(name, value, target=cls.name, takers=[c.name for c in takers], how=how)
 

@@ -155,7 +155,7 @@ def _parameter(option: Any, takers: list[str], panel: str) -> inspect.Parameter:
     if option.type is bool:
         annotation: Any = Annotated[bool, typer.Option(option.cli_flag, help=option.help + where,
                                                        rich_help_panel=panel)]
-        default: Any = False
+        default: Any = "/" in option.cli_flag  # --build/--no-build: on unless turned off
     else:
         kind = {int: int, float: float}.get(option.type, str)
         annotation = Annotated[Optional[kind], typer.Option(  # noqa: UP045

@@ -12,8 +12,13 @@ session. It uses the standard library only (it runs by path, without importing t
 
   * the chief exits 0: the job succeeded. Parameter servers (and, under ParameterServerStrategy, workers,
     which only serve) are stopped at once; other replicas get ``finish_grace_s`` to end on their own.
-  * the chief exits non-zero, or any other replica exits non-zero while the chief runs, or a replica stays
-    stopped (SIGSTOP) for ``stopped_timeout_s``: the job failed; every replica is stopped.
+  * the chief exits non-zero, or any other replica exits non-zero while the chief runs: the job failed; every
+    replica is stopped. When another replica had already gone silent (no heartbeat for :data:`SILENT_S`), the
+    failure is that replica's: TensorFlow's collectives fail a survivor about ten seconds after a peer stopped.
+  * liveness (``liveness_timeout_s`` in job.json; 0: off): each replica's launcher touches its heartbeat file
+    (:data:`HEARTBEAT_VAR`) every :data:`BEAT_INTERVAL_S` from a daemon thread; a replica whose file is older
+    than the timeout (stopped by SIGSTOP or a debugger, frozen, wedged in native code that holds the GIL) fails
+    the job, named as the failing replica.
   * SIGTERM, SIGINT or SIGHUP to the supervisor: the job is cancelled; every replica is stopped.
   * ``max_restarts`` (job.json, default 0): a failure other than a cancel, while restarts are left, restarts the
     whole cluster instead (MultiWorkerMirrored needs every replica): every replica is stopped and reaped, then
@@ -45,6 +50,13 @@ STATUS_FILE = "status.json"
 JOB_FILE = "job.json"
 LINES_FILE = "lines.jsonl"
 LOG_DIR = "logs"
+HEARTBEAT_DIR = "heartbeats"
+#: The variable that tells a replica's launcher which file to touch (templates/launcher.py.j2).
+HEARTBEAT_VAR = "TFCLOUD_HEARTBEAT_FILE"
+#: How often the launcher touches it.
+BEAT_INTERVAL_S = 1.0
+#: A replica without a heartbeat for this long, when another replica fails, is taken as the cause.
+SILENT_S = 5.0
 
 _TICK_S = 0.05
 _MAX_PARTIAL = 64 * 1024
@@ -118,7 +130,6 @@ class _Replica:
         self.returncode: int | None = None
         self.stop_sent: float | None = None
         self.kill_sent = False
-        self.stopped_since: float | None = None
         self.pipes: list[_Pipe] = []
 
     @property
@@ -165,7 +176,7 @@ class Supervisor:
         self.chief = self.replicas[0]
         self.stop_grace_s = float(self.job.get("stop_grace_s", 5.0))
         self.finish_grace_s = float(self.job.get("finish_grace_s", 10.0))
-        self.stopped_timeout_s = float(self.job.get("stopped_timeout_s", 10.0))
+        self.liveness_timeout_s = float(self.job.get("liveness_timeout_s") or 0.0)
         self.stop_on_chief_end = set(self.job.get("stop_on_chief_end", ["ps"]))
         self.max_restarts = int(self.job.get("max_restarts", 0))
         self.attempt = 1
@@ -215,7 +226,7 @@ class Supervisor:
                 break
             if r.log is None:
                 r.log = open_private(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=0)
-            env = {**os.environ, **r.env, "TFCLOUD_ATTEMPT": str(self.attempt)}
+            env = {**os.environ, **r.env, "TFCLOUD_ATTEMPT": str(self.attempt), **self.heartbeat_env(r)}
             try:
                 r.proc = subprocess.Popen(
                     argv, cwd=self.job["cwd"], env=env, stdin=subprocess.DEVNULL,
@@ -235,6 +246,47 @@ class Supervisor:
         if self.state == "starting":
             self.state = "running"
         self.write_status()
+
+    # -- liveness ----------------------------------------------------------------------------------------
+    def heartbeat_env(self, r: _Replica) -> dict[str, str]:
+        """The replica's heartbeat file, made fresh (its age counts from the start), as its environment."""
+        if not self.liveness_timeout_s:
+            return {}
+        path = self.job_dir / HEARTBEAT_DIR / r.name
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        open_private(path, "ab").close()
+        os.utime(path)
+        return {HEARTBEAT_VAR: str(path)}
+
+    def heartbeat_age(self, r: _Replica) -> float | None:
+        """Seconds since ``r`` last beat (None: liveness is off, or no heartbeat file)."""
+        if not self.liveness_timeout_s:
+            return None
+        try:
+            return max(0.0, time.time() - (self.job_dir / HEARTBEAT_DIR / r.name).stat().st_mtime)
+        except OSError:
+            return None
+
+    def silent(self, threshold: float) -> tuple[_Replica, float] | None:
+        """The running replica whose heartbeat is oldest, when it is at least ``threshold`` seconds old."""
+        found: tuple[_Replica, float] | None = None
+        for r in self.replicas:
+            age = self.heartbeat_age(r) if r.running else None
+            if age is not None and age >= threshold and (found is None or age > found[1]):
+                found = (r, age)
+        return found
+
+    def fail_exited(self, r: _Replica) -> None:
+        """``r`` exited non-zero: the job fails by it, or by a replica that went silent before."""
+        assert r.returncode is not None
+        code = exit_code_of(r.returncode)
+        silent = self.silent(SILENT_S)
+        if silent is not None and silent[0] is not r:
+            quiet, age = silent
+            self.fail(quiet, 1, f"{quiet.name} sent no heartbeat for {age:.0f} s (stopped or hung); {r.name} "
+                                f"{describe_exit(r.returncode)} after losing it.")
+            return
+        self.fail(r, code, f"{r.name} {describe_exit(r.returncode)}.")
 
     def _emit(self, pipe: _Pipe, raw: bytes) -> None:
         self._line(pipe.replica.name, pipe.stream, raw.decode("utf-8", errors="replace").rstrip("\r"))
@@ -337,24 +389,17 @@ class Supervisor:
                             self.stop(r)
                     self.state = "finishing"
                 else:
-                    self.fail(chief, exit_code_of(chief.returncode),
-                              f"{chief.name} {describe_exit(chief.returncode)}.")
+                    self.fail_exited(chief)
                 return
             for r in self.replicas[1:]:
                 if r.returncode is not None and r.returncode != 0:
-                    self.fail(r, exit_code_of(r.returncode), f"{r.name} {describe_exit(r.returncode)}.")
+                    self.fail_exited(r)
                     return
-            for r in self.replicas:
-                if not r.running or r.pid is None:
-                    continue
-                if _process_state(r.pid) == "T":
-                    r.stopped_since = r.stopped_since or now
-                    if now - r.stopped_since >= self.stopped_timeout_s:
-                        self.fail(r, 1, f"{r.name} was stopped (SIGSTOP) for {self.stopped_timeout_s:.0f} s "
-                                        "and did not continue.")
-                        return
-                else:
-                    r.stopped_since = None
+            if self.liveness_timeout_s:
+                silent = self.silent(self.liveness_timeout_s)
+                if silent is not None:
+                    self.fail(silent[0], 1, f"{silent[0].name} sent no heartbeat for {self.liveness_timeout_s:.0f} s "
+                                            "(stopped or hung).")
         elif self.state == "finishing":
             assert self.finish_deadline is not None
             if self.cancel_requested or now >= self.finish_deadline:

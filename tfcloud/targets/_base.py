@@ -75,7 +75,15 @@ class Option:
 
     @property
     def cli_flag(self) -> str:
+        """The flag as typer declares it: ``--spot``, or for a bool that is on by default ``--build/--no-build``."""
         return self.flag if self.flag is not None else "--" + self.name.replace("_", "-")
+
+    def cli_args(self, value: object) -> list[str]:
+        """The command-line words that give ``value`` (``--spot``; ``--no-build`` for False; ``--timeout 60``)."""
+        if self.type is bool:
+            on, _, off = self.cli_flag.partition("/")
+            return [on] if value else ([off] if off else [])
+        return [self.cli_flag, str(value)] if self.cli_flag else []
 
     @property
     def attribute(self) -> str:

@@ -7,9 +7,12 @@ from pathlib import Path
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import Option, check_count, check_text
 
-__all__ = ["MAX_RESTARTS", "check_gcs_uri", "output_dir_option"]
+__all__ = ["DEFAULT_LIVENESS_TIMEOUT", "LIVENESS_TIMEOUT", "MAX_RESTARTS", "check_gcs_uri", "output_dir_option"]
 
 _MAX_RESTARTS = 100
+#: Seconds a replica may go without a heartbeat before it fails the job (targets that run replicas themselves).
+DEFAULT_LIVENESS_TIMEOUT = 60
+_MAX_LIVENESS_TIMEOUT = 86_400
 
 
 def _max_restarts(name: str, value: object) -> int | None:
@@ -20,6 +23,23 @@ MAX_RESTARTS = Option(
     name="max_restarts", type=int, setting="max_restarts", metavar="N", check=_max_restarts, example=2,
     help="Restart the cluster up to N times when a replica dies; training resumes from its checkpoint "
          "(docs/recovery.md).")
+
+
+def _liveness_timeout(name: str, value: object) -> int | None:
+    """Whole seconds from 2 to a day (a replica beats every second), or 0: no liveness rule."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value == 1 or not 0 <= value <= _MAX_LIVENESS_TIMEOUT:
+        raise ValidationError(name, f"a number of seconds from 2 to {_MAX_LIVENESS_TIMEOUT}, or 0 to turn the "
+                                    "rule off", value, hint="Replicas beat once a second (docs/recovery.md).")
+    return value
+
+
+LIVENESS_TIMEOUT = Option(
+    name="liveness_timeout", type=int, setting="liveness_timeout", metavar="SECONDS", check=_liveness_timeout,
+    example=30,
+    help=f"Fail the job when a replica sends no heartbeat for this long: stopped or hung (default "
+         f"{DEFAULT_LIVENESS_TIMEOUT}; 0: off; docs/recovery.md).")
 
 
 def check_gcs_uri(name: str, value: object) -> str:

@@ -3,7 +3,8 @@
 # It marks this process as a tfcloud job, sets up tf.distribute.OneDeviceStrategy
 # (one chief with one GPU: /gpu:0), and runs train.py unchanged as __main__ with the arguments
 # this launcher was given. With AIP_CHECKPOINT_DIR set, Keras `fit` resumes there after a restart;
-# in a tuning trial (TFCLOUD_TUNING_METRIC set) it reports that metric at each epoch end.
+# in a tuning trial (TFCLOUD_TUNING_METRIC set) it reports that metric at each epoch end; with
+# TFCLOUD_HEARTBEAT_FILE set, it beats there for whoever runs this replica.
 import faulthandler
 import functools
 import importlib.abc
@@ -23,6 +24,28 @@ SCRIPT = 'train.py'
 
 def _say(message):
     print("tfcloud: " + message, file=sys.stderr, flush=True)
+
+
+def _heartbeat(path):
+    """Touch PATH every 1 s from a daemon thread. Whoever runs this replica (tfcloud's supervisor)
+    fails the job when the beats stop: the process is stopped (SIGSTOP, a debugger), frozen or wedged."""
+    import threading
+    import time
+
+    def beat():
+        while True:
+            try:
+                with open(path, "ab"):
+                    os.utime(path)
+            except OSError:
+                pass
+            time.sleep(1)
+
+    threading.Thread(target=beat, name="tfcloud-heartbeat", daemon=True).start()
+
+
+if os.environ.get("TFCLOUD_HEARTBEAT_FILE"):
+    _heartbeat(os.environ["TFCLOUD_HEARTBEAT_FILE"])
 
 
 def _strategy():

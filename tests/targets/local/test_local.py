@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -32,7 +33,8 @@ from tfcloud.validate import build_spec
 
 # Every replica prints its view of the job, then does what its role's argument says:
 # "ok" exits 0, "raise" raises ("raise<N>" after N seconds), "exit3" calls sys.exit(3), "forever" waits until killed,
-# "ignore-term" waits and ignores SIGTERM, "sleep<N>" sleeps N seconds and exits 0.
+# "ignore-term" waits and ignores SIGTERM, "sleep<N>" sleeps N seconds and exits 0, "wedge" blocks in native code
+# that holds the GIL (as a wedged extension would: the launcher's heartbeat thread cannot run).
 REPLICA = r'''
 import json, os, signal, sys, time
 task = json.loads(os.environ["TF_CONFIG"])["task"]
@@ -40,7 +42,8 @@ name = "{type}-{index}".format(**task)
 print("view", json.dumps({"task": task, "argv": sys.argv[1:], "cwd": os.getcwd(),
       "cluster": json.loads(os.environ["TF_CONFIG"])["cluster"],
       "env": {k: os.environ.get(k) for k in ("PYTHONUNBUFFERED", "no_proxy", "NO_PROXY", "no_grpc_proxy",
-                                             "TFCLOUD_REMOTE", "TFCLOUD_REPLICA", "MY_SETTING")}}))
+                                             "TFCLOUD_REMOTE", "TFCLOUD_REPLICA", "MY_SETTING",
+                                             "TFCLOUD_HEARTBEAT_FILE")}}))
 print("ready", name, flush=True)
 actions = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
 action = actions.get(task["type"], "ok")
@@ -54,6 +57,9 @@ if action == "ignore-term":
 if action in ("forever", "ignore-term"):
     while True:
         time.sleep(0.1)
+if action == "wedge":
+    import ctypes
+    ctypes.PyDLL(None).sleep(600)
 if action.startswith("sleep"):
     time.sleep(float(action[5:]))
 if action == "flood":
@@ -148,6 +154,7 @@ def test_every_replica_runs_the_launcher_with_its_own_tf_config(submit, replica_
         assert env["TFCLOUD_REPLICA"] == name and env["MY_SETTING"] == "42"  # type: ignore[index]
         assert env["no_proxy"] == "corp.example,127.0.0.1,localhost"  # type: ignore[index]
         assert env["no_grpc_proxy"].split(",")[-2:] == ["127.0.0.1", "localhost"]  # type: ignore[index]
+        assert env["TFCLOUD_HEARTBEAT_FILE"] == str(handle.job_dir / "heartbeats" / name)  # type: ignore[index]
     assert sorted(p.name for p in handle.log_dir.iterdir()) == ["chief-0.log", "worker-0.log", "worker-1.log"]
     assert "done chief-0" in handle.log_file("chief-0").read_text()
     assert_no_survivors(handle)
@@ -223,8 +230,7 @@ FAULTS = {
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_a_failing_replica_stops_the_whole_job(submit, replica_script: Path, fault: str, attempt: int) -> None:  # type: ignore[no-untyped-def]
     args, action, exit_code, failed = FAULTS[fault]
-    backend = LocalBackend(stopped_timeout_s=3.0)
-    handle = submit(replica_script, backend=backend, distribution_strategy=None, worker_count=1, ps_count=0,
+    handle = submit(replica_script, distribution_strategy=None, worker_count=1, ps_count=0, liveness_timeout=3,
                     entry_point_args=args)
     if action is not None:
         replica, sig = action
@@ -241,6 +247,43 @@ def test_a_failing_replica_stops_the_whole_job(submit, replica_script: Path, fau
         assert "RuntimeError: boom in" in error.log_tail
         assert f"{failed} | RuntimeError: boom in {failed}" in str(error)
     assert_no_survivors(handle)
+
+
+# -- liveness -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("how", ["SIGSTOP", "wedged"])
+def test_a_replica_without_heartbeat_fails_the_job_by_its_name(submit, replica_script: Path, how: str) -> None:  # type: ignore[no-untyped-def]
+    handle = submit(replica_script, distribution_strategy=None, worker_count=1, liveness_timeout=5,
+                    entry_point_args=["chief=forever", "worker=forever" if how == "SIGSTOP" else "worker=wedge"])
+    wait_for_line(handle, "ready", replica="worker-0", timeout=30)
+    if how == "SIGSTOP":
+        os.kill(replica_pid(handle, "worker-0"), signal.SIGSTOP)
+    info = handle.wait(60)
+    assert info.state is JobState.FAILED
+    assert (info.exit_code, info.failed_replica) == (1, "worker-0")
+    assert info.message == "worker-0 sent no heartbeat for 5 s (stopped or hung)."
+    assert handle.replicas["chief-0"]["stopped_by_tfcloud"] is True  # the rest of the cluster is stopped
+    assert_no_survivors(handle)  # the frozen one too
+
+
+def test_a_failure_after_a_peer_went_silent_is_the_silent_peers(submit, replica_script: Path) -> None:  # type: ignore[no-untyped-def]
+    """As TensorFlow's collectives do about ten seconds after a peer stopped, the chief fails (raises) before the
+    liveness limit: the job names the worker that stopped beating, not the chief."""
+    handle = submit(replica_script, distribution_strategy=None, worker_count=1,
+                    entry_point_args=["chief=raise12", "worker=forever"])
+    wait_for_line(handle, "ready", replica="worker-0", timeout=30)
+    os.kill(replica_pid(handle, "worker-0"), signal.SIGSTOP)
+    info = handle.wait(60)
+    assert (info.state, info.exit_code, info.failed_replica) == (JobState.FAILED, 1, "worker-0"), info.message
+    assert re.fullmatch(r"worker-0 sent no heartbeat for \d+ s \(stopped or hung\); chief-0 exited with code 1 "
+                        r"after losing it\.", info.message or ""), info.message
+    assert_no_survivors(handle)
+
+
+def test_liveness_can_be_turned_off(submit, replica_script: Path) -> None:  # type: ignore[no-untyped-def]
+    handle = submit(replica_script, distribution_strategy=None, liveness_timeout=0, entry_point_args=["chief=ok"])
+    assert handle.wait(30).state is JobState.SUCCEEDED
+    assert views(handle)["chief-0"]["env"]["TFCLOUD_HEARTBEAT_FILE"] is None  # type: ignore[index]
+    assert not (handle.job_dir / "heartbeats").exists()
 
 
 def test_a_replica_that_ignores_sigterm_is_killed(submit, replica_script: Path) -> None:  # type: ignore[no-untyped-def]

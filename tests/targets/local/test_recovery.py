@@ -24,10 +24,11 @@ from tfcloud.targets import LocalTarget
 from tfcloud.targets.local.backend import LocalJob
 from tfcloud.validate import build_spec
 
-# Prints what it sees. worker-0 exits 3 on the attempts listed in the first argument ("1,2"), else it writes a
-# marker for the chief; the chief (like a MultiWorkerMirrored chief) cannot finish before its worker did.
+# Prints what it sees. worker-0 exits 3 on the attempts listed in the first argument ("1,2"; "stop1": stops itself,
+# SIGSTOP, on attempt 1), else it writes a marker for the chief; the chief (like a MultiWorkerMirrored chief)
+# cannot finish before its worker did.
 FLAKY = r'''
-import json, os, sys, time
+import json, os, signal, sys, time
 me, attempt = os.environ["TFCLOUD_REPLICA"], os.environ["TFCLOUD_ATTEMPT"]
 print("view", json.dumps({k: os.environ.get(k) for k in (
     "TFCLOUD_ATTEMPT", "TFCLOUD_REPLICA", "AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "AIP_TENSORBOARD_LOG_DIR",
@@ -37,6 +38,8 @@ marker = os.path.join(os.environ["AIP_CHECKPOINT_DIR"], "worker-done-" + attempt
 if me == "worker-0":
     if attempt in failing:
         sys.exit(3)
+    if "stop" + attempt in failing:
+        os.kill(os.getpid(), signal.SIGSTOP)
     open(marker, "w").close()
 elif me == "chief-0" and json.loads(os.environ["TF_CONFIG"])["cluster"].get("worker"):
     while not os.path.exists(marker):
@@ -102,6 +105,26 @@ def test_max_restarts_is_checked(script: Path) -> None:
         build_spec(entry_point=script, max_restarts=-1)
     with pytest.raises(ValidationError, match="max_restarts"):
         build_spec(entry_point=script, max_restarts="twice")
+
+
+def test_liveness_timeout_is_checked(script: Path) -> None:
+    assert build_spec(entry_point=script).target.liveness_timeout == 60  # type: ignore[union-attr]
+    assert build_spec(entry_point=script, liveness_timeout=0).target.liveness_timeout == 0  # type: ignore[union-attr]
+    assert build_spec(entry_point=script, target="ray", liveness_timeout=5).target.liveness_timeout == 5  # type: ignore[union-attr]
+    for bad in (-1, 1, 86_401, 2.5, "60", True):
+        with pytest.raises(ValidationError, match="liveness_timeout"):
+            build_spec(entry_point=script, liveness_timeout=bad)
+
+
+def test_the_cli_refuses_a_bad_or_misplaced_liveness_timeout(write_script, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    from tfcloud.cli import main
+
+    script = str(write_script("flaky.py", FLAKY))
+    assert main(["submit", script, "--liveness-timeout", "1"]) == 2
+    assert ("Invalid `liveness_timeout`: expected a number of seconds from 2 to 86400, or 0 to turn the rule off, "
+            "received 1.") in capsys.readouterr().err
+    assert main(["submit", script, "--vertex", "--project", "p", "--liveness-timeout", "30", "--dry-run"]) == 2
+    assert "Invalid `liveness_timeout`: expected to be left unset for the vertex target" in capsys.readouterr().err
 
 
 def test_a_local_output_dir_may_be_a_directory(script: Path, tmp_path: Path) -> None:
@@ -173,6 +196,20 @@ def test_when_the_restarts_are_spent_the_job_fails_as_before(submit, write_scrip
     assert handle.info().exit_code == 3
     assert handle.info().failed_replica == "worker-0"
     assert handle.raw_status()["attempt"] == 2
+    assert_no_survivors(handle)
+
+
+def test_a_replica_without_heartbeat_is_a_failure_that_restarts_the_cluster(submit, write_script) -> None:  # type: ignore[no-untyped-def]
+    handle = submit(write_script("flaky.py", FLAKY), distribution_strategy=None, worker_count=1, max_restarts=1,
+                    liveness_timeout=3, entry_point_args=["stop1"])
+    assert handle.wait(60).state is JobState.SUCCEEDED, explain(handle)
+    info = handle.raw_status()
+    assert info["attempt"] == 2
+    assert [(r["replica"], r["exit_code"], r["message"]) for r in info["restarts"]] == [
+        ("worker-0", 1, "worker-0 sent no heartbeat for 3 s (stopped or hung).")]
+    assert next(ln.text for ln in handle.logs(replica="tfcloud")) == (
+        "tfcloud: attempt 1 failed: worker-0 sent no heartbeat for 3 s (stopped or hung). Restarting the cluster "
+        "(restart 1 of 1).")
     assert_no_survivors(handle)
 
 
@@ -256,4 +293,4 @@ def test_the_cli_rejects_a_negative_max_restarts(write_script, capsys: pytest.Ca
     from tfcloud.cli import main
 
     assert main(["submit", str(write_script("flaky.py", FLAKY)), "--max-restarts", "-1"]) == 2
-    assert "Invalid `max_restarts`: expected an integer ≥ 0, received -1." in capsys.readouterr().err
+    assert "Invalid `max_restarts`: expected an integer from 0 to 100, received -1." in capsys.readouterr().err

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -524,3 +525,104 @@ def test_a_replica_whose_actor_dies_fails_the_job_and_the_rest_are_stopped(ray_s
     assert info.message == "worker-0 was killed by SIGKILL (exit code 137)."
     assert {r.name: r.state for r in info.replicas}["chief-0"] is JobState.CANCELLED
     assert wait_gone(handle.job_id) == []
+
+
+def _started(handle: Any, replicas: set[str]) -> None:
+    started = set()
+    for line in handle.logs(follow=True):
+        if line.text == "started":
+            started.add(line.replica)
+        if started == replicas:
+            return
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("frozen", ["replica", "actor"])
+def test_a_replica_without_heartbeat_fails_the_job_by_its_name(ray_submit: Any, tmp_path: Path, frozen: str) -> None:
+    """SIGSTOP to worker-0's process (it cannot beat), or to the Ray worker that holds it (its actor cannot
+    answer): the liveness rule fails the job by worker-0's name, and nothing of the job is left."""
+    import signal
+
+    import psutil
+
+    # (a working directory of its own: Ray may drop the package of an identical one that a finished job used)
+    (tmp_path / "slow.py").write_text(f"# frozen: {frozen}\n{SLOW}")
+    handle = ray_submit(tmp_path / "slow.py", worker_count=1, distribution_strategy=None, liveness_timeout=5)
+    _started(handle, {"chief-0", "worker-0"})
+    replica = next(p for p in map(psutil.Process, survivors(handle.job_id))
+                   if p.environ().get("TFCLOUD_REPLICA") == "worker-0")
+    victim = replica if frozen == "replica" else replica.parent()
+    assert victim is not None
+    victim.send_signal(signal.SIGSTOP)
+    info = handle.wait(120)
+    assert info.state is JobState.FAILED, explain(handle)
+    assert (info.exit_code, info.failed_replica) == (1, "worker-0")
+    assert info.message == "worker-0 sent no heartbeat for 5 s (stopped or hung)."
+    assert {r.name: r.state for r in info.replicas}["chief-0"] is JobState.CANCELLED
+    assert wait_gone(handle.job_id) == []
+
+
+# -- what the cluster can hold ------------------------------------------------------------------------------------
+def test_a_job_is_refused_only_when_it_can_never_fit() -> None:
+    from tfcloud.targets.ray.capacity import shortfall
+
+    names = ["chief-0", "worker-0", "worker-1"]
+    two = [{"CPU": 2.0}, {"CPU": 2.0}]
+    assert shortfall(names, [{"CPU": 4.0}] * 3, two) == \
+        "chief-0 asks for 4 CPU on one node, and the largest node has 2 CPU"
+    assert shortfall(names, [{"CPU": 2.0}] * 3, two) == "the replicas ask for 6 CPU in all, and the cluster has 4"
+    assert shortfall(["chief-0"], [{"CPU": 1.0, "GPU": 1.0}], two) == \
+        "chief-0 asks for 1 CPU + 1 GPU on one node, and the largest node has 2 CPU"
+    # 12 CPU in all, as much as the cluster has, yet one 4-CPU replica fits each 6-CPU node.
+    assert shortfall(names, [{"CPU": 4.0}] * 3, [{"CPU": 6.0}] * 2) == \
+        "no arrangement of the replicas fits the nodes (6 CPU, 6 CPU)"
+    assert shortfall(names, [{"CPU": 4.0}, {"CPU": 1.0}, {"CPU": 1.0}], [{"CPU": 2.0}, {"CPU": 4.0}]) is None
+    assert shortfall(names, [{"CPU": 1.0}] * 3, two) is None
+    assert shortfall(names[:2], [{"CPU": 1.0}] * 2, [{"CPU": 4.0}], strategy="STRICT_SPREAD") == \
+        "STRICT_SPREAD puts each replica on a node of its own, and the cluster has 1 node(s)"
+    assert shortfall(names[:2], [{"CPU": 2.0}] * 2, two, strategy="STRICT_PACK") == \
+        "STRICT_PACK puts every replica on one node (4 CPU), and no node has that"
+    assert shortfall(names, [{"CPU": 1.0}] * 3, []) == "the cluster has no alive node"
+
+
+def test_the_autoscaler_is_read_from_the_cluster_status() -> None:
+    """The dashboard's /api/cluster_status (its keys camelCased, as Ray 2.60 serves them): Ray's read-only
+    autoscaler names each node's type after the node; a real one has node types of its own."""
+    from tfcloud.targets.ray.capacity import read_cluster
+
+    def status(mapping: dict[str, str]) -> dict[str, Any]:
+        return {"clusterStatus": {
+            "autoscalerReport": {"nodeTypeMapping": mapping},
+            "loadMetricsReport": {"usageByNode": {
+                "5d12": {"CPU": [1.0, 2.0], "memory": [0.0, 1e9]}, "77ab": {"CPU": [0.0, 2.0], "GPU": [1.0, 1.0]}}}}}
+
+    fixed = read_cluster(status({"5d12": "node_5d12", "77ab": "node_77ab"}))
+    assert fixed is not None and fixed.autoscaler is False
+    assert fixed.totals == ({"CPU": 2.0}, {"CPU": 2.0, "GPU": 1.0})
+    assert (fixed.total("CPU"), fixed.total_free("CPU"), fixed.total_free("GPU")) == (4.0, 3.0, 0.0)
+    scaling = read_cluster(status({"5d12": "ray.head.default", "77ab": "ray.worker.gpu"}))
+    assert scaling is not None and scaling.autoscaler is True
+    assert read_cluster(status({})) is not None and read_cluster(status({})).autoscaler is None  # type: ignore[union-attr]
+    assert read_cluster({"clusterStatus": None}) is None  # Ray's newer autoscaler writes no report
+
+
+@pytest.mark.ray
+def test_a_job_the_fixed_cluster_can_never_hold_is_refused_before_anything_runs(ray_cluster: str,
+                                                                                 tmp_path: Path) -> None:
+    from tfcloud.targets.ray.backend import RayBackend
+
+    (tmp_path / "t.py").write_text("print('never runs')\n")
+    before = {i.job_id for i in RayBackend(address=ray_cluster).list()}
+    for cpus, why in (("4", "chief-0 asks for 4 CPU on one node, and the largest node has 2 CPU"),
+                      ("2", "the replicas ask for 6 CPU in all, and the cluster has 4")):
+        result = tfcloud("submit", str(tmp_path / "t.py"), "--ray", ray_cluster, "--ray-cpus", cpus,
+                         "--worker-count", "2", "--worker-config", "CPU", "--strategy", "none")
+        assert result.returncode == 2, result.stderr
+        assert re.search(
+            rf"The Ray cluster at {re.escape(ray_cluster)} can never hold this job, and no autoscaler can add "
+            rf"nodes: {re.escape(why)}\. The replicas ask for chief-0, worker-0, worker-1: {cpus} CPU each; the "
+            r"cluster has 4 CPU in total over 2 node\(s\) \(2 CPU, 2 CPU\), [0-4] CPU free\.", result.stderr), \
+            result.stderr
+        assert "--ray-cpus N" in result.stderr and "Traceback" not in result.stderr
+        assert "Submitted job" not in result.stderr
+    assert {i.job_id for i in RayBackend(address=ray_cluster).list()} == before  # nothing was submitted

@@ -376,7 +376,7 @@ def test_the_timeline_of_a_vertex_job(backend: VertexBackend, tmp_path: Path, ve
     recorder.begin("submit")
     job = _submit(backend, tmp_path, display_name="timed")
     recorder.end()
-    save(record_path(sdk._state_dir(), job.job_id), recorder.stages)  # what sdk.submit keeps
+    save(record_path(sdk.state_dir(), job.job_id), recorder.stages)  # what sdk.submit keeps
     info = job.wait(timeout=120)
     assert info.state is JobState.SUCCEEDED
     assert info.created is not None and info.started is not None and info.ended is not None

@@ -382,7 +382,7 @@ def test_status_gives_the_rerun_command_kept_at_submit_time(
     handle = studies.submit(_job(tmp_path, _name(), "--sleep", "0"), study)
     monkeypatch.setenv("TFCLOUD_EMULATOR_HOST", emulator.endpoint)
     monkeypatch.setenv("TFCLOUD_PROJECT", PROJECT)
-    state_dir = sdk._state_dir(resolve_settings({"target": "vertex"}))
+    state_dir = sdk.state_dir(resolve_settings({"target": "vertex"}))
     kept = Rerun(entry_point=str(tmp_path / "train.py"), args=("--sleep", "0"),
                  flags=("--strategy", "none", "-r", "requirements.txt", "--chief-config", "CPU"))
     save_rerun(state_dir, handle.name, kept)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import Option, Target
-from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
+from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT, LIVENESS_TIMEOUT, MAX_RESTARTS, output_dir_option
 
 if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
@@ -29,6 +29,7 @@ class LocalTarget(Target):
     - ``use_container`` (option ``container``): each replica runs the job's image on the local Docker engine
       instead (built, not pushed).
     - ``max_restarts``: how often the supervisor restarts the whole cluster when a replica fails.
+    - ``liveness_timeout``: seconds a replica may go without a heartbeat before it fails the job (0: never).
     - ``output_dir``: the base of the ``AIP_*`` directories (a directory or ``gs://``); None: the job's own
       ``output/``. See docs/recovery.md.
     """
@@ -39,6 +40,7 @@ class LocalTarget(Target):
         Option(name="container", type=bool, field="use_container",
                help="Run the replicas from the job's image on the local Docker engine.", example=True),
         MAX_RESTARTS,
+        LIVENESS_TIMEOUT,
         output_dir_option(directories=True, field="output_dir", where=""),
     )
     id_prefix: ClassVar[str | None] = "local-"
@@ -51,6 +53,7 @@ class LocalTarget(Target):
 
     use_container: bool = False
     max_restarts: int = 0
+    liveness_timeout: int = DEFAULT_LIVENESS_TIMEOUT
     output_dir: str | None = None
 
     @property

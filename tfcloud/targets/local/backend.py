@@ -64,22 +64,20 @@ _STATES = ("starting", "running", "succeeded", "failed", "stopping", "cancelled"
 class LocalBackend:
     """Runs jobs as local processes. Options: ``settings`` (its ``state_dir``) or ``home`` (the state dir,
     which wins; without either: :func:`tfcloud.statedir.default_state_dir`), ``stop_grace_s`` (SIGTERM to SIGKILL),
-    ``finish_grace_s`` (how long workers may run on after the chief succeeded), ``stopped_timeout_s``
-    (how long a replica may stay SIGSTOPped before the job fails). The job's :class:`LocalTarget` says the rest:
-    ``container`` (each replica runs the job's image on the Docker engine, ``settings.docker_host`` or
-    ``DOCKER_HOST``, on the host network: :mod:`tfcloud.targets.local.container`), ``max_restarts`` and
+    ``finish_grace_s`` (how long workers may run on after the chief succeeded). The job's :class:`LocalTarget`
+    says the rest: ``container`` (each replica runs the job's image on the Docker engine, ``settings.docker_host``
+    or ``DOCKER_HOST``, on the host network: :mod:`tfcloud.targets.local.container`), ``max_restarts``,
+    ``liveness_timeout`` (how long a replica may go without a heartbeat before the job fails) and
     ``output_dir``."""
 
     def __init__(self, *, target: LocalTarget | None = None, settings: Settings | None = None,
-                 home: str | Path | None = None, stop_grace_s: float = 5.0, finish_grace_s: float = 10.0,
-                 stopped_timeout_s: float = 10.0) -> None:
+                 home: str | Path | None = None, stop_grace_s: float = 5.0, finish_grace_s: float = 10.0) -> None:
         if home is not None:
             self.home, self._source = state_path(home, source="given"), "given"
         else:
             self.home, self._source = state_dir(settings), source_of(settings)
         self.stop_grace_s = stop_grace_s
         self.finish_grace_s = finish_grace_s
-        self.stopped_timeout_s = stopped_timeout_s
         self.docker_host = settings.docker_host if settings is not None else None
 
     @property
@@ -155,7 +153,7 @@ class LocalBackend:
             "max_restarts": target.max_restarts,
             "stop_grace_s": self.stop_grace_s,
             "finish_grace_s": self.finish_grace_s,
-            "stopped_timeout_s": self.stopped_timeout_s,
+            "liveness_timeout_s": target.liveness_timeout,
             "stop_on_chief_end": stop_on_chief_end(spec),
             "submitted_at": time.time(),
         }

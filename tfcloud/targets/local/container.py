@@ -3,7 +3,9 @@
 Run by path (``python -I _container.py JOB_DIR``), like the supervisor, with the docker SDK as its only
 dependency. The replica's name, ``TF_CONFIG`` and attempt come from its own environment (the supervisor sets
 them); ``JOB_DIR/job.json``'s ``container`` says the image, the engine, the environment every replica gets
-and the directories to mount (the job's output directory, at the same path, so ``AIP_*`` work unchanged).
+and the directories to mount (the job's output directory, at the same path, so ``AIP_*`` work unchanged). The
+replica's heartbeat file (``TFCLOUD_HEARTBEAT_FILE``, set by the supervisor) is mounted too, at the same path:
+the launcher inside the container beats there, so a paused or frozen container fails the liveness rule.
 
 The container runs detached on the host network (the cluster is on 127.0.0.1), not ``--rm``; its stdout and
 stderr are copied to this process's own, so the supervisor logs them as a process replica's; its exit status
@@ -47,6 +49,11 @@ def main(argv: list[str]) -> int:
     env = dict(config["env"])
     env.update(next(r["env"] for r in job["replicas"] if r["name"] == replica))
     env.update({"TFCLOUD_REPLICA": replica, "TFCLOUD_ATTEMPT": attempt, "PYTHONUNBUFFERED": "1"})
+    mounts = list(config.get("mounts", []))
+    heartbeat = os.environ.get("TFCLOUD_HEARTBEAT_FILE")
+    if heartbeat:
+        env["TFCLOUD_HEARTBEAT_FILE"] = heartbeat
+        mounts.append(heartbeat)
     client = docker.DockerClient(base_url=config["docker_host"]) if config.get("docker_host") \
         else docker.from_env()
     name = f"tfcloud-{job['job_id']}-{replica}-{attempt}"
@@ -64,7 +71,7 @@ def main(argv: list[str]) -> int:
         container = client.containers.run(
             config["image"], command=list(job["args"]) or None, environment=env, network_mode="host",
             detach=True, name=name,
-            volumes={path: {"bind": path, "mode": "rw"} for path in config.get("mounts", [])})
+            volumes={path: {"bind": path, "mode": "rw"} for path in mounts})
         pumps = [threading.Thread(target=_copy, args=(container, "stdout", sys.stdout.buffer), daemon=True),
                  threading.Thread(target=_copy, args=(container, "stderr", sys.stderr.buffer), daemon=True)]
         for pump in pumps:

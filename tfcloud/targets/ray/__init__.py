@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import Option, Target, check_text
+from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT, LIVENESS_TIMEOUT
 
 if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
@@ -47,7 +48,8 @@ def _cpus(name: str, value: object) -> float | None:
 class RayTarget(Target):
     """A Ray cluster, by its dashboard's address (``http://HEAD:8265``). ``address`` None: the settings'
     (``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``). ``cpus``: the CPUs each replica reserves (default: its
-    machine config's cores)."""
+    machine config's cores). ``liveness_timeout``: seconds a replica may go without a heartbeat before it fails
+    the job (0: never)."""
 
     name: ClassVar[str] = "ray"
     title: ClassVar[str] = "Ray"
@@ -58,6 +60,7 @@ class RayTarget(Target):
                     "RAY_ADDRESS). See docs/ray.md."),
         Option(name="ray_cpus", type=float, setting="ray_cpus", field="cpus", check=_cpus, metavar="CPUS", example=1.5,
                help="CPUs each replica reserves (default: its machine config's cores)."),
+        LIVENESS_TIMEOUT,
     )
     id_prefix: ClassVar[str | None] = "ray-"
     needs: ClassVar[tuple[tuple[str, str], ...]] = (("ray", "ray"),)
@@ -65,6 +68,7 @@ class RayTarget(Target):
 
     address: str | None = None
     cpus: float | None = None
+    liveness_timeout: int = DEFAULT_LIVENESS_TIMEOUT
 
     @property
     def ships_files(self) -> bool:

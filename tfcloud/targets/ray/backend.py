@@ -34,6 +34,7 @@ from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
 from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role
 from tfcloud.states import JobState, to_job_state
+from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT
 from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_timed_line
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ class RayBackend:
         """The plan the driver reads: replicas with their resources, the launcher's argv, the outcome rules."""
         from tfcloud.cluster import spec_roles, stop_on_chief_end
         from tfcloud.launcher import LAUNCHER_NAME
+        from tfcloud.targets.ray import RayTarget
 
         spec = job.spec
         return {
@@ -142,6 +144,8 @@ class RayBackend:
             "stop_grace_s": 5.0,
             "finish_grace_s": 10.0,
             "stop_on_chief_end": stop_on_chief_end(spec),
+            "liveness_timeout_s": spec.target.liveness_timeout if isinstance(spec.target, RayTarget)
+            else DEFAULT_LIVENESS_TIMEOUT,
             "submitted_at": time.time(),
         }
 
@@ -166,8 +170,10 @@ class RayBackend:
                 hint="Use --vertex for TPU jobs, or a CPU/GPU machine config.")
         job_id = make_job_id(spec, prefix="ray")
         client = self.client
+        plan = self.plan(job, job_id)
+        plan["autoscaler"] = self.check_capacity(plan)
         with tempfile.TemporaryDirectory(prefix="tfcloud-ray-") as tmp:
-            workdir, package = _stage(job, Path(tmp), self.plan(job, job_id))
+            workdir, package = _stage(job, Path(tmp), plan)
             try:
                 client.submit_job(
                     entrypoint=_ENTRYPOINT, submission_id=job_id,
@@ -178,6 +184,27 @@ class RayBackend:
             except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
                 raise SubmitError(f"The Ray cluster at {self.address} refused job {job_id}: {exc}") from exc
         return RayJob(self, job_id)
+
+    def check_capacity(self, plan: dict[str, Any]) -> bool | None:
+        """Refuse (:class:`ConfigurationError`, exit 2) a job the cluster can never hold when no autoscaler can
+        add nodes (:mod:`tfcloud.targets.ray.capacity`); else return whether an autoscaler runs (None: unknown),
+        for the driver. A cluster that does not say what it holds is not checked."""
+        from tfcloud.targets.ray.capacity import NEVER_FITS_HINT, never_fits, read_cluster, shortfall
+
+        try:
+            data = self.client._do_request("GET", "/api/cluster_status").json().get("data") or {}
+        except Exception:  # an older dashboard, a proxy: not knowing never blocks a submission
+            return None
+        cluster = read_cluster(data)
+        if cluster is None:
+            return None
+        names = [str(r["name"]) for r in plan["replicas"]]
+        bundles = [dict(r["resources"]) for r in plan["replicas"]]
+        why = shortfall(names, bundles, cluster.totals, strategy=str(plan["placement_strategy"]))
+        if why is not None and cluster.autoscaler is False:
+            raise ConfigurationError(never_fits(f"The Ray cluster at {self.address}", names, bundles, cluster, why),
+                                     hint=NEVER_FITS_HINT)
+        return cluster.autoscaler
 
     # -- other jobs ---------------------------------------------------------------------------------------
     def attach(self, job_id: str) -> RayJob:
@@ -358,7 +385,7 @@ def _job_info(details: Any, status: dict[str, Any] | None, *, dashboard: str) ->
         if state is JobState.FAILED and exit_code == 0:
             exit_code = 1
     message = status.get("message") or None
-    if state is JobState.FAILED and not status.get("failed_replica"):
+    if state is JobState.FAILED and not status.get("failed_replica") and status.get("state") != "failed":
         message = details.message or message  # the driver itself failed (runtime env, driver error)
     elif state is JobState.CANCELLED:
         message = "The job was cancelled."

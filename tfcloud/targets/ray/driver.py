@@ -9,7 +9,9 @@ launcher in each actor as a child process.
 The outcome rules are the local backend's, reused: :class:`RaySupervisor` is the local
 :class:`~tfcloud.cluster.supervisor.Supervisor` with the processes behind actors (the chief's exit code is
 the job's; parameter servers, and workers under ParameterServerStrategy, are stopped when the chief ends;
-when one replica fails the rest are stopped; SIGTERM from ``ray job stop`` cancels: 130).
+when one replica fails the rest are stopped; SIGTERM from ``ray job stop`` cancels: 130). Liveness too: each
+actor gives its replica a heartbeat file on its own node and reports the beat's age with every poll; an actor
+that stops answering polls (its process frozen) ages with it, and is killed once its replica was stopped.
 
 Everything goes to the driver's stdout, which is the Ray job's log, one line per replica line:
 
@@ -29,6 +31,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -51,6 +54,7 @@ DRIVER = "tfcloud"  # the replica name of the driver's own lines
 
 _LINE = re.compile(r"^\[(?P<r>[a-z]+-\d+|tfcloud)(?P<e>:err)?(?:@(?P<t>\d+(?:\.\d+)?))?\] ?(?P<x>.*)$", re.DOTALL)
 _TICK_S = 0.1
+_POLL_WAIT_S = 1.0  # how long one round waits for the actors' answers (a frozen actor answers never)
 _PLACEMENT_NOTICE_S = 30.0
 
 
@@ -99,6 +103,7 @@ class ReplicaProcess:
         self.lines: list[tuple[str, str, float]] = []
         self.lock = threading.Lock()
         self.readers: list[threading.Thread] = []
+        self.heartbeat: Path | None = None
 
     def where(self) -> dict[str, Any]:
         """This node's address, a free port on it, and the node's id."""
@@ -115,6 +120,12 @@ class ReplicaProcess:
         """Run ``python ARGV`` (in the job's working directory, this actor's) with ``env`` added, and the
         cluster's hosts kept away from any proxy (a proxy makes TensorFlow's collectives hang silently)."""
         env = {**os.environ, **env}
+        if sup.HEARTBEAT_VAR in env:  # liveness: the replica beats into a fresh file on this node
+            if self.heartbeat is None:
+                self.heartbeat = Path(tempfile.mkdtemp(prefix="tfcloud-beat-")) / "heartbeat"
+            self.heartbeat.touch()
+            os.utime(self.heartbeat)
+            env[sup.HEARTBEAT_VAR] = str(self.heartbeat)
         cluster = json.loads(env.get("TF_CONFIG") or "{}").get("cluster", {})
         hosts = {a.rsplit(":", 1)[0] for addresses in cluster.values() for a in addresses} | {"127.0.0.1", "localhost"}
         for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy"):
@@ -138,14 +149,22 @@ class ReplicaProcess:
                 self.lines.append((stream, text, time.time()))
         fileobj.close()
 
-    def poll(self) -> tuple[list[tuple[str, str, float]], int | None, bool]:
+    def poll(self) -> tuple[list[tuple[str, str, float]], int | None, bool, float | None]:
         """The lines printed since the last poll (stream, text, time), the Popen return code (None while it
-        runs), and whether both pipes reached their end."""
+        runs), whether both pipes reached their end, and the seconds since the replica's last heartbeat (None
+        without liveness)."""
         with self.lock:
             lines, self.lines = self.lines, []
         rc = None if self.proc is None else self.proc.poll()
         eof = self.proc is not None and not any(r.is_alive() for r in self.readers)
-        return lines, rc, eof
+        beat = None
+        if self.heartbeat is not None:
+            with contextlib.suppress(OSError):
+                beat = max(0.0, time.time() - self.heartbeat.stat().st_mtime)
+            if rc is not None and eof:
+                shutil.rmtree(self.heartbeat.parent, ignore_errors=True)
+                self.heartbeat = None
+        return lines, rc, eof, beat
 
     def signal(self, signum: int) -> None:
         if self.proc is not None:
@@ -164,6 +183,12 @@ class RaySupervisor(sup.Supervisor):
         self.nodes = {r.name: n for r, n in zip(self.replicas, nodes, strict=True)}
         self.eof: set[str] = set()
         self._last_status = ""
+        #: replica -> (heartbeat age its actor last reported, when: monotonic); the age grows while none answers
+        self.beats: dict[str, tuple[float, float]] = {}
+        self.polls: dict[str, tuple[Any, float]] = {}  # replica -> (its poll in flight, sent: monotonic)
+        if self.liveness_timeout_s:  # each actor makes the file on its node (ReplicaProcess.start)
+            for r in self.replicas:
+                r.env[sup.HEARTBEAT_VAR] = ""
 
     def write_status(self) -> None:
         super().write_status()
@@ -180,6 +205,7 @@ class RaySupervisor(sup.Supervisor):
     def start(self) -> None:
         import ray
 
+        self.beats.clear()  # each replica's age counts from this start (its actor makes its file fresh)
         started = []
         for r in self.replicas:
             if self.cancel_requested:
@@ -202,20 +228,38 @@ class RaySupervisor(sup.Supervisor):
         if r.proc is not None:
             self.actors[r.name].signal.remote(int(sig))
 
+    def heartbeat_age(self, r: sup._Replica) -> float | None:
+        if not self.liveness_timeout_s or r.name not in self.beats:
+            return None
+        age, at = self.beats[r.name]
+        return age + time.monotonic() - at
+
     def reap(self) -> bool:
         import ray
 
         live = [r for r in self.replicas if r.proc is not None and r.name not in self.eof]
         if not live:
             return False
-        refs = [self.actors[r.name].poll.remote() for r in live]
+        for r in live:
+            if r.name not in self.polls:
+                self.polls[r.name] = (self.actors[r.name].poll.remote(), time.monotonic())
+        ready, _ = ray.wait([self.polls[r.name][0] for r in live], num_returns=len(live), timeout=_POLL_WAIT_S)
         changed = False
-        for r, ref in zip(live, refs, strict=True):
+        for r in live:
+            ref, sent = self.polls[r.name]
+            if ref not in ready:
+                if not r.kill_sent:
+                    continue  # no answer yet: its heartbeat ages (heartbeat_age), liveness decides
+                ray.kill(self.actors[r.name])  # a frozen actor cannot pass SIGKILL on: it goes, its process too
+            del self.polls[r.name]
             try:
-                lines, rc, eof = ray.get(ref)
+                lines, rc, eof, beat = ray.get(ref)
             except ray.exceptions.RayActorError as exc:  # its node or actor died: the replica with it
-                _say(f"{r.name}'s actor died ({type(exc).__name__}); its node may be gone.")
-                lines, rc, eof = [], -signal.SIGKILL, True
+                if not r.kill_sent:
+                    _say(f"{r.name}'s actor died ({type(exc).__name__}); its node may be gone.")
+                lines, rc, eof, beat = [], -signal.SIGKILL, True, None
+            if beat is not None:
+                self.beats[r.name] = (beat, sent)
             for stream, text, at in lines:
                 sys.stdout.write(format_line(r.name, text, stream, at) + "\n")
             if rc is not None and r.returncode is None:
@@ -249,19 +293,55 @@ class RaySupervisor(sup.Supervisor):
         return self.finish()
 
 
-def _wait_for_placement(pg: Any, bundles: list[dict[str, float]], cancelled: threading.Event) -> bool:
+class NeverFits(Exception):
+    """The cluster can never hold the job's replicas, and no autoscaler can add nodes (the message says why)."""
+
+
+def _cluster_now(autoscaler: bool | None) -> Any:
+    """What the cluster holds now, as Ray tells the driver (every alive node's total; what is free in all)."""
     import ray
 
+    from tfcloud.targets.ray.capacity import Cluster
+
+    totals = tuple({r: float(n["Resources"].get(r, 0.0)) for r in ("CPU", "GPU")}
+                   for n in ray.nodes() if n.get("Alive"))  # type: ignore[no-untyped-call]
+    free = ray.available_resources()  # type: ignore[no-untyped-call]
+    return Cluster(totals=totals, free=({r: float(free.get(r, 0.0)) for r in ("CPU", "GPU")},),
+                   autoscaler=autoscaler)
+
+
+def _wait_for_placement(pg: Any, plan: dict[str, Any], cancelled: threading.Event) -> bool:
+    """Wait until the placement group is ready (False: cancelled meanwhile). Each time the cluster is looked at
+    (after a second, then every 30 s) a job it can never hold raises :class:`NeverFits` when no autoscaler can
+    add nodes; else the driver says what it waits for."""
+    import ray
+
+    from tfcloud.targets.ray.capacity import describe_asks, format_resources, never_fits, shortfall
+
+    names = [str(r["name"]) for r in plan["replicas"]]
+    bundles = [dict(r["resources"]) for r in plan["replicas"]]
+    autoscaler = plan.get("autoscaler")
     ready = pg.ready()
-    start = notice = time.monotonic()
+    start = time.monotonic()
+    notice = start - _PLACEMENT_NOTICE_S + 1.0  # the first look: after a second
     while not cancelled.is_set():
         done, _ = ray.wait([ready], timeout=1.0)
         if done:
             return True
-        if time.monotonic() - notice >= _PLACEMENT_NOTICE_S:
-            notice = time.monotonic()
-            _say(f"still waiting ({notice - start:.0f} s) for the cluster to hold {len(bundles)} replicas of "
-                 f"{bundles[0]} (ray status shows what is free).")
+        if time.monotonic() - notice < _PLACEMENT_NOTICE_S:
+            continue
+        notice = time.monotonic()
+        cluster = _cluster_now(autoscaler)
+        why = shortfall(names, bundles, cluster.totals, strategy=plan.get("placement_strategy", "SPREAD"))
+        if why is not None and autoscaler is False:
+            raise NeverFits(never_fits("The Ray cluster", names, bundles, cluster, why))
+        asked = {r: sum(b.get(r, 0.0) for b in bundles) for r in ("CPU", "GPU")}
+        pending = "the autoscaler may add nodes" if autoscaler else \
+            "other jobs hold the rest" if why is None else "no node can hold it now"
+        _say(f"waiting ({notice - start:.0f} s) for the cluster to hold {describe_asks(names, bundles)}: "
+             f"{format_resources(asked)} in all, {format_resources({r: cluster.total_free(r) for r in asked})} "
+             f"free of {format_resources({r: cluster.total(r) for r in asked})}; {pending} (`ray status` shows "
+             "what is pending).")
     return False
 
 
@@ -283,7 +363,14 @@ def main() -> int:
     actors: list[Any] = []
     try:
         _say(f"reserving {len(bundles)} bundle(s) for {', '.join(r['name'] for r in plan['replicas'])}.")
-        if not _wait_for_placement(pg, bundles, cancelled):
+        try:
+            placed = _wait_for_placement(pg, plan, cancelled)
+        except NeverFits as exc:
+            _say(str(exc))
+            sys.stdout.write(STATUS_PREFIX + json.dumps({"state": "failed", "exit_code": 2, "message": str(exc)})
+                             + "\n")
+            return 2
+        if not placed:
             _say("cancelled while waiting for resources.")
             sys.stdout.write(STATUS_PREFIX + json.dumps({"state": "cancelled", "exit_code": 130,
                                                          "message": "The job was cancelled."}) + "\n")

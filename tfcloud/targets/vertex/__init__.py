@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from tfcloud.errors import ValidationError
-from tfcloud.targets._base import Option, Target, check_bool, check_text
+from tfcloud.targets._base import Option, Target, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
 from tfcloud.targets.vertex import options as _capacity
 from tfcloud.targets.vertex.options import SchedulingStrategy
@@ -73,11 +73,6 @@ def _timeout(name: str, value: object) -> int | None:
                               or not 0 < value <= MAX_TIMEOUT_S):
         raise ValidationError(name, f"a number of seconds from 1 to {MAX_TIMEOUT_S} (14 days)", value)
     return value
-
-
-def _no_build(name: str, value: object) -> bool:
-    """``--no-build`` (``no_build=True``) sets the ``build`` field to False."""
-    return not check_bool(name, value)
 
 
 #: The image options ``--no-build`` leaves nothing to act on: DockerConfig field → its CLI flag.
@@ -155,11 +150,9 @@ class VertexTarget(Target):
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
                help="Cloud Storage bucket for staged files."),
-        Option(name="no_build", type=bool, flag="--no-build", field="build", check=_no_build,
-               help="Build no image: ship the job's files as a Python package to the staging bucket and run it "
-                    "on Google's prebuilt TensorFlow training image (docs/vertex.md)."),
-        Option(name="build", type=bool, flag="", setting="build", field="build",
-               help="False: as --no-build (run(build=False), TFCLOUD_BUILD=false)."),
+        Option(name="build", type=bool, flag="--build/--no-build", setting="build", example=False,
+               help="--no-build (build=False): build no image; ship the job's files as a Python package to the "
+                    "staging bucket and run it on Google's prebuilt TensorFlow training image (docs/vertex.md)."),
     )
     id_prefix: ClassVar[str | None] = None
     gcloud_defaults: ClassVar[bool] = True
