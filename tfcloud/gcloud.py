@@ -1,8 +1,9 @@
 """The Google Cloud boundary: clients, retries, and one table from Google's errors to tfcloud's.
 
-- **Clients** (:class:`Clients`): Vertex AI's ``JobServiceClient`` (on the region's endpoint), Cloud Logging's
-  ``LoggingServiceV2Client`` and ``CloudBuildClient``, each made on first use with Application Default
-  Credentials, or over an insecure channel to the tfcloud emulator when ``endpoint`` (``host:port``) is given.
+- **Clients** (:class:`Clients`): Vertex AI's ``JobServiceClient`` and ``PersistentResourceServiceClient`` (on the
+  region's endpoint), Cloud Logging's ``LoggingServiceV2Client`` and ``CloudBuildClient``, each made on first use
+  with Application Default Credentials, or over an insecure channel to the tfcloud emulator when ``endpoint``
+  (``host:port``) is given.
   :meth:`Clients.close` closes every transport (and so every channel) they opened.
 - **Retries** (:func:`call`): one ``google.api_core.retry.Retry`` for every call, on the transient codes
   (:data:`TRANSIENT`), with the backoff and the deadline of a :class:`RetryPolicy`. Calls pass ``retry=None``
@@ -32,7 +33,7 @@ from tfcloud.errors import (
 )
 
 if TYPE_CHECKING:
-    from google.cloud.aiplatform_v1 import JobServiceClient
+    from google.cloud.aiplatform_v1 import JobServiceClient, PersistentResourceServiceClient
     from google.cloud.devtools.cloudbuild_v1 import CloudBuildClient
     from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
 
@@ -236,6 +237,25 @@ class Clients:
             self._clients["jobs"] = client
         return self._clients["jobs"]  # type: ignore[no-any-return]
 
+    def persistent_resources(self) -> PersistentResourceServiceClient:
+        """Vertex AI's ``PersistentResourceServiceClient`` (``tfcloud cluster``)."""
+        if "persistent_resources" not in self._clients:
+            require("google.cloud.aiplatform_v1", feature="Vertex AI persistent resources", extra="cloud")
+            from google.cloud import aiplatform_v1
+            from google.cloud.aiplatform_v1.services.persistent_resource_service.transports.grpc import (
+                PersistentResourceServiceGrpcTransport,
+            )
+
+            if self.endpoint:
+                client = aiplatform_v1.PersistentResourceServiceClient(
+                    transport=PersistentResourceServiceGrpcTransport(channel=self._channel()))
+            else:
+                client = aiplatform_v1.PersistentResourceServiceClient(
+                    credentials=self.credentials(),
+                    client_options={"api_endpoint": f"{self.region}-aiplatform.googleapis.com"})
+            self._clients["persistent_resources"] = client
+        return self._clients["persistent_resources"]  # type: ignore[no-any-return]
+
     def logging(self) -> LoggingServiceV2Client:
         """Cloud Logging's ``LoggingServiceV2Client``."""
         if "logging" not in self._clients:
@@ -288,7 +308,8 @@ class Clients:
 
     @property
     def opened(self) -> tuple[str, ...]:
-        """The clients made and not closed yet (``"jobs"``, ``"logging"``, ``"builds"``)."""
+        """The clients made and not closed yet (``"jobs"``, ``"persistent_resources"``, ``"logging"``,
+        ``"builds"``)."""
         return tuple(self._clients)
 
     def close(self) -> None:

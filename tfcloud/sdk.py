@@ -113,6 +113,14 @@ class JobOptions(TypedDict, total=False):
     container: bool
     network: str | None
     base_output_dir: str | None
+    scheduling: str | None
+    max_wait: str | int | None
+    reservation: str | None
+    disable_retries: bool
+    persistent_resource: str | None
+    tensorboard: str | None
+    experiment: str | None
+    experiment_run: str | None
     context_dir: str | os.PathLike[str] | None
     build: bool
 

@@ -40,6 +40,7 @@ def make_job(tmp_path: Path, python_base: str) -> MakeJob:
             path.write_text(text)
         if "requirements_txt" in spec_args:
             spec_args["requirements_txt"] = str(workdir / str(spec_args["requirements_txt"]))
+        spec_args.setdefault("target", "vertex")  # a target that builds an image
         spec = build_spec(entry_point=str(workdir / "train.py"),
                           docker_config=DockerConfig(parent_image=parent_image or python_base),
                           **spec_args)  # type: ignore[arg-type]

@@ -41,6 +41,16 @@ def _cli_value(option: Any) -> list[str]:
     return option.cli_args(option.example)
 
 
+def _with(option: Any) -> tuple[list[str], dict[str, Any]]:
+    """The options ``option``'s example is given with (``Option.example_with``): as flags, and as run() keywords."""
+    flags: list[str] = []
+    for name, value in option.example_with:
+        other = OPTIONS.get(name)
+        flag = other.cli_flag if other is not None else "--" + name.replace("_", "-")
+        flags += [flag] if value is True else [flag, str(value)]
+    return flags, dict(option.example_with)
+
+
 def _chooser(cls: type[targets.Target]) -> list[str]:
     return ["--target", cls.name]
 
@@ -69,7 +79,8 @@ def _plan_cli(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int,
 def test_cli_option_is_honoured_or_refused(cls: type[targets.Target], name: str, entry: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     option = OPTIONS[name]
-    code, plan, err = _plan_cli(capsys, [str(entry), *_chooser(cls), *_cli_value(option)])
+    companions = _with(option)[0] if cls.option(name) is not None else []
+    code, plan, err = _plan_cli(capsys, [str(entry), *_chooser(cls), *_cli_value(option), *companions])
     if cls.option(name) is not None:
         assert code == 0, err
         assert plan is not None and plan["target"] == cls.name
@@ -86,6 +97,7 @@ def test_run_option_is_honoured_or_refused(cls: type[targets.Target], name: str,
     option = OPTIONS[name]
     kwargs = {name: option.example}
     if cls.option(name) is not None:
+        kwargs.update(_with(option)[1])
         plan = tfcloud.run(str(entry), target=cls.name, dry_run=True, **kwargs)
         assert plan.spec.target.name == cls.name
         assert plan.to_dict()["target_options"][name] == option.convert(option.example)
@@ -139,8 +151,12 @@ def test_a_vertex_option_reaches_the_customjob_request(entry: Path) -> None:
     from tfcloud.targets.vertex.request import custom_job_request
 
     vertex = targets.get("vertex")
-    base = custom_job_request(tfcloud.run(str(entry), target="vertex", dry_run=True).spec, image_uri="i:1",
-                              submission_id="s")
+
+    def base_for(companions: dict[str, Any]) -> dict[str, Any]:
+        """The request with the option's companions (Option.example_with) alone: what the option must change."""
+        return custom_job_request(tfcloud.run(str(entry), target="vertex", dry_run=True, **companions).spec,
+                                  image_uri="i:1", submission_id="s")
+
     connection = {"project", "region", "emulator_host", "staging_bucket"}  # where the request goes, not what it is
     for option in vertex.options:
         if option.name in connection:
@@ -149,6 +165,8 @@ def test_a_vertex_option_reaches_the_customjob_request(entry: Path) -> None:
             plan = tfcloud.run(str(entry), target="vertex", dry_run=True, build=False)
             assert plan.image is None and plan.package is not None  # type: ignore[attr-defined]
             continue
-        spec = tfcloud.run(str(entry), target="vertex", dry_run=True, **{option.name: option.example}).spec
-        assert custom_job_request(spec, image_uri="i:1", submission_id="s") != base, \
+        companions = _with(option)[1]
+        spec = tfcloud.run(str(entry), target="vertex", dry_run=True, **{option.name: option.example},
+                           **companions).spec
+        assert custom_job_request(spec, image_uri="i:1", submission_id="s") != base_for(companions), \
             f"{option.name} changes nothing in the request"

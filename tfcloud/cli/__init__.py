@@ -5,8 +5,8 @@
   option specs;
 - :mod:`tfcloud.cli.jobs` (``submit``, ``build``), :mod:`tfcloud.cli.tune`, :mod:`tfcloud.cli.inspect`
   (``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard``, ``list``), :mod:`tfcloud.cli.machines`,
-  :mod:`tfcloud.cli.ui` (``tfcloud ui``, the dashboard),
-  and the ``emulator`` group (:mod:`tfcloud.emulator.cli`).
+  :mod:`tfcloud.cli.ui` (``tfcloud ui``, the dashboard), the ``cluster`` group (:mod:`tfcloud.cli.cluster`:
+  Vertex AI persistent resources) and the ``emulator`` group (:mod:`tfcloud.emulator.cli`).
 """
 
 from tfcloud.cli._app import app, main
@@ -23,6 +23,9 @@ def _mount_subcommands() -> None:
     except ImportError:  # pragma: no cover - the emulator package is part of tfcloud
         return
     app.add_typer(emulator_app, name="emulator", help="Run the offline Google Cloud emulator.")
+    from tfcloud.cli.cluster import cluster_app
+
+    app.add_typer(cluster_app, name="cluster")
 
 
 _mount_subcommands()

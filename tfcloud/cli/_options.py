@@ -7,6 +7,7 @@ once, in the target's package. Plug-in targets are chosen with ``--target NAME``
 """
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
+import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -132,8 +133,10 @@ TargetOptionOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
     show_default=False)]
 
 
+@functools.cache
 def _target_options() -> dict[str, tuple[Any, list[str], str]]:
-    """Every built-in target's options by name: (the Option, the targets that take it, its help panel)."""
+    """Every built-in target's options by name: (the Option, the targets that take it, its help panel); once
+    per process (submit and tune both take them)."""
     import tfcloud.targets as targets
 
     found: dict[str, tuple[Any, list[str], str]] = {}

@@ -10,6 +10,8 @@ Reach it as ``Emulator.faults``::
     emulator.faults.preempt("workerpool1-0", when_line="Epoch 3/")          # SIGKILLed once it prints that
     emulator.faults.hold_queued()                                          # new jobs stay QUEUED ...
     emulator.faults.release_queued()                                       # ... until released
+    emulator.faults.exhaust_capacity(machine_type="a2-highgpu-1g")         # no VMs of that type (None: any) ...
+    emulator.faults.restore_capacity()                                     # ... until restored
     emulator.faults.clear()
 
 Methods are named by their short gRPC name (``CreateCustomJob``) or full path
@@ -99,6 +101,7 @@ class Faults:
         self._replicas: dict[str, list[tuple[str | None, ReplicaFault, list[int]]]] = {}
         self._preemptions: dict[str, list[tuple[str | None, Preemption, list[int]]]] = {}
         self._hold = threading.Event()
+        self._exhausted: set[str | None] | None = None  # machine types without capacity (None in it: every one)
 
     # -- calls ---------------------------------------------------------------------------------------------
     def fail(self, method: str, *, code: object = "UNAVAILABLE", times: int = 1, message: str | None = None,
@@ -220,14 +223,34 @@ class Faults:
     def holding(self) -> bool:
         return self._hold.is_set()
 
+    # -- capacity ------------------------------------------------------------------------------------------
+    def exhaust_capacity(self, machine_type: str | None = None) -> None:
+        """No VMs of ``machine_type`` (None: of any type) can be had until :meth:`restore_capacity`. A job that
+        needs them waits in PENDING if its scheduling strategy is FLEX_START (failing once its
+        ``max_wait_duration`` has passed), else fails at once, as when a region runs out (RESOURCE_EXHAUSTED).
+        Jobs on a persistent resource or a reservation keep their capacity (:mod:`tfcloud.emulator.capacity`)."""
+        with self._lock:
+            self._exhausted = (self._exhausted or set()) | {machine_type}
+
+    def restore_capacity(self) -> None:
+        with self._lock:
+            self._exhausted = None
+
+    def capacity_for(self, machine_types: set[str]) -> bool:
+        """Whether VMs of every one of ``machine_types`` can be had now."""
+        with self._lock:
+            exhausted = self._exhausted
+        return exhausted is None or (None not in exhausted and not exhausted & machine_types)
+
     def clear(self) -> None:
-        """Disarm everything and release held jobs."""
+        """Disarm everything, release held jobs and restore capacity."""
         with self._lock:
             self._failures.clear()
             self._delays.clear()
             self._lates.clear()
             self._replicas.clear()
             self._preemptions.clear()
+            self._exhausted = None
         self._hold.clear()
 
 

@@ -4,13 +4,14 @@ Names are formed as the service forms them: ``projects/{project number}/location
 with a numeric id (the service answers with the project *number* even when the request named the project by
 id; :func:`project_number` gives each project id a stable number, and both are accepted).
 
-A job moves QUEUED → PENDING → RUNNING → SUCCEEDED / FAILED, or CANCELLING → CANCELLED, driven by its
-replicas: it succeeds when the chief (``workerpool0-0``) exits 0 (workers get ``finish_grace`` seconds to exit
-on their own, parameter servers are stopped at once); it fails as soon as any replica exits non-zero, with
-the error the service sets (code 3, "The replica workerpool1-0 exited with a non-zero status of 1. ...") and
-the other replicas are stopped. A replica that dies by a signal (a preempted VM: ``faults.preempt``, or a
-SIGKILL from outside) is restarted instead, as Vertex AI restarts workers, up to :data:`MAX_REPLICA_RESTARTS`
-times each: alone by default, or together with every other replica when the job's
+A job moves QUEUED → PENDING → RUNNING → SUCCEEDED / FAILED, or CANCELLING → CANCELLED; PENDING is its VMs'
+provisioning (:mod:`tfcloud.emulator.capacity`: skipped on a persistent resource; a FLEX_START job waits there for
+capacity), then its replicas drive it: it succeeds when the chief (``workerpool0-0``) exits 0 (workers get
+``finish_grace`` seconds to exit on their own, parameter servers are stopped at once); it fails as soon as any
+replica exits non-zero, with the error the service sets (code 3, "The replica workerpool1-0 exited with a non-zero
+status of 1. ...") and the other replicas are stopped. A replica that dies by a signal (a preempted VM:
+``faults.preempt``, or a SIGKILL from outside) is restarted instead, as Vertex AI restarts workers, up to
+:data:`MAX_REPLICA_RESTARTS` times each: alone by default, or together with every other replica when the job's
 ``scheduling.restart_job_on_worker_restart`` is set (what MultiWorkerMirrored needs); never with
 ``scheduling.disable_retries``. A cancelled job gets ``error`` code 1 (CANCELLED). Every change sets
 ``update_time``; RUNNING sets ``start_time``; an end state sets ``end_time``.
@@ -37,15 +38,16 @@ from typing import Any
 
 import grpc
 
-from tfcloud.emulator._common import JobTimings, project_number
+from tfcloud.emulator._common import JobTimings, job_record, project_number
 from tfcloud.emulator._grpc import list_predicate, page
+from tfcloud.emulator.capacity import Outcome, provision
 from tfcloud.emulator.faults import Faults, Preemption
 from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
 from tfcloud.emulator.packages import PackageInstaller, pool_code
 from tfcloud.emulator.replicas import Launch, Replica, ReplicaStartError, Runner, free_port, replica_environment
 
-__all__ = ["MAX_REPLICA_RESTARTS", "JobService", "JobTimings", "project_number"]
+__all__ = ["MAX_REPLICA_RESTARTS", "JobService", "JobTimings", "job_record", "project_number"]
 
 logger = logging.getLogger("tfcloud.emulator")
 
@@ -87,9 +89,10 @@ class JobService:
 
     def __init__(self, *, runner: Runner, logs: LogStore, operations: OperationStore, faults: Faults,
                  timings: JobTimings, project_ids: dict[str, str], local_output_root: str = "",
-                 packages: PackageInstaller | None = None) -> None:
+                 packages: PackageInstaller | None = None, resources: Any = None) -> None:
         self._runner = runner
         self._packages = packages
+        self._resources = resources  # the PersistentResourceService, for jobs that name a persistent resource
         self._local_output_root = local_output_root
         self._logs = logs
         self._operations = operations
@@ -144,6 +147,10 @@ class JobService:
         problem = validate_custom_job(request.custom_job)
         if problem:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        if request.custom_job.job_spec.persistent_resource_id and self._resources is not None:
+            refused = self._resources.refuse_job(f"projects/{number}/locations/{location}", request.custom_job)
+            if refused is not None:
+                context.abort(*refused)
         return self.start_job(request.custom_job, number=number, location=location)
 
     def start_job(self, custom_job: Any, *, number: str, location: str, hidden: bool = False,
@@ -281,11 +288,15 @@ class JobService:
             if not self._wait(job, 0.05):
                 return self._cancelled(job)
         self._set(job, "JOB_STATE_PENDING")
-        self._service_log(job, "Waiting for job to be provisioned.")
-        if not self._wait(job, timings.pending):
-            return self._cancelled(job)
         with self._lock:
             spec = _copy(job.job.job_spec)
+        outcome = provision(spec, location=job.job.name.split("/")[3], faults=self._faults, timings=timings,
+                            wait=lambda seconds: self._wait(job, seconds),
+                            log=lambda text, severity="INFO": self._service_log(job, text, severity))
+        if outcome is Outcome.CANCELLED:
+            return self._cancelled(job)
+        if isinstance(outcome, tuple):
+            return self._failed(job, *outcome)
         try:
             launches = self._launches(job, spec)
         except ReplicaStartError as exc:
@@ -541,18 +552,6 @@ def _exit_message(task_name: str, code: int) -> str:
         return (f"The replica {task_name} exited with a non-zero status of {128 - code}. "
                 f"Termination reason: killed by signal {-code}.")
     return f"The replica {task_name} exited with a non-zero status of {code}. Termination reason: Error."
-
-
-def job_record(job: Any) -> dict[str, Any]:
-    """A Vertex AI job (CustomJob, HyperparameterTuningJob) as the List filters read it."""
-    return {
-        "display_name": job.display_name, "displayName": job.display_name,
-        "state": job.state.name,
-        "create_time": job.create_time, "createTime": job.create_time,
-        "update_time": job.update_time, "updateTime": job.update_time,
-        "labels": dict(job.labels),
-        "_text": job.display_name,
-    }
 
 
 def validate_custom_job(job: Any) -> str:

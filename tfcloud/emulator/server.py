@@ -1,5 +1,6 @@
-"""The emulator: one gRPC server on 127.0.0.1 for Vertex AI jobs (custom and hyperparameter tuning), Cloud Build,
-Cloud Logging and long-running operations, plus the Cloud Storage emulator, started and stopped together.
+"""The emulator: one gRPC server on 127.0.0.1 for Vertex AI jobs (custom and hyperparameter tuning) and persistent
+resources, Cloud Build, Cloud Logging and long-running operations, plus the Cloud Storage emulator, started and
+stopped together.
 
 ::
 
@@ -115,6 +116,9 @@ class Emulator:
 
         import grpc
         from google.cloud.aiplatform_v1.services.job_service.transports.grpc import JobServiceGrpcTransport
+        from google.cloud.aiplatform_v1.services.persistent_resource_service.transports.grpc import (
+            PersistentResourceServiceGrpcTransport,
+        )
         from google.cloud.devtools.cloudbuild_v1.services.cloud_build.transports.grpc import (
             CloudBuildGrpcTransport,
         )
@@ -129,6 +133,7 @@ class Emulator:
         from tfcloud.emulator.logs import LoggingService, LogStore
         from tfcloud.emulator.operations import OperationStore
         from tfcloud.emulator.packages import PackageInstaller
+        from tfcloud.emulator.persistent import PersistentResourceService
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
         from tfcloud.emulator.storage import StorageEmulator
         from tfcloud.emulator.tuning import TuningService
@@ -148,20 +153,24 @@ class Emulator:
         operations = OperationStore()
         project_ids = {project_number(self.project): self.project}
         packages = PackageInstaller(storage_endpoint=storage_endpoint, root=Path(workdir) / "packages")
+        resources = PersistentResourceService(operations=operations, timings=self._timings)
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
                           timings=self._timings, project_ids=project_ids,
-                          local_output_root=str(self._local_output_root or ""), packages=packages)
+                          local_output_root=str(self._local_output_root or ""), packages=packages,
+                          resources=resources)
         builds = BuildService(logs=self._logs, operations=operations, faults=self.faults,
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
                               queued_seconds=self._timings.queued)
         logging_service = LoggingService(self._logs, self._stopping)
         tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings)
-        self._services = [tuning, jobs, builds]  # tuning first: its trials are jobs
+        self._services = [tuning, jobs, builds, resources]  # tuning first: its trials are jobs
 
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="tfcloud-emulator"))
         server.add_generic_rpc_handlers((
             generic_handler(method_table(JobServiceGrpcTransport),
                             {**jobs.implementations(), **tuning.implementations()}, self.faults),
+            generic_handler(method_table(PersistentResourceServiceGrpcTransport), resources.implementations(),
+                            self.faults),
             generic_handler(method_table(CloudBuildGrpcTransport), builds.implementations(), self.faults),
             generic_handler(method_table(LoggingServiceV2GrpcTransport), logging_service.implementations(),
                             self.faults),
@@ -250,6 +259,16 @@ class Emulator:
         from google.cloud.aiplatform_v1.services.job_service.transports.grpc import JobServiceGrpcTransport
 
         return JobServiceClient(transport=JobServiceGrpcTransport(channel=self.channel()))
+
+    def persistent_resource_client(self) -> Any:
+        """``aiplatform_v1.PersistentResourceServiceClient`` bound to the emulator."""
+        from google.cloud.aiplatform_v1 import PersistentResourceServiceClient
+        from google.cloud.aiplatform_v1.services.persistent_resource_service.transports.grpc import (
+            PersistentResourceServiceGrpcTransport,
+        )
+
+        return PersistentResourceServiceClient(transport=PersistentResourceServiceGrpcTransport(
+            channel=self.channel()))
 
     def build_client(self) -> Any:
         """``cloudbuild_v1.CloudBuildClient`` bound to the emulator."""

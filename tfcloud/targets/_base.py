@@ -56,6 +56,9 @@ class Option:
     - ``metavar``, ``choices``: how ``--help`` shows the value.
     - ``example``: a valid value, for the docs and for the contract test that runs every option on every target
       (tests/targets/test_contract.py): taken, it must show in the plan; not taken, refused.
+    - ``example_with``: (option, value) pairs the example is given with, by ``run()`` keyword, for an option that
+      acts only beside another (``max_wait`` beside ``scheduling="flex-start"``); a target option's pair is also
+      its flag, a job option's ``--`` and its name with dashes.
     """
 
     name: str
@@ -68,6 +71,7 @@ class Option:
     metavar: str | None = None
     choices: tuple[str, ...] = ()
     example: object = None
+    example_with: tuple[tuple[str, object], ...] = ()
 
     @property
     def cli_flag(self) -> str:

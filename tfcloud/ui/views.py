@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ConfigurationError, TfcloudError, ValidationError
 from tfcloud.states import JobState
+from tfcloud.targets import BUILTIN
 
 if TYPE_CHECKING:
     from tfcloud import JobInfo
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["TARGETS", "Sources", "artifacts", "job_page", "parse_label", "replica_class", "study_page", "study_plot",
            "study_rows", "study_view", "timeline_bars"]
 
-#: Every target the dashboard can list, in the order its filter shows them.
-TARGETS = ("local", "vertex", "ray")
+#: Every built-in target the dashboard can list, in the order its filter shows them (the registry's order).
+TARGETS = tuple(BUILTIN)
 #: Seconds a target's listing is reused; a target that is not configured is asked again after the longer time.
 _FRESH_S = 1.0
 _UNCONFIGURED_S = 30.0
@@ -74,7 +75,7 @@ class Sources:
             return cached
         try:
             found = _Listing(at=now, jobs=sdk.list_jobs(target=target, state=state, labels=labels, limit=self.limit,
-                                                        ray_address=self.ray_address if target == "ray" else None))
+                                                        ray_address=self._address_for(target)))
         except ConfigurationError as exc:  # not configured here (no project, no cluster, no extra)
             found = _Listing(at=now, note=exc.message, unconfigured=True)
         except TfcloudError as exc:
@@ -110,8 +111,10 @@ class Sources:
 
         found: list[StudyInfo] = []
         notes: dict[str, str] = {}
-        for name in ("local", "vertex"):
-            if name not in self.targets or (name == "vertex" and self._list("vertex", None, {}).unconfigured):
+        import tfcloud.targets as targets
+
+        for name in [c.name for c in targets.builtin_targets() if c.tuner]:  # the targets that run studies
+            if name not in self.targets or self._list(name, None, {}).unconfigured:
                 continue
             try:
                 found += sdk.list_studies(target=name, limit=self.limit)
@@ -120,8 +123,16 @@ class Sources:
         return found, notes
 
     def ray_for(self, job_id: str) -> str | None:
-        """The Ray cluster's address for a ``ray-...`` job."""
-        return self.ray_address if job_id.startswith("ray-") else None
+        """The Ray cluster's address for a job of the target that takes one (``ray-...``)."""
+        import tfcloud.targets as targets
+
+        return self._address_for(targets.for_job_id(job_id).name)
+
+    def _address_for(self, target: str) -> str | None:
+        """``ray_address`` for the target that takes it (an option of its own), None for the others."""
+        import tfcloud.targets as targets
+
+        return self.ray_address if targets.get(target).option("ray_address") is not None else None
 
 
 # --- one job ---------------------------------------------------------------------------------------------------

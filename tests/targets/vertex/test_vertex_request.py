@@ -16,6 +16,8 @@ GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "vertex"
 UPDATE = os.environ.get("TFCLOUD_UPDATE_GOLDEN") == "1"
 IMAGE = "us-central1-docker.pkg.dev/my-project/tfcloud/train:0123456789abcdef"
 
+_PLACED = {"project": "my-project", "region": "us-central1",
+           "service_account": "trainer@my-project.iam.gserviceaccount.com"}
 CASES: dict[str, dict[str, Any]] = {
     "one_device_gpu": {},
     "one_device_cpu": {"chief_config": "CPU", "entry_point_args": ["--epochs", "3", "--name=a b"]},
@@ -33,6 +35,23 @@ CASES: dict[str, dict[str, Any]] = {
     "tpu_v6e": {"worker_count": 1, "worker_config": "TPU_V6E_8X", "entry_point_args": ["--epochs", "2"]},
     "tpu_v5p_multihost": {"worker_count": 1, "worker_config": "TPU_V5P_8X"},
     "tpu_v6e_multihost_with_chief": {"chief_config": "CPU", "worker_count": 1, "worker_config": "TPU_V6E_16X"},
+    # Capacity (docs/vertex.md, "Capacity"), TensorBoard and experiments.
+    "flex_start": {"chief_config": "A100_1X", "worker_count": 1, "worker_config": "A100_1X",
+                   "scheduling": "flex-start", "max_wait": "30m", "timeout": 3600},
+    "scheduling_spot": {"chief_config": "CPU", "scheduling": "spot"},
+    "standard_disable_retries": {"chief_config": "CPU", "scheduling": "standard", "disable_retries": True},
+    "reservation_specific": {"chief_config": "A100_1X", "worker_count": 1, "worker_config": "A100_1X",
+                             "reservation": "us-central1-a/my-reservation", **_PLACED},
+    "reservation_any": {"chief_config": "A100_1X", "reservation": "any", **_PLACED},
+    "reservation_none_spot": {"chief_config": "CPU", "reservation": "none", "spot": True},
+    "persistent_resource": {"chief_config": "CPU", "worker_count": 1, "worker_config": "CPU",
+                            "persistent_resource": "my-cluster"},
+    "tensorboard_experiment": {"chief_config": "CPU", "tensorboard": "1234567890", "experiment": "my-exp",
+                               "experiment_run": "run-1", "base_output_dir": "gs://bkt/out", **_PLACED},
+    "tensorboard_full_names": {
+        "chief_config": "CPU", "base_output_dir": "gs://bkt/out", **_PLACED,
+        "tensorboard": "projects/my-project/locations/us-central1/tensorboards/42",
+        "experiment": "projects/my-project/locations/us-central1/metadataStores/default/contexts/exp-2"},
 }
 
 
@@ -68,6 +87,67 @@ def test_real_client_message_reads_the_request(name: str, script: Path) -> None:
         assert [p.replica_count for p in pools] == [1, 0, 0, 1]
     if name == "tpu":
         assert pools[1].machine_spec.accelerator_type == aiplatform_v1.AcceleratorType.TPU_V3
+    _check_capacity(name, job, aiplatform_v1)
+
+
+def _check_capacity(name: str, job: Any, aiplatform_v1: Any) -> None:
+    """The capacity options, as the real message reads them (the API's own field and enum names)."""
+    spec, strategy = job.job_spec, aiplatform_v1.Scheduling.Strategy
+    affinity = aiplatform_v1.ReservationAffinity.Type
+    pools = spec.worker_pool_specs
+    if name == "flex_start":
+        assert spec.scheduling.strategy == strategy.FLEX_START
+        assert spec.scheduling.max_wait_duration.total_seconds() == 1800
+    if name == "scheduling_spot":
+        assert spec.scheduling.strategy == strategy.SPOT
+    if name == "standard_disable_retries":
+        assert spec.scheduling.strategy == strategy.STANDARD and spec.scheduling.disable_retries
+    if name == "reservation_specific":
+        for pool in pools:
+            assert pool.machine_spec.reservation_affinity.reservation_affinity_type == affinity.SPECIFIC_RESERVATION
+            assert pool.machine_spec.reservation_affinity.key == "compute.googleapis.com/reservation-name"
+            assert list(pool.machine_spec.reservation_affinity.values) == [
+                "projects/my-project/zones/us-central1-a/reservations/my-reservation"]
+    if name == "reservation_any":
+        assert pools[0].machine_spec.reservation_affinity.reservation_affinity_type == affinity.ANY_RESERVATION
+    if name == "reservation_none_spot":
+        assert pools[0].machine_spec.reservation_affinity.reservation_affinity_type == affinity.NO_RESERVATION
+        assert spec.scheduling.strategy == strategy.SPOT
+    if name == "persistent_resource":
+        assert spec.persistent_resource_id == "my-cluster"
+    if name == "tensorboard_experiment":
+        assert spec.tensorboard == "projects/my-project/locations/us-central1/tensorboards/1234567890"
+        assert spec.experiment == "projects/my-project/locations/us-central1/metadataStores/default/contexts/my-exp"
+        assert spec.experiment_run == spec.experiment + "-run-1"
+
+
+CLUSTERS: dict[str, dict[str, Any]] = {
+    "cluster_one_pool": {"chief_config": "A100_1X"},
+    "cluster_every_role": {"chief_config": "A100_1X", "worker_config": "A100_1X", "worker_count": 3,
+                           "ps_config": "CPU", "ps_count": 1, "evaluator_count": 1},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLUSTERS))
+def test_cluster_request_matches_golden_and_the_real_message(name: str) -> None:
+    from tfcloud.targets.vertex.clusters import cluster_pools, persistent_resource_request
+
+    request = persistent_resource_request(cluster_pools(**CLUSTERS[name]), display_name=name.replace("_", "-"),
+                                          labels={"team": "ml"})
+    golden = GOLDEN / f"{name}.json"
+    text = json.dumps(request, indent=2, sort_keys=True) + "\n"
+    if UPDATE:
+        golden.write_text(text)
+    assert text == golden.read_text(), f"request changed; rerun with TFCLOUD_UPDATE_GOLDEN=1 to accept ({golden})"
+    aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
+    resource = aiplatform_v1.PersistentResource.from_json(json.dumps(request))
+    # A job of the same shape fits it: each of the job's pools has a resource pool with its machine and disk.
+    spec = build_spec(entry_point=__file__, target="vertex", **{k: v for k, v in CLUSTERS[name].items()
+                                                                if k != "ps_config"})
+    job = aiplatform_v1.CustomJob.from_json(json.dumps(custom_job_request(spec, image_uri=IMAGE, submission_id="s")))
+    for pool in (p for p in job.job_spec.worker_pool_specs if p.replica_count):
+        assert any(r.machine_spec == pool.machine_spec and r.disk_spec == pool.disk_spec
+                   and r.replica_count >= pool.replica_count for r in resource.resource_pools)
 
 
 @pytest.mark.parametrize(("task", "replica"), [

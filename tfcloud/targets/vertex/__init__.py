@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, ClassVar
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import Option, Target, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
+from tfcloud.targets.vertex import options as _capacity
+from tfcloud.targets.vertex.options import SchedulingStrategy
 
 if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.spec import DockerConfig, JobSpec, PoolSpec
 
-__all__ = ["MAX_TIMEOUT_S", "VERTEX_REGIONS", "VertexTarget", "check_project", "check_region",
+__all__ = ["MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarget", "check_project", "check_region",
            "refuse_image_options"]
 
 #: The regions Vertex AI serves custom training in (source: the "Custom training" column of
@@ -116,6 +118,34 @@ class VertexTarget(Target):
                help="Restart the whole job when a worker restarts."),
         MAX_RESTARTS,
         output_dir_option(directories=False, field="base_output_dir", where=""),
+        # Capacity, TensorBoard and experiments (docs/vertex.md; tfcloud/targets/vertex/options.py).
+        Option(name="scheduling", setting="scheduling", check=_capacity.option_scheduling, metavar="STRATEGY",
+               choices=tuple(s.flag for s in SchedulingStrategy),
+               example="spot", help="standard, spot (as --spot) or flex-start (the Dynamic Workload Scheduler: "
+                                    "waits for every VM at once)."),
+        Option(name="max_wait", setting="max_wait", field="max_wait_s", check=_capacity.option_max_wait,
+               metavar="DURATION", example="30m",
+               example_with=(("scheduling", "flex-start"), ("chief_config", "A100_1X")),
+               help="flex-start: how long to wait for VMs (30m, 6h, 1d; 0: no limit; Vertex AI's "
+                                        "default 1d)."),
+        Option(name="reservation", setting="reservation", check=_capacity.option_reservation,
+               metavar="any|none|NAME", example="none", help="Consume any reservation, none, or one (ZONE/NAME or "
+                                             "projects/P/zones/Z/reservations/NAME)."),
+        Option(name="disable_retries", type=bool, setting="disable_retries", example=True,
+               help="Never restart the job after an internal error."),
+        Option(name="persistent_resource", setting="persistent_resource", metavar="ID",
+               check=_capacity.option_persistent_resource, example="my-cluster",
+               help="Run on this persistent resource (tfcloud cluster create): no wait for VMs."),
+        Option(name="tensorboard", setting="tensorboard", check=_capacity.option_tensorboard, metavar="RESOURCE",
+               example="1234567890",
+               example_with=(("service_account", "trainer@my-project.iam.gserviceaccount.com"),
+                             ("base_output_dir", "gs://my-bucket/outputs")),
+               help="Upload the job's TensorBoard logs to this TensorBoard instance "
+                    "(projects/P/locations/L/tensorboards/ID or ID)."),
+        Option(name="experiment", setting="experiment", check=_capacity.option_experiment, metavar="NAME",
+               example="my-experiment", help="The Vertex AI Experiment the job belongs to."),
+        Option(name="experiment_run", check=_capacity.option_experiment_run, metavar="RUN", example="run-1",
+               example_with=(("experiment", "my-experiment"),), help="Its run in that experiment (with --experiment)."),
         Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT", example="127.0.0.1:8470",
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
@@ -143,7 +173,27 @@ class VertexTarget(Target):
     max_restarts: int | None = None  # as Vertex AI's restart options (request.restart_scheduling)
     emulator_host: str | None = None
     staging_bucket: str | None = None
+    scheduling: SchedulingStrategy | None = None  # spot=True is SchedulingStrategy.SPOT: each sets the other
+    max_wait_s: int | None = None
+    reservation: str | None = None  # "any", "none", ZONE/NAME or projects/P/zones/Z/reservations/NAME
+    disable_retries: bool = False
+    persistent_resource: str | None = None  # its ID, or its full name
+    tensorboard: str | None = None
+    experiment: str | None = None
+    experiment_run: str | None = None
     build: bool = True  # False (--no-build): a package on the prebuilt TensorFlow image instead of an image
+
+    def __post_init__(self) -> None:
+        spot = SchedulingStrategy.SPOT
+        if self.spot and self.scheduling not in (None, spot):
+            assert self.scheduling is not None
+            raise ValidationError("scheduling", '"spot" when spot is set (--spot is --scheduling spot), or spot '
+                                  "left unset", self.scheduling.flag,
+                                  hint="Give one of --spot and --scheduling (spot= and scheduling= in run()).")
+        if self.spot and self.scheduling is None:
+            object.__setattr__(self, "scheduling", spot)
+        elif self.scheduling is spot:
+            object.__setattr__(self, "spot", True)
 
     @property
     def container(self) -> bool:
@@ -175,8 +225,11 @@ class VertexTarget(Target):
             check_project("project", settings.project)
             check_region("region", settings.region)
             check_settings(settings)  # the emulator host and staging bucket given here
+        _capacity.check_rules(self, region=settings.region if settings is not None else self.region,
+                              staging_bucket=settings.staging_bucket if settings is not None else self.staging_bucket)
 
     def check_job(self, spec: JobSpec, *, intent: str, settings: Settings | None) -> None:
+        _capacity.check_pools(self, spec)
         if not self.build:
             refuse_image_options(spec.docker_config)
             if settings is not None and intent == "submit" and not (self.staging_bucket or settings.staging_bucket):

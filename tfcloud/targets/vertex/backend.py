@@ -149,7 +149,8 @@ class VertexBackend:
         request = custom_job_request(job.spec, image_uri=job.image.uri if job.image else None,
                                      package=job.package, submission_id=submission_id,
                                      base_output_dir=self.default_output_dir(job.spec.display_name),
-                                     tensorflow_version=installed_tensorflow_version(), region=self.region)
+                                     tensorflow_version=installed_tensorflow_version(), region=self.region,
+                                     parent=self.parent)
         created = self._create(request, submission_id)
         return VertexJob(self, created.name, job=created)
 

@@ -91,7 +91,8 @@ class VertexStudies:
             raise SubmitError("Tuning on Vertex AI needs an image; the pipeline builds it before submitting.")
         submission_id = uuid.uuid4().hex[:16]
         request = tuning_job_request(job.spec, study, image_uri=job.image.uri, submission_id=submission_id,
-                                     base_output_dir=self.backend.default_output_dir(job.spec.display_name))
+                                     base_output_dir=self.backend.default_output_dir(job.spec.display_name),
+                                     parent=self.backend.parent)
         message = aiplatform_v1.HyperparameterTuningJob.from_json(json.dumps(request))
         client = self.backend.clients.jobs()
         policy = self.backend.retry

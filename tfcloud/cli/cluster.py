@@ -1,0 +1,105 @@
+"""``tfcloud cluster create|list|delete``: Vertex AI persistent resources, clusters that jobs run on with
+``--persistent-resource ID`` without waiting for VMs. Thin commands over the Vertex AI target's SDK functions
+(:mod:`tfcloud.targets.vertex.clusters`: ``create_cluster``, ``list_clusters``, ``delete_cluster``)."""
+
+# No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
+from typing import Annotated, Any, Optional
+
+import typer
+
+from tfcloud import completion
+from tfcloud.cli._app import _Typer, dumps
+from tfcloud.cli._options import (
+    ChiefConfigOpt,
+    LabelOpt,
+    ProjectOpt,
+    PsCountOpt,
+    RegionOpt,
+    WorkerConfigOpt,
+    WorkerCountOpt,
+    machine,
+    pairs,
+)
+
+__all__ = ["cluster_app"]
+
+cluster_app = _Typer(name="cluster", no_args_is_help=True, rich_markup_mode=None,
+                     help="Vertex AI persistent resources: clusters that jobs run on with --persistent-resource ID, "
+                          "without waiting for VMs (docs/vertex.md).")
+ClusterIdArg = Annotated[str, typer.Argument(metavar="ID", help="The cluster's (persistent resource's) ID.",
+                                             show_default=False)]
+
+
+@cluster_app.command("create")
+def cluster_create(
+    cluster_id: ClusterIdArg,
+    chief_config: ChiefConfigOpt = None,
+    worker_config: WorkerConfigOpt = None,
+    worker_count: WorkerCountOpt = 0,
+    ps_config: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        metavar="NAME", autocompletion=completion.machine_names,
+        help="Parameter server machine (default: CPU).", show_default=False)] = None,
+    ps_count: PsCountOpt = 0,
+    evaluator: Annotated[bool, typer.Option("--evaluator", help="Hold one evaluator replica.")] = False,
+    display_name: Annotated[Optional[str], typer.Option(help="Its display name (default: the ID).",  # noqa: UP045
+                                                        show_default=False)] = None,
+    label: LabelOpt = None,
+    network: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="VPC network, projects/NUMBER/global/networks/NAME (jobs on it must use the same).",
+        show_default=False)] = None,
+    project: ProjectOpt = None,
+    region: RegionOpt = None,
+    no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once it is being provisioned.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print it as JSON.")] = False,
+) -> None:
+    """Create a persistent resource with a resource pool per role, sized like a job (--chief-config,
+    --worker-config, --worker-count, ...); jobs of that shape then run on it with --persistent-resource ID.
+
+    Example: tfcloud cluster create my-cluster --chief-config A100_1X --worker-config A100_1X --worker-count 3
+    """
+    from tfcloud.targets.vertex import clusters
+
+    info = clusters.create_cluster(
+        cluster_id, chief_config=machine(chief_config, "chief_config"),
+        worker_config=machine(worker_config, "worker_config"), worker_count=worker_count,
+        ps_config="CPU" if ps_config is None else machine(ps_config, "ps_config"), ps_count=ps_count,
+        evaluator_count=int(evaluator), display_name=display_name, labels=pairs(label, "--label"),
+        network=network, project=project, region=region, wait=not no_wait)
+    _print_clusters([info], json_output=json_output, one=True)
+
+
+@cluster_app.command("list")
+def cluster_list(
+    project: ProjectOpt = None,
+    region: RegionOpt = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
+) -> None:
+    """List the persistent resources in the project and region."""
+    from tfcloud.targets.vertex import clusters
+
+    _print_clusters(clusters.list_clusters(project=project, region=region), json_output=json_output)
+
+
+@cluster_app.command("delete")
+def cluster_delete(
+    cluster_id: ClusterIdArg,
+    project: ProjectOpt = None,
+    region: RegionOpt = None,
+    no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once the deletion started.")] = False,
+) -> None:
+    """Delete a persistent resource (billing for it stops once it is gone)."""
+    from tfcloud.targets.vertex import clusters
+
+    clusters.delete_cluster(cluster_id, project=project, region=region, wait=not no_wait)
+    typer.echo(f"{cluster_id}\tdeleted" if not no_wait else f"{cluster_id}\tdeleting")
+
+
+def _print_clusters(clusters: list[Any], *, json_output: bool, one: bool = False) -> None:
+    if json_output:
+        rows = [info.to_dict() for info in clusters]
+        typer.echo(dumps(rows[0] if one else rows, indent=2))
+        return
+    for info in clusters:  # plain lines on stdout (tab-separated, as `tfcloud status`): they copy whole
+        pools = ", ".join(f"{p.pool_id}: {p.replica_count} x {p.machine_type}"
+                          + (f" ({p.accelerator})" if p.accelerator != "-" else "") for p in info.pools)
+        typer.echo(f"{info.cluster_id}\t{info.state}\t{pools}")
