@@ -604,6 +604,9 @@ def test_the_autoscaler_is_read_from_the_cluster_status() -> None:
     assert scaling is not None and scaling.autoscaler is True
     assert read_cluster(status({})) is not None and read_cluster(status({})).autoscaler is None  # type: ignore[union-attr]
     assert read_cluster({"clusterStatus": None}) is None  # Ray's newer autoscaler writes no report
+    # three nodes on two addresses (usage is keyed by IP): no node's shape is known, so nothing is certain
+    shared = read_cluster(status({"5d12": "node_5d12", "77ab": "node_77ab", "90cd": "node_90cd"}))
+    assert shared is not None and shared.autoscaler is None
 
 
 @pytest.mark.ray

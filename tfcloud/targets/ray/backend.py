@@ -232,6 +232,12 @@ class RayBackend:
         bundles = [dict(r["resources"]) for r in plan["replicas"]]
         why = shortfall(names, bundles, cluster.totals, strategy=str(plan["placement_strategy"]))
         if why is not None and cluster.autoscaler is False:
+            try:
+                alive = len(self.alive_nodes())
+            except SubmitError:
+                alive = len(cluster.totals)
+            if alive > len(cluster.totals):  # the report is older than a node that joined: nothing is certain
+                return None
             raise ConfigurationError(never_fits(f"The Ray cluster at {self.address}", names, bundles, cluster, why),
                                      hint=NEVER_FITS_HINT)
         return cluster.autoscaler

@@ -62,6 +62,10 @@ def read_cluster(status: Mapping[str, Any]) -> Cluster | None:
     if isinstance(mapping, Mapping) and mapping:
         # Ray's read-only autoscaler (a cluster started by hand): one node type per node, named after it.
         fixed = all(str(kind) == f"node_{node_id}" for node_id, kind in mapping.items())
+        if len(mapping) > len(by_node):
+            # The report keys a node's usage by its IP address: nodes that share one (several on one machine)
+            # show as one, and no node's own shape is known. Nothing is certain then: refuse nothing.
+            fixed = None
     return Cluster(totals=tuple(totals), free=tuple(free), autoscaler=None if fixed is None else not fixed)
 
 
