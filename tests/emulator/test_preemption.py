@@ -155,7 +155,7 @@ def test_preempt_needs_a_line_or_a_time(output_emulator: Emulator) -> None:
     ({"max_restarts": 0, "restart_on_worker_restart": True}, {"disable_retries": True}),
     ({"max_restarts": 3}, {"restart_job_on_worker_restart": True}),
     ({"spot": True}, {"restart_job_on_worker_restart": True, "strategy": "SPOT"}),
-    ({"spot": True, "worker_count": 0}, {"strategy": "SPOT"}),
+    ({"spot": True, "worker_count": 0, "worker_config": "auto"}, {"strategy": "SPOT"}),
     ({"spot": True, "max_restarts": 0}, {"disable_retries": True, "strategy": "SPOT"}),
 ])
 def test_max_restarts_and_spot_become_the_requests_scheduling(tmp_path: Path, options: dict[str, Any],

@@ -83,7 +83,7 @@ def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object,
     project = tmp_path / "project"
     project.mkdir()
     script = project / "train_resume.py"
-    shutil.copy(Path(__file__).parent / "scripts" / "train_resume.py", script)
+    shutil.copy(Path(__file__).parent.parent / "scripts" / "train_resume.py", script)
     spec = build_spec(entry_point=script, worker_count=1, worker_config="CPU", max_restarts=1, container=True,
                       docker_config=DockerConfig(parent_image=tensorflow_base),
                       entry_point_args=["4", "worker-0", "2", "wait"], env={"TF_CPP_MIN_LOG_LEVEL": "2"})

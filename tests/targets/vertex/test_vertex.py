@@ -110,7 +110,7 @@ def test_submit_follow_and_finish(backend: VertexBackend, tmp_path: Path) -> Non
     # Like the real service, the emulator names jobs with the project *number*.
     assert re.fullmatch(r"projects/[0-9]+/locations/us-central1/customJobs/[0-9]+", job.name)
     lines = list(job.logs(follow=True))
-    states = [line.text.split(" is ")[-1] for line in lines if line.replica == "job"]
+    states = [line.text.split(" ")[-1] for line in lines if line.replica == "job"]  # "ID is queued", "ID succeeded"
     assert states[-1] == "succeeded"
     assert "queued" in states or "provisioning" in states or "running" in states
     chief = [line.text for line in lines if line.replica == "chief-0"]
