@@ -251,3 +251,20 @@ def test_build_dry_run_without_tensorflow_says_what_is_missing(sandbox: dict[str
                           capture_output=True, text=True, timeout=120, cwd=sandbox["cwd"], env=_env(sandbox))
     assert proc.returncode == 0, proc.stderr
     assert "Base image: python:3.11" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(("argv", "received"), [
+    (["submit", "nosuchfile.py"], "'nosuchfile.py'"),  # a local job would need tfcloud[tensorflow]
+    (["submit", "nosuchfile.py", "--vertex"], "'nosuchfile.py'"),  # tfcloud[cloud,docker]
+    (["submit", "nosuchfile.ipynb", "--dry-run"], "'nosuchfile.ipynb'"),  # tfcloud[notebook]
+    (["submit", "broken.py"], "<broken.py: line 1: "),  # a syntax error: not a missing package either
+])
+def test_a_missing_or_broken_entry_point_is_named_before_any_extra(argv: list[str], received: str,
+                                                                   sandbox: dict[str, Path]) -> None:
+    """The entry point is checked first: a typo in its name is not answered with a 2 GB install."""
+    (sandbox["cwd"] / "broken.py").write_text("def f(:\n")
+    proc = subprocess.run([*_command(), *argv], capture_output=True, text=True, timeout=120, cwd=sandbox["cwd"],
+                          env=_env(sandbox))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("Error: Invalid `entry_point`: expected ") and received in proc.stderr, proc.stderr
+    assert "pip install" not in proc.stderr and "Traceback" not in proc.stderr
