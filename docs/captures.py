@@ -143,7 +143,7 @@ def timeline() -> int:
 
 def write_options_table() -> int:
     """docs/cli.md's table of the targets' options, made again from their option specs."""
-    from tfcloud.targets._doc import MARK_END, MARK_START, options_table
+    from tfcloud.targets._doc import MARK_END, MARK_START, flags_module, options_table
 
     page = ROOT / "docs" / "cli.md"
     text = page.read_text(encoding="utf-8")
@@ -151,6 +151,9 @@ def write_options_table() -> int:
     _, _, after = rest.partition(MARK_END)
     page.write_text(before + MARK_START + "\n" + options_table() + MARK_END + after, encoding="utf-8")
     print(f"{page.relative_to(ROOT)}: the target options table")
+    flags = ROOT / "tfcloud" / "cli" / "_target_flags.py"
+    flags.write_text(flags_module(), encoding="utf-8")
+    print(f"{flags.relative_to(ROOT)}: the CLI's target flags")
     return 0
 
 

@@ -30,8 +30,9 @@ def _commands() -> list[list[str]]:
 
     def walk(command: object, path: list[str]) -> None:
         found.append(path)
-        for name, sub in sorted(getattr(command, "commands", {}).items()):
-            walk(sub, [*path, name])
+        if isinstance(command, typer.core.TyperGroup):  # the root makes its commands when asked for them
+            for name in sorted(command.list_commands(None)):  # type: ignore[arg-type]
+                walk(command.get_command(None, name), [*path, name])  # type: ignore[arg-type]
 
     walk(typer.main.get_command(app), [])
     return found

@@ -14,7 +14,6 @@ Everyone that writes there takes its paths from the functions below; none of the
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -146,4 +145,6 @@ def locks_dir(home: Path) -> Path:
 
 def build_lock(locks: Path, tag: str) -> Path:
     """The file whose exclusive ``flock`` a build of ``tag`` holds, in ``locks`` (:func:`locks_dir`)."""
+    import hashlib  # here: OpenSSL's start-up would cost every `tfcloud status`
+
     return locks / f"build-{hashlib.sha256(tag.encode()).hexdigest()[:32]}.lock"

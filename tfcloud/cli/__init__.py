@@ -11,22 +11,17 @@
 
 from tfcloud.cli._app import app, main
 
-# The command families, in the order `tfcloud --help` lists their commands.
-from tfcloud.cli import jobs, tune, machines, inspect, ui  # isort: skip
-
 __all__ = ["app", "main"]
 
 
-def _mount_subcommands() -> None:
-    try:
-        from tfcloud.emulator.cli import app as emulator_app
-    except ImportError:  # pragma: no cover - the emulator package is part of tfcloud
-        return
-    app.add_typer(emulator_app, name="emulator", help="Run the offline Google Cloud emulator.")
-    from tfcloud.cli.cluster import cluster_app
+# The command families, in the order `tfcloud --help` lists their commands; each module is imported when one of
+# its commands runs (or --help lists them).
+app.add_lazy_commands("tfcloud.cli.jobs", "submit", "build")
+app.add_lazy_commands("tfcloud.cli.tune", "tune")
+app.add_lazy_commands("tfcloud.cli.machines", "machines")
+app.add_lazy_commands("tfcloud.cli.inspect", "status", "logs", "cancel", "artifacts", "tensorboard", "list")
+app.add_lazy_commands("tfcloud.cli.ui", "ui")
+app.add_lazy_group("emulator", "tfcloud.emulator.cli:app", help="Run the offline Google Cloud emulator.")
+app.add_lazy_group("cluster", "tfcloud.cli.cluster:cluster_app",
+                   help="Vertex AI persistent resources: clusters that jobs run on with --persistent-resource ID.")
 
-    app.add_typer(cluster_app, name="cluster")
-
-
-_mount_subcommands()
-del inspect, jobs, machines, tune, ui

@@ -16,20 +16,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from tfcloud import completion
-from tfcloud.errors import ValidationError
+from tfcloud.cli._common import pairs
 
 __all__ = ["DEFAULTABLE", "EntryPointArg", "given_target_options", "leave_defaults", "machine", "pairs",
            "strategy_value", "with_target_options"]
-
-
-def pairs(values: list[str] | None, field: str) -> dict[str, str]:
-    result: dict[str, str] = {}
-    for item in values or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValidationError(field, "KEY=VALUE", item)
-        result[key] = value
-    return result
 
 
 def machine(value: str | None, field: str) -> object:
@@ -97,27 +87,6 @@ def strategy_value(value: str) -> str | None:
     return None if value.lower() == "none" else value
 
 
-def selected_target(local: bool, vertex: bool, ray: str | None = None, other: str | None = None) -> str | None:
-    """The target the flags choose (None: the ``target`` setting's): ``--local``, ``--vertex``, ``--ray ADDRESS``
-    or ``--target NAME``, one at most."""
-    chosen = [(flag, name) for flag, name, on in (("--local", "local", local), ("--vertex", "vertex", vertex),
-                                                  ("--target", other, other is not None)) if on]
-    if len({name for _, name in chosen}) > 1:
-        raise ValidationError("target", "one of --local, --vertex, --ray ADDRESS or --target NAME",
-                              " and ".join(flag for flag, _ in chosen))
-    name = chosen[0][1] if chosen else None
-    if ray is not None and name not in (None, "ray"):  # the Ray target's address, given to another target
-        from tfcloud.errors import UnsupportedOptionError
-
-        raise UnsupportedOptionError("ray_address", ray, target=str(name), takers=["ray"], how="--ray ADDRESS")
-    return "ray" if ray is not None else name
-
-
-RayOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
-    "--ray", metavar="ADDRESS", help="A Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, "
-                                     "then RAY_ADDRESS). See docs/ray.md.", show_default=False)]
-
-
 def docker(image: str | None, parent_image: str | None, cache_from: str | None, bucket: str | None) -> object:
     from tfcloud import DockerConfig
 
@@ -134,38 +103,28 @@ TargetOptionOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
 
 
 @functools.cache
-def _target_options() -> dict[str, tuple[Any, list[str], str]]:
-    """Every built-in target's options by name: (the Option, the targets that take it, its help panel); once
-    per process (submit and tune both take them)."""
-    import tfcloud.targets as targets
+def _parameters() -> tuple[inspect.Parameter, ...]:
+    """One typer parameter per built-in target option, from ``tfcloud/cli/_target_flags.py`` (generated from
+    the targets' option specs: reading it costs start-up nothing, importing every target would); once per
+    process (submit and tune both take them)."""
+    from tfcloud.cli._target_flags import FLAGS
 
-    found: dict[str, tuple[Any, list[str], str]] = {}
-    for cls in targets.builtin_targets():
-        for option in cls.options:
-            if option.flag == "":
-                continue
-            if option.name in found:
-                found[option.name][1].append(cls.name)
-            else:
-                found[option.name] = (option, [cls.name], cls.title or cls.name)
-    return found
-
-
-def _parameter(option: Any, takers: list[str], panel: str) -> inspect.Parameter:
-    shared = len(takers) > 1
-    where = f" ({', '.join(takers)})" if shared else ""
-    panel = "Targets" if shared else panel
-    if option.type is bool:
-        annotation: Any = Annotated[bool, typer.Option(option.cli_flag, help=option.help + where,
-                                                       rich_help_panel=panel)]
-        default: Any = "/" in option.cli_flag  # --build/--no-build: on unless turned off
-    else:
-        kind = {int: int, float: float}.get(option.type, str)
-        annotation = Annotated[Optional[kind], typer.Option(  # noqa: UP045
-            option.cli_flag, help=option.help + where, metavar=option.metavar or "VALUE", show_default=False,
-            rich_help_panel=panel)]
-        default = None
-    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+    params = []
+    for name, flag, kind, metavar, text, panel, takers in FLAGS:
+        shared = len(takers) > 1
+        text += f" ({', '.join(takers)})" if shared else ""
+        panel = "Targets" if shared else panel
+        if kind == "bool":
+            annotation: Any = Annotated[bool, typer.Option(flag, help=text, rich_help_panel=panel)]
+            default: Any = "/" in flag  # --build/--no-build: on unless turned off
+        else:
+            value = {"int": int, "float": float}.get(kind, str)
+            annotation = Annotated[Optional[value], typer.Option(  # noqa: UP045
+                flag, help=text, metavar=metavar or "VALUE", show_default=False, rich_help_panel=panel)]
+            default = None
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                        annotation=annotation))
+    return tuple(params)
 
 
 def with_target_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -174,8 +133,7 @@ def with_target_options(command: Callable[..., Any]) -> Callable[..., Any]:
     command line gave)."""
     signature = inspect.signature(command)
     params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    for option, takers, panel in _target_options().values():
-        params.append(_parameter(option, takers, panel))
+    params += _parameters()
     command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     command.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in params}}
     return command

@@ -8,7 +8,7 @@ import typer
 
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
-from tfcloud.cli._options import RayOpt, pairs, selected_target
+from tfcloud.cli._common import RayOpt, pairs, selected_target
 from tfcloud.console import get_console, get_error_console, verbosity
 
 __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]

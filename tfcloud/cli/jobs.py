@@ -7,6 +7,7 @@ import typer
 
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
+from tfcloud.cli._common import selected_target
 from tfcloud.cli._options import (
     BuildBucketOpt,
     BuildLogsOpt,
@@ -32,7 +33,6 @@ from tfcloud.cli._options import (
     leave_defaults,
     machine,
     pairs,
-    selected_target,
     strategy_value,
     with_target_options,
 )

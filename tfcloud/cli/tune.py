@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from tfcloud.cli._app import app
+from tfcloud.cli._common import selected_target
 from tfcloud.cli._options import (
     BuildBucketOpt,
     BuildLogsOpt,
@@ -28,7 +29,6 @@ from tfcloud.cli._options import (
     given_target_options,
     machine,
     pairs,
-    selected_target,
     strategy_value,
     with_target_options,
 )

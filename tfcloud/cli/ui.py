@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from tfcloud.cli._app import app
-from tfcloud.cli._options import RayOpt
+from tfcloud.cli._common import RayOpt
 
 __all__ = ["ui"]
 

@@ -85,10 +85,12 @@ def for_job_id(job_id: str, *, studies: bool = False) -> type[Target]:
     def prefix(cls: type[Target]) -> str | None:
         return cls.study_prefix if studies else cls.id_prefix
 
-    classes = builtin_targets()
-    for cls in classes:
+    classes = []
+    for ref in BUILTIN.values():  # one at a time: `tfcloud status local-...` loads the local target only
+        cls = _load(ref)
         if prefix(cls) and job_id.startswith(prefix(cls) or ""):
             return cls
+        classes.append(cls)
     for name in _plugins():
         cls = get(name)
         if prefix(cls) and job_id.startswith(prefix(cls) or ""):

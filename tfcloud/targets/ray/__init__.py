@@ -3,13 +3,12 @@ submits a driver through Ray's Jobs API; :mod:`tfcloud.targets.ray.driver` runs 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, ClassVar
 
 from tfcloud.errors import ValidationError
-from tfcloud.targets._base import Option, Target, check_text
+from tfcloud.targets._base import LazyPattern, Option, Target, check_text
 from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT, LIVENESS_TIMEOUT, MAX_RESTARTS, check_gcs_uri
 
 if TYPE_CHECKING:
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RayTarget", "check_address", "check_output_dir"]
 
-_ADDRESS = re.compile(r"^(?:https?://)?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?/?$")
+_ADDRESS = LazyPattern(r"^(?:https?://)?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?/?$")
 _EXPECTED_ADDRESS = "a Ray dashboard address such as http://HEAD:8265 (or HEAD:8265)"
 
 

@@ -4,13 +4,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from tfcloud.errors import ValidationError
-from tfcloud.targets._base import Option, Target, check_text
+from tfcloud.targets._base import LazyPattern, Option, Target, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
 from tfcloud.targets.vertex import options as _capacity
 from tfcloud.targets.vertex.options import SchedulingStrategy
@@ -41,12 +40,12 @@ VERTEX_REGIONS: frozenset[str] = frozenset({
     "asia-southeast1", "asia-southeast2", "australia-southeast1", "australia-southeast2",
 })
 MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
-_PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
-_NETWORK = re.compile(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
-_SERVICE_ACCOUNT = re.compile(r"^[a-z0-9][a-z0-9._-]*@[a-z0-9][a-z0-9.-]*\.gserviceaccount\.com$")
+_PROJECT = LazyPattern(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+_NETWORK = LazyPattern(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
+_SERVICE_ACCOUNT = LazyPattern(r"^[a-z0-9][a-z0-9._-]*@[a-z0-9][a-z0-9.-]*\.gserviceaccount\.com$")
 
 
-def _pattern(pattern: re.Pattern[str], expected: str) -> Callable[[str, object], str | None]:
+def _pattern(pattern: LazyPattern, expected: str) -> Callable[[str, object], str | None]:
     def check(name: str, value: object) -> str | None:
         text = check_text(name, value, expected=expected)
         if text is not None and not pattern.match(text):

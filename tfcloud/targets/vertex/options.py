@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ValidationError
+from tfcloud.targets._base import LazyPattern
 
 if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
@@ -70,17 +71,17 @@ METADATA_STORE = "default"  # experiments live in the region's default metadata 
 _NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"  # RFC 1035 (reservations, persistent resources)
 _ZONE = r"[a-z]+-[a-z]+[0-9]+-[a-z]"
 _PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+"
-_RESERVATION = re.compile(rf"^projects/(?:{_PROJECT})/zones/(?P<zone>{_ZONE})/reservations/{_NAME}$")
-_ZONE_NAME = re.compile(rf"^(?P<zone>{_ZONE})/(?P<name>{_NAME})$")
-_PERSISTENT = re.compile(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/persistentResources/"
+_RESERVATION = LazyPattern(rf"^projects/(?:{_PROJECT})/zones/(?P<zone>{_ZONE})/reservations/{_NAME}$")
+_ZONE_NAME = LazyPattern(rf"^(?P<zone>{_ZONE})/(?P<name>{_NAME})$")
+_PERSISTENT = LazyPattern(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/persistentResources/"
                          rf"(?P<id>{_NAME})$")
-_PERSISTENT_ID = re.compile(rf"^{_NAME}$")
-_TENSORBOARD = re.compile(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/tensorboards/[0-9]+$")
+_PERSISTENT_ID = LazyPattern(rf"^{_NAME}$")
+_TENSORBOARD = LazyPattern(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/tensorboards/[0-9]+$")
 _EXPERIMENT_NAME = r"[a-z0-9][a-z0-9-]{0,127}"
-_EXPERIMENT = re.compile(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/metadataStores/[a-z0-9-]+/"
+_EXPERIMENT = LazyPattern(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/metadataStores/[a-z0-9-]+/"
                          rf"contexts/{_EXPERIMENT_NAME}$")
-_SHORT_EXPERIMENT = re.compile(rf"^{_EXPERIMENT_NAME}$")
-_DURATION = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
+_SHORT_EXPERIMENT = LazyPattern(rf"^{_EXPERIMENT_NAME}$")
+_DURATION = LazyPattern(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 
 
 class SchedulingStrategy(str, enum.Enum):
