@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from tfcloud.timeline import Timeline
 
 __all__ = ["cancels_on_interrupt", "check_replica", "follow", "interrupted", "keep_stages", "keep_submission",
-           "state_dir", "submitted_plan", "target_of", "timeline", "watch"]
+           "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline", "watch"]
 
 
 def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
@@ -39,7 +39,7 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
     from tfcloud.states import JobState
 
     first = handle.info()
-    names = [r.name for r in first.replicas if replica is None or r.name == replica]
+    names = prefix_names(handle, first, replica)
     printer = LogPrinter(replicas=names, show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_lines)
     waiting = _Waiting(get_console(), enabled=target_of(first).queues)  # local replicas start at once
     waiting.update(first.state, since=first.created)
@@ -74,6 +74,17 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
         if error.log_tail and not (failed and shown and error.log_tail == format_tail(failed, shown)):
             console.print(error.log_tail, markup=False, highlight=False)
     return 1
+
+
+def prefix_names(handle: JobHandle, info: JobInfo, replica: str | None = None) -> list[str]:
+    """The names the log prefix column is aligned to, so that its width never changes mid-stream: the job's
+    replicas (``replica`` alone when one is chosen), and, for a target whose replicas show up one by one
+    (Vertex AI), every replica its pools can have and its pseudo-replicas (``job``, ``service``)."""
+    names = [r.name for r in info.replicas if replica is None or r.name == replica]
+    sources = getattr(handle, "log_sources", None)
+    if callable(sources):
+        names += [n for n in sources() if n not in names and (replica is None or n == replica or "-" not in n)]
+    return names
 
 
 class _Waiting:

@@ -94,14 +94,15 @@ def logs(
 
     last, after = sdk.log_window(tail=tail, since=since)
     with sdk.attached(job, ray_address=ray) as handle:
-        names = sdk.check_replica(handle.info(), replica)
+        info = handle.info()
+        sdk.check_replica(info, replica)
         try:
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,
                                             json_lines=json_output))
             print_lines(handle.logs(follow=False, replica=replica, tail=last, since=after),
                         show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_output,
-                        replicas=names)
+                        replicas=sdk.prefix_names(handle, info, replica))
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
 
