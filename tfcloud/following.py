@@ -5,10 +5,11 @@ them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tfcloud.backends.base import JobInfo, failure
+from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = ["cancels_on_interrupt", "check_replica", "follow", "interrupted", "keep_stages", "keep_submission",
-           "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline", "watch"]
+__all__ = ["TrialLogs", "cancels_on_interrupt", "check_replica", "follow", "interrupted", "keep_stages", "keep_submission",
+           "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline", "trial_job", "watch"]
 
 
 def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
@@ -265,3 +266,98 @@ def submitted_plan(job_id: str) -> dict[str, Any] | None:
     from tfcloud.submission import load, record_path
 
     return load(record_path(state_dir(), job_id))
+
+
+def trial_job(study_id: str, trial: str) -> tuple[str, str]:
+    """The job that ran trial ``trial`` (its number, as the study's table shows it) of study ``study_id``, as
+    (job id, target): ``tfcloud logs STUDY_ID --trial N``. A trial the study does not have, or one that has
+    no job yet (not started, or a target that gives none), is a :class:`ValidationError` (exit 2)."""
+    from tfcloud.sdk import attach_study
+
+    with attach_study(study_id) as study:
+        info = study.info()
+    ids = [t.trial_id for t in info.trials]
+    found = next((t for t in info.trials if t.trial_id == trial), None)
+    if found is None:
+        expected = "one of the study's trials: " + ", ".join(ids) if ids else "a trial of the study (none started)"
+        raise ValidationError("--trial", expected, trial, hint=f"`tfcloud status {study_id}` lists them.")
+    if found.job_id is None:
+        raise ValidationError("--trial", "a trial that ran a job (its logs are that job's)", trial,
+                              hint=f"Trial {trial} is {found.state.value} and has no job of its own yet; "
+                                   f"`tfcloud status {study_id}` shows when it starts.")
+    return found.job_id, info.target
+
+
+class TrialLogs:
+    """The live logs of a study's trials while ``tfcloud tune`` shows its table: one thread per trial's job
+    follows its lines into a queue; :meth:`pump` prints them on ``console`` (the table's, so that they scroll
+    above it), each prefixed by the trial's number and its replica (``3/chief-0 | ...``), start-up noise left
+    off unless ``-vv``. ``only``: one trial's number (``--follow-trial``); None: every trial (``-v``).
+    ``trials``, ``replicas``: how many trials and the replica names each has, so that the prefix column has its
+    final width from the first line."""
+
+    def __init__(self, console: Any, *, target: str, only: str | None = None, trials: int = 0,
+                 replicas: Sequence[str] = ()) -> None:
+        import queue
+
+        from tfcloud.console import verbosity
+        from tfcloud.logview import LogPrinter
+
+        self.target = target
+        self.only = only
+        self.lines: queue.Queue[LogLine] = queue.Queue()
+        self.printer = LogPrinter(console, replicas=[f"{trials}/{r}" for r in replicas], show_noise=verbosity() > 1)
+        self._threads: dict[str, Any] = {}
+
+    def start(self, info: StudyInfo) -> None:
+        """Follow the trials of ``info`` that have a job and are not followed yet."""
+        import threading
+
+        for trial in info.trials:
+            if trial.job_id is None or trial.trial_id in self._threads or self.only not in (None, trial.trial_id):
+                continue
+            thread = threading.Thread(target=self._read, args=(trial.trial_id, trial.job_id), daemon=True,
+                                      name=f"tfcloud-trial-{trial.trial_id}-logs")
+            self._threads[trial.trial_id] = thread
+            thread.start()
+
+    def _read(self, trial: str, job_id: str) -> None:
+        import dataclasses
+        import logging
+
+        from tfcloud.sdk import attached
+
+        try:
+            with attached(job_id, target=self.target) as handle:
+                for line in handle.logs(follow=True):
+                    self.lines.put(dataclasses.replace(line, replica=f"{trial}/{line.replica}"))
+        except Exception as exc:  # the logs are a nicety beside the table: never the study's end
+            logging.getLogger("tfcloud").info("the logs of trial %s (%s) could not be followed: %s", trial,
+                                              job_id, exc)
+
+    def pump(self, seconds: float) -> None:
+        """Print the lines that come in for ``seconds``."""
+        import queue
+        import time
+
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                self.printer.print(self.lines.get(timeout=min(left, 0.2)))
+            except queue.Empty:
+                continue
+
+    def finish(self, timeout: float = 10.0) -> None:
+        """After the study ended: wait (a while) for the trials' last lines, and print them."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        for thread in self._threads.values():
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self.pump(0.0)
+        while not self.lines.empty():
+            self.printer.print(self.lines.get_nowait())
+
+    @property
+    def followed(self) -> set[str]:
+        return set(self._threads)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import UnsupportedOptionError, ValidationError
 from tfcloud.following import (
+    TrialLogs,
     cancels_on_interrupt,
     check_replica,
     follow,
@@ -37,6 +38,7 @@ from tfcloud.following import (
     submitted_plan,
     target_of,
     timeline,
+    trial_job,
     watch,
 )
 
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Job",
     "JobOptions",
+    "TrialLogs",
     "attach",
     "attached",
     "build",
@@ -74,6 +77,7 @@ __all__ = [
     "submit",
     "submitted_plan",
     "timeline",
+    "trial_job",
     "tune",
     "watch",
 ]

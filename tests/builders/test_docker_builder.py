@@ -46,6 +46,8 @@ def test_build_push_pull_and_run(engine: Engine, builder: DockerBuilder, make_jo
     assert ref.uri.startswith(f"{repository}/train:") and len(ref.uri.rsplit(":", 1)[1]) == 16
     shown = out.getvalue()
     assert "files, " in shown and "Kept out of the image (secret deny-list): .env (environment file)." in shown
+    # The context's size is said once (its files' own sizes), not again as the tar's on the next line.
+    assert [line for line in shown.splitlines() if line.startswith("Building ")] == [f"Building {ref.uri}"]
 
     client = engine.client()
     try:
