@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = ["TrialLogs", "cancels_on_interrupt", "check_replica", "follow", "interrupted", "keep_stages", "keep_submission",
-           "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline", "trial_job", "watch"]
+__all__ = ["TrialLogs", "cancels_on_interrupt", "check_replica", "follow", "interrupted", "keep_stages",
+           "keep_submission", "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline", "trial_job",
+           "watch"]
 
 
 def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
