@@ -5,7 +5,8 @@ them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -269,24 +270,20 @@ def submitted_plan(job_id: str) -> dict[str, Any] | None:
     return load(record_path(state_dir(), job_id))
 
 
-def trial_job(study_id: str, trial: str) -> tuple[str, str]:
-    """The job that ran trial ``trial`` (its number, as the study's table shows it) of study ``study_id``, as
-    (job id, target): ``tfcloud logs STUDY_ID --trial N``. A trial the study does not have, or one that has
-    no job yet (not started, or a target that gives none), is a :class:`ValidationError` (exit 2)."""
-    from tfcloud.sdk import attach_study
-
-    with attach_study(study_id) as study:
-        info = study.info()
+def trial_job(info: StudyInfo, trial: str) -> str:
+    """The id of the job that ran trial ``trial`` (its number, as the study's table shows it) of the study
+    ``info`` (``tfcloud logs STUDY_ID --trial N``; the job is on the study's target). A trial the study does not
+    have, or one that has no job yet (not started), is a :class:`ValidationError` (exit 2)."""
     ids = [t.trial_id for t in info.trials]
     found = next((t for t in info.trials if t.trial_id == trial), None)
     if found is None:
         expected = "one of the study's trials: " + ", ".join(ids) if ids else "a trial of the study (none started)"
-        raise ValidationError("--trial", expected, trial, hint=f"`tfcloud status {study_id}` lists them.")
+        raise ValidationError("--trial", expected, trial, hint=f"`tfcloud status {info.study_id}` lists them.")
     if found.job_id is None:
         raise ValidationError("--trial", "a trial that ran a job (its logs are that job's)", trial,
                               hint=f"Trial {trial} is {found.state.value} and has no job of its own yet; "
-                                   f"`tfcloud status {study_id}` shows when it starts.")
-    return found.job_id, info.target
+                                   f"`tfcloud status {info.study_id}` shows when it starts.")
+    return found.job_id
 
 
 class TrialLogs:
@@ -295,16 +292,17 @@ class TrialLogs:
     above it), each prefixed by the trial's number and its replica (``3/chief-0 | ...``), start-up noise left
     off unless ``-vv``. ``only``: one trial's number (``--follow-trial``); None: every trial (``-v``).
     ``trials``, ``replicas``: how many trials and the replica names each has, so that the prefix column has its
-    final width from the first line."""
+    final width from the first line. ``attached``: a job's handle by id, for one block (:func:`tfcloud.sdk.attached`
+    on the study's target)."""
 
-    def __init__(self, console: Any, *, target: str, only: str | None = None, trials: int = 0,
-                 replicas: Sequence[str] = ()) -> None:
+    def __init__(self, console: Any, *, attached: Callable[[str], AbstractContextManager[JobHandle]],
+                 only: str | None = None, trials: int = 0, replicas: Sequence[str] = ()) -> None:
         import queue
 
         from tfcloud.console import verbosity
         from tfcloud.logview import LogPrinter
 
-        self.target = target
+        self.attached = attached
         self.only = only
         self.lines: queue.Queue[LogLine] = queue.Queue()
         self.printer = LogPrinter(console, replicas=[f"{trials}/{r}" for r in replicas], show_noise=verbosity() > 1)
@@ -326,10 +324,8 @@ class TrialLogs:
         import dataclasses
         import logging
 
-        from tfcloud.sdk import attached
-
         try:
-            with attached(job_id, target=self.target) as handle:
+            with self.attached(job_id) as handle:
                 for line in handle.logs(follow=True):
                     self.lines.put(dataclasses.replace(line, replica=f"{trial}/{line.replica}"))
         except Exception as exc:  # the logs are a nicety beside the table: never the study's end

@@ -99,7 +99,9 @@ def logs(
     last, after = sdk.log_window(tail=tail, since=since)
     target = None
     if trial is not None:
-        job, target = sdk.trial_job(job, trial)
+        with sdk.attach_study(job) as study:
+            found = study.info()
+        job, target = sdk.trial_job(found, trial), found.target
     with sdk.attached(job, target=target, ray_address=ray) as handle:
         info = handle.info()
         sdk.check_replica(info, replica)

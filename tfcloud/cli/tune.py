@@ -129,7 +129,9 @@ def tune(
             if verbosity() >= 0 and (follow_trial is not None or verbosity() > 0):
                 names = ["chief-0", *([f"worker-{worker_count - 1}"] if worker_count else []),
                          *([f"ps-{ps_count - 1}"] if ps_count else [])]
-                logs = sdk.TrialLogs(get_console(), target=study.info().target, trials=trials, replicas=names,
+                on = study.info().target
+                logs = sdk.TrialLogs(get_console(), attached=lambda job_id: sdk.attached(job_id, target=on),
+                                     trials=trials, replicas=names,
                                      only=None if follow_trial is None else str(follow_trial))
             info = _live_study(study, logs)
         except KeyboardInterrupt:
