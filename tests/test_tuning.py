@@ -390,3 +390,6 @@ def test_follow_trial_and_detach_are_refused_together(tmp_path: Path, capsys: py
     assert main(["tune", str(script), "--param", "n=int:1:3", "--metric", "acc", "--follow-trial", "1",
                  "--detach"]) == 2
     assert "--follow-trial" in capsys.readouterr().err
+    assert main(["tune", str(script), "--param", "n=int:1:3", "--metric", "acc", "--trials", "2",
+                 "--follow-trial", "3"]) == 2
+    assert "expected a trial's number, 1 to 2 (--trials), received 3" in capsys.readouterr().err

@@ -106,11 +106,14 @@ def tune(
     }
     if strategy == "auto":
         del options["distribution_strategy"]
-    if follow_trial is not None and detach:
+    if follow_trial is not None:  # trials are numbered from 1
         from tfcloud.errors import ValidationError
 
-        raise ValidationError("--follow-trial", "no --detach (a detached study is not followed)", "--detach",
-                              hint=f"Read the trial's logs later: tfcloud logs STUDY_ID --trial {follow_trial}")
+        if detach:
+            raise ValidationError("--follow-trial", "no --detach (a detached study is not followed)", "--detach",
+                                  hint=f"Read the trial's logs later: tfcloud logs STUDY_ID --trial {follow_trial}")
+        if follow_trial > trials:
+            raise ValidationError("--follow-trial", f"a trial's number, 1 to {trials} (--trials)", follow_trial)
     if plot is not None:  # checked before the first trial, not after the last
         from tfcloud.tuneview import check_plot_path
 
