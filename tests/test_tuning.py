@@ -339,3 +339,57 @@ def test_list_studies_gives_the_local_studies_newest_first(tmp_path: Path) -> No
     with pytest.raises(tfcloud.ValidationError,
                        match="Invalid `target`: expected a target that runs tuning studies: local, vertex"):
         tfcloud.sdk.list_studies(target="ray")
+
+
+TALKING_SCRIPT = textwrap.dedent('''
+    import sys
+    import tfcloud
+
+    n = int(sys.argv[-1].split("=")[1])
+    print(f"trial says n={n}", flush=True)
+    tfcloud.report(acc=n)
+''')
+
+
+def test_follow_trial_streams_one_trials_logs_and_logs_reads_a_trial_by_number(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "talk.py"
+    script.write_text(TALKING_SCRIPT)
+    code = main(["tune", str(script), "--param", "n=int:1:1000", "--metric", "acc", "--trials", "2",
+                 "--strategy", "none", "--algorithm", "random", "--follow-trial", "2"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    study_id = next(w for w in captured.err.split() if w.startswith("study-")).rstrip(":")
+    trials = {t.trial_id: t for t in tfcloud.sdk.attach_study(study_id).info().trials}
+    said = f"trial says n={trials['2'].params['n']}"
+    assert f"2/chief-0 | {said}" in captured.err.splitlines()  # trial 2's lines, with their prefix
+    assert "1/chief-0" not in captured.err  # and only trial 2's
+
+    assert main(["logs", study_id, "--trial", "1"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"chief-0 | trial says n={trials['1'].params['n']}"]
+    assert main(["logs", study_id, "--trial", "7"]) == 2
+    assert "one of the study's trials: 1, 2" in capsys.readouterr().err
+
+
+def test_verbose_tune_streams_every_trials_logs_prefixed_by_its_number(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "talk.py"
+    script.write_text(TALKING_SCRIPT)
+    code = main(["-v", "tune", str(script), "--param", "n=int:1:1000", "--metric", "acc", "--trials", "2",
+                 "--parallel", "2", "--strategy", "none", "--algorithm", "random"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    study_id = next(w for w in captured.err.split() if w.startswith("study-")).rstrip(":")
+    for trial in tfcloud.sdk.attach_study(study_id).info().trials:
+        assert f"{trial.trial_id}/chief-0 | trial says n={trial.params['n']}" in captured.err.splitlines()
+
+
+def test_follow_trial_and_detach_are_refused_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "talk.py"
+    script.write_text(TALKING_SCRIPT)
+    assert main(["tune", str(script), "--param", "n=int:1:3", "--metric", "acc", "--follow-trial", "1",
+                 "--detach"]) == 2
+    assert "--follow-trial" in capsys.readouterr().err
+    assert main(["tune", str(script), "--param", "n=int:1:3", "--metric", "acc", "--trials", "2",
+                 "--follow-trial", "3"]) == 2
+    assert "expected a trial's number, 1 to 2 (--trials), received 3" in capsys.readouterr().err

@@ -5,10 +5,12 @@ them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tfcloud.backends.base import JobInfo, failure
+from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -20,8 +22,9 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = ["cancels_on_interrupt", "check_replica", "follow", "interrupted", "keep_stages", "keep_submission",
-           "state_dir", "submitted_plan", "target_of", "timeline", "watch"]
+__all__ = ["TrialLogs", "cancels_on_interrupt", "check_replica", "follow", "interrupted", "keep_stages",
+           "keep_submission", "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline", "trial_job",
+           "watch"]
 
 
 def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
@@ -39,7 +42,7 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
     from tfcloud.states import JobState
 
     first = handle.info()
-    names = [r.name for r in first.replicas if replica is None or r.name == replica]
+    names = prefix_names(handle, first, replica)
     printer = LogPrinter(replicas=names, show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_lines)
     waiting = _Waiting(get_console(), enabled=target_of(first).queues)  # local replicas start at once
     waiting.update(first.state, since=first.created)
@@ -74,6 +77,17 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
         if error.log_tail and not (failed and shown and error.log_tail == format_tail(failed, shown)):
             console.print(error.log_tail, markup=False, highlight=False)
     return 1
+
+
+def prefix_names(handle: JobHandle, info: JobInfo, replica: str | None = None) -> list[str]:
+    """The names the log prefix column is aligned to, so that its width never changes mid-stream: the job's
+    replicas (``replica`` alone when one is chosen), and, for a target whose replicas show up one by one
+    (Vertex AI), every replica its pools can have and its pseudo-replicas (``job``, ``service``)."""
+    names = [r.name for r in info.replicas if replica is None or r.name == replica]
+    sources = getattr(handle, "log_sources", None)
+    if callable(sources):
+        names += [n for n in sources() if n not in names and (replica is None or n == replica or "-" not in n)]
+    return names
 
 
 class _Waiting:
@@ -254,3 +268,93 @@ def submitted_plan(job_id: str) -> dict[str, Any] | None:
     from tfcloud.submission import load, record_path
 
     return load(record_path(state_dir(), job_id))
+
+
+def trial_job(info: StudyInfo, trial: str) -> str:
+    """The id of the job that ran trial ``trial`` (its number, as the study's table shows it) of the study
+    ``info`` (``tfcloud logs STUDY_ID --trial N``; the job is on the study's target). A trial the study does not
+    have, or one that has no job yet (not started), is a :class:`ValidationError` (exit 2)."""
+    ids = [t.trial_id for t in info.trials]
+    found = next((t for t in info.trials if t.trial_id == trial), None)
+    if found is None:
+        expected = "one of the study's trials: " + ", ".join(ids) if ids else "a trial of the study (none started)"
+        raise ValidationError("--trial", expected, trial, hint=f"`tfcloud status {info.study_id}` lists them.")
+    if found.job_id is None:
+        raise ValidationError("--trial", "a trial that ran a job (its logs are that job's)", trial,
+                              hint=f"Trial {trial} is {found.state.value} and has no job of its own yet; "
+                                   f"`tfcloud status {info.study_id}` shows when it starts.")
+    return found.job_id
+
+
+class TrialLogs:
+    """The live logs of a study's trials while ``tfcloud tune`` shows its table: one thread per trial's job
+    follows its lines into a queue; :meth:`pump` prints them on ``console`` (the table's, so that they scroll
+    above it), each prefixed by the trial's number and its replica (``3/chief-0 | ...``), start-up noise left
+    off unless ``-vv``. ``only``: one trial's number (``--follow-trial``); None: every trial (``-v``).
+    ``trials``, ``replicas``: how many trials and the replica names each has, so that the prefix column has its
+    final width from the first line. ``attached``: a job's handle by id, for one block (:func:`tfcloud.sdk.attached`
+    on the study's target)."""
+
+    def __init__(self, console: Any, *, attached: Callable[[str], AbstractContextManager[JobHandle]],
+                 only: str | None = None, trials: int = 0, replicas: Sequence[str] = ()) -> None:
+        import queue
+
+        from tfcloud.console import verbosity
+        from tfcloud.logview import LogPrinter
+
+        self.attached = attached
+        self.only = only
+        self.lines: queue.Queue[LogLine] = queue.Queue()
+        self.printer = LogPrinter(console, replicas=[f"{trials}/{r}" for r in replicas], show_noise=verbosity() > 1)
+        self._threads: dict[str, Any] = {}
+
+    def start(self, info: StudyInfo) -> None:
+        """Follow the trials of ``info`` that have a job and are not followed yet."""
+        import threading
+
+        for trial in info.trials:
+            if trial.job_id is None or trial.trial_id in self._threads or self.only not in (None, trial.trial_id):
+                continue
+            thread = threading.Thread(target=self._read, args=(trial.trial_id, trial.job_id), daemon=True,
+                                      name=f"tfcloud-trial-{trial.trial_id}-logs")
+            self._threads[trial.trial_id] = thread
+            thread.start()
+
+    def _read(self, trial: str, job_id: str) -> None:
+        import dataclasses
+        import logging
+
+        try:
+            with self.attached(job_id) as handle:
+                for line in handle.logs(follow=True):
+                    self.lines.put(dataclasses.replace(line, replica=f"{trial}/{line.replica}"))
+        except Exception as exc:  # the logs are a nicety beside the table: never the study's end
+            logging.getLogger("tfcloud").info("the logs of trial %s (%s) could not be followed: %s", trial,
+                                              job_id, exc)
+
+    def pump(self, seconds: float) -> None:
+        """Print the lines that come in for ``seconds``."""
+        import queue
+        import time
+
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                self.printer.print(self.lines.get(timeout=min(left, 0.2)))
+            except queue.Empty:
+                continue
+
+    def finish(self, timeout: float = 10.0) -> None:
+        """After the study ended: wait (a while) for the trials' last lines, and print them."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        for thread in self._threads.values():
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self.pump(0.0)
+        while not self.lines.empty():
+            self.printer.print(self.lines.get_nowait())
+
+    @property
+    def followed(self) -> set[str]:
+        return set(self._threads)

@@ -40,8 +40,8 @@ _OTHER_COLORS = ("white", "bright_white")
 
 def replica_color(replica: str) -> str:
     """A stable rich colour for a replica name like ``worker-1`` (its role picks the palette, its index the
-    colour)."""
-    role, _, index = replica.rpartition("-")
+    colour; a study's trial's replica, ``3/worker-1``, as ``worker-1``)."""
+    role, _, index = replica.rpartition("/")[2].rpartition("-")
     if not role or not index.isdigit():
         role, index = replica, "0"
     palette = _ROLE_COLORS.get(role, _OTHER_COLORS)

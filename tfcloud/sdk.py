@@ -26,16 +26,19 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import UnsupportedOptionError, ValidationError
 from tfcloud.following import (
+    TrialLogs,
     cancels_on_interrupt,
     check_replica,
     follow,
     interrupted,
     keep_stages,
     keep_submission,
+    prefix_names,
     state_dir,
     submitted_plan,
     target_of,
     timeline,
+    trial_job,
     watch,
 )
 
@@ -55,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Job",
     "JobOptions",
+    "TrialLogs",
     "attach",
     "attached",
     "build",
@@ -68,10 +72,12 @@ __all__ = [
     "log_window",
     "make_spec",
     "plan",
+    "prefix_names",
     "state_dir",
     "submit",
     "submitted_plan",
     "timeline",
+    "trial_job",
     "tune",
     "watch",
 ]

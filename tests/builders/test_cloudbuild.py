@@ -5,6 +5,7 @@ and pushes to the real registry on loopback."""
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -100,6 +101,8 @@ def test_build_on_cloud_build_then_resubmit_unchanged(engine: Engine, emulator: 
     assert ref.built and ref.digest and ref.digest.startswith("sha256:")
     shown = out.getvalue()
     assert "Uploading the build context" in shown and "Step #0 - \"build\": Step 1/" in shown
+    # The context's own size was said on the line before; this one says what it measures (the gzipped tar).
+    assert re.search(r"Uploading the build context to gs://\S+ \([\d.]+ k?B compressed\)", shown), shown
     assert _staged(cloud) == []  # cleaned up after the build
     rules = list(cloud.storage().get_bucket(BUCKET).lifecycle_rules)
     assert {"action": {"type": "Delete"}, "condition": {"age": 7, "matchesPrefix": [STAGING_PREFIX]}} in rules

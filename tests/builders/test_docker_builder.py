@@ -5,6 +5,7 @@ layer reuse on a code-only change; the failing step's log in a BuildError."""
 from __future__ import annotations
 
 import io
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -123,8 +124,11 @@ def test_code_only_change_reuses_the_requirements_layer(engine: Engine, make_job
     builder = DockerBuilder(docker_host=engine.docker_host, network_mode="none", stream_logs=True,
                             console=Console(file=log, width=300))
     with builder:
-        second = containerize(job, builder=builder, repository=repository, push=False)
+        second = containerize(job, builder=builder, repository=repository, push=False, console=builder.console)
     assert first.uri != second.uri
+    # The context's size is said once (its files' own sizes), not again as the tar's on the next line.
+    said = log.getvalue().splitlines()
+    assert re.fullmatch(r"Build context \S+: \d+ files, [\d.]+ k?B", said[0]) and said[1] == f"Building {second.uri}"
 
     a, b = _layers(engine, first.uri), _layers(engine, second.uri)
     text = log.getvalue()

@@ -290,7 +290,8 @@ class CloudBuildBuilder:
             context.write_tar(tar, compress=True)
             size = tar.tell()
             tar.seek(0)
-            self._say(f"Uploading the build context ({format_size(size)}) to gs://{self.bucket}/{name}")
+            self._say(f"Uploading the build context to gs://{self.bucket}/{name} "
+                      f"({format_size(size)} compressed)")
             blob.chunk_size = _CHUNK
             progress, task = self._progress("Uploading", size)
             reader = _Progress(tar, (lambda n: progress.advance(task, n)) if progress is not None else (lambda n: None))

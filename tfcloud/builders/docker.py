@@ -226,7 +226,10 @@ class DockerBuilder:
             context.write_tar(tar)
             size = tar.tell()
             tar.seek(0)
-            self._say(f"Building {tag} (context {format_size(size)})")
+            # The context's size was said once already ("Build context ...: N files, SIZE", the files' own
+            # sizes); the tar sent to the engine is a little bigger (headers, padding): not a second number.
+            logger.debug("sending a %s tar of the build context to the engine", format_size(size))
+            self._say(f"Building {tag}")
             try:
                 stream = self.api.build(
                     fileobj=tar,

@@ -86,22 +86,32 @@ def logs(
                                                                         "(UTC).")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="One JSON object per line: time, replica, text, "
                                                              "stream (every line, start-up noise too).")] = False,
+    trial: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--trial", metavar="N", help="JOB is a tuning study's id: the logs of its trial N (the number its table "
+                                     "shows).", show_default=False)] = None,
     ray: RayOpt = None,
 ) -> None:
-    """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1)."""
+    """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1).
+    A study's trial: tfcloud logs STUDY_ID --trial N."""
     from tfcloud import sdk
     from tfcloud.logview import print_lines
 
     last, after = sdk.log_window(tail=tail, since=since)
-    with sdk.attached(job, ray_address=ray) as handle:
-        names = sdk.check_replica(handle.info(), replica)
+    target = None
+    if trial is not None:
+        with sdk.attach_study(job) as study:
+            found = study.info()
+        job, target = sdk.trial_job(found, trial), found.target
+    with sdk.attached(job, target=target, ray_address=ray) as handle:
+        info = handle.info()
+        sdk.check_replica(info, replica)
         try:
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,
                                             json_lines=json_output))
             print_lines(handle.logs(follow=False, replica=replica, tail=last, since=after),
                         show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_output,
-                        replicas=names)
+                        replicas=sdk.prefix_names(handle, info, replica))
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
 

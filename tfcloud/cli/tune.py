@@ -82,6 +82,9 @@ def tune(
     plot: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Also write the plot here (.png, or .html: a self-contained page).", show_default=False)] = None,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Vertex AI: print the study id and return.")] = False,
+    follow_trial: Annotated[Optional[int], typer.Option(  # noqa: UP045
+        "--follow-trial", metavar="N", min=1, help="Stream trial N's logs live above the table (-v: every "
+                                                   "trial's).", show_default=False)] = None,
     **target_options: Any,
 ) -> None:
     """Tune ENTRY_POINT's hyperparameters: trials with --NAME=VALUE arguments, a live table, the best trial.
@@ -103,6 +106,14 @@ def tune(
     }
     if strategy == "auto":
         del options["distribution_strategy"]
+    if follow_trial is not None:  # trials are numbered from 1
+        from tfcloud.errors import ValidationError
+
+        if detach:
+            raise ValidationError("--follow-trial", "no --detach (a detached study is not followed)", "--detach",
+                                  hint=f"Read the trial's logs later: tfcloud logs STUDY_ID --trial {follow_trial}")
+        if follow_trial > trials:
+            raise ValidationError("--follow-trial", f"a trial's number, 1 to {trials} (--trials)", follow_trial)
     if plot is not None:  # checked before the first trial, not after the last
         from tfcloud.tuneview import check_plot_path
 
@@ -117,7 +128,15 @@ def tune(
             return
         get_console().print(f"Study {study.study_id}: {trials} trial(s), {parallel} at a time.", markup=False)
         try:
-            info = _live_study(study)
+            logs = None
+            if verbosity() >= 0 and (follow_trial is not None or verbosity() > 0):
+                names = ["chief-0", *([f"worker-{worker_count - 1}"] if worker_count else []),
+                         *([f"ps-{ps_count - 1}"] if ps_count else [])]
+                on = study.info().target
+                logs = sdk.TrialLogs(get_console(), attached=lambda job_id: sdk.attached(job_id, target=on),
+                                     trials=trials, replicas=names,
+                                     only=None if follow_trial is None else str(follow_trial))
+            info = _live_study(study, logs)
         except KeyboardInterrupt:
             if study.cancels_on_interrupt:  # local trials die with the terminal, as local jobs do
                 get_console().print(f"Interrupted: cancelling {study.study_id}.", markup=False)
@@ -135,8 +154,9 @@ def tune(
     raise typer.Exit(0 if info.best_trial is not None else 1)
 
 
-def _live_study(study: Any) -> "StudyInfo":
-    """Follow a study with a live table of its trials until it ends; its info then."""
+def _live_study(study: Any, logs: Any = None) -> "StudyInfo":
+    """Follow a study with a live table of its trials until it ends (``logs``: a :class:`tfcloud.sdk.TrialLogs`
+    whose trials' lines scroll above the table); its info then."""
     import time
 
     from rich.live import Live
@@ -151,9 +171,16 @@ def _live_study(study: Any) -> "StudyInfo":
     pause = study.poll_interval
     with Live(study_table(info), console=get_console(), auto_refresh=False) as live:
         while info.state not in ended:
-            time.sleep(pause)
+            if logs is None:
+                time.sleep(pause)
+            else:
+                logs.start(info)
+                logs.pump(pause)
             info = study.info()
             live.update(study_table(info), refresh=True)
+        if logs is not None:
+            logs.start(info)  # a trial that started and ended between two looks
+            logs.finish()
     get_console().print()
     return study.wait()  # type: ignore[no-any-return]
 

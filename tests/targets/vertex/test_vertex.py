@@ -421,3 +421,18 @@ def test_following_a_queued_job_says_so_on_a_terminal(backend: VertexBackend, em
         console.get_console.cache_clear()
     err = capsys.readouterr().err
     assert re.search(r"Queued for \d+\.\ds \(waiting for resources\)", err), err
+
+
+def test_the_log_prefix_has_one_width_from_the_first_line(backend: VertexBackend, tmp_path: Path,
+                                                          vertex_env: None,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Replicas show up one by one on Vertex AI, and so do the ``job`` and ``service`` pseudo-replicas: the
+    prefix column is aligned to every name the job's pools can have from the start, never widened mid-stream."""
+    from tfcloud import sdk
+
+    job = _submit(backend, tmp_path, worker_count=10, worker_config="CPU")
+    assert job.log_sources() == ["chief-0", *(f"worker-{i}" for i in range(10)), "job", "service"]
+    assert sdk.follow(job) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if " | " in line]
+    assert {line.split(" | ")[0].strip() for line in lines} >= {"job", "chief-0", "worker-9"}
+    assert {line.index(" | ") for line in lines} == {len("worker-9")}  # the longest name, on every line

@@ -395,3 +395,23 @@ def test_status_gives_the_rerun_command_kept_at_submit_time(
         assert again.rerun_command() == (
             f"tfcloud submit {tmp_path / 'train.py'} --vertex --strategy none -r requirements.txt --chief-config CPU "
             f"-- --sleep 0 --x={best.params['x']!r} --y=a")
+
+
+def test_logs_of_a_trial_by_its_number(studies: VertexStudies, emulator: Any, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tfcloud logs STUDY_ID --trial N`: the logs of the CustomJob Vertex AI ran trial N as."""
+    from tfcloud.cli import main
+
+    study = make_study(["x=double:0.1:0.5", "y=categorical:a"], metric="score", max_trials=2, parallel_trials=1)
+    handle = studies.submit(_job(tmp_path, _name(), "--sleep", "0"), study)
+    info = handle.wait(timeout=120)
+    assert info.state is JobState.SUCCEEDED, info
+    monkeypatch.setenv("TFCLOUD_EMULATOR_HOST", emulator.endpoint)
+    monkeypatch.setenv("TFCLOUD_PROJECT", PROJECT)
+    capsys.readouterr()
+    assert main(["logs", handle.study_id, "--trial", "2", "--replica", "chief-0"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    x = info.trials[1].params["x"]
+    assert f"chief-0 | trial 2 args ['--sleep', '0', '--x={x!r}', '--y=a']" in out and "chief-0 | reported" in out
+    assert main(["logs", handle.study_id, "--trial", "3"]) == 2
+    assert "expected one of the study's trials: 1, 2" in capsys.readouterr().err

@@ -308,6 +308,14 @@ class VertexJob:
             raise
 
     # --- logs -----------------------------------------------------------------------------------------------
+    def log_sources(self) -> list[str]:
+        """Every name a line of this job's logs can carry: each replica its pools can have (``chief-0``,
+        ``worker-0``...), and the ``job`` (state changes) and ``service`` (Vertex AI's own) pseudo-replicas, so
+        that the printed prefix has its final width from the first line (replicas show up one by one)."""
+        names = [replica_name(f"workerpool{i}-{k}")
+                 for i, pool in enumerate(self.job.job_spec.worker_pool_specs) for k in range(pool.replica_count)]
+        return [*names, "job", "service"]
+
     def _logs(self) -> LogFollower:
         return LogFollower(clients=self.backend.clients, project=self.backend.project, job_id=self.job_id,
                            policy=self.backend.retry, poll_interval=self.backend.poll_interval,
