@@ -64,7 +64,11 @@ def _directory_or_gcs(name: str, value: object) -> str | None:
     assert text is not None
     if text.startswith("gs://"):
         return check_gcs_uri(name, text)
-    return str(Path(text).expanduser().resolve())
+    try:
+        return str(Path(text).expanduser().resolve())
+    except RuntimeError:  # "~nosuchuser/...": no such user, or no home directory
+        raise ValidationError(name, "a directory or a Cloud Storage URI such as gs://my-bucket/outputs", value,
+                              hint=f"{text.split('/', 1)[0]} is not a user's home directory here.") from None
 
 
 def _gcs_only(name: str, value: object) -> str | None:

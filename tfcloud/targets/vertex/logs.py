@@ -94,6 +94,7 @@ class LogFollower:
         if since is None and follow and tail == 0:  # no line so far: only those from now on
             since = time.time()
         seen.since = None if since is None else iso(dt.datetime.fromtimestamp(since, dt.timezone.utc))
+        seen.floor = seen.since
         if not follow:
             yield from seen.lines(self.entries(replica, seen.since, tail))
             return
@@ -118,6 +119,8 @@ class LogFollower:
         shown = 0
         try:
             yield from seen.lines(self._read(replica, seen.since, missing, last))
+            if last is not None and seen.first is not None:  # --tail N: nothing older than what it showed
+                seen.floor = seen.first
             while True:
                 state = self.state()
                 if state is not last_state:
@@ -144,7 +147,12 @@ class LogFollower:
         finally:
             tail.close()
         yield from seen.lines(tail.take(timeout=0, missing=missing))
-        yield from seen.lines(self._read(replica, seen.since, missing))
+        # The last read goes back a little before the newest line shown: a replica's last lines can reach the log
+        # store after a later-stamped line (the service's "completed") was shown; seen.ids drops the repeats.
+        back = earlier(seen.since, _SETTLE_S)
+        if seen.floor is not None and (back is None or back < seen.floor):
+            back = seen.floor  # never before what was asked for (--since, --tail)
+        yield from seen.lines(self._read(replica, back, missing))
         if len(missing) > shown:
             yield LogLine(replica="job", text=missing[-1], stream="stderr")
         error = self.error()
@@ -158,6 +166,8 @@ class _Seen:
     def __init__(self) -> None:
         self.ids: set[str] = set()
         self.since: str | None = None
+        self.first: str | None = None  # the oldest timestamp shown
+        self.floor: str | None = None  # no line older than this is wanted (--since, --tail)
 
     def lines(self, entries: Iterable[Any]) -> Iterator[LogLine]:
         for entry in entries:
@@ -167,6 +177,8 @@ class _Seen:
             stamp = iso(entry.timestamp)
             if stamp is not None and (self.since is None or stamp > self.since):
                 self.since = stamp
+            if stamp is not None and (self.first is None or stamp < self.first):
+                self.first = stamp
             line = log_line(entry)
             if line is not None:
                 yield line
@@ -265,6 +277,21 @@ def timestamp(value: Any) -> float | None:
     if isinstance(value, dt.datetime):
         return value.timestamp()
     return None
+
+
+#: How far before the newest line shown the read after the job ended starts (lines that arrived late).
+_SETTLE_S = 60.0
+
+
+def earlier(stamp: str | None, seconds: float) -> str | None:
+    """The RFC 3339 time ``seconds`` before ``stamp`` (None stays None; an unreadable stamp is kept as is)."""
+    if stamp is None:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    return iso(when - dt.timedelta(seconds=seconds))
 
 
 def iso(value: Any) -> str | None:
