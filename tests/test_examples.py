@@ -116,6 +116,10 @@ def test_every_example_runs_with_only_the_tensorflow_extra(example: str, clean_e
     command = ["-c", "import sys; from tfcloud.cli import main; sys.exit(main(sys.argv[1:]))",
                "submit", str(EXAMPLES / example), "--", *ARGS.get(example, [])]
     done = _run(command, clean_env)
+    if "was killed by SIGSEGV" in done.stderr:
+        # TensorFlow's CPU kernels crash now and then on a loaded 2-core machine (seen once in ~20 runs of this
+        # example, inside Keras' evaluate, never with an import error): one more run tells that from a real break
+        done = _run(command, clean_env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "ModuleNotFoundError" not in done.stdout + done.stderr
     assert "succeeded" in done.stderr.splitlines()[-1]
