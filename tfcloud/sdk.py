@@ -531,11 +531,10 @@ def attach_study(study_id: str, *, target: str | None = None) -> Study:
 
 
 def _load(ref: str) -> Any:
-    """The object a ``"module:attribute"`` reference names (a target's backend or tuner)."""
-    import importlib
+    """A target's tuner class by its ``"module:Class"`` reference (:func:`tfcloud.targets.load`)."""
+    import tfcloud.targets as targets
 
-    module, _, attribute = ref.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    return targets.load(ref)
 
 
 def list_studies(*, target: str | None = None, limit: int = 50) -> list[StudyInfo]:

@@ -7,7 +7,6 @@ settings=<Settings or None>, **options)``.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,8 +23,7 @@ def get_backend(target: Target | str, **options: object) -> Backend:
 
     if isinstance(target, str):
         target = targets.get(target)()
-    module_name, _, class_name = target.backend.partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
+    cls = targets.load(target.backend)
     settings = options.get("settings")
     if settings is not None:
         options["settings"] = target.settings_for(settings)  # type: ignore[arg-type]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tfcloud.targets.vertex import VertexTarget
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "LocalTarget", "Option", "RayTarget", "Target", "VertexTarget",
-           "builtin_targets", "for_job_id", "get", "names"]
+           "builtin_targets", "for_job_id", "get", "load", "names"]
 
 ENTRY_POINT_GROUP = "tfcloud.targets"
 #: The built-in targets, by name: the module and class of each (one line per target; the first is the default).
@@ -38,9 +38,15 @@ BUILTIN: dict[str, str] = {
 _PLUGINS: dict[str, Any] | None = None  # name -> entry point, read once on first need
 
 
-def _load(ref: str) -> type[Target]:
+def load(ref: str) -> Any:
+    """The object a ``"module:attribute"`` reference names: a target class, its backend or its tuner (imported
+    only now)."""
     module, _, attribute = ref.partition(":")
-    cls: type[Target] = getattr(importlib.import_module(module), attribute)
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _load(ref: str) -> type[Target]:
+    cls: type[Target] = load(ref)
     return cls
 
 
