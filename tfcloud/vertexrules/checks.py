@@ -445,6 +445,9 @@ def check_persistent_resource(resource: Mapping[str, Any], *, location: str,
     return found
 
 
+_FRAMEWORKS = {"tensorflow": "TensorFlow", "pytorch": "PyTorch", "jax": "JAX"}
+
+
 def check_framework(pools: Sequence[Mapping[str, Any]], framework: str, *,
                     field: str = "job_spec.worker_pool_specs") -> list[Violation]:
     """The frameworks Google supports on each TPU generation (``framework``: ``tensorflow``, ``pytorch`` or
@@ -455,12 +458,15 @@ def check_framework(pools: Sequence[Mapping[str, Any]], framework: str, *,
             continue
         tpu = TPU_MACHINES.get(str(pool["machine_spec"].get("machine_type")))
         if tpu is not None and framework not in tpu.frameworks:
-            runs = sorted({t.machine_type.split("-")[0] for t in TPU_MACHINES.values() if framework in t.frameworks})
+            runs = sorted({ACCELERATORS[name].title for t in TPU_MACHINES.values() if framework in t.frameworks
+                           for name in MACHINE_TYPES[t.machine_type].accelerators})
+            shown = _FRAMEWORKS.get(framework, framework)
             found.append(_violation(
                 f"{field}[{i}].machine_spec.machine_type", "tpu-framework", "tpu-frameworks",
-                expected=f"a TPU generation that runs {framework} (" + ", ".join(runs) + ")",
-                received=f"{tpu.machine_type} ({tpu.generation}: " + ", ".join(sorted(tpu.frameworks)) + ")",
-                hint=f"{tpu.generation} does not run {framework} on Vertex AI; use TPU_V5E_8X (TPU v5e) or a GPU."))
+                expected=f"a TPU generation Google supports {shown} on (" + ", ".join(runs) + ")",
+                received=f"{tpu.machine_type} ({tpu.generation}: "
+                         + ", ".join(sorted(_FRAMEWORKS.get(f, f) for f in tpu.frameworks)) + ")",
+                hint=f"{tpu.generation} does not run {shown} on Vertex AI; use TPU_V5E_8X (TPU v5e) or a GPU."))
     return found
 
 
