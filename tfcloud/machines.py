@@ -9,6 +9,7 @@ construction with the nearest valid ones listed.
 
 from __future__ import annotations
 
+import datetime
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from types import MappingProxyType
 from tfcloud.errors import ValidationError
 
 __all__ = ["COMMON_MACHINE_CONFIGS", "MACHINE_TYPES", "RETIRED_CONFIGS", "AcceleratorType", "MachineConfig",
-           "MachineType", "machine_config_from_name"]
+           "MachineType", "machine_config_from_name", "offered_configs"]
 
 
 class AcceleratorType(enum.Enum):
@@ -336,3 +337,19 @@ def machine_config_from_name(value: str, *, field: str) -> MachineConfig:
         raise ValidationError(field, "a machine Vertex AI offers for custom training", value,
                               hint=f"{why}; use {RETIRED_CONFIGS[key]} (`tfcloud machines` lists them).")
     raise ValidationError(field, "a name from `tfcloud machines`: " + ", ".join(COMMON_MACHINE_CONFIGS), value)
+
+
+def offered_configs(today: datetime.date | None = None) -> dict[str, MachineConfig]:
+    """The catalog less what Vertex AI does not offer on ``today`` (None: the day of the run): an accelerator past
+    its end of support (P100 from 2026-09-15) is left out, as Google's table says (:mod:`tfcloud.vertexrules`)."""
+    from tfcloud.vertexrules import ACCELERATORS
+
+    today = today or datetime.date.today()
+    offered: dict[str, MachineConfig] = {}
+    for name, config in COMMON_MACHINE_CONFIGS.items():
+        info = ACCELERATORS.get(config.accelerator_type.value)
+        if info is not None and (not info.offered or (info.end_of_support is not None
+                                                      and today >= info.end_of_support)):
+            continue
+        offered[name] = config
+    return offered

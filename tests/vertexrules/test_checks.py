@@ -87,6 +87,13 @@ def test_machine_type_for_training() -> None:
     assert check(job(pool("n1-standard-4"))) == []  # Google's example: n1-standard-4, no accelerator
 
 
+def test_accelerator_for_training() -> None:
+    # TPU v4 pods are in Google's enum but not offered for custom training.
+    only(check(job(pool("n1-standard-8", "TPU_V4_POD", 8))), "accelerator-for-training")
+    only(check(job(pool("n1-standard-8", 10, 8))), "accelerator-for-training")
+    assert check(job(pool("n1-standard-8", "NVIDIA_TESLA_P4", 1))) == []
+
+
 def test_accelerator_for_machine() -> None:
     only(check(job(pool("e2-standard-8", "NVIDIA_TESLA_T4", 1))), "accelerator-for-machine")
     assert check(job(pool("n1-standard-8", "NVIDIA_TESLA_T4", 1))) == []

@@ -162,6 +162,8 @@ def _check_machine(f: str, spec: Mapping[str, Any], row: MachineTypeRow, *, loca
 def _check_accelerator(f: str, row: MachineTypeRow, accelerator: str, count: int, *, location: str,
                        today: datetime.date) -> list[Violation]:
     found = _check_served(f, accelerator, location=location, today=today)
+    if accelerator not in ACCELERATORS:
+        return found  # not a training accelerator at all: nothing more to say
     counts = row.accelerators.get(accelerator)
     if counts is None:
         takers = sorted(m.name for m in MACHINE_TYPES.values() if accelerator in m.accelerators)
@@ -294,8 +296,9 @@ def check_worker_pool_specs(pools: Sequence[Mapping[str, Any]], *, location: str
         first = tpu_pools[0][0]
         replicas = _int(pools[first].get("replica_count"), 1)
         if first != 0 or others or replicas != 1:
+            extra = first if first != 0 or not others else others[0]  # the pool to leave out
             found.append(_violation(
-                f"{field}[{first}]", "tpu-one-pool-one-replica", "tpu-training",
+                f"{field}[{extra}]", "tpu-one-pool-one-replica", "tpu-training",
                 expected="a TPU job as one worker pool (worker_pool_specs[0]) with replica_count 1 (a multi-host "
                          "slice is one replica with its tpu_topology)",
                 received=f"{len(used)} pools, the TPU in pool {first} with replica_count {replicas}",

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from tfcloud.artifacts import PackageRef
 
 __all__ = ["ALGORITHMS", "BOOT_DISK", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "disk_spec",
-           "machine_spec", "parameter_spec", "replica_name", "reservation_affinity", "restart_scheduling", "tuning_job_request"]
+           "machine_spec", "parameter_spec", "replica_name", "reservation_affinity", "restart_scheduling",
+           "tuning_job_request"]
 
 #: Vertex AI's worker pool order: pool i holds this role.
 POOL_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
