@@ -221,7 +221,7 @@ class VertexTarget(Target):
 
         _capacity.check_pools(self, spec)
         region = self.region or (settings.region if settings is not None else None) or "us-central1"
-        check_google_rules(spec, region=region)  # Google's documented rules (tfcloud.vertexrules)
+        check_google_rules(spec, self, region=region)  # Google's documented rules (tfcloud.vertexrules)
         if not self.build:
             refuse_image_options(spec.docker_config)
             if settings is not None and intent == "submit" and not (self.staging_bucket or settings.staging_bucket):
