@@ -131,6 +131,7 @@ class JobOptions(TypedDict, total=False):
     experiment_run: str | None
     context_dir: str | os.PathLike[str] | None
     build: bool
+    target_options: Mapping[str, object] | None  # the target's options by name, as -o KEY=VALUE gives them
 
 
 class Job:
@@ -204,6 +205,7 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
 
     import tfcloud.targets as targets
     from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings, target_defaults
+    from tfcloud.targets._given import target_options as target_options_given
     from tfcloud.validate import build_spec, check_entry_point, make_target, refuse_options
 
     given: dict[str, Any] = dict(options)
@@ -213,8 +215,10 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
     settings = resolve_settings({"target": value.name if value is not None else target,
                                  **{k: given.get(k) for k in SETTINGS_OPTIONS}})
     cls = type(value) if value is not None else targets.get(settings.target)
+    by_name = target_options_given(cls, given.pop("target_options", None), given)  # -o KEY=VALUE
     job_keys = set(JobOptions.__annotations__) - {o.name for c in targets.builtin_targets() for o in c.options}
     target_options = {k: given.pop(k) for k in list(given) if k not in job_keys or cls.option(k) is not None}
+    target_options.update(by_name)
     refuse_options(cls, target_options)
     defaults, sources = resolve_job_defaults({**given, **target_options}, target=cls)
     for option, default in defaults.items():
