@@ -247,7 +247,7 @@ def target_defaults(target: object = None, *, plugins: bool = False) -> dict[str
     if target is not None:
         classes = [target]
     else:
-        classes = [targets.get(name) for name in targets.names()] if plugins else targets.builtin_targets()
+        classes = targets.loadable(targets.names()) if plugins else targets.builtin_targets()
     found: dict[str, tuple[str, str, object]] = {}
     for cls in classes:
         for option in cls.options:

@@ -502,7 +502,10 @@ def build_spec(
     )
     if settings is not None:
         check_settings(settings)
-    where.check_job(spec, intent=intent, settings=settings)
+    import tfcloud.targets as targets
+
+    with targets.plugin_errors(type(where), "check_job()"):
+        where.check_job(spec, intent=intent, settings=settings)
     return spec
 
 
@@ -522,8 +525,9 @@ def make_target(target: object, options: Mapping[str, object], *, settings: Sett
         return target
     cls = targets.get(target)
     refuse_options(cls, options)  # what is left of the others' options is unset (None, or a flag left off)
-    return cls.from_options({k: v for k, v in options.items() if v is not None and cls.option(k) is not None},
-                            settings=settings)
+    with targets.plugin_errors(cls, "option check or check()"):
+        return cls.from_options({k: v for k, v in options.items() if v is not None and cls.option(k) is not None},
+                                settings=settings)
 
 
 def refuse_options(cls: type[Target], options: Mapping[str, object]) -> None:
