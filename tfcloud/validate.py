@@ -342,17 +342,25 @@ def check_settings(settings: Settings) -> None:
     """The settings a submission reaches Google or Docker with: each checked before anything is built."""
     for name, value in vars(settings).items():
         check_text(name, value, origin=settings.sources.get(name))
+    def where(name: str) -> str:  # a value from a file or variable names it (a flag's is the user's own)
+        origin = settings.sources.get(name)
+        return f" (set by {origin})" if origin and origin != "given" else ""
+
     if settings.image_repository is not None and (
             not _IMAGE_REPO.match(settings.image_repository) or len(settings.image_repository) > 255):
         raise ValidationError("image_repository", "an image repository such as "
                               "us-central1-docker.pkg.dev/my-project/tfcloud (no tag, lowercase)",
-                              settings.image_repository, hint="Set with TFCLOUD_IMAGE_REPOSITORY or "
-                              "image_repository= in run() or [tool.tfcloud].")
+                              settings.image_repository, hint=f"Set{where('image_repository')} with "
+                              "TFCLOUD_IMAGE_REPOSITORY or image_repository= in run() or [tool.tfcloud].")
     if settings.staging_bucket is not None:
-        validate_bucket("staging_bucket", settings.staging_bucket)
+        try:
+            validate_bucket("staging_bucket", settings.staging_bucket)
+        except ValidationError as exc:
+            raise ValidationError("staging_bucket", exc.expected, exc.received,
+                                  hint=f"Fix it{where('staging_bucket')}.") from None
     if settings.emulator_host is not None and not _HOST_PORT.match(settings.emulator_host):
         raise ValidationError("emulator_host", "HOST:PORT of a running `tfcloud emulator start`, such as "
-                              "127.0.0.1:8470", settings.emulator_host)
+                              "127.0.0.1:8470", settings.emulator_host, hint=f"Fix it{where('emulator_host')}.")
     import tfcloud.targets as targets
 
     targets.get(settings.target)
@@ -500,8 +508,8 @@ def build_spec(
         env=environment,
         context_dir=context,
     )
-    if settings is not None:
-        check_settings(settings)
+    if settings is not None:  # as the target reaches Google (its own --staging-bucket over a file's)
+        check_settings(where.settings_for(settings))
     import tfcloud.targets as targets
 
     with targets.plugin_errors(type(where), "check_job()"):

@@ -222,3 +222,15 @@ def test_a_job_with_a_service_account_needs_a_cluster_that_enables_it(env: Any, 
         _submit(backend, tmp_path, chief_config="CPU", persistent_resource="own-sa")
     job = _submit(backend, tmp_path, chief_config="CPU", persistent_resource="own-sa", service_account=SA)
     assert job.wait(timeout=60).state is JobState.SUCCEEDED
+
+
+# --- beside clusters: a replica the job lacks ------------------------------------------------------------------
+def test_logs_of_a_replica_the_job_lacks_is_refused_naming_those_it_has(
+        env: Any, backend: VertexBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    job = _submit(backend, tmp_path, chief_config="CPU", worker_count=1, worker_config="CPU")
+    assert job.wait(timeout=60).state is JobState.SUCCEEDED
+    capsys.readouterr()
+    assert main(["logs", job.job_id, "--replica", "worker-99"]) == 2
+    err = capsys.readouterr().err
+    assert "Invalid `--replica`: expected one of the job's replicas: chief-0, worker-0, received 'worker-99'" in err
+    assert main(["logs", job.job_id, "--replica", "worker-0"]) == 0
