@@ -95,11 +95,10 @@ class RetryPolicy:
         """The default policy, with the ``retry_deadline`` setting (seconds) when given."""
         if deadline is None:
             return cls()
-        try:
-            seconds = float(deadline)
-        except ValueError:
-            seconds = -1.0
-        if not seconds > 0:
+        from tfcloud.digits import ascii_float
+
+        seconds = ascii_float(deadline)  # ASCII only: float() also takes "١٢٣", "1_0", "inf"
+        if seconds is None or not seconds > 0:
             raise ValidationError("retry_deadline", "a number of seconds > 0 (TFCLOUD_RETRY_DEADLINE)", deadline)
         return cls(deadline=seconds, initial=min(0.5, seconds / 10), call_timeout=min(30.0, seconds),
                    create_timeout=min(60.0, seconds))
