@@ -243,3 +243,24 @@ def test_the_ascii_parser() -> None:
         0.5, 2.0, None, None, None, None, 0.5]
     assert [parse_duration(t) for t in ("1h30m", "90s", "1.5s", "²h", "", "h")] == [5400, 90, 1.5, None, None, None]
     assert parse_duration("9" * 400 + "d") == float("inf")
+
+
+def test_a_staging_upload_cut_every_time_exits_1_at_the_deadline_with_nothing_made(
+        env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tfcloud.testing.proxy import failing_proxy
+
+    project = _project(tmp_path)
+    before = _traces(env)
+    host = os.environ["STORAGE_EMULATOR_HOST"].removeprefix("http://")
+    with failing_proxy(host, fail=lambda method, path: "/upload/" in path) as proxy:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://{proxy.address}")
+        monkeypatch.setenv("TFCLOUD_RETRY_DEADLINE", "3")
+        code = main(["submit", str(project / "train.py"), "--vertex", "--no-build", "--detach"])
+        cut = [status for _, path, status in proxy.requests if "/upload/" in path]
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert code == 1 and "Traceback" not in text, text[-2000:]
+    assert "gave up after 3 s (TFCLOUD_RETRY_DEADLINE)" in text and f"gcloud storage ls gs://{BUCKET}/" in text
+    assert len(cut) >= 2 and set(cut) == {500}
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://{host}")
+    assert _traces(env) == before

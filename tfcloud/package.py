@@ -44,7 +44,7 @@ from tfcloud._version import __version__
 from tfcloud.artifacts import PackageRef, PreparedJob
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, ContextFile, collect_context, format_size, shown
 from tfcloud.dockerfile import REQUIREMENTS_PATH, TFCLOUD_PYTHON_DIR, tf_keras_requirement
-from tfcloud.errors import ConfigurationError, SubmitError, ValidationError
+from tfcloud.errors import SubmitError, ValidationError
 from tfcloud.launcher import LAUNCHER_NAME
 from tfcloud.templates import render, template_dir
 
@@ -64,6 +64,8 @@ PACKAGE_MODULE = f"{PACKAGE_NAME}.start"
 #: Where packages go in the staging bucket.
 PACKAGE_PREFIX = "tfcloud/packages/"
 _BACKEND = "_tfcloud_build"
+#: The resumable upload's chunk (a multiple of 256 KiB, as Cloud Storage requires): what one request holds.
+_CHUNK = 8 * 1024 * 1024
 _LAYOUT = "tfcloud-package-v2"  # v2: links shipped as copies
 
 
@@ -311,6 +313,7 @@ def upload_package(plan: PackagePlan, *, storage: Any, bucket: str, console: Con
             _say(console, f"Package {uri} is stored but damaged (its size or hash differs from the job's files): "
                           "uploading it again.")
         blob.md5_hash = archive.md5  # Cloud Storage checks the bytes it receives against it
+        blob.chunk_size = _CHUNK  # a resumable upload reads one chunk at a time (its default chunk: 100 MiB)
 
         def upload(retry: Any, timeout: float) -> None:
             archive_file.seek(0)
@@ -319,10 +322,10 @@ def upload_package(plan: PackagePlan, *, storage: Any, bucket: str, console: Con
 
         from google.api_core import exceptions as gexc
 
-        try:
+        # PreconditionFailed: another submission wrote it a moment ago (or a retry found our own first try's
+        # object): checked below like any other
+        with contextlib.suppress(gexc.PreconditionFailed):
             deadline.call(upload, what=f"Uploading the job's package to {uri}")
-        except gexc.PreconditionFailed:
-            pass  # another submission wrote it a moment ago: checked below like any other
         stored = deadline.call(lambda retry, timeout: storage.bucket(name).get_blob(
             plan.object_name(), retry=retry, timeout=timeout), what=f"Checking the job's package at {uri}")
         if stored is None or not archive.matches(stored):
