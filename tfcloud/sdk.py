@@ -494,6 +494,11 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
 
         raise ValidationError("target", "a target that runs tuning studies: " + ", ".join(
             c.name for c in targets.builtin_targets() if c.tuner), spec.target.name)
+    if spec.target.packaged:  # a study's trials run from the job's image: there is no package tuner (yet)
+        raise ValidationError("build", "to be left unset for a tuning study (its trials run from the job's image)",
+                              "False (--no-build)",
+                              hint="Leave out --no-build (build=False in tune()) to tune on Vertex AI with an "
+                                   "image, or tune on this machine with --local.")
     require_tune_extra(search=not spec.target.container)  # optuna searches on this machine
     tuner = _load(spec.target.tuner)(settings)
     try:

@@ -554,13 +554,17 @@ def refuse_options(cls: type[Target], options: Mapping[str, object]) -> None:
         raise UnsupportedOptionError(name, value, target=cls.name, takers=[c.name for c in takers], how=how)
 
 
-_DURATION = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+(?:\.\d+)?)s)?$")
+#: The earliest and latest times ``--since`` may name (epoch seconds): from 1970 to the year 9999.
+_SINCE_RANGE = (0.0, 253402300799.0)
 
 
 def validate_tail(value: object, field: str = "--tail") -> int:
-    """``tfcloud logs --tail N``: a number of lines, 0 or more (given as text on the command line)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    """``tfcloud logs --tail N``: a number of lines, 0 or more (given as text on the command line, ASCII digits)."""
+    from tfcloud.digits import ascii_int
+
+    if isinstance(value, str):
+        number = ascii_int(value)
+        value = value if number is None else number
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1_000_000:
         raise ValidationError(field, "a number of lines from 0 to 1000000 (e.g. 100)", value)
     return value
@@ -568,23 +572,36 @@ def validate_tail(value: object, field: str = "--tail") -> int:
 
 def parse_since(value: object, *, now: float | None = None, field: str = "--since") -> float:
     """``tfcloud logs --since``: a duration back from now (``90s``, ``10m``, ``2h``, ``1d``, ``1h30m``) or a
-    time (ISO 8601: ``2026-11-23T14:05:00Z``; without a zone, this machine's local time), as epoch seconds."""
+    time (ISO 8601: ``2026-11-23T14:05:00Z``; without a zone, this machine's local time), as epoch seconds.
+    Either must land between 1970-01-01 and now-ish (a time in the future is allowed: it shows nothing yet)."""
     import datetime as dt
     import time
 
+    from tfcloud.digits import parse_duration
+
     expected = "a duration like 30s, 10m, 2h or 1d, or an ISO 8601 time like 2026-11-23T14:05:00Z"
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not value.strip(" "):
         raise ValidationError(field, expected, value)
-    text = value.strip()
-    match = _DURATION.match(text)
-    if match and any(match.groups()):
-        seconds = (int(match["d"] or 0) * 86400 + int(match["h"] or 0) * 3600 + int(match["m"] or 0) * 60
-                   + float(match["s"] or 0))
-        return (time.time() if now is None else now) - seconds
+    text = value.strip(" ")
+    seconds = parse_duration(text)
+    if seconds is not None:
+        when_s = (time.time() if now is None else now) - seconds
+        if not _SINCE_RANGE[0] <= when_s:
+            raise ValidationError(field, "a duration back from now that stays after 1970-01-01 (e.g. 2h or 30d)",
+                                  value, hint="Give a shorter duration, or a time such as 2026-11-23T14:05:00Z.")
+        return when_s
+    if not text.isascii():
+        raise ValidationError(field, expected, value)
     try:
         when = dt.datetime.fromisoformat(text.replace("z", "Z"))
     except ValueError:
         raise ValidationError(field, expected, value) from None
-    if when.tzinfo is None:
-        when = when.astimezone()  # this machine's local time
-    return when.timestamp()
+    try:
+        if when.tzinfo is None:
+            when = when.astimezone()  # this machine's local time
+        stamp = when.timestamp()
+    except (ValueError, OverflowError, OSError):  # too early or too late for this machine's clock
+        stamp = -1.0
+    if not _SINCE_RANGE[0] <= stamp <= _SINCE_RANGE[1]:
+        raise ValidationError(field, "a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z", value)
+    return stamp

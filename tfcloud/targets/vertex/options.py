@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tfcloud.digits import is_ascii_digits
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import LazyPattern
 
@@ -81,7 +82,6 @@ _EXPERIMENT_NAME = r"[a-z0-9][a-z0-9-]{0,127}"
 _EXPERIMENT = LazyPattern(rf"^(?P<store>projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/metadataStores/"
                          rf"[a-z0-9-]+)/contexts/(?P<name>{_EXPERIMENT_NAME})$")
 _SHORT_EXPERIMENT = LazyPattern(rf"^{_EXPERIMENT_NAME}$")
-_DURATION = LazyPattern(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 
 
 class SchedulingStrategy(str, enum.Enum):
@@ -125,18 +125,23 @@ def check_scheduling(value: object, spot: object) -> SchedulingStrategy | None:
 
 
 def _seconds(field: str, value: object, expected: str) -> int:
+    from tfcloud.digits import ascii_int, parse_duration
+
+    seconds: float | None
     if isinstance(value, int) and not isinstance(value, bool):
         seconds = value
-    elif isinstance(value, str) and value.strip().isdigit():
-        seconds = int(value.strip())
-    elif isinstance(value, str) and (match := _DURATION.match(value.strip())) and any(match.groups()):
-        seconds = (int(match["d"] or 0) * 86400 + int(match["h"] or 0) * 3600 + int(match["m"] or 0) * 60
-                   + int(match["s"] or 0))
+    elif isinstance(value, str):  # ASCII digits only: "²".isdigit() is True, and int("²") raises
+        seconds = ascii_int(value)
+        if seconds is None:
+            duration = parse_duration(value.strip(" "))
+            seconds = duration if duration is not None and duration.is_integer() else None  # inf is not
     else:
+        seconds = None
+    if seconds is None:
         raise ValidationError(field, expected, value)
     if not 0 <= seconds <= MAX_WAIT_LIMIT_S:
         raise ValidationError(field, expected, value)
-    return seconds
+    return int(seconds)
 
 
 def check_max_wait(value: object, strategy: SchedulingStrategy | None) -> int | None:
@@ -228,8 +233,8 @@ def check_tensorboard(value: object, *, region: str | None) -> str | None:
     if value is None:
         return None
     expected = "a TensorBoard instance: projects/PROJECT/locations/REGION/tensorboards/ID or its numeric ID"
-    if isinstance(value, str) and value.isascii() and value.isdigit():
-        return value
+    if is_ascii_digits(value):
+        return str(value)
     match = _TENSORBOARD.match(value) if isinstance(value, str) else None
     if match is None:
         raise ValidationError("tensorboard", expected, value)
@@ -241,7 +246,7 @@ def check_tensorboard(value: object, *, region: str | None) -> str | None:
 
 def expand_tensorboard(value: str, parent: str) -> str:
     """A numeric ID as the instance's full name under ``parent`` (``projects/P/locations/L``)."""
-    return f"{parent}/tensorboards/{value}" if value.isdigit() else value
+    return f"{parent}/tensorboards/{value}" if is_ascii_digits(value) else value
 
 
 def check_experiment(value: object, *, region: str | None) -> str | None:
