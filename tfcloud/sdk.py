@@ -205,8 +205,8 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
 
     import tfcloud.targets as targets
     from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings, target_defaults
-    from tfcloud.targets._given import target_options as target_options_given
-    from tfcloud.validate import build_spec, check_entry_point, make_target, refuse_options
+    from tfcloud.targets._given import make_target, split_options
+    from tfcloud.validate import build_spec, check_entry_point
 
     given: dict[str, Any] = dict(options)
     target = given.pop("target", None)
@@ -215,11 +215,7 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
     settings = resolve_settings({"target": value.name if value is not None else target,
                                  **{k: given.get(k) for k in SETTINGS_OPTIONS}})
     cls = type(value) if value is not None else targets.get(settings.target)
-    by_name = target_options_given(cls, given.pop("target_options", None), given)  # -o KEY=VALUE
-    job_keys = set(JobOptions.__annotations__) - {o.name for c in targets.builtin_targets() for o in c.options}
-    target_options = {k: given.pop(k) for k in list(given) if k not in job_keys or cls.option(k) is not None}
-    target_options.update(by_name)
-    refuse_options(cls, target_options)
+    target_options = split_options(cls, given, job_keys=set(JobOptions.__annotations__))  # -o KEY=VALUE too
     defaults, sources = resolve_job_defaults({**given, **target_options}, target=cls)
     for option, default in defaults.items():
         (target_options if cls.option(option) is not None else given)[option] = default
@@ -328,7 +324,7 @@ def _backend(target: str | None, job_id: str | None = None, *, ray_address: str 
     settings = resolve_settings({"target": target, "ray_address": ray_address})
     cls = targets.get(settings.target)
     if ray_address is not None:  # `--ray ADDRESS` on a job command: the Ray target's own option
-        from tfcloud.validate import refuse_options
+        from tfcloud.targets._given import refuse_options
 
         refuse_options(cls, {"ray_address": ray_address})
     value = cls.from_options({o.name: ray_address for o in cls.options if o.setting == "ray_address"

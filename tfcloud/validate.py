@@ -22,7 +22,6 @@ from tfcloud.targets._base import refuse_control as check_text
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
-    from tfcloud.targets import Target
 
 __all__ = [
     "MAX_LABELS",
@@ -33,8 +32,6 @@ __all__ = [
     "check_entry_point",
     "check_settings",
     "check_text",
-    "make_target",
-    "refuse_options",
     "validate_bucket",
     "validate_image_reference",
     "validate_job_id",
@@ -432,6 +429,8 @@ def build_spec(
     Everything is checked before anything is built, uploaded or submitted."""
     if intent not in ("plan", "build", "submit"):
         raise ValueError(f"intent must be plan, build or submit, not {intent!r}")
+    from tfcloud.targets._given import make_target
+
     check_text("display_name", display_name)
     where = make_target(target, target_options, settings=settings)
     entry, kind = _entry_point(entry_point)
@@ -515,43 +514,6 @@ def build_spec(
     with targets.plugin_errors(type(where), "check_job()"):
         where.check_job(spec, intent=intent, settings=settings)
     return spec
-
-
-def make_target(target: object, options: Mapping[str, object], *, settings: Settings | None = None) -> Target:
-    """The target value for ``target`` (a :class:`~tfcloud.targets.Target` value, or a registered name) and
-    its ``options``: every option checked by the target's own spec; one it does not take is refused, naming the
-    targets that do take it."""
-    import tfcloud.targets as targets
-
-    if isinstance(target, targets.Target):
-        given = {k: v for k, v in options.items() if v is not None}
-        if given:
-            name = sorted(given)[0]
-            raise ValidationError(name, f"to be given once: inside the target value ({type(target).__name__}) or "
-                                  "as a keyword, not both", given[name],
-                                  hint=f"Pass {type(target).__name__}({name}=...) alone.")
-        return target
-    cls = targets.get(target)
-    refuse_options(cls, options)  # what is left of the others' options is unset (None, or a flag left off)
-    with targets.plugin_errors(cls, "option check or check()"):
-        return cls.from_options({k: v for k, v in options.items() if v is not None and cls.option(k) is not None},
-                                settings=settings)
-
-
-def refuse_options(cls: type[Target], options: Mapping[str, object]) -> None:
-    """Refuse (exit 2) each option in ``options`` that target ``cls`` does not take. An option left at its
-    "unset" value (None or False) counts as not given."""
-    import tfcloud.targets as targets
-
-    for name, value in options.items():
-        if value is None or cls.option(name) is not None:
-            continue
-        takers = [c for c in targets.builtin_targets() if c.option(name) is not None]
-        spec = next((c.option(name) for c in takers), None)
-        if value is False and spec is not None and "/" not in spec.cli_flag:
-            continue  # a flag left off (spot=False) asks for nothing; --no-build (build=False) does
-        how = " / ".join(f"--{c.name}" + (f' / target="{c.name}"') for c in takers)
-        raise UnsupportedOptionError(name, value, target=cls.name, takers=[c.name for c in takers], how=how)
 
 
 #: The earliest and latest times ``--since`` may name (epoch seconds): from 1970 to the year 9999.

@@ -1,5 +1,7 @@
-"""A target's options given by name and text (``-o KEY=VALUE``, ``run(target_options={...})``): each key must be an
-option of the chosen target, given once, and its text is read as that target's option says.
+"""A target's options given to a call: the keywords that are a target's (:func:`split_options`), each refused
+where the chosen target does not take it (:func:`refuse_options`), and the target value made from them
+(:func:`make_target`); and those given by name and text (``-o KEY=VALUE``, ``run(target_options={...})``): each key
+must be an option of the chosen target, given once, and its text is read as that target's option says.
 
 ``-o`` sets a target's options only. A key that is a job option (``display_name``, ``worker_count``), the target
 itself, or another target's option is refused naming the chosen target and the flag that sets it; a key given as
@@ -12,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from tfcloud.errors import ValidationError
+from tfcloud.errors import UnsupportedOptionError, ValidationError
 from tfcloud.targets._base import refuse_control
 
 if TYPE_CHECKING:
+    from tfcloud.settings import Settings
     from tfcloud.targets._base import Target
 
-__all__ = ["FIELD", "flag_for", "target_options"]
+__all__ = ["FIELD", "flag_for", "make_target", "refuse_options", "split_options", "target_options"]
 
 #: How errors name the mapping (the CLI's ``-o`` and ``run()``'s ``target_options=``).
 FIELD = "-o"
@@ -89,3 +92,54 @@ def target_options(cls: type[Target], values: object, given: Mapping[str, object
                 value = option.from_text(value)
         out[key] = value
     return out
+
+
+def make_target(target: object, options: Mapping[str, object], *, settings: Settings | None = None) -> Target:
+    """The target value for ``target`` (a :class:`~tfcloud.targets.Target` value, or a registered name) and
+    its ``options``: every option checked by the target's own spec; one it does not take is refused, naming the
+    targets that do take it."""
+    import tfcloud.targets as targets
+
+    if isinstance(target, targets.Target):
+        given = {k: v for k, v in options.items() if v is not None}
+        if given:
+            name = sorted(given)[0]
+            raise ValidationError(name, f"to be given once: inside the target value ({type(target).__name__}) or "
+                                  "as a keyword, not both", given[name],
+                                  hint=f"Pass {type(target).__name__}({name}=...) alone.")
+        return target
+    cls = targets.get(target)
+    refuse_options(cls, options)  # what is left of the others' options is unset (None, or a flag left off)
+    with targets.plugin_errors(cls, "option check or check()"):
+        return cls.from_options({k: v for k, v in options.items() if v is not None and cls.option(k) is not None},
+                                settings=settings)
+
+
+def refuse_options(cls: type[Target], options: Mapping[str, object]) -> None:
+    """Refuse (exit 2) each option in ``options`` that target ``cls`` does not take. An option left at its
+    "unset" value (None or False) counts as not given."""
+    import tfcloud.targets as targets
+
+    for name, value in options.items():
+        if value is None or cls.option(name) is not None:
+            continue
+        takers = [c for c in targets.builtin_targets() if c.option(name) is not None]
+        spec = next((c.option(name) for c in takers), None)
+        if value is False and spec is not None and "/" not in spec.cli_flag:
+            continue  # a flag left off (spot=False) asks for nothing; --no-build (build=False) does
+        how = " / ".join(f"--{c.name}" + (f' / target="{c.name}"') for c in takers)
+        raise UnsupportedOptionError(name, value, target=cls.name, takers=[c.name for c in takers], how=how)
+
+
+def split_options(cls: type[Target], given: dict[str, object], *, job_keys: set[str]) -> dict[str, object]:
+    """Take out of ``given`` (a call's keywords, changed in place) the options of target ``cls``: every keyword
+    that is not a job option (``job_keys``) or that ``cls`` takes, and ``target_options`` (``-o``) read by
+    :func:`target_options`; each one ``cls`` does not take is refused (:func:`refuse_options`)."""
+    import tfcloud.targets as targets
+
+    by_name = target_options(cls, given.pop("target_options", None), given)
+    job_keys = job_keys - {o.name for c in targets.builtin_targets() for o in c.options}
+    options = {k: given.pop(k) for k in list(given) if k not in job_keys or cls.option(k) is not None}
+    options.update(by_name)
+    refuse_options(cls, options)
+    return options
