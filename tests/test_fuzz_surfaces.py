@@ -132,3 +132,31 @@ def test_the_cli_takes_any_text_in_every_flag(entry: Path, capsys: pytest.Captur
     assert "Traceback" not in captured.err + captured.out
     if code == 2:
         assert "Error:" in captured.err
+
+
+#: The pieces every option is sure to meet (random examples alone may never pair ``max_wait`` with ``²``).
+NASTY = ["\n", "spot\n", "x\ty", "\u00b2", "\u0661\u0662\u0663", "../../x", "[bold]x", "-1", "99999999999", "",
+         "x" * 300]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("text", NASTY, ids=[repr(t)[:12] for t in NASTY])
+def test_every_option_meets_every_nasty_text(entry: Path, target: str, text: str) -> None:
+    for key in OPTIONS:
+        value: Any = {text: text} if key == "target_options" else text
+        only_tfcloud_errors(lambda k=key, v=value: make_spec(entry, intent="plan", target=target, **{k: v}))
+        if key in ("scheduling", "persistent_resource", "experiment", "tensorboard", "max_wait"):
+            with_flex = {"scheduling": "flex-start", "chief_config": "A100_1X"} if key == "max_wait" else {}
+            only_tfcloud_errors(lambda k=key, w=with_flex: make_spec(entry, intent="plan", target="vertex",
+                                                                     **{**w, k: text}))
+
+
+@pytest.mark.parametrize("text", NASTY, ids=[repr(t)[:12] for t in NASTY])
+def test_every_flag_meets_every_nasty_text(entry: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    word = "x" + text if text.startswith("-") else text
+    for flag in CLI_FLAGS:
+        for target in ("--local", "--vertex"):
+            code = main(["submit", str(entry), target, flag, word, "--dry-run", "--json"])
+            captured = capsys.readouterr()
+            assert code in (0, 2), (flag, target, captured.err)
+            assert "Traceback" not in captured.err + captured.out

@@ -75,6 +75,9 @@ def _path(field: str, value: object, expected: str) -> Path:
         raise ValidationError(field, expected, value)
     if "\0" in str(value):
         raise ValidationError(field, f"{expected} (a path without NUL bytes)", str(value))
+    if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in Path(value).parts):  # NAME_MAX
+        raise ValidationError(field, f"{expected} (each name at most 255 bytes)", f"<a name of {len(str(value))} "
+                              "characters>", hint="No file system holds a name that long.")
     try:
         return Path(value).expanduser()
     except RuntimeError:  # "~nosuchuser/...": no such user, or no home directory
@@ -319,8 +322,12 @@ def _context_dir(value: object, entry: Path) -> Path | None:
     if value is None:
         return None
     expected = "an existing directory that contains the entry point"
-    path = _path("context_dir", value, expected).resolve()
-    if not path.is_dir() or not entry.is_relative_to(path):
+    try:  # a name too long for the file system (ENAMETOOLONG) is not a directory either
+        path = _path("context_dir", value, expected).resolve()
+        found = path.is_dir() and entry.is_relative_to(path)
+    except OSError as exc:
+        raise ValidationError("context_dir", expected, str(value), hint=exc.strerror) from None
+    if not found:
         raise ValidationError("context_dir", expected, str(value))
     return path
 
