@@ -94,7 +94,44 @@ CASES: list[Case] = [
         "param"),
     run("ctl-run-scheduling", {"target": "vertex", "scheduling": "spot\n"}, "scheduling"),
     run("ctl-run-persistent-resource", {"target": "vertex", "persistent_resource": "pr1\n"}, "persistent_resource"),
+    # --- 3. clusters: checked before any call -----------------------------------------------------------------
+    cli("cluster-delete-path", ["cluster", "delete", "../../x"], "cluster_id"),
+    cli("cluster-delete-newline", ["cluster", "delete", "c1\n"], "cluster_id"),
+    cli("cluster-delete-other-project", ["cluster", "delete",
+                                         "projects/other-proj/locations/us-central1/persistentResources/c1"],
+        "cluster_id"),
+    cli("cluster-create-path", ["cluster", "create", "../../x"], "cluster_id"),
+    cli("cluster-create-network", ["cluster", "create", "c1", "--network", "default"], "network"),
+    cli("cluster-create-display-newline", ["cluster", "create", "c1", "--display-name", "a\nb"], "display_name"),
+    cli("cluster-create-display-long", ["cluster", "create", "c1", "--display-name", "d" * 200], "display_name"),
+    cli("cluster-create-tpu-chief", ["cluster", "create", "c1", "--chief-config", "TPU"], "chief_config"),
+    cli("cluster-create-label", ["cluster", "create", "c1", "--label", "tfcloud-submission=x"], "labels"),
+    Case("sdk-create-cluster", "call", lambda d: clusters().create_cluster("../../x"), "cluster_id"),
+    Case("sdk-delete-cluster", "call", lambda d: clusters().delete_cluster("a/../../b"), "cluster_id"),
+    Case("sdk-create-cluster-display", "call", lambda d: clusters().create_cluster("c1", display_name="x\n"),
+         "display_name"),
+    # --- 6. a bad bucket from a settings file names the file ------------------------------------------------------
+    Case("settings-bad-bucket", "call", lambda d: bad_bucket_in_file(d), "staging_bucket"),
 ]
+
+
+def clusters() -> Any:
+    from tfcloud.targets.vertex import clusters
+
+    return clusters
+
+
+def bad_bucket_in_file(d: Path) -> None:
+    project = d / "with-settings"
+    project.mkdir(exist_ok=True)
+    (project / "train.py").write_text("print('training')\n")
+    (project / "pyproject.toml").write_text('[tool.tfcloud]\nstaging_bucket = "Bad Bucket"\n')
+    cwd = Path.cwd()
+    os.chdir(project)
+    try:
+        tfcloud.run(str(project / "train.py"), target="vertex", build=False, distribution_strategy=None)
+    finally:
+        os.chdir(cwd)
 
 
 @pytest.fixture(scope="module")
@@ -185,3 +222,17 @@ def test_o_text_is_typed_by_the_target_the_settings_choose(files: Path, monkeypa
     plan = tfcloud.run(str(files / "train.py"), target_options={"spot": "true", "max_restarts": "2"}, dry_run=True)
     assert plan.to_dict()["target_options"]["spot"] is True
     assert plan.spec.target.max_restarts == 2
+
+
+def test_a_bad_bucket_names_its_file_and_a_flag_over_it_wins(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = files / "with-settings"
+    project.mkdir(exist_ok=True)
+    (project / "train.py").write_text("print('training')\n")
+    (project / "pyproject.toml").write_text('[tool.tfcloud]\nstaging_bucket = "Bad Bucket"\n')
+    monkeypatch.chdir(project)
+    with pytest.raises(TfcloudError) as caught:
+        tfcloud.run(str(project / "train.py"), target="vertex", build=False, dry_run=True)
+    assert f"set by [tool.tfcloud] in {project / 'pyproject.toml'}" in str(caught.value)
+    plan = tfcloud.run(str(project / "train.py"), target="vertex", build=False, staging_bucket="good-bucket",
+                       dry_run=True)
+    assert plan.to_dict()["sources"]["staging_bucket"] == {"value": "good-bucket", "from": "given"}

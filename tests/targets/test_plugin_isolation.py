@@ -87,12 +87,16 @@ def _tfcloud(site: Path, *args: str, cwd: Path | None = None, env: dict[str, str
     ("badcheck", [], "tfcloud-badcheck", "RuntimeError: check blew up"),
     ("badoption", ["-o", "color=red"], "tfcloud-badoption", "KeyError"),
 ])
-def test_a_broken_plugin_is_reported_as_its_packages(site: Path, script: Path, target: str, args: list[str],
-                                                     package: str, says: str) -> None:
-    done = _tfcloud(site, "submit", str(script), "--target", target, *args, "--dry-run")
-    assert done.returncode == 2, done.stderr
-    assert "Invalid `target`" in done.stderr and package in done.stderr and says in done.stderr
-    assert "Traceback" not in done.stderr
+def test_a_broken_plugin_is_reported_as_its_packages(site: Path, script: Path, tmp_path: Path, target: str,
+                                                     args: list[str], package: str, says: str) -> None:
+    home = tmp_path / "home"
+    for extra in (["--dry-run"], ["--detach"]):
+        done = _tfcloud(site, "submit", str(script), "--target", target, *args, *extra,
+                        env={"TFCLOUD_HOME": str(home)})
+        assert done.returncode == 2, done.stderr
+        assert "Invalid `target`" in done.stderr and package in done.stderr and says in done.stderr
+        assert "Traceback" not in done.stderr
+        assert not home.exists() or not any(home.rglob("*"))  # nothing in the state directory
 
 
 def test_a_plugin_whose_backend_does_not_import_is_reported_as_its_packages(site: Path, script: Path) -> None:
