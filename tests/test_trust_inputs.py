@@ -236,3 +236,13 @@ def test_a_bad_bucket_names_its_file_and_a_flag_over_it_wins(files: Path, monkey
     plan = tfcloud.run(str(project / "train.py"), target="vertex", build=False, staging_bucket="good-bucket",
                        dry_run=True)
     assert plan.to_dict()["sources"]["staging_bucket"] == {"value": "good-bucket", "from": "given"}
+
+
+def test_o_under_the_target_setting_from_the_cli(files: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    monkeypatch.setenv("TFCLOUD_TARGET", "vertex")
+    assert main(["submit", str(files / "train.py"), "-o", "spot=true", "-o", "timeout=60", "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["target_options"]["spot"] is True and plan["target_options"]["timeout"] == 60

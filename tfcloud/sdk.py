@@ -586,7 +586,7 @@ def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
             flags += ["--strategy", strategy or "none"]
     if options.get("requirements_txt"):
         flags += ["-r", str(options["requirements_txt"])]
-    for key, flag in (("env", "--env"), ("job_labels", "--label")):
+    for key, flag in (("env", "--env"), ("job_labels", "--label"), ("target_options", "-o")):
         value = options.get(key)
         if isinstance(value, Mapping):
             for name, text in value.items():
