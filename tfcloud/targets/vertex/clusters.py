@@ -250,7 +250,9 @@ class ClusterService:
         """The CustomJobs (their names) whose ``job_spec.persistent_resource_id`` is the cluster and whose state
         is not final: they hold its machines."""
         client = self.clients.jobs()
-        found = call(lambda: list(client.list_custom_jobs(parent=self.parent, retry=None,
+        live = " AND ".join(f'state!="{state}"' for state in sorted(FINAL_JOB_STATES))  # ListCustomJobs' filter
+        request = {"parent": self.parent, "filter": live}
+        found = call(lambda: list(client.list_custom_jobs(request=request, retry=None,
                                                           timeout=self.retry.call_timeout)),
                      what=f"Looking for jobs on cluster {cluster_id}", policy=self.retry)
         return [job.name for job in found if job.job_spec.persistent_resource_id == cluster_id
