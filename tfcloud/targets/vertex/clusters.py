@@ -247,16 +247,21 @@ class ClusterService:
         return [_info(resource) for resource in found]
 
     def jobs_on(self, cluster_id: str) -> builtins.list[str]:
-        """The CustomJobs (their names) whose ``job_spec.persistent_resource_id`` is the cluster and whose state
-        is not final: they hold its machines."""
+        """The CustomJobs whose ``job_spec.persistent_resource_id`` is the cluster, and the HyperparameterTuningJobs
+        whose ``trial_job_spec`` names it, whose state is not final (their names): they hold its machines."""
         client = self.clients.jobs()
         live = " AND ".join(f'state!="{state}"' for state in sorted(FINAL_JOB_STATES))  # ListCustomJobs' filter
         request = {"parent": self.parent, "filter": live}
         found = call(lambda: list(client.list_custom_jobs(request=request, retry=None,
                                                           timeout=self.retry.call_timeout)),
                      what=f"Looking for jobs on cluster {cluster_id}", policy=self.retry)
+        studies = call(lambda: list(client.list_hyperparameter_tuning_jobs(request=request, retry=None,
+                                                                           timeout=self.retry.call_timeout)),
+                       what=f"Looking for tuning studies on cluster {cluster_id}", policy=self.retry)
         return [job.name for job in found if job.job_spec.persistent_resource_id == cluster_id
-                and job.state.name not in FINAL_JOB_STATES]
+                and job.state.name not in FINAL_JOB_STATES] + [
+                study.name for study in studies if study.trial_job_spec.persistent_resource_id == cluster_id
+                and study.state.name not in FINAL_JOB_STATES]
 
     def delete(self, cluster_id: str, *, wait: bool = True, timeout: float | None = None, force: bool = False) -> None:
         """Delete the resource (refused while jobs run on it, unless ``force``); with ``wait``, until Vertex AI no
