@@ -38,7 +38,7 @@ _JOB_FLAGS = {
     "evaluator_config": "run(evaluator_config=...)",
     "target": "--local, --vertex, --ray ADDRESS or --target NAME",
     "context_dir": "--context",
-    "image_repository": "--image-repository",
+    "image_repository": "TFCLOUD_IMAGE_REPOSITORY (image_repository= in run() or [tool.tfcloud])",
 }
 
 #: Job options whose flag is ``--`` and the name with dashes.
