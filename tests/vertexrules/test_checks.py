@@ -44,7 +44,7 @@ def pool(machine_type: str, accelerator: str | int | None = None, count: int = 0
     return result
 
 
-def job(*pools: dict[str, Any], strategy: str | None = None, **spec: Any) -> dict[str, Any]:
+def job(*pools: dict[str, Any], strategy: str | int | None = None, **spec: Any) -> dict[str, Any]:
     job_spec: dict[str, Any] = {"worker_pool_specs": list(pools), **spec}
     if strategy is not None:
         job_spec.setdefault("scheduling", {})["strategy"] = strategy
@@ -85,6 +85,13 @@ def test_machine_type_for_training() -> None:
     only(check(job(pool("ct5p-hightpu-4t", topology="2x2x1"))), "machine-type-for-training")
     only(check(job(pool("n1-highcpu-8"))), "machine-type-for-training")
     assert check(job(pool("n1-standard-4"))) == []  # Google's example: n1-standard-4, no accelerator
+
+
+def test_accelerator_for_training() -> None:
+    # TPU v4 pods are in Google's enum but not offered for custom training.
+    only(check(job(pool("n1-standard-8", "TPU_V4_POD", 8))), "accelerator-for-training")
+    only(check(job(pool("n1-standard-8", 10, 8))), "accelerator-for-training")
+    assert check(job(pool("n1-standard-8", "NVIDIA_TESLA_P4", 1))) == []
 
 
 def test_accelerator_for_machine() -> None:

@@ -162,6 +162,8 @@ def _check_machine(f: str, spec: Mapping[str, Any], row: MachineTypeRow, *, loca
 def _check_accelerator(f: str, row: MachineTypeRow, accelerator: str, count: int, *, location: str,
                        today: datetime.date) -> list[Violation]:
     found = _check_served(f, accelerator, location=location, today=today)
+    if accelerator not in ACCELERATORS:
+        return found  # not a training accelerator at all: nothing more to say
     counts = row.accelerators.get(accelerator)
     if counts is None:
         takers = sorted(m.name for m in MACHINE_TYPES.values() if accelerator in m.accelerators)
@@ -294,8 +296,9 @@ def check_worker_pool_specs(pools: Sequence[Mapping[str, Any]], *, location: str
         first = tpu_pools[0][0]
         replicas = _int(pools[first].get("replica_count"), 1)
         if first != 0 or others or replicas != 1:
+            extra = first if first != 0 or not others else others[0]  # the pool to leave out
             found.append(_violation(
-                f"{field}[{first}]", "tpu-one-pool-one-replica", "tpu-training",
+                f"{field}[{extra}]", "tpu-one-pool-one-replica", "tpu-training",
                 expected="a TPU job as one worker pool (worker_pool_specs[0]) with replica_count 1 (a multi-host "
                          "slice is one replica with its tpu_topology)",
                 received=f"{len(used)} pools, the TPU in pool {first} with replica_count {replicas}",
@@ -445,6 +448,9 @@ def check_persistent_resource(resource: Mapping[str, Any], *, location: str,
     return found
 
 
+_FRAMEWORKS = {"tensorflow": "TensorFlow", "pytorch": "PyTorch", "jax": "JAX"}
+
+
 def check_framework(pools: Sequence[Mapping[str, Any]], framework: str, *,
                     field: str = "job_spec.worker_pool_specs") -> list[Violation]:
     """The frameworks Google supports on each TPU generation (``framework``: ``tensorflow``, ``pytorch`` or
@@ -455,12 +461,15 @@ def check_framework(pools: Sequence[Mapping[str, Any]], framework: str, *,
             continue
         tpu = TPU_MACHINES.get(str(pool["machine_spec"].get("machine_type")))
         if tpu is not None and framework not in tpu.frameworks:
-            runs = sorted({t.machine_type.split("-")[0] for t in TPU_MACHINES.values() if framework in t.frameworks})
+            runs = sorted({ACCELERATORS[name].title for t in TPU_MACHINES.values() if framework in t.frameworks
+                           for name in MACHINE_TYPES[t.machine_type].accelerators})
+            shown = _FRAMEWORKS.get(framework, framework)
             found.append(_violation(
                 f"{field}[{i}].machine_spec.machine_type", "tpu-framework", "tpu-frameworks",
-                expected=f"a TPU generation that runs {framework} (" + ", ".join(runs) + ")",
-                received=f"{tpu.machine_type} ({tpu.generation}: " + ", ".join(sorted(tpu.frameworks)) + ")",
-                hint=f"{tpu.generation} does not run {framework} on Vertex AI; use TPU_V5E_8X (TPU v5e) or a GPU."))
+                expected=f"a TPU generation Google supports {shown} on (" + ", ".join(runs) + ")",
+                received=f"{tpu.machine_type} ({tpu.generation}: "
+                         + ", ".join(sorted(_FRAMEWORKS.get(f, f) for f in tpu.frameworks)) + ")",
+                hint=f"{tpu.generation} does not run {shown} on Vertex AI; use TPU_V5E_8X (TPU v5e) or a GPU."))
     return found
 
 
