@@ -186,7 +186,7 @@ BAD_CREATES = [
     (["--label", "tfcloud-submission=x"], "labels"),
     (["--label", "Team=x"], "labels"),
     (["--worker-count", "-1"], "worker_count"),
-    (["--chief-config", "A100_1X", "--region", "europe-west2"], "chief_config"),  # tfcloud.vertexrules' table
+    (["--chief-config", "A100_1X", "--region", "europe-west2"], "machine"),  # tfcloud.vertexrules: not served there
 ]
 
 

@@ -394,26 +394,13 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
         custom_service_account=custom_service_account)
     service = _service(project, region, emulator_host)
     try:
-        _check_rules(request, pools, location=service.parent.rsplit("/", 1)[-1])
+        from tfcloud.targets.vertex.gate import check_persistent_resource_request
+
+        check_persistent_resource_request(request, region=service.parent.rsplit("/", 1)[-1])  # Google's rules
         return service.create(cluster_id, request, wait=wait)
     finally:
         service.close()
 
-
-def _check_rules(request: dict[str, Any], pools: tuple[tuple[str, MachineConfig, int], ...], *, location: str) -> None:
-    """Google's documented rules for the request (:mod:`tfcloud.vertexrules`: machines, accelerators and their
-    regions, display name, labels), the first one broken refused naming the role's option."""
-    from tfcloud.vertexrules import check_persistent_resource
-
-    violations = check_persistent_resource(request, location=location)
-    if violations:
-        first = violations[0]
-        field = first.field
-        if field.startswith("resource_pools["):
-            index = int(field[len("resource_pools["):].split("]", 1)[0])
-            field = f"{pools[index][0]}_config" if index < len(pools) else field
-        raise ValidationError(field, first.expected or first.description, first.received,
-                              hint=" ".join(filter(None, [first.hint, f"({first.source})"])))
 
 
 def list_clusters(*, project: str | None = None, region: str | None = None,
