@@ -12,12 +12,17 @@
   :mod:`tfcloud.errors`. A transient error that outlasts the policy's deadline becomes
   :class:`~tfcloud.errors.OutcomeUnknownError` (exit 3): tfcloud cannot tell what happened, and says what to
   run to find out.
+- **Cloud Storage** (:class:`StorageDeadline`): the storage client's own retry (its transient codes and
+  connection errors), bounded by the same policy's deadline across every call of one upload, and its errors
+  translated the same way: a staging upload that keeps failing ends at the deadline with
+  :class:`~tfcloud.errors.SubmitError` (exit 1) naming the command that looks at the object.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,7 +42,8 @@ if TYPE_CHECKING:
     from google.cloud.devtools.cloudbuild_v1 import CloudBuildClient
     from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
 
-__all__ = ["ERRORS", "TRANSIENT", "Clients", "RetryPolicy", "call", "is_transient", "status_code", "translate"]
+__all__ = ["ERRORS", "TRANSIENT", "Clients", "RetryPolicy", "StorageDeadline", "call", "is_transient", "status_code",
+           "translate"]
 
 log = logging.getLogger("tfcloud")
 T = TypeVar("T")
@@ -95,11 +101,10 @@ class RetryPolicy:
         """The default policy, with the ``retry_deadline`` setting (seconds) when given."""
         if deadline is None:
             return cls()
-        try:
-            seconds = float(deadline)
-        except ValueError:
-            seconds = -1.0
-        if not seconds > 0:
+        from tfcloud.digits import ascii_float
+
+        seconds = ascii_float(deadline)  # ASCII only: float() also takes "١٢٣", "1_0", "inf"
+        if seconds is None or not seconds > 0:
             raise ValidationError("retry_deadline", "a number of seconds > 0 (TFCLOUD_RETRY_DEADLINE)", deadline)
         return cls(deadline=seconds, initial=min(0.5, seconds / 10), call_timeout=min(30.0, seconds),
                    create_timeout=min(60.0, seconds))
@@ -183,6 +188,71 @@ def call(fn: Callable[[], T], *, what: str, policy: RetryPolicy, service: str = 
     except (gexc.GoogleAPIError, _grpc_error()) as exc:
         raise translate(exc, what, service=service, policy=policy, failed=failed, unknown=unknown,
                         unknown_hint=unknown_hint) from exc
+
+
+class StorageDeadline:
+    """One deadline for a series of Cloud Storage calls (a look, an upload, a check): each :meth:`call` retries
+    with the storage client's own predicate (429, 5xx, connection errors) and ``policy``'s backoff, for what is
+    left of ``policy.deadline`` since this object was made. ``uri`` names the object in messages and hints."""
+
+    def __init__(self, policy: RetryPolicy, *, uri: str) -> None:
+        self.policy = policy
+        self.uri = uri
+        self._end = time.monotonic() + policy.deadline
+
+    def left(self) -> float:
+        return self._end - time.monotonic()
+
+    def call(self, fn: Callable[[Any, float], T], *, what: str) -> T:
+        """``fn(retry, timeout)`` (one storage call made with that ``retry=`` and ``timeout=``), its errors as
+        tfcloud's: ``PreconditionFailed`` is raised as it is (the caller's condition); a missing bucket or no access
+        :class:`ConfigurationError`; anything else, or transient failures past the deadline, :class:`SubmitError`."""
+        from google.api_core import exceptions as gexc
+        from google.auth import exceptions as auth_exc
+        from google.cloud.storage.retry import DEFAULT_RETRY
+
+        bucket = self.uri.removeprefix("gs://").split("/", 1)[0]
+        hint = (f"Nothing was submitted. Look at the bucket with `gcloud storage ls gs://{bucket}/` (and the object "
+                f"with `gcloud storage objects describe {self.uri}`), then submit again: a package already there "
+                "is checked and reused.")
+        left = self.left()
+        if left <= 0:
+            raise SubmitError(f"{what}: gave up, the retry deadline of {self.policy.deadline:g} s has passed "
+                              "(TFCLOUD_RETRY_DEADLINE).", hint=hint)
+        retry = DEFAULT_RETRY.with_timeout(left).with_delay(
+            initial=min(self.policy.initial, left / 4), maximum=self.policy.maximum,
+            multiplier=self.policy.multiplier)
+        try:
+            return fn(retry, max(0.5, min(self.policy.call_timeout, left)))
+        except gexc.PreconditionFailed:
+            raise
+        except gexc.NotFound as exc:
+            raise ConfigurationError(f"{what}: the staging bucket gs://{bucket} does not exist.",
+                                     hint=f"Create it (gcloud storage buckets create gs://{bucket}), or set "
+                                          "TFCLOUD_STAGING_BUCKET to one that does.") from exc
+        except (gexc.Forbidden, gexc.Unauthorized) as exc:
+            raise ConfigurationError(f"{what}: {exc.message}",
+                                     hint=_AUTH_HINT.format(service="Cloud Storage")) from exc
+        except gexc.RetryError as exc:
+            last = exc.cause or exc
+            raise SubmitError(f"{what}: Cloud Storage did not answer ({_storage_reason(last)}); gave up after "
+                              f"{self.policy.deadline:g} s (TFCLOUD_RETRY_DEADLINE).", hint=hint) from last
+        except gexc.GoogleAPICallError as exc:
+            raise SubmitError(f"{what}: {exc.code} {exc.message}", hint=hint) from exc
+        except (OSError, auth_exc.TransportError, gexc.GoogleAPIError) as exc:  # requests' errors are OSErrors
+            raise SubmitError(f"{what}: Cloud Storage cannot be reached ({_storage_reason(exc)}).",
+                              hint=hint) from exc
+        except Exception as exc:  # google-resumable-media's InvalidResponse, DataCorruption
+            if type(exc).__module__.startswith(("google.resumable_media", "google.cloud.storage")):
+                raise SubmitError(f"{what}: {_storage_reason(exc)}", hint=hint) from exc
+            raise
+
+
+def _storage_reason(exc: BaseException) -> str:
+    """One line about a storage failure (requests' messages hold whole reprs: the first 200 characters)."""
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    text = " ".join(str(text).split())
+    return f"{type(exc).__name__}: {text[:200]}"
 
 
 class Clients:

@@ -12,29 +12,49 @@ prebuilt TensorFlow training image and runs with ``python -m tfcloud_job.start``
 3. The archive is deterministic (sorted, fixed times and owners, gzip without a time stamp): the same files
    give the same bytes. Its version and object name carry the digest of its content, so an unchanged job
    finds its package in the bucket and uploads nothing (:func:`upload_package` looks first).
+
+Faithful to the image path, and checked before the upload:
+
+- A symlink inside the project reaches the replica as it reaches an image: a wheel holds no links, so a link
+  to a directory (``data -> realdata``) or a file is shipped as a copy of what it points at; a link to something
+  the context leaves out is dropped and named (:attr:`PackagePlan.dropped_links`).
+- What the package cannot carry is refused by :func:`plan_package`, before anything is uploaded (and in a plan):
+  a file name that is not UTF-8, a requirement that is a path on this machine (``-e ./mylib``, ``./mylib``).
+- The archive is written to a temporary file (:meth:`PackagePlan.spool`), never held in memory; its size, MD5
+  and CRC32C are computed on the way. A package already at its content-addressed name is trusted only when its
+  size and hash (the object's ``md5Hash``, else ``crc32c``) match; a damaged one is uploaded again. Every
+  Cloud Storage call is bounded by the retry deadline (``TFCLOUD_RETRY_DEADLINE``, :mod:`tfcloud.gcloud`).
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import hashlib
 import io
 import logging
+import posixpath
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from tfcloud._version import __version__
 from tfcloud.artifacts import PackageRef, PreparedJob
-from tfcloud.context import BuildContext, ContextFile, collect_context, format_size
+from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, ContextFile, collect_context, format_size, shown
 from tfcloud.dockerfile import REQUIREMENTS_PATH, TFCLOUD_PYTHON_DIR, tf_keras_requirement
-from tfcloud.errors import ConfigurationError, SubmitError
+from tfcloud.errors import SubmitError, ValidationError
 from tfcloud.launcher import LAUNCHER_NAME
 from tfcloud.templates import render, template_dir
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["PACKAGE_MODULE", "PACKAGE_NAME", "PACKAGE_PREFIX", "PackagePlan", "plan_package", "upload_package"]
+    from tfcloud.gcloud import RetryPolicy
+
+__all__ = ["PACKAGE_MODULE", "PACKAGE_NAME", "PACKAGE_PREFIX", "Archive", "PackagePlan", "plan_package",
+           "upload_package"]
 
 logger = logging.getLogger("tfcloud")
 
@@ -44,7 +64,9 @@ PACKAGE_MODULE = f"{PACKAGE_NAME}.start"
 #: Where packages go in the staging bucket.
 PACKAGE_PREFIX = "tfcloud/packages/"
 _BACKEND = "_tfcloud_build"
-_LAYOUT = "tfcloud-package-v1"
+#: The resumable upload's chunk (a multiple of 256 KiB, as Cloud Storage requires): what one request holds.
+_CHUNK = 8 * 1024 * 1024
+_LAYOUT = "tfcloud-package-v2"  # v2: links shipped as copies
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,6 +78,8 @@ class PackagePlan:
     sdist: BuildContext
     digest: str
     version: str
+    #: links that point at something the context leaves out: not in the package (a wheel cannot hold a link)
+    dropped_links: tuple[str, ...] = ()
 
     @property
     def filename(self) -> str:
@@ -65,10 +89,87 @@ class PackagePlan:
         return PACKAGE_PREFIX + self.filename
 
     def data(self) -> bytes:
-        """The archive's bytes (the same files give the same bytes)."""
+        """The archive's bytes (the same files give the same bytes), in memory: for tests and small packages;
+        :meth:`spool` writes it to a temporary file instead."""
         buffer = io.BytesIO()
         self.sdist.write_tar(buffer, compress=True)
         return buffer.getvalue()
+
+    def measure(self) -> Archive:
+        """The archive's size and hashes, computed as it is written to nowhere (nothing is kept)."""
+        sink = _HashingWriter(None)
+        self.sdist.write_tar(sink, compress=True)  # type: ignore[arg-type]
+        return sink.archive()
+
+    @contextlib.contextmanager
+    def spool(self) -> Iterator[tuple[IO[bytes], Archive]]:
+        """The archive written to a temporary file (removed on exit), rewound, with its size and hashes."""
+        with tempfile.TemporaryFile(prefix="tfcloud-package-") as f:
+            sink = _HashingWriter(f)
+            self.sdist.write_tar(sink, compress=True)  # type: ignore[arg-type]
+            f.flush()
+            f.seek(0)
+            yield f, sink.archive()
+
+    def warnings(self, *, warn_size: int = DEFAULT_WARN_SIZE) -> list[str]:
+        """What a person should hear before the package is uploaded: its size over ``warn_size`` (as an image
+        context's), links dropped."""
+        out: list[str] = []
+        if self.dropped_links:
+            out.append("Dropped symlinks that point at files the package leaves out: "
+                       + ", ".join(shown(p) for p in self.dropped_links) + ".")
+        size = self.context.total_size
+        if size > warn_size:
+            entries = ", ".join(f"{shown(p)} {format_size(s)}" for p, s in self.context.biggest())
+            out.append(f"The job's files are {format_size(size)} (more than {format_size(warn_size)}); biggest "
+                       f"entries: {entries}. Add what the job does not need to .dockerignore.")
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Archive:
+    """An archive's size and hashes as Cloud Storage reports them (base64 MD5 and CRC32C, big-endian)."""
+
+    size: int
+    md5: str
+    crc32c: str
+
+    def matches(self, blob: Any) -> bool:
+        """Whether the stored object ``blob`` holds these bytes: same size, and same MD5 (when the object has
+        one: composite objects have only a CRC32C), else same CRC32C. No hash at all: not trusted."""
+        if blob.size is None or int(blob.size) != self.size:
+            return False
+        if blob.md5_hash:
+            return bool(blob.md5_hash == self.md5)
+        return bool(blob.crc32c) and blob.crc32c == self.crc32c
+
+
+class _HashingWriter:
+    """A write-only file object that hashes what passes through it (MD5, CRC32C, size) on its way to ``target``."""
+
+    def __init__(self, target: IO[bytes] | None) -> None:
+        import google_crc32c
+
+        self._target = target
+        self._md5 = hashlib.md5(usedforsecurity=False)
+        self._crc = google_crc32c.Checksum()  # type: ignore[no-untyped-call]
+        self._size = 0
+
+    def write(self, data: bytes) -> int:
+        self._md5.update(data)
+        self._crc.update(data)  # type: ignore[no-untyped-call]
+        self._size += len(data)
+        if self._target is not None:
+            self._target.write(data)
+        return len(data)
+
+    def flush(self) -> None:
+        if self._target is not None:
+            self._target.flush()
+
+    def archive(self) -> Archive:
+        return Archive(size=self._size, md5=base64.b64encode(self._md5.digest()).decode(),
+                       crc32c=base64.b64encode(self._crc.digest()).decode())  # type: ignore[no-untyped-call]
 
 
 def _start_module(tf_keras: str | None) -> str:
@@ -83,7 +184,9 @@ def plan_package(job: PreparedJob, *, context_dir: Path | None = None,
     from tfcloud.containerize import generated_files
 
     root = Path(context_dir or job.workdir).resolve()
+    _check_requirements(job)
     context = collect_context(root, generated=generated_files(job, root))
+    _check_names(context)
     tf_keras = tf_keras_requirement(tensorflow_version) if job.spec.strategy.needs_tf_keras else None
     start = _start_module(tf_keras)
     backend_template = (template_dir() / "package_build.py.j2").read_bytes()
@@ -103,43 +206,134 @@ def plan_package(job: PreparedJob, *, context_dir: Path | None = None,
     }
     entries = [ContextFile(path=f"{top}/{path}", size=len(text.encode()), data=text.encode())
                for path, text in own.items()]
-    for f in context.files:
+    files, dropped = _without_links(context)
+    for f in files:
         entries.append(ContextFile(path=f"{top}/{PACKAGE_NAME}/job/{f.path}", size=f.size, mode=f.mode,
-                                   source=f.source, data=f.data, link=f.link))
+                                   source=f.source, data=f.data))
     sdist = BuildContext(root=root, files=tuple(sorted(entries, key=lambda f: f.path)))
-    return PackagePlan(context=context, sdist=sdist, digest=digest, version=version)
+    return PackagePlan(context=context, sdist=sdist, digest=digest, version=version, dropped_links=dropped)
 
 
-def upload_package(plan: PackagePlan, *, storage: Any, bucket: str, console: Console | None = None) -> PackageRef:
-    """Put ``plan``'s archive in ``gs://BUCKET/tfcloud/packages/`` unless it is there already (one look-up):
-    its :class:`PackageRef`. ``storage``: a ``google.cloud.storage.Client``."""
-    from google.api_core import exceptions as gexc
+def _without_links(context: BuildContext) -> tuple[list[ContextFile], tuple[str, ...]]:
+    """The context's files with every symlink replaced by a copy of what it points at (a wheel holds no links;
+    the image holds the link and its target, so the job sees the same files): a file link by the file, a
+    directory link by the files under the directory, links through links followed. Links whose target the
+    context leaves out: dropped, named in the second value."""
+    regular = {f.path: f for f in context.files if f.link is None}
+    links = {f.path: posixpath.normpath(posixpath.join(posixpath.dirname(f.path), f.link))
+             for f in context.files if f.link is not None}
+
+    def resolve(path: str, depth: int = 0) -> str:
+        """``path`` with its leading components that are links replaced by their targets (40 levels, as Linux)."""
+        parts = path.split("/")
+        for i in range(1, len(parts) + 1):
+            head = "/".join(parts[:i])
+            if head in links and depth < 40:
+                return resolve("/".join([links[head], *parts[i:]]).strip("/"), depth + 1)
+        return path
+
+    out = dict(regular)
+    dropped: list[str] = []
+    for link in sorted(links):
+        target = resolve(link)
+        if target in regular:
+            out[link] = _copy(regular[target], link)
+            continue
+        inside = [p for p in regular if p.startswith(target + "/")]
+        # files reached through a link inside the linked directory too
+        inside += [p for p in links if p.startswith(target + "/") and resolve(p) in regular]
+        if not inside:
+            dropped.append(link)
+            continue
+        for path in inside:
+            source = regular[resolve(path)]
+            out[link + path[len(target):]] = _copy(source, link + path[len(target):])
+    return [out[p] for p in sorted(out)], tuple(dropped)
+
+
+def _copy(f: ContextFile, path: str) -> ContextFile:
+    return ContextFile(path=path, size=f.size, mode=f.mode, source=f.source, data=f.data)
+
+
+def _check_names(context: BuildContext) -> None:
+    """Every name in the package is UTF-8 text: a wheel's and a tar's names are (a name read from disk that is
+    not holds surrogate escapes)."""
+    for f in context.files:
+        try:
+            f.path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError(
+                "build context", "file names in UTF-8 (a --no-build package stores its names as UTF-8)",
+                f"<{shown(f.path)}>",
+                hint="Rename the file, or keep it out of the job with a line for it in .dockerignore.") from None
+
+
+def _check_requirements(job: PreparedJob) -> None:
+    """A requirement that is a path on this machine (``-e ./mylib``, ``./mylib``, ``file:...``) cannot be installed
+    where the package runs: refused before anything is uploaded, naming the file and line."""
+    from tfcloud.requirements import local_path_requirements
+
+    found = local_path_requirements(job.spec.requirements_txt, job.requirements)
+    if found:
+        text, source = found[0]
+        raise ValidationError(
+            "requirements_txt", "requirements pip can install from an index or a URL where the --no-build package "
+            "runs (not paths on this machine)", f"<{source}: {text!r}>",
+            hint="Put the library's code in the project beside the script (it travels with the job's files and "
+                 "imports from there), or install it from an index or a URL.")
+
+
+def upload_package(plan: PackagePlan, *, storage: Any, bucket: str, console: Console | None = None,
+                   policy: RetryPolicy | None = None) -> PackageRef:
+    """Put ``plan``'s archive in ``gs://BUCKET/tfcloud/packages/`` unless the same bytes are there already: its
+    :class:`PackageRef`. ``storage``: a ``google.cloud.storage.Client``; ``policy``: the retry deadline that bounds
+    every Cloud Storage call together (the look, the upload, the check after it).
+
+    A stored object at the package's name is trusted only when its size and hash match the archive's; a damaged
+    one is replaced (conditionally on its generation). Errors: :class:`ConfigurationError` (no such bucket, no
+    access), :class:`SubmitError` (refused, or still failing at the deadline: nothing was submitted)."""
+    from tfcloud.gcloud import RetryPolicy, StorageDeadline
 
     name = bucket.removeprefix("gs://").strip("/")
     uri = f"gs://{name}/{plan.object_name()}"
-    blob = storage.bucket(name).blob(plan.object_name())
-    try:
-        if blob.exists():
-            _say(console, f"Package {uri} is up to date: nothing to upload.")
-            return PackageRef(uri=uri, module=PACKAGE_MODULE, digest=plan.digest, size=blob.size or 0, uploaded=0)
-    except gexc.NotFound as exc:
-        raise ConfigurationError(f"The staging bucket gs://{name} does not exist.",
-                                 hint=f"Create it (gcloud storage buckets create gs://{name}), or set "
-                                      "TFCLOUD_STAGING_BUCKET to one that does.") from exc
-    except gexc.GoogleAPICallError as exc:
-        raise ConfigurationError(f"Cannot read the staging bucket gs://{name}: {exc.message}") from exc
-    data = plan.data()
-    try:
-        blob.upload_from_string(data, content_type="application/gzip", if_generation_match=0)
-    except gexc.PreconditionFailed:
-        pass  # another submission uploaded the same package a moment ago: same name, same bytes
-    except gexc.NotFound as exc:
-        raise ConfigurationError(f"The staging bucket gs://{name} does not exist.",
-                                 hint=f"Create it (gcloud storage buckets create gs://{name}).") from exc
-    except gexc.GoogleAPICallError as exc:
-        raise SubmitError(f"Uploading the job's package to gs://{name} failed: {exc.message}") from exc
-    _say(console, f"Package {uri} uploaded ({format_size(len(data))}; {plan.context.summary()}).")
-    return PackageRef(uri=uri, module=PACKAGE_MODULE, digest=plan.digest, size=len(data), uploaded=len(data))
+    deadline = StorageDeadline(policy or RetryPolicy(), uri=uri)
+    for line in plan.warnings():
+        _say(console, line)
+    with plan.spool() as (archive_file, archive):
+        blob = storage.bucket(name).blob(plan.object_name())
+        stored = deadline.call(lambda retry, timeout: storage.bucket(name).get_blob(
+            plan.object_name(), retry=retry, timeout=timeout), what=f"Looking for the job's package at {uri}")
+        generation = 0
+        if stored is not None:
+            if archive.matches(stored):
+                _say(console, f"Package {uri} is up to date: nothing to upload.")
+                return PackageRef(uri=uri, module=PACKAGE_MODULE, digest=plan.digest, size=archive.size,
+                                  uploaded=0)
+            generation = int(stored.generation)
+            _say(console, f"Package {uri} is stored but damaged (its size or hash differs from the job's files): "
+                          "uploading it again.")
+        blob.md5_hash = archive.md5  # Cloud Storage checks the bytes it receives against it
+        blob.chunk_size = _CHUNK  # a resumable upload reads one chunk at a time (its default chunk: 100 MiB)
+
+        def upload(retry: Any, timeout: float) -> None:
+            archive_file.seek(0)
+            blob.upload_from_file(archive_file, size=archive.size, content_type="application/gzip",
+                                  if_generation_match=generation, retry=retry, timeout=timeout)
+
+        from google.api_core import exceptions as gexc
+
+        # PreconditionFailed: another submission wrote it a moment ago (or a retry found our own first try's
+        # object): checked below like any other
+        with contextlib.suppress(gexc.PreconditionFailed):
+            deadline.call(upload, what=f"Uploading the job's package to {uri}")
+        stored = deadline.call(lambda retry, timeout: storage.bucket(name).get_blob(
+            plan.object_name(), retry=retry, timeout=timeout), what=f"Checking the job's package at {uri}")
+        if stored is None or not archive.matches(stored):
+            raise SubmitError(f"The job's package at {uri} does not hold what was uploaded (its size or hash "
+                              "differs); nothing was submitted.",
+                              hint=f"Look at it with `gcloud storage objects describe {uri}`, then submit again.")
+    _say(console, f"Package {uri} uploaded ({format_size(archive.size)}; {plan.context.summary()}).")
+    return PackageRef(uri=uri, module=PACKAGE_MODULE, digest=plan.digest, size=archive.size, uploaded=archive.size)
 
 
 def _say(console: Console | None, message: str) -> None:

@@ -114,7 +114,7 @@ def stage_package(job: PreparedJob, settings: Settings, *, console: Console | No
     the staging bucket, uploaded only when that content is not there yet. ``recorder`` marks the ``context``
     stage (the package is made) and the ``push`` stage (it is uploaded)."""
     from tfcloud.errors import ConfigurationError
-    from tfcloud.gcloud import Clients
+    from tfcloud.gcloud import Clients, RetryPolicy
     from tfcloud.package import plan_package, upload_package
 
     if recorder is not None:
@@ -128,7 +128,7 @@ def stage_package(job: PreparedJob, settings: Settings, *, console: Console | No
     clients = Clients(endpoint=settings.emulator_host, region=settings.region)
     try:
         return upload_package(plan, storage=clients.storage(settings.project), bucket=settings.staging_bucket,
-                              console=console)
+                              console=console, policy=RetryPolicy.from_setting(settings.retry_deadline))
     finally:
         clients.close()
 

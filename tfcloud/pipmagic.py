@@ -67,7 +67,20 @@ def parse_pip_install(command: str, *, shown: str, folder: Path, written: Mappin
             break
     reader = _Reader(folder=folder, written=written)
     found = _install_args(rest[:cut], shown, reader)
+    for requirement in found:
+        _refuse_credentials(requirement)
     return PipInstall(requirements=tuple(found), files=tuple(reader.files))
+
+
+def _refuse_credentials(text: str) -> None:
+    """A URL with credentials in the line (``-i https://alice:S3cret@host``), or in a file it reads: the job's
+    requirements go into every image and package, so it is refused, the URL masked (the line is not quoted)."""
+    from tfcloud.secretscan import CREDENTIALS_HINT, url_credentials
+
+    masked = url_credentials(text)
+    if masked is not None:
+        raise PipLineError(f"the `pip install` line names a URL with credentials ({masked}); the job's "
+                           "requirements go into every image and package.", hint=CREDENTIALS_HINT)
 
 
 def _install_args(args: list[str], shown: str, reader: _Reader) -> list[str]:

@@ -292,7 +292,7 @@ def _package_plan(job: PreparedJob, settings: Settings) -> PackagePlanView:
     images, reason = spec.target.package_images(spec, settings)
     return PackagePlanView(
         uri=f"gs://{bucket}/{planned.object_name()}", module=PACKAGE_MODULE,
-        size=len(planned.data()),
+        size=planned.measure().size,  # written to nowhere: never held in memory
         executor_images=images, image_reason=reason,
         context_root=str(ctx.root),
         files=tuple(ContextEntry(path=f.path, size=f.size, generated=f.path in generated) for f in ctx.files),

@@ -14,7 +14,10 @@ job's working directory, each include rewritten to the copy beside it, so that p
 node) reads the same requirements.
 :func:`validate_requirements_file` (called by validation, before anything is built) refuses a file that
 is not UTF-8 text, a line that is neither a requirement, a URL or path, nor one of pip's requirement-file
-options, and an include that does not exist. Editable installs (``-e``) and bare paths
+options, an include that does not exist, and a URL with credentials in it (``--index-url
+https://alice:S3cret@host``, ``-i``, ``--extra-index-url``, ``--find-links``, ``pkg @ https://TOKEN@host/...``,
+in the file or any file it includes: the file travels in every image and package), naming the file and line
+without echoing the secret. Editable installs (``-e``) and bare paths
 or URLs without a name cannot be checked and are listed as unchecked. A requirement's extras are not
 checked, only the distribution itself.
 """
@@ -38,6 +41,7 @@ __all__ = [
     "check_remote_includes",
     "check_requirements",
     "ensure_requirements",
+    "local_path_requirements",
     "parse_requirements_file",
     "validate_requirements_file",
 ]
@@ -180,6 +184,34 @@ def ensure_requirements(requirements_txt: Path | None = None, extra: Sequence[st
     )
 
 
+def _local_path(text: str) -> bool:
+    """Whether a requirement line names a path on this machine: ``./mylib``, ``/opt/x.whl``, ``~/lib``,
+    ``file:...``, ``-e ./mylib``, ``pkg @ file:///...``, a bare ``.`` (not ``name``, a URL or a VCS URL)."""
+    text = text.strip()
+    for option in ("--editable", "-e"):
+        if text.startswith(option):
+            text = text[len(option):].lstrip(" =")
+            break
+    location = text.split(" @ ", 1)[1].strip() if " @ " in text else text
+    location = location.split(" --", 1)[0].split(";", 1)[0].strip()
+    if location.lower().startswith("file:"):
+        return True
+    if "://" in location or location.startswith(("git+", "hg+", "svn+", "bzr+")):
+        return False
+    return location.startswith((".", "/", "~")) or location in (".", "..") or (
+        "/" in location and not location.startswith("-"))
+
+
+def local_path_requirements(requirements_txt: Path | None, extra: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """The requirements (of ``requirements_txt``, its ``-r`` includes, and ``extra``) that name a path on this
+    machine, as ``(line, "file:LINE")``: nothing a Python package installed elsewhere can reach."""
+    items: list[tuple[str, str]] = []
+    if requirements_txt is not None:
+        items.extend(parse_requirements_file(requirements_txt))
+    items.extend((text.strip(), "extra requirement") for text in extra if text.strip())
+    return [(text, source) for text, source in items if not text.startswith("--") and _local_path(text)]
+
+
 def _is_location(text: str) -> bool:
     """A URL, a path or an archive pip installs directly (``./pkg``, ``https://.../x.whl``)."""
     return ("://" in text or text.startswith((".", "/", "~")) or text.endswith((".whl", ".tar.gz", ".zip")))
@@ -191,9 +223,22 @@ def _option(text: str) -> str:
     return words[0] if words else text
 
 
+def _check_credentials(text: str, source: str) -> None:
+    """A URL with credentials in a requirement or a pip option (``--index-url https://alice:S3cret@host``): refused
+    naming the file and line, the URL shown masked (the secret is never echoed)."""
+    from tfcloud.secretscan import CREDENTIALS_HINT, url_credentials
+
+    masked = url_credentials(text)
+    if masked is not None:
+        raise ValidationError("requirements_txt", "requirements and pip options without credentials in their URLs "
+                              "(the file goes into every image and package)", f"<{source}: {masked}>",
+                              hint=CREDENTIALS_HINT)
+
+
 def _check_line(text: str, source: str) -> None:
     from packaging.requirements import InvalidRequirement, Requirement
 
+    _check_credentials(text, source)
     shown = f"<{source}: {text!r}>"
     options = [text] if text.startswith("-") else ["--" + part for part in text.split(" --")[1:]]
     for given in options:
@@ -219,7 +264,10 @@ def validate_requirements_file(path: Path, *, _seen: frozenset[Path] = frozenset
     path = path.resolve()
     if path in _seen:
         return
-    for number, text in _logical_lines(path):
+    lines = list(_logical_lines(path))  # first: a file that is not UTF-8 text is refused as such
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        _check_credentials(raw, f"{path.name}:{number}")  # comments too: the file is copied as it is
+    for number, text in lines:
         source = f"{path.name}:{number}"
         _check_line(text, source)
         if text.startswith(("-r", "--requirement", "-c", "--constraint")):

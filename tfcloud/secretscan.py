@@ -1,5 +1,12 @@
 """Secrets kept out of a build context, by name (:data:`SECRET_PATTERNS`) and by content
-(:func:`sniff_secret`: private keys, JSON keys of any size, token-shaped lines in rc files)."""
+(:func:`sniff_secret`: private keys, JSON keys of any size, token-shaped lines in rc files, URLs with credentials
+in requirements files and pip's configuration).
+
+:func:`url_credentials` finds a URL whose userinfo holds a credential (``https://alice:S3cret@host``,
+``https://TOKEN@host``) and shows it masked, never with the secret: :mod:`tfcloud.requirements` and
+:mod:`tfcloud.pipmagic` refuse such a requirement or pip option before anything is uploaded or built, and the
+context keeps any other requirements file that holds one out of images and packages.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,8 @@ from typing import Any
 
 from tfcloud.gitignore import gitignore_spec
 
-__all__ = ["SECRET_PATTERNS", "SNIFF_SIZE", "secret_reason", "secret_spec", "sniff_secret"]
+__all__ = ["CREDENTIALS_HINT", "SECRET_PATTERNS", "SNIFF_SIZE", "secret_reason", "secret_spec", "sniff_secret",
+           "url_credentials"]
 
 #: Never in a context unless a ``!path`` line in ``.dockerignore`` names it: (gitwildmatch line, what it is).
 SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -105,6 +113,37 @@ _TOKEN_SHAPE = re.compile(
 )
 
 
+#: A URL's userinfo (``scheme://USERINFO@host``): what pip sends as Basic auth to an index or a VCS host.
+_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<userinfo>[^/\s@?#]+)@(?P<host>[^/\s?#]*)",
+                           re.ASCII)
+#: ``${NAME}``: an environment variable pip expands where it runs (pip's "Requirements File Format", "Using
+#: Environment Variables", https://pip.pypa.io/en/stable/reference/requirements-file-format/, read 2026-11-26).
+_ENV_REFERENCE = re.compile(r"\$\{[A-Z0-9_]+\}", re.ASCII)
+#: Files read for URLs with credentials: requirements and constraints files, pip's configuration.
+_PIP_FILES = re.compile(r"(?i)^(?:[^/]*(?:requirements|constraints)[^/]*\.(?:txt|in)|pip\.(?:conf|ini))$")
+#: What to do instead of writing a password into a requirement or a pip option.
+CREDENTIALS_HINT = (
+    "Keep credentials out of requirements and pip options: write the URL without them and let pip find them "
+    "where it runs, with its keyring support (for an Artifact Registry Python repository, "
+    "keyrings.google-artifactregistry-auth uses the job's service account), or with ${VARIABLE} references "
+    "that pip expands from the environment (https://${PIP_USER}:${PIP_PASSWORD}@host/simple), their values "
+    "given to the replicas at runtime, never written into the project.")
+
+
+def url_credentials(text: str) -> str | None:
+    """The first URL in ``text`` whose userinfo holds a credential (a password, or a user name that may be a
+    token), shown as ``scheme://***@host``; None when there is none. ``${VAR}`` references are not credentials,
+    nor a bare user name in an SSH URL (``git+ssh://git@github.com/...``)."""
+    for match in _URL_USERINFO.finditer(text):
+        info = match["userinfo"]
+        if not _ENV_REFERENCE.sub("", info).replace(":", ""):
+            continue  # ${USER}:${PASSWORD}: filled in where pip runs
+        if ":" not in info and match["scheme"].lower().endswith("ssh"):
+            continue  # git+ssh://git@host: the SSH user name, authenticated by a key
+        return f"{match['scheme']}://***@{match['host']}"
+    return None
+
+
 @functools.lru_cache(maxsize=1)
 def secret_spec() -> Any:
     """The deny-list as one gitwildmatch spec (its pattern indexes are :data:`SECRET_PATTERNS`'s)."""
@@ -126,6 +165,10 @@ def sniff_secret(path: Path, size: int) -> str | None:
     """What secret ``path`` holds by its content, or None: a private key or a JSON key in any file up to
     64 kB and in JSON files of any size; token-shaped lines in rc files (``.npmrc``, ``.yarnrc``, ...)."""
     name = path.name
+    if _PIP_FILES.match(name) and 0 < size <= _RC_SNIFF_SIZE:
+        found_url = _pip_file_credentials(path)
+        if found_url is not None:
+            return found_url
     is_json = name.lower().endswith(".json")
     is_rc = bool(_RC_NAMES.match(name))
     if size == 0 or not (size <= SNIFF_SIZE or is_json or (is_rc and size <= _RC_SNIFF_SIZE)):
@@ -154,4 +197,16 @@ def sniff_secret(path: Path, size: int) -> str | None:
                 tail = text[-_OVERLAP:]
     except OSError:
         return None
+    return None
+
+
+def _pip_file_credentials(path: Path) -> str | None:
+    try:
+        text = path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+    for number, line in enumerate(text.splitlines(), start=1):
+        shown = url_credentials(line)
+        if shown is not None:
+            return f"URL with credentials, line {number}: {shown}"
     return None

@@ -158,6 +158,8 @@ _EXPECTED = ("NAME=double:LOW:HIGH[:log], NAME=int:LOW:HIGH[:log], NAME=categori
 
 def _number(text: str, field: str, param: str, *, integer: bool) -> float:
     try:
+        if not text.isascii() or "_" in text:  # int() and float() also take "١٢٣" and "1_0"
+            raise ValueError(text)
         value = int(text) if integer else float(text)
     except ValueError:
         kind = "an integer" if integer else "a number"

@@ -1,7 +1,6 @@
 """The job commands: ``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard`` and ``list``."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -139,8 +138,9 @@ def cancel(
 @app.command()
 def artifacts(
     job: JobArg,
-    download: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        help="Copy them into this directory.", show_default=False)] = None,
+    # text, not a Path: typer turns '' into Path('.'), and an empty --download would write into the current directory
+    download: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Copy them into this directory.", show_default=False, metavar="PATH")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
     ray: RayOpt = None,
 ) -> None:
@@ -151,12 +151,12 @@ def artifacts(
     if download is not None:  # checked before the job is looked up: an unwritable place copies nothing
         from tfcloud.outputs import check_download_dir
 
-        check_download_dir(download)
+        destination = check_download_dir(download)
     with sdk.attached(job, ray_address=ray) as handle:
         base = job_output_dir(handle.info())
     if download is not None:
-        written = download_artifacts(base, download)
-        typer.echo(f"{len(written)} file(s) from {base} in {download}")
+        written = download_artifacts(base, destination)
+        typer.echo(f"{len(written)} file(s) from {base} in {destination}")
         return
     found = list_artifacts(base)
     if json_output:

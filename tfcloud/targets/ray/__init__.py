@@ -34,11 +34,13 @@ def check_address(name: str, value: object) -> str | None:
 def _cpus(name: str, value: object) -> float | None:
     if value is None:
         return None
-    if isinstance(value, str):  # from TFCLOUD_RAY_CPUS or the config files
-        try:
-            value = float(value)
-        except ValueError:
-            raise ValidationError(name, "a number of CPUs > 0 (e.g. 1 or 0.5)", value) from None
+    if isinstance(value, str):  # from TFCLOUD_RAY_CPUS or the config files (ASCII digits only)
+        from tfcloud.digits import ascii_float
+
+        number = ascii_float(value)
+        if number is None:
+            raise ValidationError(name, "a number of CPUs > 0 (e.g. 1 or 0.5)", value)
+        value = number
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 10_000:
         raise ValidationError(name, "a number of CPUs > 0 (e.g. 1 or 0.5)", value)
     return float(value)

@@ -63,11 +63,10 @@ def replica_resources(spec: JobSpec, role: Role, *, num_cpus: float | None = Non
 
 
 def _cpus(value: str) -> float:
-    try:
-        cpus = float(value)
-    except ValueError:
-        cpus = -1.0
-    if not cpus > 0:
+    from tfcloud.digits import ascii_float
+
+    cpus = ascii_float(value)
+    if cpus is None or not cpus > 0:
         raise ValidationError("ray_cpus", "a number of CPUs > 0 (e.g. 1 or 0.5)", value)
     return cpus
 

@@ -219,7 +219,8 @@ class VertexTarget(Target):
             check_region("region", settings.region)
             check_settings(settings)  # the emulator host and staging bucket given here
         _capacity.check_rules(self, region=settings.region if settings is not None else self.region,
-                              staging_bucket=settings.staging_bucket if settings is not None else self.staging_bucket)
+                              staging_bucket=settings.staging_bucket if settings is not None else self.staging_bucket,
+                              project=settings.project if settings is not None else self.project)
 
     def check_job(self, spec: JobSpec, *, intent: str, settings: Settings | None) -> None:
         from tfcloud.targets.vertex.gate import check_google_rules

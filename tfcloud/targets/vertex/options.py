@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tfcloud.digits import is_ascii_digits
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import LazyPattern
 from tfcloud.vertexrules.data import FLEX_START
@@ -73,15 +74,14 @@ _ZONE = r"[a-z]+-[a-z]+[0-9]+-[a-z]"
 _PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+"
 _RESERVATION = LazyPattern(rf"^projects/(?:{_PROJECT})/zones/(?P<zone>{_ZONE})/reservations/{_NAME}$")
 _ZONE_NAME = LazyPattern(rf"^(?P<zone>{_ZONE})/(?P<name>{_NAME})$")
-_PERSISTENT = LazyPattern(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/persistentResources/"
+_PERSISTENT = LazyPattern(rf"^projects/(?P<project>{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/persistentResources/"
                          rf"(?P<id>{_NAME})$")
 _PERSISTENT_ID = LazyPattern(rf"^{_NAME}$")
 _TENSORBOARD = LazyPattern(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/tensorboards/[0-9]+$")
 _EXPERIMENT_NAME = r"[a-z0-9][a-z0-9-]{0,127}"
-_EXPERIMENT = LazyPattern(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/metadataStores/[a-z0-9-]+/"
-                         rf"contexts/{_EXPERIMENT_NAME}$")
+_EXPERIMENT = LazyPattern(rf"^(?P<store>projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/metadataStores/"
+                         rf"[a-z0-9-]+)/contexts/(?P<name>{_EXPERIMENT_NAME})$")
 _SHORT_EXPERIMENT = LazyPattern(rf"^{_EXPERIMENT_NAME}$")
-_DURATION = LazyPattern(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 
 
 class SchedulingStrategy(str, enum.Enum):
@@ -125,18 +125,23 @@ def check_scheduling(value: object, spot: object) -> SchedulingStrategy | None:
 
 
 def _seconds(field: str, value: object, expected: str) -> int:
+    from tfcloud.digits import ascii_int, parse_duration
+
+    seconds: float | None
     if isinstance(value, int) and not isinstance(value, bool):
         seconds = value
-    elif isinstance(value, str) and value.strip().isdigit():
-        seconds = int(value.strip())
-    elif isinstance(value, str) and (match := _DURATION.match(value.strip())) and any(match.groups()):
-        seconds = (int(match["d"] or 0) * 86400 + int(match["h"] or 0) * 3600 + int(match["m"] or 0) * 60
-                   + int(match["s"] or 0))
+    elif isinstance(value, str):  # ASCII digits only: "²".isdigit() is True, and int("²") raises
+        seconds = ascii_int(value)
+        if seconds is None:
+            duration = parse_duration(value.strip(" "))
+            seconds = duration if duration is not None and duration.is_integer() else None  # inf is not
     else:
+        seconds = None
+    if seconds is None:
         raise ValidationError(field, expected, value)
     if not 0 <= seconds <= MAX_WAIT_LIMIT_S:
         raise ValidationError(field, expected, value)
-    return seconds
+    return int(seconds)
 
 
 def check_max_wait(value: object, strategy: SchedulingStrategy | None) -> int | None:
@@ -195,10 +200,12 @@ def expand_reservation(value: str, project: str) -> str:
     return f"projects/{project}/zones/{match['zone']}/reservations/{match['name']}"
 
 
-def check_persistent_resource(value: object, *, region: str | None) -> str | None:
+def check_persistent_resource(value: object, *, region: str | None, project: str | None = None) -> str | None:
     """``persistent_resource``: a PersistentResource's ID (``tfcloud cluster create``), or its full name
-    ``projects/P/locations/REGION/persistentResources/ID`` in the job's region. Returns the ID (the API field is
-    ``persistent_resource_id``; the resource is in the job's project and region)."""
+    ``projects/P/locations/REGION/persistentResources/ID`` in the job's project and region. Returns the ID (the API
+    field is ``persistent_resource_id``: Vertex AI looks for it in the job's own project and region, so a name of
+    another project or region would run the job on a same-named cluster there: refused). A project *number* in
+    the name cannot be told from the job's project id without a call: it is taken as the job's."""
     if value is None:
         return None
     expected = ("a persistent resource ID (1 to 63 lowercase letters, digits or '-', starting with a letter) or "
@@ -213,6 +220,10 @@ def check_persistent_resource(value: object, *, region: str | None) -> str | Non
     if region is not None and match["region"] != region:
         raise ValidationError("persistent_resource", f"a persistent resource in the job's region {region}", value,
                               hint=f"Pass --region {match['region']}.")
+    if project is not None and not match["project"].isdigit() and match["project"] != project:
+        raise ValidationError("persistent_resource", f"a persistent resource in the job's project {project}", value,
+                              hint=f"Pass --project {match['project']}, or a cluster of {project} (a job runs on "
+                                   "a cluster of its own project only).")
     return match["id"]
 
 
@@ -222,8 +233,8 @@ def check_tensorboard(value: object, *, region: str | None) -> str | None:
     if value is None:
         return None
     expected = "a TensorBoard instance: projects/PROJECT/locations/REGION/tensorboards/ID or its numeric ID"
-    if isinstance(value, str) and value.isdigit():
-        return value
+    if is_ascii_digits(value):
+        return str(value)
     match = _TENSORBOARD.match(value) if isinstance(value, str) else None
     if match is None:
         raise ValidationError("tensorboard", expected, value)
@@ -235,7 +246,7 @@ def check_tensorboard(value: object, *, region: str | None) -> str | None:
 
 def expand_tensorboard(value: str, parent: str) -> str:
     """A numeric ID as the instance's full name under ``parent`` (``projects/P/locations/L``)."""
-    return f"{parent}/tensorboards/{value}" if value.isdigit() else value
+    return f"{parent}/tensorboards/{value}" if is_ascii_digits(value) else value
 
 
 def check_experiment(value: object, *, region: str | None) -> str | None:
@@ -258,7 +269,7 @@ def check_experiment(value: object, *, region: str | None) -> str | None:
     return value
 
 
-def check_experiment_run(value: object, experiment: str | None) -> str | None:
+def check_experiment_run(value: object, experiment: str | None, *, region: str | None = None) -> str | None:
     """``experiment_run``: a run's name (or its full context name); only with ``experiment``, the run's
     experiment."""
     if value is None:
@@ -269,6 +280,16 @@ def check_experiment_run(value: object, experiment: str | None) -> str | None:
     expected = "a run name (lowercase letters, digits and '-') or its full context name"
     if not isinstance(value, str) or not (_SHORT_EXPERIMENT.match(value) or _EXPERIMENT.match(value)):
         raise ValidationError("experiment_run", expected, value)
+    run = _EXPERIMENT.match(value)
+    if run is not None and experiment:  # a run's context is "{experiment's context}-{run}", in its metadata store
+        owner = _EXPERIMENT.match(experiment)
+        short = owner["name"] if owner is not None else experiment
+        if not run["name"].startswith(short + "-") or (owner is not None and owner["store"] != run["store"]):
+            raise ValidationError("experiment_run", f"a run of the experiment {short} (its context name starts "
+                                  f"with {short}-)", value, hint="Give the run's own name, or a run of --experiment.")
+        if region is not None and run["region"] != region:
+            raise ValidationError("experiment_run", f"a run in the job's region {region}", value,
+                                  hint=f"Pass --region {run['region']}.")
     return value
 
 
@@ -378,7 +399,8 @@ def option_reservation(name: str, value: object) -> str | None:
 
 
 def option_persistent_resource(name: str, value: object) -> str | None:
-    return check_persistent_resource(value, region=None)
+    check_persistent_resource(value, region=None)
+    return value  # type: ignore[return-value]  # as given: check_rules compares a full name's project and region
 
 
 def option_tensorboard(name: str, value: object) -> str | None:
@@ -393,7 +415,8 @@ def option_experiment_run(name: str, value: object) -> str | None:
     return check_experiment_run(value, "")
 
 
-def check_rules(target: Any, *, region: str | None, staging_bucket: str | None) -> None:
+def check_rules(target: Any, *, region: str | None, staging_bucket: str | None,
+                project: str | None = None) -> None:
     """The rules between a VertexTarget's options (``region``: the job's, from the option or the settings;
     ``staging_bucket``: the settings', which gives a job its output directory when it has none)."""
     strategy = target.scheduling
@@ -404,10 +427,10 @@ def check_rules(target: Any, *, region: str | None, staging_bucket: str | None) 
             f"<max_wait={target.max_wait_s}s with scheduling={strategy.flag if strategy else 'unset'}>",
             hint=f"Add --scheduling {_FLEX}, or leave out --max-wait.")
     check_reservation(target.reservation, region=region)
-    check_persistent_resource(target.persistent_resource, region=region)
+    check_persistent_resource(target.persistent_resource, region=region, project=project)
     check_tensorboard(target.tensorboard, region=region)
     check_experiment(target.experiment, region=region)
-    check_experiment_run(target.experiment_run, target.experiment)
+    check_experiment_run(target.experiment_run, target.experiment, region=region)
     check_capacity(strategy=strategy, reservation=target.reservation,
                    persistent_resource=target.persistent_resource, disable_retries=target.disable_retries,
                    restart_on_worker_restart=target.restart_on_worker_restart, max_restarts=target.max_restarts,
