@@ -33,6 +33,7 @@ NEW_OPTIONS = (
     "dry_run",
     "display_name",
     "env",
+    "secrets",
     "image_repository",
     "context_dir",
     "target_options",

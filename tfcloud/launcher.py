@@ -35,4 +35,5 @@ def render_launcher(spec: JobSpec, *, script: str) -> str:
         script_name=spec.entry_point.name,
         heartbeat_var=HEARTBEAT_VAR,
         beat_interval=f"{BEAT_INTERVAL_S:g}",
+        secrets=bool(spec.secrets),
     )

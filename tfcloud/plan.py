@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from tfcloud.errors import ConfigurationError
 from tfcloud.pipeline import image_repository, prepare
 from tfcloud.settings import Settings
+from tfcloud.secrets import env_warnings
 from tfcloud.spec import EntryPointKind, JobSpec, Strategy
 from tfcloud.strategy import EXPLICIT
 
@@ -189,6 +190,7 @@ class Plan:
             "notes": list(self.notes),
             "warnings": list(self.warnings),
             "labels": dict(self.spec.job_labels),
+            "secrets": dict(self.spec.secrets),
             "sources": {name: dict(source) for name, source in self.sources.items()},
             "endpoint": self.endpoint,
             "image": None if self.image is None else self.image.to_dict(),
@@ -235,7 +237,7 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         launcher = job.launcher.read_text(encoding="utf-8")
         notebook_script = Path(entry.script).read_text(encoding="utf-8") \
             if spec.entry_point_kind is EntryPointKind.NOTEBOOK else None
-        warnings = script_warnings(Path(entry.script), spec, source=notebook_script)
+        warnings = script_warnings(Path(entry.script), spec, source=notebook_script) + env_warnings(spec.env)
         if spec.target.container:
             image = _image_plan(job, settings, notes)
         package = _package_plan(job, settings) if spec.target.packaged else None
@@ -434,6 +436,7 @@ def plan_rows(plan: Plan) -> list[tuple[str, str]]:
             ("Script args", json.dumps(list(plan.args)) if plan.args else "(none)")]
     if spec.job_labels:
         rows.append(("Labels", ", ".join(f"{k}={v}" for k, v in spec.job_labels.items())))
+    rows += [("Secret", f"{name} from {ref}") for name, ref in plan.spec.secrets.items()]
     rows += [("Requirement", r) for r in plan.requirements]
     if plan.endpoint:
         rows.append(("Runs on", plan.endpoint))

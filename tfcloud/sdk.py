@@ -108,6 +108,7 @@ class JobOptions(TypedDict, total=False):
     region: str | None
     display_name: str | None
     env: Mapping[str, str] | None
+    secrets: Mapping[str, str] | None
     emulator_host: str | None
     image_repository: str | None
     staging_bucket: str | None
@@ -586,7 +587,7 @@ def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
             flags += ["--strategy", strategy or "none"]
     if options.get("requirements_txt"):
         flags += ["-r", str(options["requirements_txt"])]
-    for key, flag in (("env", "--env"), ("job_labels", "--label"), ("target_options", "-o")):
+    for key, flag in (("env", "--env"), ("secrets", "--secret"), ("job_labels", "--label"), ("target_options", "-o")):
         value = options.get(key)
         if isinstance(value, Mapping):
             for name, text in value.items():

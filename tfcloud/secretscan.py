@@ -17,8 +17,8 @@ from typing import Any
 
 from tfcloud.gitignore import gitignore_spec
 
-__all__ = ["CREDENTIALS_HINT", "SECRET_PATTERNS", "SNIFF_SIZE", "secret_reason", "secret_spec", "sniff_secret",
-           "url_credentials"]
+__all__ = ["CREDENTIALS_HINT", "SECRET_PATTERNS", "SNIFF_SIZE", "looks_like_credential", "secret_reason",
+           "secret_spec", "sniff_secret", "url_credentials"]
 
 #: Never in a context unless a ``!path`` line in ``.dockerignore`` names it: (gitwildmatch line, what it is).
 SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -209,4 +209,19 @@ def _pip_file_credentials(path: Path) -> str | None:
         shown = url_credentials(line)
         if shown is not None:
             return f"URL with credentials, line {number}: {shown}"
+    return None
+
+
+def looks_like_credential(value: str) -> str | None:
+    """What credential a string value (an ``--env`` variable's) looks like, or None: a token with a known shape,
+    a private key, a JSON key, or a URL with credentials."""
+    data = value.encode("utf-8", "replace")
+    if _PRIVATE_KEY.search(data):
+        return "a private key"
+    if _TOKEN_SHAPE.search(data):
+        return "a token"
+    if any(all(m.search(data) for m in needed) for _, needed in _JSON_KEYS):
+        return "a JSON key"
+    if url_credentials(value) is not None:
+        return "a URL with credentials"
     return None

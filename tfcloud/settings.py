@@ -83,6 +83,7 @@ JOB_DEFAULTS: Mapping[str, tuple[str, str]] = {
     "requirements": ("requirements_txt", _PATH),
     "labels": ("job_labels", _PAIRS),
     "env": ("env", _PAIRS),
+    "secrets": ("secrets", _PAIRS),
 }
 #: An option's type -> the kind of value its setting holds (target options: :func:`target_defaults`).
 _KIND_OF = {bool: _FLAG, int: _COUNT, float: _TEXT, str: _TEXT}

@@ -109,6 +109,8 @@ class JobSpec:
     display_name: str
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     context_dir: Path | None = None  # the image's build context (default: the entry point's directory)
+    #: ``--secret``: NAME -> a reference to its value (tfcloud.secrets); the value itself is never here.
+    secrets: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def pool(self, role: Role) -> PoolSpec | None:
         for p in self.pools:

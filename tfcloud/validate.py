@@ -7,6 +7,7 @@ The checks include every one tensorflow-cloud makes, plus parameter-server rules
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,12 +17,15 @@ from typing import TYPE_CHECKING
 from tfcloud.errors import ConfigurationError, UnsupportedOptionError, ValidationError
 from tfcloud.jobids import validate_job_id
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
+from tfcloud.secrets import env_warnings, parse_secrets, secret_env
 from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role
 from tfcloud.strategy import choose_strategy, parse_strategy
 from tfcloud.targets._base import refuse_control as check_text
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
+
+logger = logging.getLogger("tfcloud")
 
 __all__ = [
     "MAX_LABELS",
@@ -51,7 +55,8 @@ MAX_ARG_LENGTH = 100_000  # one script argument; Linux refuses a single argument
 MAX_ENV_TOTAL = 1_000_000  # every --env variable together; Linux's ARG_MAX (2 MiB) also holds the arguments
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: What tfcloud sets in every replica (TFCLOUD_AUTO_CHECKPOINT, TFCLOUD_LOGICAL_CPUS... are the user's to set).
-_RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT")
+_RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT",
+                 "TFCLOUD_SECRETS")
 # Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@sha256:digest].
 # Lowercase registry hosts only: Docker's grammar allows `LOCALHOST:5000/x`, but the engine then takes
 # `UPPER/x`'s first part for a host, and registries and Artifact Registry are named in lowercase; refused here
@@ -416,6 +421,7 @@ def build_spec(
     evaluator_count: object = 0,
     display_name: object = None,
     env: object = None,
+    secrets: object = None,
     context_dir: object = None,
     image_repository: object = None,
     target: object = "local",
@@ -486,6 +492,11 @@ def build_spec(
     docker = _docker_config(docker_config)
     labels = validate_labels(job_labels)
     environment = _env(env)
+    secret_refs = parse_secrets(secrets, local_sources=where.local_sources, target=where.name, env=environment)
+    if intent != "plan":
+        for warning in env_warnings(environment):
+            logger.warning(warning)
+    environment = MappingProxyType({**environment, **secret_env(secret_refs)})
     context = _context_dir(context_dir, entry)
     if requirements is not None and intent != "plan":  # a plan reaches no network
         from tfcloud.requirements import check_remote_includes
@@ -513,6 +524,7 @@ def build_spec(
         display_name=name,
         env=environment,
         context_dir=context,
+        secrets=secret_refs,
     )
     if settings is not None:  # as the target reaches Google (its own --staging-bucket over a file's)
         check_settings(where.settings_for(settings))

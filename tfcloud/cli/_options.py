@@ -64,13 +64,18 @@ LabelOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
     "--label", help="A job label KEY=VALUE (repeatable).", show_default=False)]
 EnvOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
     "--env", help="An environment variable NAME=VALUE for every replica (repeatable).", show_default=False)]
+SecretOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+    "--secret", metavar="NAME=REF", help="A secret every replica gets as the variable NAME, by reference only: "
+    "projects/P/secrets/S/versions/V (Secret Manager), or env:VAR / file:PATH (local, Ray). Repeatable.",
+    show_default=False)]
 
 
 #: CLI parameter -> the job option it sets, for those the environment and config files can default
 #: (tfcloud.settings.JOB_DEFAULTS): left out of the SDK call unless given on the command line.
 DEFAULTABLE = {"worker_count": "worker_count", "ps_count": "ps_count", "chief_config": "chief_config",
                "worker_config": "worker_config", "ps_config": "ps_config", "strategy": "distribution_strategy",
-               "requirements": "requirements_txt", "label": "job_labels", "env": "env"}
+               "requirements": "requirements_txt", "label": "job_labels", "env": "env",
+               "secret": "secrets"}
 
 
 def leave_defaults(ctx: typer.Context, options: Any) -> Any:

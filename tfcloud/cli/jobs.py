@@ -23,6 +23,7 @@ from tfcloud.cli._options import (
     PsCountOpt,
     RegionOpt,
     RequirementsOpt,
+    SecretOpt,
     StrategyOpt,
     TargetOpt,
     TargetOptionOpt,
@@ -69,6 +70,7 @@ def submit(
     requirements: RequirementsOpt = None,
     label: LabelOpt = None,
     env: EnvOpt = None,
+    secret: SecretOpt = None,
     image: ImageOpt = None,
     parent_image: ParentImageOpt = None,
     cache_from: CacheFromOpt = None,
@@ -104,6 +106,7 @@ def submit(
         "worker_config": machine(worker_config, "worker_config"), "worker_count": worker_count,
         "ps_config": machine(ps_config, "ps_config"), "ps_count": ps_count, "evaluator_count": int(evaluator),
         "entry_point_args": list(args or []), "job_labels": pairs(label, "--label"), "env": pairs(env, "--env"),
+        "secrets": pairs(secret, "--secret"),
         "target": chosen, "display_name": display_name, "context_dir": context,
         **given_target_options(ctx, target_options, target=chosen, plugin_options=target_option),  # type: ignore[typeddict-item]
     }

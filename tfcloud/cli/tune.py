@@ -20,6 +20,7 @@ from tfcloud.cli._options import (
     ParentImageOpt,
     PsCountOpt,
     RequirementsOpt,
+    SecretOpt,
     StrategyOpt,
     TargetOpt,
     TargetOptionOpt,
@@ -74,6 +75,7 @@ def tune(
     requirements: RequirementsOpt = None,
     label: LabelOpt = None,
     env: EnvOpt = None,
+    secret: SecretOpt = None,
     image: ImageOpt = None,
     parent_image: ParentImageOpt = None,
     image_build_bucket: BuildBucketOpt = None,
@@ -101,7 +103,7 @@ def tune(
         "distribution_strategy": strategy_value(strategy), "chief_config": machine(chief_config, "chief_config"),
         "worker_config": machine(worker_config, "worker_config"), "worker_count": worker_count,
         "ps_count": ps_count, "entry_point_args": list(args or []), "job_labels": pairs(label, "--label"),
-        "env": pairs(env, "--env"), "target": chosen, "context_dir": context,
+        "env": pairs(env, "--env"), "secrets": pairs(secret, "--secret"), "target": chosen, "context_dir": context,
         **given_target_options(ctx, target_options, target=chosen, plugin_options=target_option),  # type: ignore[typeddict-item]
     }
     if strategy == "auto":

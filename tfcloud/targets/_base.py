@@ -248,6 +248,9 @@ class Target:
     #: ``"module:Class"`` of its backend (:class:`tfcloud.backends.base.Backend`), built as
     #: ``Class(target=<this value>, settings=<Settings>)``.
     backend: ClassVar[str]
+    #: Whether its replicas can read ``env:`` and ``file:`` secret sources (``--secret``): they run where tfcloud
+    #: runs, or on machines the user set up. False: Secret Manager versions only (:mod:`tfcloud.secrets`).
+    local_sources: ClassVar[bool] = False
     #: ``"module:Class"`` of its tuner (see :mod:`tfcloud.sdk`'s ``tune``), or None: it runs no studies.
     tuner: ClassVar[str | None] = None
     @property

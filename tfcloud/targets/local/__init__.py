@@ -35,6 +35,7 @@ class LocalTarget(Target):
     """
 
     name: ClassVar[str] = "local"
+    local_sources: ClassVar[bool] = True  # replicas run here: env: and file: secrets are read here
     title: ClassVar[str] = "Local"
     options: ClassVar[tuple[Option, ...]] = (
         Option(name="container", type=bool, field="use_container",

@@ -82,6 +82,7 @@ class RayTarget(Target):
     """
 
     name: ClassVar[str] = "ray"
+    local_sources: ClassVar[bool] = True  # the user runs the nodes: env: and file: sources are theirs
     title: ClassVar[str] = "Ray"
     options: ClassVar[tuple[Option, ...]] = (
         Option(name="ray_address", flag="--ray", setting="ray_address", field="address", check=check_address,
