@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ConfigurationError
 from tfcloud.pipeline import image_repository, prepare
-from tfcloud.settings import Settings
 from tfcloud.secrets import env_warnings
+from tfcloud.settings import Settings
 from tfcloud.spec import EntryPointKind, JobSpec, Strategy
 from tfcloud.strategy import EXPLICIT
 
@@ -252,7 +252,7 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
     notes += spec.target.notes(spec)
     if spec.strategy is Strategy.PARAMETER_SERVER:
         notes.append("Under ParameterServerStrategy, model.fit needs steps_per_epoch.")
-    requirements = list(entry.requirements)
+    requirements = list(job.requirements)
     if spec.requirements_txt is not None:
         requirements.insert(0, f"-r {spec.requirements_txt}")
     return Plan(

@@ -27,7 +27,6 @@ a number or ``latest``: version aliases are refused here (the reading that refus
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,7 +34,8 @@ from types import MappingProxyType
 
 from tfcloud.errors import ValidationError
 
-__all__ = ["SECRETS_VAR", "env_warnings", "parse_secrets", "secret_env"]
+__all__ = ["SECRETS_VAR", "SECRET_MANAGER_REQUIREMENT", "env_warnings", "parse_secrets", "secret_env",
+           "secret_requirements"]
 
 #: The replica's variable that holds the references (JSON: NAME -> reference).
 SECRETS_VAR = "TFCLOUD_SECRETS"
@@ -140,20 +140,12 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
     return out
 
 
-def reference_kinds(secrets: Mapping[str, str]) -> set[str]:
-    """``{"secretmanager", "env", "file"}``: the kinds of source ``secrets`` use."""
-    return {"secretmanager" if SECRET_MANAGER_REF.match(ref) else ref.partition(":")[0] for ref in secrets.values()}
+#: What a replica that reads Secret Manager needs in its image or package (the prebuilt images lack it).
+SECRET_MANAGER_REQUIREMENT = "google-cloud-secret-manager>=2.20"
 
 
-def resolved(secrets: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Each ``env:``/``file:`` secret's value where tfcloud runs (for a replica that does not inherit tfcloud's
-    environment, a local container); Secret Manager references are left to the replica."""
-    environ = os.environ if environ is None else environ
-    out = {}
-    for name, ref in secrets.items():
-        kind, _, rest = ref.partition(":")
-        if kind == "env" and rest in environ:
-            out[name] = environ[rest]
-        elif kind == "file":
-            out[name] = Path(rest).read_text(encoding="utf-8").rstrip("\n")
-    return out
+def secret_requirements(secrets: Mapping[str, str]) -> tuple[str, ...]:
+    """The requirements a job's image or package gets for ``secrets``: the Secret Manager client if one is read."""
+    if any(SECRET_MANAGER_REF.match(ref) for ref in secrets.values()):
+        return (SECRET_MANAGER_REQUIREMENT,)
+    return ()

@@ -135,6 +135,7 @@ class Emulator:
         from tfcloud.emulator.packages import PackageInstaller
         from tfcloud.emulator.persistent import PersistentResourceService
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
+        from tfcloud.emulator.secrets import secret_manager_handlers
         from tfcloud.emulator.storage import StorageEmulator
         from tfcloud.emulator.tuning import TuningService
 
@@ -176,6 +177,7 @@ class Emulator:
                             self.faults),
         ))
         operations_pb2_grpc.add_OperationsServicer_to_server(operations, server)
+        server.add_generic_rpc_handlers(secret_manager_handlers(self.faults, project_ids))
         port = server.add_insecure_port(f"127.0.0.1:{self._port}")
         server.start()
         self._server = server
@@ -287,6 +289,15 @@ class Emulator:
         )
 
         return LoggingServiceV2Client(transport=LoggingServiceV2GrpcTransport(channel=self.channel()))
+
+    def secret_client(self) -> Any:
+        """``secretmanager_v1.SecretManagerServiceClient`` on the emulator's channel (tfcloud[cloud])."""
+        from google.cloud.secretmanager_v1 import SecretManagerServiceClient
+        from google.cloud.secretmanager_v1.services.secret_manager_service.transports.grpc import (
+            SecretManagerServiceGrpcTransport,
+        )
+
+        return SecretManagerServiceClient(transport=SecretManagerServiceGrpcTransport(channel=self.channel()))
 
     def storage_client(self) -> Any:
         """``google.cloud.storage.Client`` bound to the storage emulator. Close with ``client.close()``."""

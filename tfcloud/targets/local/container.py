@@ -50,6 +50,13 @@ def main(argv: list[str]) -> int:
     env.update(next(r["env"] for r in job["replicas"] if r["name"] == replica))
     env.update({"TFCLOUD_REPLICA": replica, "TFCLOUD_ATTEMPT": attempt, "PYTHONUNBUFFERED": "1"})
     mounts = list(config.get("mounts", []))
+    secret_files = []
+    for ref in json.loads(env.get("TFCLOUD_SECRETS") or "{}").values():  # --secret env:VAR / file:PATH, by reference
+        kind, _, source = ref.partition(":")
+        if kind == "env" and source in os.environ:
+            env.setdefault(source, os.environ[source])  # the launcher reads it in the container
+        elif kind == "file":
+            secret_files.append(source)  # mounted read-only at the same path
     heartbeat = os.environ.get("TFCLOUD_HEARTBEAT_FILE")
     if heartbeat:
         env["TFCLOUD_HEARTBEAT_FILE"] = heartbeat
@@ -71,7 +78,8 @@ def main(argv: list[str]) -> int:
         container = client.containers.run(
             config["image"], command=list(job["args"]) or None, environment=env, network_mode="host",
             detach=True, name=name,
-            volumes={path: {"bind": path, "mode": "rw"} for path in mounts})
+            volumes={**{path: {"bind": path, "mode": "rw"} for path in mounts},
+                     **{path: {"bind": path, "mode": "ro"} for path in secret_files}})
         pumps = [threading.Thread(target=_copy, args=(container, "stdout", sys.stdout.buffer), daemon=True),
                  threading.Thread(target=_copy, args=(container, "stderr", sys.stderr.buffer), daemon=True)]
         for pump in pumps:

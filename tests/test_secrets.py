@@ -1,0 +1,192 @@
+"""`--secret NAME=REF`: a secret reaches the replica as the variable NAME, by reference only. The value is in no
+request, plan, job record or shown log (each test greps for it), and what the replica prints of it is masked.
+Local jobs run real processes; Vertex AI jobs run on the emulator (--no-build: its replicas are local processes
+that read the emulator's Secret Manager over gRPC with the real client). Plain Python replicas: no TensorFlow."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tfcloud.cli import main
+
+VALUE = "s3cr3t-VALUE-7f9a2c"
+DIGEST = hashlib.sha256(VALUE.encode()).hexdigest()
+SCRIPT = """
+import hashlib, os, sys
+value = os.environ["API_TOKEN"]
+print("token:", value)
+print("digest", hashlib.sha256(value.encode()).hexdigest())
+sys.stderr.write("again " + value + "\\n")
+"""
+
+
+def _nowhere(root: Path, text: str) -> list[str]:
+    """Files under ``root`` whose bytes contain ``text``."""
+    found = []
+    for path in root.rglob("*"):
+        if path.is_file():
+            try:
+                if text.encode() in path.read_bytes():
+                    found.append(str(path))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "train.py").write_text(SCRIPT)
+    return root
+
+
+# --- the gate -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("ref", "expected"), [
+    ("projects/p/secrets/s/versions/1", "Invalid `secrets"),  # "p" is no project id
+    ("projects/my-project/secrets/s/versions/alias", "Invalid `secrets"),
+    ("hunter2-plain-value", "<19 characters>"),  # a value pasted by mistake is not echoed
+    ("env:", "Invalid `secrets"),
+])
+def test_a_bad_reference_is_refused_before_anything_runs(project: Path, ref: str, expected: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["submit", str(project / "train.py"), "--strategy", "none", "--secret", f"API_TOKEN={ref}"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert expected in err
+    assert "hunter2" not in err
+    assert "Traceback" not in err
+
+
+def test_vertex_takes_secret_manager_versions_only(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["submit", str(project / "train.py"), "--vertex", "--project", "my-project", "--dry-run",
+                 "--secret", "API_TOKEN=env:HOME"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Secret Manager version" in err and "on vertex" in err
+    assert "roles/secretmanager.secretAccessor" in err
+
+
+def test_a_secret_name_that_env_sets_too_is_refused(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["submit", str(project / "train.py"), "--dry-run", "--env", "API_TOKEN=x",
+                 "--secret", "API_TOKEN=env:HOME"])
+    assert code == 2
+    assert "a name that --env does not set too" in capsys.readouterr().err
+
+
+def test_an_env_value_that_looks_like_a_credential_gets_a_warning(project: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    code = main(["submit", str(project / "train.py"), "--dry-run", "--json", "--strategy", "none",
+                 "--env", f"GH={token}", "--env", "EPOCHS=5"])
+    out = capsys.readouterr().out
+    assert code == 0
+    warnings = json.loads(out)["warnings"]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("--env GH looks like a token") and "--secret GH=env:GH" in warnings[0]
+    assert token not in warnings[0]
+
+
+# --- local ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("source", ["env", "file"])
+def test_a_secret_reaches_a_local_replica_and_its_value_stays_out_of_everything(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        source: str) -> None:
+    if source == "env":
+        monkeypatch.setenv("MY_TOKEN_SOURCE", VALUE)
+        ref = "env:MY_TOKEN_SOURCE"
+    else:
+        secret_file = tmp_path / "token.txt"
+        secret_file.write_text(VALUE + "\n")
+        ref = f"file:{secret_file}"
+    argv = ["submit", str(project / "train.py"), "--strategy", "none", "--secret", f"API_TOKEN={ref}"]
+
+    assert main([*argv, "--dry-run", "--json"]) == 0
+    plan = capsys.readouterr().out
+    assert json.loads(plan)["secrets"] == {"API_TOKEN": ref}
+    assert VALUE not in plan
+
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-2000:]
+    assert f"digest {DIGEST}" in captured.out  # the replica had the value
+    assert "token: ****" in captured.out and "again ****" in captured.out
+    assert VALUE not in captured.out + captured.err
+    home = Path(os.environ["TFCLOUD_HOME"])
+    assert _nowhere(home, VALUE) == []  # job.json, status, logs, timelines
+    assert _nowhere(project, VALUE) == []
+
+
+# --- Vertex AI, on the emulator -----------------------------------------------------------------------------------
+BUCKET = "secrets-staging"
+PROJECT = "tfcloud-secrets"
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI path needs tfcloud[cloud]")
+    pytest.importorskip("google.cloud.secretmanager_v1", reason="Secret Manager needs tfcloud[cloud]")
+    pytest.importorskip("gcp_storage_emulator", reason="the storage emulator needs tfcloud[emulator]")
+    from tfcloud.emulator import Emulator
+
+    with Emulator(project=PROJECT, local_output_root=tmp_path_factory.mktemp("outputs")) as running:
+        storage = running.storage_client()
+        try:
+            storage.create_bucket(BUCKET)
+        finally:
+            storage.close()
+        secrets = running.secret_client()
+        try:
+            secrets.create_secret(parent=f"projects/{PROJECT}", secret_id="api-token", secret={})
+            secrets.add_secret_version(parent=f"projects/{PROJECT}/secrets/api-token",
+                                       payload={"data": VALUE.encode()})
+        finally:
+            secrets.transport.close()
+        yield running
+
+
+@pytest.mark.emulator
+def test_a_secret_reaches_a_vertex_replica_through_secret_manager_and_nothing_holds_its_value(
+        emulator: object, project: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for key, value in emulator.settings.env.items():  # type: ignore[attr-defined]
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", BUCKET)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    ref = f"projects/{PROJECT}/secrets/api-token/versions/latest"
+    argv = ["submit", str(project / "train.py"), "--vertex", "--project", PROJECT, "--no-build",
+            "--chief-config", "CPU", "--strategy", "none", "--secret", f"API_TOKEN={ref}"]
+
+    assert main([*argv, "--dry-run", "--json"]) == 0
+    plan = capsys.readouterr().out
+    assert json.loads(plan)["secrets"] == {"API_TOKEN": ref}
+    assert "google-cloud-secret-manager>=2.20" in json.loads(plan)["requirements"]
+    assert VALUE not in plan
+
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:] + captured.out[-3000:]
+    assert f"digest {DIGEST}" in captured.out
+    assert "token: ****" in captured.out
+    assert VALUE not in captured.out + captured.err
+
+    jobs = emulator.job_client()  # type: ignore[attr-defined]
+    try:
+        listed = list(jobs.list_custom_jobs(parent=f"projects/{PROJECT}/locations/us-central1"))
+    finally:
+        jobs.transport.close()
+    assert listed
+    request = type(listed[0]).to_json(listed[0])
+    assert ref in request  # the reference travels in the request...
+    assert VALUE not in request  # ...never the value
+    job_id = listed[0].name.rsplit("/", 1)[-1]
+    assert main(["logs", job_id]) == 0
+    shown = capsys.readouterr()
+    assert "token: ****" in shown.out and VALUE not in shown.out + shown.err
+    assert _nowhere(Path(os.environ["TFCLOUD_HOME"]), VALUE) == []
