@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from tfcloud.api import remote, run
     from tfcloud.backends.base import JobHandle, JobInfo, LogLine, ReplicaInfo
+    from tfcloud.datamount import data
     from tfcloud.errors import (
         BuildError,
         ConfigurationError,
@@ -76,6 +77,7 @@ __all__ = [
     "__version__",
     "attach",
     "build",
+    "data",
     "list_jobs",
     "remote",
     "report",

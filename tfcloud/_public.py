@@ -17,4 +17,5 @@ PUBLIC = {
     "LocalTarget": "tfcloud.targets.local", "VertexTarget": "tfcloud.targets.vertex",
     "RayTarget": "tfcloud.targets.ray", "Target": "tfcloud.targets", "Option": "tfcloud.targets",
     "ui": "tfcloud.ui",
+    "data": "tfcloud.datamount",
 }

@@ -34,6 +34,7 @@ NEW_OPTIONS = (
     "display_name",
     "env",
     "secrets",
+    "data",
     "image_repository",
     "context_dir",
     "target_options",

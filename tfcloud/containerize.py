@@ -22,6 +22,7 @@ from tfcloud._public import PUBLIC
 from tfcloud.artifacts import ImageRef, PreparedJob, script_beside_launcher
 from tfcloud.builders import Builder
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, collect_context
+from tfcloud.datasets import data_excludes
 from tfcloud.dockerfile import (
     DOCKERFILE_PATH,
     REQUIREMENTS_DIR,
@@ -213,7 +214,7 @@ def plan_image(
     dockerfile = render_dockerfile(base_image=base_image, requirements=bool(requirements), tf_keras=tf_keras,
                                    tensorflow_tpu=tpu_tf)
     generated[DOCKERFILE_PATH] = dockerfile.encode()
-    context = collect_context(root, generated=generated)
+    context = collect_context(root, generated=generated, exclude=data_excludes(spec.data, root))
     digest = content_digest(context, dockerfile=dockerfile, base_image=base_image, build_args=build_args)
     if spec.docker_config.image:
         repo, tag = split_image(spec.docker_config.image)

@@ -310,10 +310,13 @@ def collect_context(
     *,
     generated: Mapping[str, bytes] = {},
     executable: Iterable[str] = (),
+    exclude: Iterable[str] = (),
 ) -> BuildContext:
     """The build context for ``root``: its files minus excludes and secrets, plus ``generated`` files.
 
-    ``generated`` maps relative POSIX paths to contents; ``executable`` names generated paths to mark 0o755.
+    ``generated`` maps relative POSIX paths to contents; ``executable`` names generated paths to mark 0o755;
+    ``exclude`` names relative POSIX paths left out whatever the ignore files say (``--data`` directories,
+    shipped apart: :func:`tfcloud.datasets.data_excludes`).
     Raises :class:`ValidationError` for a ``.dockerignore`` line that is not a valid pattern.
     """
     root = Path(root)
@@ -329,6 +332,7 @@ def collect_context(
     deny = secret_spec()
     secret_reasons = [r for _, r in SECRET_PATTERNS]
 
+    left_out = frozenset(exclude)
     files: dict[str, ContextFile] = {}
     secrets: list[ExcludedSecret] = []
     let_in: list[ExcludedSecret] = []
@@ -378,6 +382,8 @@ def collect_context(
             ) from None
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if rel in left_out:
+                continue
             path = Path(entry.path)
             if entry.is_symlink():
                 target = Path(os.path.realpath(path))

@@ -36,4 +36,5 @@ def render_launcher(spec: JobSpec, *, script: str) -> str:
         heartbeat_var=HEARTBEAT_VAR,
         beat_interval=f"{BEAT_INTERVAL_S:g}",
         secrets=bool(spec.secrets),
+        data=bool(spec.data),
     )

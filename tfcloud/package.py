@@ -43,6 +43,7 @@ from typing import IO, TYPE_CHECKING, Any
 from tfcloud._version import __version__
 from tfcloud.artifacts import PackageRef, PreparedJob
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, ContextFile, collect_context, format_size, shown
+from tfcloud.datasets import data_excludes
 from tfcloud.dockerfile import REQUIREMENTS_PATH, TFCLOUD_PYTHON_DIR, tf_keras_requirement
 from tfcloud.errors import SubmitError, ValidationError
 from tfcloud.launcher import LAUNCHER_NAME
@@ -185,7 +186,7 @@ def plan_package(job: PreparedJob, *, context_dir: Path | None = None,
 
     root = Path(context_dir or job.workdir).resolve()
     _check_requirements(job)
-    context = collect_context(root, generated=generated_files(job, root))
+    context = collect_context(root, generated=generated_files(job, root), exclude=data_excludes(job.spec.data, root))
     _check_names(context)
     tf_keras = tf_keras_requirement(tensorflow_version) if job.spec.strategy.needs_tf_keras else None
     start = _start_module(tf_keras)

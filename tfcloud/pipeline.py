@@ -12,9 +12,11 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from tfcloud.artifacts import PreparedJob, launcher_script_path
+from tfcloud.errors import ConfigurationError
 from tfcloud.launcher import LAUNCHER_NAME, render_launcher
 from tfcloud.secrets import secret_requirements
 from tfcloud.settings import Settings
@@ -135,6 +137,37 @@ def stage_package(job: PreparedJob, settings: Settings, *, console: Console | No
         clients.close()
 
 
+def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None = None) -> PreparedJob:
+    """The data stage (``--data``, :mod:`tfcloud.datasets`): each local data set shipped to the target's data
+    store (not for a target that reads them in place), and each data set's ``TFCLOUD_DATA_<NAME>`` added to the
+    job's environment."""
+    from tfcloud.datasets import stage_data as ship
+
+    spec = job.spec
+    if spec.target.data_in_place:
+        env = {d.var: d.source for d in spec.data}
+    else:
+        target_settings = spec.target.settings_for(settings)
+        store = spec.target.data_store(target_settings)
+        local = [d for d in spec.data if not d.remote]
+        if local and store is None:
+            raise ConfigurationError(f"--data on {spec.target.name} ships the data to a store: none is set.",
+                                     hint="Vertex AI: set --staging-bucket; Ray: --output-dir.")
+        storage = None
+        clients = None
+        if local and store is not None and store.startswith("gs://"):
+            from tfcloud.gcloud import Clients
+
+            clients = Clients(endpoint=target_settings.emulator_host, region=target_settings.region)
+            storage = clients.storage(target_settings.project or "tfcloud")
+        try:
+            env, _ = ship(spec.data, store or "", storage=storage, console=console)
+        finally:
+            if clients is not None:
+                clients.close()
+    return replace(job, spec=replace(spec, env=MappingProxyType({**spec.env, **env})))
+
+
 def _repository(spec: JobSpec, settings: Settings) -> str:
     from tfcloud.errors import ConfigurationError
 
@@ -157,6 +190,8 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
     (the stages themselves print nothing else); ``recorder`` marks each stage as it begins (tfcloud.timeline)."""
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
+        if spec.data:  # first: data never waits for a build, and a bad store fails before one
+            job = stage_data(job, settings, console=console)
         if spec.target.container:
             # A local --container job's image goes into the local engine only (not pushed).
             pushed = spec.target.pushes_image

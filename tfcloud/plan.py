@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tfcloud.datasets import describe
 from tfcloud.errors import ConfigurationError
 from tfcloud.pipeline import image_repository, prepare
 from tfcloud.secrets import env_warnings
@@ -146,6 +147,7 @@ class Plan:
     #: at tfcloud's default is not listed
     sources: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    data: tuple[Mapping[str, object], ...] = ()  # --data: each data set, and what submitting uploads
     endpoint: str = ""
     image: ImagePlan | None = None
     package: PackagePlanView | None = None  # --no-build: the package instead of an image
@@ -191,6 +193,7 @@ class Plan:
             "warnings": list(self.warnings),
             "labels": dict(self.spec.job_labels),
             "secrets": dict(self.spec.secrets),
+            "data": [dict(d) for d in self.data],
             "sources": {name: dict(source) for name, source in self.sources.items()},
             "endpoint": self.endpoint,
             "image": None if self.image is None else self.image.to_dict(),
@@ -265,6 +268,8 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         requirements=tuple(requirements),
         notes=tuple(notes),
         warnings=tuple(warnings),
+        data=tuple(describe(spec.data, in_place=spec.target.data_in_place,
+                            store=spec.target.data_store(spec.target.settings_for(settings)))),
         endpoint=_endpoint(spec, settings),
         image=image,
         package=package,
@@ -437,6 +442,11 @@ def plan_rows(plan: Plan) -> list[tuple[str, str]]:
     if spec.job_labels:
         rows.append(("Labels", ", ".join(f"{k}={v}" for k, v in spec.job_labels.items())))
     rows += [("Secret", f"{name} from {ref}") for name, ref in plan.spec.secrets.items()]
+    from tfcloud.context import format_size
+
+    for d in plan.data:
+        size = "" if d["files"] is None else f": {d['files']} files, {format_size(int(str(d['size'])))}"
+        rows.append(("Data", f"{d['name']} = {d['source']}{size} (${d['variable']}); uploads {d['upload']}"))
     rows += [("Requirement", r) for r in plan.requirements]
     if plan.endpoint:
         rows.append(("Runs on", plan.endpoint))

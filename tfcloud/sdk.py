@@ -109,6 +109,7 @@ class JobOptions(TypedDict, total=False):
     display_name: str | None
     env: Mapping[str, str] | None
     secrets: Mapping[str, str] | None
+    data: Any  # "DIR", "NAME=DIR", a list of them, or {NAME: DIR} (tfcloud.datasets)
     emulator_host: str | None
     image_repository: str | None
     staging_bucket: str | None
@@ -587,6 +588,12 @@ def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
             flags += ["--strategy", strategy or "none"]
     if options.get("requirements_txt"):
         flags += ["-r", str(options["requirements_txt"])]
+    given_data = options.get("data")
+    if isinstance(given_data, Mapping):
+        flags += [arg for name, path in given_data.items() for arg in ("--data", f"{name}={path}")]
+    elif isinstance(given_data, (list, tuple, str)):
+        flags += [arg for item in ([given_data] if isinstance(given_data, str) else given_data)
+                  for arg in ("--data", str(item))]
     for key, flag in (("env", "--env"), ("secrets", "--secret"), ("job_labels", "--label"), ("target_options", "-o")):
         value = options.get(key)
         if isinstance(value, Mapping):

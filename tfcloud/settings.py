@@ -84,6 +84,7 @@ JOB_DEFAULTS: Mapping[str, tuple[str, str]] = {
     "labels": ("job_labels", _PAIRS),
     "env": ("env", _PAIRS),
     "secrets": ("secrets", _PAIRS),
+    "data": ("data", _PAIRS),
 }
 #: An option's type -> the kind of value its setting holds (target options: :func:`target_defaults`).
 _KIND_OF = {bool: _FLAG, int: _COUNT, float: _TEXT, str: _TEXT}

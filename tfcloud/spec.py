@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from tfcloud.datasets import DataSet
 from tfcloud.machines import MachineConfig
 from tfcloud.targets._base import Target
 
@@ -111,6 +112,8 @@ class JobSpec:
     context_dir: Path | None = None  # the image's build context (default: the entry point's directory)
     #: ``--secret``: NAME -> a reference to its value (tfcloud.secrets); the value itself is never here.
     secrets: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: ``--data``: the data sets every replica reads (tfcloud.datasets); their paths are set at submit.
+    data: tuple[DataSet, ...] = ()
 
     def pool(self, role: Role) -> PoolSpec | None:
         for p in self.pools:

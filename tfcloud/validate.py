@@ -14,6 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from tfcloud.datasets import parse_data
 from tfcloud.errors import ConfigurationError, UnsupportedOptionError, ValidationError
 from tfcloud.jobids import validate_job_id
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
@@ -422,6 +423,7 @@ def build_spec(
     display_name: object = None,
     env: object = None,
     secrets: object = None,
+    data: object = None,
     context_dir: object = None,
     image_repository: object = None,
     target: object = "local",
@@ -497,6 +499,15 @@ def build_spec(
         for warning in env_warnings(environment):
             logger.warning(warning)
     environment = MappingProxyType({**environment, **secret_env(secret_refs)})
+    data_sets = parse_data(data)
+    for d in data_sets:
+        if d.var in environment:
+            raise ValidationError("data", f"a name whose variable {d.var} --env does not set too", d.name)
+    if settings is not None and intent == "submit" and not where.data_in_place \
+            and any(not d.remote for d in data_sets) and where.data_store(where.settings_for(settings)) is None:
+        raise ValidationError("data", f"a place on {where.name} to ship local data sets to", None,
+                              hint="Vertex AI: set a staging bucket (--staging-bucket, TFCLOUD_STAGING_BUCKET); "
+                                   "Ray: --output-dir gs://BUCKET/PATH or a directory every node reaches.")
     context = _context_dir(context_dir, entry)
     if requirements is not None and intent != "plan":  # a plan reaches no network
         from tfcloud.requirements import check_remote_includes
@@ -525,6 +536,7 @@ def build_spec(
         env=environment,
         context_dir=context,
         secrets=secret_refs,
+        data=data_sets,
     )
     if settings is not None:  # as the target reaches Google (its own --staging-bucket over a file's)
         check_settings(where.settings_for(settings))

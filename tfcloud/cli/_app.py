@@ -33,7 +33,7 @@ HELP_PANELS = {
     **dict.fromkeys(["local", "vertex", "target", "target_option"], "Target"),
     **dict.fromkeys(["worker_count", "chief_config", "worker_config", "ps_count", "ps_config", "evaluator",
                      "strategy"], "Cluster"),
-    **dict.fromkeys(["requirements", "label", "env", "secret", "display_name"], "Job"),
+    **dict.fromkeys(["requirements", "label", "env", "secret", "data", "display_name"], "Job"),
     **dict.fromkeys(["image", "parent_image", "cache_from", "image_build_bucket", "context", "build_logs",
                      "no_push"], "Image"),
     # a target's own options carry their target's panel (tfcloud.cli._options.with_target_options)

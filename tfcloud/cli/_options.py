@@ -64,6 +64,10 @@ LabelOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
     "--label", help="A job label KEY=VALUE (repeatable).", show_default=False)]
 EnvOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
     "--env", help="An environment variable NAME=VALUE for every replica (repeatable).", show_default=False)]
+DataOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+    "--data", metavar="[NAME=]DIR", help="A data set every replica reads at $TFCLOUD_DATA_<NAME> "
+    "(tfcloud.data(\"name\")): a local directory (used in place locally, else uploaded once, by content) or "
+    "gs://BUCKET/PATH. Repeatable.", show_default=False)]
 SecretOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
     "--secret", metavar="NAME=REF", help="A secret every replica gets as the variable NAME, by reference only: "
     "projects/P/secrets/S/versions/V (Secret Manager), or env:VAR / file:PATH (local, Ray). Repeatable.",
@@ -75,7 +79,7 @@ SecretOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
 DEFAULTABLE = {"worker_count": "worker_count", "ps_count": "ps_count", "chief_config": "chief_config",
                "worker_config": "worker_config", "ps_config": "ps_config", "strategy": "distribution_strategy",
                "requirements": "requirements_txt", "label": "job_labels", "env": "env",
-               "secret": "secrets"}
+               "secret": "secrets", "data": "data"}
 
 
 def leave_defaults(ctx: typer.Context, options: Any) -> Any:

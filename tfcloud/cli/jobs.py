@@ -14,6 +14,7 @@ from tfcloud.cli._options import (
     CacheFromOpt,
     ChiefConfigOpt,
     ContextOpt,
+    DataOpt,
     EntryPointArg,
     EnvOpt,
     ImageOpt,
@@ -71,6 +72,7 @@ def submit(
     label: LabelOpt = None,
     env: EnvOpt = None,
     secret: SecretOpt = None,
+    data: DataOpt = None,
     image: ImageOpt = None,
     parent_image: ParentImageOpt = None,
     cache_from: CacheFromOpt = None,
@@ -107,6 +109,7 @@ def submit(
         "ps_config": machine(ps_config, "ps_config"), "ps_count": ps_count, "evaluator_count": int(evaluator),
         "entry_point_args": list(args or []), "job_labels": pairs(label, "--label"), "env": pairs(env, "--env"),
         "secrets": pairs(secret, "--secret"),
+        "data": list(data) if data else None,
         "target": chosen, "display_name": display_name, "context_dir": context,
         **given_target_options(ctx, target_options, target=chosen, plugin_options=target_option),  # type: ignore[typeddict-item]
     }

@@ -13,6 +13,7 @@ from tfcloud.cli._options import (
     BuildLogsOpt,
     ChiefConfigOpt,
     ContextOpt,
+    DataOpt,
     EntryPointArg,
     EnvOpt,
     ImageOpt,
@@ -76,6 +77,7 @@ def tune(
     label: LabelOpt = None,
     env: EnvOpt = None,
     secret: SecretOpt = None,
+    data: DataOpt = None,
     image: ImageOpt = None,
     parent_image: ParentImageOpt = None,
     image_build_bucket: BuildBucketOpt = None,
@@ -103,7 +105,8 @@ def tune(
         "distribution_strategy": strategy_value(strategy), "chief_config": machine(chief_config, "chief_config"),
         "worker_config": machine(worker_config, "worker_config"), "worker_count": worker_count,
         "ps_count": ps_count, "entry_point_args": list(args or []), "job_labels": pairs(label, "--label"),
-        "env": pairs(env, "--env"), "secrets": pairs(secret, "--secret"), "target": chosen, "context_dir": context,
+        "env": pairs(env, "--env"), "secrets": pairs(secret, "--secret"),
+        "data": list(data) if data else None, "target": chosen, "context_dir": context,
         **given_target_options(ctx, target_options, target=chosen, plugin_options=target_option),  # type: ignore[typeddict-item]
     }
     if strategy == "auto":

@@ -251,6 +251,9 @@ class Target:
     #: Whether its replicas can read ``env:`` and ``file:`` secret sources (``--secret``): they run where tfcloud
     #: runs, or on machines the user set up. False: Secret Manager versions only (:mod:`tfcloud.secrets`).
     local_sources: ClassVar[bool] = False
+    #: Whether its replicas read ``--data`` directories where they are (local); else they are shipped to
+    #: :meth:`data_store`.
+    data_in_place: ClassVar[bool] = False
     #: ``"module:Class"`` of its tuner (see :mod:`tfcloud.sdk`'s ``tune``), or None: it runs no studies.
     tuner: ClassVar[str | None] = None
     @property
@@ -341,6 +344,12 @@ class Target:
     def package_images(self, spec: JobSpec, settings: Settings) -> tuple[tuple[tuple[str, str], ...], str]:
         """For a :attr:`packaged` job: the image each pool runs its package on ((role, image), ...) and why."""
         return (), ""
+
+    def data_store(self, settings: Settings) -> str | None:
+        """Where ``--data`` directories are shipped for this target's replicas (``gs://BUCKET/PATH`` or a directory
+        every node reaches; :mod:`tfcloud.datasets`); None: none is configured (a target that is not
+        :attr:`data_in_place` then refuses local data sets)."""
+        return None
 
     def settings_for(self, settings: Settings) -> Settings:
         """The settings this target's backend reaches it with (a target may fill some from its own options)."""

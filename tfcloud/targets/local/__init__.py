@@ -36,6 +36,7 @@ class LocalTarget(Target):
 
     name: ClassVar[str] = "local"
     local_sources: ClassVar[bool] = True  # replicas run here: env: and file: secrets are read here
+    data_in_place: ClassVar[bool] = True  # --data directories are used where they are
     title: ClassVar[str] = "Local"
     options: ClassVar[tuple[Option, ...]] = (
         Option(name="container", type=bool, field="use_container",

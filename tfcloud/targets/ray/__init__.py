@@ -107,6 +107,9 @@ class RayTarget(Target):
     max_restarts: int = 0
     output_dir: str | None = None
 
+    def data_store(self, settings: Settings) -> str | None:
+        return f"{self.output_dir.rstrip('/')}/tfcloud-data" if self.output_dir else None
+
     @property
     def ships_files(self) -> bool:
         return True  # the working directory travels in Ray's runtime environment

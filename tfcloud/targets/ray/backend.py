@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
+from tfcloud.datasets import data_excludes
 from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError, ValidationError
 from tfcloud.spec import JobSpec, Role
 from tfcloud.states import JobState, to_job_state
@@ -490,7 +491,7 @@ def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Pat
     if script_beside_launcher(job.script, root):  # a converted notebook
         generated[job.script.name] = Path(job.script).read_bytes()
     generated.update(requirements_files(job))  # what pip_requirements points at
-    context = collect_context(root, generated=generated)
+    context = collect_context(root, generated=generated, exclude=data_excludes(spec.data, root))
     workdir = tmp / "workdir"
     workdir.mkdir()
     for entry in context.files:

@@ -203,6 +203,10 @@ class VertexTarget(Target):
     def needs_for(self, *, strategy_runs_tensorflow: bool) -> tuple[tuple[str, str], ...]:
         return () if self.build else (("google.cloud.storage", "cloud"),)  # the package goes to Cloud Storage
 
+    def data_store(self, settings: Settings) -> str | None:
+        bucket = self.staging_bucket or settings.staging_bucket
+        return f"gs://{bucket}/tfcloud-data" if bucket else None
+
     def settings_for(self, settings: Settings) -> Settings:
         from dataclasses import replace
 

@@ -1,0 +1,169 @@
+"""Data sets inside a replica: ``tfcloud.data("name")`` and the launcher's :func:`mount_all`.
+
+The replica's ``TFCLOUD_DATA_<NAME>`` variables say where each data set is (:mod:`tfcloud.datasets` sets them):
+
+- a local directory: used as it is;
+- a tfcloud manifest (``.../tfcloud-data/manifests/<sha256>.json``, in ``gs://`` or a shared directory): the
+  launcher lays the data set out as a directory of symbolic links, one per file, to its content-addressed
+  object: under ``/gcs/BUCKET/...`` where Cloud Storage FUSE mounts the bucket (Vertex AI: "Cloud Storage
+  FUSE", every custom job sees its project's buckets under ``/gcs/``), else in a local cache filled through the
+  Cloud Storage client (the emulator, whose replicas have no ``/gcs/``; a local or Ray replica with a ``gs://``
+  store), or in the shared directory itself;
+- ``gs://BUCKET/PATH``: ``/gcs/BUCKET/PATH`` where mounted, else a local copy in the cache (files whose size
+  matches are not fetched again).
+
+The variable is then set to the directory. The cache is ``TFCLOUD_DATA_CACHE``, else ``~/.cache/tfcloud/data``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import MutableMapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["data", "mount_all"]
+
+DATA_PREFIX = "TFCLOUD_DATA_"
+_GCS_ROOT = "/gcs"
+
+
+def data(name: str) -> str:
+    """The directory where the data set ``name`` is in this replica (``--data name=DIR``)."""
+    value = os.environ.get(DATA_PREFIX + name.upper())
+    if value is None:
+        given = sorted(k[len(DATA_PREFIX):].lower() for k in os.environ
+                       if k.startswith(DATA_PREFIX) and k != "TFCLOUD_DATA_CACHE")
+        raise KeyError(f"No data set {name!r} in this job (it has: {', '.join(given) or 'none'}); "
+                       f"pass --data {name}=DIR to tfcloud submit.")
+    return value
+
+
+def _cache() -> Path:
+    return Path(os.environ.get("TFCLOUD_DATA_CACHE") or Path.home() / ".cache" / "tfcloud" / "data")
+
+
+def _split(uri: str) -> tuple[str, str]:
+    bucket, _, name = uri[len("gs://"):].partition("/")
+    return bucket, name
+
+
+def _mounted(uri: str) -> Path | None:
+    """``/gcs/BUCKET/NAME`` when Cloud Storage FUSE mounts the bucket here, else None."""
+    bucket, name = _split(uri)
+    mount = Path(_GCS_ROOT) / bucket
+    return mount / name if mount.is_dir() else None
+
+
+def _client() -> Any:
+    import google.cloud.storage as storage
+
+    emulator = os.environ.get("STORAGE_EMULATOR_HOST")
+    if emulator:
+        from google.auth.credentials import AnonymousCredentials
+
+        return storage.Client(project=os.environ.get("GOOGLE_CLOUD_PROJECT") or "tfcloud",
+                              credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+                              client_options={"api_endpoint": emulator})
+    return storage.Client()
+
+
+def _fetch(client: Any, uri: str, target: Path, size: int | None = None) -> Path:
+    """``uri``'s object at ``target`` (kept when it is there already with ``size`` bytes)."""
+    if target.is_file() and (size is None or target.stat().st_size == size):
+        return target
+    bucket, name = _split(uri)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+    os.close(fd)
+    client.bucket(bucket).blob(name).download_to_filename(tmp)
+    os.replace(tmp, target)
+    return target
+
+
+def _manifest_set(uri: str, state: dict[str, Any]) -> str:
+    store = uri.rsplit("/manifests/", 1)[0]
+    digest = uri.rsplit("/", 1)[-1].removesuffix(".json")
+    tree = _cache() / "sets" / digest
+    if (tree / ".tfcloud-complete").exists():
+        return str(tree)
+    if store.startswith("gs://"):
+        mounted = _mounted(uri)
+        if mounted is not None:
+            manifest = json.loads(mounted.read_bytes())
+            objects = _mounted(store + "/objects/x")
+            assert objects is not None
+
+            def source(entry: dict[str, Any]) -> Path:
+                return objects.parent / str(entry["sha256"])
+        else:
+            client = state.setdefault("client", _client())
+            bucket, name = _split(uri)
+            manifest = json.loads(client.bucket(bucket).blob(name).download_as_bytes())
+
+            def source(entry: dict[str, Any]) -> Path:
+                return _fetch(client, f"{store}/objects/{entry['sha256']}", _cache() / "objects" / entry["sha256"],
+                              entry["size"])
+    else:
+        manifest = json.loads(Path(uri).read_bytes())
+
+        def source(entry: dict[str, Any]) -> Path:
+            return Path(store) / "objects" / str(entry["sha256"])
+    tmp = Path(tempfile.mkdtemp(dir=_mkdir(tree.parent), prefix=f".{digest}-"))
+    for entry in manifest["files"]:
+        link = tmp / entry["path"]
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(source(entry), link)
+    (tmp / ".tfcloud-complete").touch()
+    try:
+        os.rename(tmp, tree)
+    except OSError:  # another replica laid it out first: the same links
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return str(tree)
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _gcs_prefix(uri: str, state: dict[str, Any]) -> str:
+    mounted = _mounted(uri)
+    if mounted is not None:
+        return str(mounted)
+    client = state.setdefault("client", _client())
+    bucket, name = _split(uri)
+    root = _cache() / "gcs" / bucket / name
+    prefix = name.rstrip("/") + "/" if name else ""
+    for blob in client.list_blobs(bucket, prefix=prefix):
+        if not blob.name.endswith("/"):
+            _fetch(client, f"gs://{bucket}/{blob.name}", root / blob.name[len(prefix):], blob.size)
+    root.mkdir(parents=True, exist_ok=True)
+    return str(root)
+
+
+def mount_all(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
+    """Lay out every data set whose variable names a manifest or a ``gs://`` URI, and set the variable to its
+    directory. Returns name -> directory for those it changed."""
+    environ = os.environ if environ is None else environ
+    state: dict[str, Any] = {}
+    done = {}
+    for key in sorted(environ):
+        if not key.startswith(DATA_PREFIX) or key == "TFCLOUD_DATA_CACHE":
+            continue
+        value = environ[key]
+        if "/tfcloud-data/manifests/" in value and value.endswith(".json"):
+            path = _manifest_set(value, state)
+        elif value.startswith("gs://"):
+            path = _gcs_prefix(value, state)
+        else:
+            continue
+        environ[key] = path
+        done[key[len(DATA_PREFIX):].lower()] = path
+    if "client" in state:
+        state["client"].close()
+    return done
