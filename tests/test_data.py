@@ -1,0 +1,217 @@
+"""`--data [NAME=]DIR`: every replica reads the data set at $TFCLOUD_DATA_<NAME> (tfcloud.data("name")). Local jobs
+use the directory in place; Vertex AI jobs (the emulator, --no-build: replicas are local processes) get it
+uploaded once to the staging bucket by content, and an unchanged resubmission uploads 0 bytes, a one-file change
+that file only. A gs:// source reaches the replica through the storage client. Plain Python replicas."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tfcloud.cli import main
+from tfcloud.datasets import parse_data, scan
+
+SCRIPT = """
+import hashlib, os
+import tfcloud
+
+root = tfcloud.data("train")
+assert root == os.environ["TFCLOUD_DATA_TRAIN"], (root, os.environ["TFCLOUD_DATA_TRAIN"])
+digest, total, count = hashlib.sha256(), 0, 0
+for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+    dirnames.sort()
+    for name in sorted(filenames):
+        if name.startswith(".tfcloud"):
+            continue
+        path = os.path.join(dirpath, name)
+        data = open(path, "rb").read()
+        digest.update(os.path.relpath(path, root).encode() + b"\\0" + data)
+        total += len(data)
+        count += 1
+print("data", count, total, digest.hexdigest())
+"""
+
+
+def expected(directory: Path) -> str:
+    digest, total, count = hashlib.sha256(), 0, 0
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            data = path.read_bytes()
+            digest.update(path.relative_to(directory).as_posix().encode() + b"\0" + data)
+            total += len(data)
+            count += 1
+    return f"data {count} {total} {digest.hexdigest()}"
+
+
+def make_data(root: Path, files: int, size: int) -> Path:
+    root.mkdir(parents=True)
+    (root / "nested").mkdir()
+    for i in range(files):
+        where = root / "nested" if i % 3 == 0 else root
+        (where / f"part-{i:03d}.bin").write_bytes(os.urandom(size))
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "train.py").write_text(SCRIPT)
+    return root
+
+
+# --- the gate and the plan ------------------------------------------------------------------------------------
+def test_names_default_to_the_directory_and_must_be_unique(tmp_path: Path) -> None:
+    (tmp_path / "my-data").mkdir()
+    (tmp_path / "other").mkdir()
+    sets = parse_data([str(tmp_path / "my-data"), f"eval={tmp_path / 'other'}", "gs://bucket-1/some/path/"])
+    assert [(d.name, d.var) for d in sets] == [("my_data", "TFCLOUD_DATA_MY_DATA"), ("eval", "TFCLOUD_DATA_EVAL"),
+                                               ("path", "TFCLOUD_DATA_PATH")]
+    assert sets[2].source == "gs://bucket-1/some/path"
+    from tfcloud.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="given twice"):
+        parse_data([f"x={tmp_path / 'my-data'}", f"x={tmp_path / 'other'}"])
+    with pytest.raises(ValidationError, match="an existing directory"):
+        parse_data(str(tmp_path / "missing"))
+
+
+def test_the_plan_lists_each_data_set_and_vertex_without_a_bucket_is_refused(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = make_data(tmp_path / "train", 4, 1000)
+    assert main(["submit", str(project / "train.py"), "--dry-run", "--json", "--data", f"train={data}"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["data"] == [{"name": "train", "variable": "TFCLOUD_DATA_TRAIN", "source": str(data), "files": 4,
+                             "size": 4000, "upload": "nothing: used in place"}]
+    code = main(["submit", str(project / "train.py"), "--vertex", "--project", "my-project", "--no-build",
+                 "--data", f"train={data}"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "a place on vertex to ship local data sets to" in err and "--staging-bucket" in err
+
+
+def test_a_local_replica_reads_the_directory_in_place(project: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    data = make_data(tmp_path / "train", 5, 2000)
+    code = main(["submit", str(project / "train.py"), "--strategy", "none", "--data", f"train={data}"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-2000:]
+    assert expected(data) in captured.out
+
+
+def test_data_inside_the_project_stays_out_of_the_package(project: Path) -> None:
+    from tfcloud.context import collect_context
+    from tfcloud.datasets import data_excludes
+
+    data = make_data(project / "data", 2, 10)
+    assert collect_context(project).get("data/part-001.bin") is not None
+    context = collect_context(project, exclude=data_excludes(parse_data(str(data)), project))
+    assert context.get("train.py") is not None
+    assert not any(f.path.startswith("data/") for f in context.files)
+
+
+# --- Vertex AI, on the emulator -----------------------------------------------------------------------------------
+BUCKET = "data-staging"
+PROJECT = "tfcloud-data"
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI path needs tfcloud[cloud]")
+    pytest.importorskip("gcp_storage_emulator", reason="the storage emulator needs tfcloud[emulator]")
+    from tfcloud.emulator import Emulator
+
+    with Emulator(project=PROJECT, local_output_root=tmp_path_factory.mktemp("outputs")) as running:
+        storage = running.storage_client()
+        try:
+            storage.create_bucket(BUCKET)
+            storage.create_bucket("public-data")
+        finally:
+            storage.close()
+        yield running
+
+
+@pytest.fixture
+def cloud(emulator: object, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> object:
+    for key, value in emulator.settings.env.items():  # type: ignore[attr-defined]
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("TFCLOUD_PROJECT", PROJECT)
+    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", BUCKET)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    monkeypatch.setenv("TFCLOUD_DATA_CACHE", str(tmp_path / "replica-cache"))
+    return emulator
+
+
+UPLOADED = re.compile(r"Data train: (\d+) files, [^;]+; uploaded (\d+) \(")
+
+
+def _objects(cloud: object) -> dict[str, int]:
+    storage = cloud.storage_client()  # type: ignore[attr-defined]
+    try:
+        return {b.name: b.generation for b in storage.list_blobs(BUCKET, prefix="tfcloud-data/objects/")}
+    finally:
+        storage.close()
+
+
+@pytest.mark.emulator
+def test_a_50_mb_data_set_is_uploaded_once_then_only_what_changed(
+        cloud: object, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = make_data(tmp_path / "train", 25, 2 * 1024 * 1024)  # 50 MiB
+    argv = ["submit", str(project / "train.py"), "--vertex", "--no-build", "--chief-config", "CPU",
+            "--strategy", "none", "--data", f"train={data}"]
+
+    code = main(argv)
+    first = capsys.readouterr()
+    assert code == 0, first.err[-3000:] + first.out[-3000:]
+    assert UPLOADED.search(first.err).groups() == ("25", "25"), first.err[-2000:]  # type: ignore[union-attr]
+    assert expected(data) in first.out  # the replica read every byte at $TFCLOUD_DATA_TRAIN
+    stored = _objects(cloud)
+    assert len(stored) == 25
+    package = re.search(r"Package (gs://\S+) uploaded \((\S+ \S+)", first.err)
+    assert package is not None and "MB" not in package.group(2)  # the data is not in the package
+
+    assert main([*argv, "--detach"]) == 0  # unchanged: nothing uploaded
+    again = capsys.readouterr()
+    assert UPLOADED.search(again.err).groups() == ("25", "0"), again.err[-2000:]  # type: ignore[union-attr]
+    assert _objects(cloud) == stored
+    assert main(["cancel", again.out.strip().splitlines()[-1]]) == 0
+    capsys.readouterr()
+
+    changed = data / "nested" / "part-003.bin"
+    changed.write_bytes(os.urandom(2 * 1024 * 1024))
+    code = main(argv)
+    third = capsys.readouterr()
+    assert code == 0, third.err[-3000:]
+    assert UPLOADED.search(third.err).groups() == ("25", "1"), third.err[-2000:]  # type: ignore[union-attr]
+    now = _objects(cloud)
+    assert set(now) - set(stored) == {f"tfcloud-data/objects/{d}" for p, d, _ in scan(data).files
+                                      if p == "nested/part-003.bin"}
+    assert all(now[name] == generation for name, generation in stored.items())  # none written again
+    assert expected(data) in third.out
+
+
+@pytest.mark.emulator
+def test_a_gs_source_reaches_the_replica_offline(cloud: object, project: Path,
+                                                 capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    local = make_data(tmp_path / "public", 4, 3000)
+    storage = cloud.storage_client()  # type: ignore[attr-defined]
+    try:
+        for path in local.rglob("*"):
+            if path.is_file():
+                storage.bucket("public-data").blob(f"sets/train/{path.relative_to(local).as_posix()}") \
+                    .upload_from_filename(str(path))
+    finally:
+        storage.close()
+    code = main(["submit", str(project / "train.py"), "--vertex", "--no-build", "--chief-config", "CPU",
+                 "--strategy", "none", "--data", "train=gs://public-data/sets/train"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:] + captured.out[-3000:]
+    assert expected(local) in captured.out
