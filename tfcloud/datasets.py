@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["DATA_PREFIX", "STORE_DIR", "DataSet", "DataUpload", "Manifest", "data_excludes", "parse_data",
-           "scan", "stage_data"]
+           "scan", "stage_data", "transfer_progress"]
 
 #: The variable a data set's path is in: ``TFCLOUD_DATA_<NAME>`` (the name in upper case).
 DATA_PREFIX = "TFCLOUD_DATA_"
@@ -314,7 +314,7 @@ def stage_data(data: Iterable[DataSet], store_root: str, *, storage: Any = None,
             if digest not in existing and digest not in todo:
                 todo[digest] = Path(d.source) / rel
     sizes = {digest: path.stat().st_size for digest, path in todo.items()}
-    with _progress(console, sum(sizes.values()), f"Uploading data to {store_root}") as advance:
+    with transfer_progress(console, sum(sizes.values()), f"Uploading data to {store_root}") as advance:
         for digest, path in todo.items():
             store.put_file(digest, path, advance)
     reports = []
@@ -336,7 +336,7 @@ def stage_data(data: Iterable[DataSet], store_root: str, *, storage: Any = None,
     return env, reports
 
 
-class _progress:
+class transfer_progress:
     """A rich progress bar (bytes, rate) on ``console`` while uploading; nothing without a console or bytes."""
 
     def __init__(self, console: Console | None, total: int, what: str) -> None:

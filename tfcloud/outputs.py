@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -21,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 from tfcloud.errors import ConfigurationError, ValidationError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from tfcloud.backends.base import JobInfo
 
 __all__ = ["Artifact", "check_download_dir", "download_artifacts", "job_output_dir", "list_artifacts",
@@ -126,20 +130,52 @@ def _target(destination: Path, relative: str) -> Path:
     return target
 
 
-def download_artifacts(base: str, destination: Path) -> list[Path]:
-    """Copy every file under ``base`` into ``destination`` (same relative paths); return the files written.
-    The destination and every target are checked before the first file is copied (:func:`check_download_dir`)."""
+def _same(blob: Any, target: Path) -> bool:
+    """Whether ``target`` holds ``blob``'s bytes already: the same size, and the same MD5 where the store gives
+    one (a composite object has none: its size decides)."""
+    try:
+        if target.stat().st_size != blob.size:
+            return False
+    except OSError:
+        return False
+    if not blob.md5_hash:
+        return True
+    digest = hashlib.md5(usedforsecurity=False)
+    with open(target, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return bool(base64.b64encode(digest.digest()).decode() == blob.md5_hash)
+
+
+def download_artifacts(base: str, destination: Path, *, console: Console | None = None,
+                       fetched: list[Path] | None = None) -> list[Path]:
+    """Copy every file under ``base`` into ``destination`` (same relative paths); return the files there now.
+    The destination and every target are checked before the first file is copied (:func:`check_download_dir`).
+
+    From ``gs://`` it resumes: a file already in ``destination`` with the object's size and MD5 is not fetched
+    again, and each object is fetched into a ``.part`` file renamed when complete (an interrupted download
+    leaves no half file under the real name). ``console``: a progress bar (bytes, rate) while fetching;
+    ``fetched``: filled with the files fetched now."""
     destination = check_download_dir(destination)
     written = []
     if base.startswith("gs://"):
+        from tfcloud.datasets import transfer_progress
+
         _, prefix = _bucket(base)
         blobs = list(_blobs(base))
         pairs = [(blob, _target(destination, blob.name[len(prefix):])) for blob in blobs]
-        for blob, target in pairs:
-            _make_parent(target)
-            blob.download_to_filename(str(target))
-            written.append(target)
-        return written
+        todo = [(blob, target) for blob, target in pairs if not _same(blob, target)]
+        with transfer_progress(console, sum(blob.size or 0 for blob, _ in todo),
+                               f"Downloading from {base}") as advance:
+            for blob, target in todo:
+                _make_parent(target)
+                part = target.with_name(f".{target.name}.part")
+                blob.download_to_filename(str(part))
+                os.replace(part, target)
+                advance(blob.size or 0)
+                if fetched is not None:
+                    fetched.append(target)
+        return [target for _, target in pairs]
     copies = [(Path(base) / a.path, _target(destination, a.path)) for a in list_artifacts(base)]
     for source, target in copies:
         _make_parent(target)

@@ -155,8 +155,12 @@ def artifacts(
     with sdk.attached(job, ray_address=ray) as handle:
         base = job_output_dir(handle.info())
     if download is not None:
-        written = download_artifacts(base, destination)
-        typer.echo(f"{len(written)} file(s) from {base} in {destination}")
+        from pathlib import Path
+
+        fetched: list[Path] = []
+        written = download_artifacts(base, destination, console=get_console(), fetched=fetched)
+        already = f" ({len(written) - len(fetched)} already there)" if base.startswith("gs://") else ""
+        typer.echo(f"{len(written)} file(s) from {base} in {destination}{already}")
         return
     found = list_artifacts(base)
     if json_output:

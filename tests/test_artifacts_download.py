@@ -1,0 +1,84 @@
+"""`tfcloud artifacts JOB --download DIR` fetches a checkpoint a Vertex AI job (the emulator, --no-build) wrote
+to its gs:// output directory, and resumes: a file already there whole is not fetched again, a damaged or missing
+one is. The replica writes its checkpoint through the real Cloud Storage client to the storage emulator."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tfcloud.cli import main
+
+pytestmark = pytest.mark.emulator
+
+BUCKET = "ckpt-bucket"
+PROJECT = "tfcloud-artifacts"
+SCRIPT = """
+import os
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import storage
+
+uri = os.environ["AIP_CHECKPOINT_DIR"]
+bucket, _, prefix = uri[len("gs://"):].partition("/")
+client = storage.Client(project="p", credentials=AnonymousCredentials(),
+                        client_options={"api_endpoint": os.environ["STORAGE_EMULATOR_HOST"]})
+for i in range(3):
+    client.bucket(bucket).blob(prefix + "ckpt-%d.data" % i).upload_from_string(bytes([i]) * 300000)
+client.bucket(bucket).blob(prefix + "checkpoint").upload_from_string("latest: ckpt-2")
+print("saved", uri)
+"""
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[object]:
+    pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI path needs tfcloud[cloud]")
+    pytest.importorskip("gcp_storage_emulator", reason="the storage emulator needs tfcloud[emulator]")
+    from tfcloud.emulator import Emulator
+
+    with Emulator(project=PROJECT) as running:  # AIP_* are gs:// URIs, as Vertex AI gives them
+        storage = running.storage_client()
+        try:
+            storage.create_bucket(BUCKET)
+        finally:
+            storage.close()
+        yield running
+
+
+def test_artifacts_download_fetches_a_checkpoint_from_gcs_and_resumes(
+        emulator: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for key, value in emulator.settings.env.items():  # type: ignore[attr-defined]
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("TFCLOUD_PROJECT", PROJECT)
+    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", BUCKET)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "save.py").write_text(SCRIPT)
+    code = main(["submit", str(project / "save.py"), "--vertex", "--no-build", "--chief-config", "CPU",
+                 "--strategy", "none", "--output-dir", f"gs://{BUCKET}/runs/one"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:] + captured.out[-3000:]
+    job_id = re.search(r"Submitted job (\S+)\.", captured.err).group(1)  # type: ignore[union-attr]
+
+    target = tmp_path / "downloaded"
+    assert main(["artifacts", job_id, "--download", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert f"4 file(s) from gs://{BUCKET}/runs/one in {target} (0 already there)" in out
+    checkpoints = target / "checkpoints"
+    assert (checkpoints / "checkpoint").read_text() == "latest: ckpt-2"
+    assert (checkpoints / "ckpt-1.data").read_bytes() == b"\x01" * 300000
+
+    (checkpoints / "ckpt-0.data").write_bytes(b"\x00" * 1000)  # an interrupted copy: too short
+    (checkpoints / "ckpt-2.data").unlink()
+    (checkpoints / "checkpoint").write_text("latest: ckpt-x")  # same size, other bytes: the MD5 differs
+    assert main(["artifacts", job_id, "--download", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert "4 file(s)" in out and "(1 already there)" in out
+    assert (checkpoints / "ckpt-0.data").read_bytes() == b"\x00" * 300000
+    assert (checkpoints / "ckpt-2.data").read_bytes() == b"\x02" * 300000
+    assert (checkpoints / "checkpoint").read_text() == "latest: ckpt-2"
+    assert not list(target.rglob("*.part"))
