@@ -120,6 +120,14 @@ def parse_data(value: object) -> tuple[DataSet, ...]:
     return tuple(out)
 
 
+def data_flags(value: object) -> list[str]:
+    """``--data`` arguments for ``run(data=value)`` (a study's rerun command)."""
+    if isinstance(value, Mapping):
+        return [arg for name, path in value.items() for arg in ("--data", f"{name}={os.fspath(path)}")]
+    items = [value] if isinstance(value, (str, os.PathLike)) else value if isinstance(value, (list, tuple)) else []
+    return [arg for item in items for arg in ("--data", os.fspath(item))]
+
+
 def data_excludes(data: Iterable[DataSet], root: Path) -> tuple[str, ...]:
     """The data sets' directories inside ``root``, as paths relative to it: left out of images and packages."""
     out = []

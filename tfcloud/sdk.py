@@ -108,7 +108,7 @@ class JobOptions(TypedDict, total=False):
     region: str | None
     display_name: str | None
     env: Mapping[str, str] | None
-    secrets: Mapping[str, str] | None
+    secrets: Mapping[str, str] | None  # NAME -> a reference (tfcloud.secrets)
     data: Any  # "DIR", "NAME=DIR", a list of them, or {NAME: DIR} (tfcloud.datasets)
     emulator_host: str | None
     image_repository: str | None
@@ -569,14 +569,14 @@ def list_studies(*, target: str | None = None, limit: int = 50) -> list[StudyInf
 
 def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
     """The ``tfcloud submit`` flags that give a trial's job shape (for the command that reruns a trial)."""
+    from tfcloud.datasets import data_flags
     from tfcloud.machines import COMMON_MACHINE_CONFIGS
 
     flags: list[str] = []
     for key, flag in (("worker_count", "--worker-count"), ("ps_count", "--ps-count")):
         if options.get(key):
             flags += [flag, str(options[key])]
-    if options.get("evaluator_count"):
-        flags.append("--evaluator")
+    flags += ["--evaluator"] if options.get("evaluator_count") else []
     for key in ("chief_config", "worker_config", "ps_config"):
         value = options.get(key)
         name = next((n for n, m in COMMON_MACHINE_CONFIGS.items() if m == value), value)
@@ -586,19 +586,12 @@ def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
         strategy = options["distribution_strategy"]
         if strategy is None or (isinstance(strategy, str) and strategy != "auto"):
             flags += ["--strategy", strategy or "none"]
-    if options.get("requirements_txt"):
-        flags += ["-r", str(options["requirements_txt"])]
-    given_data = options.get("data")
-    if isinstance(given_data, Mapping):
-        flags += [arg for name, path in given_data.items() for arg in ("--data", f"{name}={path}")]
-    elif isinstance(given_data, (list, tuple, str)):
-        flags += [arg for item in ([given_data] if isinstance(given_data, str) else given_data)
-                  for arg in ("--data", str(item))]
+    flags += ["-r", str(options["requirements_txt"])] if options.get("requirements_txt") else []
+    flags += data_flags(options.get("data"))
     for key, flag in (("env", "--env"), ("secrets", "--secret"), ("job_labels", "--label"), ("target_options", "-o")):
         value = options.get(key)
         if isinstance(value, Mapping):
-            for name, text in value.items():
-                flags += [flag, f"{name}={text}"]
+            flags += [arg for name, text in value.items() for arg in (flag, f"{name}={text}")]
     import tfcloud.targets as targets
 
     for option in {o.name: o for c in targets.builtin_targets() for o in c.options}.values():
