@@ -113,6 +113,9 @@ def parse_data(value: object) -> tuple[DataSet, ...]:
                                       hint="Check the path; a relative one is read from the current directory.")
             resolved = str(path.resolve())
         data_set = DataSet(name=name or _default_name(resolved), source=resolved)
+        if data_set.var == "TFCLOUD_DATA_CACHE":
+            raise ValidationError("data", "a name other than cache (TFCLOUD_DATA_CACHE is the replicas' cache)",
+                                  data_set.name, hint="Name it: --data NAME=DIR.")
         if any(d.var == data_set.var for d in out):
             raise ValidationError("data", f"one data set per name ({data_set.var} is given twice)", source,
                                   hint="Name them: --data train=DIR1 --data eval=DIR2.")

@@ -7,7 +7,7 @@ A job names each secret by where its value is kept, never by the value:
 - ``env:VAR``: the variable VAR of the environment the replica starts from (local and Ray only);
 - ``file:PATH``: the file PATH where the replica runs (local and Ray only; a relative path is made absolute).
 
-The references travel to the replicas in one variable, ``TFCLOUD_SECRETS`` (JSON, NAME -> reference), so only
+The references travel to the replicas in one variable, ``TFCLOUD_SECRET_REFS`` (JSON, NAME -> reference), so only
 the references are ever in a request, a plan, a job's records or an image. The launcher
 (``templates/launcher.py.j2``) resolves them before the user's script runs, sets each NAME in the replica's
 environment, and masks each value in what the replica prints (``sys.stdout``/``sys.stderr``), so the terminal,
@@ -38,7 +38,7 @@ __all__ = ["SECRETS_VAR", "SECRET_MANAGER_REQUIREMENT", "env_warnings", "parse_s
            "secret_requirements"]
 
 #: The replica's variable that holds the references (JSON: NAME -> reference).
-SECRETS_VAR = "TFCLOUD_SECRETS"
+SECRETS_VAR = "TFCLOUD_SECRET_REFS"
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PROJECT = r"(?:[a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]{1,20})"
@@ -109,7 +109,7 @@ def _shown(ref: str) -> str:
 
 
 def secret_env(secrets: Mapping[str, str]) -> Mapping[str, str]:
-    """The replica's variables that carry ``secrets`` (references only): ``{TFCLOUD_SECRETS: JSON}``, or none."""
+    """The replica's variables that carry ``secrets`` (references only): ``{TFCLOUD_SECRET_REFS: JSON}``, or none."""
     if not secrets:
         return {}
     return {SECRETS_VAR: json.dumps(dict(sorted(secrets.items())), separators=(",", ":"))}

@@ -57,7 +57,7 @@ MAX_ENV_TOTAL = 1_000_000  # every --env variable together; Linux's ARG_MAX (2 M
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: What tfcloud sets in every replica (TFCLOUD_AUTO_CHECKPOINT, TFCLOUD_LOGICAL_CPUS... are the user's to set).
 _RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT",
-                 "TFCLOUD_SECRETS")
+                 "TFCLOUD_SECRET_REFS")
 # Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@sha256:digest].
 # Lowercase registry hosts only: Docker's grammar allows `LOCALHOST:5000/x`, but the engine then takes
 # `UPPER/x`'s first part for a host, and registries and Artifact Registry are named in lowercase; refused here
