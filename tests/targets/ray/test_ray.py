@@ -629,3 +629,35 @@ def test_a_job_the_fixed_cluster_can_never_hold_is_refused_before_anything_runs(
         assert "--ray-cpus N" in result.stderr and "Traceback" not in result.stderr
         assert "Submitted job" not in result.stderr
     assert {i.job_id for i in RayBackend(address=ray_cluster).list()} == before  # nothing was submitted
+
+
+@pytest.mark.ray
+def test_a_data_set_and_a_secret_reach_every_replica(ray_cluster: str, tmp_path: Path) -> None:
+    """--data is shipped once to --output-dir's tfcloud-data/ by content (not in the working directory), and each
+    replica reads it at $TFCLOUD_DATA_TRAIN; --secret file: reaches each replica, masked in what it prints."""
+    import hashlib
+
+    value = "ray-s3cret-value-42"
+    secret = tmp_path / "token.txt"
+    secret.write_text(value)
+    project = tmp_path / "project"
+    data = project / "data"
+    data.mkdir(parents=True)
+    for i in range(3):
+        (data / f"part-{i}.bin").write_bytes(bytes([i]) * 50_000)
+    digest = hashlib.sha256(b"".join(bytes([i]) * 50_000 for i in range(3))).hexdigest()
+    (project / "read.py").write_text(
+        "import hashlib, os, tfcloud\n"
+        "root = tfcloud.data('train')\n"
+        "blob = b''.join(open(os.path.join(root, n), 'rb').read() for n in sorted(os.listdir(root))"
+        " if not n.startswith('.'))\n"
+        "print('data', hashlib.sha256(blob).hexdigest(), 'token', os.environ['TOKEN'], flush=True)\n")
+    out = tmp_path / "out"
+    result = tfcloud("submit", str(project / "read.py"), "--ray", ray_cluster, "--ray-cpus", "1",
+                     "--worker-count", "1", "--worker-config", "CPU", "--strategy", "none",
+                     "--output-dir", str(out), "--data", f"train={data}", "--secret", f"TOKEN=file:{secret}")
+    assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
+    for replica in ("chief-0", "worker-0"):
+        assert f"{replica} | data {digest} token ****" in result.stdout, result.stdout[-3000:]
+    assert value not in result.stdout + result.stderr
+    assert len(list((out / "tfcloud-data" / "objects").iterdir())) == 3
