@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,6 +122,31 @@ def test_a_secret_reaches_a_local_replica_and_its_value_stays_out_of_everything(
     home = Path(os.environ["TFCLOUD_HOME"])
     assert _nowhere(home, VALUE) == []  # job.json, status, logs, timelines
     assert _nowhere(project, VALUE) == []
+    if source == "file":
+        job_id = re.search(r"Submitted job (\S+)\.", captured.err).group(1)  # type: ignore[union-attr]
+        pages = _dashboard_pages(job_id)
+        assert "token: ****" in pages
+        assert VALUE not in pages
+
+
+def _dashboard_pages(job_id: str) -> str:
+    """The dashboard's job page and its log lines (``tfcloud ui``'s server, in a thread), as served."""
+    pytest.importorskip("uvicorn", reason="the dashboard needs tfcloud[ui]")
+    import urllib.request
+
+    from tfcloud.ui.server import Dashboard
+
+    board = Dashboard(port=0)
+    board.start()
+    try:
+        texts = []
+        for path in (f"/jobs/{job_id}", f"/api/jobs/{job_id}/logs"):
+            request = urllib.request.Request(board.address + path, headers={"X-Tfcloud-Token": board.token})
+            with urllib.request.urlopen(request, timeout=30) as response:
+                texts.append(response.read().decode())
+        return "\n".join(texts)
+    finally:
+        board.stop()
 
 
 # --- Vertex AI, on the emulator -----------------------------------------------------------------------------------
