@@ -215,3 +215,36 @@ def test_a_gs_source_reaches_the_replica_offline(cloud: object, project: Path,
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:] + captured.out[-3000:]
     assert expected(local) in captured.out
+
+
+TF_SCRIPT = """
+import os
+import tensorflow as tf
+import tfcloud
+
+files = sorted(tf.io.gfile.glob(os.path.join(tfcloud.data("lines"), "*.txt")))
+lines = tf.data.TextLineDataset(files).map(tf.strings.to_number)
+print("tensorflow read", len(files), "files", int(lines.reduce(0.0, lambda a, b: a + b).numpy()))
+"""
+
+
+@pytest.mark.emulator
+@pytest.mark.tensorflow
+def test_a_gs_source_reaches_a_tensorflow_replica_offline(cloud: object, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tensorflow", reason="the replica reads with tf.data")
+    storage = cloud.storage_client()  # type: ignore[attr-defined]
+    try:
+        for i in range(3):
+            storage.bucket("public-data").blob(f"tf/lines/part-{i}.txt").upload_from_string(
+                "".join(f"{i * 10 + k}\n" for k in range(10)))
+    finally:
+        storage.close()
+    project = tmp_path / "tfproject"
+    project.mkdir()
+    (project / "read.py").write_text(TF_SCRIPT)
+    code = main(["submit", str(project / "read.py"), "--vertex", "--no-build", "--chief-config", "CPU",
+                 "--data", "lines=gs://public-data/tf/lines"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:] + captured.out[-3000:]
+    assert "tensorflow read 3 files 435" in captured.out, captured.out[-3000:]
