@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     env.update({"TFCLOUD_REPLICA": replica, "TFCLOUD_ATTEMPT": attempt, "PYTHONUNBUFFERED": "1"})
     mounts = list(config.get("mounts", []))
     secret_files = []
-    for ref in json.loads(env.get("TFCLOUD_SECRET_REFS") or "{}").values():  # --secret env:VAR / file:PATH, by reference
+    for ref in json.loads(env.get("TFCLOUD_SECRET_REFS") or "{}").values():  # --secret env:VAR, file:PATH
         kind, _, source = ref.partition(":")
         if kind == "env" and source in os.environ:
             env.setdefault(source, os.environ[source])  # the launcher reads it in the container
