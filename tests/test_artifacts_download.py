@@ -1,5 +1,5 @@
-"""`tfcloud artifacts JOB --download DIR` fetches a checkpoint a Vertex AI job (the emulator, --no-build) wrote
-to its gs:// output directory, and resumes: a file already there whole is not fetched again, a damaged or missing
+"""`tfcloud artifacts JOB --download DIR` fetches a checkpoint a local job or a Vertex AI job (the emulator,
+--no-build) wrote to its gs:// output directory (`--output-dir gs://...`, the storage emulator), and resumes: a file already there whole is not fetched again, a damaged or missing
 one is. The replica writes its checkpoint through the real Cloud Storage client to the storage emulator."""
 
 from __future__ import annotations
@@ -47,9 +47,10 @@ def emulator() -> Iterator[object]:
         yield running
 
 
+@pytest.mark.parametrize("target", ["local", "vertex"])
 def test_artifacts_download_fetches_a_checkpoint_from_gcs_and_resumes(
         emulator: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], target: str) -> None:
     for key, value in emulator.settings.env.items():  # type: ignore[attr-defined]
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("TFCLOUD_PROJECT", PROJECT)
@@ -58,16 +59,17 @@ def test_artifacts_download_fetches_a_checkpoint_from_gcs_and_resumes(
     project = tmp_path / "project"
     project.mkdir()
     (project / "save.py").write_text(SCRIPT)
-    code = main(["submit", str(project / "save.py"), "--vertex", "--no-build", "--chief-config", "CPU",
-                 "--strategy", "none", "--output-dir", f"gs://{BUCKET}/runs/one"])
+    where = ["--vertex", "--no-build", "--chief-config", "CPU"] if target == "vertex" else []
+    code = main(["submit", str(project / "save.py"), *where, "--strategy", "none",
+                 "--output-dir", f"gs://{BUCKET}/runs/{target}"])
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:] + captured.out[-3000:]
     job_id = re.search(r"Submitted job (\S+)\.", captured.err).group(1)  # type: ignore[union-attr]
 
-    target = tmp_path / "downloaded"
+    where_to, target = target, tmp_path / "downloaded"
     assert main(["artifacts", job_id, "--download", str(target)]) == 0
     out = capsys.readouterr().out
-    assert f"4 file(s) from gs://{BUCKET}/runs/one in {target} (0 already there)" in out
+    assert f"4 file(s) from gs://{BUCKET}/runs/{where_to} in {target} (0 already there)" in out
     checkpoints = target / "checkpoints"
     assert (checkpoints / "checkpoint").read_text() == "latest: ckpt-2"
     assert (checkpoints / "ckpt-1.data").read_bytes() == b"\x01" * 300000
