@@ -150,8 +150,9 @@ class VertexTarget(Target):
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
                help="Cloud Storage bucket for staged files."),
         Option(name="build", type=bool, flag="--build/--no-build", setting="build", example=False,
-               help="--no-build (build=False): build no image; ship the job's files as a Python package to the "
-                    "staging bucket and run it on Google's prebuilt TensorFlow training image (docs/vertex.md)."),
+               help="--no-build (build=False): build no image of the code; ship the job's files as a package to the "
+                    "staging bucket and run it on the job's base image (TensorFlow and the requirements, built and "
+                    "pushed once; docs/vertex.md)."),
     )
     id_prefix: ClassVar[str | None] = None
     gcloud_defaults: ClassVar[bool] = True
@@ -180,7 +181,7 @@ class VertexTarget(Target):
     tensorboard: str | None = None
     experiment: str | None = None
     experiment_run: str | None = None
-    build: bool = True  # False (--no-build): a package on the prebuilt TensorFlow image instead of an image
+    build: bool = True  # False (--no-build): a package on the job's base image (tfcloud.baseimage) instead
 
     def __post_init__(self) -> None:
         spot = SchedulingStrategy.SPOT
