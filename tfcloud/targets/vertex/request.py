@@ -27,13 +27,15 @@ from tfcloud.targets.vertex.options import (
 if TYPE_CHECKING:
     from tfcloud.artifacts import PackageRef
 
-__all__ = ["ALGORITHMS", "BOOT_DISK", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "machine_spec",
-           "parameter_spec", "replica_name", "reservation_affinity", "restart_scheduling", "tuning_job_request"]
+__all__ = ["ALGORITHMS", "BOOT_DISK", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_request", "disk_spec",
+           "machine_spec", "parameter_spec", "replica_name", "reservation_affinity", "restart_scheduling",
+           "tuning_job_request"]
 
 #: Vertex AI's worker pool order: pool i holds this role.
 POOL_ORDER = (Role.CHIEF, Role.WORKER, Role.PS, Role.EVALUATOR)
 #: The label that makes a retried create idempotent: tfcloud looks the job up by it before creating again.
 SUBMISSION_LABEL = "tfcloud-submission"
+#: Vertex AI's default boot disk (``DiskSpec``) for most machines; :func:`disk_spec` gives each machine its own.
 BOOT_DISK = {"boot_disk_type": "pd-ssd", "boot_disk_size_gb": 100}
 
 
@@ -67,18 +69,28 @@ def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
 
 
 def machine_spec(machine: MachineConfig) -> dict[str, Any]:
-    """A machine config as Vertex AI's ``MachineSpec`` (a job's pool, or a persistent resource's)."""
+    """A machine config as Vertex AI's ``MachineSpec`` (a job's pool, or a persistent resource's), as Google's
+    examples write it: a TPU VM machine type (v5e, v6e) fixes its chips and always names its ``tpu_topology``
+    ("Training with TPU VMs"; the SDK: "required for the TPU v5 versions"), a multi-host slice being one replica
+    of the machine type with a larger topology; any other accelerator by ``accelerator_type`` and count."""
     spec: dict[str, Any] = {"machine_type": machine.machine_type}
     if machine.is_tpu_vm:
-        # A TPU VM machine type fixes its chips (ct5lp-hightpu-4t: 4 x v5e), as in Vertex AI's own TPU
-        # examples; the client's AcceleratorType enum has no TPU_V6E or TPU_V5P to name. A multi-host slice
-        # is one replica of the machine type plus its tpu_topology (docs/vertex.md, "TPUs").
-        if machine.tpu_hosts > 1:
-            spec["tpu_topology"] = machine.tpu_topology
+        spec["tpu_topology"] = machine.tpu_topology
     elif machine.accelerator_count:
         spec["accelerator_type"] = machine.accelerator_type.value
         spec["accelerator_count"] = machine.accelerator_count
     return spec
+
+
+def disk_spec(machine: MachineConfig) -> dict[str, Any]:
+    """``DiskSpec``: the boot disk type Google's table gives the machine type (hyperdisk-balanced on A3 Ultra, A4
+    and A4X, which take no Persistent Disk; pd-ssd elsewhere, Vertex AI's default), 100 GB."""
+    from tfcloud.vertexrules import BOOT_DISK as RULES
+    from tfcloud.vertexrules import MACHINE_TYPES
+
+    row = MACHINE_TYPES.get(machine.machine_type)
+    return {"boot_disk_type": row.default_boot_disk if row else BOOT_DISK["boot_disk_type"],
+            "boot_disk_size_gb": RULES.default_size_gb}
 
 
 def reservation_affinity(reservation: str, project: str) -> dict[str, Any]:
@@ -136,7 +148,7 @@ def custom_job_request(spec: JobSpec, *, image_uri: str | None = None, submissio
             "machine_spec": machine,
             "replica_count": pool.replica_count,
             **_code_spec(spec, image_uri=image_uri, package=package),
-            "disk_spec": dict(BOOT_DISK),
+            "disk_spec": disk_spec(pool.machine),
         })
     while pools and not pools[-1]:
         pools.pop()
