@@ -271,10 +271,15 @@ class VertexTarget(Target):
         return f"Vertex AI: project {settings.project or '(not set: --project)'}, region {settings.region}"
 
     def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
+        """The job's hourly price by how Google bills its capacity (:mod:`tfcloud.prices`): on a persistent
+        resource (not charged), a reservation, Flex Start, Spot or on demand."""
         from tfcloud.prices import job_price
 
         return job_price([(pool.role.value, pool.replica_count, pool.machine) for pool in spec.pools],
-                         region=self.settings_for(settings).region, spot=self.spot, timeout_s=self.timeout_s)
+                         region=self.settings_for(settings).region, spot=self.spot,
+                         flex_start=self.scheduling is SchedulingStrategy.FLEX_START,
+                         persistent_resource=self.persistent_resource, reservation=self.reservation,
+                         timeout_s=self.timeout_s)
 
     def notes(self, spec: JobSpec) -> list[str]:
         if spec.chief.machine.is_tpu:
