@@ -44,7 +44,7 @@ def pool(machine_type: str, accelerator: str | int | None = None, count: int = 0
     return result
 
 
-def job(*pools: dict[str, Any], strategy: str | None = None, **spec: Any) -> dict[str, Any]:
+def job(*pools: dict[str, Any], strategy: str | int | None = None, **spec: Any) -> dict[str, Any]:
     job_spec: dict[str, Any] = {"worker_pool_specs": list(pools), **spec}
     if strategy is not None:
         job_spec.setdefault("scheduling", {})["strategy"] = strategy

@@ -81,16 +81,16 @@ def test_a_dated_rule_is_judged_on_the_day_of_the_run(script: Path) -> None:
         build_spec(entry_point=str(script), target="vertex", chief_config="P100_1X")
     t4 = build_spec(entry_point=str(script), target="vertex", chief_config="T4_1X")
     p100 = replace(t4, pools=(replace(t4.pools[0], machine=COMMON_MACHINE_CONFIGS["P100_1X"]),))
-    check_google_rules(p100, region="us-central1", today=datetime.date(2026, 9, 14))  # still in support
+    check_google_rules(p100, p100.target, region="us-central1", today=datetime.date(2026, 9, 14))  # still in support
     with pytest.raises(ValidationError) as err:
-        check_google_rules(p100, region="us-central1", today=datetime.date(2026, 9, 15))
+        check_google_rules(p100, p100.target, region="us-central1", today=datetime.date(2026, 9, 15))
     assert "accelerator-end-of-support" in str(err.value)
 
 
 def test_every_golden_pool_shape_passes_the_gate(script: Path) -> None:
     spec = build_spec(entry_point=str(script), target="vertex", chief_config="A100_1X", worker_count=2,
                       worker_config="A100_1X", ps_count=0)
-    assert violations(spec, region="us-central1") == []
+    assert violations(spec, spec.target, region="us-central1") == []
 
 
 @pytest.mark.parametrize(("field", "tpu_first", "option"), [

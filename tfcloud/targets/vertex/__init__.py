@@ -131,9 +131,14 @@ class VertexTarget(Target):
                help="Upload the job's TensorBoard logs to this TensorBoard instance "
                     "(projects/P/locations/L/tensorboards/ID or ID)."),
         Option(name="experiment", setting="experiment", check=_capacity.option_experiment, metavar="NAME",
-               example="my-experiment", help="The Vertex AI Experiment the job belongs to."),
+               example="my-experiment",
+               example_with=(("service_account", "trainer@my-project.iam.gserviceaccount.com"),),
+               help="The Vertex AI Experiment the job belongs to (needs --service-account; not with "
+                    "--tensorboard)."),
         Option(name="experiment_run", check=_capacity.option_experiment_run, metavar="RUN", example="run-1",
-               example_with=(("experiment", "my-experiment"),), help="Its run in that experiment (with --experiment)."),
+               example_with=(("experiment", "my-experiment"),
+                             ("service_account", "trainer@my-project.iam.gserviceaccount.com")),
+               help="Its run in that experiment (with --experiment)."),
         Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT", example="127.0.0.1:8470",
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
@@ -222,7 +227,7 @@ class VertexTarget(Target):
 
         _capacity.check_pools(self, spec)
         region = self.region or (settings.region if settings is not None else None) or "us-central1"
-        check_google_rules(spec, region=region)  # Google's documented rules (tfcloud.vertexrules)
+        check_google_rules(spec, self, region=region)  # Google's documented rules (tfcloud.vertexrules)
         if not self.build:
             refuse_image_options(spec.docker_config)
             if settings is not None and intent == "submit" and not (self.staging_bucket or settings.staging_bucket):

@@ -1,5 +1,5 @@
 """Google's documented rules, enforced before anything is uploaded or built: the job's CustomJob is built (a pure
-function, :func:`tfcloud.targets.vertex.request.custom_job_request`) and checked against
+function, :func:`tfcloud.targets.vertex.customjob.custom_job_body`, which the request is made by) and checked against
 :mod:`tfcloud.vertexrules` (the table the emulator checks too), each :class:`~tfcloud.vertexrules.Violation`
 becoming a :class:`~tfcloud.errors.ValidationError` that names tfcloud's option, what Google expects, what was
 received, the fix, and the rule with its source."""
@@ -30,7 +30,7 @@ def option_for(field: str, *, tpu_first: bool = False) -> str:
     """Google's field path as the tfcloud option that sets it (a pool's machine: ``chief_config``,
     ``worker_config``...; a reservation: ``reservation``). ``tpu_first``: pool 0 is a TPU, which came from
     ``worker_config`` (a TPU worker is the job's one pool)."""
-    from tfcloud.targets.vertex.request import POOL_ORDER
+    from tfcloud.targets.vertex.customjob import POOL_ORDER
 
     match = _POOL.match(field)
     if match:
@@ -52,14 +52,16 @@ def to_error(violation: Violation, *, tpu_first: bool = False) -> ValidationErro
                                 f"{violation.source}.)")
 
 
-def violations(spec: JobSpec, *, region: str, today: datetime.date | None = None) -> list[Violation]:
-    """Every documented rule the job's CustomJob breaks in ``region`` on ``today`` (None: the day of the run)."""
+def violations(spec: JobSpec, target: Any, *, region: str,
+               today: datetime.date | None = None) -> list[Violation]:
+    """Every documented rule the CustomJob of ``spec`` on ``target`` (its VertexTarget) breaks in ``region`` on
+    ``today`` (None: the day of the run)."""
     from tfcloud.spec import Strategy
-    from tfcloud.targets.vertex.request import custom_job_request
+    from tfcloud.targets.vertex.customjob import custom_job_body
     from tfcloud.vertexrules import check_custom_job, check_framework, check_image_architecture, check_sdk_rules
 
-    request: dict[str, Any] = custom_job_request(spec, image_uri="IMAGE", submission_id="check", region=region,
-                                                 parent=f"projects/PROJECT/locations/{region}")
+    request: dict[str, Any] = custom_job_body(spec, target, image_uri="IMAGE", submission_id="check",
+                                              region=region, parent=f"projects/PROJECT/locations/{region}")
     pools = request["job_spec"]["worker_pool_specs"]
     found = check_custom_job(request, location=region, today=today)
     found += check_sdk_rules(request)
@@ -69,8 +71,8 @@ def violations(spec: JobSpec, *, region: str, today: datetime.date | None = None
     return found
 
 
-def check_google_rules(spec: JobSpec, *, region: str, today: datetime.date | None = None) -> None:
-    """Raise the first violation as a :class:`ValidationError` (the rest follow in its hint's order of rules)."""
-    found = violations(spec, region=region, today=today)
+def check_google_rules(spec: JobSpec, target: Any, *, region: str, today: datetime.date | None = None) -> None:
+    """Raise the first violation as a :class:`ValidationError` (exit 2)."""
+    found = violations(spec, target, region=region, today=today)
     if found:
         raise to_error(found[0], tpu_first=spec.chief.machine.is_tpu)
