@@ -99,3 +99,50 @@ def test_without_tensorflow_the_plan_refuses_naming_why(script: Path, tmp_path: 
     job, _ = prepare(spec, tmp_path)
     with pytest.raises(ConfigurationError, match="TensorFlow is not installed here"):
         plan_base_image(job, repository=REPO)
+
+
+class _Builder:
+    """tfcloud's Builder protocol over a dict (no engine): what was asked of it."""
+
+    def __init__(self, present: set[str]) -> None:
+        self.present, self.built, self.closed = present, [], False
+
+    def exists(self, tag: str, *, pushed: bool = True) -> bool:
+        return tag in self.present
+
+    def build(self, context: Any, tag: str, *, push: bool = True, cache_from: str | None = None) -> Any:
+        from tfcloud.artifacts import ImageRef
+
+        self.built.append(tag)
+        self.present.add(tag)
+        return ImageRef(uri=tag, built=True)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_the_base_image_is_built_once_and_a_registry_that_has_it_needs_no_builder(script: Path,
+                                                                                  tmp_path: Path) -> None:
+    from tfcloud.baseimage import ensure_base_image
+
+    plan = _plan(script, tmp_path, chief_config="CPU")
+    made: list[_Builder] = []
+    registry: set[str] = set()
+
+    def builder() -> _Builder:
+        made.append(_Builder(registry))
+        return made[-1]
+
+    first = ensure_base_image(plan, builder=builder, lookup=lambda uri: None)  # asked through the builder
+    assert first.built and made[0].built == [plan.uri] and made[0].closed
+    again = ensure_base_image(plan, builder=builder, lookup=lambda uri: None)
+    assert not again.built and made[1].built == [] and made[1].closed
+    found = ensure_base_image(plan, builder=builder, lookup=lambda uri: uri in registry)  # over HTTP: no builder
+    assert not found.built and len(made) == 2
+
+
+def test_a_registry_is_asked_over_http_only_where_tfcloud_can_authenticate() -> None:
+    from tfcloud.baseimage import registry_has
+
+    assert registry_has("ghcr.io/me/tfcloud-base:abc") is None  # Docker's credentials: the builder asks
+    assert registry_has("127.0.0.1:9/tfcloud/tfcloud-base:abc") is None  # nothing listens: the builder asks

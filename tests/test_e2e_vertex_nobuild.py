@@ -78,7 +78,7 @@ def cloud_env(engine: object, docker_emulator: object, monkeypatch: pytest.Monke
 
 def test_no_build_job_runs_on_its_base_image_and_a_code_change_builds_and_pushes_nothing(
         cloud_env: object, engine: object, tensorflow_base: str, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from tfcloud.dockerfile import installed_tensorflow_version
 
     tensorflow = installed_tensorflow_version()
@@ -119,8 +119,10 @@ def test_no_build_job_runs_on_its_base_image_and_a_code_change_builds_and_pushes
                           mode="r:gz") as tar:
             assert not any(n.endswith("service-account.json") for n in tar.getnames())  # the secret stayed home
 
-        # A code-only change: one look-up of the base image, the new package uploaded, nothing built or pushed.
+        # A code-only change: one look-up of the base image (over HTTP: no Docker engine is needed, and none is
+        # reachable now), the new package uploaded, nothing built or pushed.
         (project / "helpers.py").write_text(HELPERS + "# changed\n")
+        monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
         writes = _registry_writes(engine)
         client = engine.client()  # type: ignore[attr-defined]
         try:

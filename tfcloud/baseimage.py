@@ -10,8 +10,9 @@ from what changes rarely, while the code (what changes often) goes to the stagin
    pinned to that release when the strategy needs it, the job's requirements, and a bootstrap
    (``templates/package_bootstrap.py.j2``), under ``templates/package_base.Dockerfile.j2``. The tag is the digest
    of all of them (``REPOSITORY/tfcloud-base:DIGEST``): the same inputs name the same image.
-2. :func:`ensure_base_image`: one look-up in the registry; only when the tag is absent, the project's builder
-   (the Docker engine, or Cloud Build with ``--image-build-bucket``) builds and pushes it. The build fails when the
+2. :func:`ensure_base_image`: one look-up in the registry (over HTTP, :func:`registry_has`: a code-only change
+   needs no Docker engine); only when the tag is absent, the project's builder (the Docker engine, or Cloud Build
+   with ``--image-build-bucket``) builds and pushes it. The build fails when the
    image's TensorFlow (or tf-keras) is not the one planned, so a replica never runs another.
 3. :func:`container_command`: each pool's ``container_spec`` runs the bootstrap with the package's path under
    ``/gcs/`` (Vertex AI mounts Cloud Storage there with Cloud Storage FUSE); the bootstrap checks the versions
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
     from tfcloud.builders import Builder
 
 __all__ = ["BASE_IMAGE_NAME", "BOOTSTRAP", "BaseImagePlan", "container_command", "ensure_base_image",
-           "gcs_path", "plan_base_image"]
+           "gcs_path", "plan_base_image", "registry_has"]
 
 BASE_IMAGE_NAME = "tfcloud-base"
 _BASE_DIR = "/opt/tfcloud-base"
@@ -135,13 +137,53 @@ def plan_base_image(job: PreparedJob, *, repository: str, tensorflow_version: st
                          context=context, digest=digest)
 
 
-def ensure_base_image(plan: BaseImagePlan, *, builder: Builder, console: Console | None = None) -> ImageRef:
-    """``plan``'s image in its registry: found with one look-up, else built and pushed (once)."""
-    if builder.exists(plan.uri, pushed=True):
-        _say(console, f"Base image {plan.uri} is up to date: nothing to build or push.")
-        return ImageRef(uri=plan.uri, built=False)
-    _say(console, f"Base image {plan.uri}: building it once ({plan.reason().split(';')[0]}).")
-    ref = builder.build(plan.context, plan.uri, push=True)
+def registry_has(uri: str) -> bool | None:
+    """Whether the registry has ``uri``, asked over HTTP with no Docker engine (one ``HEAD``): a loopback registry
+    as is, Artifact Registry (``*-docker.pkg.dev``) and ``gcr.io`` with Google's application-default token. None
+    when it cannot be asked that way (another registry, no credentials, a refusal): the builder asks then."""
+    from tfcloud.builders.cloudbuild import manifest_exists
+
+    host = uri.split("/", 1)[0]
+    name = host.rsplit(":", 1)[0]
+    token = None
+    if host.endswith(("-docker.pkg.dev", "gcr.io")):
+        try:
+            import google.auth
+            import google.auth.transport.requests
+
+            credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+            credentials.refresh(google.auth.transport.requests.Request())  # type: ignore[no-untyped-call]
+            token = credentials.token
+        except Exception:  # no google-auth, no credentials: the builder asks with Docker's
+            return None
+    elif not (name in ("localhost", "127.0.0.1") or name.startswith("127.")):
+        return None
+    try:
+        return manifest_exists(uri, token=token, timeout=10)
+    except ConfigurationError:
+        return None
+
+
+def ensure_base_image(plan: BaseImagePlan, *, builder: Callable[[], Builder], console: Console | None = None,
+                      lookup: Callable[[str], bool | None] = registry_has) -> ImageRef:
+    """``plan``'s image in its registry: found with one look-up (``lookup``, with no Docker engine; else the
+    builder's), else built and pushed (once). ``builder`` makes the builder, only when it is needed (closed
+    here)."""
+    found = lookup(plan.uri)
+    made: Builder | None = None
+    try:
+        if found is None:
+            made = builder()
+            found = made.exists(plan.uri, pushed=True)
+        if found:
+            _say(console, f"Base image {plan.uri} is up to date: nothing to build or push.")
+            return ImageRef(uri=plan.uri, built=False)
+        _say(console, f"Base image {plan.uri}: building it once ({plan.reason().split(';')[0]}).")
+        made = made or builder()
+        ref = made.build(plan.context, plan.uri, push=True)
+    finally:
+        if made is not None:
+            made.close()
     _say(console, f"Base image {ref.uri} {'built' if ref.built else 'reused'} and pushed.")
     return ref
 

@@ -129,11 +129,8 @@ def stage_package(job: PreparedJob, settings: Settings, *, console: Console | No
     plan = plan_package(job, context_dir=job.spec.context_dir)
     if recorder is not None:
         recorder.begin("build")
-    builder = make_builder(job.spec, settings, console=console, build_logs=build_logs)
-    try:
-        image = ensure_base_image(base, builder=builder, console=console)
-    finally:
-        builder.close()
+    image = ensure_base_image(base, console=console, builder=lambda: make_builder(
+        job.spec, settings, console=console, build_logs=build_logs))
     if recorder is not None:
         recorder.begin("push")
     clients = Clients(endpoint=settings.emulator_host, region=settings.region)
