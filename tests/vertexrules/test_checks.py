@@ -4,6 +4,7 @@ example of the same thing (no violation)."""
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -263,7 +264,8 @@ def test_experiment_service_account() -> None:
 def test_labels() -> None:
     assert rules(check_labels({"Team": "ml"})) == ["label-key"]
     assert rules(check_labels({"team": "ML"})) == ["label-value"]
-    assert rules(check_labels({"k": "x" * 65})) == ["label-value"]
+    assert rules(check_labels({"k": "x" * 64})) == ["label-value"]  # the Labels overview's 63 (the proto: 64)
+    assert check_labels({"k" * 63: "x" * 63}) == []
     assert rules(check_labels({f"k{i}": "v" for i in range(65)})) == ["labels-count"]
     assert check_labels({"équipe": "données", "team_1": "", "a-b": "c_d"}) == []  # international characters
 
@@ -296,3 +298,24 @@ def test_persistent_resource() -> None:
     assert check_persistent_resource(ok, location="us-central1", today=TODAY) == []
     only(check_persistent_resource({"resource_pools": []}, location="us-central1", today=TODAY),
          "resource-pool-required")
+
+
+# -- the emulator's input: proto-plus to_dict, default fields and enum numbers included ---------------------------
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "vertex"
+
+
+@pytest.mark.parametrize("name", ["tpu_v5e_multihost", "parameter_server", "evaluator_only", "flex_start",
+                                  "h200_hyperdisk", "reservation_specific", "tpu"])
+def test_a_proto_plus_dict_of_each_golden_passes(name: str) -> None:
+    aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
+    job = aiplatform_v1.CustomJob.from_json(GOLDEN.joinpath(f"{name}.json").read_text())
+    as_dict = type(job).to_dict(job, preserving_proto_field_name=True)  # enums as numbers, defaults included
+    assert check_custom_job(as_dict, location="us-central1", today=TODAY) == []
+
+
+def test_a_proto_plus_dict_is_refused_as_the_json_is() -> None:
+    aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
+    job = aiplatform_v1.CustomJob.from_json(GOLDEN.joinpath("tpu_v5e.json").read_text())
+    job.job_spec.worker_pool_specs[0].machine_spec.tpu_topology = ""
+    as_dict = type(job).to_dict(job, preserving_proto_field_name=True)
+    only(check_custom_job(as_dict, location="us-central1", today=TODAY), "tpu-topology-required")

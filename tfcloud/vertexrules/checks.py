@@ -99,7 +99,12 @@ def _int(value: object, default: int = 0) -> int:
 
 
 def _empty(pool: object) -> bool:
-    return not isinstance(pool, Mapping) or not pool.get("machine_spec")
+    """An unset pool: absent, ``{}``, or (as proto-plus ``to_dict`` writes it, default fields included) one with no
+    machine type."""
+    if not isinstance(pool, Mapping):
+        return True
+    spec = pool.get("machine_spec") or {}
+    return not (isinstance(spec, Mapping) and spec.get("machine_type"))
 
 
 def _affinity(machine_spec: Mapping[str, Any]) -> str | None:
@@ -395,12 +400,12 @@ def check_custom_job(job: Mapping[str, Any], *, location: str,
                                      scheduling_strategy=strategy)
     if strategy == "FLEX_START":
         timeout = duration_seconds(scheduling.get("timeout"))
-        if timeout is not None and timeout > FLEX_START.max_timeout_s:
+        if timeout and timeout > FLEX_START.max_timeout_s:
             found.append(_violation("job_spec.scheduling.timeout", "flex-start-timeout", "dws",
                                     expected=f"at most {FLEX_START.max_timeout_s}s (7 days) with FLEX_START",
                                     received=scheduling.get("timeout"), hint="Lower --timeout."))
-    wait = duration_seconds(scheduling.get("max_wait_duration"))
-    if wait is not None and (strategy != "FLEX_START" or wait > FLEX_START.max_wait_s):
+    wait = duration_seconds(scheduling.get("max_wait_duration"))  # 0 or unset: not given
+    if wait and (strategy != "FLEX_START" or wait > FLEX_START.max_wait_s):
         found.append(_violation("job_spec.scheduling.max_wait_duration", "flex-start-max-wait", "dws",
                                 expected=f"at most {FLEX_START.max_wait_s}s, with FLEX_START only",
                                 received=f"{scheduling.get('max_wait_duration')} with {strategy or 'no strategy'}",

@@ -143,3 +143,16 @@ def test_the_machines_command_lists_only_what_google_offers(capsys: pytest.Captu
     assert "P100_1X" not in out  # past its end of support on the day of the run (2026-09-15)
     assert "P100_1X" in offered_configs(datetime.date(2026, 9, 14))
     assert "P100_1X" not in offered_configs(datetime.date(2026, 9, 15))
+
+
+def test_a_cluster_request_is_checked_as_a_jobs_pools_are() -> None:
+    from tfcloud.targets.vertex.gate import check_persistent_resource_request
+
+    pool = {"machine_spec": {"machine_type": "a2-highgpu-1g", "accelerator_type": "NVIDIA_TESLA_A100",
+                             "accelerator_count": 1}, "replica_count": 1,
+            "disk_spec": {"boot_disk_type": "pd-ssd", "boot_disk_size_gb": 100}}
+    check_persistent_resource_request({"resource_pools": [pool]}, region="us-central1")
+    with pytest.raises(ValidationError) as err:
+        check_persistent_resource_request({"resource_pools": [pool]}, region="europe-west2")
+    assert str(err.value).startswith("Invalid `machine`: expected an accelerator Vertex AI serves for training in "
+                                     "europe-west2")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ValidationError
@@ -16,11 +17,12 @@ if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
     from tfcloud.vertexrules import Violation
 
-__all__ = ["check_google_rules", "option_for", "to_error"]
+__all__ = ["check_google_rules", "check_persistent_resource_request", "option_for", "to_error", "violations"]
 
 #: The architectures of the images tfcloud runs (its Dockerfile and Google's prebuilt images): amd64 only.
 IMAGE_ARCHITECTURES = frozenset({"amd64"})
 _POOL = re.compile(r"^job_spec\.worker_pool_specs\[(\d+)\](.*)$")
+_CLUSTER_POOL = re.compile(r"^resource_pools\[\d+\].*$")
 _FIELDS = {"location": "region", "display_name": "display_name", "job_spec.tensorboard": "tensorboard",
            "job_spec.service_account": "service_account", "job_spec.experiment": "experiment",
            "job_spec.scheduling.timeout": "timeout", "job_spec.scheduling.max_wait_duration": "max_wait"}
@@ -76,3 +78,17 @@ def check_google_rules(spec: JobSpec, target: Any, *, region: str, today: dateti
     found = violations(spec, target, region=region, today=today)
     if found:
         raise to_error(found[0], tpu_first=spec.chief.machine.is_tpu)
+
+
+def check_persistent_resource_request(resource: Mapping[str, Any], *, region: str,
+                                      today: datetime.date | None = None) -> None:
+    """A PersistentResource request (``tfcloud cluster create``) against Google's rules: each resource pool's
+    machine, accelerator, region and boot disk, as a job's pools are checked. Raises the first violation (exit 2)."""
+    from tfcloud.vertexrules import check_persistent_resource
+
+    found = check_persistent_resource(resource, location=region, today=today)
+    if found:
+        first = found[0]
+        raise ValidationError("machine" if _CLUSTER_POOL.match(first.field)
+                              else option_for(first.field), first.expected, f"<{first.received}>",
+                              hint=f"{first.hint} (Google's rule {first.rule}, on {first.field}: {first.source}.)")

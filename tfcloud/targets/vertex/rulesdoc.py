@@ -57,7 +57,10 @@ def machines_tables() -> str:
              "| Machine type | vCPUs | Memory (GB) | Accelerators (counts) | Boot disk types (default first) |",
              "|---|---|---|---|---|"]
     for row in MACHINE_TYPES.values():
-        accels = "; ".join(f"{name} ({', '.join(map(str, counts))})" for name, counts in row.accelerators.items())
+        accels = "; ".join(f"{name} ({', '.join(map(str, counts))})" for name, counts in row.accelerators.items()
+                           if ACCELERATORS[name].offered)
+        if row.family == "n1":
+            accels = "the GPUs in [N1 with GPUs](#n1-with-gpus), within their limits"
         lines.append(f"| {row.name}{' (Arm)' if row.arm else ''} | {row.vcpus} | {row.memory_gb:g} | "
                      f"{accels or '–'} | {', '.join(row.boot_disks)} |")
     lines += ["", "### TPU machine types (" + _source("tpu-training") + "; frameworks: "
@@ -69,9 +72,11 @@ def machines_tables() -> str:
         topologies = ", ".join(f"{t} ({h})" for t, h in tpu.topologies.items()) or "–"
         lines.append(f"| {tpu.machine_type} | {generations} | {tpu.chips_per_host} | {topologies} | "
                      f"{'yes' if tpu.topology_required else 'no'} | {', '.join(sorted(tpu.frameworks))} |")
-    lines += ["", "### N1 with GPUs (" + _source("gpus") + ")", "",
+    lines += ["", "### N1 with GPUs", "", "Source: " + _source("gpus") + ".", "",
               "| GPU | Count | Most vCPUs | Most memory (GB) |", "|---|---|---|---|"]
     for name, limits in N1_GPU_LIMITS.items():
+        if not ACCELERATORS[name].offered:
+            continue
         for limit in limits:
             lines.append(f"| {name} | {limit.count} | {limit.max_vcpus} | {limit.max_memory_gb:g} |")
     lines += ["", "### Accelerators (regions: " + _source("locations") + ")", "",
