@@ -141,3 +141,17 @@ def test_the_plan_labels_a_flex_start_job_flex_start(script: Path, vertex_env: N
     assert "Price: job: unknown on Flex Start (Dynamic Workload Scheduler) (no Flex Start price known for " \
            "a2-highgpu-1g in us-central1)" in text
     assert "on demand" not in text.split("Price: job:")[1].splitlines()[0]  # never labelled on-demand
+
+
+def test_the_docs_price_section_and_machines_prices_show_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs" / "vertex.md"
+    section = docs.read_text().split("## Price in the plan", 1)[1].split("\n## ", 1)[0]
+    for row in PRICE_ROWS:
+        if row.item.startswith("n1-standard-") and row.item != "n1-standard-4":
+            continue  # one docs row: linear in vCPUs
+        listed = [line for line in section.splitlines() if line.startswith(f"| `{row.item}`")]
+        assert len(listed) == 1 and f"| {row.usd_per_hour!r} " in listed[0] and row.region in listed[0], row
+    assert main(["machines", "--prices", "--json"]) == 0
+    catalog = json.loads(capsys.readouterr().out)
+    assert catalog["T4_1X"]["price_per_hour_usd"] == pytest.approx(T4_REPLICA)
+    assert catalog["H100_8X"]["price_per_hour_usd"] is None  # a3-highgpu-8g: no row, no guess
