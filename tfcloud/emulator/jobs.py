@@ -442,7 +442,7 @@ class JobService:
         base = spec.base_output_directory.output_uri_prefix
         launches = []
         for index, pool in pools.items():
-            image, command, args, env_list, site = pool_code(pool, self._packages, project=job.project_id)
+            image, command, args, env_list, site, gcs = pool_code(pool, self._packages, project=job.project_id)
             for replica in range(pool.replica_count):
                 task_name = f"workerpool{index}-{replica}"
                 env = {var.name: var.value for var in env_list}
@@ -466,7 +466,7 @@ class JobService:
                     name=f"tfcloud-emulator-{job.job_id}-{task_name}",
                     fault=(fault.exit_code, fault.message) if fault else None,
                     mounts=((self._local_output_root,) if self._local_output_root else ()) + job.mounts
-                    + ((site,) if site else ())))
+                    + ((site,) if site else ()), gcs_root=gcs))
         return launches
 
     def stop(self) -> None:

@@ -106,6 +106,7 @@ class Launch:
     name: str = ""  # a container name, unique per emulator
     fault: tuple[int, str] | None = None  # (exit code, message): exit at start instead of running
     mounts: tuple[str, ...] = ()  # host directories a container sees at the same path (local_output_root)
+    gcs_root: str | None = None  # the host directory that stands for /gcs (Cloud Storage FUSE), if any
 
 
 class Replica(Protocol):
@@ -202,6 +203,8 @@ class ProcessRunner:
                 "local process, or configure a Docker engine).")
         else:
             argv = [*command, *launch.args]
+            if launch.gcs_root:  # no /gcs on this machine: its stand-in
+                argv = [launch.gcs_root + a[4:] if a.startswith("/gcs/") else a for a in argv]
             if argv[0] in ("python", "python3"):  # an executor image's python: the replicas' own here
                 argv[0] = self._python
         env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "CLUSTER_SPEC")}
@@ -316,7 +319,8 @@ class DockerRunner:
             container = self.client.containers.run(
                 launch.image, command=command, entrypoint=entrypoint, environment=env,
                 network_mode="host", detach=True, name=launch.name or None,
-                volumes={path: {"bind": path, "mode": "rw"} for path in launch.mounts})
+                volumes={**{path: {"bind": path, "mode": "rw"} for path in launch.mounts},
+                         **({launch.gcs_root: {"bind": "/gcs", "mode": "rw"}} if launch.gcs_root else {})})
         except docker.errors.DockerException as exc:
             raise ReplicaStartError(f"The replica {launch.task_name} cannot start: {exc}") from exc
         return _ContainerReplica(launch.task_name, container, sink)
