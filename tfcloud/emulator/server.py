@@ -93,6 +93,7 @@ class Emulator:
         self._stopping = threading.Event()
         self._services: list[Any] = []
         self._runner: Any = None
+        self._reaper: Any = None
         self._logs: Any = None
         self._settings: EmulatorSettings | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -138,7 +139,10 @@ class Emulator:
         from tfcloud.emulator.storage import StorageEmulator
         from tfcloud.emulator.tuning import TuningService
 
+        from tfcloud.emulator._reaper import Reaper
+
         self._stopping.clear()
+        self._reaper = Reaper(self._docker_host)
         storage_endpoint = None
         if self._storage_enabled:
             self._storage = StorageEmulator(port=self._storage_port, data_dir=self._data_dir)
@@ -147,8 +151,8 @@ class Emulator:
         if self._workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="tfcloud-emulator-")
         workdir = str(self._workdir or (self._tmp.name if self._tmp else "."))
-        self._runner = (DockerRunner(self._docker_host) if self._docker_host is not None
-                        else ProcessRunner(entrypoints=self._entrypoints, workdir=workdir))
+        self._runner = (DockerRunner(self._docker_host, reaper=self._reaper) if self._docker_host is not None
+                        else ProcessRunner(entrypoints=self._entrypoints, workdir=workdir, reaper=self._reaper))
         self._logs = LogStore()
         operations = OperationStore()
         project_ids = {project_number(self.project): self.project}
@@ -212,6 +216,9 @@ class Emulator:
         if self._storage is not None:
             self._storage.stop()
             self._storage = None
+        if self._reaper is not None:
+            self._reaper.close()
+            self._reaper = None
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None

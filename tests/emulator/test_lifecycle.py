@@ -1,0 +1,135 @@
+"""The emulator as a process (``python -m tfcloud.emulator.cli start``): its replicas never outlive it, SIGKILL
+included; ``--data-dir`` keeps jobs across a restart, and without it a restarted emulator says its jobs are gone."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import grpc
+import psutil
+import pytest
+from google.api_core import exceptions
+from google.cloud import aiplatform_v1 as vertex
+from google.cloud.aiplatform_v1.services.job_service.transports.grpc import JobServiceGrpcTransport
+
+from tests.emulator.conftest import wait_until
+
+pytestmark = pytest.mark.emulator
+
+PARENT = "projects/life-project/locations/us-central1"
+
+
+@contextmanager
+def emulator_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, list[str]]]:
+    """``tfcloud emulator start ARGS`` as a child process; yields it, its gRPC endpoint and what it printed."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tfcloud.emulator.cli", "start", "--no-storage", "--project", "life-project", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert process.stdout is not None
+    printed: list[str] = []
+    try:
+        for line in process.stdout:
+            printed.append(line.rstrip("\n"))
+            if match := re.search(r"listening on (127\.0\.0\.1:\d+)", line):
+                break
+        else:
+            raise AssertionError(f"the emulator did not start: {printed}")
+        yield process, match.group(1), printed
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(60)
+        process.stdout.close()
+
+
+@contextmanager
+def job_client(endpoint: str) -> Iterator[Any]:
+    client = vertex.JobServiceClient(transport=JobServiceGrpcTransport(channel=grpc.insecure_channel(endpoint)))
+    try:
+        yield client
+    finally:
+        client.transport.close()
+
+
+def sleeper_job(marker: str) -> vertex.CustomJob:
+    """A chief that starts a child of its own, and both sleep: ``marker`` is in both command lines."""
+    code = ("import subprocess, sys, time; "
+            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', sys.argv[1]]); "
+            "print('started', flush=True); time.sleep(600)")
+    return vertex.CustomJob(display_name="sleeper", job_spec=vertex.CustomJobSpec(worker_pool_specs=[
+        vertex.WorkerPoolSpec(replica_count=1, machine_spec=vertex.MachineSpec(machine_type="n1-standard-4"),
+                              container_spec=vertex.ContainerSpec(image_uri="local/sleeper",
+                                                                  command=[sys.executable, "-c", code],
+                                                                  args=[marker]))]))
+
+
+def processes_with(marker: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if marker in (process.info["cmdline"] or []) and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def test_sigkill_of_the_emulator_leaves_no_replica_process() -> None:
+    marker = f"tfcloud-lifecycle-{uuid.uuid4().hex}"
+    with emulator_process() as (process, endpoint, _), job_client(endpoint) as jobs:
+        job = jobs.create_custom_job(parent=PARENT, custom_job=sleeper_job(marker))
+        wait_until(lambda: jobs.get_custom_job(name=job.name).state.name == "JOB_STATE_RUNNING")
+        wait_until(lambda: len(processes_with(marker)) == 2)  # the replica and its own child
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+        wait_until(lambda: not processes_with(marker))
+
+
+def test_without_a_data_dir_a_restarted_emulator_says_earlier_jobs_are_gone() -> None:
+    with emulator_process("--port", "0") as (_, endpoint, printed), job_client(endpoint) as jobs:
+        assert any("starts empty" in line for line in printed)
+        with pytest.raises(exceptions.NotFound) as caught:
+            jobs.get_custom_job(name=f"{PARENT}/customJobs/1234567890123456789")
+        assert "earlier jobs are gone" in caught.value.message
+        assert "--data-dir" in caught.value.message
+
+
+def test_a_data_dir_keeps_jobs_across_a_restart(tmp_path: Path) -> None:
+    marker = f"tfcloud-lifecycle-{uuid.uuid4().hex}"
+    data = tmp_path / "state"
+    with emulator_process("--data-dir", str(data)) as (process, endpoint, printed), job_client(endpoint) as jobs:
+        assert not any("starts empty" in line for line in printed)
+        done = jobs.create_custom_job(parent=PARENT, custom_job=vertex.CustomJob(
+            display_name="quick", labels={"kept": "yes"}, job_spec=vertex.CustomJobSpec(worker_pool_specs=[
+                vertex.WorkerPoolSpec(replica_count=1,
+                                      machine_spec=vertex.MachineSpec(machine_type="n1-standard-4"),
+                                      container_spec=vertex.ContainerSpec(
+                                          image_uri="local/quick", command=[sys.executable, "-c", "print(1)"]))])))
+        wait_until(lambda: jobs.get_custom_job(name=done.name).state.name == "JOB_STATE_SUCCEEDED", timeout=60)
+        running = jobs.create_custom_job(parent=PARENT, custom_job=sleeper_job(marker))
+        wait_until(lambda: jobs.get_custom_job(name=running.name).state.name == "JOB_STATE_RUNNING")
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+    wait_until(lambda: not processes_with(marker))
+
+    with emulator_process("--data-dir", str(data)) as (_, endpoint, printed), job_client(endpoint) as jobs:
+        assert any("2 jobs kept" in line for line in printed), printed
+        kept = jobs.get_custom_job(name=done.name)
+        assert kept.state.name == "JOB_STATE_SUCCEEDED"
+        assert kept.labels["kept"] == "yes"
+        assert kept.create_time == done.create_time
+        lost = jobs.get_custom_job(name=running.name)
+        assert lost.state.name == "JOB_STATE_FAILED"
+        assert lost.error.code == 10
+        assert "the emulator restarted" in lost.error.message
+        listed = [job.name for job in jobs.list_custom_jobs(parent=PARENT)]
+        assert listed == [running.name, done.name]
