@@ -129,6 +129,7 @@ class Emulator:
         from google.longrunning import operations_pb2_grpc
 
         from tfcloud.emulator._grpc import generic_handler, method_table
+        from tfcloud.emulator._reaper import Reaper
         from tfcloud.emulator.builds import BuildService
         from tfcloud.emulator.jobs import JobService
         from tfcloud.emulator.logs import LoggingService, LogStore
@@ -138,8 +139,6 @@ class Emulator:
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
         from tfcloud.emulator.storage import StorageEmulator
         from tfcloud.emulator.tuning import TuningService
-
-        from tfcloud.emulator._reaper import Reaper
 
         self._stopping.clear()
         self._reaper = Reaper(self._docker_host)
