@@ -163,7 +163,7 @@ class Emulator:
                           resources=resources)
         builds = BuildService(logs=self._logs, operations=operations, faults=self.faults,
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
-                              queued_seconds=self._timings.queued)
+                              queued_seconds=self._timings.queued, reaper=self._reaper)
         logging_service = LoggingService(self._logs, self._stopping)
         tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings)
         self._services = [tuning, jobs, builds, resources]  # tuning first: its trials are jobs
