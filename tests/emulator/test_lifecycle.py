@@ -39,11 +39,12 @@ def emulator_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, l
     try:
         for line in process.stdout:
             printed.append(line.rstrip("\n"))
-            if match := re.search(r"listening on (127\.0\.0\.1:\d+)", line):
+            if line.startswith("Press Ctrl-C to stop."):
                 break
         else:
             raise AssertionError(f"the emulator did not start: {printed}")
-        yield process, match.group(1), printed
+        endpoint = next(m.group(1) for line in printed if (m := re.search(r"listening on (127\.0\.0\.1:\d+)", line)))
+        yield process, endpoint, printed
     finally:
         if process.poll() is None:
             process.terminate()

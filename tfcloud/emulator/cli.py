@@ -30,7 +30,8 @@ def start(
     location: Annotated[str, typer.Option(help="Default location.")] = "us-central1",
     docker_host: Annotated[str | None, typer.Option(
         envvar="DOCKER_HOST", help="Docker engine for replicas and builds (default: local processes).")] = None,
-    data_dir: Annotated[Path | None, typer.Option(help="Keep Cloud Storage objects here (default: memory).")]
+    data_dir: Annotated[Path | None, typer.Option(
+        help="Keep jobs and Cloud Storage objects here across restarts (default: memory; a restart starts empty).")]
     = None,
     no_storage: Annotated[bool, typer.Option("--no-storage", help="Do not run Cloud Storage.")] = False,
 ) -> None:
@@ -65,6 +66,12 @@ def start(
             console.print(f"Cloud Storage on {settings.storage_endpoint}")
         console.print("Replicas run " + (f"on the Docker engine at {docker_host}" if docker_host
                                          else "as local processes"))
+        if settings.jobs_dir is None:
+            console.print("Jobs are kept in memory: it starts empty, and jobs are gone when it stops "
+                          "(--data-dir DIR keeps them)")
+        else:
+            console.print(f"Jobs kept in {escape(settings.jobs_dir)}: {settings.kept_jobs} jobs kept from earlier "
+                          f"runs ({settings.failed_on_restart} had not ended and are FAILED now)", soft_wrap=True)
         console.print("Export these settings:")
         console.print(settings.exports(), soft_wrap=True)
         console.print("Press Ctrl-C to stop.", style="dim")

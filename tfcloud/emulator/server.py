@@ -50,6 +50,11 @@ class EmulatorSettings:
     location: str
     docker_host: str | None = None
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: Where jobs are kept across restarts (``data_dir``); None: in memory only, a restart starts empty.
+    jobs_dir: str | None = None
+    #: How many jobs were kept from an earlier run, and how many of them had not ended (now FAILED).
+    kept_jobs: int = 0
+    failed_on_restart: int = 0
 
     def exports(self) -> str:
         """Shell lines that export :attr:`env`."""
@@ -61,6 +66,8 @@ class Emulator:
 
     - ``project`` / ``location``: the defaults reported in :attr:`settings` (requests may name any).
     - ``port``: the gRPC port (0: a free one); ``storage`` / ``storage_port``: run the Cloud Storage emulator.
+    - ``data_dir``: keep Cloud Storage objects and CustomJobs there across restarts (:mod:`tfcloud.emulator.store`);
+      None: in memory, and a restarted emulator starts empty.
     - ``docker_host``: a Docker engine (``unix:///...``) for replicas and builds; ``None``: replicas run as
       local processes and builds fail with a clear status.
     - ``entrypoints``: image URI → command, for local-process replicas whose container spec gives no command.
@@ -138,6 +145,7 @@ class Emulator:
         from tfcloud.emulator.persistent import PersistentResourceService
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
         from tfcloud.emulator.storage import StorageEmulator
+        from tfcloud.emulator.store import JobStore
         from tfcloud.emulator.tuning import TuningService
 
         self._stopping.clear()
@@ -157,10 +165,11 @@ class Emulator:
         project_ids = {project_number(self.project): self.project}
         packages = PackageInstaller(storage_endpoint=storage_endpoint, root=Path(workdir) / "packages")
         resources = PersistentResourceService(operations=operations, timings=self._timings)
+        store = JobStore(self._data_dir / "tfcloud-emulator" / "custom-jobs" if self._data_dir else None)
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
                           timings=self._timings, project_ids=project_ids,
                           local_output_root=str(self._local_output_root or ""), packages=packages,
-                          resources=resources)
+                          resources=resources, store=store)
         builds = BuildService(logs=self._logs, operations=operations, faults=self.faults,
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
                               queued_seconds=self._timings.queued, reaper=self._reaper)
@@ -194,7 +203,9 @@ class Emulator:
         self._settings = EmulatorSettings(
             endpoint=endpoint, storage_endpoint=storage_endpoint, project=self.project,
             project_number=project_number(self.project), location=self.location,
-            docker_host=self._docker_host, env=MappingProxyType(env))
+            docker_host=self._docker_host, env=MappingProxyType(env),
+            jobs_dir=str(store.directory) if store.directory else None, kept_jobs=store.kept,
+            failed_on_restart=store.failed_on_restart)
         logger.info("emulator listening on %s", endpoint)
         return self._settings
 
