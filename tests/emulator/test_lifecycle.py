@@ -33,7 +33,8 @@ def emulator_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, l
     """``tfcloud emulator start ARGS`` as a child process; yields it, its gRPC endpoint and what it printed."""
     process = subprocess.Popen(
         [sys.executable, "-m", "tfcloud.emulator.cli", "start", "--no-storage", "--project", "life-project", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "300"})
     assert process.stdout is not None
     printed: list[str] = []
     try:
@@ -71,6 +72,18 @@ def sleeper_job(marker: str) -> vertex.CustomJob:
                               container_spec=vertex.ContainerSpec(image_uri="local/sleeper",
                                                                   command=[sys.executable, "-c", code],
                                                                   args=[marker]))]))
+
+
+def sleeper_study(marker: str) -> vertex.HyperparameterTuningJob:
+    spec = vertex.StudySpec.ParameterSpec
+    return vertex.HyperparameterTuningJob(
+        display_name="sleeping-study", max_trial_count=1, parallel_trial_count=1,
+        study_spec=vertex.StudySpec(
+            metrics=[vertex.StudySpec.MetricSpec(metric_id="accuracy",
+                                                 goal=vertex.StudySpec.MetricSpec.GoalType.MAXIMIZE)],
+            parameters=[spec(parameter_id="units", integer_value_spec=spec.IntegerValueSpec(min_value=1, max_value=3),
+                             scale_type=spec.ScaleType.UNIT_LINEAR_SCALE)]),
+        trial_job_spec=sleeper_job(marker).job_spec)
 
 
 def processes_with(marker: str) -> list[psutil.Process]:
@@ -118,12 +131,16 @@ def test_a_data_dir_keeps_jobs_across_a_restart(tmp_path: Path) -> None:
         wait_until(lambda: jobs.get_custom_job(name=done.name).state.name == "JOB_STATE_SUCCEEDED", timeout=60)
         running = jobs.create_custom_job(parent=PARENT, custom_job=sleeper_job(marker))
         wait_until(lambda: jobs.get_custom_job(name=running.name).state.name == "JOB_STATE_RUNNING")
+        study = jobs.create_hyperparameter_tuning_job(parent=PARENT, hyperparameter_tuning_job=sleeper_study(marker))
+        wait_until(lambda: jobs.get_hyperparameter_tuning_job(name=study.name).trials)
         process.send_signal(signal.SIGKILL)
         process.wait(30)
     wait_until(lambda: not processes_with(marker))
 
     with emulator_process("--data-dir", str(data)) as (_, endpoint, printed), job_client(endpoint) as jobs:
-        assert any("2 jobs kept" in line for line in printed), printed
+        # the two CustomJobs, the tuning job and its trial's job; all but the first had not ended
+        assert any("4 jobs kept from earlier runs (3 had not ended and are FAILED now)" in line
+                   for line in printed), printed
         kept = jobs.get_custom_job(name=done.name)
         assert kept.state.name == "JOB_STATE_SUCCEEDED"
         assert kept.labels["kept"] == "yes"
@@ -134,3 +151,7 @@ def test_a_data_dir_keeps_jobs_across_a_restart(tmp_path: Path) -> None:
         assert "the emulator restarted" in lost.error.message
         listed = [job.name for job in jobs.list_custom_jobs(parent=PARENT)]
         assert listed == [running.name, done.name]
+        kept_study = jobs.get_hyperparameter_tuning_job(name=study.name)
+        assert kept_study.state.name == "JOB_STATE_FAILED"
+        assert "the emulator restarted" in kept_study.error.message
+        assert kept_study.study_spec.metrics[0].metric_id == "accuracy"

@@ -68,7 +68,7 @@ def start(
                                          else "as local processes"))
         if settings.jobs_dir is None:
             console.print("Jobs are kept in memory: it starts empty, and jobs are gone when it stops "
-                          "(--data-dir DIR keeps them)")
+                          "(--data-dir DIR keeps them)", soft_wrap=True)
         else:
             console.print(f"Jobs kept in {escape(settings.jobs_dir)}: {settings.kept_jobs} jobs kept from earlier "
                           f"runs ({settings.failed_on_restart} had not ended and are FAILED now)", soft_wrap=True)

@@ -165,7 +165,11 @@ class Emulator:
         project_ids = {project_number(self.project): self.project}
         packages = PackageInstaller(storage_endpoint=storage_endpoint, root=Path(workdir) / "packages")
         resources = PersistentResourceService(operations=operations, timings=self._timings)
-        store = JobStore(self._data_dir / "tfcloud-emulator" / "custom-jobs" if self._data_dir else None)
+        from google.cloud.aiplatform_v1.types import CustomJob, HyperparameterTuningJob
+
+        kept = self._data_dir / "tfcloud-emulator" if self._data_dir else None
+        store = JobStore(kept / "custom-jobs" if kept else None, CustomJob)
+        studies = JobStore(kept / "tuning-jobs" if kept else None, HyperparameterTuningJob)
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
                           timings=self._timings, project_ids=project_ids,
                           local_output_root=str(self._local_output_root or ""), packages=packages,
@@ -174,7 +178,8 @@ class Emulator:
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
                               queued_seconds=self._timings.queued, reaper=self._reaper)
         logging_service = LoggingService(self._logs, self._stopping)
-        tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings)
+        tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings,
+                               store=studies)
         self._services = [tuning, jobs, builds, resources]  # tuning first: its trials are jobs
 
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="tfcloud-emulator"))
@@ -204,8 +209,8 @@ class Emulator:
             endpoint=endpoint, storage_endpoint=storage_endpoint, project=self.project,
             project_number=project_number(self.project), location=self.location,
             docker_host=self._docker_host, env=MappingProxyType(env),
-            jobs_dir=str(store.directory) if store.directory else None, kept_jobs=store.kept,
-            failed_on_restart=store.failed_on_restart)
+            jobs_dir=str(kept) if kept else None, kept_jobs=store.kept + studies.kept,
+            failed_on_restart=store.failed_on_restart + studies.failed_on_restart)
         logger.info("emulator listening on %s", endpoint)
         return self._settings
 

@@ -1,4 +1,5 @@
-"""What the emulator keeps across restarts: CustomJobs, one JSON file each, under ``--data-dir``.
+"""What the emulator keeps across restarts: Vertex AI jobs (CustomJobs, HyperparameterTuningJobs), one JSON file
+each, under ``--data-dir``.
 
 Without a directory nothing is kept (:meth:`JobStore.memory`): a restarted emulator starts empty, and its NOT_FOUND
 answers say that jobs of an earlier run are gone. With one, every created job and each change of its state is
@@ -9,6 +10,7 @@ comes back FAILED, ``error.code`` 10 (ABORTED), with a message that says the emu
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -28,23 +30,19 @@ _ENDED = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED")
 
 
 class KeptJob(Protocol):
-    """What the job service keeps of a job: the message and the fields it needs to serve it again."""
+    """A service's record of one job (a dataclass): ``job``, the message, and plain fields (``str``, ``bool``,
+    ``int``) that the service needs to serve it again; other fields (events, threads, replicas) are not kept."""
 
-    job: Any  # aiplatform_v1.CustomJob
-    project_id: str
-    job_id: str
-    hidden: bool
-    trial_id: str
-
-
-_KEPT_FIELDS = ("project_id", "job_id", "hidden", "trial_id")
+    job: Any
 
 
 class JobStore:
-    """CustomJobs on disk under ``directory`` (None: kept nowhere)."""
+    """Jobs of one kind (``message_type``: ``aiplatform_v1.CustomJob``, ``HyperparameterTuningJob``) on disk under
+    ``directory`` (None: kept nowhere)."""
 
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(self, directory: Path | None, message_type: Any = None) -> None:
         self.directory = directory
+        self._type = message_type
         self._started = dt.datetime.now(dt.timezone.utc)
         self._lock = threading.Lock()
         self.kept = 0  # how many jobs the last restore() served again
@@ -54,17 +52,18 @@ class JobStore:
 
     @classmethod
     def memory(cls) -> JobStore:
-        return cls(None)
+        return cls(None, None)
 
     def _path(self, name: str) -> Path:
         assert self.directory is not None
         return self.directory / f"{name.rsplit('/', 1)[-1]}.json"
 
     def save(self, kept: KeptJob) -> None:
-        """Keep a job as it is now (its message, and the service's fields about it)."""
+        """Keep a job as it is now: its message, and its record's plain fields."""
         if self.directory is not None:
-            self._write(kept.job, {"project_id": kept.project_id, "job_id": kept.job_id, "hidden": kept.hidden,
-                                   "trial_id": kept.trial_id})
+            plain = {item.name: getattr(kept, item.name) for item in dataclasses.fields(kept)  # type: ignore[arg-type]
+                     if item.name != "job" and isinstance(getattr(kept, item.name), str | bool | int)}
+            self._write(kept.job, plain)
 
     def _write(self, job: Any, extra: Mapping[str, Any]) -> None:
         record = {"job": type(job).to_json(job), "extra": dict(extra)}
@@ -80,8 +79,8 @@ class JobStore:
                 self._path(name).unlink(missing_ok=True)
 
     def restore(self) -> list[tuple[Any, dict[str, Any]]]:
-        """Every kept job, with its ``extra``; a job that had not ended is FAILED now (and written so)."""
-        from google.cloud.aiplatform_v1.types import CustomJob, JobState
+        """Every kept job, with its record's plain fields; a job that had not ended is FAILED now (and written so)."""
+        from google.cloud.aiplatform_v1.types import JobState
         from google.rpc import status_pb2
 
         if self.directory is None:
@@ -90,7 +89,7 @@ class JobStore:
         for path in sorted(self.directory.glob("*.json")):
             try:
                 record = json.loads(path.read_text(encoding="utf-8"))
-                job = CustomJob.from_json(record["job"])
+                job = self._type.from_json(record["job"])
             except (OSError, ValueError, KeyError) as exc:
                 logger.warning("cannot read the kept job %s: %s", path, exc)
                 continue
@@ -102,9 +101,8 @@ class JobStore:
                 job.end_time = now
                 self.failed_on_restart += 1
                 self._write(job, record.get("extra", {}))
-            extra = record.get("extra", {})
-            restored.append((job, {key: extra[key] for key in _KEPT_FIELDS if key in extra}))
-        self.kept = len(restored)
+            restored.append((job, dict(record.get("extra", {}))))
+        self.kept += len(restored)
         return restored
 
     def not_found(self, kind: str, name: str) -> str:
