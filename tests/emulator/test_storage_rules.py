@@ -3,6 +3,7 @@ dropped connection on a valid name."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -13,6 +14,8 @@ import pytest
 from google.api_core import exceptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytestmark = pytest.mark.emulator
 
@@ -131,3 +134,41 @@ def test_a_malformed_json_body_is_a_400_with_a_json_error(emulator: Any) -> None
     assert body["error"]["code"] == 400
     assert body["error"]["errors"][0]["reason"] == "parseError"
     assert body["error"]["message"].startswith("Parse Error")
+
+
+_PATHS = ["/storage/v1/b", "/storage/v1/b/fuzz-bkt", "/storage/v1/b/fuzz-bkt/o", "/upload/storage/v1/b/fuzz-bkt/o",
+          "/storage/v1/b/fuzz-bkt/o/x", "/storage/v1/b/fuzz-bkt/o/x/copyTo/b/fuzz-bkt/o/y",
+          "/storage/v1/b/fuzz-bkt/o/x/rewriteTo/b/fuzz-bkt/o/y", "/storage/v1/b/fuzz-bkt/o/x/compose",
+          "/download/storage/v1/b/fuzz-bkt/o/x", "/batch/storage/v1", "/fuzz-bkt/x", "/storage/v1/b/fuzz-bkt/iam",
+          "/storage/v1/b/fuzz-bkt/o/x/acl", "/storage/v1/b/fuzz-bkt/o/x%0Ay"]
+_QUERIES = ["", "?uploadType=media&name=x", "?uploadType=multipart", "?uploadType=resumable&name=x",
+            "?upload_id=zzz", "?ifGenerationMatch=abc", "?ifGenerationMatch=0", "?ifMetagenerationNotMatch=1",
+            "?alt=media", "?softDeleted=true", "?matchGlob=[", "?project=p", "?uploadType=media&name=a%0Db"]
+_BODIES = [None, b"", b"{", b"[]", b"null", b'{"name": 5}', b'{"name": "fuzz-bkt"}', b'{"sourceObjects": 3}',
+           b"\x00\xff", b'{"name": "x"}', b"--b\r\nContent-Type: application/json\r\n\r\n{bad\r\n--b--"]
+_TYPES = ["application/json", "multipart/related; boundary=b", "text/plain", "multipart/mixed; boundary=b", None]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]), path=st.sampled_from(_PATHS),
+       query=st.sampled_from(_QUERIES), body=st.sampled_from(_BODIES), content_type=st.sampled_from(_TYPES),
+       gzipped=st.booleans())
+def test_random_requests_get_an_answer_and_json_errors(emulator: Any, method: str, path: str, query: str,
+                                                       body: bytes | None, content_type: str | None,
+                                                       gzipped: bool) -> None:
+    host = emulator.settings.storage_endpoint.removeprefix("http://")
+    headers = {"Content-Type": content_type} if content_type else {}
+    if gzipped:
+        headers["Content-Encoding"] = "gzip"
+    connection = http.client.HTTPConnection(host, timeout=10)
+    try:
+        connection.request(method, path + query, body=body, headers=headers)
+        answer = connection.getresponse()  # a dropped connection raises here
+        data = answer.read()
+    finally:
+        connection.close()
+    assert answer.status != 500, data
+    if answer.status >= 400:
+        error = json.loads(data)["error"]
+        assert error["code"] == answer.status
+        assert error["errors"][0]["reason"] and error["message"]

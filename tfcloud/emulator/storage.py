@@ -13,19 +13,18 @@ this module keeps its storage and handlers and wraps them:
   what Cloud Storage refuses (:mod:`tfcloud.emulator._gcs_rules`: bucket and object names, ``ifGenerationMatch``
   and the other preconditions, a body that does not parse);
 - object contents are stored under a digest of their name, so every valid name is storable;
-- every error answer carries Google's JSON error body, and a handler that raises answers 500 with one instead of
-  closing the connection.
+- every error answer carries Google's JSON error body, and a handler that raises answers with one instead of
+  closing the connection: 400 for a method with a body (its shape is what the handler choked on), else 501
+  (a status the clients do not retry; 500 would have them retry for minutes).
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import logging
 import re
 import threading
-import zlib
 from http import HTTPStatus
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -168,10 +167,17 @@ def _handler_class(storage: Any, lock: threading.Lock) -> Any:
                 with lock:
                     _dispatch(server, request, response, storage)
             except Exception as exc:  # never drop the connection: the client would retry for minutes
-                logger.exception("storage emulator: %s %s", method, self.path)
                 response = _Response(self)
-                response.status = HTTPStatus.INTERNAL_SERVER_ERROR
-                response.json(error_body(500, f"Internal error in the storage emulator: {exc}"))
+                if method in ("POST", "PUT", "PATCH"):  # the handler choked on a missing or malformed body
+                    logger.debug("storage emulator: %s %s: %r", method, self.path, exc)
+                    response.status = HTTPStatus.BAD_REQUEST
+                    response.json(error_body(400, f"Invalid request: the body is missing or does not have the "
+                                                  f"shape this method takes ({type(exc).__name__}: {exc})."))
+                else:  # not retried by the clients (they retry 500, 502, 503, 504)
+                    logger.exception("storage emulator: %s %s", method, self.path)
+                    response.status = HTTPStatus.NOT_IMPLEMENTED
+                    response.json(error_body(501, f"The storage emulator cannot serve {method} {self.path}: "
+                                                  f"{type(exc).__name__}: {exc}"))
             response.close()
 
     return _Handler
@@ -225,7 +231,7 @@ def _body(request: Any) -> tuple[Any, Refusal | None]:
         return request.data, None
     except json.JSONDecodeError as exc:
         return None, Refusal(status=400, reason="parseError", message=f"Parse Error: the JSON body is invalid ({exc}).")
-    except (ValueError, OSError, EOFError, zlib.error, gzip.BadGzipFile, IndexError, TypeError) as exc:
+    except Exception as exc:  # a multipart body that is not one, a gzip body that is not gzip, ...
         return None, Refusal(status=400, reason="invalid", message=f"Invalid request body: {exc}.")
 
 
