@@ -96,14 +96,25 @@ class StorageEmulator:
 
 
 def _storage_class() -> Any:
+    from gcp_storage_emulator.exceptions import NotFound
     from gcp_storage_emulator.storage import Storage
 
     class _Storage(Storage):  # type: ignore[misc]
         """The bundled store, with each object's content under a digest of its name: any valid object name
-        (``x/../y.txt``, ``a/b`` beside ``a/b/c``, 1024 bytes) has a file."""
+        (``x/../y.txt``, ``a/b`` beside ``a/b/c``, 1024 bytes) has a file. Contents a data directory holds in the
+        bundled layout (``BUCKET/NAME``, from an earlier emulator) are still read."""
 
         def _object_path(self, bucket_name: str, file_name: str) -> str:
             return f"{bucket_name}/{hashlib.sha256(file_name.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+        def get_file(self, bucket_name: str, file_name: str, show_error: bool = True) -> bytes:
+            try:
+                return bytes(super().get_file(bucket_name, file_name, show_error=False))
+            except NotFound:
+                try:
+                    return bytes(self._store.read_bytes(f"{bucket_name}/{file_name.lstrip('/')}"))
+                except (OSError, ValueError):
+                    raise NotFound from None
 
     return _Storage
 
