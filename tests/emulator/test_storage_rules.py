@@ -8,6 +8,7 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -172,3 +173,34 @@ def test_random_requests_get_an_answer_and_json_errors(emulator: Any, method: st
         error = json.loads(data)["error"]
         assert error["code"] == answer.status
         assert error["errors"][0]["reason"] and error["message"]
+
+
+def test_contents_an_older_emulator_kept_in_a_data_dir_are_still_read(tmp_path: Path) -> None:
+    from gcp_storage_emulator.server import create_server
+
+    from tfcloud.emulator.replicas import free_port
+    from tfcloud.emulator.storage import StorageEmulator
+
+    def client(endpoint: str) -> storage.Client:
+        return storage.Client(project="p", credentials=AnonymousCredentials(),
+                              client_options={"api_endpoint": endpoint})
+
+    port = free_port()
+    bundled = create_server("127.0.0.1", port, in_memory=False, data_dir=str(tmp_path))
+    bundled.start()
+    try:
+        old = client(f"http://127.0.0.1:{port}")
+        old.create_bucket("legacy-bkt").blob("a/b.txt").upload_from_string(b"old data")
+        old.close()
+    finally:
+        bundled.stop()
+    wrapped = StorageEmulator(data_dir=tmp_path)
+    wrapped.start()
+    try:
+        new = client(wrapped.endpoint)
+        assert new.bucket("legacy-bkt").blob("a/b.txt").download_as_bytes() == b"old data"
+        new.bucket("legacy-bkt").blob("a/b.txt").upload_from_string(b"new data")
+        assert new.bucket("legacy-bkt").blob("a/b.txt").download_as_bytes() == b"new data"
+        new.close()
+    finally:
+        wrapped.stop()
