@@ -20,6 +20,8 @@ import pytest
 from google.api_core import exceptions
 from google.cloud import aiplatform_v1 as vertex
 from google.cloud.aiplatform_v1.services.job_service.transports.grpc import JobServiceGrpcTransport
+from google.cloud.devtools import cloudbuild_v1 as cloudbuild
+from google.cloud.devtools.cloudbuild_v1.services.cloud_build.transports.grpc import CloudBuildGrpcTransport
 
 from tests.emulator.conftest import wait_until
 
@@ -51,6 +53,15 @@ def emulator_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, l
             process.terminate()
             process.wait(60)
         process.stdout.close()
+
+
+@contextmanager
+def build_client(endpoint: str) -> Iterator[Any]:
+    client = cloudbuild.CloudBuildClient(transport=CloudBuildGrpcTransport(channel=grpc.insecure_channel(endpoint)))
+    try:
+        yield client
+    finally:
+        client.transport.close()
 
 
 @contextmanager
@@ -115,6 +126,8 @@ def test_without_a_data_dir_a_restarted_emulator_says_earlier_jobs_are_gone() ->
             jobs.get_custom_job(name=f"{PARENT}/customJobs/1234567890123456789")
         assert "earlier jobs are gone" in caught.value.message
         assert "--data-dir" in caught.value.message
+        with build_client(endpoint) as builds, pytest.raises(exceptions.NotFound, match="earlier builds are gone"):
+            builds.get_build(project_id="life-project", id="0a1b2c3d-no-such-build")
 
 
 def test_a_data_dir_keeps_jobs_across_a_restart(tmp_path: Path) -> None:
@@ -133,13 +146,18 @@ def test_a_data_dir_keeps_jobs_across_a_restart(tmp_path: Path) -> None:
         wait_until(lambda: jobs.get_custom_job(name=running.name).state.name == "JOB_STATE_RUNNING")
         study = jobs.create_hyperparameter_tuning_job(parent=PARENT, hyperparameter_tuning_job=sleeper_study(marker))
         wait_until(lambda: jobs.get_hyperparameter_tuning_job(name=study.name).trials)
+        with build_client(endpoint) as builds:
+            build_id = builds.create_build(project_id="life-project", build=cloudbuild.Build(
+                steps=[cloudbuild.BuildStep(name="gcr.io/cloud-builders/docker", args=["build", "."])],
+                tags=["kept"])).metadata.build.id
+            wait_until(lambda: builds.get_build(project_id="life-project", id=build_id).status.name == "FAILURE")
         process.send_signal(signal.SIGKILL)
         process.wait(30)
     wait_until(lambda: not processes_with(marker))
 
     with emulator_process("--data-dir", str(data)) as (_, endpoint, printed), job_client(endpoint) as jobs:
         # the two CustomJobs, the tuning job and its trial's job; all but the first had not ended
-        assert any("4 jobs kept from earlier runs (3 had not ended and are FAILED now)" in line
+        assert any("4 jobs kept from earlier runs (3 had not ended and are FAILED now), 1 builds" in line
                    for line in printed), printed
         kept = jobs.get_custom_job(name=done.name)
         assert kept.state.name == "JOB_STATE_SUCCEEDED"
@@ -155,3 +173,22 @@ def test_a_data_dir_keeps_jobs_across_a_restart(tmp_path: Path) -> None:
         assert kept_study.state.name == "JOB_STATE_FAILED"
         assert "the emulator restarted" in kept_study.error.message
         assert kept_study.study_spec.metrics[0].metric_id == "accuracy"
+        with build_client(endpoint) as builds:
+            kept_build = builds.get_build(project_id="life-project", id=build_id)
+            assert kept_build.status.name == "FAILURE"
+            assert list(kept_build.tags) == ["kept"]
+
+
+def test_a_build_that_had_not_ended_comes_back_internal_error(tmp_path: Path) -> None:
+    from tfcloud.emulator.store import RESTARTED_BUILD, Store, fail_build
+
+    before = Store(tmp_path, cloudbuild.Build, restart=fail_build, noun="builds")
+    before.save_message(cloudbuild.Build(id="b-1", name="projects/p/locations/global/builds/b-1",
+                                         status=cloudbuild.Build.Status.WORKING))
+    after = Store(tmp_path, cloudbuild.Build, restart=fail_build, noun="builds")
+    [(build, _)] = after.restore()
+    assert build.status.name == "INTERNAL_ERROR"
+    assert build.status_detail == RESTARTED_BUILD
+    assert (after.kept, after.failed_on_restart) == (1, 1)
+    assert Store(tmp_path, cloudbuild.Build, restart=fail_build).restore()[0][0].status.name == "INTERNAL_ERROR"
+

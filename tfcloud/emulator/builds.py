@@ -46,6 +46,7 @@ from tfcloud.emulator._reaper import Reaper, guarded_argv
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
+from tfcloud.emulator.store import Store
 
 __all__ = ["BuildService"]
 
@@ -102,8 +103,9 @@ class BuildService:
 
     def __init__(self, *, logs: LogStore, operations: OperationStore, faults: Faults,
                  docker_host: str | None, storage_endpoint: str | None, queued_seconds: float = 0.2,
-                 reaper: Reaper | None = None) -> None:
+                 reaper: Reaper | None = None, store: Store | None = None) -> None:
         self._reaper = reaper
+        self._store = store or Store.memory("builds")  # --data-dir: builds kept across restarts
         self._logs = logs
         self._operations = operations
         self._faults = faults
@@ -111,7 +113,8 @@ class BuildService:
         self._storage_endpoint = storage_endpoint
         self._queued = queued_seconds
         self._lock = threading.Lock()
-        self._builds: dict[str, _Build] = {}
+        # A kept build's operation is not kept: GetOperation of it is NOT_FOUND.
+        self._builds = {build.id: _Build(build=build, operation="") for build, _ in self._store.restore()}
         self._stopping = threading.Event()
 
     def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
@@ -158,6 +161,7 @@ class BuildService:
         record = _Build(build=build, operation=operation)
         with self._lock:
             self._builds[build_id] = record
+            self._store.save_message(build)
         created = self._operations.create(operation, BuildOperationMetadata(build=build),
                                           on_cancel=lambda: self._request_cancel(record))
         record.thread = threading.Thread(target=self._live, args=(record,), name=f"build-{build_id}", daemon=True)
@@ -172,7 +176,7 @@ class BuildService:
         with self._lock:
             found = self._builds.get(build_id)
         if found is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f'Build "{build_id}" not found.')
+            context.abort(grpc.StatusCode.NOT_FOUND, self._store.not_found("Build", build_id))
         assert found is not None
         return found
 
@@ -244,6 +248,7 @@ class BuildService:
                 found.build.start_time = _now()
             if status in _TERMINAL:
                 found.build.finish_time = _now()
+            self._store.save_message(found.build)
 
     def _metadata(self, found: _Build) -> Any:
         from google.cloud.devtools.cloudbuild_v1.types import BuildOperationMetadata

@@ -71,7 +71,8 @@ def start(
                           "(--data-dir DIR keeps them)", soft_wrap=True)
         else:
             console.print(f"Jobs kept in {escape(settings.jobs_dir)}: {settings.kept_jobs} jobs kept from earlier "
-                          f"runs ({settings.failed_on_restart} had not ended and are FAILED now)", soft_wrap=True)
+                          f"runs ({settings.failed_on_restart} had not ended and are FAILED now), "
+                          f"{settings.kept_builds} builds", soft_wrap=True)
         console.print("Export these settings:")
         console.print(settings.exports(), soft_wrap=True)
         console.print("Press Ctrl-C to stop.", style="dim")

@@ -46,7 +46,7 @@ from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
 from tfcloud.emulator.packages import PackageInstaller, pool_code
 from tfcloud.emulator.replicas import Launch, Replica, ReplicaStartError, Runner, free_port, replica_environment
-from tfcloud.emulator.store import JobStore
+from tfcloud.emulator.store import Store
 
 __all__ = ["MAX_REPLICA_RESTARTS", "JobService", "JobTimings", "job_record", "project_number"]
 
@@ -91,7 +91,7 @@ class JobService:
     def __init__(self, *, runner: Runner, logs: LogStore, operations: OperationStore, faults: Faults,
                  timings: JobTimings, project_ids: dict[str, str], local_output_root: str = "",
                  packages: PackageInstaller | None = None, resources: Any = None,
-                 store: JobStore | None = None) -> None:
+                 store: Store | None = None) -> None:
         self._runner = runner
         self._packages = packages
         self._resources = resources  # the PersistentResourceService, for jobs that name a persistent resource
@@ -102,7 +102,7 @@ class JobService:
         self._timings = timings
         self._project_ids = project_ids  # number → id, for log labels
         self._lock = threading.Lock()
-        self._store = store or JobStore.memory()  # --data-dir: jobs kept across restarts (tfcloud.emulator.store)
+        self._store = store or Store.memory()  # --data-dir: jobs kept across restarts (tfcloud.emulator.store)
         self._jobs = {job.name: _Job(job=job, **extra) for job, extra in self._store.restore()}
         self._stopping = threading.Event()
 

@@ -55,6 +55,7 @@ class EmulatorSettings:
     #: How many jobs were kept from an earlier run, and how many of them had not ended (now FAILED).
     kept_jobs: int = 0
     failed_on_restart: int = 0
+    kept_builds: int = 0
 
     def exports(self) -> str:
         """Shell lines that export :attr:`env`."""
@@ -66,7 +67,8 @@ class Emulator:
 
     - ``project`` / ``location``: the defaults reported in :attr:`settings` (requests may name any).
     - ``port``: the gRPC port (0: a free one); ``storage`` / ``storage_port``: run the Cloud Storage emulator.
-    - ``data_dir``: keep Cloud Storage objects and CustomJobs there across restarts (:mod:`tfcloud.emulator.store`);
+    - ``data_dir``: keep Cloud Storage objects, Vertex AI jobs and builds there across restarts
+      (:mod:`tfcloud.emulator.store`);
       None: in memory, and a restarted emulator starts empty.
     - ``docker_host``: a Docker engine (``unix:///...``) for replicas and builds; ``None``: replicas run as
       local processes and builds fail with a clear status.
@@ -145,7 +147,7 @@ class Emulator:
         from tfcloud.emulator.persistent import PersistentResourceService
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
         from tfcloud.emulator.storage import StorageEmulator
-        from tfcloud.emulator.store import JobStore
+        from tfcloud.emulator.store import Store, fail_build
         from tfcloud.emulator.tuning import TuningService
 
         self._stopping.clear()
@@ -166,17 +168,19 @@ class Emulator:
         packages = PackageInstaller(storage_endpoint=storage_endpoint, root=Path(workdir) / "packages")
         resources = PersistentResourceService(operations=operations, timings=self._timings)
         from google.cloud.aiplatform_v1.types import CustomJob, HyperparameterTuningJob
+        from google.cloud.devtools.cloudbuild_v1.types import Build
 
         kept = self._data_dir / "tfcloud-emulator" if self._data_dir else None
-        store = JobStore(kept / "custom-jobs" if kept else None, CustomJob)
-        studies = JobStore(kept / "tuning-jobs" if kept else None, HyperparameterTuningJob)
+        store = Store(kept / "custom-jobs" if kept else None, CustomJob)
+        studies = Store(kept / "tuning-jobs" if kept else None, HyperparameterTuningJob)
+        kept_builds = Store(kept / "builds" if kept else None, Build, restart=fail_build, noun="builds")
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
                           timings=self._timings, project_ids=project_ids,
                           local_output_root=str(self._local_output_root or ""), packages=packages,
                           resources=resources, store=store)
         builds = BuildService(logs=self._logs, operations=operations, faults=self.faults,
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
-                              queued_seconds=self._timings.queued, reaper=self._reaper)
+                              queued_seconds=self._timings.queued, reaper=self._reaper, store=kept_builds)
         logging_service = LoggingService(self._logs, self._stopping)
         tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings,
                                store=studies)
@@ -210,7 +214,7 @@ class Emulator:
             project_number=project_number(self.project), location=self.location,
             docker_host=self._docker_host, env=MappingProxyType(env),
             jobs_dir=str(kept) if kept else None, kept_jobs=store.kept + studies.kept,
-            failed_on_restart=store.failed_on_restart + studies.failed_on_restart)
+            failed_on_restart=store.failed_on_restart + studies.failed_on_restart, kept_builds=kept_builds.kept)
         logger.info("emulator listening on %s", endpoint)
         return self._settings
 

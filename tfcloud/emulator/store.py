@@ -1,11 +1,12 @@
-"""What the emulator keeps across restarts: Vertex AI jobs (CustomJobs, HyperparameterTuningJobs), one JSON file
-each, under ``--data-dir``.
+"""What the emulator keeps across restarts: Vertex AI jobs (CustomJobs, HyperparameterTuningJobs) and Cloud Builds,
+one JSON file each, under ``--data-dir``.
 
-Without a directory nothing is kept (:meth:`JobStore.memory`): a restarted emulator starts empty, and its NOT_FOUND
+Without a directory nothing is kept (:meth:`Store.memory`): a restarted emulator starts empty, and its NOT_FOUND
 answers say that jobs of an earlier run are gone. With one, every created job and each change of its state is
 written (atomically: a temporary file, then a rename), and a new emulator on the same directory serves them again.
 A job that had not ended when the emulator stopped cannot be resumed (its replicas died with the emulator): it
-comes back FAILED, ``error.code`` 10 (ABORTED), with a message that says the emulator restarted.
+comes back FAILED, ``error.code`` 10 (ABORTED), with a message that says the emulator restarted; a build comes back
+INTERNAL_ERROR ("Build or step failed due to an internal cause") saying the same.
 """
 
 from __future__ import annotations
@@ -16,17 +17,45 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["RESTARTED_MESSAGE", "JobStore", "KeptJob"]
+__all__ = ["RESTARTED_BUILD", "RESTARTED_MESSAGE", "KeptJob", "Store", "fail_build", "fail_vertex_job"]
 
 logger = logging.getLogger("tfcloud.emulator")
 
 RESTARTED_MESSAGE = ("The job had not ended when the emulator stopped; the emulator restarted and does not resume "
                      "jobs (their replicas stopped with it).")
+RESTARTED_BUILD = ("The build had not ended when the emulator stopped; the emulator restarted and does not resume "
+                   "builds.")
 _ENDED = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED")
+_BUILD_ENDED = ("SUCCESS", "FAILURE", "INTERNAL_ERROR", "TIMEOUT", "CANCELLED", "EXPIRED")
+
+
+def fail_vertex_job(job: Any) -> bool:
+    """End a Vertex AI job that had not ended (FAILED, code 10); False when it had."""
+    from google.cloud.aiplatform_v1.types import JobState
+    from google.rpc import status_pb2
+
+    if job.state.name in _ENDED:
+        return False
+    now = dt.datetime.now(dt.timezone.utc)
+    job.state = JobState.JOB_STATE_FAILED
+    job.error = status_pb2.Status(code=10, message=RESTARTED_MESSAGE)
+    job.update_time = now
+    job.end_time = now
+    return True
+
+
+def fail_build(build: Any) -> bool:
+    """End a Cloud Build that had not ended (INTERNAL_ERROR); False when it had."""
+    if build.status.name in _BUILD_ENDED:
+        return False
+    build.status = type(build).Status.INTERNAL_ERROR
+    build.status_detail = RESTARTED_BUILD
+    build.finish_time = dt.datetime.now(dt.timezone.utc)
+    return True
 
 
 class KeptJob(Protocol):
@@ -36,13 +65,17 @@ class KeptJob(Protocol):
     job: Any
 
 
-class JobStore:
-    """Jobs of one kind (``message_type``: ``aiplatform_v1.CustomJob``, ``HyperparameterTuningJob``) on disk under
-    ``directory`` (None: kept nowhere)."""
+class Store:
+    """Resources of one kind (``message_type``: ``aiplatform_v1.CustomJob``, ``HyperparameterTuningJob``,
+    ``cloudbuild_v1.Build``) on disk under ``directory`` (None: kept nowhere). ``restart`` ends a resource that had
+    not ended (:func:`fail_vertex_job`, :func:`fail_build`); ``noun`` names them in messages."""
 
-    def __init__(self, directory: Path | None, message_type: Any = None) -> None:
+    def __init__(self, directory: Path | None, message_type: Any = None, *,
+                 restart: Callable[[Any], bool] = fail_vertex_job, noun: str = "jobs") -> None:
         self.directory = directory
         self._type = message_type
+        self._restart = restart
+        self._noun = noun
         self._started = dt.datetime.now(dt.timezone.utc)
         self._lock = threading.Lock()
         self.kept = 0  # how many jobs the last restore() served again
@@ -51,8 +84,8 @@ class JobStore:
             directory.mkdir(parents=True, exist_ok=True)
 
     @classmethod
-    def memory(cls) -> JobStore:
-        return cls(None, None)
+    def memory(cls, noun: str = "jobs") -> Store:
+        return cls(None, None, noun=noun)
 
     def _path(self, name: str) -> Path:
         assert self.directory is not None
@@ -63,10 +96,13 @@ class JobStore:
         if self.directory is not None:
             plain = {item.name: getattr(kept, item.name) for item in dataclasses.fields(kept)  # type: ignore[arg-type]
                      if item.name != "job" and isinstance(getattr(kept, item.name), str | bool | int)}
-            self._write(kept.job, plain)
+            self.save_message(kept.job, plain)
 
-    def _write(self, job: Any, extra: Mapping[str, Any]) -> None:
-        record = {"job": type(job).to_json(job), "extra": dict(extra)}
+    def save_message(self, job: Any, extra: Mapping[str, Any] | None = None) -> None:
+        """Keep the message ``job`` (named by its ``name``) with ``extra``, JSON values the service needs back."""
+        if self.directory is None:
+            return
+        record = {"job": type(job).to_json(job), "extra": dict(extra or {})}
         path = self._path(job.name)
         temporary = path.with_suffix(".tmp")
         with self._lock:
@@ -79,10 +115,7 @@ class JobStore:
                 self._path(name).unlink(missing_ok=True)
 
     def restore(self) -> list[tuple[Any, dict[str, Any]]]:
-        """Every kept job, with its record's plain fields; a job that had not ended is FAILED now (and written so)."""
-        from google.cloud.aiplatform_v1.types import JobState
-        from google.rpc import status_pb2
-
+        """Every kept resource, with its record's plain fields; one that had not ended is ended now (and written so)."""
         if self.directory is None:
             return []
         restored = []
@@ -93,14 +126,9 @@ class JobStore:
             except (OSError, ValueError, KeyError) as exc:
                 logger.warning("cannot read the kept job %s: %s", path, exc)
                 continue
-            if job.state.name not in _ENDED:
-                now = dt.datetime.now(dt.timezone.utc)
-                job.state = JobState.JOB_STATE_FAILED
-                job.error = status_pb2.Status(code=10, message=RESTARTED_MESSAGE)
-                job.update_time = now
-                job.end_time = now
+            if self._restart(job):
                 self.failed_on_restart += 1
-                self._write(job, record.get("extra", {}))
+                self.save_message(job, record.get("extra", {}))
             restored.append((job, dict(record.get("extra", {}))))
         self.kept += len(restored)
         return restored
@@ -109,7 +137,7 @@ class JobStore:
         """The NOT_FOUND message for ``name``: without a directory it says that earlier jobs are gone."""
         message = f'The {kind} "{name}" does not exist.'
         if self.directory is None:
-            message += (f" This emulator started empty at {self._started:%Y-%m-%dT%H:%M:%SZ} and keeps no jobs "
-                        "across restarts: earlier jobs are gone with the restart (start it with --data-dir DIR "
-                        "to keep them).")
+            message += (f" This emulator started empty at {self._started:%Y-%m-%dT%H:%M:%SZ} and keeps no "
+                        f"{self._noun} across restarts: earlier {self._noun} are gone with the restart (start it "
+                        "with --data-dir DIR to keep them).")
         return message

@@ -57,7 +57,7 @@ from tfcloud.emulator.jobs import (
     validate_custom_job,
 )
 from tfcloud.emulator.operations import OperationStore
-from tfcloud.emulator.store import JobStore
+from tfcloud.emulator.store import Store
 from tfcloud.study import read_measurements
 
 __all__ = ["TuningService", "suggestions", "validate_tuning_job"]
@@ -95,13 +95,13 @@ class TuningService:
     ``jobs`` (the CustomJob service)."""
 
     def __init__(self, *, jobs: JobService, operations: OperationStore, faults: Faults, timings: JobTimings,
-                 store: JobStore | None = None) -> None:
+                 store: Store | None = None) -> None:
         self._jobs = jobs
         self._operations = operations
         self._faults = faults
         self._timings = timings
         self._lock = threading.Lock()
-        self._store = store or JobStore.memory()  # --data-dir: kept across restarts (tfcloud.emulator.store)
+        self._store = store or Store.memory()  # --data-dir: kept across restarts (tfcloud.emulator.store)
         self._studies = {job.name: _Study(job=job, **extra) for job, extra in self._store.restore()}
         self._stopping = threading.Event()
 
