@@ -31,7 +31,8 @@ def start(
     docker_host: Annotated[str | None, typer.Option(
         envvar="DOCKER_HOST", help="Docker engine for replicas and builds (default: local processes).")] = None,
     data_dir: Annotated[Path | None, typer.Option(
-        help="Keep jobs and Cloud Storage objects here across restarts (default: memory; a restart starts empty).")]
+        help="Keep jobs, builds and Cloud Storage objects here across restarts (default: memory; a restart "
+             "starts empty).")]
     = None,
     no_storage: Annotated[bool, typer.Option("--no-storage", help="Do not run Cloud Storage.")] = False,
 ) -> None:
