@@ -186,7 +186,8 @@ class _ProcessReplica:
 
 
 class ProcessRunner:
-    """Replicas as local processes. Images are ignored: ``command + args`` run as given.
+    """Replicas as local processes. Images are ignored: ``command + args`` run as given. Call :meth:`start` from a
+    thread that outlives the replica (the job's own): on Linux the replica dies with that thread.
 
     ``entrypoints`` maps an image URI to the command to run when a pool's container spec gives none (what the
     image's ENTRYPOINT would have done).
