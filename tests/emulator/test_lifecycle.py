@@ -20,6 +20,9 @@ import pytest
 from google.api_core import exceptions
 from google.cloud import aiplatform_v1 as vertex
 from google.cloud.aiplatform_v1.services.job_service.transports.grpc import JobServiceGrpcTransport
+from google.cloud.aiplatform_v1.services.persistent_resource_service.transports.grpc import (
+    PersistentResourceServiceGrpcTransport,
+)
 from google.cloud.devtools import cloudbuild_v1 as cloudbuild
 from google.cloud.devtools.cloudbuild_v1.services.cloud_build.transports.grpc import CloudBuildGrpcTransport
 
@@ -58,6 +61,16 @@ def emulator_process(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, l
 @contextmanager
 def build_client(endpoint: str) -> Iterator[Any]:
     client = cloudbuild.CloudBuildClient(transport=CloudBuildGrpcTransport(channel=grpc.insecure_channel(endpoint)))
+    try:
+        yield client
+    finally:
+        client.transport.close()
+
+
+@contextmanager
+def resource_client(endpoint: str) -> Iterator[Any]:
+    client = vertex.PersistentResourceServiceClient(
+        transport=PersistentResourceServiceGrpcTransport(channel=grpc.insecure_channel(endpoint)))
     try:
         yield client
     finally:
@@ -151,14 +164,19 @@ def test_a_data_dir_keeps_jobs_across_a_restart(tmp_path: Path) -> None:
                 steps=[cloudbuild.BuildStep(name="gcr.io/cloud-builders/docker", args=["build", "."])],
                 tags=["kept"])).metadata.build.id
             wait_until(lambda: builds.get_build(project_id="life-project", id=build_id).status.name == "FAILURE")
+        with resource_client(endpoint) as resources:
+            resources.create_persistent_resource(
+                parent=PARENT, persistent_resource_id="kept-cluster", persistent_resource=vertex.PersistentResource(
+                    resource_pools=[vertex.ResourcePool(
+                        machine_spec=vertex.MachineSpec(machine_type="n1-standard-4"), replica_count=1)])).result(60)
         process.send_signal(signal.SIGKILL)
         process.wait(30)
     wait_until(lambda: not processes_with(marker))
 
     with emulator_process("--data-dir", str(data)) as (_, endpoint, printed), job_client(endpoint) as jobs:
         # the two CustomJobs, the tuning job and its trial's job; all but the first had not ended
-        assert any("4 jobs kept from earlier runs (3 had not ended and are FAILED now), 1 builds" in line
-                   for line in printed), printed
+        assert any("4 jobs kept from earlier runs (3 had not ended and are FAILED now), 1 builds, 1 persistent "
+                   "resources" in line for line in printed), printed
         kept = jobs.get_custom_job(name=done.name)
         assert kept.state.name == "JOB_STATE_SUCCEEDED"
         assert kept.labels["kept"] == "yes"
@@ -177,9 +195,15 @@ def test_a_data_dir_keeps_jobs_across_a_restart(tmp_path: Path) -> None:
             kept_build = builds.get_build(project_id="life-project", id=build_id)
             assert kept_build.status.name == "FAILURE"
             assert list(kept_build.tags) == ["kept"]
+        with resource_client(endpoint) as resources:
+            cluster = resources.get_persistent_resource(name=f"{PARENT}/persistentResources/kept-cluster")
+            assert cluster.state.name == "RUNNING"
+            assert cluster.resource_pools[0].id == "resource-pool-0"
 
 
 def test_a_build_that_had_not_ended_comes_back_internal_error(tmp_path: Path) -> None:
+    """The rules a kept resource follows on restart, as values (a WORKING build is hard to leave behind without a
+    Docker engine)."""
     from tfcloud.emulator.store import RESTARTED_BUILD, Store, fail_build
 
     before = Store(tmp_path, cloudbuild.Build, restart=fail_build, noun="builds")
@@ -191,4 +215,21 @@ def test_a_build_that_had_not_ended_comes_back_internal_error(tmp_path: Path) ->
     assert build.status_detail == RESTARTED_BUILD
     assert (after.kept, after.failed_on_restart) == (1, 1)
     assert Store(tmp_path, cloudbuild.Build, restart=fail_build).restore()[0][0].status.name == "INTERNAL_ERROR"
+
+
+def test_a_persistent_resource_that_was_provisioning_comes_back_error(tmp_path: Path) -> None:
+    from tfcloud.emulator.store import RESTARTED_RESOURCE, Store, fail_resource
+
+    provisioning = vertex.PersistentResource(name=f"{PARENT}/persistentResources/a",
+                                             state=vertex.PersistentResource.State.PROVISIONING)
+    running = vertex.PersistentResource(name=f"{PARENT}/persistentResources/b",
+                                        state=vertex.PersistentResource.State.RUNNING)
+    before = Store(tmp_path, vertex.PersistentResource, restart=fail_resource)
+    before.save_message(provisioning)
+    before.save_message(running)
+    restored = {r.name.rsplit("/", 1)[-1]: r for r, _ in
+                Store(tmp_path, vertex.PersistentResource, restart=fail_resource).restore()}
+    assert restored["a"].state.name == "ERROR"
+    assert restored["a"].error.message == RESTARTED_RESOURCE
+    assert restored["b"].state.name == "RUNNING"
 

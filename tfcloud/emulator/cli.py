@@ -31,8 +31,8 @@ def start(
     docker_host: Annotated[str | None, typer.Option(
         envvar="DOCKER_HOST", help="Docker engine for replicas and builds (default: local processes).")] = None,
     data_dir: Annotated[Path | None, typer.Option(
-        help="Keep jobs, builds and Cloud Storage objects here across restarts (default: memory; a restart "
-             "starts empty).")]
+        help="Keep jobs, persistent resources, builds and storage objects here across restarts (default: memory; "
+             "a restart starts empty).")]
     = None,
     no_storage: Annotated[bool, typer.Option("--no-storage", help="Do not run Cloud Storage.")] = False,
 ) -> None:
@@ -73,7 +73,8 @@ def start(
         else:
             console.print(f"Jobs kept in {escape(settings.jobs_dir)}: {settings.kept_jobs} jobs kept from earlier "
                           f"runs ({settings.failed_on_restart} had not ended and are FAILED now), "
-                          f"{settings.kept_builds} builds", soft_wrap=True)
+                          f"{settings.kept_builds} builds, {settings.kept_resources} persistent resources",
+                          soft_wrap=True)
         console.print("Export these settings:")
         console.print(settings.exports(), soft_wrap=True)
         console.print("Press Ctrl-C to stop.", style="dim")

@@ -56,6 +56,7 @@ class EmulatorSettings:
     kept_jobs: int = 0
     failed_on_restart: int = 0
     kept_builds: int = 0
+    kept_resources: int = 0
 
     def exports(self) -> str:
         """Shell lines that export :attr:`env`."""
@@ -67,7 +68,7 @@ class Emulator:
 
     - ``project`` / ``location``: the defaults reported in :attr:`settings` (requests may name any).
     - ``port``: the gRPC port (0: a free one); ``storage`` / ``storage_port``: run the Cloud Storage emulator.
-    - ``data_dir``: keep Cloud Storage objects, Vertex AI jobs and builds there across restarts
+    - ``data_dir``: keep Cloud Storage objects, Vertex AI jobs, persistent resources and builds there across restarts
       (:mod:`tfcloud.emulator.store`);
       None: in memory, and a restarted emulator starts empty.
     - ``docker_host``: a Docker engine (``unix:///...``) for replicas and builds; ``None``: replicas run as
@@ -147,7 +148,7 @@ class Emulator:
         from tfcloud.emulator.persistent import PersistentResourceService
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
         from tfcloud.emulator.storage import StorageEmulator
-        from tfcloud.emulator.store import Store, fail_build
+        from tfcloud.emulator.store import open_stores
         from tfcloud.emulator.tuning import TuningService
 
         self._stopping.clear()
@@ -166,24 +167,19 @@ class Emulator:
         operations = OperationStore()
         project_ids = {project_number(self.project): self.project}
         packages = PackageInstaller(storage_endpoint=storage_endpoint, root=Path(workdir) / "packages")
-        resources = PersistentResourceService(operations=operations, timings=self._timings)
-        from google.cloud.aiplatform_v1.types import CustomJob, HyperparameterTuningJob
-        from google.cloud.devtools.cloudbuild_v1.types import Build
-
-        kept = self._data_dir / "tfcloud-emulator" if self._data_dir else None
-        store = Store(kept / "custom-jobs" if kept else None, CustomJob)
-        studies = Store(kept / "tuning-jobs" if kept else None, HyperparameterTuningJob)
-        kept_builds = Store(kept / "builds" if kept else None, Build, restart=fail_build, noun="builds")
+        kept = open_stores(self._data_dir / "tfcloud-emulator" if self._data_dir else None)
+        resources = PersistentResourceService(operations=operations, timings=self._timings,
+                                              store=kept.persistent_resources)
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
                           timings=self._timings, project_ids=project_ids,
                           local_output_root=str(self._local_output_root or ""), packages=packages,
-                          resources=resources, store=store)
+                          resources=resources, store=kept.custom_jobs)
         builds = BuildService(logs=self._logs, operations=operations, faults=self.faults,
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
-                              queued_seconds=self._timings.queued, reaper=self._reaper, store=kept_builds)
+                              queued_seconds=self._timings.queued, reaper=self._reaper, store=kept.builds)
         logging_service = LoggingService(self._logs, self._stopping)
         tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings,
-                               store=studies)
+                               store=kept.tuning_jobs)
         self._services = [tuning, jobs, builds, resources]  # tuning first: its trials are jobs
 
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="tfcloud-emulator"))
@@ -213,8 +209,10 @@ class Emulator:
             endpoint=endpoint, storage_endpoint=storage_endpoint, project=self.project,
             project_number=project_number(self.project), location=self.location,
             docker_host=self._docker_host, env=MappingProxyType(env),
-            jobs_dir=str(kept) if kept else None, kept_jobs=store.kept + studies.kept,
-            failed_on_restart=store.failed_on_restart + studies.failed_on_restart, kept_builds=kept_builds.kept)
+            jobs_dir=str(kept.directory) if kept.directory else None,
+            kept_jobs=kept.custom_jobs.kept + kept.tuning_jobs.kept,
+            failed_on_restart=kept.custom_jobs.failed_on_restart + kept.tuning_jobs.failed_on_restart,
+            kept_builds=kept.builds.kept, kept_resources=kept.persistent_resources.kept)
         logger.info("emulator listening on %s", endpoint)
         return self._settings
 

@@ -1,12 +1,13 @@
-"""What the emulator keeps across restarts: Vertex AI jobs (CustomJobs, HyperparameterTuningJobs) and Cloud Builds,
-one JSON file each, under ``--data-dir``.
+"""What the emulator keeps across restarts: Vertex AI jobs (CustomJobs, HyperparameterTuningJobs), persistent
+resources and Cloud Builds, one JSON file each, under ``--data-dir``.
 
 Without a directory nothing is kept (:meth:`Store.memory`): a restarted emulator starts empty, and its NOT_FOUND
 answers say that jobs of an earlier run are gone. With one, every created job and each change of its state is
 written (atomically: a temporary file, then a rename), and a new emulator on the same directory serves them again.
 A job that had not ended when the emulator stopped cannot be resumed (its replicas died with the emulator): it
 comes back FAILED, ``error.code`` 10 (ABORTED), with a message that says the emulator restarted; a build comes back
-INTERNAL_ERROR ("Build or step failed due to an internal cause") saying the same.
+INTERNAL_ERROR ("Build or step failed due to an internal cause") saying the same; a persistent resource that was
+changing state comes back ERROR (a RUNNING one stays RUNNING).
 """
 
 from __future__ import annotations
@@ -16,12 +17,25 @@ import datetime as dt
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["RESTARTED_BUILD", "RESTARTED_MESSAGE", "KeptJob", "Store", "fail_build", "fail_vertex_job"]
+__all__ = [
+    "RESTARTED_BUILD",
+    "RESTARTED_MESSAGE",
+    "RESTARTED_RESOURCE",
+    "KeptJob",
+    "Store",
+    "Stores",
+    "fail_build",
+    "fail_resource",
+    "fail_vertex_job",
+    "open_stores",
+]
 
 logger = logging.getLogger("tfcloud.emulator")
 
@@ -29,6 +43,8 @@ RESTARTED_MESSAGE = ("The job had not ended when the emulator stopped; the emula
                      "jobs (their replicas stopped with it).")
 RESTARTED_BUILD = ("The build had not ended when the emulator stopped; the emulator restarted and does not resume "
                    "builds.")
+RESTARTED_RESOURCE = ("The resource was changing state when the emulator stopped; the emulator restarted and "
+                      "does not resume it.")
 _ENDED = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED")
 _BUILD_ENDED = ("SUCCESS", "FAILURE", "INTERNAL_ERROR", "TIMEOUT", "CANCELLED", "EXPIRED")
 
@@ -45,6 +61,19 @@ def fail_vertex_job(job: Any) -> bool:
     job.error = status_pb2.Status(code=10, message=RESTARTED_MESSAGE)
     job.update_time = now
     job.end_time = now
+    return True
+
+
+def fail_resource(resource: Any) -> bool:
+    """A persistent resource that was changing (PROVISIONING, STOPPING, ...) is ERROR now; a RUNNING one stays (its
+    VMs are notional); False when nothing changed."""
+    from google.rpc import status_pb2
+
+    if resource.state.name in ("RUNNING", "ERROR"):
+        return False
+    resource.state = type(resource).State.ERROR
+    resource.error = status_pb2.Status(code=10, message=RESTARTED_RESOURCE)
+    resource.update_time = dt.datetime.now(dt.timezone.utc)
     return True
 
 
@@ -89,7 +118,7 @@ class Store:
 
     def _path(self, name: str) -> Path:
         assert self.directory is not None
-        return self.directory / f"{name.rsplit('/', 1)[-1]}.json"
+        return self.directory / f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.json"
 
     def save(self, kept: KeptJob) -> None:
         """Keep a job as it is now: its message, and its record's plain fields."""
@@ -141,3 +170,32 @@ class Store:
                         f"{self._noun} across restarts: earlier {self._noun} are gone with the restart (start it "
                         "with --data-dir DIR to keep them).")
         return message
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stores:
+    """One :class:`Store` per kind the emulator keeps, under ``directory`` (None: in memory only)."""
+
+    directory: Path | None
+    custom_jobs: Store
+    tuning_jobs: Store
+    persistent_resources: Store
+    builds: Store
+
+
+def open_stores(directory: Path | None) -> Stores:
+    """The stores under ``directory`` (``custom-jobs/``, ``tuning-jobs/``, ``persistent-resources/``, ``builds/``)."""
+    from google.cloud.aiplatform_v1.types import CustomJob, HyperparameterTuningJob, PersistentResource
+    from google.cloud.devtools.cloudbuild_v1.types import Build
+
+    def under(name: str) -> Path | None:
+        return directory / name if directory is not None else None
+
+    return Stores(
+        directory=directory,
+        custom_jobs=Store(under("custom-jobs"), CustomJob),
+        tuning_jobs=Store(under("tuning-jobs"), HyperparameterTuningJob),
+        persistent_resources=Store(under("persistent-resources"), PersistentResource, restart=fail_resource,
+                                   noun="persistent resources"),
+        builds=Store(under("builds"), Build, restart=fail_build, noun="builds"),
+    )
