@@ -65,16 +65,9 @@ def start(
         console.print(f"tfcloud emulator listening on {settings.endpoint}")
         if settings.storage_endpoint:
             console.print(f"Cloud Storage on {settings.storage_endpoint}")
+        _print_kept(console, emulator.kept)
         console.print("Replicas run " + (f"on the Docker engine at {docker_host}" if docker_host
                                          else "as local processes"))
-        if settings.jobs_dir is None:
-            console.print("Jobs are kept in memory: it starts empty, and jobs are gone when it stops "
-                          "(--data-dir DIR keeps them)", soft_wrap=True)
-        else:
-            console.print(f"Jobs kept in {escape(settings.jobs_dir)}: {settings.kept_jobs} jobs kept from earlier "
-                          f"runs ({settings.failed_on_restart} had not ended and are FAILED now), "
-                          f"{settings.kept_builds} builds, {settings.kept_resources} persistent resources",
-                          soft_wrap=True)
         console.print("Export these settings:")
         console.print(settings.exports(), soft_wrap=True)
         console.print("Press Ctrl-C to stop.", style="dim")
@@ -87,6 +80,23 @@ def start(
         signal.signal(signal.SIGTERM, previous)
         emulator.stop()
         console.print("tfcloud emulator stopped")
+
+
+def _print_kept(console: object, kept: object) -> None:
+    """Whether the emulator starts empty, or what it kept from earlier runs."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from tfcloud.emulator.store import Stores
+
+    assert isinstance(console, Console) and isinstance(kept, Stores)
+    if kept.directory is None:
+        console.print("Jobs are kept in memory: it starts empty, and jobs are gone when it stops "
+                      "(--data-dir DIR keeps them)", soft_wrap=True)
+    else:
+        console.print(f"Jobs kept in {escape(str(kept.directory))}: {kept.jobs_kept} jobs kept from earlier runs "
+                      f"({kept.jobs_failed_on_restart} had not ended and are FAILED now), {kept.builds.kept} "
+                      f"builds, {kept.persistent_resources.kept} persistent resources", soft_wrap=True)
 
 
 if __name__ == "__main__":

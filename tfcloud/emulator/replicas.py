@@ -338,8 +338,8 @@ class DockerRunner:
         try:
             container = self.client.containers.run(
                 launch.image, command=command, entrypoint=entrypoint, environment=env,
-                network_mode="host", detach=True, name=launch.name or None,
                 labels={INSTANCE_LABEL: self._reaper.instance} if self._reaper is not None else {},
+                network_mode="host", detach=True, name=launch.name or None,
                 volumes={path: {"bind": path, "mode": "rw"} for path in launch.mounts})
         except docker.errors.DockerException as exc:
             raise ReplicaStartError(f"The replica {launch.task_name} cannot start: {exc}") from exc

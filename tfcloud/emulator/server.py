@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tfcloud.emulator._common import JobTimings, project_number
+from tfcloud.emulator._reaper import Reaper
 from tfcloud.emulator.faults import Faults
 
 __all__ = ["Emulator", "EmulatorSettings"]
@@ -50,13 +51,6 @@ class EmulatorSettings:
     location: str
     docker_host: str | None = None
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    #: Where jobs are kept across restarts (``data_dir``); None: in memory only, a restart starts empty.
-    jobs_dir: str | None = None
-    #: How many jobs were kept from an earlier run, and how many of them had not ended (now FAILED).
-    kept_jobs: int = 0
-    failed_on_restart: int = 0
-    kept_builds: int = 0
-    kept_resources: int = 0
 
     def exports(self) -> str:
         """Shell lines that export :attr:`env`."""
@@ -68,9 +62,6 @@ class Emulator:
 
     - ``project`` / ``location``: the defaults reported in :attr:`settings` (requests may name any).
     - ``port``: the gRPC port (0: a free one); ``storage`` / ``storage_port``: run the Cloud Storage emulator.
-    - ``data_dir``: keep Cloud Storage objects, Vertex AI jobs, persistent resources and builds there across restarts
-      (:mod:`tfcloud.emulator.store`);
-      None: in memory, and a restarted emulator starts empty.
     - ``docker_host``: a Docker engine (``unix:///...``) for replicas and builds; ``None``: replicas run as
       local processes and builds fail with a clear status.
     - ``entrypoints``: image URI → command, for local-process replicas whose container spec gives no command.
@@ -79,6 +70,9 @@ class Emulator:
       ``LOCAL_OUTPUT_ROOT/BUCKET/PATH`` in their ``AIP_*`` variables (TensorFlow cannot reach the storage
       emulator; checkpoints need a real directory); containers get it mounted at the same path. Default: the
       ``gs://`` URIs, as Vertex AI gives them.
+    - ``data_dir``: keep Cloud Storage objects, Vertex AI jobs, persistent resources and builds there across
+      restarts (:mod:`tfcloud.emulator.store`, :attr:`kept`); None: in memory, and a restarted emulator starts
+      empty. Replicas never outlive the emulator (:mod:`tfcloud.emulator._reaper`).
     """
 
     def __init__(self, *, project: str = "tfcloud-emulator", location: str = "us-central1", port: int = 0,
@@ -104,6 +98,7 @@ class Emulator:
         self._services: list[Any] = []
         self._runner: Any = None
         self._reaper: Any = None
+        self._kept: Any = None  # tfcloud.emulator.store.Stores
         self._logs: Any = None
         self._settings: EmulatorSettings | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -139,7 +134,6 @@ class Emulator:
         from google.longrunning import operations_pb2_grpc
 
         from tfcloud.emulator._grpc import generic_handler, method_table
-        from tfcloud.emulator._reaper import Reaper
         from tfcloud.emulator.builds import BuildService
         from tfcloud.emulator.jobs import JobService
         from tfcloud.emulator.logs import LoggingService, LogStore
@@ -167,7 +161,7 @@ class Emulator:
         operations = OperationStore()
         project_ids = {project_number(self.project): self.project}
         packages = PackageInstaller(storage_endpoint=storage_endpoint, root=Path(workdir) / "packages")
-        kept = open_stores(self._data_dir / "tfcloud-emulator" if self._data_dir else None)
+        self._kept = kept = open_stores(self._data_dir / "tfcloud-emulator" if self._data_dir else None)
         resources = PersistentResourceService(operations=operations, timings=self._timings,
                                               store=kept.persistent_resources)
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
@@ -208,11 +202,7 @@ class Emulator:
         self._settings = EmulatorSettings(
             endpoint=endpoint, storage_endpoint=storage_endpoint, project=self.project,
             project_number=project_number(self.project), location=self.location,
-            docker_host=self._docker_host, env=MappingProxyType(env),
-            jobs_dir=str(kept.directory) if kept.directory else None,
-            kept_jobs=kept.custom_jobs.kept + kept.tuning_jobs.kept,
-            failed_on_restart=kept.custom_jobs.failed_on_restart + kept.tuning_jobs.failed_on_restart,
-            kept_builds=kept.builds.kept, kept_resources=kept.persistent_resources.kept)
+            docker_host=self._docker_host, env=MappingProxyType(env))
         logger.info("emulator listening on %s", endpoint)
         return self._settings
 
@@ -254,6 +244,12 @@ class Emulator:
         if self._settings is None:
             raise RuntimeError("the emulator is not running: call start() first")
         return self._settings
+
+    @property
+    def kept(self) -> Any:
+        """What the emulator keeps across restarts (:class:`tfcloud.emulator.store.Stores`: its ``directory``, None
+        without ``data_dir``, and what each store served again from an earlier run). None until it started."""
+        return self._kept
 
     @property
     def log_store(self) -> Any:

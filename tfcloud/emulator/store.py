@@ -182,6 +182,16 @@ class Stores:
     persistent_resources: Store
     builds: Store
 
+    @property
+    def jobs_kept(self) -> int:
+        """Vertex AI jobs served again from an earlier run (a tuning job's trial jobs included)."""
+        return self.custom_jobs.kept + self.tuning_jobs.kept
+
+    @property
+    def jobs_failed_on_restart(self) -> int:
+        """Of which had not ended, and are FAILED now."""
+        return self.custom_jobs.failed_on_restart + self.tuning_jobs.failed_on_restart
+
 
 def open_stores(directory: Path | None) -> Stores:
     """The stores under ``directory`` (``custom-jobs/``, ``tuning-jobs/``, ``persistent-resources/``, ``builds/``)."""
