@@ -22,6 +22,23 @@ def _main() -> None:
     """The offline Google Cloud emulator."""
 
 
+def _print_kept(console: object, kept: object) -> None:
+    """Whether the emulator starts empty, or what it kept from earlier runs."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from tfcloud.emulator.store import Stores
+
+    assert isinstance(console, Console) and isinstance(kept, Stores)
+    if kept.directory is None:
+        console.print("Jobs are kept in memory: it starts empty, and jobs are gone when it stops "
+                      "(--data-dir DIR keeps them)", soft_wrap=True)
+    else:
+        console.print(f"Jobs kept in {escape(str(kept.directory))}: {kept.jobs_kept} jobs kept from earlier runs "
+                      f"({kept.jobs_failed_on_restart} had not ended and are FAILED now), {kept.builds.kept} "
+                      f"builds, {kept.persistent_resources.kept} persistent resources", soft_wrap=True)
+
+
 @app.command()
 def start(
     port: Annotated[int, typer.Option(help="gRPC port on 127.0.0.1 (0: a free one).")] = 0,
@@ -80,23 +97,6 @@ def start(
         signal.signal(signal.SIGTERM, previous)
         emulator.stop()
         console.print("tfcloud emulator stopped")
-
-
-def _print_kept(console: object, kept: object) -> None:
-    """Whether the emulator starts empty, or what it kept from earlier runs."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    from tfcloud.emulator.store import Stores
-
-    assert isinstance(console, Console) and isinstance(kept, Stores)
-    if kept.directory is None:
-        console.print("Jobs are kept in memory: it starts empty, and jobs are gone when it stops "
-                      "(--data-dir DIR keeps them)", soft_wrap=True)
-    else:
-        console.print(f"Jobs kept in {escape(str(kept.directory))}: {kept.jobs_kept} jobs kept from earlier runs "
-                      f"({kept.jobs_failed_on_restart} had not ended and are FAILED now), {kept.builds.kept} "
-                      f"builds, {kept.persistent_resources.kept} persistent resources", soft_wrap=True)
 
 
 if __name__ == "__main__":
