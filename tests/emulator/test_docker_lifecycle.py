@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import subprocess
 from typing import Any
 
 import pytest
@@ -35,4 +36,28 @@ def test_sigkill_of_the_emulator_removes_its_replica_containers(engine: Any, pyt
             process.wait(30)
         wait_until(lambda: not client.containers.list(all=True, filters={"name": name}), timeout=60)
     finally:
+        client.close()
+
+
+def test_an_emulator_starting_removes_containers_whose_emulator_is_gone(engine: Any, python_base: str) -> None:
+    from tfcloud.emulator import Emulator
+    from tfcloud.emulator._reaper import PID_LABEL, owner_labels
+
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    client = engine.client()
+    sleep = ["python3", "-c", "import time; time.sleep(600)"]
+    try:
+        orphan = client.containers.run(python_base, sleep, detach=True, name="tfcloud-emulator-orphan",
+                                       labels={**owner_labels("gone"), PID_LABEL: str(finished.pid)})
+        owned = client.containers.run(python_base, sleep, detach=True, name="tfcloud-emulator-owned",
+                                      labels=owner_labels("alive"))  # this process: its emulator is alive
+        with Emulator(project="orphans", storage=False, docker_host=engine.docker_host):
+            names = {c.name for c in client.containers.list(all=True)}
+            assert orphan.name not in names
+            assert owned.name in names
+    finally:
+        for name in ("tfcloud-emulator-orphan", "tfcloud-emulator-owned"):
+            for container in client.containers.list(all=True, filters={"name": name}):
+                container.remove(force=True)
         client.close()

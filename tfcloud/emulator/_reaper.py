@@ -10,6 +10,9 @@ Two guards, because either alone has a gap:
   closes (the emulator ended, however it ended) the reaper SIGKILLs every process group still listed (a replica's
   own children included) and removes every container still listed, then exits. Containers also carry the label
   ``tfcloud.emulator.instance=ID``; the reaper removes any container with its label that it was not told about.
+- :func:`remove_orphans`: containers also carry their emulator's host name and PID (:func:`owner_labels`); an
+  emulator starting on an engine removes those whose emulator, on this host, is gone (what is left when the reaper
+  was killed with the emulator).
 """
 
 from __future__ import annotations
@@ -17,18 +20,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 import subprocess
 import sys
 import threading
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["INSTANCE_LABEL", "Reaper", "guarded_argv"]
+__all__ = ["INSTANCE_LABEL", "Reaper", "guarded_argv", "owner_labels", "remove_orphans"]
 
 logger = logging.getLogger("tfcloud.emulator")
 
 #: The label every replica container carries: the emulator instance that started it.
 INSTANCE_LABEL = "tfcloud.emulator.instance"
+#: ... and the host name and process id of that emulator.
+HOST_LABEL = "tfcloud.emulator.host"
+PID_LABEL = "tfcloud.emulator.pid"
 
 # PR_SET_PDEATHSIG is 1 (linux/prctl.h). The launcher exits at once if its parent already died (the race between
 # fork and prctl), then becomes the command.
@@ -66,6 +74,37 @@ if docker_host:
     except Exception as exc:
         print(f"tfcloud emulator reaper: cannot remove containers: {exc}", file=sys.stderr)
 """
+
+
+def owner_labels(instance: str) -> dict[str, str]:
+    """The labels of a container this emulator (``instance``) starts."""
+    return {INSTANCE_LABEL: instance, HOST_LABEL: socket.gethostname(), PID_LABEL: str(os.getpid())}
+
+
+def _gone(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError, OverflowError):
+        return False
+    return False
+
+
+def remove_orphans(client: Any) -> int:
+    """Remove the containers (on the engine ``client`` talks to) that an emulator of this host started and that
+    outlived it; how many. A container whose emulator runs, or ran on another host, is left alone."""
+    removed = 0
+    for container in client.containers.list(all=True, filters={"label": INSTANCE_LABEL}):
+        labels = container.labels or {}
+        if labels.get(HOST_LABEL) == socket.gethostname() and _gone(labels.get(PID_LABEL, "")):
+            try:
+                container.remove(force=True)
+            except Exception as exc:
+                logger.warning("cannot remove the orphaned replica container %s: %s", container.name, exc)
+            else:
+                removed += 1
+    return removed
 
 
 def guarded_argv(argv: Sequence[str]) -> list[str]:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-from tfcloud.emulator._reaper import INSTANCE_LABEL, Reaper, guarded_argv
+from tfcloud.emulator._reaper import Reaper, guarded_argv, owner_labels, remove_orphans
 
 __all__ = [
     "DockerRunner",
@@ -324,6 +324,13 @@ class DockerRunner:
             raise ConfigurationError(f"Cannot reach the Docker engine at {docker_host}: {exc}",
                                      hint="Start it, or leave out --docker-host (and DOCKER_HOST) to run "
                                           "replicas as local processes.") from exc
+        try:
+            removed = remove_orphans(self.client)
+        except docker.errors.DockerException as exc:
+            logger.warning("cannot look for orphaned replica containers on %s: %s", docker_host, exc)
+        else:
+            if removed:
+                logger.warning("removed %d replica containers left by an emulator that is gone", removed)
 
     def start(self, launch: Launch, sink: LineSink) -> Replica:
         import docker.errors
@@ -338,7 +345,7 @@ class DockerRunner:
         try:
             container = self.client.containers.run(
                 launch.image, command=command, entrypoint=entrypoint, environment=env,
-                labels={INSTANCE_LABEL: self._reaper.instance} if self._reaper is not None else {},
+                labels=owner_labels(self._reaper.instance) if self._reaper is not None else {},
                 network_mode="host", detach=True, name=launch.name or None,
                 volumes={path: {"bind": path, "mode": "rw"} for path in launch.mounts})
         except docker.errors.DockerException as exc:
