@@ -22,6 +22,23 @@ def _main() -> None:
     """The offline Google Cloud emulator."""
 
 
+def _print_kept(console: object, kept: object) -> None:
+    """Whether the emulator starts empty, or what it kept from earlier runs."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from tfcloud.emulator.store import Stores
+
+    assert isinstance(console, Console) and isinstance(kept, Stores)
+    if kept.directory is None:
+        console.print("Jobs are kept in memory: it starts empty, and jobs are gone when it stops "
+                      "(--data-dir DIR keeps them)", soft_wrap=True)
+    else:
+        console.print(f"Jobs kept in {escape(str(kept.directory))}: {kept.jobs_kept} jobs kept from earlier runs "
+                      f"({kept.jobs_failed_on_restart} had not ended and are FAILED now), {kept.builds.kept} "
+                      f"builds, {kept.persistent_resources.kept} persistent resources", soft_wrap=True)
+
+
 @app.command()
 def start(
     port: Annotated[int, typer.Option(help="gRPC port on 127.0.0.1 (0: a free one).")] = 0,
@@ -30,7 +47,9 @@ def start(
     location: Annotated[str, typer.Option(help="Default location.")] = "us-central1",
     docker_host: Annotated[str | None, typer.Option(
         envvar="DOCKER_HOST", help="Docker engine for replicas and builds (default: local processes).")] = None,
-    data_dir: Annotated[Path | None, typer.Option(help="Keep Cloud Storage objects here (default: memory).")]
+    data_dir: Annotated[Path | None, typer.Option(
+        help="Keep jobs, persistent resources, builds and storage objects here across restarts (default: memory; "
+             "a restart starts empty).")]
     = None,
     no_storage: Annotated[bool, typer.Option("--no-storage", help="Do not run Cloud Storage.")] = False,
 ) -> None:
@@ -63,6 +82,7 @@ def start(
         console.print(f"tfcloud emulator listening on {settings.endpoint}")
         if settings.storage_endpoint:
             console.print(f"Cloud Storage on {settings.storage_endpoint}")
+        _print_kept(console, emulator.kept)
         console.print("Replicas run " + (f"on the Docker engine at {docker_host}" if docker_host
                                          else "as local processes"))
         console.print("Export these settings:")

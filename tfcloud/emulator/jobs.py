@@ -46,6 +46,7 @@ from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
 from tfcloud.emulator.packages import PackageInstaller, pool_code
 from tfcloud.emulator.replicas import Launch, Replica, ReplicaStartError, Runner, free_port, replica_environment
+from tfcloud.emulator.store import Store
 
 __all__ = ["MAX_REPLICA_RESTARTS", "JobService", "JobTimings", "job_record", "project_number"]
 
@@ -89,7 +90,8 @@ class JobService:
 
     def __init__(self, *, runner: Runner, logs: LogStore, operations: OperationStore, faults: Faults,
                  timings: JobTimings, project_ids: dict[str, str], local_output_root: str = "",
-                 packages: PackageInstaller | None = None, resources: Any = None) -> None:
+                 packages: PackageInstaller | None = None, resources: Any = None,
+                 store: Store | None = None) -> None:
         self._runner = runner
         self._packages = packages
         self._resources = resources  # the PersistentResourceService, for jobs that name a persistent resource
@@ -100,7 +102,8 @@ class JobService:
         self._timings = timings
         self._project_ids = project_ids  # number → id, for log labels
         self._lock = threading.Lock()
-        self._jobs: dict[str, _Job] = {}
+        self._store = store or Store.memory()  # --data-dir: jobs kept across restarts (tfcloud.emulator.store)
+        self._jobs = {job.name: _Job(job=job, **extra) for job, extra in self._store.restore()}
         self._stopping = threading.Event()
 
     def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
@@ -137,7 +140,7 @@ class JobService:
         with self._lock:
             job = self._jobs.get(canonical)
         if job is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f'The CustomJob "{canonical}" does not exist.')
+            context.abort(grpc.StatusCode.NOT_FOUND, self._store.not_found("CustomJob", canonical))
         assert job is not None
         return job
 
@@ -170,6 +173,7 @@ class JobService:
                       mounts=mounts, trial_id=trial_id)
         with self._lock:
             self._jobs[job.name] = record
+            self._store.save(record)
             created = _copy(job)
         record.thread = threading.Thread(target=self._live, args=(record,), name=f"job-{job_id}", daemon=True)
         record.thread.start()
@@ -225,13 +229,17 @@ class JobService:
         with self._lock:
             refuse_delete_unless_final(job.job, context)
             del self._jobs[job.job.name]
+            self._store.delete(job.job.name)
         return deleted(self._operations, job.job.name)
 
     # -- a job's life --------------------------------------------------------------------------------------
     def _set(self, job: _Job, state_name: str, **fields: Any) -> bool:
         """Move to ``state_name`` unless the job already ended; False when it had."""
         with self._lock:
-            return move_state(job.job, state_name, **fields)
+            moved = move_state(job.job, state_name, **fields)
+            if moved:
+                self._store.save(job)
+            return moved
 
     def _service_log(self, job: _Job, text: str, severity: str = "INFO") -> None:
         self._logs.append(

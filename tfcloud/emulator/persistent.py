@@ -29,6 +29,7 @@ import grpc
 from tfcloud.emulator._common import JobTimings, project_number
 from tfcloud.emulator._grpc import page
 from tfcloud.emulator.operations import OperationStore
+from tfcloud.emulator.store import Store
 
 __all__ = ["PersistentResourceService"]
 
@@ -48,11 +49,13 @@ def _copy(message: Any) -> Any:
 class PersistentResourceService:
     """The methods of ``google.cloud.aiplatform.v1.PersistentResourceService`` (reboot and update: not served)."""
 
-    def __init__(self, *, operations: OperationStore, timings: JobTimings) -> None:
+    def __init__(self, *, operations: OperationStore, timings: JobTimings, store: Store | None = None) -> None:
         self._operations = operations
         self._timings = timings
         self._lock = threading.Lock()
-        self._resources: dict[str, Any] = {}  # canonical name -> aiplatform_v1.PersistentResource
+        self._store = store or Store.memory("persistent resources")  # --data-dir: kept across restarts
+        # canonical name -> aiplatform_v1.PersistentResource
+        self._resources: dict[str, Any] = {r.name: r for r, _ in self._store.restore()}
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -91,7 +94,7 @@ class PersistentResourceService:
         with self._lock:
             resource = self._resources.get(str(canonical))
         if resource is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f'The PersistentResource "{canonical}" does not exist.')
+            context.abort(grpc.StatusCode.NOT_FOUND, self._store.not_found("PersistentResource", str(canonical)))
         return resource
 
     # -- RPCs ----------------------------------------------------------------------------------------------
@@ -120,6 +123,7 @@ class PersistentResourceService:
                 context.abort(grpc.StatusCode.ALREADY_EXISTS,
                               f'The PersistentResource "{resource.name}" already exists.')
             self._resources[resource.name] = resource
+            self._store.save_message(resource)
         metadata = CreatePersistentResourceOperationMetadata(
             generic_metadata=GenericOperationMetadata(create_time=now, update_time=now),
             progress_message="Provisioning the resource pools.")
@@ -144,6 +148,7 @@ class PersistentResourceService:
             resource.state = PersistentResource.State.RUNNING
             resource.start_time = now
             resource.update_time = now
+            self._store.save_message(resource)
             created = _copy(resource)
         metadata.generic_metadata.update_time = now
         metadata.progress_message = "The resource is running."
@@ -178,6 +183,7 @@ class PersistentResourceService:
             resource.state = PersistentResource.State.STOPPING
             resource.update_time = now
             self._resources.pop(resource.name, None)
+            self._store.delete(resource.name)
         metadata = DeleteOperationMetadata(generic_metadata=GenericOperationMetadata(create_time=now, update_time=now))
         operation = f"{resource.name}/operations/{random.randint(10**18, 9 * 10**18)}"
         self._operations.create(operation, metadata)

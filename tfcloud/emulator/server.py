@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tfcloud.emulator._common import JobTimings, project_number
+from tfcloud.emulator._reaper import Reaper
 from tfcloud.emulator.faults import Faults
 
 __all__ = ["Emulator", "EmulatorSettings"]
@@ -69,6 +70,9 @@ class Emulator:
       ``LOCAL_OUTPUT_ROOT/BUCKET/PATH`` in their ``AIP_*`` variables (TensorFlow cannot reach the storage
       emulator; checkpoints need a real directory); containers get it mounted at the same path. Default: the
       ``gs://`` URIs, as Vertex AI gives them.
+    - ``data_dir``: keep Cloud Storage objects, Vertex AI jobs, persistent resources and builds there across
+      restarts (:mod:`tfcloud.emulator.store`, :attr:`kept`); None: in memory, and a restarted emulator starts
+      empty. Replicas never outlive the emulator (:mod:`tfcloud.emulator._reaper`).
     """
 
     def __init__(self, *, project: str = "tfcloud-emulator", location: str = "us-central1", port: int = 0,
@@ -93,6 +97,8 @@ class Emulator:
         self._stopping = threading.Event()
         self._services: list[Any] = []
         self._runner: Any = None
+        self._reaper: Any = None
+        self._kept: Any = None  # tfcloud.emulator.store.Stores
         self._logs: Any = None
         self._settings: EmulatorSettings | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -136,9 +142,11 @@ class Emulator:
         from tfcloud.emulator.persistent import PersistentResourceService
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
         from tfcloud.emulator.storage import StorageEmulator
+        from tfcloud.emulator.store import open_stores
         from tfcloud.emulator.tuning import TuningService
 
         self._stopping.clear()
+        self._reaper = Reaper(self._docker_host)
         storage_endpoint = None
         if self._storage_enabled:
             self._storage = StorageEmulator(port=self._storage_port, data_dir=self._data_dir)
@@ -147,22 +155,25 @@ class Emulator:
         if self._workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="tfcloud-emulator-")
         workdir = str(self._workdir or (self._tmp.name if self._tmp else "."))
-        self._runner = (DockerRunner(self._docker_host) if self._docker_host is not None
-                        else ProcessRunner(entrypoints=self._entrypoints, workdir=workdir))
+        self._runner = (DockerRunner(self._docker_host, reaper=self._reaper) if self._docker_host is not None
+                        else ProcessRunner(entrypoints=self._entrypoints, workdir=workdir, reaper=self._reaper))
         self._logs = LogStore()
         operations = OperationStore()
         project_ids = {project_number(self.project): self.project}
         packages = PackageInstaller(storage_endpoint=storage_endpoint, root=Path(workdir) / "packages")
-        resources = PersistentResourceService(operations=operations, timings=self._timings)
+        self._kept = kept = open_stores(self._data_dir / "tfcloud-emulator" if self._data_dir else None)
+        resources = PersistentResourceService(operations=operations, timings=self._timings,
+                                              store=kept.persistent_resources)
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
                           timings=self._timings, project_ids=project_ids,
                           local_output_root=str(self._local_output_root or ""), packages=packages,
-                          resources=resources)
+                          resources=resources, store=kept.custom_jobs)
         builds = BuildService(logs=self._logs, operations=operations, faults=self.faults,
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
-                              queued_seconds=self._timings.queued)
+                              queued_seconds=self._timings.queued, reaper=self._reaper, store=kept.builds)
         logging_service = LoggingService(self._logs, self._stopping)
-        tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings)
+        tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings,
+                               store=kept.tuning_jobs)
         self._services = [tuning, jobs, builds, resources]  # tuning first: its trials are jobs
 
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="tfcloud-emulator"))
@@ -212,6 +223,9 @@ class Emulator:
         if self._storage is not None:
             self._storage.stop()
             self._storage = None
+        if self._reaper is not None:
+            self._reaper.close()
+            self._reaper = None
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
@@ -230,6 +244,12 @@ class Emulator:
         if self._settings is None:
             raise RuntimeError("the emulator is not running: call start() first")
         return self._settings
+
+    @property
+    def kept(self) -> Any:
+        """What the emulator keeps across restarts (:class:`tfcloud.emulator.store.Stores`: its ``directory``, None
+        without ``data_dir``, and what each store served again from an earlier run). None until it started."""
+        return self._kept
 
     @property
     def log_store(self) -> Any:

@@ -57,6 +57,7 @@ from tfcloud.emulator.jobs import (
     validate_custom_job,
 )
 from tfcloud.emulator.operations import OperationStore
+from tfcloud.emulator.store import Store
 from tfcloud.study import read_measurements
 
 __all__ = ["TuningService", "suggestions", "validate_tuning_job"]
@@ -93,13 +94,15 @@ class TuningService:
     """The HyperparameterTuningJob methods of ``google.cloud.aiplatform.v1.JobService``; trials run through
     ``jobs`` (the CustomJob service)."""
 
-    def __init__(self, *, jobs: JobService, operations: OperationStore, faults: Faults, timings: JobTimings) -> None:
+    def __init__(self, *, jobs: JobService, operations: OperationStore, faults: Faults, timings: JobTimings,
+                 store: Store | None = None) -> None:
         self._jobs = jobs
         self._operations = operations
         self._faults = faults
         self._timings = timings
         self._lock = threading.Lock()
-        self._studies: dict[str, _Study] = {}
+        self._store = store or Store.memory()  # --data-dir: kept across restarts (tfcloud.emulator.store)
+        self._studies = {job.name: _Study(job=job, **extra) for job, extra in self._store.restore()}
         self._stopping = threading.Event()
 
     def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
@@ -123,7 +126,7 @@ class TuningService:
         with self._lock:
             study = self._studies.get(canonical)
         if study is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f'The HyperparameterTuningJob "{canonical}" does not exist.')
+            context.abort(grpc.StatusCode.NOT_FOUND, self._store.not_found("HyperparameterTuningJob", canonical))
         assert study is not None
         return study
 
@@ -146,6 +149,7 @@ class TuningService:
         study = _Study(job=job, number=number, location=location, job_id=job_id)
         with self._lock:
             self._studies[job.name] = study
+            self._store.save(study)
             created = _copy(job)
         study.thread = threading.Thread(target=self._live, args=(study,), name=f"study-{job_id}", daemon=True)
         study.thread.start()
@@ -183,12 +187,16 @@ class TuningService:
         with self._lock:
             refuse_delete_unless_final(study.job, context)
             del self._studies[study.job.name]
+            self._store.delete(study.job.name)
         return deleted(self._operations, study.job.name)
 
     # -- a study's life ------------------------------------------------------------------------------------
     def _set(self, study: _Study, state_name: str, **fields: Any) -> bool:
         with self._lock:
-            return move_state(study.job, state_name, **fields)
+            moved = move_state(study.job, state_name, **fields)
+            if moved:
+                self._store.save(study)
+            return moved
 
     def _going(self, study: _Study, seconds: float) -> bool:
         study.cancel.wait(seconds)
