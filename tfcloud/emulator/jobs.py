@@ -39,7 +39,7 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, job_record, project_number
-from tfcloud.emulator._grpc import list_predicate, page
+from tfcloud.emulator._grpc import JOB_FILTER, apply_read_mask, list_predicate, page
 from tfcloud.emulator.capacity import Outcome, provision
 from tfcloud.emulator.faults import Faults, Preemption
 from tfcloud.emulator.logs import LogStore
@@ -202,14 +202,14 @@ class JobService:
         from google.cloud.aiplatform_v1.types import ListCustomJobsResponse
 
         number, location = self._parent(request.parent, context)
-        predicate = list_predicate(request, context)
+        predicate = list_predicate(request, context, JOB_FILTER)
         prefix = f"projects/{number}/locations/{location}/customJobs/"
         with self._lock:
             jobs = [_copy(j.job) for name, j in self._jobs.items() if name.startswith(prefix) and not j.hidden]
         jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
         jobs = [job for job in jobs if predicate(job_record(job))]
         found, token = page(jobs, request, context)
-        return ListCustomJobsResponse(custom_jobs=found, next_page_token=token)
+        return ListCustomJobsResponse(custom_jobs=apply_read_mask(found, request, context), next_page_token=token)
 
     def cancel_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
         from google.protobuf import empty_pb2

@@ -45,7 +45,7 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import list_predicate, page
+from tfcloud.emulator._grpc import JOB_FILTER, apply_read_mask, list_predicate, page
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.jobs import (
     JobService,
@@ -160,14 +160,15 @@ class TuningService:
         from google.cloud.aiplatform_v1.types import ListHyperparameterTuningJobsResponse
 
         number, location = self._jobs._parent(request.parent, context)
-        predicate = list_predicate(request, context)
+        predicate = list_predicate(request, context, JOB_FILTER)
         prefix = f"projects/{number}/locations/{location}/hyperparameterTuningJobs/"
         with self._lock:
             jobs = [_copy(s.job) for name, s in self._studies.items() if name.startswith(prefix)]
         jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
         jobs = [job for job in jobs if predicate(job_record(job))]
         found, token = page(jobs, request, context)
-        return ListHyperparameterTuningJobsResponse(hyperparameter_tuning_jobs=found, next_page_token=token)
+        return ListHyperparameterTuningJobsResponse(hyperparameter_tuning_jobs=apply_read_mask(found, request, context),
+                                                    next_page_token=token)
 
     def cancel(self, request: Any, context: grpc.ServicerContext) -> Any:
         from google.protobuf import empty_pb2
