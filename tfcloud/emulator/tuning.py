@@ -45,7 +45,8 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import JOB_FILTER, apply_read_mask, list_predicate, page
+from tfcloud.emulator._grpc import JOB_FILTER, apply_read_mask, found_errors, list_predicate, page
+from tfcloud.emulator._rules import custom_job_violations
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.jobs import (
     JobService,
@@ -54,7 +55,6 @@ from tfcloud.emulator.jobs import (
     mark_cancelling,
     move_state,
     refuse_delete_unless_final,
-    validate_custom_job,
 )
 from tfcloud.emulator.operations import OperationStore
 from tfcloud.study import read_measurements
@@ -502,6 +502,6 @@ def validate_tuning_job(job: Any) -> str:
         return "HyperparameterTuningJob.max_trial_count must be positive."
     if job.parallel_trial_count < 1:
         return "HyperparameterTuningJob.parallel_trial_count must be positive."
-    problem = validate_custom_job(CustomJob(display_name=job.display_name, job_spec=job.trial_job_spec,
-                                            labels=dict(job.labels)))
-    return problem.replace("CustomJob.job_spec", "HyperparameterTuningJob.trial_job_spec")
+    violations = custom_job_violations(CustomJob(display_name=job.display_name, job_spec=job.trial_job_spec,
+                                                 labels=dict(job.labels)), spec_field="trial_job_spec")
+    return found_errors(violations) if violations else ""
