@@ -196,7 +196,7 @@ def test_list_with_filter_and_paging(emulator: Any, jobs: Any) -> None:
     [
         (vertex.CustomJob(display_name="no-pools", job_spec=vertex.CustomJobSpec()), "worker_pool_specs"),
         (custom_job(pool("1"), name=""), "display_name"),
-        (custom_job(pool("1", 2)), r"worker_pool_specs\[0\]\.replica_count; Message: The first worker pool"),
+        (custom_job(pool("1", 2)), r"worker_pool_specs\[0\]\.replica_count; Message: expected exactly 1 replica in the first worker pool"),
         (custom_job(vertex.WorkerPoolSpec(replica_count=1, container_spec=vertex.ContainerSpec(image_uri="i"))),
          "machine_type"),
         (custom_job(vertex.WorkerPoolSpec(replica_count=1, machine_spec=vertex.MachineSpec(machine_type="m"))),
@@ -246,8 +246,11 @@ def test_a_tpu_vm_request_is_accepted_and_read_back_with_its_topology(emulator: 
     golden = Path(__file__).parent.parent / "golden" / "vertex" / "tpu_v5p_multihost.json"
     job = vertex.CustomJob.from_json(golden.read_text())
     job.job_spec.worker_pool_specs[0].container_spec.command = [sys.executable, "-c", "print('on the TPU VM')"]
+    # TPU v5p is no custom training machine type (tfcloud.vertexrules): a multi-host v6e slice instead
+    job.job_spec.worker_pool_specs[0].machine_spec.machine_type = "ct6e-standard-4t"
+    job.job_spec.worker_pool_specs[0].machine_spec.tpu_topology = "4x4"
     created = jobs.create_custom_job(parent=emulator.parent, custom_job=job)
     finished, _ = follow(jobs, created.name)
     assert finished.state.name == "JOB_STATE_SUCCEEDED"
     (pool_0,) = finished.job_spec.worker_pool_specs
-    assert (pool_0.machine_spec.machine_type, pool_0.machine_spec.tpu_topology) == ("ct5p-hightpu-4t", "2x2x2")
+    assert (pool_0.machine_spec.machine_type, pool_0.machine_spec.tpu_topology) == ("ct6e-standard-4t", "4x4")

@@ -39,7 +39,7 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, job_record, project_number
-from tfcloud.emulator._grpc import JOB_FILTER, abort_invalid, apply_read_mask, found_errors, list_predicate, page
+from tfcloud.emulator._grpc import JOB_FILTER, abort_invalid, apply_read_mask, list_predicate, page
 from tfcloud.emulator._rules import custom_job_violations
 from tfcloud.emulator.capacity import Outcome, provision
 from tfcloud.emulator.faults import Faults, Preemption
@@ -144,7 +144,7 @@ class JobService:
     # -- RPCs ----------------------------------------------------------------------------------------------
     def create_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
         number, location = self._parent(request.parent, context)
-        violations = custom_job_violations(request.custom_job)
+        violations = custom_job_violations(request.custom_job, location=location)
         if violations:
             abort_invalid(context, violations)
         if request.custom_job.job_spec.persistent_resource_id and self._resources is not None:
@@ -552,10 +552,3 @@ def _exit_message(task_name: str, code: int) -> str:
         return (f"The replica {task_name} exited with a non-zero status of {128 - code}. "
                 f"Termination reason: killed by signal {-code}.")
     return f"The replica {task_name} exited with a non-zero status of {code}. Termination reason: Error."
-
-
-def validate_custom_job(job: Any) -> str:
-    """What the service rejects with INVALID_ARGUMENT, as its message ("List of found errors: ..."); "" when the
-    job is acceptable. The rules: :mod:`tfcloud.emulator._rules`."""
-    violations = custom_job_violations(job)
-    return found_errors(violations) if violations else ""

@@ -24,7 +24,8 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import page
+from tfcloud.emulator._grpc import abort_invalid, page
+from tfcloud.emulator._rules import persistent_resource_violations
 from tfcloud.emulator.operations import OperationStore
 
 __all__ = ["PersistentResourceService"]
@@ -104,6 +105,9 @@ class PersistentResourceService:
         problem = _invalid(resource_id, request.persistent_resource)
         if problem:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        violations = persistent_resource_violations(request.persistent_resource, location=parent.split("/")[3])
+        if violations:
+            abort_invalid(context, violations)
         resource = _copy(request.persistent_resource)
         resource.name = f"{parent}/persistentResources/{resource_id}"
         for index, pool in enumerate(resource.resource_pools):

@@ -45,7 +45,7 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import JOB_FILTER, apply_read_mask, found_errors, list_predicate, page
+from tfcloud.emulator._grpc import JOB_FILTER, abort_invalid, apply_read_mask, list_predicate, page
 from tfcloud.emulator._rules import custom_job_violations
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.jobs import (
@@ -129,12 +129,19 @@ class TuningService:
 
     # -- RPCs ----------------------------------------------------------------------------------------------
     def create(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import JobState
+        from google.cloud.aiplatform_v1.types import CustomJob, JobState
 
         number, location = self._jobs._parent(request.parent, context)
         problem = validate_tuning_job(request.hyperparameter_tuning_job)
         if problem:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        tuning_job = request.hyperparameter_tuning_job
+        violations = custom_job_violations(CustomJob(display_name=tuning_job.display_name,
+                                                     job_spec=tuning_job.trial_job_spec,
+                                                     labels=dict(tuning_job.labels)),
+                                           location=location, spec_field="trial_job_spec")
+        if violations:
+            abort_invalid(context, violations)
         job = _copy(request.hyperparameter_tuning_job)
         job_id = str(random.randint(10**18, 9 * 10**18))
         job.name = f"projects/{number}/locations/{location}/hyperparameterTuningJobs/{job_id}"
@@ -461,9 +468,8 @@ def suggestions(study_spec: Any, *, seed: int) -> Iterator[dict[str, Any]]:
 
 
 def validate_tuning_job(job: Any) -> str:
-    """What the service rejects with INVALID_ARGUMENT, as a message; "" when the job is acceptable."""
-    from google.cloud.aiplatform_v1.types import CustomJob
-
+    """What the service rejects with INVALID_ARGUMENT in the study and counts, as a message; "" when they are
+    acceptable (the trial spec is checked as a CustomJob's, :mod:`tfcloud.emulator._rules`)."""
     if not job.display_name:
         return "HyperparameterTuningJob.display_name is required."
     study = job.study_spec
@@ -502,6 +508,4 @@ def validate_tuning_job(job: Any) -> str:
         return "HyperparameterTuningJob.max_trial_count must be positive."
     if job.parallel_trial_count < 1:
         return "HyperparameterTuningJob.parallel_trial_count must be positive."
-    violations = custom_job_violations(CustomJob(display_name=job.display_name, job_spec=job.trial_job_spec,
-                                                 labels=dict(job.labels)), spec_field="trial_job_spec")
-    return found_errors(violations) if violations else ""
+    return ""
