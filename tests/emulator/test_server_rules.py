@@ -249,3 +249,12 @@ def test_the_emulator_refuses_a_request_that_slipped_past_the_client(emulator: A
     job.job_spec.worker_pool_specs[0].machine_spec.machine_type = "n1-highcpu-4"
     _, fields = refused(lambda: jobs.create_custom_job(parent=emulator.parent, custom_job=job))
     assert fields == [f"{POOL}.machine_spec.machine_type"]
+
+
+def test_a_tail_with_a_malformed_filter_is_invalid_argument(emulator: Any, logs: Any) -> None:
+    from google.cloud.logging_v2.types import TailLogEntriesRequest
+
+    request = TailLogEntriesRequest(resource_names=[f"projects/{emulator.project}"],
+                                    filter='timestamp>="not-a-time"')
+    _, fields = refused(lambda: next(iter(logs.tail_log_entries(requests=iter([request])))))
+    assert fields == ["filter"]

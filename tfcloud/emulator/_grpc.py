@@ -26,8 +26,9 @@ import grpc
 from tfcloud.emulator._filter import FilterError, FilterField, Predicate, Schema, compile_filter
 from tfcloud.emulator.faults import Faults
 
-__all__ = ["JOB_FILTER", "MethodInfo", "abort_invalid", "apply_read_mask", "found_errors", "generic_handler",
-           "list_predicate", "method_table", "page", "page_token", "read_page_token"]
+__all__ = ["JOB_FILTER", "OUTPUT_ONLY", "MethodInfo", "abort_invalid", "apply_read_mask", "clear_output_only",
+           "found_errors", "generic_handler", "list_predicate", "method_table", "page", "page_token",
+           "read_page_token"]
 
 logger = logging.getLogger("tfcloud.emulator")
 
@@ -171,8 +172,49 @@ def generic_handler(table: Mapping[str, MethodInfo], implementations: Mapping[st
     return grpc.method_handlers_generic_handler(service, handlers)
 
 
+#: The output-only fields of the resources a Create method takes (each message's "Output only." fields in
+#: google/cloud/aiplatform/v1/custom_job.proto, hyperparameter_tuning_job.proto, persistent_resource.proto, read
+#: 2026-11-26): the service ignores what a request puts there.
+OUTPUT_ONLY: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "CustomJob": ("name", "state", "create_time", "start_time", "end_time", "update_time", "error",
+                  "web_access_uris", "satisfies_pzs", "satisfies_pzi"),
+    "HyperparameterTuningJob": ("name", "trials", "state", "create_time", "start_time", "end_time", "update_time",
+                                "error", "satisfies_pzs", "satisfies_pzi"),
+    "PersistentResource": ("name", "state", "error", "create_time", "start_time", "update_time", "satisfies_pzs",
+                           "satisfies_pzi"),
+})
+
+
+def clear_output_only(message: Any) -> Any:
+    """``message`` (proto-plus) without the output-only fields of its type (:data:`OUTPUT_ONLY`)."""
+    pb = type(message).pb(message)
+    for name in OUTPUT_ONLY.get(type(message).__name__, ()):
+        if name in pb.DESCRIPTOR.fields_by_name:
+            pb.ClearField(name)
+    return message
+
+
+def _unserializable(info: MethodInfo, request: Any) -> str:
+    """Why a unary request that parsed is still invalid ("" when it is not): a Timestamp or Duration out of
+    range (nanos below 0, a year past 9999) parses, but protobuf cannot write it as JSON and Google refuses it;
+    the emulator answers INVALID_ARGUMENT (the stricter reading) rather than failing later in a handler."""
+    if info.kind not in ("unary_unary", "unary_stream") or info.request_type is None:
+        return ""
+    from google.protobuf import json_format
+
+    to_pb = getattr(info.request_type, "pb", None)
+    try:
+        json_format.MessageToJson(to_pb(request) if to_pb is not None else request)
+    except Exception as exc:  # json_format raises several types for invalid well-known values
+        return str(exc)
+    return ""
+
+
 def _with_faults(info: MethodInfo, implementation: Handler, faults: Faults) -> Handler:
     def call(request: Any, context: grpc.ServicerContext) -> Any:
+        problem = _unserializable(info, request)
+        if problem:
+            abort_invalid(context, [("", problem)], message=f"Invalid request: {problem}")
         fault = faults.take_call_fault(info.name, info.path)
         if fault.delay:
             time.sleep(fault.delay)

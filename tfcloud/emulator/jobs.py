@@ -39,7 +39,14 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, job_record, project_number
-from tfcloud.emulator._grpc import JOB_FILTER, abort_invalid, apply_read_mask, list_predicate, page
+from tfcloud.emulator._grpc import (
+    JOB_FILTER,
+    abort_invalid,
+    apply_read_mask,
+    clear_output_only,
+    list_predicate,
+    page,
+)
 from tfcloud.emulator._rules import custom_job_violations
 from tfcloud.emulator.capacity import Outcome, provision
 from tfcloud.emulator.faults import Faults, Preemption
@@ -159,7 +166,7 @@ class JobService:
         ``hidden`` (not listed), ``mounts`` (the trial's metrics directory), ``trial_id`` (in its log entries)."""
         from google.cloud.aiplatform_v1.types import JobState
 
-        job = _copy(custom_job)
+        job = clear_output_only(_copy(custom_job))
         job_id = str(random.randint(10**18, 9 * 10**18))
         job.name = f"projects/{number}/locations/{location}/customJobs/{job_id}"
         now = _now()

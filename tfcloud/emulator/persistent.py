@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import abort_invalid, page
+from tfcloud.emulator._grpc import abort_invalid, clear_output_only, page
 from tfcloud.emulator._rules import persistent_resource_violations
 from tfcloud.emulator.operations import OperationStore
 
@@ -108,7 +108,7 @@ class PersistentResourceService:
         violations = persistent_resource_violations(request.persistent_resource, location=parent.split("/")[3])
         if violations:
             abort_invalid(context, violations)
-        resource = _copy(request.persistent_resource)
+        resource = clear_output_only(_copy(request.persistent_resource))
         resource.name = f"{parent}/persistentResources/{resource_id}"
         for index, pool in enumerate(resource.resource_pools):
             pool.id = pool.id or f"resource-pool-{index}"  # the service makes one up when none is given

@@ -45,7 +45,14 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import JOB_FILTER, abort_invalid, apply_read_mask, list_predicate, page
+from tfcloud.emulator._grpc import (
+    JOB_FILTER,
+    abort_invalid,
+    apply_read_mask,
+    clear_output_only,
+    list_predicate,
+    page,
+)
 from tfcloud.emulator._rules import custom_job_violations
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.jobs import (
@@ -142,7 +149,7 @@ class TuningService:
                                            location=location, spec_field="trial_job_spec")
         if violations:
             abort_invalid(context, violations)
-        job = _copy(request.hyperparameter_tuning_job)
+        job = clear_output_only(_copy(request.hyperparameter_tuning_job))
         job_id = str(random.randint(10**18, 9 * 10**18))
         job.name = f"projects/{number}/locations/{location}/hyperparameterTuningJobs/{job_id}"
         now = _now()
