@@ -65,3 +65,40 @@ def test_without_the_roots_variable_the_tls_endpoint_is_not_trusted(emulator: An
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
                             check=False)
     assert "untrusted True" in result.stdout, result.stdout + result.stderr[-2000:]
+
+
+def test_the_lines_tfcloud_emulator_start_prints_are_what_a_client_needs() -> None:
+    """Paste the ``export`` lines ``tfcloud emulator start`` prints into a fresh process: Google's clients connect."""
+    import signal
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "DOCKER_HOST"}
+    env["COLUMNS"] = "200"
+    process = subprocess.Popen([sys.executable, "-m", "tfcloud.emulator.cli", "start", "--project", "pasted"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + 60
+        while not any(line.startswith("Press Ctrl-C") for line in lines) and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip("\n"))
+        exports = dict(line.removeprefix("export ").split("=", 1) for line in lines if line.startswith("export "))
+        tls = exports["TFCLOUD_EMULATOR_API_ENDPOINT"]
+        assert f"TLS (Google's libraries' api_endpoint) on {tls}" in lines
+        assert Path(exports["GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"]).read_bytes().startswith(b"-----BEGIN CERTIFICATE")
+        assert any(f'api_endpoint="{tls}"' in line for line in lines)  # the snippet to paste
+        client_env = {k: v for k, v in os.environ.items() if not k.startswith(("GRPC_", "TFCLOUD_", "STORAGE_"))}
+        result = subprocess.run([sys.executable, str(CLIENTS / "gapic_forms.py")], env={**client_env, **exports},
+                                capture_output=True, text=True, timeout=240, check=False)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        assert "storage gapic-form-bucket" in result.stdout.splitlines()
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+        assert process.returncode == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
