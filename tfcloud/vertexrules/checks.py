@@ -99,7 +99,12 @@ def _int(value: object, default: int = 0) -> int:
 
 
 def _empty(pool: object) -> bool:
-    return not isinstance(pool, Mapping) or not pool.get("machine_spec")
+    """An unset pool: absent, ``{}``, or (as proto-plus ``to_dict`` writes it, default fields included) one with no
+    machine type."""
+    if not isinstance(pool, Mapping):
+        return True
+    spec = pool.get("machine_spec") or {}
+    return not (isinstance(spec, Mapping) and spec.get("machine_type"))
 
 
 def _affinity(machine_spec: Mapping[str, Any]) -> str | None:
@@ -162,6 +167,8 @@ def _check_machine(f: str, spec: Mapping[str, Any], row: MachineTypeRow, *, loca
 def _check_accelerator(f: str, row: MachineTypeRow, accelerator: str, count: int, *, location: str,
                        today: datetime.date) -> list[Violation]:
     found = _check_served(f, accelerator, location=location, today=today)
+    if accelerator not in ACCELERATORS:
+        return found  # not a training accelerator at all: nothing more to say
     counts = row.accelerators.get(accelerator)
     if counts is None:
         takers = sorted(m.name for m in MACHINE_TYPES.values() if accelerator in m.accelerators)
@@ -294,8 +301,9 @@ def check_worker_pool_specs(pools: Sequence[Mapping[str, Any]], *, location: str
         first = tpu_pools[0][0]
         replicas = _int(pools[first].get("replica_count"), 1)
         if first != 0 or others or replicas != 1:
+            extra = first if first != 0 or not others else others[0]  # the pool to leave out
             found.append(_violation(
-                f"{field}[{first}]", "tpu-one-pool-one-replica", "tpu-training",
+                f"{field}[{extra}]", "tpu-one-pool-one-replica", "tpu-training",
                 expected="a TPU job as one worker pool (worker_pool_specs[0]) with replica_count 1 (a multi-host "
                          "slice is one replica with its tpu_topology)",
                 received=f"{len(used)} pools, the TPU in pool {first} with replica_count {replicas}",
@@ -392,12 +400,12 @@ def check_custom_job(job: Mapping[str, Any], *, location: str,
                                      scheduling_strategy=strategy)
     if strategy == "FLEX_START":
         timeout = duration_seconds(scheduling.get("timeout"))
-        if timeout is not None and timeout > FLEX_START.max_timeout_s:
+        if timeout and timeout > FLEX_START.max_timeout_s:
             found.append(_violation("job_spec.scheduling.timeout", "flex-start-timeout", "dws",
                                     expected=f"at most {FLEX_START.max_timeout_s}s (7 days) with FLEX_START",
                                     received=scheduling.get("timeout"), hint="Lower --timeout."))
-    wait = duration_seconds(scheduling.get("max_wait_duration"))
-    if wait is not None and (strategy != "FLEX_START" or wait > FLEX_START.max_wait_s):
+    wait = duration_seconds(scheduling.get("max_wait_duration"))  # 0 or unset: not given
+    if wait and (strategy != "FLEX_START" or wait > FLEX_START.max_wait_s):
         found.append(_violation("job_spec.scheduling.max_wait_duration", "flex-start-max-wait", "dws",
                                 expected=f"at most {FLEX_START.max_wait_s}s, with FLEX_START only",
                                 received=f"{scheduling.get('max_wait_duration')} with {strategy or 'no strategy'}",
@@ -445,6 +453,9 @@ def check_persistent_resource(resource: Mapping[str, Any], *, location: str,
     return found
 
 
+_FRAMEWORKS = {"tensorflow": "TensorFlow", "pytorch": "PyTorch", "jax": "JAX"}
+
+
 def check_framework(pools: Sequence[Mapping[str, Any]], framework: str, *,
                     field: str = "job_spec.worker_pool_specs") -> list[Violation]:
     """The frameworks Google supports on each TPU generation (``framework``: ``tensorflow``, ``pytorch`` or
@@ -455,12 +466,15 @@ def check_framework(pools: Sequence[Mapping[str, Any]], framework: str, *,
             continue
         tpu = TPU_MACHINES.get(str(pool["machine_spec"].get("machine_type")))
         if tpu is not None and framework not in tpu.frameworks:
-            runs = sorted({t.machine_type.split("-")[0] for t in TPU_MACHINES.values() if framework in t.frameworks})
+            runs = sorted({ACCELERATORS[name].title for t in TPU_MACHINES.values() if framework in t.frameworks
+                           for name in MACHINE_TYPES[t.machine_type].accelerators})
+            shown = _FRAMEWORKS.get(framework, framework)
             found.append(_violation(
                 f"{field}[{i}].machine_spec.machine_type", "tpu-framework", "tpu-frameworks",
-                expected=f"a TPU generation that runs {framework} (" + ", ".join(runs) + ")",
-                received=f"{tpu.machine_type} ({tpu.generation}: " + ", ".join(sorted(tpu.frameworks)) + ")",
-                hint=f"{tpu.generation} does not run {framework} on Vertex AI; use TPU_V5E_8X (TPU v5e) or a GPU."))
+                expected=f"a TPU generation Google supports {shown} on (" + ", ".join(runs) + ")",
+                received=f"{tpu.machine_type} ({tpu.generation}: "
+                         + ", ".join(sorted(_FRAMEWORKS.get(f, f) for f in tpu.frameworks)) + ")",
+                hint=f"{tpu.generation} does not run {shown} on Vertex AI; use TPU_V5E_8X (TPU v5e) or a GPU."))
     return found
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import LazyPattern
+from tfcloud.vertexrules.data import FLEX_START
 
 if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
@@ -60,12 +61,11 @@ __all__ = [
 
 #: ``ReservationAffinity.key`` that names one reservation (its ``values``: the reservation's full name).
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
-#: The GPUs the Dynamic Workload Scheduler (FLEX_START) serves, by Vertex AI's accelerator names
-#: (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws, "Requirements").
-DWS_ACCELERATORS = frozenset({"NVIDIA_L4", "NVIDIA_TESLA_A100", "NVIDIA_A100_80GB", "NVIDIA_H100_80GB",
-                              "NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB", "NVIDIA_B200"})
-MAX_WAIT_LIMIT_S = 14 * 24 * 3600
-DWS_TIMEOUT_LIMIT_S = 7 * 24 * 3600  # a FLEX_START job's timeout: at most 7 days
+#: The GPUs the Dynamic Workload Scheduler (FLEX_START) serves, by Vertex AI's accelerator names, its longest wait
+#: and a FLEX_START job's longest timeout (7 days): Google's rules table, :data:`tfcloud.vertexrules.FLEX_START`.
+DWS_ACCELERATORS = FLEX_START.accelerators
+MAX_WAIT_LIMIT_S = FLEX_START.max_wait_s
+DWS_TIMEOUT_LIMIT_S = FLEX_START.max_timeout_s
 METADATA_STORE = "default"  # experiments live in the region's default metadata store
 
 _NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"  # RFC 1035 (reservations, persistent resources)
@@ -347,8 +347,11 @@ def _check_flex_start(timeout_s: int | None, machines: Sequence[tuple[str, str, 
 def check_requirements(*, tensorboard: str | None, reservation: str | None, service_account: str | None,
                        output_dir: str | None, staging_bucket: str | None) -> None:
     """What Vertex AI needs beside an option: a TensorBoard instance takes the logs the job writes under its
-    base output directory (``AIP_TENSORBOARD_LOG_DIR``) and uploads them as the job's service account; a job that
-    consumes a reservation runs as a service account of its own."""
+    base output directory (``AIP_TENSORBOARD_LOG_DIR``) and uploads them as the job's service account (the SDK:
+    "service_account is required with provided tensorboard"). A reservation needs no service account of its own
+    (Google states no such rule). The SDK's experiment rules (no TensorBoard beside an experiment; an experiment
+    needs a service account) are checked on the request, with Google's other rules
+    (:func:`tfcloud.vertexrules.check_sdk_rules`)."""
     if tensorboard is not None and service_account is None:
         raise ValidationError("service_account", "a service account when tensorboard is given (Vertex AI uploads "
                               "the TensorBoard logs as the job's service account)", None,
@@ -359,11 +362,6 @@ def check_requirements(*, tensorboard: str | None, reservation: str | None, serv
                               "from its logs/, AIP_TENSORBOARD_LOG_DIR)", None,
                               hint="Add --output-dir gs://BUCKET/PATH (or set TFCLOUD_STAGING_BUCKET), or leave "
                                    "out --tensorboard.")
-    if reservation not in (None, "none") and service_account is None:
-        raise ValidationError("service_account", "a service account when reservation is given (a job that "
-                              "consumes a reservation runs as a service account of its own)", None,
-                              hint="Add --service-account NAME@PROJECT.iam.gserviceaccount.com, or leave out "
-                                   "--reservation.")
 
 
 # -- the option specs' checks: (option name, value) -> the field's value ---------------------------------------
