@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from tfcloud.vertexrules.checks import Violation, accelerator_name
+from tfcloud.vertexrules.rules import Rule
 from tfcloud.vertexrules.sources import READ, Source
 
-__all__ = ["REQUEST_SOURCES", "check_job_fields"]
+__all__ = ["REQUEST_RULES", "REQUEST_SOURCES", "check_job_fields"]
 
 _PROTO = "https://github.com/googleapis/googleapis/blob/master/google/cloud/aiplatform/v1/"
 
@@ -42,6 +44,25 @@ REQUEST_SOURCES: dict[str, Source] = {
                            "primary, workers, parameter servers, evaluators; each with a machine type)",
                            url="https://cloud.google.com/vertex-ai/docs/training/configure-compute", read=READ),
 }
+
+#: The rules below by id, as :data:`tfcloud.vertexrules.rules.RULES` lists the others (``source``: a key of
+#: :data:`REQUEST_SOURCES`). The emulator enforces them; tfcloud's own requests meet them by construction.
+REQUEST_RULES: Mapping[str, Rule] = MappingProxyType({rule.id: rule for rule in (
+    Rule(id="replica-count", source="replica-count",
+         summary="The first worker pool has exactly 1 replica; a later, non-empty pool at least 1."),
+    Rule(id="worker-pools", source="worker-pools",
+         summary="At most 4 worker pools; every non-empty pool names its machine type."),
+    Rule(id="task", source="task",
+         summary="Each pool has exactly one of container_spec (with image_uri) and python_package_spec (with "
+                 "executor_image_uri and python_module)."),
+    Rule(id="accelerator-pair", source="accelerator-pair",
+         summary="accelerator_type and accelerator_count are given together or not at all."),
+    Rule(id="service-account", source="service-account", summary="service_account is a service account's email."),
+    Rule(id="network", source="network",
+         summary="network is projects/{project number}/global/networks/{network}."),
+    Rule(id="output-uri", source="output-uri",
+         summary="base_output_directory and package_uris are Cloud Storage (gs://) URIs."),
+)})
 
 _SERVICE_ACCOUNT = re.compile(r"^[a-z0-9][a-z0-9.+_-]*@[a-z0-9][a-z0-9.-]*\.[a-z]{2,}$")
 _NETWORK = re.compile(r"^projects/\d+/global/networks/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
