@@ -258,3 +258,21 @@ def test_a_tail_with_a_malformed_filter_is_invalid_argument(emulator: Any, logs:
                                     filter='timestamp>="not-a-time"')
     _, fields = refused(lambda: next(iter(logs.tail_log_entries(requests=iter([request])))))
     assert fields == ["filter"]
+
+
+def test_study_and_resource_id_refusals_carry_their_field_too(emulator: Any, jobs: Any) -> None:
+    tuning = vertex.HyperparameterTuningJob(display_name="t", max_trial_count=1, parallel_trial_count=1,
+                                            trial_job_spec=custom_job(pool("pass")).job_spec)
+    message, fields = refused(lambda: jobs.create_hyperparameter_tuning_job(parent=emulator.parent,
+                                                                            hyperparameter_tuning_job=tuning))
+    assert fields == ["study_spec.metrics"]
+    assert message.startswith("List of found errors:\t1.Field: study_spec.metrics; Message: ")
+    resources = emulator.persistent_resource_client()
+    try:
+        resource = vertex.PersistentResource(resource_pools=[vertex.ResourcePool(
+            machine_spec=vertex.MachineSpec(machine_type="n1-standard-4"), replica_count=1)])
+        _, fields = refused(lambda: resources.create_persistent_resource(
+            parent=emulator.parent, persistent_resource=resource, persistent_resource_id="Not_An_Id"))
+        assert fields == ["persistent_resource_id"]
+    finally:
+        resources.transport.close()

@@ -104,7 +104,7 @@ class PersistentResourceService:
         resource_id = request.persistent_resource_id
         problem = _invalid(resource_id, request.persistent_resource)
         if problem:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+            abort_invalid(context, problem)
         violations = persistent_resource_violations(request.persistent_resource, location=parent.split("/")[3])
         if violations:
             abort_invalid(context, violations)
@@ -225,21 +225,22 @@ def _same_machine(a: Any, b: Any) -> bool:
                                                                          b.accelerator_count)
 
 
-def _invalid(resource_id: str, resource: Any) -> str:
-    """What the service rejects with INVALID_ARGUMENT; "" when the request is acceptable."""
+def _invalid(resource_id: str, resource: Any) -> list[tuple[str, str]]:
+    """What the service rejects with INVALID_ARGUMENT beyond the table, as ``(field, description)``; empty when
+    the request is acceptable."""
     if not _ID.match(resource_id or ""):
-        return ("persistent_resource_id must be 1 to 63 lowercase letters, digits or '-', starting with a letter, "
-                f"received {resource_id!r}.")
+        return [("persistent_resource_id", "must be 1 to 63 lowercase letters, digits or '-', starting with a "
+                 f"letter, received {resource_id!r}.")]
     pools = list(resource.resource_pools)
     if not pools:
-        return "PersistentResource.resource_pools must not be empty."
+        return [("resource_pools", "must not be empty.")]
     ids = [pool.id for pool in pools if pool.id]
     if len(set(ids)) != len(ids):
-        return "PersistentResource.resource_pools ids must be unique."
+        return [("resource_pools", "resource pool ids must be unique.")]
     for index, pool in enumerate(pools):
-        where = f"PersistentResource.resource_pools[{index}]"
+        where = f"resource_pools[{index}]"
         if not pool.machine_spec.machine_type:
-            return f"{where}.machine_spec.machine_type is required."
+            return [(f"{where}.machine_spec.machine_type", "machine_type is required.")]
         if pool.replica_count < 1:
-            return f"{where}.replica_count must be at least 1, received {pool.replica_count}."
-    return ""
+            return [(f"{where}.replica_count", f"replica_count must be at least 1, received {pool.replica_count}.")]
+    return []

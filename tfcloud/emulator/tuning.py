@@ -141,7 +141,7 @@ class TuningService:
         number, location = self._jobs._parent(request.parent, context)
         problem = validate_tuning_job(request.hyperparameter_tuning_job)
         if problem:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+            abort_invalid(context, problem)
         tuning_job = request.hyperparameter_tuning_job
         violations = custom_job_violations(CustomJob(display_name=tuning_job.display_name,
                                                      job_spec=tuning_job.trial_job_spec,
@@ -474,45 +474,46 @@ def suggestions(study_spec: Any, *, seed: int) -> Iterator[dict[str, Any]]:
 
 
 
-def validate_tuning_job(job: Any) -> str:
-    """What the service rejects with INVALID_ARGUMENT in the study and counts, as a message; "" when they are
-    acceptable (the trial spec is checked as a CustomJob's, :mod:`tfcloud.emulator._rules`)."""
+def validate_tuning_job(job: Any) -> list[tuple[str, str]]:
+    """What the service rejects with INVALID_ARGUMENT in the study and counts, as ``(field, description)``
+    violations (the first found); empty when they are acceptable (the trial spec is checked as a CustomJob's,
+    :mod:`tfcloud.emulator._rules`)."""
     if not job.display_name:
-        return "HyperparameterTuningJob.display_name is required."
+        return [("display_name", "display_name is required.")]
     study = job.study_spec
     if len(study.metrics) != 1 or not study.metrics[0].metric_id:
-        return "HyperparameterTuningJob.study_spec.metrics must hold exactly one metric with a metric_id."
+        return [("study_spec.metrics", "must hold exactly one metric with a metric_id.")]
     if study.metrics[0].goal.name == "GOAL_TYPE_UNSPECIFIED":
-        return "HyperparameterTuningJob.study_spec.metrics[0].goal must be MAXIMIZE or MINIMIZE."
+        return [("study_spec.metrics[0].goal", "must be MAXIMIZE or MINIMIZE.")]
     if not study.parameters:
-        return "HyperparameterTuningJob.study_spec.parameters must not be empty."
+        return [("study_spec.parameters", "must not be empty.")]
     seen: set[str] = set()
     for index, param in enumerate(study.parameters):
-        where = f"HyperparameterTuningJob.study_spec.parameters[{index}]"
+        where = f"study_spec.parameters[{index}]"
         if not param.parameter_id or param.parameter_id in seen:
-            return f"{where}.parameter_id must be set and unique, received {param.parameter_id!r}."
+            return [(f"{where}.parameter_id", f"must be set and unique, received {param.parameter_id!r}.")]
         seen.add(param.parameter_id)
         kinds = [k for k in ("double_value_spec", "integer_value_spec", "categorical_value_spec",
                              "discrete_value_spec") if k in param]
         if len(kinds) != 1:
-            return f"{where}: exactly one of double_value_spec, integer_value_spec, categorical_value_spec and " \
-                   "discrete_value_spec is required."
+            return [(where, "exactly one of double_value_spec, integer_value_spec, categorical_value_spec and "
+                            "discrete_value_spec is required.")]
         kind = kinds[0]
         if kind in ("double_value_spec", "integer_value_spec"):
             value_spec = getattr(param, kind)
             if not value_spec.min_value < value_spec.max_value:
-                return f"{where}.{kind}: min_value must be less than max_value."
+                return [(f"{where}.{kind}", "min_value must be less than max_value.")]
             if param.scale_type.name == "UNIT_LOG_SCALE" and value_spec.min_value <= 0:
-                return f"{where}.{kind}: min_value must be positive with UNIT_LOG_SCALE."
+                return [(f"{where}.{kind}", "min_value must be positive with UNIT_LOG_SCALE.")]
         elif not getattr(param, kind).values:
-            return f"{where}.{kind}.values must not be empty."
+            return [(f"{where}.{kind}.values", "must not be empty.")]
         if study.algorithm.name == "GRID_SEARCH" and kind == "double_value_spec":
-            return f"{where}: GRID_SEARCH cannot search a double_value_spec; use integer, categorical or discrete."
+            return [(where, "GRID_SEARCH cannot search a double_value_spec; use integer, categorical or discrete.")]
     if "median_automated_stopping_spec" in study and study.median_automated_stopping_spec.use_elapsed_duration:
-        return ("HyperparameterTuningJob.study_spec.median_automated_stopping_spec.use_elapsed_duration is not "
-                "supported by the emulator (it judges measurements by step).")
+        return [("study_spec.median_automated_stopping_spec.use_elapsed_duration",
+                 "use_elapsed_duration is not supported by the emulator (it judges measurements by step).")]
     if job.max_trial_count < 1:
-        return "HyperparameterTuningJob.max_trial_count must be positive."
+        return [("max_trial_count", "max_trial_count must be positive.")]
     if job.parallel_trial_count < 1:
-        return "HyperparameterTuningJob.parallel_trial_count must be positive."
-    return ""
+        return [("parallel_trial_count", "parallel_trial_count must be positive.")]
+    return []
