@@ -329,10 +329,11 @@ FLEX_START = FlexStart(
 # -- names -------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
 class LabelRules:
-    """``labels`` (sources "labels" and "label-count")."""
+    """``labels`` (sources "labels" and "label-count"). The proto allows keys and values of 64 characters, the
+    Labels overview 63: the table takes 63, the reading that refuses before a paid build."""
 
     max_labels: int = 64
-    max_length: int = 64
+    max_length: int = 63
     source: str = "labels"
 
 

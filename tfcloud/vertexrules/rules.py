@@ -81,10 +81,10 @@ _RULES = (
          summary="An experiment needs the job's service account."),
     Rule(id="labels-count", source="label-count", summary="At most 64 labels."),
     Rule(id="label-key", source="labels",
-         summary="Label keys: 1 to 64 lowercase letters (international ones too), digits, '_' or '-', starting "
-                 "with a letter."),
+         summary="Label keys: 1 to 63 lowercase letters (international ones too), digits, '_' or '-', starting "
+                 "with a letter (the proto says 64, the Labels overview 63: 63 is kept)."),
     Rule(id="label-value", source="labels",
-         summary="Label values: up to 64 lowercase letters (international ones too), digits, '_' or '-'."),
+         summary="Label values: up to 63 lowercase letters (international ones too), digits, '_' or '-'."),
     Rule(id="display-name", source="display-name", summary="The display name is 1 to 128 characters."),
     Rule(id="resource-pool-required", source="persistent-resources",
          summary="A persistent resource has at least one resource pool."),

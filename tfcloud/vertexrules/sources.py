@@ -63,8 +63,8 @@ SOURCES: dict[str, Source] = {
     "disk-spec": _proto("DiskSpec.boot_disk_type / boot_disk_size_gb", "machine_resources.proto"),
     "labels": _proto("CustomJob.labels (up to 64 characters, lowercase letters, digits, '_' and '-', "
                      "international characters allowed)", "custom_job.proto"),
-    "label-count": _page("Resource Manager: Labels overview (at most 64 labels per resource; keys start with a "
-                         "lowercase letter or an international character)",
+    "label-count": _page("Resource Manager: Labels overview (at most 64 labels per resource; keys and values up to "
+                         "63 characters; keys start with a lowercase letter or an international character)",
                          "resource-manager/docs/labels-overview"),
     "display-name": _proto("CustomJob.display_name (required, up to 128 UTF-8 characters)", "custom_job.proto"),
     "service-account-spec": _proto("ResourceRuntimeSpec.service_account_spec.enable_custom_service_account",
