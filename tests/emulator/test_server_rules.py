@@ -77,11 +77,12 @@ def test_boot_disks_regions_and_every_violation_at_once(emulator: Any, jobs: Any
 @pytest.mark.parametrize(("labels", "field"), [
     ({"team": "Research"}, "labels['team']"),
     ({"team": "x" * 100}, "labels['team']"),
+    ({"team": "x" * 64}, "labels['team']"),
     ({"Team": "research"}, "labels['Team']"),
     ({"1team": "research"}, "labels['1team']"),
     ({"team": "a b"}, "labels['team']"),
     ({f"k{i}": "v" for i in range(65)}, "labels"),
-], ids=["capital-value", "long-value", "capital-key", "digit-first", "space", "65-labels"])
+], ids=["capital-value", "long-value", "64-characters", "capital-key", "digit-first", "space", "65-labels"])
 def test_labels_google_refuses(emulator: Any, jobs: Any, labels: dict[str, str], field: str) -> None:
     _, fields = refused(lambda: jobs.create_custom_job(parent=emulator.parent,
                                                        custom_job=custom_job(pool("pass"), labels=labels)))
