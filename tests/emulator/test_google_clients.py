@@ -33,6 +33,7 @@ def test_gapic_logging_and_storage_clients_connect_with_api_endpoint(emulator: A
     assert any(line.startswith("gapic resources ") for line in lines)
     assert any(line.startswith("logging ") for line in lines)
     assert "storage gapic-form-bucket" in lines
+    assert "storage client_options" in lines
 
 
 def test_the_high_level_sdk_runs_submits_cancels_lists_tunes_and_holds_resources(emulator: Any) -> None:

@@ -60,4 +60,8 @@ if not bucket.exists():
 bucket.blob("hello.txt").upload_from_string(b"hi")
 assert bucket.blob("hello.txt").download_as_bytes() == b"hi"
 print("storage", gcs.get_bucket("gapic-form-bucket").name)
+explicit = storage.Client(project=project, credentials=AnonymousCredentials(),
+                          client_options={"api_endpoint": os.environ["STORAGE_EMULATOR_HOST"]})
+assert explicit.bucket("gapic-form-bucket").blob("hello.txt").download_as_bytes() == b"hi"
+print("storage client_options")
 assert not [name for name in sys.modules if name.startswith("tfcloud")], "the client imported tfcloud"
