@@ -123,8 +123,8 @@ class JobService:
     def _parent(self, parent: str, context: grpc.ServicerContext) -> tuple[str, str]:
         match = _PARENT.match(parent)
         if match is None:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"Invalid parent: expected projects/PROJECT/locations/LOCATION, received {parent!r}.")
+            abort_invalid(context, [("parent", "Invalid parent: expected projects/PROJECT/locations/LOCATION, "
+                                               f"received {parent!r}.")])
         assert match is not None
         project, location = match.groups()
         number = project_number(project)
@@ -135,9 +135,8 @@ class JobService:
     def _find(self, name: str, context: grpc.ServicerContext) -> _Job:
         match = _JOB_NAME.match(name)
         if match is None or not match.group(3).isdigit():
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"Invalid CustomJob name: expected projects/PROJECT/locations/LOCATION/customJobs/ID "
-                          f"with a numeric ID, received {name!r}.")
+            abort_invalid(context, [("name", "Invalid CustomJob name: expected projects/PROJECT/locations/"
+                                             f"LOCATION/customJobs/ID with a numeric ID, received {name!r}.")])
         assert match is not None
         project, location, job_id = match.groups()
         canonical = f"projects/{project_number(project)}/locations/{location}/customJobs/{job_id}"

@@ -170,11 +170,11 @@ def _in_resources(stored: StoredEntry, resource_names: list[str]) -> bool:
 
 def _check_resource_names(names: list[str], context: grpc.ServicerContext) -> None:
     if not names:
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, "resource_names: at least one resource name is required.")
-    for name in names:
+        abort_invalid(context, [("resource_names", "at least one resource name is required.")])
+    for index, name in enumerate(names):
         parts = name.split("/")
         if len(parts) != 2 or parts[0] not in ("projects", "organizations", "billingAccounts", "folders"):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid resource name: {name!r}.")
+            abort_invalid(context, [(f"resource_names[{index}]", f"Invalid resource name: {name!r}.")])
 
 
 def _token(key: tuple[dt.datetime, int], request: Any) -> str:
@@ -211,7 +211,7 @@ class LoggingService:
         from google.cloud.logging_v2.types import WriteLogEntriesResponse
 
         if not request.entries:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "entries: at least one log entry is required.")
+            abort_invalid(context, [("entries", "at least one log entry is required.")])
         prepared = []
         for index, entry in enumerate(request.entries):
             if not entry.log_name:
@@ -222,12 +222,11 @@ class LoggingService:
                 entry.labels.setdefault(key, value)
             parts = entry.log_name.split("/")
             if len(parts) < 4 or parts[2] != "logs" or not parts[1]:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                              f"entries[{index}].log_name: expected projects/PROJECT/logs/LOG, received "
-                              f"{entry.log_name!r}.")
+                abort_invalid(context, [(f"entries[{index}].log_name",
+                                         f"expected projects/PROJECT/logs/LOG, received {entry.log_name!r}.")])
             if not entry.resource.type:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"entries[{index}].resource: a monitored "
-                              "resource is required (on the entry or the request).")
+                abort_invalid(context, [(f"entries[{index}].resource", "a monitored resource is required (on the "
+                                         "entry or the request).")])
             prepared.append(entry)
         if not request.dry_run:
             for entry in prepared:
@@ -241,8 +240,8 @@ class LoggingService:
         _check_resource_names(names, context)
         order = " ".join(request.order_by.split()).lower() or "timestamp asc"
         if order not in ("timestamp asc", "timestamp desc", "timestamp"):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f'order_by: expected "timestamp asc" or "timestamp desc", received {request.order_by!r}.')
+            abort_invalid(context, [("order_by", f'expected "timestamp asc" or "timestamp desc", received '
+                                                 f"{request.order_by!r}.")])
         if request.page_size > _MAX_PAGE:
             abort_invalid(context, [("page_size", f"must be at most {_MAX_PAGE}, received {request.page_size}.")])
         predicate = list_predicate(request, context, LOG_FILTER, bare_values=True)

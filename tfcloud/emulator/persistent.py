@@ -67,8 +67,8 @@ class PersistentResourceService:
     def _parent(parent: str, context: grpc.ServicerContext) -> str:
         match = _PARENT.match(parent)
         if match is None:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"Invalid parent: expected projects/PROJECT/locations/LOCATION, received {parent!r}.")
+            abort_invalid(context, [("parent", "Invalid parent: expected projects/PROJECT/locations/LOCATION, "
+                                               f"received {parent!r}.")])
         assert match is not None
         return f"projects/{project_number(match.group(1))}/locations/{match.group(2)}"
 
@@ -84,8 +84,8 @@ class PersistentResourceService:
     def _find(self, name: str, context: grpc.ServicerContext) -> Any:
         canonical = self.canonical(name)
         if canonical is None:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid PersistentResource name: expected "
-                          f"projects/PROJECT/locations/LOCATION/persistentResources/ID, received {name!r}.")
+            abort_invalid(context, [("name", "Invalid PersistentResource name: expected projects/PROJECT/"
+                                             f"locations/LOCATION/persistentResources/ID, received {name!r}.")])
         with self._lock:
             resource = self._resources.get(str(canonical))
         if resource is None:

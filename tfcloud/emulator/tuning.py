@@ -121,9 +121,9 @@ class TuningService:
     def _find(self, name: str, context: grpc.ServicerContext) -> _Study:
         match = _NAME.match(name)
         if match is None or not match.group(3).isdigit():
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          "Invalid HyperparameterTuningJob name: expected projects/PROJECT/locations/LOCATION/"
-                          f"hyperparameterTuningJobs/ID with a numeric ID, received {name!r}.")
+            abort_invalid(context, [("name", "Invalid HyperparameterTuningJob name: expected projects/PROJECT/"
+                                             "locations/LOCATION/hyperparameterTuningJobs/ID with a numeric ID, "
+                                             f"received {name!r}.")])
         assert match is not None
         project, location, job_id = match.groups()
         canonical = f"projects/{project_number(project)}/locations/{location}/hyperparameterTuningJobs/{job_id}"
