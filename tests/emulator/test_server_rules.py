@@ -194,6 +194,12 @@ def test_read_mask_is_honoured(emulator: Any, jobs: Any) -> None:
     _, fields = refused(lambda: list(_list(jobs, emulator, filter="labels.rules-test=mask",
                                            read_mask={"paths": ["no_such_field"]})))
     assert fields == ["read_mask"]
+    _, fields = refused(lambda: list(_list(jobs, emulator, filter="labels.rules-test=nothing-matches",
+                                           read_mask={"paths": ["no_such_field"]})))
+    assert fields == ["read_mask"]  # checked against the resource, found or not
+    request = vertex.ListHyperparameterTuningJobsRequest(parent=emulator.parent, read_mask={"paths": ["no_such_field"]})
+    _, fields = refused(lambda: list(jobs.list_hyperparameter_tuning_jobs(request=request)))
+    assert fields == ["read_mask"]
 
 
 # -- Cloud Logging -------------------------------------------------------------------------------------------------

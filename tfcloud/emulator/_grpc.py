@@ -354,24 +354,22 @@ def page(items: list[Any], request: Any, context: grpc.ServicerContext, *, defau
     return items[start:start + size], page_token(str(start + size), request) if more else ""
 
 
-def apply_read_mask(messages: list[Any], request: Any, context: grpc.ServicerContext) -> list[Any]:
-    """``messages`` (proto-plus) cut to ``request.read_mask``'s paths (all of each when it has none);
-    a path the message does not have is INVALID_ARGUMENT."""
+def apply_read_mask(messages: list[Any], request: Any, context: grpc.ServicerContext, message_type: Any,
+                    ) -> list[Any]:
+    """``messages`` (proto-plus ``message_type``) cut to ``request.read_mask``'s paths (all of each when it has
+    none); a path ``message_type`` does not have is INVALID_ARGUMENT, whether or not anything was found."""
     if "read_mask" not in request or not request.read_mask.paths:
         return messages
     from google.protobuf import field_mask_pb2
 
     mask = field_mask_pb2.FieldMask(paths=list(request.read_mask.paths))
-    if not messages:
-        return messages
-    message_type = type(messages[0])
-    descriptor = message_type.pb().DESCRIPTOR
-    if not mask.IsValidForDescriptor(descriptor):
-        abort_invalid(context, [("read_mask", f"Invalid field mask {', '.join(mask.paths)!s} for "
-                                 f"{descriptor.name}.")])
+    pb_type = message_type.pb()  # proto-plus: the protobuf class
+    if not mask.IsValidForDescriptor(pb_type.DESCRIPTOR):
+        abort_invalid(context, [("read_mask", f"Invalid field mask {', '.join(mask.paths)} for "
+                                 f"{pb_type.DESCRIPTOR.name}.")])
     cut = []
     for message in messages:
-        target = message_type.pb()()
+        target = pb_type()
         mask.MergeMessage(message_type.pb(message), target)
         cut.append(message_type.wrap(target))
     return cut

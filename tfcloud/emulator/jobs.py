@@ -205,7 +205,7 @@ class JobService:
             return _copy(job.job)
 
     def list_custom_jobs(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import ListCustomJobsResponse
+        from google.cloud.aiplatform_v1.types import CustomJob, ListCustomJobsResponse
 
         number, location = self._parent(request.parent, context)
         predicate = list_predicate(request, context, JOB_FILTER)
@@ -215,7 +215,8 @@ class JobService:
         jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
         jobs = [job for job in jobs if predicate(job_record(job))]
         found, token = page(jobs, request, context)
-        return ListCustomJobsResponse(custom_jobs=apply_read_mask(found, request, context), next_page_token=token)
+        return ListCustomJobsResponse(custom_jobs=apply_read_mask(found, request, context, CustomJob),
+                                      next_page_token=token)
 
     def cancel_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
         from google.protobuf import empty_pb2

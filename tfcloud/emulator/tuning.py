@@ -171,7 +171,7 @@ class TuningService:
             return _copy(study.job)
 
     def list(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import ListHyperparameterTuningJobsResponse
+        from google.cloud.aiplatform_v1.types import HyperparameterTuningJob, ListHyperparameterTuningJobsResponse
 
         number, location = self._jobs._parent(request.parent, context)
         predicate = list_predicate(request, context, JOB_FILTER)
@@ -181,7 +181,8 @@ class TuningService:
         jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
         jobs = [job for job in jobs if predicate(job_record(job))]
         found, token = page(jobs, request, context)
-        return ListHyperparameterTuningJobsResponse(hyperparameter_tuning_jobs=apply_read_mask(found, request, context),
+        masked = apply_read_mask(found, request, context, HyperparameterTuningJob)
+        return ListHyperparameterTuningJobsResponse(hyperparameter_tuning_jobs=masked,
                                                     next_page_token=token)
 
     def cancel(self, request: Any, context: grpc.ServicerContext) -> Any:
