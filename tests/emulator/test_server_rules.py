@@ -283,3 +283,19 @@ def test_study_and_resource_id_refusals_carry_their_field_too(emulator: Any, job
         assert fields == ["persistent_resource_id"]
     finally:
         resources.transport.close()
+
+
+def test_output_only_fields_of_a_request_are_ignored_and_invalid_times_refused(emulator: Any, jobs: Any) -> None:
+    import datetime as dt
+
+    job = custom_job(pool("pass"))
+    job.state = vertex.JobState.JOB_STATE_SUCCEEDED
+    job.start_time = dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
+    job.name = "projects/other/locations/us-central1/customJobs/1"
+    created = jobs.create_custom_job(parent=emulator.parent, custom_job=job)
+    assert created.state == vertex.JobState.JOB_STATE_QUEUED
+    assert not created.start_time and created.name != job.name
+    follow(jobs, created.name)
+    bad = custom_job(pool("pass"))
+    bad.job_spec.scheduling = vertex.Scheduling(timeout={"seconds": 10, "nanos": -1})
+    refused(lambda: jobs.create_custom_job(parent=emulator.parent, custom_job=bad))

@@ -62,8 +62,10 @@ class EmulatorSettings:
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def exports(self) -> str:
-        """Shell lines that export :attr:`env`."""
-        return "\n".join(f"export {key}={value}" for key, value in self.env.items())
+        """Shell lines that export :attr:`env` (values quoted for the shell where they need it)."""
+        import shlex
+
+        return "\n".join(f"export {key}={shlex.quote(value)}" for key, value in self.env.items())
 
 
 class Emulator:
