@@ -2,7 +2,8 @@
 
 Vertex AI downloads each of the pool's ``package_uris`` from Cloud Storage and installs it with pip on the
 executor image. The emulator downloads them from its storage emulator and installs them with pip (the
-emulator's Python, no index, no dependencies) into a directory of their own, once per set of packages; the
+emulator's Python, no index, no dependencies; a source distribution is built with that Python's own
+setuptools, since build isolation would need an index) into a directory of their own, once per set of packages; the
 replicas then find them on ``PYTHONPATH`` (containers get the directory mounted at the same path). A package that
 cannot be fetched or installed fails the job, with pip's last lines in its error.
 
@@ -47,7 +48,8 @@ class PackageInstaller:
             downloads.mkdir(parents=True, exist_ok=True)
             files = [self._download(uri, downloads, project=project) for uri in uris]
             result = subprocess.run(
-                [self._python, "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check",
+                [self._python, "-m", "pip", "install", "--no-deps", "--no-index", "--no-build-isolation",
+                 "--disable-pip-version-check",
                  "--target", str(target.with_name("site.partial")), *map(str, files)],
                 stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
             if result.returncode != 0:

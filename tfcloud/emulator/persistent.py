@@ -27,7 +27,8 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import page
+from tfcloud.emulator._grpc import abort_invalid, clear_output_only, page
+from tfcloud.emulator._rules import persistent_resource_violations
 from tfcloud.emulator.operations import OperationStore
 from tfcloud.emulator.store import Store
 
@@ -72,8 +73,8 @@ class PersistentResourceService:
     def _parent(parent: str, context: grpc.ServicerContext) -> str:
         match = _PARENT.match(parent)
         if match is None:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"Invalid parent: expected projects/PROJECT/locations/LOCATION, received {parent!r}.")
+            abort_invalid(context, [("parent", "Invalid parent: expected projects/PROJECT/locations/LOCATION, "
+                                               f"received {parent!r}.")])
         assert match is not None
         return f"projects/{project_number(match.group(1))}/locations/{match.group(2)}"
 
@@ -89,8 +90,8 @@ class PersistentResourceService:
     def _find(self, name: str, context: grpc.ServicerContext) -> Any:
         canonical = self.canonical(name)
         if canonical is None:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid PersistentResource name: expected "
-                          f"projects/PROJECT/locations/LOCATION/persistentResources/ID, received {name!r}.")
+            abort_invalid(context, [("name", "Invalid PersistentResource name: expected projects/PROJECT/"
+                                             f"locations/LOCATION/persistentResources/ID, received {name!r}.")])
         with self._lock:
             resource = self._resources.get(str(canonical))
         if resource is None:
@@ -109,8 +110,11 @@ class PersistentResourceService:
         resource_id = request.persistent_resource_id
         problem = _invalid(resource_id, request.persistent_resource)
         if problem:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
-        resource = _copy(request.persistent_resource)
+            abort_invalid(context, problem)
+        violations = persistent_resource_violations(request.persistent_resource, location=parent.split("/")[3])
+        if violations:
+            abort_invalid(context, violations)
+        resource = clear_output_only(_copy(request.persistent_resource))
         resource.name = f"{parent}/persistentResources/{resource_id}"
         for index, pool in enumerate(resource.resource_pools):
             pool.id = pool.id or f"resource-pool-{index}"  # the service makes one up when none is given
@@ -240,21 +244,22 @@ def _same_machine(a: Any, b: Any) -> bool:
                                                                          b.accelerator_count)
 
 
-def _invalid(resource_id: str, resource: Any) -> str:
-    """What the service rejects with INVALID_ARGUMENT; "" when the request is acceptable."""
+def _invalid(resource_id: str, resource: Any) -> list[tuple[str, str]]:
+    """What the service rejects with INVALID_ARGUMENT beyond the table, as ``(field, description)``; empty when
+    the request is acceptable."""
     if not _ID.match(resource_id or ""):
-        return ("persistent_resource_id must be 1 to 63 lowercase letters, digits or '-', starting with a letter, "
-                f"received {resource_id!r}.")
+        return [("persistent_resource_id", "must be 1 to 63 lowercase letters, digits or '-', starting with a "
+                 f"letter, received {resource_id!r}.")]
     pools = list(resource.resource_pools)
     if not pools:
-        return "PersistentResource.resource_pools must not be empty."
+        return [("resource_pools", "must not be empty.")]
     ids = [pool.id for pool in pools if pool.id]
     if len(set(ids)) != len(ids):
-        return "PersistentResource.resource_pools ids must be unique."
+        return [("resource_pools", "resource pool ids must be unique.")]
     for index, pool in enumerate(pools):
-        where = f"PersistentResource.resource_pools[{index}]"
+        where = f"resource_pools[{index}]"
         if not pool.machine_spec.machine_type:
-            return f"{where}.machine_spec.machine_type is required."
+            return [(f"{where}.machine_spec.machine_type", "machine_type is required.")]
         if pool.replica_count < 1:
-            return f"{where}.replica_count must be at least 1, received {pool.replica_count}."
-    return ""
+            return [(f"{where}.replica_count", f"replica_count must be at least 1, received {pool.replica_count}.")]
+    return []
