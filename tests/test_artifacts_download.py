@@ -1,6 +1,7 @@
 """`tfcloud artifacts JOB --download DIR` fetches a checkpoint a local job or a Vertex AI job (the emulator,
---no-build) wrote to its gs:// output directory (`--output-dir gs://...`, the storage emulator), and resumes: a file already there whole is not fetched again, a damaged or missing
-one is. The replica writes its checkpoint through the real Cloud Storage client to the storage emulator."""
+--no-build) wrote to its gs:// output directory (`--output-dir gs://...`, the storage emulator), and resumes: a
+file already there whole is not fetched again, a damaged or missing one is. The replica writes its checkpoint
+through the real Cloud Storage client to the storage emulator."""
 
 from __future__ import annotations
 

@@ -341,10 +341,6 @@ class Target:
         target bills nothing."""
         return None
 
-    def package_images(self, spec: JobSpec, settings: Settings) -> tuple[tuple[tuple[str, str], ...], str]:
-        """For a :attr:`packaged` job: the image each pool runs its package on ((role, image), ...) and why."""
-        return (), ""
-
     def data_store(self, settings: Settings) -> str | None:
         """Where ``--data`` directories are shipped for this target's replicas (``gs://BUCKET/PATH`` or a directory
         every node reaches; :mod:`tfcloud.datasets`); None: none is configured (a target that is not
