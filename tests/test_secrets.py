@@ -1,7 +1,8 @@
 """`--secret NAME=REF`: a secret reaches the replica as the variable NAME, by reference only. The value is in no
 request, plan, job record or shown log (each test greps for it), and what the replica prints of it is masked.
-Local jobs run real processes; Vertex AI jobs run on the emulator (--no-build: its replicas are local processes
-that read the emulator's Secret Manager over gRPC with the real client). Plain Python replicas: no TensorFlow."""
+Local jobs run real processes; Vertex AI jobs run on the emulator (--no-build: its replicas are containers of
+the job's base image that read the emulator's Secret Manager over gRPC with the real client). The scripts are
+plain Python."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.dockervertex import docker_emulator, google_base, vertex_env
 from tfcloud.cli import main
+
+__all__ = ["google_base"]  # a fixture, imported for its tests
 
 VALUE = "s3cr3t-VALUE-7f9a2c"
 DIGEST = hashlib.sha256(VALUE.encode()).hexdigest()
@@ -155,18 +159,9 @@ PROJECT = "tfcloud-secrets"
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI path needs tfcloud[cloud]")
+def emulator(engine: object) -> Iterator[object]:
     pytest.importorskip("google.cloud.secretmanager_v1", reason="Secret Manager needs tfcloud[cloud]")
-    pytest.importorskip("gcp_storage_emulator", reason="the storage emulator needs tfcloud[emulator]")
-    from tfcloud.emulator import Emulator
-
-    with Emulator(project=PROJECT, local_output_root=tmp_path_factory.mktemp("outputs")) as running:
-        storage = running.storage_client()
-        try:
-            storage.create_bucket(BUCKET)
-        finally:
-            storage.close()
+    for running in docker_emulator(engine, PROJECT, [BUCKET]):
         secrets = running.secret_client()
         try:
             secrets.create_secret(parent=f"projects/{PROJECT}", secret_id="api-token", secret={})
@@ -179,20 +174,17 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
 @pytest.mark.emulator
 def test_a_secret_reaches_a_vertex_replica_through_secret_manager_and_nothing_holds_its_value(
-        emulator: object, project: Path, monkeypatch: pytest.MonkeyPatch,
+        emulator: object, engine: object, google_base: str, project: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    for key, value in emulator.settings.env.items():  # type: ignore[attr-defined]
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", BUCKET)
-    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    vertex_env(monkeypatch, emulator, engine, project=PROJECT, bucket=BUCKET)
     ref = f"projects/{PROJECT}/secrets/api-token/versions/latest"
     argv = ["submit", str(project / "train.py"), "--vertex", "--project", PROJECT, "--no-build",
-            "--chief-config", "CPU", "--strategy", "none", "--secret", f"API_TOKEN={ref}"]
+            "--parent-image", google_base, "--chief-config", "CPU", "--strategy", "none",
+            "--secret", f"API_TOKEN={ref}"]
 
     assert main([*argv, "--dry-run", "--json"]) == 0
     plan = capsys.readouterr().out
     assert json.loads(plan)["secrets"] == {"API_TOKEN": ref}
-    assert "google-cloud-secret-manager>=2.20" in json.loads(plan)["requirements"]
     assert VALUE not in plan
 
     code = main(argv)

@@ -51,10 +51,10 @@ def _split(uri: str) -> tuple[str, str]:
 
 
 def _mounted(uri: str) -> Path | None:
-    """``/gcs/BUCKET/NAME`` when Cloud Storage FUSE mounts the bucket here, else None."""
+    """``/gcs/BUCKET/NAME`` when Cloud Storage FUSE shows it here, else None."""
     bucket, name = _split(uri)
-    mount = Path(_GCS_ROOT) / bucket
-    return mount / name if mount.is_dir() else None
+    path = Path(_GCS_ROOT) / bucket / name
+    return path if path.exists() else None
 
 
 def _client() -> Any:
@@ -83,39 +83,65 @@ def _fetch(client: Any, uri: str, target: Path, size: int | None = None) -> Path
     return target
 
 
-def _manifest_set(uri: str, state: dict[str, Any]) -> str:
+class _Reader:
+    """Objects of ``gs://`` as local files: under ``/gcs/`` where Cloud Storage FUSE shows them, else fetched
+    through the Cloud Storage client into the cache (made on first need)."""
+
+    def __init__(self) -> None:
+        self.client: Any = None
+
+    def _storage(self) -> Any:
+        if self.client is None:
+            self.client = _client()
+        return self.client
+
+    def read(self, uri: str) -> bytes:
+        mounted = _mounted(uri)
+        if mounted is not None:
+            return mounted.read_bytes()
+        bucket, name = _split(uri)
+        return bytes(self._storage().bucket(bucket).blob(name).download_as_bytes())
+
+    def object(self, uri: str, digest: str, size: int) -> Path:
+        mounted = _mounted(uri)
+        if mounted is not None:
+            return mounted
+        return _fetch(self._storage(), uri, _cache() / "objects" / digest, size)
+
+    def tree(self, uri: str) -> Path:
+        mounted = _mounted(uri)
+        if mounted is not None and mounted.is_dir():
+            return mounted
+        client = self._storage()
+        bucket, name = _split(uri)
+        root = _cache() / "gcs" / bucket / name
+        prefix = name.rstrip("/") + "/" if name else ""
+        for blob in client.list_blobs(bucket, prefix=prefix):
+            if not blob.name.endswith("/"):
+                _fetch(client, f"gs://{bucket}/{blob.name}", root / blob.name[len(prefix):], blob.size)
+        root.mkdir(parents=True, exist_ok=True)
+        return root
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+
+def _manifest_set(uri: str, reader: _Reader) -> str:
     store = uri.rsplit("/manifests/", 1)[0]
     digest = uri.rsplit("/", 1)[-1].removesuffix(".json")
     tree = _cache() / "sets" / digest
     if (tree / ".tfcloud-complete").exists():
         return str(tree)
-    if store.startswith("gs://"):
-        mounted = _mounted(uri)
-        if mounted is not None:
-            manifest = json.loads(mounted.read_bytes())
-            objects = _mounted(store + "/objects/x")
-            assert objects is not None
-
-            def source(entry: dict[str, Any]) -> Path:
-                return objects.parent / str(entry["sha256"])
-        else:
-            client = state.setdefault("client", _client())
-            bucket, name = _split(uri)
-            manifest = json.loads(client.bucket(bucket).blob(name).download_as_bytes())
-
-            def source(entry: dict[str, Any]) -> Path:
-                return _fetch(client, f"{store}/objects/{entry['sha256']}", _cache() / "objects" / entry["sha256"],
-                              entry["size"])
-    else:
-        manifest = json.loads(Path(uri).read_bytes())
-
-        def source(entry: dict[str, Any]) -> Path:
-            return Path(store) / "objects" / str(entry["sha256"])
+    remote = store.startswith("gs://")
+    manifest = json.loads(reader.read(uri) if remote else Path(uri).read_bytes())
     tmp = Path(tempfile.mkdtemp(dir=_mkdir(tree.parent), prefix=f".{digest}-"))
     for entry in manifest["files"]:
+        sha, size = str(entry["sha256"]), int(entry["size"])
+        source = reader.object(f"{store}/objects/{sha}", sha, size) if remote else Path(store) / "objects" / sha
         link = tmp / entry["path"]
         link.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(source(entry), link)
+        os.symlink(source, link)
     (tmp / ".tfcloud-complete").touch()
     try:
         os.rename(tmp, tree)
@@ -131,39 +157,23 @@ def _mkdir(path: Path) -> Path:
     return path
 
 
-def _gcs_prefix(uri: str, state: dict[str, Any]) -> str:
-    mounted = _mounted(uri)
-    if mounted is not None:
-        return str(mounted)
-    client = state.setdefault("client", _client())
-    bucket, name = _split(uri)
-    root = _cache() / "gcs" / bucket / name
-    prefix = name.rstrip("/") + "/" if name else ""
-    for blob in client.list_blobs(bucket, prefix=prefix):
-        if not blob.name.endswith("/"):
-            _fetch(client, f"gs://{bucket}/{blob.name}", root / blob.name[len(prefix):], blob.size)
-    root.mkdir(parents=True, exist_ok=True)
-    return str(root)
-
-
 def mount_all(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
     """Lay out every data set whose variable names a manifest or a ``gs://`` URI, and set the variable to its
     directory. Returns name -> directory for those it changed."""
     environ = os.environ if environ is None else environ
-    state: dict[str, Any] = {}
+    reader = _Reader()
     done = {}
     for key in sorted(environ):
         if not key.startswith(DATA_PREFIX) or key == "TFCLOUD_DATA_CACHE":
             continue
         value = environ[key]
         if "/tfcloud-data/manifests/" in value and value.endswith(".json"):
-            path = _manifest_set(value, state)
+            path = _manifest_set(value, reader)
         elif value.startswith("gs://"):
-            path = _gcs_prefix(value, state)
+            path = str(reader.tree(value))
         else:
             continue
         environ[key] = path
         done[key[len(DATA_PREFIX):].lower()] = path
-    if "client" in state:
-        state["client"].close()
+    reader.close()
     return done

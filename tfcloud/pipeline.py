@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from tfcloud.artifacts import PreparedJob, launcher_script_path
 from tfcloud.errors import ConfigurationError
 from tfcloud.launcher import LAUNCHER_NAME, render_launcher
-from tfcloud.secrets import secret_requirements
 from tfcloud.settings import Settings
 from tfcloud.spec import EntryPointKind, JobSpec
 
@@ -63,9 +62,8 @@ def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
     launcher = workspace / LAUNCHER_NAME
     script = launcher_script_path(entry.script, root, in_image=in_image)
     launcher.write_text(render_launcher(spec, script=script), encoding="utf-8")
-    extra = secret_requirements(spec.secrets) if in_image else ()  # the replica reads Secret Manager
     job = PreparedJob(spec=spec, workdir=spec.workdir, launcher=launcher, script=entry.script,
-                      requirements=(*entry.requirements, *extra))
+                      requirements=entry.requirements)
     return job, entry
 
 

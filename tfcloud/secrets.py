@@ -34,8 +34,7 @@ from types import MappingProxyType
 
 from tfcloud.errors import ValidationError
 
-__all__ = ["SECRETS_VAR", "SECRET_MANAGER_REQUIREMENT", "env_warnings", "parse_secrets", "secret_env",
-           "secret_requirements"]
+__all__ = ["SECRETS_VAR", "env_warnings", "parse_secrets", "secret_env"]
 
 #: The replica's variable that holds the references (JSON: NAME -> reference).
 SECRETS_VAR = "TFCLOUD_SECRET_REFS"
@@ -138,14 +137,3 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
                        f"and records. Pass it with --secret {name}=env:{name} (local, Ray) or --secret "
                        f"{name}=projects/PROJECT/secrets/SECRET/versions/latest (Secret Manager) instead.")
     return out
-
-
-#: What a replica that reads Secret Manager needs in its image or package (the prebuilt images lack it).
-SECRET_MANAGER_REQUIREMENT = "google-cloud-secret-manager>=2.20"
-
-
-def secret_requirements(secrets: Mapping[str, str]) -> tuple[str, ...]:
-    """The requirements a job's image or package gets for ``secrets``: the Secret Manager client if one is read."""
-    if any(SECRET_MANAGER_REF.match(ref) for ref in secrets.values()):
-        return (SECRET_MANAGER_REQUIREMENT,)
-    return ()

@@ -108,6 +108,9 @@ class JobService:
         self._faults = faults
         self._timings = timings
         self._project_ids = project_ids  # number → id, for log labels
+        #: What points a replica's Google clients at this emulator (TFCLOUD_EMULATOR_HOST: Secret Manager;
+        #: STORAGE_EMULATOR_HOST: Cloud Storage), set once the servers listen; a job's own env wins.
+        self.replica_endpoints: dict[str, str] = {}
         self._lock = threading.Lock()
         self._store = store or Store.memory()  # --data-dir: jobs kept across restarts (tfcloud.emulator.store)
         self._jobs = {job.name: _Job(job=job, **extra) for job, extra in self._store.restore()}
@@ -471,6 +474,8 @@ class JobService:
                             Path(env[key]).mkdir(parents=True, exist_ok=True)
                 if site is not None:
                     env["PYTHONPATH"] = os.pathsep.join(p for p in (site, os.environ.get("PYTHONPATH")) if p)
+                for key, value in self.replica_endpoints.items():
+                    env.setdefault(key, value)
                 env.setdefault("no_proxy", "127.0.0.1,localhost")
                 env.setdefault("NO_PROXY", "127.0.0.1,localhost")
                 env.setdefault("no_grpc_proxy", "127.0.0.1,localhost")

@@ -223,6 +223,8 @@ class Emulator:
         }
         if storage_endpoint:
             env["STORAGE_EMULATOR_HOST"] = storage_endpoint
+        jobs.replica_endpoints.update(
+            (k, env[k]) for k in ("TFCLOUD_EMULATOR_HOST", "STORAGE_EMULATOR_HOST") if k in env)
         self._settings = EmulatorSettings(
             endpoint=endpoint, storage_endpoint=storage_endpoint, tls_endpoint=tls_endpoint,
             roots_file=str(roots_file), project=self.project,
