@@ -1,7 +1,8 @@
 """`--data [NAME=]DIR`: every replica reads the data set at $TFCLOUD_DATA_<NAME> (tfcloud.data("name")). Local jobs
-use the directory in place; Vertex AI jobs (the emulator, --no-build: replicas are local processes) get it
-uploaded once to the staging bucket by content, and an unchanged resubmission uploads 0 bytes, a one-file change
-that file only. A gs:// source reaches the replica through the storage client. Plain Python replicas."""
+use the directory in place; Vertex AI jobs (the emulator, --no-build: replicas are containers of the job's base
+image) get it uploaded once to the staging bucket by content, and an unchanged resubmission uploads 0 bytes, a
+one-file change that file only. A gs:// source reaches the replica through the storage client. Plain Python
+replicas, but for one TensorFlow test."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.dockervertex import docker_emulator, google_base, vertex_env
 from tfcloud.cli import main
 from tfcloud.datasets import parse_data, scan
+
+__all__ = ["google_base"]  # a fixture, imported for its tests
 
 SCRIPT = """
 import hashlib, os
@@ -124,30 +128,18 @@ PROJECT = "tfcloud-data"
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI path needs tfcloud[cloud]")
-    pytest.importorskip("gcp_storage_emulator", reason="the storage emulator needs tfcloud[emulator]")
-    from tfcloud.emulator import Emulator
-
-    with Emulator(project=PROJECT, local_output_root=tmp_path_factory.mktemp("outputs")) as running:
-        storage = running.storage_client()
-        try:
-            storage.create_bucket(BUCKET)
-            storage.create_bucket("public-data")
-        finally:
-            storage.close()
-        yield running
+def emulator(engine: object) -> Iterator[object]:
+    yield from docker_emulator(engine, PROJECT, [BUCKET, "public-data"])
 
 
 @pytest.fixture
-def cloud(emulator: object, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> object:
-    for key, value in emulator.settings.env.items():  # type: ignore[attr-defined]
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("TFCLOUD_PROJECT", PROJECT)
-    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", BUCKET)
-    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-    monkeypatch.setenv("TFCLOUD_DATA_CACHE", str(tmp_path / "replica-cache"))
+def cloud(emulator: object, engine: object, google_base: str, monkeypatch: pytest.MonkeyPatch) -> object:
+    vertex_env(monkeypatch, emulator, engine, project=PROJECT, bucket=BUCKET)
     return emulator
+
+
+def _vertex(base: str) -> list[str]:
+    return ["--vertex", "--no-build", "--parent-image", base, "--chief-config", "CPU"]
 
 
 UPLOADED = re.compile(r"Data train: (\d+) files, [^;]+; uploaded (\d+) \(")
@@ -163,9 +155,9 @@ def _objects(cloud: object) -> dict[str, int]:
 
 @pytest.mark.emulator
 def test_a_50_mb_data_set_is_uploaded_once_then_only_what_changed(
-        cloud: object, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        cloud: object, google_base: str, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = make_data(tmp_path / "train", 25, 2 * 1024 * 1024)  # 50 MiB
-    argv = ["submit", str(project / "train.py"), "--vertex", "--no-build", "--chief-config", "CPU",
+    argv = ["submit", str(project / "train.py"), *_vertex(google_base),
             "--strategy", "none", "--data", f"train={data}"]
 
     code = main(argv)
@@ -199,7 +191,7 @@ def test_a_50_mb_data_set_is_uploaded_once_then_only_what_changed(
 
 
 @pytest.mark.emulator
-def test_a_gs_source_reaches_the_replica_offline(cloud: object, project: Path,
+def test_a_gs_source_reaches_the_replica_offline(cloud: object, google_base: str, project: Path,
                                                  capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     local = make_data(tmp_path / "public", 4, 3000)
     storage = cloud.storage_client()  # type: ignore[attr-defined]
@@ -210,7 +202,7 @@ def test_a_gs_source_reaches_the_replica_offline(cloud: object, project: Path,
                     .upload_from_filename(str(path))
     finally:
         storage.close()
-    code = main(["submit", str(project / "train.py"), "--vertex", "--no-build", "--chief-config", "CPU",
+    code = main(["submit", str(project / "train.py"), *_vertex(google_base),
                  "--strategy", "none", "--data", "train=gs://public-data/sets/train"])
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:] + captured.out[-3000:]
@@ -230,7 +222,7 @@ print("tensorflow read", len(files), "files", int(lines.reduce(0.0, lambda a, b:
 
 @pytest.mark.emulator
 @pytest.mark.tensorflow
-def test_a_gs_source_reaches_a_tensorflow_replica_offline(cloud: object, tmp_path: Path,
+def test_a_gs_source_reaches_a_tensorflow_replica_offline(cloud: object, google_base: str, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("tensorflow", reason="the replica reads with tf.data")
     storage = cloud.storage_client()  # type: ignore[attr-defined]
@@ -243,7 +235,7 @@ def test_a_gs_source_reaches_a_tensorflow_replica_offline(cloud: object, tmp_pat
     project = tmp_path / "tfproject"
     project.mkdir()
     (project / "read.py").write_text(TF_SCRIPT)
-    code = main(["submit", str(project / "read.py"), "--vertex", "--no-build", "--chief-config", "CPU",
+    code = main(["submit", str(project / "read.py"), *_vertex(google_base),
                  "--data", "lines=gs://public-data/tf/lines"])
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:] + captured.out[-3000:]
