@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.dockervertex import docker_emulator, google_base, vertex_env
 from tfcloud.cli import main
+
+__all__ = ["google_base"]  # a fixture, imported for its tests
 
 pytestmark = pytest.mark.emulator
 
@@ -34,33 +37,20 @@ print("saved", uri)
 
 
 @pytest.fixture(scope="module")
-def emulator() -> Iterator[object]:
-    pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI path needs tfcloud[cloud]")
-    pytest.importorskip("gcp_storage_emulator", reason="the storage emulator needs tfcloud[emulator]")
-    from tfcloud.emulator import Emulator
-
-    with Emulator(project=PROJECT) as running:  # AIP_* are gs:// URIs, as Vertex AI gives them
-        storage = running.storage_client()
-        try:
-            storage.create_bucket(BUCKET)
-        finally:
-            storage.close()
-        yield running
+def emulator(engine: object) -> Iterator[object]:
+    yield from docker_emulator(engine, PROJECT, [BUCKET])  # AIP_* are gs:// URIs, as Vertex AI gives them
 
 
 @pytest.mark.parametrize("target", ["local", "vertex"])
 def test_artifacts_download_fetches_a_checkpoint_from_gcs_and_resumes(
-        emulator: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        emulator: object, engine: object, google_base: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str], target: str) -> None:
-    for key, value in emulator.settings.env.items():  # type: ignore[attr-defined]
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("TFCLOUD_PROJECT", PROJECT)
-    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", BUCKET)
-    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    vertex_env(monkeypatch, emulator, engine, project=PROJECT, bucket=BUCKET)
     project = tmp_path / "project"
     project.mkdir()
     (project / "save.py").write_text(SCRIPT)
-    where = ["--vertex", "--no-build", "--chief-config", "CPU"] if target == "vertex" else []
+    where = ["--vertex", "--no-build", "--parent-image", google_base, "--chief-config", "CPU"] \
+        if target == "vertex" else []
     code = main(["submit", str(project / "save.py"), *where, "--strategy", "none",
                  "--output-dir", f"gs://{BUCKET}/runs/{target}"])
     captured = capsys.readouterr()
