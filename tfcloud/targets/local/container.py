@@ -57,6 +57,9 @@ def main(argv: list[str]) -> int:
             env.setdefault(source, os.environ[source])  # the launcher reads it in the container
         elif kind == "file":
             secret_files.append(source)  # mounted read-only at the same path
+    for key, value in env.items():  # --data directories, used in place: mounted read-only at the same path
+        if key.startswith("TFCLOUD_DATA_") and value.startswith("/") and os.path.isdir(value):
+            secret_files.append(value)
     heartbeat = os.environ.get("TFCLOUD_HEARTBEAT_FILE")
     if heartbeat:
         env["TFCLOUD_HEARTBEAT_FILE"] = heartbeat
