@@ -50,16 +50,16 @@ def main(argv: list[str]) -> int:
     env.update(next(r["env"] for r in job["replicas"] if r["name"] == replica))
     env.update({"TFCLOUD_REPLICA": replica, "TFCLOUD_ATTEMPT": attempt, "PYTHONUNBUFFERED": "1"})
     mounts = list(config.get("mounts", []))
-    secret_files = []
+    read_only = []
     for ref in json.loads(env.get("TFCLOUD_SECRET_REFS") or "{}").values():  # --secret env:VAR, file:PATH
         kind, _, source = ref.partition(":")
         if kind == "env" and source in os.environ:
             env.setdefault(source, os.environ[source])  # the launcher reads it in the container
         elif kind == "file":
-            secret_files.append(source)  # mounted read-only at the same path
+            read_only.append(source)  # mounted read-only at the same path
     for key, value in env.items():  # --data directories, used in place: mounted read-only at the same path
         if key.startswith("TFCLOUD_DATA_") and value.startswith("/") and os.path.isdir(value):
-            secret_files.append(value)
+            read_only.append(value)
     heartbeat = os.environ.get("TFCLOUD_HEARTBEAT_FILE")
     if heartbeat:
         env["TFCLOUD_HEARTBEAT_FILE"] = heartbeat
@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
             config["image"], command=list(job["args"]) or None, environment=env, network_mode="host",
             detach=True, name=name,
             volumes={**{path: {"bind": path, "mode": "rw"} for path in mounts},
-                     **{path: {"bind": path, "mode": "ro"} for path in secret_files}})
+                     **{path: {"bind": path, "mode": "ro"} for path in read_only}})
         pumps = [threading.Thread(target=_copy, args=(container, "stdout", sys.stdout.buffer), daemon=True),
                  threading.Thread(target=_copy, args=(container, "stderr", sys.stderr.buffer), daemon=True)]
         for pump in pumps:
