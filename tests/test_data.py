@@ -31,8 +31,6 @@ digest, total, count = hashlib.sha256(), 0, 0
 for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
     dirnames.sort()
     for name in sorted(filenames):
-        if name.startswith(".tfcloud"):
-            continue
         path = os.path.join(dirpath, name)
         data = open(path, "rb").read()
         digest.update(os.path.relpath(path, root).encode() + b"\\0" + data)
@@ -240,3 +238,28 @@ def test_a_gs_source_reaches_a_tensorflow_replica_offline(cloud: object, google_
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:] + captured.out[-3000:]
     assert "tensorflow read 3 files 435" in captured.out, captured.out[-3000:]
+
+
+def test_a_replica_reads_shipped_objects_where_cloud_storage_fuse_shows_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On Vertex AI the bucket is under /gcs/ (Cloud Storage FUSE): the data set's links point there and nothing is
+    fetched. Here a directory stands for /gcs (the store is written as Cloud Storage would hold it)."""
+    import tfcloud.datamount as datamount
+    from tfcloud.datasets import stage_data
+
+    gcs = tmp_path / "gcs"
+    data = make_data(tmp_path / "train", 4, 500)
+    env, reports = stage_data(parse_data(f"train={data}"), str(gcs / "bucket-1" / "tfcloud-data"))
+    assert reports[0].uploaded_files == 4
+    manifest = Path(env["TFCLOUD_DATA_TRAIN"]).relative_to(gcs)
+    monkeypatch.setattr(datamount, "_GCS_ROOT", str(gcs))
+    monkeypatch.setenv("TFCLOUD_DATA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    environ = {"TFCLOUD_DATA_TRAIN": f"gs://{manifest.as_posix()}"}
+    assert datamount.mount_all(environ) == {"train": environ["TFCLOUD_DATA_TRAIN"]}
+    root = Path(environ["TFCLOUD_DATA_TRAIN"])
+    links = sorted(p for p in root.rglob("*") if p.is_symlink())
+    assert len(links) == 4
+    assert all(Path(os.readlink(p)).is_relative_to(gcs / "bucket-1" / "tfcloud-data" / "objects") for p in links)
+    assert expected(data) == expected(root)
+    assert not (tmp_path / "cache" / "objects").exists()  # nothing fetched

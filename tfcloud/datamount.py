@@ -131,7 +131,7 @@ def _manifest_set(uri: str, reader: _Reader) -> str:
     store = uri.rsplit("/manifests/", 1)[0]
     digest = uri.rsplit("/", 1)[-1].removesuffix(".json")
     tree = _cache() / "sets" / digest
-    if (tree / ".tfcloud-complete").exists():
+    if tree.is_dir():  # laid out already (the directory appears whole: renamed into place when complete)
         return str(tree)
     remote = store.startswith("gs://")
     manifest = json.loads(reader.read(uri) if remote else Path(uri).read_bytes())
@@ -142,7 +142,6 @@ def _manifest_set(uri: str, reader: _Reader) -> str:
         link = tmp / entry["path"]
         link.parent.mkdir(parents=True, exist_ok=True)
         os.symlink(source, link)
-    (tmp / ".tfcloud-complete").touch()
     try:
         os.rename(tmp, tree)
     except OSError:  # another replica laid it out first: the same links
