@@ -147,6 +147,40 @@ def test_restarts_without_an_output_dir_are_refused_on_two_nodes(two_host_ray: T
     assert [i.job_id for i in RayBackend(address=two_host_ray.address).list()] == before
 
 
+def test_a_data_set_and_a_secret_reach_replicas_on_both_hosts(two_host_ray: TwoHostRay, tmp_path: Path) -> None:
+    """--data goes once, by content, to --output-dir's tfcloud-data/ (a path both hosts reach); every replica, on
+    either host, reads the same bytes at $TFCLOUD_DATA_TRAIN and gets --secret's value, masked when printed."""
+    import hashlib
+
+    value = "two-host-s3cret-77"
+    secret = tmp_path / "token.txt"
+    secret.write_text(value)
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(3):
+        (data / f"part-{i}.bin").write_bytes(bytes([i + 1]) * 40_000)
+    digest = hashlib.sha256(b"".join(bytes([i + 1]) * 40_000 for i in range(3))).hexdigest()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "read.py").write_text(
+        "import hashlib, json, os, tfcloud\n"
+        "root = tfcloud.data('train')\n"
+        "blob = b''.join(open(os.path.join(root, n), 'rb').read() for n in sorted(os.listdir(root)))\n"
+        "task = json.loads(os.environ['TF_CONFIG'])['task']\n"
+        "host = json.loads(os.environ['TF_CONFIG'])['cluster'][task['type']][task['index']].rsplit(':', 1)[0]\n"
+        "print('on', host, 'data', hashlib.sha256(blob).hexdigest(), 'token', os.environ['TOKEN'], flush=True)\n")
+    result = tfcloud("submit", str(project / "read.py"), "--ray", two_host_ray.address, "--ray-cpus", "1",
+                     "--worker-count", "3", "--worker-config", "CPU", "--strategy", "none",
+                     "--output-dir", str(tmp_path / "out"), "--data", f"train={data}",
+                     "--secret", f"TOKEN=file:{secret}")
+    assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
+    lines = re.findall(r"\| on (\S+) data (\w+) token (\S+)$", result.stdout, re.M)
+    assert len(lines) == 4, result.stdout[-3000:]
+    assert {host for host, _, _ in lines} == HOSTS  # both hosts
+    assert {(d, t) for _, d, t in lines} == {(digest, "****")}
+    assert value not in result.stdout + result.stderr
+
+
 @pytest.mark.tensorflow
 def test_a_lost_host_restarts_the_cluster_on_a_replacement_and_fit_resumes(two_host_ray: TwoHostRay,
                                                                            tmp_path: Path) -> None:
