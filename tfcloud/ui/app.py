@@ -49,6 +49,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tfcloud._version import __version__
 from tfcloud.errors import JobNotFoundError, TfcloudError
 from tfcloud.ui import views
+from tfcloud.ui.security import LOOPBACK_NAMES, Guard, local_path
 
 __all__ = ["HEADER", "TokenGate", "create_app"]
 
@@ -85,7 +86,7 @@ class TokenGate:
             query = request.query_params.get("token")
             if self._ok(query) and not request.url.path.startswith("/api/"):
                 rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-                target = request.url.path + ("?" + urlencode(rest) if rest else "")
+                target = local_path(request.url.path) + ("?" + urlencode(rest) if rest else "")
                 response: Response = RedirectResponse(target, status_code=303)
                 response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
                 await response(scope, receive, send)
@@ -107,15 +108,27 @@ def _templates() -> Any:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["when"] = _when
     env.filters["size"] = _size
+    env.filters["shown"] = views.shown_labels
+    env.filters["iso"] = _iso
     return env
 
 
 def _when(value: float | None) -> str:
+    """A time as this machine's clock shows it, with its zone (``2026-11-26 14:02:03 UTC``)."""
     if value is None:
         return "-"
     import datetime as dt
 
-    return dt.datetime.fromtimestamp(value).strftime("%Y-%m-%d %H:%M:%S")
+    return dt.datetime.fromtimestamp(value).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def _iso(value: float | None) -> str:
+    """A time as ISO 8601 with its offset (a ``<time datetime>``)."""
+    if value is None:
+        return ""
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")
 
 
 def _size(value: int) -> str:
@@ -127,9 +140,11 @@ def _size(value: int) -> str:
     return f"{value} B"  # pragma: no cover
 
 
-def create_app(*, token: str, sources: views.Sources | None = None, cookie: str = "tfcloud_ui") -> ASGIApp:
-    """The dashboard's ASGI application (behind its :class:`TokenGate`). ``sources``: which targets it lists
-    (default: every one); ``cookie``: the cookie's name (one per dashboard: the port is not part of a cookie)."""
+def create_app(*, token: str, sources: views.Sources | None = None, cookie: str = "tfcloud_ui",
+               hosts: frozenset[str] | None = LOOPBACK_NAMES) -> ASGIApp:
+    """The dashboard's ASGI application (behind its :class:`TokenGate` and :class:`~tfcloud.ui.security.Guard`).
+    ``sources``: which targets it lists (default: every one); ``cookie``: the cookie's name (one per dashboard:
+    the port is not part of a cookie); ``hosts``: the ``Host`` names it answers to (None: any)."""
     sources = sources or views.Sources()
     env = _templates()
 
@@ -139,7 +154,8 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
 
     def problem(exc: TfcloudError) -> HTMLResponse:
         code = 404 if isinstance(exc, JobNotFoundError) else 400
-        return page("error.html", status_code=code, message=exc.message, hint=exc.hint or "")
+        return page("error.html", status_code=code, message=exc.message, hint=exc.hint or "",
+                    title="Not found" if code == 404 else "Cannot show that")
 
     def filters(request: Request) -> dict[str, str]:
         return {key: request.query_params.get(key, "").strip() for key in ("target", "state", "label")}
@@ -152,15 +168,18 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         return {"jobs": jobs, "notes": notes, "filters": chosen}
 
     async def index(request: Request) -> Response:
+        filter_problem = None
         try:
             table = await jobs_table(request)
-        except TfcloudError as exc:
-            return problem(exc)
+        except TfcloudError as exc:  # a bad filter: the page, with the filter's problem over an empty table
+            filter_problem = exc.message + (" " + exc.hint if exc.hint else "")
+            table = {"jobs": [], "notes": {}, "filters": filters(request)}
         studies, study_notes = await run_in_threadpool(sources.studies)
         from tfcloud.states import JobState
 
-        return page("jobs.html", targets=sources.targets, states=[s.value for s in JobState],
-                    studies=views.study_rows(studies), study_notes=study_notes,
+        return page("jobs.html", status_code=400 if filter_problem else 200, targets=sources.targets,
+                    states=[s.value for s in JobState], studies=views.study_rows(studies), study_notes=study_notes,
+                    filter_problem=filter_problem,
                     query=urlencode({k: v for k, v in table["filters"].items() if v}), **table)
 
     async def jobs_fragment(request: Request) -> Response:
@@ -248,7 +267,7 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes)
-    return TokenGate(app, token=token, cookie=cookie)
+    return Guard(TokenGate(app, token=token, cookie=cookie), hosts=hosts)
 
 
 def _event(name: str, data: Any) -> str:

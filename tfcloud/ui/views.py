@@ -9,15 +9,15 @@ templates, no web framework here. Every call blocks; the app runs them in its th
 
 from __future__ import annotations
 
-import threading
+import functools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ConfigurationError, TfcloudError, ValidationError
 from tfcloud.states import JobState
 from tfcloud.targets import BUILTIN
+from tfcloud.ui.sources import DEADLINE_S, Answer, Fetcher
 
 if TYPE_CHECKING:
     from tfcloud import JobInfo
@@ -29,9 +29,8 @@ __all__ = ["TARGETS", "Sources", "artifacts", "job_page", "parse_label", "replic
 
 #: Every built-in target the dashboard can list, in the order its filter shows them (the registry's order).
 TARGETS = tuple(BUILTIN)
-#: Seconds a target's listing is reused; a target that is not configured is asked again after the longer time.
-_FRESH_S = 1.0
-_UNCONFIGURED_S = 30.0
+#: The label tfcloud puts on a job to find its submission again: internal, never shown.
+INTERNAL_LABELS = ("tfcloud-submission",)
 
 
 def parse_label(text: str | None) -> dict[str, str]:
@@ -44,50 +43,60 @@ def parse_label(text: str | None) -> dict[str, str]:
     return {key.strip(): value.strip()}
 
 
-@dataclass
-class _Listing:
-    at: float
-    jobs: list[JobInfo] = field(default_factory=list)
-    note: str | None = None  # why the target could not be listed
-    unconfigured: bool = False
+def shown_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """A job's labels as the pages show them: without tfcloud's internal ones (:data:`INTERNAL_LABELS`)."""
+    return {k: v for k, v in labels.items() if not k.startswith(INTERNAL_LABELS)}
+
+
+def _classify(exc: BaseException) -> tuple[str, bool]:
+    """A listing's failure as the note the page shows, and whether the target is just not configured here."""
+    if isinstance(exc, ConfigurationError):
+        return exc.message, True
+    if isinstance(exc, TfcloudError):
+        return exc.message, False
+    return f"{type(exc).__name__}: {exc}", False
 
 
 class Sources:
     """The targets the dashboard lists: ``targets`` (default: every one in :data:`TARGETS`; one that is not
-    configured, such as Ray without a cluster address, is shown as a note), ``ray_address`` for Ray."""
+    configured, such as Ray without a cluster address, is shown as a note), ``ray_address`` for Ray. Each
+    listing runs on its own thread (:class:`~tfcloud.ui.sources.Fetcher`): a page waits at most ``deadline``
+    seconds for them together, and says which target is still answering or unreachable, and why."""
 
     def __init__(self, targets: Sequence[str] | None = None, *, ray_address: str | None = None,
-                 limit: int = 100) -> None:
+                 limit: int = 100, deadline: float = DEADLINE_S) -> None:
         self.targets = tuple(targets or TARGETS)
         self.ray_address = ray_address
         self.limit = limit
-        self._cache: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], _Listing] = {}
-        self._lock = threading.Lock()
+        self.deadline = deadline
+        self._fetcher = Fetcher()
 
-    def _list(self, target: str, state: str | None, labels: Mapping[str, str]) -> _Listing:
+    def _start_listing(self, target: str, state: str | None, labels: Mapping[str, str]) -> tuple[Any, ...]:
         from tfcloud import sdk
 
-        key = (target, state, tuple(sorted(labels.items())))
-        now = time.monotonic()
-        with self._lock:
-            cached = self._cache.get(key)
-        if cached is not None and now - cached.at < (_UNCONFIGURED_S if cached.unconfigured else _FRESH_S):
-            return cached
-        try:
-            found = _Listing(at=now, jobs=sdk.list_jobs(target=target, state=state, labels=labels, limit=self.limit,
-                                                        ray_address=self._address_for(target)))
-        except ConfigurationError as exc:  # not configured here (no project, no cluster, no extra)
-            found = _Listing(at=now, note=exc.message, unconfigured=True)
-        except TfcloudError as exc:
-            found = _Listing(at=now, note=exc.message)
-        with self._lock:
-            self._cache[key] = found
-        return found
+        key = ("jobs", target, state, tuple(sorted(labels.items())))
+        self._fetcher.start(key, lambda: sdk.list_jobs(target=target, state=state, labels=labels, limit=self.limit,
+                                                       ray_address=self._address_for(target)), _classify)
+        return key
+
+    @staticmethod
+    def _note(answer: Answer, now: float) -> str | None:
+        if answer.pending and answer.at == 0.0:
+            return f"still answering (asked {now - answer.asked:.1f} s ago); its jobs are shown once it answers"
+        if answer.pending and not answer.ok:
+            return f"still answering (asked {now - answer.asked:.1f} s ago); last time: {answer.note}"
+        if answer.pending:
+            return None
+        if answer.note and not answer.unconfigured and answer.value is not None:
+            return f"unreachable: {answer.note} (showing its jobs from {now - answer.at:.0f} s ago)"
+        if answer.note and not answer.unconfigured:
+            return f"unreachable: {answer.note}"
+        return answer.note
 
     def jobs(self, *, target: str | None = None, state: str | None = None,
              labels: Mapping[str, str] | None = None) -> tuple[list[JobInfo], dict[str, str]]:
         """Every job of the chosen targets (all by default), newest first, and a note per target that could not
-        be listed (why)."""
+        be listed (why) or has not answered within the deadline."""
         if target and target not in self.targets:
             raise ValidationError("target", "one of " + ", ".join(self.targets), target)
         if state:
@@ -95,31 +104,45 @@ class Sources:
                 JobState(state)
             except ValueError:
                 raise ValidationError("state", "one of " + ", ".join(s.value for s in JobState), state) from None
+        names = [target] if target else list(self.targets)
+        keys = [self._start_listing(name, state or None, labels or {}) for name in names]
+        answers = self._fetcher.wait(keys, time.monotonic() + self.deadline)
         jobs: list[JobInfo] = []
         notes: dict[str, str] = {}
-        for name in [target] if target else self.targets:
-            listing = self._list(name, state or None, labels or {})
-            jobs += listing.jobs
-            if listing.note:
-                notes[name] = listing.note
+        now = time.monotonic()
+        for name, key in zip(names, keys, strict=True):
+            answer = answers[key]
+            jobs += answer.value or []
+            note = self._note(answer, now)
+            if note:
+                notes[name] = note
         jobs.sort(key=lambda info: info.created or 0.0, reverse=True)
         return jobs, notes
 
     def studies(self) -> tuple[list[StudyInfo], dict[str, str]]:
-        """The local studies and, where Vertex AI is listed and configured, its tuning jobs: newest first."""
+        """The local studies and, where Vertex AI is listed and configured, its tuning jobs: newest first (each
+        target's within the same deadline as the jobs)."""
+        import tfcloud.targets as targets
         from tfcloud import sdk
 
+        names = [c.name for c in targets.builtin_targets() if c.tuner and c.name in self.targets]
+        keys = []
+        for name in names:
+            key = ("studies", name)
+            self._fetcher.start(key, functools.partial(sdk.list_studies, target=name, limit=self.limit), _classify)
+            keys.append(key)
+        answers = self._fetcher.wait(keys, time.monotonic() + self.deadline)
         found: list[StudyInfo] = []
         notes: dict[str, str] = {}
-        import tfcloud.targets as targets
-
-        for name in [c.name for c in targets.builtin_targets() if c.tuner]:  # the targets that run studies
-            if name not in self.targets or self._list(name, None, {}).unconfigured:
+        now = time.monotonic()
+        for name, key in zip(names, keys, strict=True):
+            answer = answers[key]
+            if answer.unconfigured:
                 continue
-            try:
-                found += sdk.list_studies(target=name, limit=self.limit)
-            except TfcloudError as exc:
-                notes[name] = exc.message
+            found += answer.value or []
+            note = self._note(answer, now)
+            if note:
+                notes[name] = note
         return found, notes
 
     def ray_for(self, job_id: str) -> str | None:
