@@ -7,7 +7,8 @@ Pages and endpoints (every one behind the token, :class:`TokenGate`)::
     GET  /fragments/jobs             the jobs table alone (the page refreshes it)
     GET  /jobs/{id}                  a job: plan, replicas, timeline, failure, artifacts, logs, cancel
     GET  /fragments/jobs/{id}        the job's status part alone (state, replicas, timeline, failure)
-    GET  /api/jobs/{id}/logs         its log lines as server-sent events, following until it ends
+    GET  /api/jobs/{id}/logs         its last lines, then new ones, as server-sent events (:mod:`.logroutes`)
+    GET  /api/jobs/{id}/logs/earlier, /logs/search, /logs.txt: lines before the window, a search, the download
     GET  /fragments/jobs/{id}/artifacts
     POST /api/jobs/{id}/cancel       cancel it (the token in the X-Tfcloud-Token header)
     GET  /studies/{id}               a study: trials, plot, rerun command
@@ -21,12 +22,7 @@ templates escape it (autoescape) and the scripts set ``textContent``, never HTML
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import secrets
-import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -40,7 +36,6 @@ from starlette.responses import (
     PlainTextResponse,
     RedirectResponse,
     Response,
-    StreamingResponse,
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -48,7 +43,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tfcloud._version import __version__
 from tfcloud.errors import JobNotFoundError, TfcloudError
-from tfcloud.ui import views
+from tfcloud.ui import logroutes, views
 from tfcloud.ui.security import LOOPBACK_NAMES, Guard, local_path
 
 __all__ = ["HEADER", "TokenGate", "create_app"]
@@ -56,8 +51,6 @@ __all__ = ["HEADER", "TokenGate", "create_app"]
 HERE = Path(__file__).resolve().parent
 #: The header a page's scripts send the token in (a POST needs it: the cookie alone does not do).
 HEADER = "x-tfcloud-token"
-#: The most log lines one server-sent event carries (a burst is sent in a few events, not thousands).
-_BATCH = 500
 
 
 class TokenGate:
@@ -227,10 +220,16 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
             return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
         return JSONResponse({"job_id": job_id, "state": state})
 
-    async def logs(request: Request) -> Response:
-        job_id = request.path_params["job_id"]
-        return StreamingResponse(_log_events(job_id, sources.ray_for(job_id)), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    def log_route(handler: Any) -> Any:
+        async def route(request: Request) -> Response:
+            job_id = request.path_params["job_id"]
+            try:
+                ray_address = sources.ray_for(job_id)
+            except TfcloudError as exc:
+                return JSONResponse({"error": exc.message}, status_code=400)
+            return await handler(request, job_id, ray_address)  # type: ignore[no-any-return]
+
+        return route
 
     async def study(request: Request) -> Response:
         try:
@@ -259,7 +258,10 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         Route("/fragments/jobs/{job_id:path}/artifacts", artifacts_fragment),
         Route("/fragments/jobs/{job_id:path}", job_fragment),
         Route("/fragments/studies/{study_id:path}", study_fragment),
-        Route("/api/jobs/{job_id:path}/logs", logs),
+        Route("/api/jobs/{job_id:path}/logs/earlier", log_route(logroutes.earlier)),
+        Route("/api/jobs/{job_id:path}/logs/search", log_route(logroutes.search)),
+        Route("/api/jobs/{job_id:path}/logs.txt", log_route(logroutes.download)),
+        Route("/api/jobs/{job_id:path}/logs", log_route(logroutes.events)),
         Route("/api/jobs/{job_id:path}/cancel", cancel, methods=["POST"]),
         Route("/studies/{study_id:path}/plot.png", study_plot),
         Route("/studies/{study_id:path}", study),
@@ -269,56 +271,3 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
     app = Starlette(routes=routes)
     return Guard(TokenGate(app, token=token, cookie=cookie), hosts=hosts)
 
-
-def _event(name: str, data: Any) -> str:
-    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
-async def _log_events(job_id: str, ray_address: str | None) -> AsyncIterator[str]:
-    """The job's log lines as server-sent events, following until it ends: ``lines`` (a list of ``{"r": replica,
-    "x": text, "s": stream, "t": time, "n": start-up noise}``), then ``end`` (its state) or ``problem``. A
-    thread reads the SDK's (blocking) log stream; it stops at its next line once the page has gone."""
-    from tfcloud import sdk
-    from tfcloud.logview import is_noise
-
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-    gone = threading.Event()
-
-    def put(item: tuple[str, Any]) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop closed: the server stopped
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-
-    def pump() -> None:
-        try:
-            with sdk.attached(job_id, ray_address=ray_address) as handle:
-                for line in handle.logs(follow=True):
-                    if gone.is_set():
-                        return
-                    put(("line", {"r": line.replica, "x": line.text, "s": line.stream, "t": line.timestamp,
-                                  "n": is_noise(line.text)}))
-                put(("end", {"state": handle.info().state.value}))
-        except TfcloudError as exc:
-            put(("problem", {"message": exc.message}))
-        except Exception as exc:  # the stream must end with a word, whatever went wrong
-            put(("problem", {"message": f"{type(exc).__name__}: {exc}"}))
-
-    threading.Thread(target=pump, name=f"tfcloud-ui-logs-{job_id}", daemon=True).start()
-    try:
-        yield ": stream open\n\n"  # the browser's EventSource opens now, before the first line
-        while True:
-            kind, value = await queue.get()
-            if kind != "line":
-                yield _event(kind, value)
-                return
-            batch = [value]
-            while len(batch) < _BATCH and not queue.empty():
-                kind, value = queue.get_nowait()
-                if kind != "line":
-                    yield _event("lines", batch)
-                    yield _event(kind, value)
-                    return
-                batch.append(value)
-            yield _event("lines", batch)
-    finally:
-        gone.set()
