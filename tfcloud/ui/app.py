@@ -23,6 +23,7 @@ templates escape it (autoescape) and the scripts set ``textContent``, never HTML
 from __future__ import annotations
 
 import secrets
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -134,10 +135,12 @@ def _size(value: int) -> str:
 
 
 def create_app(*, token: str, sources: views.Sources | None = None, cookie: str = "tfcloud_ui",
-               hosts: frozenset[str] | None = LOOPBACK_NAMES) -> ASGIApp:
+               hosts: frozenset[str] | None = LOOPBACK_NAMES, stopping: threading.Event | None = None) -> ASGIApp:
     """The dashboard's ASGI application (behind its :class:`TokenGate` and :class:`~tfcloud.ui.security.Guard`).
     ``sources``: which targets it lists (default: every one); ``cookie``: the cookie's name (one per dashboard:
-    the port is not part of a cookie); ``hosts``: the ``Host`` names it answers to (None: any)."""
+    the port is not part of a cookie); ``hosts``: the ``Host`` names it answers to (None: any); ``stopping``:
+    set when the server stops (open log streams end then)."""
+    stopping = stopping or threading.Event()
     sources = sources or views.Sources()
     env = _templates()
 
@@ -227,7 +230,7 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
                 ray_address = sources.ray_for(job_id)
             except TfcloudError as exc:
                 return JSONResponse({"error": exc.message}, status_code=400)
-            return await handler(request, job_id, ray_address)  # type: ignore[no-any-return]
+            return await handler(request, job_id, ray_address, stopping=stopping)  # type: ignore[no-any-return]
 
         return route
 

@@ -62,8 +62,11 @@ def _attach(job_id: str, ray_address: str | None) -> Any:
     return sdk.attach(job_id, ray_address=ray_address)
 
 
-async def events(request: Request, job_id: str, ray_address: str | None) -> Response:
-    """The log stream of ``job_id`` (see the module's docstring)."""
+async def events(request: Request, job_id: str, ray_address: str | None,
+                 stopping: threading.Event | None = None) -> Response:
+    """The log stream of ``job_id`` (see the module's docstring). ``stopping``: set when the server stops; the
+    stream ends then (within :data:`_POLL_S`), so that Ctrl-C never waits on an open page."""
+    stopping = stopping or threading.Event()
     resume = request.headers.get("last-event-id") or request.query_params.get("from")
     n = _number(request.query_params.get("tail"), TAIL, high=100_000)
     try:
@@ -72,7 +75,7 @@ async def events(request: Request, job_id: str, ray_address: str | None) -> Resp
         return StreamingResponse(_one(_event("problem", {"message": exc.message})), media_type="text/event-stream",
                                  headers=_SSE_HEADERS)
     path = logstream.local_lines_file(handle)
-    body = _local(handle, path, resume, n) if path is not None else _sdk(handle, resume, n)
+    body = _local(handle, path, resume, n, stopping) if path is not None else _sdk(handle, resume, n, stopping)
     return StreamingResponse(body, media_type="text/event-stream", headers=_SSE_HEADERS)
 
 
@@ -80,7 +83,8 @@ async def _one(text: str) -> AsyncIterator[str]:
     yield text
 
 
-async def _local(handle: Any, path: Path, resume: str | None, n: int) -> AsyncIterator[str]:
+async def _local(handle: Any, path: Path, resume: str | None, n: int,
+                 stopping: threading.Event) -> AsyncIterator[str]:
     yield "retry: 1000\n: stream open\n\n"
     cursor = _number(resume, -1, low=-1) if resume else -1
     if cursor < 0:
@@ -93,7 +97,7 @@ async def _local(handle: Any, path: Path, resume: str | None, n: int) -> AsyncIt
             yield f"id: {cursor}\n\n"
     checked = 0.0
     final = False
-    while True:
+    while not stopping.is_set():
         lines, after = await run_in_threadpool(logstream.after, path, cursor, limit=_BATCH)
         if lines or after != cursor:
             cursor = after
@@ -115,17 +119,18 @@ async def _local(handle: Any, path: Path, resume: str | None, n: int) -> AsyncIt
         await asyncio.sleep(_POLL_S)
 
 
-def _sdk(handle: Any, resume: str | None, n: int) -> AsyncIterator[str]:
+def _sdk(handle: Any, resume: str | None, n: int, stopping: threading.Event) -> AsyncIterator[str]:
     """Another target's lines through the SDK: the cursor is ``TIME:K`` (the time of the last line sent and how
     many lines of that time were sent); a resumed stream asks for the lines since then and skips those K."""
     since, skip = None, 0
     if resume and ":" in resume:
         with contextlib.suppress(ValueError):
             since, skip = float(resume.partition(":")[0]), int(resume.partition(":")[2])
-    return _pump(handle, since, skip, n)
+    return _pump(handle, since, skip, n, stopping)
 
 
-async def _pump(handle: Any, since: float | None, skip: int, n: int) -> AsyncIterator[str]:
+async def _pump(handle: Any, since: float | None, skip: int, n: int,
+                stopping: threading.Event) -> AsyncIterator[str]:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     gone = threading.Event()
@@ -158,7 +163,12 @@ async def _pump(handle: Any, since: float | None, skip: int, n: int) -> AsyncIte
         if since is None:
             yield _event("window", {"start": None})
         while True:
-            kind, value = await queue.get()
+            try:
+                kind, value = await asyncio.wait_for(queue.get(), _STATE_S)
+            except TimeoutError:
+                if stopping.is_set():
+                    return
+                continue
             batch = []
             while kind == "line":
                 if value.timestamp is not None and value.timestamp == at:
@@ -178,7 +188,7 @@ async def _pump(handle: Any, since: float | None, skip: int, n: int) -> AsyncIte
         gone.set()
 
 
-async def earlier(request: Request, job_id: str, ray_address: str | None) -> Response:
+async def earlier(request: Request, job_id: str, ray_address: str | None, **_: Any) -> Response:
     """The lines before a cursor (``before``), at most ``n`` (default :data:`TAIL`): a local job's only."""
     before = _number(request.query_params.get("before"), 0)
     n = _number(request.query_params.get("n"), TAIL, low=1, high=20_000)
@@ -205,7 +215,7 @@ def _all_lines(handle: Any) -> Iterator[dict[str, Any]]:
             yield found
 
 
-async def search(request: Request, job_id: str, ray_address: str | None) -> Response:
+async def search(request: Request, job_id: str, ray_address: str | None, **_: Any) -> Response:
     """The lines of the whole log that hold ``q`` (case-insensitive): the first 200, and how many in all."""
     query = request.query_params.get("q", "")
     if not query.strip():
@@ -218,7 +228,7 @@ async def search(request: Request, job_id: str, ray_address: str | None) -> Resp
     return JSONResponse({"query": query, "count": count, "lines": found})
 
 
-async def download(request: Request, job_id: str, ray_address: str | None) -> Response:
+async def download(request: Request, job_id: str, ray_address: str | None, **_: Any) -> Response:
     """The whole log as text (``chief-0 | text`` lines, as the terminal prints them), streamed."""
     try:
         handle = await run_in_threadpool(_attach, job_id, ray_address)
