@@ -1,7 +1,8 @@
 """Where the dashboard's lists come from, and how long it waits for them: never longer than a short deadline.
 
 Each target's listing (and each target's studies) runs on a thread of its own. A page waits for the listings
-at most :data:`DEADLINE_S` together; a listing still running then is shown as "still answering" (with what it
+at most :data:`DEADLINE_S` together (the first page after the start waits on, up to :data:`PATIENCE_S`, until
+one listing has answered); a listing still running then is shown as "still answering" (with what it
 gave last, if anything), and the next refresh picks it up once it answers. A listing that failed is asked again
 only after :data:`RETRY_S`, counted from when it failed (not from when it was asked), so a dead endpoint costs
 one thread in the background, never a page's time. A local listing never waits on another target.
@@ -15,10 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DEADLINE_S", "FRESH_S", "RETRY_S", "Answer", "Fetcher"]
+__all__ = ["DEADLINE_S", "FRESH_S", "PATIENCE_S", "RETRY_S", "Answer", "Fetcher"]
 
 #: The longest a page waits for every listing together.
 DEADLINE_S = 0.4
+#: The longest a page waits when no listing has answered yet (the first page after the start): the first to
+#: answer ends the wait.
+PATIENCE_S = 5.0
 #: Seconds a listing that answered is reused (several open pages refreshing cost one listing).
 FRESH_S = 1.0
 #: Seconds a listing that failed (or is not configured here) is reused before it is asked again.
@@ -85,13 +89,20 @@ class Fetcher:
             slot.thread = threading.Thread(target=run, name=f"tfcloud-ui-list-{key[0] if key else ''}", daemon=True)
             slot.thread.start()
 
-    def wait(self, keys: list[Any], deadline: float) -> dict[Any, Answer]:
-        """Each key's answer once every call is done or ``deadline`` (monotonic) has passed."""
+    def wait(self, keys: list[Any], deadline: float, patience: float | None = None) -> dict[Any, Answer]:
+        """Each key's answer once every call is done or ``deadline`` (monotonic) has passed; when by then none
+        has ever answered (a cold start), on until the first one does or ``patience`` (monotonic) passes."""
         for key in keys:
             with self._lock:
                 thread = self._slots[key].thread
             if thread is not None:
                 thread.join(max(0.0, deadline - time.monotonic()))
+        while patience is not None and time.monotonic() < patience:
+            with self._lock:
+                slots = [self._slots[key] for key in keys]
+                if any(slot.answer.at > 0.0 for slot in slots) or all(slot.thread is None for slot in slots):
+                    break
+            time.sleep(0.02)
         with self._lock:
             return {key: Answer(**{**vars(self._slots[key].answer), "pending": self._slots[key].thread is not None})
                     for key in keys}

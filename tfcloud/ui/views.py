@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tfcloud.errors import ConfigurationError, TfcloudError, ValidationError
 from tfcloud.states import JobState
 from tfcloud.targets import BUILTIN
-from tfcloud.ui.sources import DEADLINE_S, Answer, Fetcher
+from tfcloud.ui.sources import DEADLINE_S, PATIENCE_S, Answer, Fetcher
 
 if TYPE_CHECKING:
     from tfcloud import JobInfo
@@ -106,7 +106,8 @@ class Sources:
                 raise ValidationError("state", "one of " + ", ".join(s.value for s in JobState), state) from None
         names = [target] if target else list(self.targets)
         keys = [self._start_listing(name, state or None, labels or {}) for name in names]
-        answers = self._fetcher.wait(keys, time.monotonic() + self.deadline)
+        now = time.monotonic()
+        answers = self._fetcher.wait(keys, now + self.deadline, now + PATIENCE_S)
         jobs: list[JobInfo] = []
         notes: dict[str, str] = {}
         now = time.monotonic()

@@ -1,0 +1,211 @@
+"""The dashboard holds up (issue 31): a Vertex AI endpoint that never answers does not delay the jobs page; a
+200k-line log opens on its last lines, with earlier lines on demand, a search and a download; a reconnect resumes
+without a duplicated line; every answer carries the security headers and a foreign ``Host`` is refused.
+
+One ``tfcloud ui`` process over a state dir of its own, its Vertex AI endpoint a socket that accepts connections
+and never answers (as a firewalled or hung endpoint does); real local jobs; a real headless chromium."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import socket
+import textwrap
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ui.conftest import Served, start_ui, stop_ui
+
+pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI listing needs tfcloud[cloud]")
+
+TOKEN = "test-token-0123456789abcdef"
+LINES = 200_000
+
+
+@pytest.fixture(scope="module")
+def silent_endpoint() -> Iterator[str]:
+    """``HOST:PORT`` of a socket that takes connections into its backlog and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _env(home: Path, endpoint: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TFCLOUD_")}
+    env.update({"TFCLOUD_HOME": str(home), "TFCLOUD_PROJECT": "silent-project", "TFCLOUD_EMULATOR_HOST": endpoint,
+                "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])})
+    return env
+
+
+@pytest.fixture(scope="module")
+def served(silent_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    home = tmp_path_factory.mktemp("ui-holdup")
+    proc, url = start_ui(_env(home, silent_endpoint), "--token", TOKEN, "--target", "local", "--target", "vertex")
+    try:
+        yield Served(base=url.split("/?", 1)[0], token=TOKEN, home=home, process=proc)
+    finally:
+        stop_ui(proc)
+
+
+@pytest.fixture(scope="module")
+def browser(browser: Any, served: Served) -> Any:
+    browser.get(served.url)
+    return browser
+
+
+@pytest.fixture(autouse=True)
+def _same_home(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TFCLOUD_HOME", str(served.home))
+
+
+def _wait(driver: Any, condition: Any, timeout: float = 60.0) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition)
+
+
+def _text(driver: Any, element_id: str) -> str:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+
+    try:
+        return str(driver.find_element("id", element_id).text)
+    except (NoSuchElementException, StaleElementReferenceException):
+        return ""
+
+
+def _submit(tmp_path: Path, name: str, code: str, *args: str) -> Any:
+    import tfcloud
+
+    script = tmp_path / name
+    script.write_text(textwrap.dedent(code))
+    return tfcloud.submit(script, distribution_strategy=None, entry_point_args=list(args))
+
+
+def test_the_jobs_page_shows_local_jobs_at_once_while_vertex_ai_does_not_answer(
+        served: Served, browser: Any, tmp_path: Path) -> None:
+    job = _submit(tmp_path, "hello.py", "print('hello')\n")
+    job.wait(60)
+    asked = time.monotonic()
+    browser.get(served.base + "/")
+    shown = time.monotonic() - asked
+    row = browser.find_element("css selector", f'tr[data-job="{job.job_id}"]')
+    assert row.find_element("css selector", ".state").text == "succeeded"
+    note = browser.find_element("css selector", '.note[data-target="vertex"]').text
+    # The page came while the Vertex AI listing was still waiting on the silent endpoint (it gives up after 60 s).
+    assert note.startswith("vertex: still answering (asked "), note
+    print(f"jobs page with a silent Vertex AI endpoint: {shown:.3f} s")
+    browser.get(served.base + "/?target=local")
+    assert browser.find_elements("css selector", '.note[data-target="vertex"]') == []
+    # A bad filter is said on the page, over the filter form (not a page of its own).
+    browser.get(served.base + "/?state=bogus")
+    assert _text(browser, "filter-problem").startswith("Invalid `state`: expected one of queued,")
+    assert browser.find_elements("id", "filters")
+
+
+BIG = f"""
+import sys, time
+from pathlib import Path
+
+for i in range({LINES}):
+    print(f"line {{i}}")
+print("\\x1b[31mred\\x1b[0m plain", flush=True)
+print("to stderr", file=sys.stderr, flush=True)
+trigger = Path(sys.argv[1])
+while not trigger.exists():
+    time.sleep(0.02)
+print("after the trigger", flush=True)
+"""
+
+
+def _lines(driver: Any) -> list[str]:
+    return list(driver.execute_script(
+        "return [...document.querySelectorAll('#log .line .text')].map((e) => e.textContent);"))
+
+
+def test_a_200k_line_log_opens_on_its_tail_loads_earlier_lines_searches_and_downloads(
+        served: Served, browser: Any, tmp_path: Path) -> None:
+    trigger = tmp_path / "trigger"
+    job = _submit(tmp_path, "big.py", BIG, str(trigger))
+    try:
+        deadline = time.monotonic() + 120
+        while not any("to stderr" in line.text for line in job.logs(tail=1)) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        asked = time.monotonic()
+        browser.get(f"{served.base}/jobs/{job.job_id}")
+        _wait(browser, lambda d: "to stderr" in _text(d, "log"))
+        print(f"a {LINES}-line log's page showed its last line {time.monotonic() - asked:.3f} s after it was asked for")
+        lines = _lines(browser)
+        assert len(lines) == 2000 and lines[0] == f"line {LINES - 1998}" and lines[-1] == "to stderr"
+        # ANSI colours drawn as colours (the codes gone), stderr marked.
+        red = browser.find_element("css selector", "#log .line .text .a-31")
+        assert red.text == "red" and lines[-2] == "red plain"
+        assert browser.find_elements("css selector", "#log .line.stderr")[-1].text.endswith("to stderr")
+        # The page stays responsive: a script runs at once.
+        assert browser.execute_script("return 1 + 1") == 2
+
+        browser.find_element("id", "earlier").click()
+        _wait(browser, lambda d: len(_lines(d)) == 4000)
+        assert _lines(browser)[0] == f"line {LINES - 3998}"
+
+        browser.find_element("id", "search-text").send_keys("line 12345")
+        browser.find_element("css selector", "#log-search button").click()
+        _wait(browser, lambda d: _text(d, "search-summary").startswith("11 lines"))
+        found = browser.find_elements("css selector", "#search-results .line")
+        assert [f.text for f in found][:2] == ["12346: chief-0 | line 12345", "123451: chief-0 | line 123450"]
+
+        trigger.touch()  # the page follows: the new line comes without a reload
+        _wait(browser, lambda d: "every line is in" in _text(d, "log-state"))
+        assert _lines(browser)[-1] == "after the trigger"
+
+        href = browser.find_element("id", "download").get_attribute("href")
+        request = urllib.request.Request(href, headers={"X-Tfcloud-Token": TOKEN})
+        with urllib.request.urlopen(request, timeout=120) as response:
+            assert response.headers["Content-Disposition"] == f'attachment; filename="{job.job_id}.log"'
+            text = response.read().decode()
+        rows = text.splitlines()
+        assert rows[0] == "chief-0 | line 0" and rows[LINES - 1] == f"chief-0 | line {LINES - 1}"
+        assert rows[LINES:] == ["chief-0 | red plain", "chief-0 | to stderr", "chief-0 | after the trigger"]
+    finally:
+        job.cancel()
+        job.wait(60)
+
+
+def _raw(served: Served, path: str, host: str | None = None) -> tuple[int, Any, bytes]:
+    """GET ``path`` as it is (no client rewrites it), with the token: the status, the headers and the body."""
+    connection = http.client.HTTPConnection(served.base.removeprefix("http://"), timeout=30)
+    try:
+        headers = {"X-Tfcloud-Token": TOKEN}
+        if host is not None:
+            headers["Host"] = host
+        connection.request("GET", path, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.headers, response.read()
+    finally:
+        connection.close()
+
+
+def test_every_answer_carries_the_security_headers_and_a_foreign_host_is_refused(served: Served) -> None:
+    for path in ("/", "/static/ui.css", "/jobs/local-x-20260101-000000-abcd"):
+        _, headers, _ = _raw(served, path)
+        assert headers["Content-Security-Policy"].startswith("default-src 'none'; script-src 'self';")
+        assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+        assert "unsafe-inline" not in headers["Content-Security-Policy"]
+        assert headers["X-Frame-Options"] == "DENY"
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["Referrer-Policy"] == "no-referrer"
+    status, headers, body = _raw(served, "/", host="attacker.example")  # a name rebound to 127.0.0.1
+    assert (status, headers["X-Frame-Options"]) == (421, "DENY")
+    assert b"answers to 127.0.0.1, ::1, localhost only" in body
+    assert _raw(served, "/", host="localhost:1234")[0] == 200
+    # The token's landing address never sends the browser to another host.
+    for path in ("//attacker.example/x", "/\\attacker.example", "///attacker.example"):
+        status, headers, _ = _raw(served, f"{path}?token={TOKEN}")
+        assert status == 303
+        assert urllib.parse.urljoin(served.base + "/", headers["Location"]).startswith(served.base + "/"), path
