@@ -209,3 +209,77 @@ def test_every_answer_carries_the_security_headers_and_a_foreign_host_is_refused
         status, headers, _ = _raw(served, f"{path}?token={TOKEN}")
         assert status == 303
         assert urllib.parse.urljoin(served.base + "/", headers["Location"]).startswith(served.base + "/"), path
+
+
+RECONNECT = """
+import sys, time
+from pathlib import Path
+
+for name in ("first", "second", "third"):
+    if name != "first":
+        while not Path(sys.argv[1], name).exists():
+            time.sleep(0.02)
+    print(name, flush=True)
+"""
+
+
+def test_a_reconnect_resumes_from_the_last_line_without_duplicates(browser: Any, served: Served,
+                                                                    silent_endpoint: str, tmp_path: Path) -> None:
+    env = _env(served.home, silent_endpoint)
+    proc, url = start_ui(env, "--token", TOKEN, "--target", "local")
+    port = url.split("/?", 1)[0].rsplit(":", 1)[1]
+    job = _submit(tmp_path, "steps.py", RECONNECT, str(tmp_path))
+    try:
+        browser.get(url)
+        browser.get(f"{url.split('/?', 1)[0]}/jobs/{job.job_id}")
+        _wait(browser, lambda d: _lines(d) == ["first"])
+        _wait(browser, lambda d: _text(d, "log-state") == "following")
+        stop_ui(proc)
+        _wait(browser, lambda d: _text(d, "log-state").startswith("disconnected"))
+        (tmp_path / "second").touch()  # printed while the page has no server
+        proc, _ = start_ui(env, "--token", TOKEN, "--target", "local", "--port", port)
+        _wait(browser, lambda d: "second" in _lines(d))
+        (tmp_path / "third").touch()
+        _wait(browser, lambda d: "every line is in" in _text(d, "log-state"))
+        assert _lines(browser) == ["first", "second", "third"]
+    finally:
+        stop_ui(proc)
+        job.cancel()
+        job.wait(60)
+
+
+CONTRAST = """
+function parse(c) { const m = c.match(/[\\d.]+/g).map(Number); return {r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1}; }
+function lum(c) {
+  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+}
+function background(e) {
+  for (; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor); if (c.a > 0) return c; }
+  return {r: 255, g: 255, b: 255, a: 1};
+}
+const worst = [];
+for (const e of document.querySelectorAll(arguments[0])) {
+  if (!e.textContent.trim() || !e.offsetParent) continue;
+  const s = getComputedStyle(e), f = lum(parse(s.color)), b = lum(background(e));
+  const ratio = (Math.max(f, b) + 0.05) / (Math.min(f, b) + 0.05) * (s.opacity < 1 ? 0 : 1);
+  worst.push([ratio, e.className || e.tagName, e.textContent.trim().slice(0, 30)]);
+}
+worst.sort((a, b) => a[0] - b[0]);
+return worst.slice(0, 3);
+"""
+
+
+def test_every_text_has_a_contrast_of_4_5_to_1_in_both_themes(served: Served, browser: Any, tmp_path: Path) -> None:
+    for code in ("print('ok')\n", "raise SystemExit(3)\n"):
+        _submit(tmp_path, f"c{len(code)}.py", code).wait(60)
+    try:
+        for scheme in ("light", "dark"):
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                                    {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            browser.get(served.base + "/?target=local")
+            _wait(browser, lambda d: d.find_elements("css selector", "#jobs-table .s-failed"))
+            worst = browser.execute_script(CONTRAST, ".state, .note, .dim, a, td, th, h1, h2, .label, .sub")
+            assert worst and worst[0][0] >= 4.5, (scheme, worst)
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
