@@ -39,7 +39,7 @@ TAIL = 2000
 #: The most lines one event carries.
 _BATCH = 500
 #: How often a quiet local job's file is read again, and its state checked (seconds).
-_POLL_S = 0.1
+_POLL_S = 0.05
 _STATE_S = 0.5
 _SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 
