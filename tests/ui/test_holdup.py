@@ -249,7 +249,10 @@ def test_a_reconnect_resumes_from_the_last_line_without_duplicates(browser: Any,
 
 
 CONTRAST = """
-function parse(c) { const m = c.match(/[\\d.]+/g).map(Number); return {r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1}; }
+function parse(c) {
+  const m = c.match(/[\\d.]+/g).map(Number);
+  return {r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1};
+}
 function lum(c) {
   const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
   return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);

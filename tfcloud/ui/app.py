@@ -8,6 +8,8 @@ Pages and endpoints (every one behind the token, :class:`TokenGate`)::
     GET  /jobs/{id}                  a job: plan, replicas, timeline, failure, artifacts, logs, cancel
     GET  /fragments/jobs/{id}        the job's status part alone (state, replicas, timeline, failure)
     GET  /api/jobs/{id}/logs         its last lines, then new ones, as server-sent events (:mod:`.logroutes`)
+    GET  /api/jobs/{id}/curves       its training curves (TensorBoard scalars), JSON (:mod:`.jobdata`)
+    GET  /api/jobs/{id}/resources    its replicas' CPU and memory over time, JSON
     GET  /api/jobs/{id}/logs/earlier, /logs/search, /logs.txt: lines before the window, a search, the download
     GET  /fragments/jobs/{id}/artifacts
     POST /api/jobs/{id}/cancel       cancel it (the token in the X-Tfcloud-Token header)
@@ -45,6 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tfcloud._version import __version__
 from tfcloud.errors import JobNotFoundError, TfcloudError
 from tfcloud.ui import logroutes, views
+from tfcloud.ui.jobdata import JobData
 from tfcloud.ui.security import LOOPBACK_NAMES, Guard, local_path
 
 __all__ = ["HEADER", "TokenGate", "create_app"]
@@ -142,6 +145,7 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
     set when the server stops (open log streams end then)."""
     stopping = stopping or threading.Event()
     sources = sources or views.Sources()
+    data = JobData()
     env = _templates()
 
     def page(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
@@ -223,6 +227,26 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
             return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
         return JSONResponse({"job_id": job_id, "state": state})
 
+    async def job_data(request: Request) -> Response:
+        """A job's training curves (``/curves``) or its replicas' resources (``/resources``), as JSON."""
+        from tfcloud import sdk
+        from tfcloud.ui.logstream import local_pids
+
+        job_id, what = request.path_params["job_id"], request.url.path.rpartition("/")[2]
+
+        def get() -> dict[str, Any]:
+            with sdk.attached(job_id, ray_address=sources.ray_for(job_id)) as handle:
+                info = handle.info()
+                pids = local_pids(handle) if what == "resources" else None
+            found = (data.curves(job_id, info.output_dir) if what == "curves"
+                     else data.resources(job_id, pids, info.state.is_final))
+            return {**found, "state": info.state.value, "final": info.state.is_final}
+
+        try:
+            return JSONResponse(await run_in_threadpool(get), headers={"Cache-Control": "no-store"})
+        except TfcloudError as exc:
+            return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
+
     def log_route(handler: Any) -> Any:
         async def route(request: Request) -> Response:
             job_id = request.path_params["job_id"]
@@ -265,6 +289,8 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         Route("/api/jobs/{job_id:path}/logs/search", log_route(logroutes.search)),
         Route("/api/jobs/{job_id:path}/logs.txt", log_route(logroutes.download)),
         Route("/api/jobs/{job_id:path}/logs", log_route(logroutes.events)),
+        Route("/api/jobs/{job_id:path}/curves", job_data, name="curves"),
+        Route("/api/jobs/{job_id:path}/resources", job_data, name="resources"),
         Route("/api/jobs/{job_id:path}/cancel", cancel, methods=["POST"]),
         Route("/studies/{study_id:path}/plot.png", study_plot),
         Route("/studies/{study_id:path}", study),

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHUNK", "after", "before", "line_dict", "local_lines_file", "search", "tail", "text_line"]
+__all__ = ["CHUNK", "after", "before", "line_dict", "local_lines_file", "local_pids", "search", "tail", "text_line"]
 
 #: Bytes read at a time (the most a reader holds, besides one line longer than that).
 CHUNK = 256 * 1024
@@ -34,6 +34,15 @@ def local_lines_file(handle: object) -> Path | None:
     from tfcloud.targets.local.backend import LocalJob
 
     return handle.job_dir / LINES_FILE if isinstance(handle, LocalJob) else None
+
+
+def local_pids(handle: object) -> dict[str, int] | None:
+    """Each replica's process id of a local job's handle (those started so far); None for another target's."""
+    from tfcloud.targets.local.backend import LocalJob
+
+    if not isinstance(handle, LocalJob):
+        return None
+    return {name: int(r["pid"]) for name, r in handle.replicas.items() if isinstance(r.get("pid"), int)}
 
 
 def line_dict(data: Any, *, noise: bool | None = None) -> dict[str, Any] | None:
