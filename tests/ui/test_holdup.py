@@ -286,3 +286,62 @@ def test_every_text_has_a_contrast_of_4_5_to_1_in_both_themes(served: Served, br
             assert worst and worst[0][0] >= 4.5, (scheme, worst)
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+CURVES = """
+import os, struct, sys, time
+from pathlib import Path
+
+def varint(n):
+    out = b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return out
+
+def field(number, data):
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+def event(step, **scalars):  # an Event with TF1-style simple_value scalars, framed as a TFRecord (CRCs unchecked)
+    values = b"".join(field(1, field(1, tag.encode()) + b"\\x15" + struct.pack("<f", v)) for tag, v in scalars.items())
+    body = b"\\x09" + struct.pack("<d", time.time()) + b"\\x10" + varint(step) + field(5, values)
+    return struct.pack("<Q", len(body)) + b"\\0" * 4 + body + b"\\0" * 4
+
+logs = Path(os.environ["AIP_TENSORBOARD_LOG_DIR"], "train")
+logs.mkdir(parents=True, exist_ok=True)
+hog = bytearray(64 * 1024 * 1024)  # memory the resource chart shows
+with open(logs / "events.out.tfevents.1.test", "ab") as f:
+    for step in range(4):
+        if step == 2:
+            while not Path(sys.argv[1]).exists():
+                sum(range(20000))  # some CPU while it waits
+                time.sleep(0.01)
+        f.write(event(step, epoch_loss=1.0 / (step + 1), epoch_accuracy=0.5 + step / 10))
+        f.flush()
+print("done", flush=True)
+"""
+
+
+def test_a_job_page_draws_training_curves_that_grow_and_its_replicas_resources(
+        served: Served, browser: Any, tmp_path: Path) -> None:
+    trigger = tmp_path / "trigger"
+    job = _submit(tmp_path, "curves.py", CURVES, str(trigger))
+    try:
+        browser.get(f"{served.base}/jobs/{job.job_id}")
+        points = "return (document.getElementById(arguments[0]) || {dataset: {}}).dataset.points;"
+        _wait(browser, lambda d: d.execute_script(points, "curve-train/epoch_loss") == "2")
+        caption = browser.find_element("css selector", '[id="curve-train/epoch_accuracy"] figcaption').text
+        assert caption == "train/epoch_accuracy 0.6"
+        # The replica's CPU and memory, sampled while it runs: a line per replica, growing.
+        _wait(browser, lambda d: int(d.execute_script(points, "memory") or 0) >= 2)
+        memory = browser.find_element("css selector", "#memory figcaption").text
+        assert memory.startswith("memory (resident)") and int(memory.split()[-2]) >= 64, memory
+        assert browser.find_element("id", "cpu").find_elements("css selector", "polyline")
+        trigger.touch()
+        _wait(browser, lambda d: d.execute_script(points, "curve-train/epoch_loss") == "4")  # no reload
+        assert _text(browser, "progress").startswith("step 3")
+        job.wait(60)
+    finally:
+        job.cancel()
+        job.wait(60)

@@ -63,3 +63,19 @@ def test_the_label_filter_is_key_equals_value() -> None:
     assert parse_label("") == {}
     with pytest.raises(ValidationError, match="expected KEY=VALUE"):
         parse_label("team")
+
+
+def test_training_curves_are_read_from_tensorflow_event_files() -> None:
+    """Event files TensorFlow wrote (tests/ui/data/tfevents/make_events.py): TF2 tensors and a TF1 simple value;
+    a second read finds nothing new and keeps what it had."""
+    from pathlib import Path
+
+    from tfcloud.ui.curves import Curves
+
+    curves = Curves(Path(__file__).parent / "data" / "tfevents")
+    series = curves.read()
+    assert sorted(series) == ["old_loss", "train/epoch_accuracy", "train/epoch_loss"]
+    assert [(step, round(value, 4)) for step, value, _ in series["train/epoch_loss"]] == [
+        (0, 1.0), (1, 0.5), (2, 0.3333)]
+    assert series["old_loss"] == [(7, 0.25, 1.5)]
+    assert curves.read() == series
