@@ -345,3 +345,70 @@ def test_a_job_page_draws_training_curves_that_grow_and_its_replicas_resources(
     finally:
         job.cancel()
         job.wait(60)
+
+
+FIT = """
+import argparse, sys, time
+import tfcloud
+
+p = argparse.ArgumentParser()
+p.add_argument("--x", type=float)
+p.add_argument("--kind")
+p.add_argument("--wait", type=float, default=0)
+a = p.parse_args()
+time.sleep(a.wait)
+tfcloud.report(loss=(a.x - 0.3) ** 2 + (0.5 if a.kind == "b" else 0.0))
+"""
+
+
+def _tune(tmp_path: Path, trials: int, wait: float) -> Any:
+    import tfcloud
+
+    script = tmp_path / "fit.py"
+    script.write_text(FIT)
+    return tfcloud.tune(script, params=["x=double:0.01:1:log", "kind=categorical:a,b"], metric="loss",
+                        goal="minimize", max_trials=trials, parallel_trials=trials, distribution_strategy=None,
+                        entry_point_args=["--wait", str(wait)])
+
+
+def test_a_study_page_sorts_filters_draws_parallel_coordinates_and_importance_and_cancels(
+        served: Served, browser: Any, tmp_path: Path) -> None:
+    pytest.importorskip("optuna", reason="local studies need tfcloud[tune]")
+    from selenium.webdriver.support import expected_conditions
+
+    study = _tune(tmp_path, 5, 0)
+    info = study.wait(180)
+    assert info.state.value == "succeeded"
+    browser.get(f"{served.base}/studies/{study.study_id}")
+    _wait(browser, lambda d: len(d.find_elements("css selector", "#parallel-plot polyline.trial")) == 5)
+    best = browser.find_elements("css selector", "#parallel-plot polyline.trial.best")
+    assert [b.get_attribute("data-trial") for b in best] == [info.best_trial.trial_id]
+    _wait(browser, lambda d: d.find_elements("css selector", "#importance-table tr"))
+    shares = browser.find_elements("css selector", "#importance-table tr")
+    assert sorted(r.get_attribute("data-param") for r in shares) == ["kind", "x"]
+    assert sum(int(r.text.split()[-1].rstrip("%")) for r in shares) in (99, 100, 101)
+
+    metric_column = browser.find_element("xpath", "//table[@id='trials-table']//th[text()='loss']")
+    metric_column.click()
+    ordered = [t.trial_id for t in sorted(info.trials, key=lambda t: t.metric)]
+    rows = browser.find_elements("css selector", "#trials-table tbody tr")
+    assert [r.get_attribute("data-trial") for r in rows] == ordered
+    metric_column = browser.find_element("xpath", "//table[@id='trials-table']//th[starts-with(text(), 'loss')]")
+    metric_column.click()  # again: the other way
+    rows = browser.find_elements("css selector", "#trials-table tbody tr")
+    assert [r.get_attribute("data-trial") for r in rows] == ordered[::-1]
+    browser.find_element("id", "trial-filter").send_keys("no trial holds this")
+    assert _text(browser, "trial-count") == "0 of 5 trials"
+
+    running = _tune(tmp_path, 2, 600)
+    try:
+        browser.get(f"{served.base}/studies/{running.study_id}")
+        _wait(browser, lambda d: _text(d, "study-state") == "running")
+        browser.find_element("id", "cancel-study").click()
+        alert = _wait(browser, expected_conditions.alert_is_present())
+        assert alert.text == f"Cancel {running.study_id}? Its running trials are stopped."
+        alert.accept()
+        _wait(browser, lambda d: _text(d, "study-state") == "cancelled", timeout=120)
+        assert running.info().state.value == "cancelled"
+    finally:
+        running.cancel()

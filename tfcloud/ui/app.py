@@ -13,7 +13,10 @@ Pages and endpoints (every one behind the token, :class:`TokenGate`)::
     GET  /api/jobs/{id}/logs/earlier, /logs/search, /logs.txt: lines before the window, a search, the download
     GET  /fragments/jobs/{id}/artifacts
     POST /api/jobs/{id}/cancel       cancel it (the token in the X-Tfcloud-Token header)
-    GET  /studies/{id}               a study: trials, plot, rerun command
+    GET  /studies/{id}               a study: trials (sortable, filterable), parallel coordinates, importance,
+                                     plot, rerun command, cancel
+    GET  /api/studies/{id}           its trials as JSON (:mod:`.explore`)
+    POST /api/studies/{id}/cancel    cancel it (the token in the header)
     GET  /fragments/studies/{id}     its trials table alone
     GET  /studies/{id}/plot.png      its plot
     GET  /static/...                 CSS and JavaScript
@@ -272,6 +275,33 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
             return PlainTextResponse(exc.message, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
         return page("_study_table.html", **info)
 
+    async def study_json(request: Request) -> Response:
+        from tfcloud import sdk
+        from tfcloud.ui.explore import study_data
+
+        def get() -> dict[str, Any]:
+            with sdk.attach_study(request.path_params["study_id"]) as found:
+                return study_data(found.info())
+
+        try:
+            return JSONResponse(await run_in_threadpool(get), headers={"Cache-Control": "no-store"})
+        except TfcloudError as exc:
+            return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
+
+    async def cancel_study(request: Request) -> Response:
+        from tfcloud import sdk
+
+        def stop() -> str:
+            with sdk.attach_study(request.path_params["study_id"]) as found:
+                found.cancel()
+                return found.info().state.value
+
+        try:
+            state = await run_in_threadpool(stop)
+        except TfcloudError as exc:
+            return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
+        return JSONResponse({"study_id": request.path_params["study_id"], "state": state})
+
     async def study_plot(request: Request) -> Response:
         try:
             png = await run_in_threadpool(views.study_plot, request.path_params["study_id"])
@@ -292,6 +322,8 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         Route("/api/jobs/{job_id:path}/curves", job_data, name="curves"),
         Route("/api/jobs/{job_id:path}/resources", job_data, name="resources"),
         Route("/api/jobs/{job_id:path}/cancel", cancel, methods=["POST"]),
+        Route("/api/studies/{study_id:path}/cancel", cancel_study, methods=["POST"]),
+        Route("/api/studies/{study_id:path}", study_json),
         Route("/studies/{study_id:path}/plot.png", study_plot),
         Route("/studies/{study_id:path}", study),
         Route("/jobs/{job_id:path}", job),

@@ -272,6 +272,9 @@ def study_view(info: StudyInfo, *, rerun: str | None) -> dict[str, Any]:
             "metric": "-" if trial.metric is None else f"{trial.metric:.4f}", "state": trial.state.value,
             "state_text": state_text(trial), "stopped": trial.stopped_at is not None,
             "duration": _duration(trial.duration), "job_id": trial.job_id, "message": trial.message or "",
+            "raw": ["" if trial.params.get(name) is None else trial.params[name] for name in params],
+            "metric_raw": "" if trial.metric is None else trial.metric,
+            "seconds": "" if trial.duration is None else round(trial.duration, 3),
         })
     done = sum(1 for t in info.trials if t.state.is_final)
     return {"info": info, "study_id": info.study_id, "state": info.state.value, "final": info.state.is_final,
