@@ -161,14 +161,27 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
                     title="Not found" if code == 404 else "Cannot show that")
 
     def filters(request: Request) -> dict[str, str]:
-        return {key: request.query_params.get(key, "").strip() for key in ("target", "state", "label")}
+        return {key: request.query_params.get(key, "").strip() for key in ("target", "state", "label", "trials")}
 
     async def jobs_table(request: Request) -> dict[str, Any]:
         chosen = filters(request)
         labels = views.parse_label(chosen["label"])
-        jobs, notes = await run_in_threadpool(sources.jobs, target=chosen["target"] or None,
-                                              state=chosen["state"] or None, labels=labels)
-        return {"jobs": jobs, "notes": notes, "filters": chosen}
+
+        def gather() -> tuple[list[Any], dict[str, str], list[Any]]:
+            jobs, notes = sources.jobs(target=chosen["target"] or None, state=chosen["state"] or None, labels=labels)
+            return jobs, notes, sources.studies()[0] if chosen["trials"] != "show" else []
+
+        jobs, notes, studies = await run_in_threadpool(gather)
+        rows = views.job_rows(jobs, studies)
+        number = views.page_number(request.query_params.get("page"))
+        pages = max(1, -(-len(rows) // views.PAGE))
+        number = min(number, pages)
+        rest = {k: v for k, v in chosen.items() if v}
+        return {"rows": rows[(number - 1) * views.PAGE:number * views.PAGE], "notes": notes, "filters": chosen,
+                "page": number, "pages": pages, "total": len(rows),
+                "newer": urlencode({**rest, "page": number - 1}) if number > 1 else None,
+                "older": urlencode({**rest, "page": number + 1}) if number < pages else None,
+                "jobs": jobs}
 
     async def index(request: Request) -> Response:
         filter_problem = None
@@ -176,14 +189,16 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
             table = await jobs_table(request)
         except TfcloudError as exc:  # a bad filter: the page, with the filter's problem over an empty table
             filter_problem = exc.message + (" " + exc.hint if exc.hint else "")
-            table = {"jobs": [], "notes": {}, "filters": filters(request)}
+            table = {"jobs": [], "rows": [], "notes": {}, "filters": filters(request), "page": 1, "pages": 1,
+                     "total": 0, "newer": None, "older": None}
         studies, study_notes = await run_in_threadpool(sources.studies)
         from tfcloud.states import JobState
 
         return page("jobs.html", status_code=400 if filter_problem else 200, targets=sources.targets,
                     states=[s.value for s in JobState], studies=views.study_rows(studies), study_notes=study_notes,
                     filter_problem=filter_problem,
-                    query=urlencode({k: v for k, v in table["filters"].items() if v}), **table)
+                    query=urlencode({k: v for k, v in {**table["filters"], "page": str(table["page"])}.items()
+                                     if v and v != "1"}), **table)
 
     async def jobs_fragment(request: Request) -> Response:
         try:

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = ["TARGETS", "Sources", "artifacts", "job_page", "parse_label", "replica_class", "study_page", "study_plot",
-           "study_rows", "study_view", "timeline_bars"]
+__all__ = ["INTERNAL_LABELS", "PAGE", "TARGETS", "Sources", "artifacts", "job_page", "job_rows", "page_number",
+           "parse_label", "replica_class", "shown_labels", "study_page", "study_plot", "study_rows", "study_view",
+           "timeline_bars"]
 
 #: Every built-in target the dashboard can list, in the order its filter shows them (the registry's order).
 TARGETS = tuple(BUILTIN)
@@ -41,6 +42,42 @@ def parse_label(text: str | None) -> dict[str, str]:
     if not sep or not key:
         raise ValidationError("label", "KEY=VALUE", text)
     return {key.strip(): value.strip()}
+
+
+#: Rows per page of the jobs list.
+PAGE = 50
+
+
+def page_number(text: str | None) -> int:
+    """``?page=N`` (1 when missing or not a number of 1 or more)."""
+    try:
+        return max(1, int(text or 1))
+    except ValueError:
+        return 1
+
+
+def job_rows(jobs: Sequence[JobInfo], studies: Sequence[StudyInfo]) -> list[dict[str, Any]]:
+    """The jobs list's rows, newest first: a job, or one row per study in place of its trials' jobs (where the
+    newest of them is), saying how many there are and in which states."""
+    study_of = {t.job_id: info for info in studies for t in info.trials if t.job_id}
+    rows: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    for info in jobs:
+        study = study_of.get(info.job_id)
+        if study is None:
+            rows.append({"kind": "job", "job": info})
+            continue
+        group = groups.get(study.study_id)
+        if group is None:
+            group = groups[study.study_id] = {"kind": "study", "study_id": study.study_id, "target": info.target,
+                                              "state": study.state.value, "count": 0, "states": {},
+                                              "created": info.created}
+            rows.append(group)
+        group["count"] += 1
+        group["states"][info.state.value] = group["states"].get(info.state.value, 0) + 1
+    for group in groups.values():
+        group["summary"] = ", ".join(f"{n} {state}" for state, n in sorted(group["states"].items()))
+    return rows
 
 
 def shown_labels(labels: Mapping[str, str]) -> dict[str, str]:
