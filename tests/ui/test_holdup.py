@@ -101,6 +101,11 @@ def test_the_jobs_page_shows_local_jobs_at_once_while_vertex_ai_does_not_answer(
     # The page came while the Vertex AI listing was still waiting on the silent endpoint (it gives up after 60 s).
     assert note.startswith("vertex: still answering (asked "), note
     print(f"jobs page with a silent Vertex AI endpoint: {shown:.3f} s")
+    asked = time.monotonic()
+    browser.get(served.base + "/")
+    print(f"... and again: {time.monotonic() - asked:.3f} s")
+    assert browser.find_element("css selector", '.note[data-target="vertex"]').text.startswith(
+        "vertex: still answering")
     browser.get(served.base + "/?target=local")
     assert browser.find_elements("css selector", '.note[data-target="vertex"]') == []
     # A bad filter is said on the page, over the filter form (not a page of its own).
@@ -412,3 +417,32 @@ def test_a_study_page_sorts_filters_draws_parallel_coordinates_and_importance_an
         assert running.info().state.value == "cancelled"
     finally:
         running.cancel()
+
+
+def test_an_output_file_downloads_from_the_page_and_the_rerun_command_takes_edited_arguments(
+        served: Served, browser: Any, tmp_path: Path) -> None:
+    job = _submit(tmp_path, "save.py", """
+        import os, sys
+        from pathlib import Path
+
+        model = Path(os.environ["AIP_MODEL_DIR"])
+        model.mkdir(parents=True, exist_ok=True)
+        (model / "weights.txt").write_text("trained with " + " ".join(sys.argv[1:]))
+    """, "--epochs", "3")
+    job.wait(60)
+    browser.get(f"{served.base}/jobs/{job.job_id}")
+    link = _wait(browser, lambda d: d.find_elements("link text", "model/weights.txt"))[0]
+    request = urllib.request.Request(link.get_attribute("href"), headers={"X-Tfcloud-Token": TOKEN})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.headers["Content-Disposition"] == 'attachment; filename="weights.txt"'
+        assert response.read() == b"trained with --epochs 3"
+    for outside in ("../job.json", "/etc/passwd", ""):
+        status, _, _ = _raw(served, f"/api/jobs/{job.job_id}/artifact?path={urllib.parse.quote(outside)}")
+        assert status == 404, outside
+
+    command = f"tfcloud submit {tmp_path / 'save.py'} --target local"
+    assert _text(browser, "rerun-command") == f"{command} -- --epochs 3"
+    field = browser.find_element("id", "rerun-args")
+    field.clear()
+    field.send_keys("--epochs 10")
+    assert _text(browser, "rerun-command") == f"{command} -- --epochs 10"

@@ -12,6 +12,7 @@ Pages and endpoints (every one behind the token, :class:`TokenGate`)::
     GET  /api/jobs/{id}/resources    its replicas' CPU and memory over time, JSON
     GET  /api/jobs/{id}/logs/earlier, /logs/search, /logs.txt: lines before the window, a search, the download
     GET  /fragments/jobs/{id}/artifacts
+    GET  /api/jobs/{id}/artifact?path=P   one of its output files, downloaded
     POST /api/jobs/{id}/cancel       cancel it (the token in the X-Tfcloud-Token header)
     GET  /studies/{id}               a study: trials (sortable, filterable), parallel coordinates, importance,
                                      plot, rerun command, cancel
@@ -227,8 +228,22 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         try:
             found = await run_in_threadpool(views.artifacts, job_id, ray_address=sources.ray_for(job_id))
         except TfcloudError as exc:
-            found = {"base": None, "files": [], "note": exc.message}
+            found = {"base": None, "files": [], "note": exc.message, "browse": None, "local": False, "job_id": job_id}
         return page("_artifacts.html", **found)
+
+    async def artifact(request: Request) -> Response:
+        """One file of the job's outputs, as a download."""
+        from starlette.responses import FileResponse
+
+        job_id = request.path_params["job_id"]
+        try:
+            found = await run_in_threadpool(views.artifact_file, job_id, request.query_params.get("path", ""),
+                                            ray_address=sources.ray_for(job_id))
+        except TfcloudError as exc:
+            return JSONResponse({"error": exc.message, "hint": exc.hint},
+                                status_code=404 if isinstance(exc, JobNotFoundError) else 400)
+        return FileResponse(found, filename=found.name, content_disposition_type="attachment",
+                            headers={"Cache-Control": "no-store"})
 
     async def cancel(request: Request) -> Response:
         job_id = request.path_params["job_id"]
@@ -334,6 +349,7 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         Route("/api/jobs/{job_id:path}/logs/search", log_route(logroutes.search)),
         Route("/api/jobs/{job_id:path}/logs.txt", log_route(logroutes.download)),
         Route("/api/jobs/{job_id:path}/logs", log_route(logroutes.events)),
+        Route("/api/jobs/{job_id:path}/artifact", artifact),
         Route("/api/jobs/{job_id:path}/curves", job_data, name="curves"),
         Route("/api/jobs/{job_id:path}/resources", job_data, name="resources"),
         Route("/api/jobs/{job_id:path}/cancel", cancel, methods=["POST"]),

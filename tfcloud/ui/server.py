@@ -157,7 +157,9 @@ class Dashboard:
         from tfcloud.ui.views import Sources
 
         stopping = self._stopping
-        app = create_app(token=self.token, sources=Sources(self.targets, ray_address=self.ray_address),
+        sources = Sources(self.targets, ray_address=self.ray_address)
+        sources.warm()
+        app = create_app(token=self.token, sources=sources,
                          cookie=f"tfcloud_ui_{self.port}", hosts=allowed_hosts(self.host), stopping=stopping)
         # log_config=None: uvicorn leaves the process's logging alone; no access log (addresses hold the token).
         config = uvicorn.Config(app, log_config=None, access_log=False, ws="none", lifespan="off",

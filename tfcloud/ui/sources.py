@@ -92,10 +92,11 @@ class Fetcher:
     def wait(self, keys: list[Any], deadline: float, patience: float | None = None) -> dict[Any, Answer]:
         """Each key's answer once every call is done or ``deadline`` (monotonic) has passed; when by then none
         has ever answered (a cold start), on until the first one does or ``patience`` (monotonic) passes."""
+        budget = deadline - time.monotonic()
         for key in keys:
             with self._lock:
-                thread = self._slots[key].thread
-            if thread is not None:
+                thread, asked = self._slots[key].thread, self._slots[key].answer.asked
+            if thread is not None and time.monotonic() - asked < budget:  # a call already late is not waited on
                 thread.join(max(0.0, deadline - time.monotonic()))
         while patience is not None and time.monotonic() < patience:
             with self._lock:

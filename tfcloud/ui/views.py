@@ -14,19 +14,21 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.errors import ConfigurationError, TfcloudError, ValidationError
+from tfcloud.errors import ConfigurationError, JobNotFoundError, TfcloudError, ValidationError
 from tfcloud.states import JobState
 from tfcloud.targets import BUILTIN
 from tfcloud.ui.sources import DEADLINE_S, PATIENCE_S, Answer, Fetcher
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tfcloud import JobInfo
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = ["INTERNAL_LABELS", "PAGE", "TARGETS", "Sources", "artifacts", "job_page", "job_rows", "page_number",
-           "parse_label", "replica_class", "shown_labels", "study_page", "study_plot", "study_rows", "study_view",
-           "timeline_bars"]
+__all__ = ["INTERNAL_LABELS", "PAGE", "TARGETS", "Sources", "artifact_file", "artifacts", "bucket_console",
+           "job_page", "job_rows", "page_number", "parse_label", "replica_class", "rerun_parts", "shown_labels",
+           "study_page", "study_plot", "study_rows", "study_view", "timeline_bars"]
 
 #: Every built-in target the dashboard can list, in the order its filter shows them (the registry's order).
 TARGETS = tuple(BUILTIN)
@@ -129,6 +131,11 @@ class Sources:
         if answer.note and not answer.unconfigured:
             return f"unreachable: {answer.note}"
         return answer.note
+
+    def warm(self) -> None:
+        """Start every target's listing now (in the background), so that the first page finds them answered."""
+        for name in self.targets:
+            self._start_listing(name, None, {})
 
     def jobs(self, *, target: str | None = None, state: str | None = None,
              labels: Mapping[str, str] | None = None) -> tuple[list[JobInfo], dict[str, str]]:
@@ -263,7 +270,21 @@ def job_page(job_id: str, *, ray_address: str | None = None, details: bool = Tru
         page["plan"] = plan
         page["pools"] = plan["pools"] if plan else _pools_from_replicas(info)
         page["tensorboard"] = f"tfcloud tensorboard {info.job_id}"
+        page["rerun"] = rerun_parts(plan) if plan else None
     return page
+
+
+def rerun_parts(plan: Mapping[str, Any]) -> dict[str, str]:
+    """The command that submits a job again, from the plan this machine kept (:func:`tfcloud.sdk.submitted_plan`):
+    ``head`` (``tfcloud submit ENTRY --target T`` and each setting that was given as an option) and ``args``
+    (the script's arguments, shell-quoted), which the page lets you edit."""
+    import shlex
+
+    head = ["tfcloud", "submit", str(plan.get("entry_point", "")), "--target", str(plan.get("target", ""))]
+    for name, source in sorted((plan.get("sources") or {}).items()):
+        if isinstance(source, Mapping) and source.get("from") == "given" and source.get("value") not in (None, ""):
+            head += [f"--{name.replace('_', '-')}", str(source["value"])]
+    return {"head": shlex.join(head), "args": shlex.join(str(a) for a in plan.get("args") or [])}
 
 
 def artifacts(job_id: str, *, ray_address: str | None = None) -> dict[str, Any]:
@@ -277,9 +298,39 @@ def artifacts(job_id: str, *, ray_address: str | None = None) -> dict[str, Any]:
         base = job_output_dir(info)
         found = list_artifacts(base)
     except TfcloudError as exc:
-        return {"base": None, "files": [], "note": exc.message}
+        return {"base": None, "files": [], "note": exc.message, "browse": None, "local": False, "job_id": job_id}
     return {"base": base, "files": [{"path": a.path, "size": a.size} for a in found],
-            "note": None if found else "Nothing written yet."}
+            "note": None if found else "Nothing written yet.", "job_id": info.job_id,
+            "local": "://" not in base, "browse": bucket_console(base)}
+
+
+def bucket_console(base: str) -> str | None:
+    """The Google Cloud console's page of a ``gs://`` directory (None for a local path)."""
+    from urllib.parse import quote
+
+    if not base.startswith("gs://"):
+        return None
+    return "https://console.cloud.google.com/storage/browser/" + quote(base[len("gs://"):].rstrip("/"), safe="/")
+
+
+def artifact_file(job_id: str, path: str, *, ray_address: str | None = None) -> Path:
+    """One file the job wrote under its output directory on this machine, for download: ``path`` relative to
+    that directory, never outside it (``..``, an absolute path or a link out of it is refused)."""
+    from pathlib import Path
+
+    from tfcloud import sdk
+    from tfcloud.outputs import job_output_dir
+
+    with sdk.attached(job_id, ray_address=ray_address) as handle:
+        base = job_output_dir(handle.info())
+    if "://" in base:
+        raise ValidationError("path", "a file of a job whose outputs are on this machine", base,
+                              hint=f"Its outputs are in Cloud Storage: tfcloud artifacts {job_id} --download DIR.")
+    root = Path(base).resolve()
+    target = (root / path).resolve()
+    if not path or not target.is_relative_to(root) or not target.is_file():
+        raise JobNotFoundError(f"No file `{path}` under {root}.", hint=f"tfcloud artifacts {job_id} lists them.")
+    return target
 
 
 # --- one study -------------------------------------------------------------------------------------------------

@@ -212,6 +212,15 @@ source.addEventListener("error", () => {
   else if (source.readyState === EventSource.CLOSED) setState("disconnected", true);
 });
 
+const rerunArgs = document.getElementById("rerun-args");
+if (rerunArgs) {
+  const command = document.getElementById("rerun-command");
+  rerunArgs.addEventListener("input", () => {
+    const args = rerunArgs.value.trim();
+    command.textContent = command.dataset.head + (args ? ` -- ${args}` : "");
+  });
+}
+
 cancelButton.addEventListener("click", async () => {
   if (!window.confirm(`Cancel ${cancelButton.dataset.job}? Its replicas are stopped.`)) return;
   cancelButton.disabled = true;
