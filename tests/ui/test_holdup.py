@@ -446,3 +446,27 @@ def test_an_output_file_downloads_from_the_page_and_the_rerun_command_takes_edit
     field.clear()
     field.send_keys("--epochs 10")
     assert _text(browser, "rerun-command") == f"{command} -- --epochs 10"
+
+
+def test_corrupt_records_are_shown_as_unreadable_not_dropped_or_given_an_exit_code(
+        served: Served, tmp_path: Path) -> None:
+    plan_broken = _submit(tmp_path, "one.py", "print('one')\n")
+    status_broken = _submit(tmp_path, "two.py", "print('two')\n")
+    for job in (plan_broken, status_broken):
+        job.wait(60)
+    jobs = served.home / "jobs"
+    (jobs / plan_broken.job_id / "job.json").write_text("\x00garbage")
+    (jobs / status_broken.job_id / "status.json").write_text("{not json")
+
+    status, _, body = _raw(served, "/?target=local")
+    page = body.decode()
+    assert status == 200
+    row = page[page.index(f'<tr class="unreadable" data-job="{plan_broken.job_id}">'):]
+    row = row[:row.index("</tr>")]
+    assert ">unreadable</span>" in row and "its job.json cannot be read: " in row
+    row = page[page.index(f'<tr data-job="{status_broken.job_id}">'):]
+    row = row[:row.index("</tr>")]
+    assert ">unreadable</span></td><td class=\"num\">-</td>" in row and "failed" not in row
+    _, _, body = _raw(served, f"/jobs/{status_broken.job_id}")
+    page = body.decode()
+    assert 'id="unreadable">' in page and "status.json cannot be read" in page and 'id="exit-code"' not in page

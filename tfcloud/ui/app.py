@@ -52,6 +52,7 @@ from tfcloud._version import __version__
 from tfcloud.errors import JobNotFoundError, TfcloudError
 from tfcloud.ui import logroutes, views
 from tfcloud.ui.jobdata import JobData
+from tfcloud.ui.records import record_problem, unreadable_local_jobs
 from tfcloud.ui.security import LOOPBACK_NAMES, Guard, local_path
 
 __all__ = ["HEADER", "TokenGate", "create_app"]
@@ -110,6 +111,7 @@ def _templates() -> Any:
     env.filters["when"] = _when
     env.filters["size"] = _size
     env.filters["shown"] = views.shown_labels
+    env.filters["problem"] = record_problem
     env.filters["iso"] = _iso
     return env
 
@@ -174,6 +176,11 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
 
         jobs, notes, studies = await run_in_threadpool(gather)
         rows = views.job_rows(jobs, studies)
+        if chosen["target"] in ("", "local") and "local" in sources.targets and not chosen["state"] \
+                and not chosen["label"]:  # the local jobs that cannot be read are shown as such, not dropped
+            rows = sorted(rows + await run_in_threadpool(unreadable_local_jobs),
+                          key=lambda row: (row["job"].created if "job" in row else row["created"]) or 0.0,
+                          reverse=True)
         number = views.page_number(request.query_params.get("page"))
         pages = max(1, -(-len(rows) // views.PAGE))
         number = min(number, pages)

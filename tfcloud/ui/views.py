@@ -257,8 +257,12 @@ def job_page(job_id: str, *, ray_address: str | None = None, details: bool = Tru
         info = handle.info()
         error = sdk.failure(handle) if info.state.is_final and info.state is not JobState.SUCCEEDED else None
         stages = sdk.timeline(handle, info=info)
+    from tfcloud.ui.records import record_problem
+
+    problem = record_problem(info)
     page: dict[str, Any] = {
-        "info": info, "job_id": info.job_id, "state": info.state.value, "final": info.state.is_final,
+        "info": info, "job_id": info.job_id, "state": "unreadable" if problem else info.state.value,
+        "final": info.state.is_final, "unreadable": problem,
         "replicas": [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code, "css": replica_class(r.name)}
                      for r in info.replicas],
         "failure": None if error is None else {"message": error.message, "tail": error.log_tail or ""},
