@@ -88,6 +88,7 @@ def _row_state(driver: Any, job_id: str) -> str:
 def test_the_jobs_list_shows_local_and_vertex_jobs_with_their_states(served: Served, browser: Any,
                                                                      tfcloud_emulator: Any, tmp_path: Path) -> None:
     from google.cloud import aiplatform_v1 as vertex
+    from selenium.webdriver.support.select import Select
 
     local = _submit(tmp_path, "hello.py", "print('hello')\n")
     failing = _submit(tmp_path, "broken.py", "print('about to fail')\nraise SystemExit(3)\n")
@@ -132,6 +133,12 @@ def test_the_jobs_list_shows_local_and_vertex_jobs_with_their_states(served: Ser
     browser.get(f"{served.base}/jobs/{vertex_id}")
     _wait(browser, lambda d: "hi" in _text(d, "log"))
     assert _text(browser, "job-state") == "succeeded"
+    # Vertex AI reports no replicas: the replica filter offers those its log lines came from (and the service's).
+    options = [o.get_attribute("value") for o in browser.find_elements("css selector", "#replica option")]
+    assert options[0] == "" and "chief-0" in options
+    Select(browser.find_element("id", "replica")).select_by_value("chief-0")
+    shown = [line.text for line in browser.find_elements("css selector", "#log .line") if line.is_displayed()]
+    assert shown and all(line.startswith("chief-0") for line in shown)
     assert _text(browser, "plan") == "Submitted from another machine: only what the job itself reports."
 
 

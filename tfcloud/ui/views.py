@@ -249,6 +249,15 @@ def _pools_from_replicas(info: JobInfo) -> list[dict[str, Any]]:
     return [{"role": role, "replicas": n, "machine_type": "-", "accelerator": "-"} for role, n in counts.items()]
 
 
+def _replicas_from_plan(plan: Mapping[str, Any] | None, info: JobInfo) -> list[dict[str, Any]]:
+    """A job's replicas as its plan had them (``chief-0``, ``worker-0``...: the names its log lines carry), for a
+    target that reports no replicas of its own (Vertex AI reports one state per job)."""
+    names = [f"{pool['role']}-{i}" for pool in (plan or {}).get("pools") or []
+             for i in range(int(pool.get("replicas") or 0))]
+    return [{"name": name, "state": info.state.value, "exit_code": None, "css": replica_class(name), "own": False}
+            for name in names]
+
+
 def job_page(job_id: str, *, ray_address: str | None = None, details: bool = True) -> dict[str, Any]:
     """Everything a job's page shows. ``details``: also the plan (the status fragment refreshes without it)."""
     from tfcloud import sdk
@@ -260,17 +269,19 @@ def job_page(job_id: str, *, ray_address: str | None = None, details: bool = Tru
     from tfcloud.ui.records import record_problem
 
     problem = record_problem(info)
+    plan = sdk.submitted_plan(info.job_id)
+    replicas = [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code, "css": replica_class(r.name),
+                 "own": True} for r in info.replicas] or _replicas_from_plan(plan, info)
     page: dict[str, Any] = {
         "info": info, "job_id": info.job_id, "state": "unreadable" if problem else info.state.value,
-        "final": info.state.is_final, "unreadable": problem,
-        "replicas": [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code, "css": replica_class(r.name)}
-                     for r in info.replicas],
+        "final": info.state.is_final, "unreadable": problem, "replicas": replicas,
+        "replica_note": None if info.replicas or not replicas else
+        "each replica as the job was planned; the target reports one state for the whole job",
         "failure": None if error is None else {"message": error.message, "tail": error.log_tail or ""},
         "bars": timeline_bars(stages), "summary": stages.summary(),
-        "width": max((len(r.name) for r in info.replicas), default=0),
+        "width": max((len(str(r["name"])) for r in replicas), default=0),
     }
     if details:
-        plan = sdk.submitted_plan(info.job_id)
         page["plan"] = plan
         page["pools"] = plan["pools"] if plan else _pools_from_replicas(info)
         page["tensorboard"] = f"tfcloud tensorboard {info.job_id}"
