@@ -470,3 +470,38 @@ def test_corrupt_records_are_shown_as_unreadable_not_dropped_or_given_an_exit_co
     _, _, body = _raw(served, f"/jobs/{status_broken.job_id}")
     page = body.decode()
     assert 'id="unreadable">' in page and "status.json cannot be read" in page and 'id="exit-code"' not in page
+
+
+def test_a_replica_killed_by_sigkill_is_named_as_a_likely_out_of_memory_kill(served: Served, tmp_path: Path) -> None:
+    job = _submit(tmp_path, "oom.py", """
+        import os, signal
+        print("allocating", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's out-of-memory killer does
+    """)
+    info = job.wait(60)
+    assert info.state.value == "failed"
+    _, _, body = _raw(served, f"/jobs/{job.job_id}")
+    page = body.decode()
+    assert '<p id="killed">chief-0 was killed by SIGKILL, which is what the kernel\'s out-of-memory killer sends: ' \
+           "likely out of memory" in page
+
+
+def test_a_job_whose_files_are_removed_while_its_page_is_open_says_so(
+        served: Served, browser: Any, tmp_path: Path) -> None:
+    import shutil
+
+    job = _submit(tmp_path, "quiet.py", """
+        import time
+        print("waiting", flush=True)
+        time.sleep(600)
+    """)
+    job_dir = served.home / "jobs" / job.job_id
+    try:
+        browser.get(f"{served.base}/jobs/{job.job_id}")
+        _wait(browser, lambda d: _lines(d) == ["waiting"])
+        shutil.rmtree(job_dir)
+        _wait(browser, lambda d: _text(d, "log-state").startswith("gone: The job's files are gone: "))
+    finally:
+        job_dir.mkdir(exist_ok=True)  # somewhere for its supervisor to record that it stopped
+        job.cancel()
+        job.wait(60)

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from tfcloud.timeline import Timeline
 
 __all__ = ["INTERNAL_LABELS", "PAGE", "TARGETS", "Sources", "artifact_file", "artifacts", "bucket_console",
-           "job_page", "job_rows", "page_number", "parse_label", "replica_class", "rerun_parts", "shown_labels",
-           "study_page", "study_plot", "study_rows", "study_view", "timeline_bars"]
+           "job_page", "job_rows", "killed_replicas", "page_number", "parse_label", "replica_class", "rerun_parts",
+           "shown_labels", "study_page", "study_plot", "study_rows", "study_view", "timeline_bars"]
 
 #: Every built-in target the dashboard can list, in the order its filter shows them (the registry's order).
 TARGETS = tuple(BUILTIN)
@@ -258,6 +258,18 @@ def _replicas_from_plan(plan: Mapping[str, Any] | None, info: JobInfo) -> list[d
             for name in names]
 
 
+#: Exit codes of a replica killed by SIGKILL: -9 (a process tfcloud started) or 137 (128 + 9, from a shell or a
+#: container); the kernel's out-of-memory killer sends SIGKILL.
+_SIGKILL_CODES = (-9, 137)
+
+
+def killed_replicas(info: JobInfo) -> list[str]:
+    """The replicas that were killed by SIGKILL without tfcloud stopping them (what an out-of-memory kill looks
+    like from outside: the page names it as a likely one, beside their memory chart)."""
+    return [r.name for r in info.replicas
+            if r.exit_code in _SIGKILL_CODES and r.state is JobState.FAILED]
+
+
 def job_page(job_id: str, *, ray_address: str | None = None, details: bool = True) -> dict[str, Any]:
     """Everything a job's page shows. ``details``: also the plan (the status fragment refreshes without it)."""
     from tfcloud import sdk
@@ -277,7 +289,8 @@ def job_page(job_id: str, *, ray_address: str | None = None, details: bool = Tru
         "final": info.state.is_final, "unreadable": problem, "replicas": replicas,
         "replica_note": None if info.replicas or not replicas else
         "each replica as the job was planned; the target reports one state for the whole job",
-        "failure": None if error is None else {"message": error.message, "tail": error.log_tail or ""},
+        "failure": None if error is None else {"message": error.message, "tail": error.log_tail or "",
+                                               "killed": killed_replicas(info)},
         "bars": timeline_bars(stages), "summary": stages.summary(),
         "width": max((len(str(r["name"])) for r in replicas), default=0),
     }
