@@ -23,6 +23,12 @@ from tfcloud.cli import main
     (["--port", "70000"], "Error: Invalid `--port`: expected a port from 0 (any free one) to 65535, received 70000."),
     (["--token", "short"], "Error: Invalid `--token`: expected 8 to 256 characters: letters, digits, . _ ~ -, "
                            "received '(hidden)'."),
+    (["--host", "0.0.0.0", "--token", "password"], "Error: Invalid `--token`: expected a secret hard to guess on an "
+                                                    "address other than loopback (64 bits or more), received "
+                                                    "'(hidden)'."),
+    (["--host", "0.0.0.0", "--token", "abababababababababab"], "Error: Invalid `--token`: expected a secret hard to "
+                                                                "guess on an address other than loopback (64 bits or "
+                                                                "more), received '(hidden)'."),
     (["--target", "kubernetes"], "Error: Invalid `--target`: expected one of local, vertex, ray, received "
                                  "'kubernetes'."),
 ])
@@ -32,6 +38,14 @@ def test_a_bad_address_or_token_exits_2_before_anything_starts(argv: list[str], 
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.splitlines()[0] == message
+
+
+def test_a_weak_token_on_another_address_says_why_and_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ui", "--no-browser", "--host", "0.0.0.0", "--token", "password"]) == 2
+    err = capsys.readouterr().err
+    assert "That token is too easy to guess: 8 characters of that kind are about 38 bits, fewer than 64." in err
+    assert '--token "$(openssl rand -hex 24)"' in err
+    assert "password" not in err  # the token itself is never printed
 
 
 def test_a_host_other_than_loopback_says_how_to_give_a_token(capsys: pytest.CaptureFixture[str]) -> None:
