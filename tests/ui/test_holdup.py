@@ -405,6 +405,13 @@ def test_a_study_page_sorts_filters_draws_parallel_coordinates_and_importance_an
     browser.find_element("id", "trial-filter").send_keys("no trial holds this")
     assert _text(browser, "trial-count") == "0 of 5 trials"
 
+    # A trial's job page draws what it reported with tfcloud.report().
+    best_trial = info.best_trial
+    browser.get(f"{served.base}/jobs/{best_trial.job_id}")
+    caption = _wait(browser, lambda d: d.find_elements("css selector", '[id="curve-report/loss"] figcaption'))[0]
+    name, value = caption.text.split()
+    assert name == "report/loss" and float(value) == pytest.approx(best_trial.metric, rel=1e-2)
+
     running = _tune(tmp_path, 2, 600)
     try:
         browser.get(f"{served.base}/studies/{running.study_id}")

@@ -278,8 +278,8 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
             with sdk.attached(job_id, ray_address=sources.ray_for(job_id)) as handle:
                 info = handle.info()
                 pids = local_pids(handle) if what == "resources" else None
-            found = (data.curves(job_id, info.output_dir) if what == "curves"
-                     else data.resources(job_id, pids, info.state.is_final))
+            found = (data.curves(job_id, info.output_dir, views.trial_metrics_file(job_id, sources))
+                     if what == "curves" else data.resources(job_id, pids, info.state.is_final))
             return {**found, "state": info.state.value, "final": info.state.is_final}
 
         try:

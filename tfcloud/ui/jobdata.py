@@ -1,6 +1,7 @@
 """What a job's page charts besides its log: its training curves and its replicas' resources over time.
 
-- :meth:`JobData.curves`: the scalars in the job's TensorBoard log directory (``AIP_TENSORBOARD_LOG_DIR``, the
+- :meth:`JobData.curves`: what a trial's job reported with ``tfcloud.report()`` (its study's metrics file), and
+  the scalars in the job's TensorBoard log directory (``AIP_TENSORBOARD_LOG_DIR``, the
   ``logs/`` under its output directory; :mod:`tfcloud.ui.curves`), for a job whose outputs are on this machine
   (local jobs; a Ray job's when the cluster is this machine). A Vertex AI job's are in Cloud Storage:
   ``tfcloud tensorboard JOB`` shows them.
@@ -20,7 +21,7 @@ from typing import Any
 
 from tfcloud.ui.curves import Curves
 
-__all__ = ["KEEP", "SAMPLE_S", "WATCH_S", "JobData"]
+__all__ = ["KEEP", "SAMPLE_S", "WATCH_S", "JobData", "read_reports"]
 
 #: Seconds between two samples of a watched job's replicas.
 SAMPLE_S = 1.0
@@ -39,6 +40,36 @@ class _Watch:
         self.final = False
 
 
+#: The keys of a metrics file's line that are not metrics (cloudml-hypertune's format).
+_NOT_METRICS = {"timestamp", "trial", "global_step", "checkpoint_path"}
+
+
+def read_reports(path: Path) -> dict[str, list[list[float]]]:
+    """The measurements in a trial's metrics file (``tfcloud.report()``, cloudml-hypertune's JSON lines): per
+    metric, [step, value, time] each."""
+    import json
+
+    series: dict[str, list[list[float]]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return series
+    for line in lines:
+        try:
+            data = json.loads(line)
+            step, when = int(data.get("global_step") or 0), float(data.get("timestamp") or 0.0)
+        except (ValueError, TypeError, AttributeError):
+            continue
+        for name, value in data.items():
+            if name in _NOT_METRICS:
+                continue
+            try:
+                series.setdefault(name, []).append([step, float(value), when])
+            except (TypeError, ValueError):
+                continue
+    return series
+
+
 class JobData:
     """Curves and resources per job, shared by every page of one dashboard."""
 
@@ -50,17 +81,21 @@ class JobData:
         self._stop = threading.Event()
 
     # -- curves ---------------------------------------------------------------------------------------------
-    def curves(self, job_id: str, output_dir: str | None) -> dict[str, Any]:
-        """``{"series": {name: [[step, value, time], ...]}, "note": why none}``."""
+    def curves(self, job_id: str, output_dir: str | None, reports: Path | None = None) -> dict[str, Any]:
+        """``{"series": {name: [[step, value, time], ...]}, "note": why none}``: the TensorBoard scalars, and
+        the measurements ``tfcloud.report()`` wrote to ``reports`` (a trial's metrics file) as ``report/NAME``."""
+        found = {f"report/{name}": points for name, points in read_reports(reports).items()} if reports else {}
         if not output_dir or "://" in output_dir:
-            return {"series": {}, "note": "This job's TensorBoard logs are not on this machine: "
-                                          f"tfcloud tensorboard {job_id} shows them."}
+            return {"series": found, "note": None if found else "This job's TensorBoard logs are not on this "
+                                                                f"machine: tfcloud tensorboard {job_id} shows them."}
         with self._lock:
             reader = self._curves.setdefault(job_id, Curves(Path(output_dir) / "logs"))
-        series = reader.read()
-        return {"series": {name: [list(p) for p in points] for name, points in series.items()},
+        series = {name: [list(p) for p in points] for name, points in reader.read().items()}
+        series.update(found)
+        return {"series": series,
                 "note": None if series else f"No scalars yet in {reader.log_dir} (AIP_TENSORBOARD_LOG_DIR): "
-                                            "Keras's TensorBoard callback or tf.summary.scalar writes them."}
+                                            "Keras's TensorBoard callback or tf.summary.scalar writes them, "
+                                            "tfcloud.report() in a study's trial."}
 
     # -- resources ------------------------------------------------------------------------------------------
     def resources(self, job_id: str, pids: dict[str, int] | None, final: bool) -> dict[str, Any]:

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["INTERNAL_LABELS", "PAGE", "TARGETS", "Sources", "artifact_file", "artifacts", "bucket_console",
            "job_page", "job_rows", "killed_replicas", "page_number", "parse_label", "replica_class", "rerun_parts",
-           "shown_labels", "study_page", "study_plot", "study_rows", "study_view", "timeline_bars"]
+           "shown_labels", "study_page", "study_plot", "study_rows", "study_view", "timeline_bars",
+           "trial_metrics_file"]
 
 #: Every built-in target the dashboard can list, in the order its filter shows them (the registry's order).
 TARGETS = tuple(BUILTIN)
@@ -247,6 +248,19 @@ def _pools_from_replicas(info: JobInfo) -> list[dict[str, Any]]:
         role = replica.name.rpartition("-")[0] or replica.name
         counts[role] = counts.get(role, 0) + 1
     return [{"role": role, "replicas": n, "machine_type": "-", "accelerator": "-"} for role, n in counts.items()]
+
+
+def trial_metrics_file(job_id: str, sources: Sources) -> Path | None:
+    """The metrics file ``tfcloud.report()`` writes to in the job of a local study's trial (its
+    ``CLOUD_ML_HP_METRIC_FILE``: ``<study dir>/trials/<n>/output.metrics``), or None for another job."""
+    from tfcloud.statedir import default_state_dir, study_dir
+
+    for info in sources.studies()[0]:
+        for trial in info.trials:
+            if trial.job_id == job_id:
+                found = study_dir(default_state_dir(), info.study_id) / "trials" / trial.trial_id / "output.metrics"
+                return found if found.parent.is_dir() else None  # a study of this machine's
+    return None
 
 
 def _replicas_from_plan(plan: Mapping[str, Any] | None, info: JobInfo) -> list[dict[str, Any]]:
