@@ -8,6 +8,7 @@ import signal
 import socket
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +105,39 @@ def test_tfcloud_ui_serves_from_a_thread_whichever_import_came_first() -> None:
         dashboard.stop()
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{dashboard.port}/", timeout=5)
+
+
+def test_ctrl_c_with_a_log_stream_open_exits_130_at_once_and_quietly(tmp_path: Path) -> None:
+    import http.client
+    import textwrap
+
+    import tfcloud
+
+    script = tmp_path / "quiet.py"
+    script.write_text(textwrap.dedent("""
+        import time
+        print("waiting", flush=True)
+        time.sleep(600)
+    """))
+    job = tfcloud.submit(script, distribution_strategy=None)
+    proc, url = start_ui(os.environ)
+    try:
+        base, _, token = url.partition("/?token=")
+        connection = http.client.HTTPConnection(base.removeprefix("http://"), timeout=30)
+        connection.request("GET", f"/api/jobs/{job.job_id}/logs", headers={"X-Tfcloud-Token": token})
+        stream = connection.getresponse()
+        while b"waiting" not in stream.readline():  # the page is following the job
+            pass
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        connection.close()
+        assert out == ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+        job.cancel()
+        job.wait(60)
+    assert proc.returncode == 130
+    assert "Traceback" not in err and "Cancel" not in err, err
+    assert err == "tfcloud ui: the dashboard of local, vertex, ray jobs and studies. Open:\nCtrl-C stops it.\n"
