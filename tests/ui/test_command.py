@@ -141,3 +141,12 @@ def test_ctrl_c_with_a_log_stream_open_exits_130_at_once_and_quietly(tmp_path: P
     assert proc.returncode == 130
     assert "Traceback" not in err and "Cancel" not in err, err
     assert err == "tfcloud ui: the dashboard of local, vertex, ray jobs and studies. Open:\nCtrl-C stops it.\n"
+
+
+def test_a_weak_token_on_loopback_is_taken_with_a_note() -> None:
+    proc, url = start_ui(os.environ, "--token", "password")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert url.endswith("/?token=password") and proc.returncode == 130
+    assert ("Note: that --token is easy to guess (8 characters of that kind are about 38 bits, fewer than 64); it "
+            "would be refused on an address other than loopback.") in " ".join(err.split())

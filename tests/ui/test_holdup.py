@@ -404,6 +404,19 @@ def test_a_study_page_sorts_filters_draws_parallel_coordinates_and_importance_an
     assert [r.get_attribute("data-trial") for r in rows] == ordered[::-1]
     browser.find_element("id", "trial-filter").send_keys("no trial holds this")
     assert _text(browser, "trial-count") == "0 of 5 trials"
+    # Pages of trials (50 a page; 2 here, to see it with 5).
+    browser.execute_script("document.getElementById('trials').dataset.pageSize = '2';")
+    browser.find_element("id", "trial-filter").clear()
+    browser.find_element("id", "trial-filter").send_keys(" ")
+    assert _text(browser, "trial-count") == "5 trials · page 1 of 3"
+
+    def visible(d: Any) -> list[str]:
+        return [r.get_attribute("data-trial") for r in d.find_elements("css selector", "#trials-table tbody tr")
+                if r.is_displayed()]
+
+    assert visible(browser) == ordered[::-1][:2]
+    browser.find_element("id", "trials-older").click()
+    assert visible(browser) == ordered[::-1][2:4] and _text(browser, "trial-count") == "5 trials · page 2 of 3"
 
     # A trial's job page draws what it reported with tfcloud.report().
     best_trial = info.best_trial

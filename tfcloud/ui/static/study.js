@@ -13,7 +13,9 @@ const cancelButton = document.getElementById("cancel-study");
 const action = document.getElementById("study-action");
 const parallel = document.getElementById("parallel");
 const importance = document.getElementById("importance");
-let sortColumn = null, sortDescending = false;
+const previous = document.getElementById("trials-newer");
+const next = document.getElementById("trials-older");
+let sortColumn = null, sortDescending = false, page = 0;
 
 // -- the table: sort and filter (again after each refresh of the table) ------------------------------------
 function value(cell, numeric) {
@@ -45,14 +47,21 @@ function arrange() {
     body.append(...rows);
   }
   const wanted = filter.value.trim().toLowerCase();
-  let shown = 0;
-  for (const row of rows) {
-    const match = !wanted || row.textContent.toLowerCase().includes(wanted);
-    row.hidden = !match;
-    if (match) shown += 1;
-  }
-  count.textContent = wanted ? `${shown} of ${rows.length} trials` : `${rows.length} trials`;
+  const matching = rows.filter((row) => !wanted || row.textContent.toLowerCase().includes(wanted));
+  const size = Number(trials.dataset.pageSize || 50);  // trials a page
+  const pages = Math.max(1, Math.ceil(matching.length / size));
+  page = Math.min(page, pages - 1);
+  const shown = new Set(matching.slice(page * size, (page + 1) * size));
+  for (const row of rows) row.hidden = !shown.has(row);
+  count.textContent = (wanted ? `${matching.length} of ${rows.length} trials` : `${rows.length} trials`) +
+    (pages > 1 ? ` · page ${page + 1} of ${pages}` : "");
+  previous.hidden = next.hidden = pages <= 1;
+  previous.disabled = page === 0;
+  next.disabled = page >= pages - 1;
 }
+
+previous.addEventListener("click", () => { page -= 1; arrange(); });
+next.addEventListener("click", () => { page += 1; arrange(); });
 
 trials.addEventListener("click", (event) => {
   const th = event.target.closest("#trials-table th");
@@ -62,7 +71,7 @@ trials.addEventListener("click", (event) => {
   sortColumn = column;
   arrange();
 });
-filter.addEventListener("input", arrange);
+filter.addEventListener("input", () => { page = 0; arrange(); });
 trials.addEventListener("tfcloud:refreshed", arrange);
 arrange();
 
