@@ -384,6 +384,14 @@ def test_a_study_page_sorts_filters_draws_parallel_coordinates_and_importance_an
     study = _tune(tmp_path, 5, 0)
     info = study.wait(180)
     assert info.state.value == "succeeded"
+    # The jobs list: the trials' jobs are one row under their study, and each of them on demand.
+    browser.get(f"{served.base}/?target=local")
+    group = _wait(browser, lambda d: d.find_elements("css selector", f'tr[data-study="{study.study_id}"]'))[0]
+    assert "5 trial jobs (5 succeeded)" in group.text
+    assert all(not browser.find_elements("css selector", f'tr[data-job="{t.job_id}"]') for t in info.trials)
+    browser.find_element("id", "show-trials").click()
+    _wait(browser, lambda d: all(d.find_elements("css selector", f'tr[data-job="{t.job_id}"]') for t in info.trials))
+
     browser.get(f"{served.base}/studies/{study.study_id}")
     _wait(browser, lambda d: len(d.find_elements("css selector", "#parallel-plot polyline.trial")) == 5)
     best = browser.find_elements("css selector", "#parallel-plot polyline.trial.best")
