@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.ui.conftest import Served, start_ui, stop_ui
+from tests.ui.conftest import Served, csp_violations, start_ui, stop_ui
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI listing needs tfcloud[cloud]")
 
@@ -177,6 +177,7 @@ def test_a_200k_line_log_opens_on_its_tail_loads_earlier_lines_searches_and_down
         rows = text.splitlines()
         assert rows[0] == "chief-0 | line 0" and rows[LINES - 1] == f"chief-0 | line {LINES - 1}"
         assert rows[LINES:] == ["chief-0 | red plain", "chief-0 | to stderr", "chief-0 | after the trigger"]
+        assert csp_violations(browser) == []  # the page needs nothing the policy refuses
     finally:
         job.cancel()
         job.wait(60)
@@ -346,6 +347,7 @@ def test_a_job_page_draws_training_curves_that_grow_and_its_replicas_resources(
         trigger.touch()
         _wait(browser, lambda d: d.execute_script(points, "curve-train/epoch_loss") == "4")  # no reload
         assert _text(browser, "progress").startswith("step 3")
+        assert csp_violations(browser) == []
         job.wait(60)
     finally:
         job.cancel()
@@ -432,6 +434,7 @@ def test_a_study_page_sorts_filters_draws_parallel_coordinates_and_importance_an
     caption = _wait(browser, lambda d: d.find_elements("css selector", '[id="curve-report/loss"] figcaption'))[0]
     name, value = caption.text.split()
     assert name == "report/loss" and float(value) == pytest.approx(best_trial.metric, rel=1e-2)
+    assert csp_violations(browser) == []
 
     running = _tune(tmp_path, 2, 600)
     try:
