@@ -10,8 +10,8 @@ demand, a search over the whole log, and the whole log as a download. None of th
 Each ``lines`` event's ``id`` is the cursor after its last line: the browser sends it back as ``Last-Event-ID``
 when it reconnects, and the stream resumes there (no line twice). A local job's log is read from its file
 (:mod:`tfcloud.ui.logstream`) by the event loop's worker threads, a chunk at a time: nothing runs on once the
-page has gone. Another target's lines come from the SDK on a thread that ends at its next line after the page
-has gone (or when the job ends).
+page has gone. Another target's lines come from the SDK through one follower per job, shared by every page that
+shows it (:mod:`tfcloud.ui.followers`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from tfcloud.errors import JobNotFoundError, TfcloudError
-from tfcloud.ui import logstream
+from tfcloud.ui import followers, logstream
 
 __all__ = ["TAIL", "download", "earlier", "events", "search"]
 
@@ -120,13 +120,49 @@ async def _local(handle: Any, path: Path, resume: str | None, n: int,
 
 
 def _sdk(handle: Any, resume: str | None, n: int, stopping: threading.Event) -> AsyncIterator[str]:
-    """Another target's lines through the SDK: the cursor is ``TIME:K`` (the time of the last line sent and how
-    many lines of that time were sent); a resumed stream asks for the lines since then and skips those K."""
-    since, skip = None, 0
-    if resume and ":" in resume:
+    """Another target's lines through the SDK, from the job's shared follower (:mod:`tfcloud.ui.followers`).
+    The cursor is ``EPOCH:NUMBER:TIME:K``: the follower, the number of the last line sent, the time of that line
+    and how many lines of that time were sent. A page resumes on the same follower from NUMBER; when that follower
+    is gone, a stream of its own asks for the lines since TIME and skips those K (``TIME:K``)."""
+    parts = (resume or "").split(":")
+    key = f"{handle.job_id}"
+    if len(parts) == 4:
         with contextlib.suppress(ValueError):
-            since, skip = float(resume.partition(":")[0]), int(resume.partition(":")[2])
-    return _pump(handle, since, skip, n, stopping)
+            found = followers.find(key, int(parts[0]))
+            if found is not None:
+                return _shared(found, int(parts[1]), parts[2], int(parts[3]), stopping, resumed=True)
+    if len(parts) in (2, 4):
+        with contextlib.suppress(ValueError):
+            since, skip = float(parts[-2]), int(parts[-1])
+            return _pump(handle, since, skip, n, stopping)
+    return _shared(followers.follower(key, handle, n, logstream.line_dict), 0, "", 0, stopping, resumed=False)
+
+
+async def _shared(found: followers.Follower, after: int, at_text: str, count: int, stopping: threading.Event,
+                  *, resumed: bool) -> AsyncIterator[str]:
+    at = float(at_text) if at_text else None
+    found.join()
+    try:
+        yield "retry: 1000\n: stream open\n\n"
+        if not resumed:
+            yield _event("window", {"start": None})
+        while not stopping.is_set():
+            lines, after, end = found.read(after, _BATCH)
+            if lines:
+                for line in lines:
+                    when = line.get("t")
+                    if when is not None and when == at:
+                        count += 1
+                    elif when is not None:
+                        at, count = when, 1
+                yield _event("lines", lines, f"{found.epoch}:{after}:{'' if at is None else at}:{count}")
+                continue
+            if end is not None:
+                yield _event(*end)
+                return
+            await asyncio.sleep(_POLL_S)
+    finally:
+        found.leave()
 
 
 async def _pump(handle: Any, since: float | None, skip: int, n: int,
