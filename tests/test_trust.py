@@ -140,7 +140,7 @@ def test_a_notebook_pip_line_with_a_password_is_refused(
         env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = tmp_path / "nb"
     project.mkdir()
-    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+    cells: list[dict[str, Any]] = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
               "source": [f"%pip install --index-url https://alice:{SECRET}@pypi.example.com/simple mylib\n"]},
              {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": ["print(1)\n"]}]
     (project / "train.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
