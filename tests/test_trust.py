@@ -264,3 +264,44 @@ def test_a_staging_upload_cut_every_time_exits_1_at_the_deadline_with_nothing_ma
     assert len(cut) >= 2 and set(cut) == {500}
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://{host}")
     assert _traces(env) == before
+
+
+def test_a_password_through_tool_tfcloud_is_refused_and_the_pyproject_kept_out(
+        env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path)
+    (project / "reqs.txt").write_text(f"--extra-index-url https://alice:{SECRET}@pypi.example.com/simple\n")
+    (project / "pyproject.toml").write_text('[tool.tfcloud]\nrequirements = "reqs.txt"\n')
+    monkeypatch.chdir(project)
+    before = _traces(env)
+    text = _refused(["submit", "train.py", "--vertex", "--no-build"], "requirements_txt", capsys)
+    assert "reqs.txt:1" in text and SECRET not in text
+    assert _traces(env) == before
+    # an index with credentials written in pyproject.toml itself: the file stays home, named in the plan
+    (project / "pyproject.toml").write_text(
+        f'[[tool.uv.index]]\nname = "private"\nurl = "https://alice:{SECRET}@pypi.example.com/simple"\n')
+    assert main(["submit", "train.py", "--vertex", "--no-build", "--dry-run", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert SECRET not in out
+    kept = {k["path"]: k["reason"] for k in json.loads(out)["package"]["kept_out"]}
+    assert kept == {"pyproject.toml": "URL with credentials, line 3: https://***@pypi.example.com"}
+
+
+def test_storage_out_of_reach_exits_1_at_the_deadline_with_nothing_made(
+        env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    project = _project(tmp_path)
+    before = _traces(env)
+    host = os.environ["STORAGE_EMULATOR_HOST"]
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("TFCLOUD_RETRY_DEADLINE", "2")
+    code = main(["submit", str(project / "train.py"), "--vertex", "--no-build", "--detach"])
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert code == 1 and "Traceback" not in text, text[-2000:]
+    assert "gave up after 2 s (TFCLOUD_RETRY_DEADLINE)" in text and "Nothing was submitted" in text
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", host)
+    assert _traces(env) == before
