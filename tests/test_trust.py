@@ -305,3 +305,16 @@ def test_storage_out_of_reach_exits_1_at_the_deadline_with_nothing_made(
     assert "gave up after 2 s (TFCLOUD_RETRY_DEADLINE)" in text and "Nothing was submitted" in text
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", host)
     assert _traces(env) == before
+
+
+def test_a_submission_warns_about_a_big_package_before_uploading_it(
+        env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path)
+    with open(project / "big.bin", "wb") as f:
+        f.truncate(110 * 1000 * 1000)  # sparse: 110 MB of zeros, a small archive
+    assert main(["submit", str(project / "train.py"), "--vertex", "--no-build", "--detach"]) == 0
+    captured = capsys.readouterr()
+    warning = captured.err.find("The job's files are 110.")
+    assert 0 <= warning < captured.err.find("uploaded ("), captured.err[-2000:]
+    assert "biggest entries: big.bin 110.0 MB" in captured.err
+    assert main(["cancel", captured.out.strip().splitlines()[-1]]) == 0
