@@ -200,17 +200,20 @@ class StorageDeadline:
     with the storage client's own predicate (429, 5xx, connection errors) and ``policy``'s backoff, for what is
     left of ``policy.deadline`` since this object was made. ``uri`` names the object in messages and hints;
     ``failed(message, hint)`` makes the error of a call that failed (:class:`SubmitError` by default);
-    ``nothing``: what did not happen ("Nothing was submitted."), ``again``: what a retry of the command does."""
+    ``nothing``: what did not happen ("Nothing was submitted."), ``again``: what a retry of the command does;
+    ``hint``: instead of the hint these make."""
 
     def __init__(self, policy: RetryPolicy, *, uri: str,
                  failed: Callable[[str, str | None], TfcloudError] = _submit_failed,
                  nothing: str = "Nothing was submitted.",
-                 again: str = "submit again: a package already there is checked and reused") -> None:
+                 again: str = "submit again: a package already there is checked and reused",
+                 hint: str | None = None) -> None:
         self.policy = policy
         self.uri = uri
         self.failed = failed
         self.nothing = nothing
         self.again = again
+        self.hint = hint
         self._end = time.monotonic() + policy.deadline
 
     def left(self) -> float:
@@ -225,8 +228,8 @@ class StorageDeadline:
         from google.cloud.storage.retry import DEFAULT_RETRY
 
         bucket = self.uri.removeprefix("gs://").split("/", 1)[0]
-        hint = (f"{self.nothing} Look at the bucket with `gcloud storage ls gs://{bucket}/` (and the object with "
-                f"`gcloud storage objects describe {self.uri}`), then {self.again}.")
+        hint = self.hint or (f"{self.nothing} Look at the bucket with `gcloud storage ls gs://{bucket}/` (and the "
+                             f"object with `gcloud storage objects describe {self.uri}`), then {self.again}.")
         failed = self.failed
         left = self.left()
         if left <= 0:
