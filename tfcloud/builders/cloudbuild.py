@@ -287,10 +287,10 @@ class CloudBuildBuilder:
         uri = f"gs://{self.bucket}/{name}"
         bucket = self.storage().bucket(self.bucket)
         blob = bucket.blob(name)
-        self._ensure_lifecycle(bucket)
         deadline = StorageDeadline(
             self.retry, uri=uri, nothing="Nothing was built.", again="build again",
             failed=lambda message, hint: BuildError(f"{message}\n{hint}" if hint else message, step="upload"))
+        self._ensure_lifecycle(bucket, deadline)
         with tempfile.TemporaryFile() as tar:
             sink = HashingWriter(tar)
             context.write_tar(sink, compress=True)  # type: ignore[arg-type]
@@ -328,31 +328,42 @@ class CloudBuildBuilder:
                                  f"describe {uri}`, then build again.", step="upload")
         return name
 
-    def _ensure_lifecycle(self, bucket: Any) -> None:
+    def _ensure_lifecycle(self, bucket: Any, deadline: Any) -> None:
+        """Add the rule that deletes leftover staged contexts, once, if missing; its calls share the staging's
+        ``deadline`` (:class:`~tfcloud.gcloud.StorageDeadline`), and a failure is only a warning."""
         if self.lifecycle_days is None or self._lifecycle_checked:
             return
         self._lifecycle_checked = True
-        from google.api_core import exceptions as gexc
+        from tfcloud.errors import TfcloudError
 
         try:
-            bucket.reload()
+            deadline.call(lambda retry, timeout: bucket.reload(retry=retry, timeout=timeout),
+                          what=f"Reading gs://{self.bucket}")
             for rule in bucket.lifecycle_rules:
                 cond = rule.get("condition", {})
                 if rule.get("action", {}).get("type") == "Delete" and STAGING_PREFIX in cond.get("matchesPrefix", []):
                     return
             bucket.add_lifecycle_delete_rule(age=self.lifecycle_days, matches_prefix=[STAGING_PREFIX])
-            bucket.patch()
-        except gexc.GoogleAPICallError as exc:
+            deadline.call(lambda retry, timeout: bucket.patch(retry=retry, timeout=timeout),
+                          what=f"Adding a lifecycle rule to gs://{self.bucket}")
+        except TfcloudError as exc:
             logger.warning("Could not set a lifecycle rule on gs://%s for %s (%s); staged contexts of failed "
-                           "builds stay until deleted.", self.bucket, STAGING_PREFIX, exc.message)
+                           "builds stay until deleted.", self.bucket, STAGING_PREFIX, str(exc).splitlines()[0])
 
     def _delete_staged(self, name: str) -> None:
-        from google.api_core import exceptions as gexc
+        """Delete the staged context after a build (best effort, under the retry deadline: a warning if not)."""
+        from tfcloud.errors import TfcloudError
+        from tfcloud.gcloud import StorageDeadline
 
+        blob = self.storage().bucket(self.bucket).blob(name)
+        deadline = StorageDeadline(self.retry, uri=f"gs://{self.bucket}/{name}", nothing="The image was built.",
+                                   again="delete it")
         try:
-            self.storage().bucket(self.bucket).blob(name).delete()
-        except gexc.GoogleAPICallError as exc:
-            logger.warning("Could not delete the staged context gs://%s/%s: %s", self.bucket, name, exc.message)
+            deadline.call(lambda retry, timeout: blob.delete(retry=retry, timeout=timeout),
+                          what=f"Deleting the staged context gs://{self.bucket}/{name}")
+        except TfcloudError as exc:
+            logger.warning("Could not delete the staged context gs://%s/%s: %s", self.bucket, name,
+                           str(exc).splitlines()[0])
 
     # -- the build ------------------------------------------------------------------------------------------
 
