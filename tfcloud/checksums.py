@@ -33,19 +33,25 @@ class ArchiveSums:
 
 class HashingWriter:
     """A write-only file object that hashes what passes through it (MD5, CRC32C, size) on its way to ``target``
-    (None: nowhere, to measure)."""
+    (None: nowhere, to measure). The CRC32C needs ``google-crc32c`` (with ``tfcloud[cloud]``, which every upload
+    needs); without it, as for a plan, it is left empty."""
 
     def __init__(self, target: IO[bytes] | None) -> None:
-        import google_crc32c
+        self._crc: Any = None
+        try:
+            import google_crc32c
 
+            self._crc = google_crc32c.Checksum()  # type: ignore[no-untyped-call]
+        except ImportError:  # a plan without tfcloud[cloud]: size and MD5 only
+            pass
         self._target = target
         self._md5 = hashlib.md5(usedforsecurity=False)
-        self._crc = google_crc32c.Checksum()  # type: ignore[no-untyped-call]
         self._size = 0
 
     def write(self, data: bytes) -> int:
         self._md5.update(data)
-        self._crc.update(data)  # type: ignore[no-untyped-call]
+        if self._crc is not None:
+            self._crc.update(data)
         self._size += len(data)
         if self._target is not None:
             self._target.write(data)
@@ -57,5 +63,5 @@ class HashingWriter:
 
     def sums(self) -> ArchiveSums:
         """What has been written so far."""
-        return ArchiveSums(size=self._size, md5=base64.b64encode(self._md5.digest()).decode(),
-                           crc32c=base64.b64encode(self._crc.digest()).decode())  # type: ignore[no-untyped-call]
+        crc = base64.b64encode(self._crc.digest()).decode() if self._crc is not None else ""
+        return ArchiveSums(size=self._size, md5=base64.b64encode(self._md5.digest()).decode(), crc32c=crc)
