@@ -228,6 +228,26 @@ def test_numbers_and_times_are_ascii_and_in_range(
     assert _traces(env) == before
 
 
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["submit", "{d}/train.py", "--worker-count", "١"], "--worker-count"),
+    (["submit", "{d}/train.py", "--ps-count", "²"], "--ps-count"),
+    (["submit", "{d}/train.py", "--vertex", "--timeout", "١٢٠٠"], "--timeout"),
+    (["submit", "{d}/train.py", "--vertex", "--max-restarts", "٣"], "--max-restarts"),
+    (["tune", "{d}/train.py", "--metric", "acc", "--param", "lr=double:0.1:1", "--trials", "²"], "--trials"),
+    (["list", "--limit", "١٠"], "--limit"),
+])
+def test_integer_flags_take_ascii_digits_only(env: Any, tmp_path: Path, argv: list[str], flag: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """click's INT calls int(), which reads "١٢٠٠" as 1200 and raises on "²": every integer flag is read as ASCII."""
+    project = _project(tmp_path)
+    before = _traces(env)
+    code = main([a.replace("{d}", str(project)) for a in argv])
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert code == 2 and f"Invalid value for '{flag}'" in text and "is not a valid integer" in text, text[-2000:]
+    assert "Traceback" not in text and _traces(env) == before
+
+
 def test_run_max_wait_in_another_script_is_a_validation_error(tmp_path: Path) -> None:
     project = _project(tmp_path)
     with pytest.raises(tfcloud.ValidationError, match="`max_wait`"):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from tfcloud.cli._app import app
-from tfcloud.cli._common import selected_target
+from tfcloud.cli._common import ascii_integer, selected_target
 from tfcloud.cli._options import (
     BuildBucketOpt,
     BuildLogsOpt,
@@ -55,8 +55,10 @@ def tune(
     metric: Annotated[str, typer.Option(help="The metric trials report (tfcloud.report, or Keras fit's epoch "
                                              "logs), e.g. val_accuracy.", show_default=False)] = "",
     goal: Annotated[str, typer.Option(help="maximize or minimize the metric.")] = "maximize",
-    trials: Annotated[int, typer.Option("--trials", help="Trials in all.")] = 10,
-    parallel: Annotated[int, typer.Option("--parallel", help="Trials at a time.")] = 1,
+    trials: Annotated[int, typer.Option("--trials", help="Trials in all.", parser=ascii_integer,
+                                        metavar="INTEGER")] = 10,
+    parallel: Annotated[int, typer.Option("--parallel", help="Trials at a time.", parser=ascii_integer,
+                                          metavar="INTEGER")] = 1,
     algorithm: Annotated[str, typer.Option(help="default (optuna's TPE locally; Vertex AI's Bayesian search), "
                                                 "random or grid.")] = "default",
     early_stopping: Annotated[bool, typer.Option(
