@@ -41,6 +41,14 @@ if TYPE_CHECKING:
 __all__ = ["tune"]
 
 
+def _trial_number(value: Any) -> int:
+    """``--follow-trial N``: a trial number ≥ 1, in ASCII digits."""
+    number = ascii_integer(value)
+    if number < 1:
+        raise typer.BadParameter(f"{number} is not in the range x>=1.")
+    return number
+
+
 @app.command()
 @with_target_options
 def tune(
@@ -85,8 +93,8 @@ def tune(
         help="Also write the plot here (.png, or .html: a self-contained page).", show_default=False)] = None,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Vertex AI: print the study id and return.")] = False,
     follow_trial: Annotated[Optional[int], typer.Option(  # noqa: UP045
-        "--follow-trial", metavar="N", min=1, help="Stream trial N's logs live above the table (-v: every "
-                                                   "trial's).", show_default=False)] = None,
+        "--follow-trial", metavar="N", parser=_trial_number,
+        help="Stream trial N's logs live above the table (-v: every trial's).", show_default=False)] = None,
     **target_options: Any,
 ) -> None:
     """Tune ENTRY_POINT's hyperparameters: trials with --NAME=VALUE arguments, a live table, the best trial.
