@@ -155,7 +155,7 @@ def test_a_notebook_pip_line_with_a_password_is_refused(
 
 
 # --- 4. the --no-build package: checked before the upload ---------------------------------------------------------
-@pytest.mark.parametrize("line", ["-e ./mylib", "./mylib", "mylib @ file:///opt/mylib"])
+@pytest.mark.parametrize("line", ["-e ./mylib", "./mylib", "mylib @ file:///opt/mylib", "mylib-1.0-py3-none-any.whl"])
 def test_local_path_requirements_are_refused_before_the_upload(
         env: Any, tmp_path: Path, line: str, capsys: pytest.CaptureFixture[str]) -> None:
     project = _project(tmp_path)
