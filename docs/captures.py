@@ -154,6 +154,26 @@ def write_options_table() -> int:
     flags = ROOT / "tfcloud" / "cli" / "_target_flags.py"
     flags.write_text(flags_module(), encoding="utf-8")
     print(f"{flags.relative_to(ROOT)}: the CLI's target flags")
+    return write_rules_tables()
+
+
+def write_rules_tables() -> int:
+    """docs/machines.md's and docs/vertex.md's tables of Google's rules, made again from tfcloud.vertexrules."""
+    from tfcloud.targets.vertex.rulesdoc import (
+        MACHINES_END,
+        MACHINES_START,
+        RULES_END,
+        RULES_START,
+        machines_tables,
+        rules_table,
+        with_block,
+    )
+
+    for name, start, end, block in (("machines.md", MACHINES_START, MACHINES_END, machines_tables()),
+                                    ("vertex.md", RULES_START, RULES_END, rules_table())):
+        page = ROOT / "docs" / name
+        page.write_text(with_block(page.read_text(encoding="utf-8"), start, end, block), encoding="utf-8")
+        print(f"{page.relative_to(ROOT)}: Google's rules tables")
     return 0
 
 
@@ -162,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     every = ", ".join(c.name for c in CAPTURES)
     parser.add_argument("names", nargs="*", help=f"captures to make: {every} (default: all of them), or timeline "
                                                  "(only when named: needs dockerd and the emulator), or options "
-                                                 "(docs/cli.md's table of the targets' options)")
+                                                 "(docs/cli.md's table of the targets' options, and the tables of "
+                                                 "Google's Vertex AI rules in docs/machines.md and docs/vertex.md)")
     names = parser.parse_args(argv).names
     unknown = sorted(set(names) - {c.name for c in CAPTURES} - {"timeline", "options"})
     if unknown:

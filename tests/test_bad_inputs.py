@@ -427,8 +427,8 @@ CASES: list[Case] = [
     call("tpu-topology-on-gpu", lambda: MachineConfig(
         accelerator_type=AcceleratorType.NVIDIA_TESLA_T4, tpu_topology="2x2"), "tpu_topology"),
     call("tpu-v6e-count", lambda: MachineConfig(None, None, AcceleratorType.TPU_V6E, 2), "accelerator_count"),
-    call("tpu-v5p-topology-2d", lambda: MachineConfig(None, None, AcceleratorType.TPU_V5P, 4, tpu_topology="4x4"),
-         "tpu_topology"),
+    call("tpu-v5e-topology-3d", lambda: MachineConfig(None, None, AcceleratorType.TPU_V5_LITEPOD, 4,
+                                                      tpu_topology="2x2x1"), "tpu_topology"),
 ]
 
 

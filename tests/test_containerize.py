@@ -69,11 +69,11 @@ def test_base_image_and_tf_keras_follow_the_spec(tmp_path: Path) -> None:
 
 
 def test_a_tpu_job_gets_a_libtpu_image_not_the_gpu_one(tmp_path: Path) -> None:
-    job = _job(tmp_path / "a", target="vertex", worker_count=1, worker_config="TPU_V6E_8X")
+    job = _job(tmp_path / "a", target="vertex", worker_count=1, worker_config="TPU_V5E_8X")
     plan = plan_image(job, repository="r", tensorflow_version="2.21.0")
     assert plan.base_image == "python:3.12-slim"
     assert '"tensorflow-tpu==2.20.0"' in plan.dockerfile and "libtpu-tf-releases/index.html" in plan.dockerfile
-    own = plan_image(_job(tmp_path / "b", target="vertex", worker_count=1, worker_config="TPU_V6E_8X",
+    own = plan_image(_job(tmp_path / "b", target="vertex", worker_count=1, worker_config="TPU_V5E_8X",
                           docker_config=DockerConfig(parent_image="my-tpu-base:1")), repository="r")
     assert own.base_image == "my-tpu-base:1" and "tensorflow-tpu" not in own.dockerfile  # it brings its own
 

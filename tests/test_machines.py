@@ -5,12 +5,12 @@ import pytest
 from tfcloud import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig, ValidationError
 from tfcloud.machines import machine_config_from_name
 
-TFC_NAMES = ["CPU", "K80_1X", "K80_4X", "K80_8X", "P100_1X", "P100_4X", "P4_1X", "P4_4X", "V100_1X", "V100_4X",
-             "T4_1X", "T4_4X", "TPU"]
+TFC_NAMES = ["CPU", "P100_1X", "P100_4X", "P4_1X", "P4_4X", "V100_1X", "V100_4X", "T4_1X", "T4_4X", "TPU"]
 
 
 def test_catalog_keeps_tensorflow_cloud_names_and_adds_current_hardware() -> None:
     assert set(TFC_NAMES) <= set(COMMON_MACHINE_CONFIGS)
+    assert not {"K80_1X", "K80_4X", "K80_8X", "TPU_V5P_4X", "TPU_V5P_8X"} & set(COMMON_MACHINE_CONFIGS)
     types = {m.accelerator_type for m in COMMON_MACHINE_CONFIGS.values()}
     for current in (AcceleratorType.NVIDIA_L4, AcceleratorType.NVIDIA_TESLA_A100, AcceleratorType.NVIDIA_A100_80GB,
                     AcceleratorType.NVIDIA_H100_80GB, AcceleratorType.NVIDIA_H200_141GB, AcceleratorType.NVIDIA_B200,
@@ -21,7 +21,6 @@ def test_catalog_keeps_tensorflow_cloud_names_and_adds_current_hardware() -> Non
 @pytest.mark.parametrize(("name", "machine_type", "accelerator", "count"), [
     ("CPU", "n1-standard-4", AcceleratorType.NO_ACCELERATOR, 0),
     ("T4_1X", "n1-standard-8", AcceleratorType.NVIDIA_TESLA_T4, 1),
-    ("K80_8X", "n1-standard-32", AcceleratorType.NVIDIA_TESLA_K80, 8),
     ("TPU", "cloud-tpu", AcceleratorType.TPU_V3, 8),
     ("L4_1X", "g2-standard-8", AcceleratorType.NVIDIA_L4, 1),
     ("A100_80GB_8X", "a2-ultragpu-8g", AcceleratorType.NVIDIA_A100_80GB, 8),
@@ -31,7 +30,6 @@ def test_catalog_keeps_tensorflow_cloud_names_and_adds_current_hardware() -> Non
     ("GB200_4X", "a4x-highgpu-4g", AcceleratorType.NVIDIA_GB200, 4),
     ("TPU_V5E_4X", "ct5lp-hightpu-4t", AcceleratorType.TPU_V5_LITEPOD, 4),
     ("TPU_V6E_8X", "ct6e-standard-8t", AcceleratorType.TPU_V6E, 8),
-    ("TPU_V5P_4X", "ct5p-hightpu-4t", AcceleratorType.TPU_V5P, 4),
 ])
 def test_each_config_maps_to_a_vertex_machine(name: str, machine_type: str, accelerator: AcceleratorType,
                                              count: int) -> None:
@@ -86,6 +84,50 @@ def test_configs_are_frozen_and_comparable() -> None:
         COMMON_MACHINE_CONFIGS["CPU"].cpu_cores = 2  # type: ignore[misc]
 
 
+@pytest.mark.parametrize(("name", "replacement"), [("K80_1X", "T4_1X"), ("k80_8x", "T4_4X"),
+                                                 ("TPU_V5P_8X", "TPU_V5E_8X")])
+def test_names_google_no_longer_offers_are_refused_naming_the_replacement(name: str, replacement: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        machine_config_from_name(name, field="chief_config")
+    assert str(err.value).startswith(f"Invalid `chief_config`: expected a machine Vertex AI offers for custom "
+                                     f"training, received {name!r}.")
+    assert f"use {replacement}" in str(err.value)
+
+
+def test_k80_is_refused_by_the_constructor_too() -> None:
+    with pytest.raises(ValidationError) as err:
+        MachineConfig(cpu_cores=8, memory=30, accelerator_type=AcceleratorType.NVIDIA_TESLA_K80)
+    assert "NVIDIA K80 is no longer offered" in str(err.value) and "T4_1X" in str(err.value)
+
+
+@pytest.mark.parametrize(("kwargs", "google_allows"), [
+    # Compute Engine's N1 limits: 1 x V100 on at most 12 vCPUs; 1 x T4 on at most 48 (source "gpus").
+    ({"cpu_cores": 96, "memory": 360, "accelerator_type": AcceleratorType.NVIDIA_TESLA_V100}, False),
+    ({"cpu_cores": 8, "memory": 30, "accelerator_type": AcceleratorType.NVIDIA_TESLA_V100}, True),
+    ({"cpu_cores": 64, "memory": 240, "accelerator_type": AcceleratorType.NVIDIA_TESLA_T4}, False),
+    # n1-highcpu-4 and -8 are not custom training machine types (Google lists n1-highcpu-16 and up).
+    ({"cpu_cores": 8, "memory": 7.2}, False),
+    ({"cpu_cores": 4, "memory": 3.6}, False),
+    ({"cpu_cores": 16, "memory": 14.4}, True),
+])
+def test_configs_map_only_to_valid_training_machines(kwargs: dict[str, object], google_allows: bool) -> None:
+    if google_allows:
+        MachineConfig(**kwargs)  # type: ignore[arg-type]
+        return
+    with pytest.raises(ValidationError, match=r"^Invalid `MachineConfig`: expected a \(cpu_cores, memory\) pair"):
+        MachineConfig(**kwargs)  # type: ignore[arg-type]
+
+
+def test_catalog_is_derived_from_google_rules_table() -> None:
+    from tfcloud.machines import MACHINE_TYPES
+    from tfcloud.vertexrules import MACHINE_TYPES as ROWS
+
+    assert set(MACHINE_TYPES) == set(ROWS)
+    assert "ct5p-hightpu-4t" not in MACHINE_TYPES and "n1-highcpu-8" not in MACHINE_TYPES
+    for config in COMMON_MACHINE_CONFIGS.values():
+        assert config.machine_type in ROWS
+
+
 def test_names_are_case_insensitive_on_the_command_line() -> None:
     assert machine_config_from_name("t4_1x", field="worker_config") is COMMON_MACHINE_CONFIGS["T4_1X"]
     with pytest.raises(ValidationError, match=r"^Invalid `worker_config`: expected a name from `tfcloud machines`"):
@@ -94,7 +136,7 @@ def test_names_are_case_insensitive_on_the_command_line() -> None:
 
 @pytest.mark.parametrize(("name", "topology", "hosts"), [
     ("TPU_V5E_4X", "2x2", 1), ("TPU_V5E_16X", "4x4", 4), ("TPU_V6E_1X", "1x1", 1), ("TPU_V6E_16X", "4x4", 4),
-    ("TPU_V5P_4X", "2x2x1", 1), ("TPU_V5P_8X", "2x2x2", 2), ("TPU", None, 1), ("T4_1X", None, 1),
+    ("TPU_V5E_1X", "1x1", 1), ("TPU_V5E_8X", "2x4", 1), ("TPU", None, 1), ("T4_1X", None, 1),
 ])
 def test_tpu_vm_slices_have_a_topology_and_a_host_count(name: str, topology: str | None, hosts: int) -> None:
     config = COMMON_MACHINE_CONFIGS[name]
@@ -112,7 +154,8 @@ def test_a_multi_host_slice_is_named_by_its_topology() -> None:
 @pytest.mark.parametrize(("kwargs", "field"), [
     ({"accelerator_type": AcceleratorType.TPU_V5_LITEPOD, "accelerator_count": 4, "tpu_topology": "2x4"},
      "tpu_topology"),
-    ({"accelerator_type": AcceleratorType.TPU_V5P, "accelerator_count": 4, "tpu_topology": "4x4"}, "tpu_topology"),
+    ({"accelerator_type": AcceleratorType.TPU_V5_LITEPOD, "accelerator_count": 4, "tpu_topology": "2x2x1"},
+     "tpu_topology"),
     ({"accelerator_type": AcceleratorType.TPU_V6E, "accelerator_count": 1, "tpu_topology": "2x2"}, "tpu_topology"),
     ({"accelerator_type": AcceleratorType.TPU_V6E, "accelerator_count": 16}, "accelerator_count"),
 ])

@@ -35,6 +35,7 @@ NEW_OPTIONS = (
     "env",
     "image_repository",
     "context_dir",
+    "target_options",
 )
 
 

@@ -1,12 +1,15 @@
 """Machine catalog: what a replica runs on, and how it maps to a Vertex AI machine type + accelerator.
 
 ``MachineConfig(cpu_cores, memory, accelerator_type, accelerator_count)`` keeps tensorflow-cloud's
-constructor. Each config resolves to exactly one Vertex AI machine type from :data:`MACHINE_TYPES`; a
-combination that no machine type offers is rejected at construction with the valid ones listed.
+constructor. Each config resolves to exactly one Vertex AI machine type from :data:`MACHINE_TYPES` (the
+machine types Google lists for custom training, from :mod:`tfcloud.vertexrules`); a combination that no machine
+type offers (as Google allows it: an N1 machine within the vCPU/memory limits of its GPU count) is rejected at
+construction with the nearest valid ones listed.
 """
 
 from __future__ import annotations
 
+import datetime
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,7 +17,8 @@ from types import MappingProxyType
 
 from tfcloud.errors import ValidationError
 
-__all__ = ["COMMON_MACHINE_CONFIGS", "MACHINE_TYPES", "AcceleratorType", "MachineConfig", "MachineType"]
+__all__ = ["COMMON_MACHINE_CONFIGS", "MACHINE_TYPES", "RETIRED_CONFIGS", "AcceleratorType", "MachineConfig",
+           "MachineType", "machine_config_from_name", "offered_configs"]
 
 
 class AcceleratorType(enum.Enum):
@@ -30,15 +34,15 @@ class AcceleratorType(enum.Enum):
     NVIDIA_TESLA_A100 = "NVIDIA_TESLA_A100"
     NVIDIA_A100_80GB = "NVIDIA_A100_80GB"
     NVIDIA_H100_80GB = "NVIDIA_H100_80GB"
+    NVIDIA_H100_MEGA_80GB = "NVIDIA_H100_MEGA_80GB"
     NVIDIA_H200_141GB = "NVIDIA_H200_141GB"
     NVIDIA_B200 = "NVIDIA_B200"
     NVIDIA_GB200 = "NVIDIA_GB200"
     TPU_V2 = "TPU_V2"
     TPU_V3 = "TPU_V3"
     TPU_V5_LITEPOD = "TPU_V5_LITEPOD"
-    # Not (yet) in google-cloud-aiplatform's enum: the request names them by machine type only (docs/vertex.md).
+    # Not in google-cloud-aiplatform's enum: the request names it by machine type only (docs/vertex.md).
     TPU_V6E = "TPU_V6E"
-    TPU_V5P = "TPU_V5P"
 
     @property
     def is_tpu(self) -> bool:
@@ -50,8 +54,16 @@ class AcceleratorType(enum.Enum):
 
     @property
     def is_tpu_vm(self) -> bool:
-        """A TPU generation that runs on TPU VMs (v5e, v6e, v5p): its pool is the job's pool 0 on Vertex AI."""
-        return self in (AcceleratorType.TPU_V5_LITEPOD, AcceleratorType.TPU_V6E, AcceleratorType.TPU_V5P)
+        """A TPU generation whose machine type fixes its chips and takes a ``tpu_topology`` (v5e, v6e)."""
+        return self in (AcceleratorType.TPU_V5_LITEPOD, AcceleratorType.TPU_V6E)
+
+    @property
+    def offered(self) -> bool:
+        """Whether Vertex AI still offers it for training (K80: no; tfcloud keeps the name to say so)."""
+        from tfcloud.vertexrules import ACCELERATORS
+
+        info = ACCELERATORS.get(self.value)
+        return info is None or info.offered
 
     @classmethod
     def all(cls) -> list[AcceleratorType]:
@@ -70,7 +82,8 @@ class AcceleratorType(enum.Enum):
 
 @dataclass(frozen=True, kw_only=True)
 class MachineType:
-    """One Vertex AI machine type: its vCPUs, memory (GB) and the accelerators it can carry."""
+    """One Vertex AI training machine type: its vCPUs, memory (GB) and the accelerators it can carry (derived from
+    Google's table, :data:`tfcloud.vertexrules.MACHINE_TYPES`)."""
 
     name: str
     cpu_cores: int
@@ -81,79 +94,23 @@ class MachineType:
     tpu_topologies: tuple[str, ...] = ()
 
 
-def _n1_gpu_counts() -> dict[AcceleratorType, tuple[int, ...]]:
-    return {
-        AcceleratorType.NVIDIA_TESLA_K80: (1, 2, 4, 8),
-        AcceleratorType.NVIDIA_TESLA_P100: (1, 2, 4),
-        AcceleratorType.NVIDIA_TESLA_V100: (1, 2, 4, 8),
-        AcceleratorType.NVIDIA_TESLA_P4: (1, 2, 4),
-        AcceleratorType.NVIDIA_TESLA_T4: (1, 2, 4),
-    }
-
-
 def _build_machine_types() -> dict[str, MachineType]:
-    types: list[MachineType] = []
-    # N1: the general-purpose family that carries the older GPUs.
-    for cpus in (4, 8, 16, 32, 64, 96):
-        types.append(MachineType(name=f"n1-standard-{cpus}", cpu_cores=cpus, memory=cpus * 3.75,
-                                 accelerators=_n1_gpu_counts()))
-        types.append(MachineType(name=f"n1-highmem-{cpus}", cpu_cores=cpus, memory=cpus * 6.5,
-                                 accelerators=_n1_gpu_counts()))
-        types.append(MachineType(name=f"n1-highcpu-{cpus}", cpu_cores=cpus, memory=cpus * 0.9,
-                                 accelerators=_n1_gpu_counts()))
-    # E2 / N2: CPU only.
-    for cpus in (4, 8, 16, 32):
-        types.append(MachineType(name=f"e2-standard-{cpus}", cpu_cores=cpus, memory=cpus * 4.0))
-        types.append(MachineType(name=f"n2-standard-{cpus}", cpu_cores=cpus, memory=cpus * 4.0))
-    # G2: NVIDIA L4.
-    l4 = AcceleratorType.NVIDIA_L4
-    for cpus, mem, n in ((4, 16, 1), (8, 32, 1), (12, 48, 1), (16, 64, 1), (32, 128, 1),
-                         (24, 96, 2), (48, 192, 4), (96, 384, 8)):
-        types.append(MachineType(name=f"g2-standard-{cpus}", cpu_cores=cpus, memory=mem,
-                                 accelerators={l4: (n,)}))
-    # A2: NVIDIA A100 40 GB (highgpu, megagpu) and 80 GB (ultragpu).
-    a100 = AcceleratorType.NVIDIA_TESLA_A100
-    for n, cpus, mem in ((1, 12, 85), (2, 24, 170), (4, 48, 340), (8, 96, 680)):
-        types.append(MachineType(name=f"a2-highgpu-{n}g", cpu_cores=cpus, memory=mem, accelerators={a100: (n,)}))
-    types.append(MachineType(name="a2-megagpu-16g", cpu_cores=96, memory=1360, accelerators={a100: (16,)}))
-    a100_80 = AcceleratorType.NVIDIA_A100_80GB
-    for n, cpus, mem in ((1, 12, 170), (2, 24, 340), (4, 48, 680), (8, 96, 1360)):
-        types.append(MachineType(name=f"a2-ultragpu-{n}g", cpu_cores=cpus, memory=mem,
-                                 accelerators={a100_80: (n,)}))
-    # A3: NVIDIA H100 80 GB.
-    h100 = AcceleratorType.NVIDIA_H100_80GB
-    for n, cpus, mem in ((1, 26, 234), (2, 52, 468), (4, 104, 936), (8, 208, 1872)):
-        types.append(MachineType(name=f"a3-highgpu-{n}g", cpu_cores=cpus, memory=mem, accelerators={h100: (n,)}))
-    # A3 Ultra: NVIDIA H200 141 GB; A4: NVIDIA B200; A4X: NVIDIA GB200 (Grace-Blackwell, 4 per VM). One size each
-    # (Compute Engine "Accelerator-optimized machine family"; Vertex AI "Configure compute resources").
-    types.append(MachineType(name="a3-ultragpu-8g", cpu_cores=224, memory=2952,
-                             accelerators={AcceleratorType.NVIDIA_H200_141GB: (8,)}))
-    types.append(MachineType(name="a4-highgpu-8g", cpu_cores=224, memory=3968,
-                             accelerators={AcceleratorType.NVIDIA_B200: (8,)}))
-    types.append(MachineType(name="a4x-highgpu-4g", cpu_cores=140, memory=884,
-                             accelerators={AcceleratorType.NVIDIA_GB200: (4,)}))
-    # TPU v2/v3 hosts (8 cores) and TPU v5e (v5 lite pod) hosts.
-    types.append(MachineType(name="cloud-tpu", cpu_cores=96, memory=335,
-                             accelerators={AcceleratorType.TPU_V2: (8,), AcceleratorType.TPU_V3: (8,)}))
-    # TPU VMs (Vertex AI "Configure compute resources for custom training", TPU section): v5e, v6e, v5p.
-    multi_host_2d = ("4x4", "4x8", "8x8", "8x16", "16x16")
-    v5e = AcceleratorType.TPU_V5_LITEPOD
-    for n, cpus, mem, topologies in ((1, 24, 48, ("1x1",)), (4, 112, 192, ("2x2", *multi_host_2d)),
-                                     (8, 224, 384, ("2x4",))):
-        types.append(MachineType(name=f"ct5lp-hightpu-{n}t", cpu_cores=cpus, memory=mem, accelerators={v5e: (n,)},
-                                 tpu_topologies=topologies))
-    v6e = AcceleratorType.TPU_V6E
-    for n, cpus, mem, topologies in ((1, 44, 448, ("1x1",)), (4, 180, 720, ("2x2", *multi_host_2d)),
-                                     (8, 180, 1440, ("2x4",))):
-        types.append(MachineType(name=f"ct6e-standard-{n}t", cpu_cores=cpus, memory=mem, accelerators={v6e: (n,)},
-                                 tpu_topologies=topologies))
-    types.append(MachineType(name="ct5p-hightpu-4t", cpu_cores=208, memory=448,
-                             accelerators={AcceleratorType.TPU_V5P: (4,)},
-                             tpu_topologies=("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4")))
-    return {t.name: t for t in types}
+    """Every machine type Google lists for custom training, from :mod:`tfcloud.vertexrules` (one table: the gate,
+    the emulator and this catalog read the same rows)."""
+    from tfcloud.vertexrules import MACHINE_TYPES as ROWS
+    from tfcloud.vertexrules import TPU_MACHINES
+
+    types: dict[str, MachineType] = {}
+    for row in ROWS.values():
+        tpu = TPU_MACHINES.get(row.name)
+        types[row.name] = MachineType(
+            name=row.name, cpu_cores=row.vcpus, memory=row.memory_gb,
+            accelerators={AcceleratorType(name): counts for name, counts in row.accelerators.items()},
+            tpu_topologies=tuple(tpu.topologies) if tpu is not None else ())
+    return types
 
 
-#: Every Vertex AI machine type tfcloud knows, by name.
+#: Every Vertex AI training machine type, by name.
 MACHINE_TYPES: Mapping[str, MachineType] = MappingProxyType(_build_machine_types())
 
 
@@ -162,9 +119,19 @@ def _fmt_mem(memory: float) -> str:
 
 
 def _matches(mt: MachineType, accelerator: AcceleratorType, count: int) -> bool:
+    """Whether ``mt`` carries ``count`` x ``accelerator`` as Google allows (N1: within the vCPU/memory limits
+    Compute Engine sets for that GPU count)."""
+    from tfcloud.vertexrules import N1_GPU_LIMITS
+
+    family = mt.name.split("-")[0]
     if accelerator is AcceleratorType.NO_ACCELERATOR:
-        return mt.name.split("-")[0] in {"n1", "e2", "n2"}
-    return count in mt.accelerators.get(accelerator, ())
+        return family == "n1" or not mt.accelerators
+    if count not in mt.accelerators.get(accelerator, ()):
+        return False
+    if family == "n1":
+        limit = next((lim for lim in N1_GPU_LIMITS.get(accelerator.value, ()) if lim.count == count), None)
+        return limit is not None and mt.cpu_cores <= limit.max_vcpus and mt.memory <= limit.max_memory_gb
+    return True
 
 
 @dataclass(frozen=True, init=False)
@@ -204,6 +171,13 @@ class MachineConfig:
             raise ValidationError("machine_type", "a Vertex AI machine type name such as n1-standard-8",
                                   machine_type)
         AcceleratorType.validate(accelerator_type)
+        if not accelerator_type.offered:
+            from tfcloud.vertexrules import ACCELERATORS, SOURCES
+
+            info = ACCELERATORS[accelerator_type.value]
+            raise ValidationError("accelerator_type", "an accelerator Vertex AI offers for training "
+                                  f"({info.title} is no longer offered)", f"AcceleratorType.{accelerator_type.name}",
+                                  hint=f"Use {info.replacement}. Source: {SOURCES[info.source]}.")
         if accelerator_type is AcceleratorType.NO_ACCELERATOR:
             accelerator_count = 0
         elif isinstance(accelerator_count, bool) or not isinstance(accelerator_count, int) \
@@ -212,7 +186,7 @@ class MachineConfig:
                                   accelerator_count)
         resolved = self._resolve(cpu_cores, memory, accelerator_type, accelerator_count, machine_type)
         if tpu_topology is not None and not resolved.tpu_topologies:
-            raise ValidationError("tpu_topology", "no topology (only TPU v5e, v6e and v5p slices take one)",
+            raise ValidationError("tpu_topology", "no topology (only TPU v5e and v6e slices take one)",
                                   tpu_topology, hint="Leave tpu_topology out for this machine.")
         if tpu_topology is not None and tpu_topology not in resolved.tpu_topologies:
             raise ValidationError(
@@ -253,8 +227,10 @@ class MachineConfig:
         for mt in candidates:
             if mt.cpu_cores == cpu_cores and memory is not None and abs(mt.memory - memory) < 0.5:
                 return mt
+        nearest = sorted(candidates, key=lambda mt: (abs(mt.cpu_cores - (cpu_cores or 0)),
+                                                     abs(mt.memory - (memory or 0))))[:8]
         valid = ", ".join(f"(cpu_cores={mt.cpu_cores}, memory={_fmt_mem(mt.memory)}) {mt.name}"
-                          for mt in candidates)
+                          for mt in candidates if mt in nearest) + (", ..." if len(candidates) > len(nearest) else "")
         raise ValidationError("MachineConfig", f"a (cpu_cores, memory) pair available with {what}: {valid}",
                               f"<cpu_cores={cpu_cores}, memory={memory}>")
 
@@ -297,13 +273,12 @@ class MachineConfig:
 
 A = AcceleratorType
 
-#: tensorflow-cloud's 13 names, plus current hardware (L4, A100 40/80 GB, H100, H200, B200, GB200, TPU v5e, v6e,
-#: v5p).
+#: tensorflow-cloud's names (less K80_*: Vertex AI no longer offers the K80, :data:`RETIRED_CONFIGS`), plus current
+#: hardware (L4, A100 40/80 GB, H100, H200, B200, GB200, TPU v5e, v6e). Each maps to a machine type and accelerator
+#: count Google lists for custom training; whether the job's region serves it, and whether it is still in
+#: support on the day of the run (P100: until 2026-09-15), is the gate's check (:mod:`tfcloud.vertexrules`).
 COMMON_MACHINE_CONFIGS: Mapping[str, MachineConfig] = MappingProxyType({
     "CPU": MachineConfig(cpu_cores=4, memory=15, accelerator_type=A.NO_ACCELERATOR, accelerator_count=0),
-    "K80_1X": MachineConfig(cpu_cores=8, memory=30, accelerator_type=A.NVIDIA_TESLA_K80, accelerator_count=1),
-    "K80_4X": MachineConfig(cpu_cores=16, memory=60, accelerator_type=A.NVIDIA_TESLA_K80, accelerator_count=4),
-    "K80_8X": MachineConfig(cpu_cores=32, memory=120, accelerator_type=A.NVIDIA_TESLA_K80, accelerator_count=8),
     "P100_1X": MachineConfig(cpu_cores=8, memory=30, accelerator_type=A.NVIDIA_TESLA_P100, accelerator_count=1),
     "P100_4X": MachineConfig(cpu_cores=16, memory=60, accelerator_type=A.NVIDIA_TESLA_P100, accelerator_count=4),
     "P4_1X": MachineConfig(cpu_cores=8, memory=30, accelerator_type=A.NVIDIA_TESLA_P4, accelerator_count=1),
@@ -342,11 +317,13 @@ COMMON_MACHINE_CONFIGS: Mapping[str, MachineConfig] = MappingProxyType({
     "TPU_V6E_8X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V6E, accelerator_count=8),
     "TPU_V6E_16X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V6E, accelerator_count=4,
                                  tpu_topology="4x4"),  # 4 hosts
-    "TPU_V5P_4X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V5P, accelerator_count=4),
-    "TPU_V5P_8X": MachineConfig(cpu_cores=None, memory=None, accelerator_type=A.TPU_V5P, accelerator_count=4,
-                                tpu_topology="2x2x2"),  # 2 hosts
 })
 del A
+
+
+#: tensorflow-cloud's names for what Vertex AI no longer offers → the name to use instead.
+RETIRED_CONFIGS: Mapping[str, str] = MappingProxyType({"K80_1X": "T4_1X", "K80_4X": "T4_4X", "K80_8X": "T4_4X",
+                                                       "TPU_V5P_4X": "TPU_V5E_4X", "TPU_V5P_8X": "TPU_V5E_8X"})
 
 
 def machine_config_from_name(value: str, *, field: str) -> MachineConfig:
@@ -354,4 +331,25 @@ def machine_config_from_name(value: str, *, field: str) -> MachineConfig:
     key = value.strip().upper()
     if key in COMMON_MACHINE_CONFIGS:
         return COMMON_MACHINE_CONFIGS[key]
+    if key in RETIRED_CONFIGS:
+        why = ("Vertex AI no longer offers the NVIDIA K80" if key.startswith("K80") else
+               "TPU v5p (ct5p-hightpu-4t) is not a Vertex AI custom training machine type")
+        raise ValidationError(field, "a machine Vertex AI offers for custom training", value,
+                              hint=f"{why}; use {RETIRED_CONFIGS[key]} (`tfcloud machines` lists them).")
     raise ValidationError(field, "a name from `tfcloud machines`: " + ", ".join(COMMON_MACHINE_CONFIGS), value)
+
+
+def offered_configs(today: datetime.date | None = None) -> dict[str, MachineConfig]:
+    """The catalog less what Vertex AI does not offer on ``today`` (None: the day of the run): an accelerator past
+    its end of support (P100 from 2026-09-15) is left out, as Google's table says (:mod:`tfcloud.vertexrules`)."""
+    from tfcloud.vertexrules import ACCELERATORS
+
+    today = today or datetime.date.today()
+    offered: dict[str, MachineConfig] = {}
+    for name, config in COMMON_MACHINE_CONFIGS.items():
+        info = ACCELERATORS.get(config.accelerator_type.value)
+        if info is not None and (not info.offered or (info.end_of_support is not None
+                                                      and today >= info.end_of_support)):
+            continue
+        offered[name] = config
+    return offered

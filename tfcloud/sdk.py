@@ -131,6 +131,7 @@ class JobOptions(TypedDict, total=False):
     experiment_run: str | None
     context_dir: str | os.PathLike[str] | None
     build: bool
+    target_options: Mapping[str, object] | None  # the target's options by name, as -o KEY=VALUE gives them
 
 
 class Job:
@@ -204,7 +205,8 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
 
     import tfcloud.targets as targets
     from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings, target_defaults
-    from tfcloud.validate import build_spec, check_entry_point, make_target, refuse_options
+    from tfcloud.targets._given import make_target, split_options
+    from tfcloud.validate import build_spec, check_entry_point
 
     given: dict[str, Any] = dict(options)
     target = given.pop("target", None)
@@ -213,9 +215,7 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
     settings = resolve_settings({"target": value.name if value is not None else target,
                                  **{k: given.get(k) for k in SETTINGS_OPTIONS}})
     cls = type(value) if value is not None else targets.get(settings.target)
-    job_keys = set(JobOptions.__annotations__) - {o.name for c in targets.builtin_targets() for o in c.options}
-    target_options = {k: given.pop(k) for k in list(given) if k not in job_keys or cls.option(k) is not None}
-    refuse_options(cls, target_options)
+    target_options = split_options(cls, given, job_keys=set(JobOptions.__annotations__))  # -o KEY=VALUE too
     defaults, sources = resolve_job_defaults({**given, **target_options}, target=cls)
     for option, default in defaults.items():
         (target_options if cls.option(option) is not None else given)[option] = default
@@ -324,7 +324,7 @@ def _backend(target: str | None, job_id: str | None = None, *, ray_address: str 
     settings = resolve_settings({"target": target, "ray_address": ray_address})
     cls = targets.get(settings.target)
     if ray_address is not None:  # `--ray ADDRESS` on a job command: the Ray target's own option
-        from tfcloud.validate import refuse_options
+        from tfcloud.targets._given import refuse_options
 
         refuse_options(cls, {"ray_address": ray_address})
     value = cls.from_options({o.name: ray_address for o in cls.options if o.setting == "ray_address"
@@ -586,7 +586,7 @@ def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
             flags += ["--strategy", strategy or "none"]
     if options.get("requirements_txt"):
         flags += ["-r", str(options["requirements_txt"])]
-    for key, flag in (("env", "--env"), ("job_labels", "--label")):
+    for key, flag in (("env", "--env"), ("job_labels", "--label"), ("target_options", "-o")):
         value = options.get(key)
         if isinstance(value, Mapping):
             for name, text in value.items():

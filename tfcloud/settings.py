@@ -247,7 +247,7 @@ def target_defaults(target: object = None, *, plugins: bool = False) -> dict[str
     if target is not None:
         classes = [target]
     else:
-        classes = [targets.get(name) for name in targets.names()] if plugins else targets.builtin_targets()
+        classes = targets.loadable(targets.names()) if plugins else targets.builtin_targets()
     found: dict[str, tuple[str, str, object]] = {}
     for cls in classes:
         for option in cls.options:
@@ -375,6 +375,11 @@ _FROM_TEXT: Mapping[str, Callable[[str], object]] = {_COUNT: int, _SECONDS: int,
 
 
 def _from_env(var: str, text: str, kind: str, cwd: Path) -> object:
+    from tfcloud.targets._base import _CONTROL
+
+    if _CONTROL.search(text):  # before the strip below: one rule for every text value (tfcloud.targets._base)
+        raise ConfigurationError(f"Invalid `{var}`: expected text without control characters (newline, tab, "
+                                 f"escape...), received {text!r}.", hint=f"Remove them from {var}.")
     try:
         checked = _check(kind, _FROM_TEXT.get(kind, str)(text.strip()))
     except (ValueError, TfcloudError):

@@ -22,7 +22,6 @@ from tfcloud.targets._base import refuse_control as check_text
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
-    from tfcloud.targets import Target
 
 __all__ = [
     "MAX_LABELS",
@@ -33,8 +32,6 @@ __all__ = [
     "check_entry_point",
     "check_settings",
     "check_text",
-    "make_target",
-    "refuse_options",
     "validate_bucket",
     "validate_image_reference",
     "validate_job_id",
@@ -78,6 +75,9 @@ def _path(field: str, value: object, expected: str) -> Path:
         raise ValidationError(field, expected, value)
     if "\0" in str(value):
         raise ValidationError(field, f"{expected} (a path without NUL bytes)", str(value))
+    if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in Path(value).parts):  # NAME_MAX
+        raise ValidationError(field, f"{expected} (each name at most 255 bytes)", f"<a name of {len(str(value))} "
+                              "characters>", hint="No file system holds a name that long.")
     try:
         return Path(value).expanduser()
     except RuntimeError:  # "~nosuchuser/...": no such user, or no home directory
@@ -322,8 +322,12 @@ def _context_dir(value: object, entry: Path) -> Path | None:
     if value is None:
         return None
     expected = "an existing directory that contains the entry point"
-    path = _path("context_dir", value, expected).resolve()
-    if not path.is_dir() or not entry.is_relative_to(path):
+    try:  # a name too long for the file system (ENAMETOOLONG) is not a directory either
+        path = _path("context_dir", value, expected).resolve()
+        found = path.is_dir() and entry.is_relative_to(path)
+    except OSError as exc:
+        raise ValidationError("context_dir", expected, str(value), hint=exc.strerror) from None
+    if not found:
         raise ValidationError("context_dir", expected, str(value))
     return path
 
@@ -342,17 +346,25 @@ def check_settings(settings: Settings) -> None:
     """The settings a submission reaches Google or Docker with: each checked before anything is built."""
     for name, value in vars(settings).items():
         check_text(name, value, origin=settings.sources.get(name))
+    def where(name: str) -> str:  # a value from a file or variable names it (a flag's is the user's own)
+        origin = settings.sources.get(name)
+        return f" (set by {origin})" if origin and origin != "given" else ""
+
     if settings.image_repository is not None and (
             not _IMAGE_REPO.match(settings.image_repository) or len(settings.image_repository) > 255):
         raise ValidationError("image_repository", "an image repository such as "
                               "us-central1-docker.pkg.dev/my-project/tfcloud (no tag, lowercase)",
-                              settings.image_repository, hint="Set with TFCLOUD_IMAGE_REPOSITORY or "
-                              "image_repository= in run() or [tool.tfcloud].")
+                              settings.image_repository, hint=f"Set{where('image_repository')} with "
+                              "TFCLOUD_IMAGE_REPOSITORY or image_repository= in run() or [tool.tfcloud].")
     if settings.staging_bucket is not None:
-        validate_bucket("staging_bucket", settings.staging_bucket)
+        try:
+            validate_bucket("staging_bucket", settings.staging_bucket)
+        except ValidationError as exc:
+            raise ValidationError("staging_bucket", exc.expected, exc.received,
+                                  hint=f"Fix it{where('staging_bucket')}.") from None
     if settings.emulator_host is not None and not _HOST_PORT.match(settings.emulator_host):
         raise ValidationError("emulator_host", "HOST:PORT of a running `tfcloud emulator start`, such as "
-                              "127.0.0.1:8470", settings.emulator_host)
+                              "127.0.0.1:8470", settings.emulator_host, hint=f"Fix it{where('emulator_host')}.")
     import tfcloud.targets as targets
 
     targets.get(settings.target)
@@ -424,6 +436,8 @@ def build_spec(
     Everything is checked before anything is built, uploaded or submitted."""
     if intent not in ("plan", "build", "submit"):
         raise ValueError(f"intent must be plan, build or submit, not {intent!r}")
+    from tfcloud.targets._given import make_target
+
     check_text("display_name", display_name)
     where = make_target(target, target_options, settings=settings)
     entry, kind = _entry_point(entry_point)
@@ -500,46 +514,13 @@ def build_spec(
         env=environment,
         context_dir=context,
     )
-    if settings is not None:
-        check_settings(settings)
-    where.check_job(spec, intent=intent, settings=settings)
+    if settings is not None:  # as the target reaches Google (its own --staging-bucket over a file's)
+        check_settings(where.settings_for(settings))
+    import tfcloud.targets as targets
+
+    with targets.plugin_errors(type(where), "check_job()"):
+        where.check_job(spec, intent=intent, settings=settings)
     return spec
-
-
-def make_target(target: object, options: Mapping[str, object], *, settings: Settings | None = None) -> Target:
-    """The target value for ``target`` (a :class:`~tfcloud.targets.Target` value, or a registered name) and
-    its ``options``: every option checked by the target's own spec; one it does not take is refused, naming the
-    targets that do take it."""
-    import tfcloud.targets as targets
-
-    if isinstance(target, targets.Target):
-        given = {k: v for k, v in options.items() if v is not None}
-        if given:
-            name = sorted(given)[0]
-            raise ValidationError(name, f"to be given once: inside the target value ({type(target).__name__}) or "
-                                  "as a keyword, not both", given[name],
-                                  hint=f"Pass {type(target).__name__}({name}=...) alone.")
-        return target
-    cls = targets.get(target)
-    refuse_options(cls, options)  # what is left of the others' options is unset (None, or a flag left off)
-    return cls.from_options({k: v for k, v in options.items() if v is not None and cls.option(k) is not None},
-                            settings=settings)
-
-
-def refuse_options(cls: type[Target], options: Mapping[str, object]) -> None:
-    """Refuse (exit 2) each option in ``options`` that target ``cls`` does not take. An option left at its
-    "unset" value (None or False) counts as not given."""
-    import tfcloud.targets as targets
-
-    for name, value in options.items():
-        if value is None or cls.option(name) is not None:
-            continue
-        takers = [c for c in targets.builtin_targets() if c.option(name) is not None]
-        spec = next((c.option(name) for c in takers), None)
-        if value is False and spec is not None and "/" not in spec.cli_flag:
-            continue  # a flag left off (spot=False) asks for nothing; --no-build (build=False) does
-        how = " / ".join(f"--{c.name}" + (f' / target="{c.name}"') for c in takers)
-        raise UnsupportedOptionError(name, value, target=cls.name, takers=[c.name for c in takers], how=how)
 
 
 #: The earliest and latest times ``--since`` may name (epoch seconds): from 1970 to the year 9999.

@@ -243,11 +243,11 @@ def _replica_processes(job: str) -> list[psutil.Process]:
 def test_a_tpu_vm_request_is_accepted_and_read_back_with_its_topology(emulator: Any, jobs: Any) -> None:
     from pathlib import Path
 
-    golden = Path(__file__).parent.parent / "golden" / "vertex" / "tpu_v5p_multihost.json"
+    golden = Path(__file__).parent.parent / "golden" / "vertex" / "tpu_v5e_multihost.json"
     job = vertex.CustomJob.from_json(golden.read_text())
     job.job_spec.worker_pool_specs[0].container_spec.command = [sys.executable, "-c", "print('on the TPU VM')"]
     created = jobs.create_custom_job(parent=emulator.parent, custom_job=job)
     finished, _ = follow(jobs, created.name)
     assert finished.state.name == "JOB_STATE_SUCCEEDED"
     (pool_0,) = finished.job_spec.worker_pool_specs
-    assert (pool_0.machine_spec.machine_type, pool_0.machine_spec.tpu_topology) == ("ct5p-hightpu-4t", "2x2x2")
+    assert (pool_0.machine_spec.machine_type, pool_0.machine_spec.tpu_topology) == ("ct5lp-hightpu-4t", "4x4")

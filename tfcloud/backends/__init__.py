@@ -23,9 +23,10 @@ def get_backend(target: Target | str, **options: object) -> Backend:
 
     if isinstance(target, str):
         target = targets.get(target)()
-    cls = targets.load(target.backend)
-    settings = options.get("settings")
-    if settings is not None:
-        options["settings"] = target.settings_for(settings)  # type: ignore[arg-type]
-    backend: Backend = cls(target=target, **options)
+    with targets.plugin_errors(type(target), f"backend ({target.backend})"):
+        cls = targets.load(target.backend)
+        settings = options.get("settings")
+        if settings is not None:
+            options["settings"] = target.settings_for(settings)  # type: ignore[arg-type]
+        backend: Backend = cls(target=target, **options)
     return backend

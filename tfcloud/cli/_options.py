@@ -145,19 +145,25 @@ def with_target_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def given_target_options(ctx: typer.Context, values: dict[str, Any], *, target: str | None,
                          plugin_options: list[str] | None = None) -> dict[str, Any]:
     """The target options the command line gave (a flag left at its default is not given: the target's
-    settings may fill it), and ``-o KEY=VALUE`` read as the chosen target's option says (an unknown KEY is
-    passed on, to be refused naming it)."""
-    given = {}
+    settings may fill it), and ``-o KEY=VALUE`` as ``target_options`` (text: the SDK reads each as the chosen
+    target's option says, and refuses a key that is not one, naming the flag that sets it). A KEY given twice
+    is refused here."""
+    from tfcloud.errors import ValidationError
+
+    given: dict[str, Any] = {}
     for name, value in values.items():
         source = ctx.get_parameter_source(name)
         if source is not None and source.name != "DEFAULT":
             given[name] = value
-    texts = pairs(plugin_options, "--target-option")
+    texts: dict[str, str] = {}
+    for item in plugin_options or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ValidationError("-o", "KEY=VALUE (an option of the chosen target)", item)
+        if key in texts:
+            raise ValidationError(f"-o {key}", "each KEY once", f"{key}={texts[key]} and {item}",
+                                  hint=f"Give -o {key}=... once.")
+        texts[key] = text
     if texts:
-        import tfcloud.targets as targets
-
-        cls = targets.get(target or "local")
-        for key, text in texts.items():
-            option = cls.option(key)
-            given[key] = option.from_text(text) if option is not None else text
+        given["target_options"] = texts
     return given

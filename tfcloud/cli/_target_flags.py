@@ -19,7 +19,7 @@ FLAGS = (
     ('disable_retries', '--disable-retries', 'bool', None, 'Never restart the job after an internal error.', 'Vertex AI', ('vertex',)),
     ('persistent_resource', '--persistent-resource', 'str', 'ID', 'Run on this persistent resource (tfcloud cluster create): no wait for VMs.', 'Vertex AI', ('vertex',)),
     ('tensorboard', '--tensorboard', 'str', 'RESOURCE', "Upload the job's TensorBoard logs to this TensorBoard instance (projects/P/locations/L/tensorboards/ID or ID).", 'Vertex AI', ('vertex',)),
-    ('experiment', '--experiment', 'str', 'NAME', 'The Vertex AI Experiment the job belongs to.', 'Vertex AI', ('vertex',)),
+    ('experiment', '--experiment', 'str', 'NAME', 'The Vertex AI Experiment the job belongs to (needs --service-account; not with --tensorboard).', 'Vertex AI', ('vertex',)),
     ('experiment_run', '--experiment-run', 'str', 'RUN', 'Its run in that experiment (with --experiment).', 'Vertex AI', ('vertex',)),
     ('emulator_host', '--emulator-host', 'str', 'HOST:PORT', 'Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md).', 'Vertex AI', ('vertex',)),
     ('staging_bucket', '--staging-bucket', 'str', 'BUCKET', 'Cloud Storage bucket for staged files.', 'Vertex AI', ('vertex',)),

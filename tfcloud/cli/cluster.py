@@ -47,6 +47,9 @@ def cluster_create(
     network: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="VPC network, projects/NUMBER/global/networks/NAME (jobs on it must use the same).",
         show_default=False)] = None,
+    custom_service_account: Annotated[bool, typer.Option(
+        "--custom-service-account", help="Jobs on it run as their own --service-account (every job on it must "
+                                         "give one); without it, as Vertex AI's Custom Code Service Agent.")] = False,
     project: ProjectOpt = None,
     region: RegionOpt = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once it is being provisioned.")] = False,
@@ -64,7 +67,8 @@ def cluster_create(
         worker_config=machine(worker_config, "worker_config"), worker_count=worker_count,
         ps_config="CPU" if ps_config is None else machine(ps_config, "ps_config"), ps_count=ps_count,
         evaluator_count=int(evaluator), display_name=display_name, labels=pairs(label, "--label"),
-        network=network, project=project, region=region, wait=not no_wait)
+        network=network, custom_service_account=custom_service_account, project=project, region=region,
+        wait=not no_wait)
     _print_clusters([info], json_output=json_output, one=True)
 
 
@@ -86,11 +90,14 @@ def cluster_delete(
     project: ProjectOpt = None,
     region: RegionOpt = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once the deletion started.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Delete it even while jobs run on it (they lose its "
+                                                        "machines).")] = False,
 ) -> None:
-    """Delete a persistent resource (billing for it stops once it is gone)."""
+    """Delete a persistent resource (billing for it stops once it is gone); refused while jobs run on it, naming
+    them, unless --force."""
     from tfcloud.targets.vertex import clusters
 
-    clusters.delete_cluster(cluster_id, project=project, region=region, wait=not no_wait)
+    clusters.delete_cluster(cluster_id, project=project, region=region, wait=not no_wait, force=force)
     typer.echo(f"{cluster_id}\tdeleted" if not no_wait else f"{cluster_id}\tdeleting")
 
 

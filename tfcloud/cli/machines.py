@@ -16,8 +16,11 @@ def machines(
     prices: Annotated[bool, typer.Option("--prices", help="Add each machine's hourly list price on Vertex AI "
                                                           "(us-central1; - where tfcloud's table has none).")] = False,
 ) -> None:
-    """List the machine configs (COMMON_MACHINE_CONFIGS) and the Vertex AI machine each maps to."""
-    from tfcloud.machines import COMMON_MACHINE_CONFIGS
+    """List the machine configs Vertex AI offers today and the training machine each maps to (Google's table:
+    docs/machines.md)."""
+    from tfcloud.machines import offered_configs
+
+    catalog = offered_configs()
 
     if prices:
         from tfcloud.prices import PRICE_DATE, PRICE_SOURCE, machine_price, price_table_line
@@ -27,11 +30,11 @@ def machines(
                    "accelerator_type": m.accelerator_type.name, "accelerator_count": m.accelerator_count,
                    **({"tpu_topology": m.tpu_topology, "tpu_hosts": m.tpu_hosts} if m.tpu_topology else {}),
                    **({"price_per_hour_usd": machine_price(m)[0]} if prices else {})}
-            for name, m in COMMON_MACHINE_CONFIGS.items()
+            for name, m in catalog.items()
         }, indent=2))
         return
     rows = [["NAME", "MACHINE TYPE", "VCPUS", "MEMORY (GB)", "ACCELERATOR", *(["PRICE/H"] if prices else [])]]
-    for name, m in COMMON_MACHINE_CONFIGS.items():
+    for name, m in catalog.items():
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
         if m.tpu_hosts > 1:
             accel += f" x {m.tpu_hosts} hosts ({m.tpu_topology})"
@@ -41,6 +44,8 @@ def machines(
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    typer.echo("\nOnly what Vertex AI offers today; the regions that serve each accelerator, TPU topologies and the "
+               "other rules: docs/machines.md and docs/vertex.md.")
     if prices:
         typer.echo(f"\nPRICE/H: one replica on demand in us-central1, from tfcloud's price table of {PRICE_DATE} "
                    f"({PRICE_SOURCE}); - where the table has no price.")

@@ -7,8 +7,11 @@ operation's response is ``Empty``). Names carry the project *number*, as the ser
 ``projects/{number}/locations/{location}/persistentResources/{id}``.
 
 A CustomJob that names a resource (``job_spec.persistent_resource_id``) is accepted only when the resource is
-``RUNNING`` and each of the job's pools fits one of its resource pools (same machine type and accelerators, at most
-its replicas): :meth:`PersistentResourceService.refuse_job` says why not. Such a job starts on the resource's VMs
+``RUNNING``, each of the job's pools fits one of its resource pools (same machine type and accelerators, at most
+its replicas), and the job gives a service account exactly when the resource enables custom service accounts
+(``resource_runtime_spec.service_account_spec.enable_custom_service_account``: "enforced to run any workloads";
+otherwise the Custom Code Service Agent runs them, aiplatform_v1 persistent_resource.proto, read 2026-11-26):
+:meth:`PersistentResourceService.refuse_job` says why not. Such a job starts on the resource's VMs
 at once: the job runner skips the provisioning delay (:mod:`tfcloud.emulator.capacity`).
 """
 
@@ -195,6 +198,16 @@ class PersistentResourceService:
         if resource.state != PersistentResource.State.RUNNING:
             return (grpc.StatusCode.FAILED_PRECONDITION,
                     f'The PersistentResource "{name}" is {resource.state.name}, not RUNNING.')
+        custom = resource.resource_runtime_spec.service_account_spec.enable_custom_service_account
+        if custom and not job.job_spec.service_account:  # "enforced to run any workloads" (the proto)
+            return (grpc.StatusCode.INVALID_ARGUMENT,
+                    f'The PersistentResource "{name}" enables custom service accounts: '
+                    "CustomJob.job_spec.service_account is required to run on it.")
+        if not custom and job.job_spec.service_account:  # its workloads run as the Custom Code Service Agent
+            return (grpc.StatusCode.INVALID_ARGUMENT,
+                    f'The PersistentResource "{name}" does not enable custom service accounts '
+                    "(resource_runtime_spec.service_account_spec.enable_custom_service_account): "
+                    "CustomJob.job_spec.service_account must be unset to run on it.")
         for index, pool in enumerate(job.job_spec.worker_pool_specs):
             if not pool.replica_count:
                 continue

@@ -14,10 +14,13 @@ Nothing outside the target packages and this registry branches on a target's nam
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.errors import ValidationError
+from tfcloud.errors import TfcloudError, ValidationError
 from tfcloud.targets._base import Option, Target
 
 if TYPE_CHECKING:
@@ -26,8 +29,9 @@ if TYPE_CHECKING:
     from tfcloud.targets.vertex import VertexTarget
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "LocalTarget", "Option", "RayTarget", "Target", "VertexTarget",
-           "builtin_targets", "for_job_id", "get", "load", "names"]
+           "builtin_targets", "for_job_id", "get", "load", "loadable", "names", "plugin_errors", "plugin_package"]
 
+log = logging.getLogger("tfcloud")
 ENTRY_POINT_GROUP = "tfcloud.targets"
 #: The built-in targets, by name: the module and class of each (one line per target; the first is the default).
 BUILTIN: dict[str, str] = {
@@ -35,7 +39,7 @@ BUILTIN: dict[str, str] = {
     "vertex": "tfcloud.targets.vertex:VertexTarget",
     "ray": "tfcloud.targets.ray:RayTarget",
 }
-_PLUGINS: dict[str, Any] | None = None  # name -> entry point, read once on first need
+_PLUGINS: dict[str, list[Any]] | None = None  # name -> its entry points (one, unless packages clash), read once
 
 
 def load(ref: str) -> Any:
@@ -50,18 +54,69 @@ def _load(ref: str) -> type[Target]:
     return cls
 
 
-def _plugins() -> dict[str, Any]:
+def _plugins() -> dict[str, list[Any]]:
     global _PLUGINS
     if _PLUGINS is None:
         from importlib.metadata import entry_points
 
-        _PLUGINS = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in BUILTIN}
+        found: dict[str, list[Any]] = {}
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name not in BUILTIN:
+                found.setdefault(ep.name, []).append(ep)
+        _PLUGINS = found
     return _PLUGINS
+
+
+def _package(ep: Any) -> str:
+    """The installed package (distribution) an entry point comes from, as ``pip`` names it."""
+    dist = getattr(ep, "dist", None)
+    return str(dist.name) if dist is not None else ep.value.partition(":")[0].split(".")[0]
+
+
+def plugin_package(cls: type[Target]) -> str | None:
+    """The package that adds target ``cls`` (None: a built-in target)."""
+    if f"{cls.__module__}:{cls.__qualname__}" in BUILTIN.values():
+        return None
+    for eps in _plugins().values():
+        for ep in eps:
+            if ep.value.partition(":")[0].strip() == cls.__module__:
+                return _package(ep)
+    return cls.__module__.split(".")[0]
+
+
+@contextlib.contextmanager
+def plugin_errors(cls: type[Target], what: str) -> Iterator[None]:
+    """Inside: a plug-in target's code (``what``: its option check, ``check()``, backend...). An exception that is
+    not tfcloud's own is reported as the plug-in's, naming its package (exit 2, no traceback); a built-in
+    target's is left as it is (a bug of tfcloud's)."""
+    try:
+        yield
+    except TfcloudError:
+        raise
+    except Exception as exc:
+        package = plugin_package(cls)
+        if package is None:
+            raise
+        raise ValidationError("target", f"a {cls.name!r} target whose {what} works (the plug-in package "
+                              f"{package} raised {type(exc).__name__}: {exc})", cls.name,
+                              hint=f"It is a bug of {package}: update it (pip install -U {package}), report it to "
+                                   "its authors, or choose another target.") from exc
 
 
 def names() -> list[str]:
     """Every target's name: the built-in ones, then those installed packages add."""
     return [*BUILTIN, *sorted(_plugins())]
+
+
+def loadable(names: list[str]) -> list[type[Target]]:
+    """The targets of ``names`` that load: a broken plug-in is left out (it is named when chosen)."""
+    classes = []
+    for name in names:
+        try:
+            classes.append(get(name))
+        except ValidationError:
+            log.debug("skipping the target %r: it does not load", name)
+    return classes
 
 
 def builtin_targets() -> list[type[Target]]:
@@ -73,13 +128,22 @@ def get(name: object) -> type[Target]:
     if isinstance(name, str) and name in BUILTIN:
         return _load(BUILTIN[name])
     if isinstance(name, str) and name in _plugins():
+        eps = _plugins()[name]
+        packages = sorted({_package(ep) for ep in eps})
+        if len(eps) > 1:  # never one of them silently
+            raise ValidationError("target", f"one installed package that adds the target {name!r}",
+                                  f"<{name!r} from {' and '.join(packages)}>",
+                                  hint="Uninstall all but one: pip uninstall " + " or ".join(packages) + ".")
         try:
-            cls = _plugins()[name].load()
+            cls = eps[0].load()
         except Exception as exc:  # a broken plug-in: say which, without a traceback
-            raise ValidationError("target", f"a target that loads (the {name!r} plug-in failed: "
-                                  f"{type(exc).__name__}: {exc})", name) from exc
+            raise ValidationError("target", f"a target that loads (the {name!r} plug-in of the package "
+                                  f"{packages[0]} failed: {type(exc).__name__}: {exc})", name,
+                                  hint=f"Reinstall or update it (pip install -U {packages[0]}), or uninstall "
+                                       "it.") from exc
         if not (isinstance(cls, type) and issubclass(cls, Target)):
-            raise ValidationError("target", f"a tfcloud.targets.Target subclass from the {name!r} plug-in", cls)
+            raise ValidationError("target", f"a tfcloud.targets.Target subclass from the {name!r} plug-in of the "
+                                  f"package {packages[0]}", cls)
         return cls
     raise ValidationError("target", " or ".join(f'"{n}"' for n in names()), name)
 
@@ -98,7 +162,11 @@ def for_job_id(job_id: str, *, studies: bool = False) -> type[Target]:
             return cls
         classes.append(cls)
     for name in _plugins():
-        cls = get(name)
+        try:
+            cls = get(name)
+        except ValidationError:  # a broken plug-in never keeps another target's jobs from being found
+            log.debug("skipping the target %r: it does not load", name)
+            continue
         if prefix(cls) and job_id.startswith(prefix(cls) or ""):
             return cls
     return next(cls for cls in classes if prefix(cls) is None and (cls.tuner or not studies))

@@ -146,7 +146,9 @@ class Option:
         return self.field or self.name
 
     def from_text(self, text: str) -> object:
-        """A value given as text (``-o KEY=VALUE``, a ``TFCLOUD_*`` variable) as this option's type."""
+        """A value given as text (``-o KEY=VALUE``, a ``TFCLOUD_*`` variable) as this option's type (a control
+        character refused first, before the text is stripped)."""
+        refuse_control(self.name, text)
         if self.type is bool:
             lowered = text.strip().lower()
             if lowered in ("1", "true", "yes", "on"):
@@ -162,7 +164,9 @@ class Option:
         return text
 
     def convert(self, value: object) -> object:
-        """The value as the target's field holds it (``check``, else a type check)."""
+        """The value as the target's field holds it (``check``, else a type check). Text with a control character
+        is refused first, whatever the check does next (strip, ``^...$``)."""
+        refuse_control(self.name, value)
         if self.check is not None:
             return self.check(self.name, value)
         if value is None:

@@ -87,7 +87,11 @@ BAD = [
     (["--tensorboard", "42", "--output-dir", "gs://bkt/out"], "service_account", "--tensorboard"),
     (["--tensorboard", "42", "--service-account", SA], "base_output_dir", "--tensorboard"),
     (["--experiment-run", "run-1"], "experiment_run", "--experiment"),
-    (["--reservation", "any"], "service_account", "--reservation"),
+    # The SDK's checks (google-cloud-aiplatform jobs.py): no TensorBoard beside an experiment; an experiment needs
+    # a service account. (A reservation needs none: Google states no such rule.)
+    (["--experiment", "exp", "--tensorboard", "42", "--service-account", SA, "--output-dir", "gs://bkt/out"],
+     "tensorboard", "--experiment"),
+    (["--experiment", "exp"], "service_account", "--service-account"),
     (["--scheduling", "flex-start", "--chief-config", "A100_1X", "--worker-count", "1", "--worker-config",
       "H100_1X"], "worker_config", "--scheduling flex-start"),
 ]

@@ -28,13 +28,19 @@ CASES: dict[str, dict[str, Any]] = {
     "parameter_server": {"worker_count": 2, "worker_config": "CPU", "chief_config": "CPU", "ps_count": 1,
                          "evaluator_count": 1, "timeout": 7200, "spot": True, "restart_on_worker_restart": True,
                          "network": "projects/12345/global/networks/vpc", "base_output_dir": "gs://bkt/out"},
-    "tpu": {"chief_config": "CPU", "worker_count": 1, "worker_config": "TPU"},
+    # TPUs: the TPU is the job's one pool with one replica (tensorflow-cloud's TPU: cloud-tpu + 8 x TPU_V3).
+    "tpu": {"worker_count": 1, "worker_config": "TPU"},
     "evaluator_only": {"chief_config": "CPU", "evaluator_count": 1},
-    # TPU VMs: the TPU pool is pool 0 (no chief beside it unless chief_config asks for one).
+    # TPU VMs: the machine type fixes the chips; tpu_topology always (a multi-host slice: one replica).
     "tpu_v5e": {"worker_count": 1, "worker_config": "TPU_V5E_4X"},
-    "tpu_v6e": {"worker_count": 1, "worker_config": "TPU_V6E_8X", "entry_point_args": ["--epochs", "2"]},
-    "tpu_v5p_multihost": {"worker_count": 1, "worker_config": "TPU_V5P_8X"},
-    "tpu_v6e_multihost_with_chief": {"chief_config": "CPU", "worker_count": 1, "worker_config": "TPU_V6E_16X"},
+    "tpu_v5e_multihost": {"worker_count": 1, "worker_config": "TPU_V5E_16X"},
+    # TPU v6e runs JAX and PyTorch, not TensorFlow: a script that brings its own framework (strategy none).
+    "tpu_v6e": {"worker_count": 1, "worker_config": "TPU_V6E_8X", "entry_point_args": ["--epochs", "2"],
+                "distribution_strategy": "none", "region": "us-east5"},
+    "tpu_v6e_multihost": {"worker_count": 1, "worker_config": "TPU_V6E_16X", "distribution_strategy": "none"},
+    # Boot disks: hyperdisk-balanced where Google's machine takes no Persistent Disk (A3 Ultra, A4).
+    "h200_hyperdisk": {"chief_config": "H200_8X"},
+    "b200_hyperdisk": {"chief_config": "B200_8X", "region": "us-east5"},
     # Capacity (docs/vertex.md, "Capacity"), TensorBoard and experiments.
     "flex_start": {"chief_config": "A100_1X", "worker_count": 1, "worker_config": "A100_1X",
                    "scheduling": "flex-start", "max_wait": "30m", "timeout": 3600},
@@ -46,12 +52,16 @@ CASES: dict[str, dict[str, Any]] = {
     "reservation_none_spot": {"chief_config": "CPU", "reservation": "none", "spot": True},
     "persistent_resource": {"chief_config": "CPU", "worker_count": 1, "worker_config": "CPU",
                             "persistent_resource": "my-cluster"},
-    "tensorboard_experiment": {"chief_config": "CPU", "tensorboard": "1234567890", "experiment": "my-exp",
-                               "experiment_run": "run-1", "base_output_dir": "gs://bkt/out", **_PLACED},
+    "tensorboard": {"chief_config": "CPU", "tensorboard": "1234567890", "base_output_dir": "gs://bkt/out", **_PLACED},
+    "experiment": {"chief_config": "CPU", "experiment": "my-exp", "experiment_run": "run-1", **_PLACED},
     "tensorboard_full_names": {
         "chief_config": "CPU", "base_output_dir": "gs://bkt/out", **_PLACED,
-        "tensorboard": "projects/my-project/locations/us-central1/tensorboards/42",
+        "tensorboard": "projects/my-project/locations/us-central1/tensorboards/42"},
+    "experiment_full_names": {
+        "chief_config": "CPU", **_PLACED,
         "experiment": "projects/my-project/locations/us-central1/metadataStores/default/contexts/exp-2"},
+    # A reservation needs no service account (Google states no such rule).
+    "reservation_without_service_account": {"chief_config": "A100_1X", "reservation": "any"},
 }
 
 
@@ -86,7 +96,7 @@ def test_real_client_message_reads_the_request(name: str, script: Path) -> None:
     if name == "evaluator_only":
         assert [p.replica_count for p in pools] == [1, 0, 0, 1]
     if name == "tpu":
-        assert pools[1].machine_spec.accelerator_type == aiplatform_v1.AcceleratorType.TPU_V3
+        assert pools[0].machine_spec.accelerator_type == aiplatform_v1.AcceleratorType.TPU_V3
     _check_capacity(name, job, aiplatform_v1)
 
 
@@ -115,8 +125,9 @@ def _check_capacity(name: str, job: Any, aiplatform_v1: Any) -> None:
         assert spec.scheduling.strategy == strategy.SPOT
     if name == "persistent_resource":
         assert spec.persistent_resource_id == "my-cluster"
-    if name == "tensorboard_experiment":
+    if name == "tensorboard":
         assert spec.tensorboard == "projects/my-project/locations/us-central1/tensorboards/1234567890"
+    if name == "experiment":
         assert spec.experiment == "projects/my-project/locations/us-central1/metadataStores/default/contexts/my-exp"
         assert spec.experiment_run == spec.experiment + "-run-1"
 
@@ -159,36 +170,57 @@ def test_replica_names_match_local_runs(task: str, replica: str) -> None:
 
 
 @pytest.mark.parametrize(("name", "machine_type", "topology"), [
-    ("tpu_v5e", "ct5lp-hightpu-4t", ""),
-    ("tpu_v6e", "ct6e-standard-8t", ""),
-    ("tpu_v5p_multihost", "ct5p-hightpu-4t", "2x2x2"),
+    ("tpu_v5e", "ct5lp-hightpu-4t", "2x2"),
+    ("tpu_v5e_multihost", "ct5lp-hightpu-4t", "4x4"),
+    ("tpu_v6e", "ct6e-standard-8t", "2x4"),
+    ("tpu_v6e_multihost", "ct6e-standard-4t", "4x4"),
 ])
-def test_a_tpu_vm_job_is_one_pool_with_no_chief_beside_it(name: str, machine_type: str, topology: str,
-                                                           script: Path) -> None:
+def test_a_tpu_vm_job_is_one_pool_with_its_topology(name: str, machine_type: str, topology: str,
+                                                    script: Path) -> None:
+    """As Google's "Training with TPU VMs" example writes it: one worker pool, one replica, the machine type and
+    its tpu_topology (the SDK: "required for the TPU v5 versions"; "TPU jobs only allow 1 replica")."""
     aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
     job = aiplatform_v1.CustomJob.from_json(json.dumps(_request(name, script)))
-    (pool,) = job.job_spec.worker_pool_specs  # the TPU VM is the chief: no paid T4 chief by default
+    (pool,) = job.job_spec.worker_pool_specs  # the TPU VM is the only pool: no paid CPU/T4 chief
     assert pool.machine_spec.machine_type == machine_type
-    assert pool.machine_spec.tpu_topology == topology  # set for a multi-host slice only
+    assert pool.machine_spec.tpu_topology == topology  # always, single-host too
     assert pool.replica_count == 1  # a multi-host slice is one replica of its topology
-    assert pool.machine_spec.accelerator_count == 0  # the machine type names the chips (no TPU_V6E enum yet)
+    assert pool.machine_spec.accelerator_count == 0  # the machine type names the chips (no TPU_V6E enum)
 
 
-def test_a_chief_given_with_a_tpu_vm_keeps_its_own_pool(script: Path) -> None:
-    pools = _request("tpu_v6e_multihost_with_chief", script)["job_spec"]["worker_pool_specs"]
-    assert [p["machine_spec"] for p in pools] == [
-        {"machine_type": "n1-standard-4"}, {"machine_type": "ct6e-standard-4t", "tpu_topology": "4x4"}]
+def test_the_tensorflow_cloud_tpu_is_one_pool_as_google_writes_it(script: Path) -> None:
+    (pool,) = _request("tpu", script)["job_spec"]["worker_pool_specs"]
+    assert pool["machine_spec"] == {"machine_type": "cloud-tpu", "accelerator_type": "TPU_V3",
+                                    "accelerator_count": 8}
+    assert pool["replica_count"] == 1
+
+
+@pytest.mark.parametrize(("name", "disk"), [("h200_hyperdisk", "hyperdisk-balanced"),
+                                            ("b200_hyperdisk", "hyperdisk-balanced"), ("mirrored", "pd-ssd")])
+def test_each_machine_gets_the_boot_disk_google_gives_it(name: str, disk: str, script: Path) -> None:
+    pools = _request(name, script)["job_spec"]["worker_pool_specs"]
+    assert {p["disk_spec"]["boot_disk_type"] for p in pools if p} == {disk}
+
+
+def test_every_golden_request_passes_google_rules(script: Path) -> None:
+    """The one table the gate and the emulator check: each golden request is one Google accepts."""
+    from tfcloud.vertexrules import check_custom_job, check_sdk_rules
+
+    for name, case in CASES.items():
+        request = json.loads((GOLDEN / f"{name}.json").read_text())
+        found = check_custom_job(request, location=case.get("region", "us-central1"))
+        assert found + check_sdk_rules(request) == [], (name, [v.description for v in found])
 
 
 def test_the_dry_run_plan_shows_the_tpu_layout(script: Path) -> None:
     from tfcloud.plan import make_plan
 
-    plan = make_plan(build_spec(entry_point=str(script), target="vertex", **CASES["tpu_v5p_multihost"]))
+    plan = make_plan(build_spec(entry_point=str(script), target="vertex", **CASES["tpu_v5e_multihost"]))
     assert plan.strategy == "tf.distribute.TPUStrategy"
     assert [vars(row) for row in plan.pools] == [{
-        "role": "chief", "replicas": 1, "machine_type": "ct5p-hightpu-4t",
-        "accelerator": "4 x TPU_V5P per host, 2x2x2 slice on 2 hosts"}]
-    assert any(note.startswith("TPU VM: the TPU host runs your program as the chief") for note in plan.notes)
+        "role": "chief", "replicas": 1, "machine_type": "ct5lp-hightpu-4t",
+        "accelerator": "4 x TPU_V5_LITEPOD per host, 4x4 slice on 4 hosts"}]
+    assert any(note.startswith("TPU: the TPU host runs your program as the job's one pool") for note in plan.notes)
 
 
 # --- HyperparameterTuningJob -----------------------------------------------------------------------------------

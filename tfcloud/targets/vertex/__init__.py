@@ -13,6 +13,7 @@ from tfcloud.targets._base import LazyPattern, Option, Target, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
 from tfcloud.targets.vertex import options as _capacity
 from tfcloud.targets.vertex.options import SchedulingStrategy
+from tfcloud.vertexrules.data import TRAINING_REGIONS
 
 if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
@@ -23,22 +24,10 @@ if TYPE_CHECKING:
 __all__ = ["MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarget", "check_project", "check_region",
            "refuse_image_options"]
 
-#: The regions Vertex AI serves custom training in (source: the "Custom training" column of
-#: https://cloud.google.com/vertex-ai/docs/general/locations, as of 2025). A region outside this list would be
-#: refused by Vertex AI only after the image was built and pushed.
-VERTEX_REGIONS: frozenset[str] = frozenset({
-    # Americas
-    "us-central1", "us-east1", "us-east4", "us-east5", "us-south1", "us-west1", "us-west2", "us-west3",
-    "us-west4", "northamerica-northeast1", "northamerica-northeast2", "southamerica-east1", "southamerica-west1",
-    # Europe
-    "europe-central2", "europe-north1", "europe-southwest1", "europe-west1", "europe-west2", "europe-west3",
-    "europe-west4", "europe-west6", "europe-west8", "europe-west9", "europe-west12",
-    # Middle East and Africa
-    "me-central1", "me-central2", "me-west1", "africa-south1",
-    # Asia Pacific
-    "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3", "asia-south1",
-    "asia-southeast1", "asia-southeast2", "australia-southeast1", "australia-southeast2",
-})
+#: The regions Vertex AI serves custom training in (Google's "Vertex AI locations" page, from the rules table
+#: :data:`tfcloud.vertexrules.TRAINING_REGIONS`). A region outside it would be refused by Vertex AI only after the
+#: image was built and pushed.
+VERTEX_REGIONS: frozenset[str] = TRAINING_REGIONS
 MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
 _PROJECT = LazyPattern(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _NETWORK = LazyPattern(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -142,9 +131,14 @@ class VertexTarget(Target):
                help="Upload the job's TensorBoard logs to this TensorBoard instance "
                     "(projects/P/locations/L/tensorboards/ID or ID)."),
         Option(name="experiment", setting="experiment", check=_capacity.option_experiment, metavar="NAME",
-               example="my-experiment", help="The Vertex AI Experiment the job belongs to."),
+               example="my-experiment",
+               example_with=(("service_account", "trainer@my-project.iam.gserviceaccount.com"),),
+               help="The Vertex AI Experiment the job belongs to (needs --service-account; not with "
+                    "--tensorboard)."),
         Option(name="experiment_run", check=_capacity.option_experiment_run, metavar="RUN", example="run-1",
-               example_with=(("experiment", "my-experiment"),), help="Its run in that experiment (with --experiment)."),
+               example_with=(("experiment", "my-experiment"),
+                             ("service_account", "trainer@my-project.iam.gserviceaccount.com")),
+               help="Its run in that experiment (with --experiment)."),
         Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT", example="127.0.0.1:8470",
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
@@ -225,10 +219,15 @@ class VertexTarget(Target):
             check_region("region", settings.region)
             check_settings(settings)  # the emulator host and staging bucket given here
         _capacity.check_rules(self, region=settings.region if settings is not None else self.region,
-                              staging_bucket=settings.staging_bucket if settings is not None else self.staging_bucket)
+                              staging_bucket=settings.staging_bucket if settings is not None else self.staging_bucket,
+                              project=settings.project if settings is not None else self.project)
 
     def check_job(self, spec: JobSpec, *, intent: str, settings: Settings | None) -> None:
+        from tfcloud.targets.vertex.gate import check_google_rules
+
         _capacity.check_pools(self, spec)
+        region = self.region or (settings.region if settings is not None else None) or "us-central1"
+        check_google_rules(spec, self, region=region)  # Google's documented rules (tfcloud.vertexrules)
         if not self.build:
             refuse_image_options(spec.docker_config)
             if settings is not None and intent == "submit" and not (self.staging_bucket or settings.staging_bucket):
@@ -253,14 +252,16 @@ class VertexTarget(Target):
         return COMMON_MACHINE_CONFIGS["T4_1X"]  # tensorflow-cloud's default
 
     def arrange_pools(self, pools: list[PoolSpec], *, chief_given: bool) -> list[PoolSpec]:
-        """A TPU VM (v5e, v6e, v5p) runs the program itself: its pool is pool 0, with no paid CPU/GPU chief
-        beside it unless chief_config asks for one. A multi-host slice is still one replica (tpu_topology)."""
+        """A TPU job on Vertex AI is one worker pool with one replica ("Training with TPU VMs"; the SDK: "TPU jobs
+        only allow 1 replica"): the TPU host runs the program itself, so a TPU worker becomes pool 0 and no CPU or
+        GPU chief is added. A chief_config given beside a TPU worker, or another pool, is refused by the gate
+        (rule tpu-one-pool-one-replica). A multi-host slice is still one replica (its tpu_topology)."""
         from dataclasses import replace
 
         from tfcloud.spec import Role
 
         workers = [p for p in pools if p.role is Role.WORKER]
-        if not chief_given and workers and workers[0].machine.is_tpu_vm:
+        if not chief_given and workers and workers[0].machine.is_tpu:
             return [replace(workers[0], role=Role.CHIEF, replica_count=1),
                     *(p for p in pools if p.role not in (Role.CHIEF, Role.WORKER))]
         return pools
@@ -292,7 +293,7 @@ class VertexTarget(Target):
                 prebuilt_training_image(version, device=device, region=region).reason)
 
     def notes(self, spec: JobSpec) -> list[str]:
-        if spec.chief.machine.is_tpu_vm:
-            return ["TPU VM: the TPU host runs your program as the chief (pool 0); no CPU/GPU chief is added "
-                    "(--chief-config adds one)."]
+        if spec.chief.machine.is_tpu:
+            return ["TPU: the TPU host runs your program as the job's one pool (pool 0, one replica), as Vertex AI "
+                    "requires; no CPU/GPU chief is added."]
         return []

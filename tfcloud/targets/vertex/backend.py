@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine
-from tfcloud.errors import ConfigurationError, OutcomeUnknownError, SubmitError
+from tfcloud.errors import ConfigurationError, OutcomeUnknownError, SubmitError, ValidationError
 from tfcloud.gcloud import Clients, RetryPolicy, call, status_code
 from tfcloud.settings import Settings
 from tfcloud.states import JobState, to_job_state
@@ -325,8 +325,21 @@ class VertexJob:
              since: float | None = None) -> Iterator[LogLine]:
         """The job's log lines, oldest first. With ``follow``: also state changes (as replica ``job``), until
         the job has ended and its last lines are in (:class:`~tfcloud.targets.vertex.logs.LogFollower`).
-        ``since`` and ``tail`` are asked of Cloud Logging (a timestamp filter; newest first, one page)."""
+        ``since`` and ``tail`` are asked of Cloud Logging (a timestamp filter; newest first, one page). A
+        ``replica`` the job's pools do not have is refused naming those it has (never an empty success)."""
+        if replica is not None:
+            names = self.replica_names()
+            if names and replica not in names:
+                raise ValidationError("--replica", "one of the job's replicas: " + ", ".join(names), replica,
+                                      hint=f"Its worker pools hold {len(names)} replica(s).")
         return self._logs().lines(follow=follow, replica=replica, tail=tail, since=since)
+
+    def replica_names(self) -> list[str]:
+        """Its replicas' names (``chief-0``, ``worker-1``...), from its worker pools' replica counts."""
+        names: list[str] = []
+        for index, pool in enumerate(self.job.job_spec.worker_pool_specs):
+            names += [replica_name(f"workerpool{index}-{k}") for k in range(int(pool.replica_count))]
+        return names
 
     def tail(self, replica: str, n: int = 20) -> list[str]:
         return [line.text for line in self.logs(replica=replica, tail=n)]

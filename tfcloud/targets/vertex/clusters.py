@@ -15,6 +15,7 @@ with ``--persistent-resource ID``, skipping the VMs' provisioning.
 
 from __future__ import annotations
 
+import builtins
 import re
 import time
 from collections.abc import Mapping
@@ -24,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from tfcloud.errors import JobNotFoundError, SubmitError, ValidationError
 from tfcloud.gcloud import Clients, RetryPolicy, call
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig, machine_config_from_name
-from tfcloud.targets.vertex.request import BOOT_DISK, machine_spec
+from tfcloud.targets._base import check_text, refuse_control
+from tfcloud.targets.vertex.request import BOOT_DISK, SUBMISSION_LABEL, machine_spec
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
@@ -32,8 +34,14 @@ if TYPE_CHECKING:
 __all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "cluster_pools", "create_cluster",
            "delete_cluster", "list_clusters", "persistent_resource_request"]
 
-_ID = re.compile(r"^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$")
+_ID = re.compile(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")
 MAX_POOL_REPLICAS = 1000
+#: PersistentResource.display_name: "up to 128 characters long and can consist of any UTF-8 characters"
+#: (aiplatform_v1 persistent_resource.proto, read 2026-11-26); control characters refused as everywhere.
+MAX_DISPLAY_NAME = 128
+#: CustomJob states after which a job holds no machine of a cluster (JobState in aiplatform_v1 job_state.proto).
+FINAL_JOB_STATES = frozenset({"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED",
+                              "JOB_STATE_PARTIALLY_SUCCEEDED"})
 #: Seconds between looks while waiting for a resource to be provisioned or deleted (Vertex AI takes minutes).
 POLL_S = 10.0
 EMULATOR_POLL_S = 0.2
@@ -70,11 +78,29 @@ class ClusterInfo:
 
 
 def check_cluster_id(value: object) -> str:
-    """A persistent resource's ID: 1 to 63 lowercase letters, digits or '-', starting with a letter."""
-    if not isinstance(value, str) or not _ID.match(value):
+    """A persistent resource's ID: 1 to 63 lowercase letters, digits or '-', starting with a letter (a control
+    character refused first: ``$`` would match before a final newline)."""
+    refuse_control("cluster_id", value)
+    if not isinstance(value, str) or not _ID.fullmatch(value):
         raise ValidationError("cluster_id", "1 to 63 lowercase letters, digits or '-', starting with a letter and "
                               "not ending with '-'", value)
     return value
+
+
+def check_cluster_name(value: object, *, project: str | None, region: str | None) -> str:
+    """A cluster's ID, or its full name ``projects/P/locations/REGION/persistentResources/ID`` in the settings'
+    project and region (another's is refused: the calls go to the settings' region). Returns the ID."""
+    refuse_control("cluster_id", value)
+    if isinstance(value, str) and value.startswith("projects/"):
+        from tfcloud.targets.vertex.options import check_persistent_resource
+
+        try:
+            check_persistent_resource(value, region=region, project=project)
+        except ValidationError as exc:
+            raise ValidationError("cluster_id", exc.expected.replace("the job's", "the settings'"), value,
+                                  hint=exc.hint) from None
+        return check_cluster_id(value.rsplit("/", 1)[-1])
+    return check_cluster_id(value)
 
 
 def _machine(field: str, value: object) -> MachineConfig:
@@ -108,9 +134,13 @@ def cluster_pools(*, chief_config: object = "auto", worker_config: object = "aut
 
 
 def persistent_resource_request(pools: tuple[tuple[str, MachineConfig, int], ...], *, display_name: str | None = None,
-                                labels: dict[str, str] | None = None, network: str | None = None) -> dict[str, Any]:
+                                labels: dict[str, str] | None = None, network: str | None = None,
+                                custom_service_account: bool = False) -> dict[str, Any]:
     """The ``PersistentResource`` for ``pools`` (:func:`cluster_pools`), in the form
-    ``aiplatform_v1.PersistentResource.from_json`` reads."""
+    ``aiplatform_v1.PersistentResource.from_json`` reads. ``custom_service_account``: jobs on it run as their own
+    service account (``ResourceRuntimeSpec.service_account_spec.enable_custom_service_account``; the proto: "If
+    true, custom user-managed service account is enforced to run any workloads", so every job on it then gives
+    one; without it, the Vertex AI Custom Code Service Agent runs them, and a job's own is refused)."""
     body: dict[str, Any] = {
         "resource_pools": [{"id": pool_id, "machine_spec": machine_spec(machine), "replica_count": count,
                             "disk_spec": dict(BOOT_DISK)} for pool_id, machine, count in pools],
@@ -121,6 +151,8 @@ def persistent_resource_request(pools: tuple[tuple[str, MachineConfig, int], ...
         body["labels"] = dict(labels)
     if network:
         body["network"] = network
+    if custom_service_account:
+        body["resource_runtime_spec"] = {"service_account_spec": {"enable_custom_service_account": True}}
     return body
 
 
@@ -174,15 +206,23 @@ class ClusterService:
 
         message = aiplatform_v1.PersistentResource.from_json(json.dumps(request))
         client = self.clients.persistent_resources()
+        submission = request.get("labels", {}).get(SUBMISSION_LABEL)
 
         def find() -> Any:
+            """This submission's cluster (a retried create that did make it), None when there is none; another
+            cluster of that ID is someone else's, never reported as created."""
             from google.api_core.exceptions import NotFound
 
             try:
-                return client.get_persistent_resource(name=self.name(cluster_id), retry=None,
-                                                      timeout=self.retry.call_timeout)
+                found = client.get_persistent_resource(name=self.name(cluster_id), retry=None,
+                                                       timeout=self.retry.call_timeout)
             except NotFound:
                 return None
+            if submission is not None and found.labels.get(SUBMISSION_LABEL) != submission:
+                raise SubmitError(f"Creating cluster {cluster_id}: a cluster {cluster_id} already exists that this "
+                                  "command did not create; nothing was created.",
+                                  hint="Pick another ID, or see it: tfcloud cluster list")
+            return found
 
         create_once(lambda: client.create_persistent_resource(
                         parent=self.parent, persistent_resource=message, persistent_resource_id=cluster_id,
@@ -206,12 +246,64 @@ class ClusterService:
                      what="Listing clusters", policy=self.retry)
         return [_info(resource) for resource in found]
 
-    def delete(self, cluster_id: str, *, wait: bool = True, timeout: float | None = None) -> None:
-        """Delete the resource; with ``wait``, until Vertex AI no longer finds it."""
+    def jobs_on(self, cluster_id: str) -> builtins.list[str]:
+        """The CustomJobs whose ``job_spec.persistent_resource_id`` is the cluster, and the HyperparameterTuningJobs
+        whose ``trial_job_spec`` names it, whose state is not final (their names): they hold its machines."""
+        client = self.clients.jobs()
+        live = " AND ".join(f'state!="{state}"' for state in sorted(FINAL_JOB_STATES))  # ListCustomJobs' filter
+        request = {"parent": self.parent, "filter": live}
+        found = call(lambda: list(client.list_custom_jobs(request=request, retry=None,
+                                                          timeout=self.retry.call_timeout)),
+                     what=f"Looking for jobs on cluster {cluster_id}", policy=self.retry)
+        studies = call(lambda: list(client.list_hyperparameter_tuning_jobs(request=request, retry=None,
+                                                                           timeout=self.retry.call_timeout)),
+                       what=f"Looking for tuning studies on cluster {cluster_id}", policy=self.retry)
+        return [job.name for job in found if job.job_spec.persistent_resource_id == cluster_id
+                and job.state.name not in FINAL_JOB_STATES] + [
+                study.name for study in studies if study.trial_job_spec.persistent_resource_id == cluster_id
+                and study.state.name not in FINAL_JOB_STATES]
+
+    def delete(self, cluster_id: str, *, wait: bool = True, timeout: float | None = None, force: bool = False) -> None:
+        """Delete the resource (refused while jobs run on it, unless ``force``); with ``wait``, until Vertex AI no
+        longer finds it. A retried delete that finds it gone was answered late: the cluster is deleted."""
+        from google.api_core.exceptions import NotFound
+
+        from tfcloud.errors import OutcomeUnknownError
+
+        if not force:
+            running = self.jobs_on(cluster_id)
+            if running:
+                ids = ", ".join(name.rsplit("/", 1)[-1] for name in running)
+                raise ValidationError("cluster_id", "a cluster no job runs on", cluster_id,
+                                      hint=f"{len(running)} job(s) run on it: {ids}. Wait for them or cancel them "
+                                           "(tfcloud cancel ID), or pass --force (force=True) to delete it under "
+                                           "them.")
         client = self.clients.persistent_resources()
-        call(lambda: client.delete_persistent_resource(name=self.name(cluster_id), retry=None,
-                                                       timeout=self.retry.call_timeout),
-             what=f"Deleting cluster {cluster_id}", policy=self.retry)
+        tries = 0
+
+        def attempt() -> Any:
+            nonlocal tries
+            tries += 1
+            try:
+                return client.delete_persistent_resource(name=self.name(cluster_id), retry=None,
+                                                         timeout=self.retry.call_timeout)
+            except NotFound:
+                if tries > 1:  # an earlier try deleted it; its answer was lost
+                    return None
+                raise
+
+        what = f"Deleting cluster {cluster_id}"
+        try:
+            call(attempt, what=what, policy=self.retry)
+        except OutcomeUnknownError:
+            try:  # one last look decides
+                self.get(cluster_id)
+            except JobNotFoundError:
+                return
+            except OutcomeUnknownError:
+                raise OutcomeUnknownError(f"{what}: Vertex AI did not answer; it may be deleted.",
+                                          hint="Look: tfcloud cluster list") from None
+            raise
         deadline = None if timeout is None else time.monotonic() + timeout
         while wait and (deadline is None or time.monotonic() < deadline):
             try:
@@ -243,26 +335,72 @@ def _service(project: str | None, region: str | None, emulator_host: str | None)
     return ClusterService(settings=settings)
 
 
+def check_display_name(value: object) -> str | None:
+    """A cluster's display name: 1 to 128 characters (PersistentResource.display_name), no control character."""
+    text = check_text("display_name", value, expected=f"a string of 1 to {MAX_DISPLAY_NAME} characters")
+    if text is not None and (len(text) > MAX_DISPLAY_NAME or not text.strip()):
+        raise ValidationError("display_name", f"a string of 1 to {MAX_DISPLAY_NAME} characters without control "
+                              "characters", text)
+    return text
+
+
+def _check_pools(pools: tuple[tuple[str, MachineConfig, int], ...]) -> None:
+    """The machines a job could use: a cluster's pools are matched to a job's (machine and replicas), so a pool
+    no job may ask for (a TPU chief) is a paid cluster no job runs on."""
+    for role, machine, count in pools:
+        if role == "chief" and machine.is_tpu:
+            raise ValidationError("chief_config", "a CPU or GPU machine (a TPU cannot be a job's chief, so no job "
+                                  "could use this pool)", machine.describe(),
+                                  hint="Put the TPU in --worker-config with --worker-count 1.")
+        if role == "worker" and machine.is_tpu and count != 1:
+            raise ValidationError("worker_count", "1 when worker_config is a TPU (as a job)", count)
+        if role in ("ps", "evaluator") and machine.is_tpu:
+            raise ValidationError(f"{role}_config", "a CPU or GPU machine (as a job)", machine.describe())
+
+
 def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config: Any = "auto", worker_count: int = 0,
                    ps_config: Any = "CPU", ps_count: int = 0, evaluator_count: int = 0,
                    display_name: str | None = None, labels: Mapping[str, str] | None = None,
-                   network: str | None = None, project: str | None = None, region: str | None = None,
-                   emulator_host: str | None = None, wait: bool = True) -> ClusterInfo:
+                   network: str | None = None, custom_service_account: bool = False, project: str | None = None,
+                   region: str | None = None, emulator_host: str | None = None, wait: bool = True) -> ClusterInfo:
     """Create a Vertex AI persistent resource (``tfcloud cluster create``) whose resource pools hold the machines
     a job of this shape asks for; jobs then run on it with ``persistent_resource=`` (docs/vertex.md). With
-    ``wait``, returns once it is RUNNING. Everything is checked before anything is created."""
+    ``wait``, returns once it is RUNNING. Every field is checked as a job's would be before anything is created;
+    the create is idempotent by submission (a ``tfcloud-submission`` label): a retry never reports another
+    cluster of that ID as created, and a create whose answer was lost is found by looking."""
+    import uuid
+
+    from tfcloud.targets.vertex import VertexTarget
     from tfcloud.validate import validate_labels
 
+    cluster_id = check_cluster_id(cluster_id)
+    check_display_name(display_name)
+    network_option = VertexTarget.option("network")
+    assert network_option is not None
+    network_option.convert(network)
+    if not isinstance(custom_service_account, bool):
+        raise ValidationError("custom_service_account", "a bool", custom_service_account)
+    try:
+        checked_labels = dict(validate_labels(labels))
+    except ValidationError as exc:
+        raise ValidationError(exc.field.replace("job_labels", "labels"), exc.expected, exc.received,
+                              hint=exc.hint) from None
+    pools = cluster_pools(chief_config=chief_config, worker_config=worker_config, worker_count=worker_count,
+                          ps_config=ps_config, ps_count=ps_count, evaluator_count=evaluator_count)
+    _check_pools(pools)
     request = persistent_resource_request(
-        cluster_pools(chief_config=chief_config, worker_config=worker_config, worker_count=worker_count,
-                      ps_config=ps_config, ps_count=ps_count, evaluator_count=evaluator_count),
-        display_name=display_name or check_cluster_id(cluster_id), labels=dict(validate_labels(labels)),
-        network=network)
+        pools, display_name=display_name or cluster_id,
+        labels={**checked_labels, SUBMISSION_LABEL: uuid.uuid4().hex[:16]}, network=network,
+        custom_service_account=custom_service_account)
     service = _service(project, region, emulator_host)
     try:
-        return service.create(check_cluster_id(cluster_id), request, wait=wait)
+        from tfcloud.targets.vertex.gate import check_persistent_resource_request
+
+        check_persistent_resource_request(request, region=service.parent.rsplit("/", 1)[-1])  # Google's rules
+        return service.create(cluster_id, request, wait=wait)
     finally:
         service.close()
+
 
 
 def list_clusters(*, project: str | None = None, region: str | None = None,
@@ -276,10 +414,18 @@ def list_clusters(*, project: str | None = None, region: str | None = None,
 
 
 def delete_cluster(cluster_id: str, *, project: str | None = None, region: str | None = None,
-                   emulator_host: str | None = None, wait: bool = True) -> None:
-    """Delete a persistent resource (``tfcloud cluster delete``); with ``wait``, until it is gone."""
+                   emulator_host: str | None = None, wait: bool = True, force: bool = False) -> None:
+    """Delete a persistent resource (``tfcloud cluster delete``); with ``wait``, until it is gone. ``cluster_id``:
+    its ID, or its full name in the project and region. Refused while jobs run on it (naming them) unless
+    ``force``."""
+    refuse_control("cluster_id", cluster_id)
+    if not cluster_id or not isinstance(cluster_id, str) or not cluster_id.startswith("projects/"):
+        check_cluster_id(cluster_id)  # before the settings: `../../x` is refused however it is set up
+    if not isinstance(force, bool):
+        raise ValidationError("force", "a bool", force)
     service = _service(project, region, emulator_host)
     try:
-        service.delete(cluster_id, wait=wait)
+        parent = service.parent.split("/")
+        service.delete(check_cluster_name(cluster_id, project=parent[1], region=parent[3]), wait=wait, force=force)
     finally:
         service.close()

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from tfcloud.digits import is_ascii_digits
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import LazyPattern
+from tfcloud.vertexrules.data import FLEX_START
 
 if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
@@ -61,12 +62,11 @@ __all__ = [
 
 #: ``ReservationAffinity.key`` that names one reservation (its ``values``: the reservation's full name).
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
-#: The GPUs the Dynamic Workload Scheduler (FLEX_START) serves, by Vertex AI's accelerator names
-#: (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws, "Requirements").
-DWS_ACCELERATORS = frozenset({"NVIDIA_L4", "NVIDIA_TESLA_A100", "NVIDIA_A100_80GB", "NVIDIA_H100_80GB",
-                              "NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB", "NVIDIA_B200"})
-MAX_WAIT_LIMIT_S = 14 * 24 * 3600
-DWS_TIMEOUT_LIMIT_S = 7 * 24 * 3600  # a FLEX_START job's timeout: at most 7 days
+#: The GPUs the Dynamic Workload Scheduler (FLEX_START) serves, by Vertex AI's accelerator names, its longest wait
+#: and a FLEX_START job's longest timeout (7 days): Google's rules table, :data:`tfcloud.vertexrules.FLEX_START`.
+DWS_ACCELERATORS = FLEX_START.accelerators
+MAX_WAIT_LIMIT_S = FLEX_START.max_wait_s
+DWS_TIMEOUT_LIMIT_S = FLEX_START.max_timeout_s
 METADATA_STORE = "default"  # experiments live in the region's default metadata store
 
 _NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"  # RFC 1035 (reservations, persistent resources)
@@ -74,13 +74,13 @@ _ZONE = r"[a-z]+-[a-z]+[0-9]+-[a-z]"
 _PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]+"
 _RESERVATION = LazyPattern(rf"^projects/(?:{_PROJECT})/zones/(?P<zone>{_ZONE})/reservations/{_NAME}$")
 _ZONE_NAME = LazyPattern(rf"^(?P<zone>{_ZONE})/(?P<name>{_NAME})$")
-_PERSISTENT = LazyPattern(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/persistentResources/"
+_PERSISTENT = LazyPattern(rf"^projects/(?P<project>{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/persistentResources/"
                          rf"(?P<id>{_NAME})$")
 _PERSISTENT_ID = LazyPattern(rf"^{_NAME}$")
 _TENSORBOARD = LazyPattern(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/tensorboards/[0-9]+$")
 _EXPERIMENT_NAME = r"[a-z0-9][a-z0-9-]{0,127}"
-_EXPERIMENT = LazyPattern(rf"^projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/metadataStores/[a-z0-9-]+/"
-                         rf"contexts/{_EXPERIMENT_NAME}$")
+_EXPERIMENT = LazyPattern(rf"^(?P<store>projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/metadataStores/"
+                         rf"[a-z0-9-]+)/contexts/(?P<name>{_EXPERIMENT_NAME})$")
 _SHORT_EXPERIMENT = LazyPattern(rf"^{_EXPERIMENT_NAME}$")
 
 
@@ -200,10 +200,12 @@ def expand_reservation(value: str, project: str) -> str:
     return f"projects/{project}/zones/{match['zone']}/reservations/{match['name']}"
 
 
-def check_persistent_resource(value: object, *, region: str | None) -> str | None:
+def check_persistent_resource(value: object, *, region: str | None, project: str | None = None) -> str | None:
     """``persistent_resource``: a PersistentResource's ID (``tfcloud cluster create``), or its full name
-    ``projects/P/locations/REGION/persistentResources/ID`` in the job's region. Returns the ID (the API field is
-    ``persistent_resource_id``; the resource is in the job's project and region)."""
+    ``projects/P/locations/REGION/persistentResources/ID`` in the job's project and region. Returns the ID (the API
+    field is ``persistent_resource_id``: Vertex AI looks for it in the job's own project and region, so a name of
+    another project or region would run the job on a same-named cluster there: refused). A project *number* in
+    the name cannot be told from the job's project id without a call: it is taken as the job's."""
     if value is None:
         return None
     expected = ("a persistent resource ID (1 to 63 lowercase letters, digits or '-', starting with a letter) or "
@@ -218,6 +220,10 @@ def check_persistent_resource(value: object, *, region: str | None) -> str | Non
     if region is not None and match["region"] != region:
         raise ValidationError("persistent_resource", f"a persistent resource in the job's region {region}", value,
                               hint=f"Pass --region {match['region']}.")
+    if project is not None and not match["project"].isdigit() and match["project"] != project:
+        raise ValidationError("persistent_resource", f"a persistent resource in the job's project {project}", value,
+                              hint=f"Pass --project {match['project']}, or a cluster of {project} (a job runs on "
+                                   "a cluster of its own project only).")
     return match["id"]
 
 
@@ -263,7 +269,7 @@ def check_experiment(value: object, *, region: str | None) -> str | None:
     return value
 
 
-def check_experiment_run(value: object, experiment: str | None) -> str | None:
+def check_experiment_run(value: object, experiment: str | None, *, region: str | None = None) -> str | None:
     """``experiment_run``: a run's name (or its full context name); only with ``experiment``, the run's
     experiment."""
     if value is None:
@@ -274,6 +280,16 @@ def check_experiment_run(value: object, experiment: str | None) -> str | None:
     expected = "a run name (lowercase letters, digits and '-') or its full context name"
     if not isinstance(value, str) or not (_SHORT_EXPERIMENT.match(value) or _EXPERIMENT.match(value)):
         raise ValidationError("experiment_run", expected, value)
+    run = _EXPERIMENT.match(value)
+    if run is not None and experiment:  # a run's context is "{experiment's context}-{run}", in its metadata store
+        owner = _EXPERIMENT.match(experiment)
+        short = owner["name"] if owner is not None else experiment
+        if not run["name"].startswith(short + "-") or (owner is not None and owner["store"] != run["store"]):
+            raise ValidationError("experiment_run", f"a run of the experiment {short} (its context name starts "
+                                  f"with {short}-)", value, hint="Give the run's own name, or a run of --experiment.")
+        if region is not None and run["region"] != region:
+            raise ValidationError("experiment_run", f"a run in the job's region {region}", value,
+                                  hint=f"Pass --region {run['region']}.")
     return value
 
 
@@ -352,8 +368,11 @@ def _check_flex_start(timeout_s: int | None, machines: Sequence[tuple[str, str, 
 def check_requirements(*, tensorboard: str | None, reservation: str | None, service_account: str | None,
                        output_dir: str | None, staging_bucket: str | None) -> None:
     """What Vertex AI needs beside an option: a TensorBoard instance takes the logs the job writes under its
-    base output directory (``AIP_TENSORBOARD_LOG_DIR``) and uploads them as the job's service account; a job that
-    consumes a reservation runs as a service account of its own."""
+    base output directory (``AIP_TENSORBOARD_LOG_DIR``) and uploads them as the job's service account (the SDK:
+    "service_account is required with provided tensorboard"). A reservation needs no service account of its own
+    (Google states no such rule). The SDK's experiment rules (no TensorBoard beside an experiment; an experiment
+    needs a service account) are checked on the request, with Google's other rules
+    (:func:`tfcloud.vertexrules.check_sdk_rules`)."""
     if tensorboard is not None and service_account is None:
         raise ValidationError("service_account", "a service account when tensorboard is given (Vertex AI uploads "
                               "the TensorBoard logs as the job's service account)", None,
@@ -364,11 +383,6 @@ def check_requirements(*, tensorboard: str | None, reservation: str | None, serv
                               "from its logs/, AIP_TENSORBOARD_LOG_DIR)", None,
                               hint="Add --output-dir gs://BUCKET/PATH (or set TFCLOUD_STAGING_BUCKET), or leave "
                                    "out --tensorboard.")
-    if reservation not in (None, "none") and service_account is None:
-        raise ValidationError("service_account", "a service account when reservation is given (a job that "
-                              "consumes a reservation runs as a service account of its own)", None,
-                              hint="Add --service-account NAME@PROJECT.iam.gserviceaccount.com, or leave out "
-                                   "--reservation.")
 
 
 # -- the option specs' checks: (option name, value) -> the field's value ---------------------------------------
@@ -385,7 +399,8 @@ def option_reservation(name: str, value: object) -> str | None:
 
 
 def option_persistent_resource(name: str, value: object) -> str | None:
-    return check_persistent_resource(value, region=None)
+    check_persistent_resource(value, region=None)
+    return value  # type: ignore[return-value]  # as given: check_rules compares a full name's project and region
 
 
 def option_tensorboard(name: str, value: object) -> str | None:
@@ -400,7 +415,8 @@ def option_experiment_run(name: str, value: object) -> str | None:
     return check_experiment_run(value, "")
 
 
-def check_rules(target: Any, *, region: str | None, staging_bucket: str | None) -> None:
+def check_rules(target: Any, *, region: str | None, staging_bucket: str | None,
+                project: str | None = None) -> None:
     """The rules between a VertexTarget's options (``region``: the job's, from the option or the settings;
     ``staging_bucket``: the settings', which gives a job its output directory when it has none)."""
     strategy = target.scheduling
@@ -411,10 +427,10 @@ def check_rules(target: Any, *, region: str | None, staging_bucket: str | None) 
             f"<max_wait={target.max_wait_s}s with scheduling={strategy.flag if strategy else 'unset'}>",
             hint=f"Add --scheduling {_FLEX}, or leave out --max-wait.")
     check_reservation(target.reservation, region=region)
-    check_persistent_resource(target.persistent_resource, region=region)
+    check_persistent_resource(target.persistent_resource, region=region, project=project)
     check_tensorboard(target.tensorboard, region=region)
     check_experiment(target.experiment, region=region)
-    check_experiment_run(target.experiment_run, target.experiment)
+    check_experiment_run(target.experiment_run, target.experiment, region=region)
     check_capacity(strategy=strategy, reservation=target.reservation,
                    persistent_resource=target.persistent_resource, disable_retries=target.disable_retries,
                    restart_on_worker_restart=target.restart_on_worker_restart, max_restarts=target.max_restarts,

@@ -351,7 +351,7 @@ def rerun_of(state_dir: Path, job: Any) -> Rerun:
 
 def _config_name(machine: Any) -> str | None:
     """The ``tfcloud machines`` name of a pool's machine spec (None when none matches). A TPU VM's machine type
-    names its chips; its topology is in the request only for a slice of several hosts."""
+    names its chips; its topology is always in the request (TPU v5e, v6e)."""
     from tfcloud.machines import COMMON_MACHINE_CONFIGS
 
     for name, config in COMMON_MACHINE_CONFIGS.items():
