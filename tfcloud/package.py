@@ -132,8 +132,10 @@ def _start_module(tf_keras: str | None) -> str:
 
 def plan_package(job: PreparedJob, *, context_dir: Path | None = None,
                  tensorflow_version: str | None = None) -> PackagePlan:
-    """The package of ``job``, computed in memory (nothing is uploaded; ``tfcloud submit --no-build --dry-run``
-    shows it)."""
+    """The package of ``job``: its entries and digest (nothing is uploaded, nor the archive written:
+    :meth:`PackagePlan.spool` writes it; ``tfcloud submit --no-build --dry-run`` shows it). Refuses, as a
+    :class:`ValidationError`, what the package cannot carry: a requirement that is a path on this machine, a file
+    name that is not UTF-8."""
     from tfcloud.containerize import generated_files
 
     root = Path(context_dir or job.workdir).resolve()
