@@ -201,13 +201,15 @@ class StorageDeadline:
     left of ``policy.deadline`` since this object was made. ``uri`` names the object in messages and hints;
     ``failed(message, hint)`` makes the error of a call that failed (:class:`SubmitError` by default);
     ``nothing``: what did not happen ("Nothing was submitted."), ``again``: what a retry of the command does;
-    ``hint``: instead of the hint these make."""
+    ``hint``: instead of the hint these make; ``staging``: the bucket is the staging bucket (a missing one is
+    named so, with the setting that changes it)."""
 
     def __init__(self, policy: RetryPolicy, *, uri: str,
                  failed: Callable[[str, str | None], TfcloudError] = _submit_failed,
                  nothing: str = "Nothing was submitted.",
                  again: str = "submit again: a package already there is checked and reused",
-                 hint: str | None = None) -> None:
+                 hint: str | None = None, staging: bool = True) -> None:
+        self.staging = staging
         self.policy = policy
         self.uri = uri
         self.failed = failed
@@ -243,6 +245,9 @@ class StorageDeadline:
         except gexc.PreconditionFailed:
             raise
         except gexc.NotFound as exc:
+            if not self.staging:
+                raise ConfigurationError(f"{what}: not found ({exc.message}).",
+                                         hint=f"Look with `gcloud storage ls gs://{bucket}/`.") from exc
             raise ConfigurationError(f"{what}: the staging bucket gs://{bucket} does not exist.",
                                      hint=f"Create it (gcloud storage buckets create gs://{bucket}), or set "
                                           "TFCLOUD_STAGING_BUCKET to one that does.") from exc

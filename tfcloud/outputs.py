@@ -82,7 +82,7 @@ def _deadline(base: str, policy: RetryPolicy | None) -> StorageDeadline:
 
     if policy is None:  # the retry_deadline setting (TFCLOUD_RETRY_DEADLINE, [tool.tfcloud]), as for every call
         policy = RetryPolicy.from_setting(resolve_settings().retry_deadline)
-    return StorageDeadline(policy, uri=base, failed=_unknown,
+    return StorageDeadline(policy, uri=base, failed=_unknown, staging=False,
                            hint=f"Look with `gcloud storage ls --recursive {base.rstrip('/')}/`, then try again.")
 
 
