@@ -45,15 +45,16 @@ def env(tfcloud_emulator_env: Any, tfcloud_emulator: Any, monkeypatch: pytest.Mo
     yield tfcloud_emulator
 
 
-def _traces(emulator: Any) -> dict[str, int]:
-    """What a submission would have made: objects in the bucket, jobs on the emulator, local jobs."""
+def _traces(emulator: Any) -> dict[str, object]:
+    """What a submission would have made: objects in the bucket, jobs on the emulator, anything in the state
+    directory."""
     storage = emulator.storage_client()
     jobs = emulator.job_client()
     try:
         home = Path(os.environ["TFCLOUD_HOME"])
-        return {"objects": len(list(storage.list_blobs(BUCKET))),
+        return {"objects": sorted(b.name for b in storage.list_blobs(BUCKET)),
                 "jobs": len(list(jobs.list_custom_jobs(parent=emulator.parent))),
-                "local": sum(1 for _ in (home / "jobs").iterdir()) if (home / "jobs").is_dir() else 0}
+                "state dir": sorted(p.relative_to(home).as_posix() for p in home.rglob("*"))}
     finally:
         storage.close()
         jobs.transport.close()
