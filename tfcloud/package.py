@@ -1,13 +1,14 @@
 """The package stage (``--no-build``): a prepared job in, a Python source distribution in Cloud Storage out.
 
-Instead of an image, the job's files travel as a source distribution that Vertex AI installs with pip on its
-prebuilt TensorFlow training image and runs with ``python -m tfcloud_job.start`` (``python_package_spec``):
+Instead of an image per change, the job's files travel as a source distribution in the staging bucket; each
+replica runs the job's base image (:mod:`tfcloud.baseimage`: TensorFlow and the requirements, built once), whose
+bootstrap unpacks the package from ``/gcs/`` and runs ``python -m tfcloud_job.start``:
 
 1. The files are those an image would get (:func:`tfcloud.context.collect_context`: ignore files honoured,
    secrets kept out) plus the same generated files (:func:`tfcloud.containerize.generated_files`: the launcher,
    the requirements, tfcloud's runtime package), under ``tfcloud_job/job/`` in the archive.
-2. Beside them: the start module (``templates/package_start.py.j2``: installs the requirements, then runs the
-   launcher in the job's files), ``PKG-INFO``, and a ``pyproject.toml`` whose in-tree build backend
+2. Beside them: the start module (``templates/package_start.py.j2``: runs the launcher in the job's files;
+   nothing is installed at start), ``PKG-INFO``, and a ``pyproject.toml`` whose in-tree build backend
    (``templates/package_build.py.j2``) makes the wheel without setuptools or a download.
 3. The archive is deterministic (sorted, fixed times and owners, gzip without a time stamp): the same files
    give the same bytes. Its version and object name carry the digest of its content, so an unchanged job
@@ -43,7 +44,7 @@ from tfcloud._version import __version__
 from tfcloud.artifacts import PackageRef, PreparedJob
 from tfcloud.checksums import ArchiveSums, HashingWriter
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, ContextFile, collect_context, format_size, shown
-from tfcloud.dockerfile import REQUIREMENTS_PATH, TFCLOUD_PYTHON_DIR, tf_keras_requirement
+from tfcloud.dockerfile import TFCLOUD_PYTHON_DIR
 from tfcloud.errors import SubmitError, ValidationError
 from tfcloud.launcher import LAUNCHER_NAME
 from tfcloud.templates import render, template_dir
@@ -125,9 +126,9 @@ class PackagePlan:
         return out
 
 
-def _start_module(tf_keras: str | None) -> str:
+def _start_module() -> str:
     return render("package_start.py.j2", version=__version__, module=PACKAGE_MODULE, launcher=LAUNCHER_NAME,
-                  requirements=REQUIREMENTS_PATH, runtime=TFCLOUD_PYTHON_DIR, tf_keras=tf_keras)
+                  runtime=TFCLOUD_PYTHON_DIR)
 
 
 def plan_package(job: PreparedJob, *, context_dir: Path | None = None,
@@ -142,8 +143,7 @@ def plan_package(job: PreparedJob, *, context_dir: Path | None = None,
     _check_requirements(job)
     context = collect_context(root, generated=generated_files(job, root))
     _check_names(context)
-    tf_keras = tf_keras_requirement(tensorflow_version) if job.spec.strategy.needs_tf_keras else None
-    start = _start_module(tf_keras)
+    start = _start_module()  # tf-keras and the requirements are the base image's (tfcloud.baseimage)
     backend_template = (template_dir() / "package_build.py.j2").read_bytes()
     h = hashlib.sha256(f"{_LAYOUT}\n{context.digest()}\n".encode())
     h.update(start.encode())

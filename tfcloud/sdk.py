@@ -265,10 +265,7 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
-    if build_logs and not spec.target.container:  # nothing is built: no build log
-        if spec.target.packaged:
-            raise ValidationError("--build-logs", "to be left out with --no-build (no image is built)",
-                                  "--no-build and --build-logs", hint="Leave out --build-logs, or --no-build.")
+    if build_logs and not (spec.target.container or spec.target.packaged):  # nothing is built: no build log
         raise UnsupportedOptionError("build_logs", True, target=spec.target.name,
                                      takers=["a target that builds an image (vertex, local with container)"])
     console = get_console()

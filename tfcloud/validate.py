@@ -494,7 +494,7 @@ def build_spec(
     if not where.container:
         # A packaged target (--no-build) refuses the DockerConfig's fields itself, by flag (its check_job).
         given_image = {"docker_config": docker != DockerConfig() and not where.packaged and docker,
-                       "image_repository": image_repository}
+                       "image_repository": not where.packaged and image_repository}  # --no-build: its base image
         for option, value in given_image.items():
             if value:
                 raise UnsupportedOptionError(option, value, target=where.name, takers=["a target that builds an "

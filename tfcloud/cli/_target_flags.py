@@ -23,7 +23,7 @@ FLAGS = (
     ('experiment_run', '--experiment-run', 'str', 'RUN', 'Its run in that experiment (with --experiment).', 'Vertex AI', ('vertex',)),
     ('emulator_host', '--emulator-host', 'str', 'HOST:PORT', 'Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md).', 'Vertex AI', ('vertex',)),
     ('staging_bucket', '--staging-bucket', 'str', 'BUCKET', 'Cloud Storage bucket for staged files.', 'Vertex AI', ('vertex',)),
-    ('build', '--build/--no-build', 'bool', None, "--no-build (build=False): build no image; ship the job's files as a Python package to the staging bucket and run it on Google's prebuilt TensorFlow training image (docs/vertex.md).", 'Vertex AI', ('vertex',)),
+    ('build', '--build/--no-build', 'bool', None, "--no-build (build=False): build no image of the code; ship the job's files as a package to the staging bucket and run it on the job's base image (TensorFlow and the requirements, built and pushed once; docs/vertex.md).", 'Vertex AI', ('vertex',)),
     ('ray_address', '--ray', 'str', 'ADDRESS', "The Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, then RAY_ADDRESS). See docs/ray.md.", 'Ray', ('ray',)),
     ('ray_cpus', '--ray-cpus', 'float', 'CPUS', "CPUs each replica reserves (default: its machine config's cores).", 'Ray', ('ray',)),
 )

@@ -102,11 +102,13 @@ def cluster_delete(
 
 
 def _print_clusters(clusters: list[Any], *, json_output: bool, one: bool = False) -> None:
+    from tfcloud.targets.vertex.clusters import cluster_price
+
     if json_output:
-        rows = [info.to_dict() for info in clusters]
+        rows = [{**info.to_dict(), "price_per_hour_usd": cluster_price(info).per_hour} for info in clusters]
         typer.echo(dumps(rows[0] if one else rows, indent=2))
         return
     for info in clusters:  # plain lines on stdout (tab-separated, as `tfcloud status`): they copy whole
         pools = ", ".join(f"{p.pool_id}: {p.replica_count} x {p.machine_type}"
                           + (f" ({p.accelerator})" if p.accelerator != "-" else "") for p in info.pools)
-        typer.echo(f"{info.cluster_id}\t{info.state}\t{pools}")
+        typer.echo(f"{info.cluster_id}\t{info.state}\t{pools}\t{cluster_price(info).line()}")
