@@ -206,3 +206,19 @@ def test_artifacts_of_storage_out_of_reach_end_at_the_deadline_as_unknown(
             assert f"gcloud storage ls --recursive gs://{BUCKET}/job/" in (raised.value.hint or "")
         assert len(proxy.requests) >= 4  # retried, each time cut
     assert not (tmp_path / "copy").exists() or not any((tmp_path / "copy").rglob("*"))
+
+
+def test_the_size_warning_is_said_before_the_upload(client: Any, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    project = tmp_path / "project"
+    project.mkdir()
+    with open(project / "big.bin", "wb") as f:
+        f.truncate(110 * 1000 * 1000)  # sparse: 110 MB of zeros, a small archive
+    plan = _plan(tmp_path)
+    out = io.StringIO()
+    upload_package(plan, storage=client, bucket=BUCKET, console=Console(file=out, width=300))
+    text = out.getvalue()
+    warning = text.find("The job's files are 110.")
+    assert 0 <= warning < text.find(" uploaded ("), text
+    assert "biggest entries: big.bin 110.0 MB" in text

@@ -266,27 +266,6 @@ def test_the_ascii_parser() -> None:
     assert parse_duration("9" * 400 + "d") == float("inf")
 
 
-def test_a_staging_upload_cut_every_time_exits_1_at_the_deadline_with_nothing_made(
-        env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from tfcloud.testing.proxy import failing_proxy
-
-    project = _project(tmp_path)
-    before = _traces(env)
-    host = os.environ["STORAGE_EMULATOR_HOST"].removeprefix("http://")
-    with failing_proxy(host, fail=lambda method, path: "/upload/" in path) as proxy:
-        monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://{proxy.address}")
-        monkeypatch.setenv("TFCLOUD_RETRY_DEADLINE", "3")
-        code = main(["submit", str(project / "train.py"), "--vertex", "--no-build", "--detach"])
-        cut = [status for _, path, status in proxy.requests if "/upload/" in path]
-    captured = capsys.readouterr()
-    text = captured.out + captured.err
-    assert code == 1 and "Traceback" not in text, text[-2000:]
-    assert "gave up after 3 s (TFCLOUD_RETRY_DEADLINE)" in text and f"gcloud storage ls gs://{BUCKET}/" in text
-    assert len(cut) >= 2 and set(cut) == {500}
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://{host}")
-    assert _traces(env) == before
-
-
 def test_a_password_through_tool_tfcloud_is_refused_and_the_pyproject_kept_out(
         env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     project = _project(tmp_path)
@@ -305,37 +284,3 @@ def test_a_password_through_tool_tfcloud_is_refused_and_the_pyproject_kept_out(
     assert SECRET not in out
     kept = {k["path"]: k["reason"] for k in json.loads(out)["package"]["kept_out"]}
     assert kept == {"pyproject.toml": "URL with credentials, line 3: https://***@pypi.example.com"}
-
-
-def test_storage_out_of_reach_exits_1_at_the_deadline_with_nothing_made(
-        env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import socket
-
-    project = _project(tmp_path)
-    before = _traces(env)
-    host = os.environ["STORAGE_EMULATOR_HOST"]
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{port}")
-    monkeypatch.setenv("TFCLOUD_RETRY_DEADLINE", "2")
-    code = main(["submit", str(project / "train.py"), "--vertex", "--no-build", "--detach"])
-    captured = capsys.readouterr()
-    text = captured.out + captured.err
-    assert code == 1 and "Traceback" not in text, text[-2000:]
-    assert "gave up after 2 s (TFCLOUD_RETRY_DEADLINE)" in text and "Nothing was submitted" in text
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", host)
-    assert _traces(env) == before
-
-
-def test_a_submission_warns_about_a_big_package_before_uploading_it(
-        env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    project = _project(tmp_path)
-    with open(project / "big.bin", "wb") as f:
-        f.truncate(110 * 1000 * 1000)  # sparse: 110 MB of zeros, a small archive
-    assert main(["submit", str(project / "train.py"), "--vertex", "--no-build", "--detach"]) == 0
-    captured = capsys.readouterr()
-    warning = captured.err.find("The job's files are 110.")
-    assert 0 <= warning < captured.err.find("uploaded ("), captured.err[-2000:]
-    assert "biggest entries: big.bin 110.0 MB" in captured.err
-    assert main(["cancel", captured.out.strip().splitlines()[-1]]) == 0
