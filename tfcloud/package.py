@@ -29,7 +29,6 @@ Faithful to the image path, and checked before the upload:
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import io
@@ -43,6 +42,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from tfcloud._version import __version__
 from tfcloud.artifacts import PackageRef, PreparedJob
+from tfcloud.checksums import ArchiveSums, HashingWriter
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, ContextFile, collect_context, format_size, shown
 from tfcloud.datasets import data_excludes
 from tfcloud.dockerfile import TFCLOUD_PYTHON_DIR
@@ -55,8 +55,7 @@ if TYPE_CHECKING:
 
     from tfcloud.gcloud import RetryPolicy
 
-__all__ = ["PACKAGE_MODULE", "PACKAGE_NAME", "PACKAGE_PREFIX", "Archive", "PackagePlan", "plan_package",
-           "upload_package"]
+__all__ = ["PACKAGE_MODULE", "PACKAGE_NAME", "PACKAGE_PREFIX", "PackagePlan", "plan_package", "upload_package"]
 
 logger = logging.getLogger("tfcloud")
 
@@ -97,21 +96,21 @@ class PackagePlan:
         self.sdist.write_tar(buffer, compress=True)
         return buffer.getvalue()
 
-    def measure(self) -> Archive:
+    def measure(self) -> ArchiveSums:
         """The archive's size and hashes, computed as it is written to nowhere (nothing is kept)."""
-        sink = _HashingWriter(None)
+        sink = HashingWriter(None)
         self.sdist.write_tar(sink, compress=True)  # type: ignore[arg-type]
-        return sink.archive()
+        return sink.sums()
 
     @contextlib.contextmanager
-    def spool(self) -> Iterator[tuple[IO[bytes], Archive]]:
+    def spool(self) -> Iterator[tuple[IO[bytes], ArchiveSums]]:
         """The archive written to a temporary file (removed on exit), rewound, with its size and hashes."""
         with tempfile.TemporaryFile(prefix="tfcloud-package-") as f:
-            sink = _HashingWriter(f)
+            sink = HashingWriter(f)
             self.sdist.write_tar(sink, compress=True)  # type: ignore[arg-type]
             f.flush()
             f.seek(0)
-            yield f, sink.archive()
+            yield f, sink.sums()
 
     def warnings(self, *, warn_size: int = DEFAULT_WARN_SIZE) -> list[str]:
         """What a person should hear before the package is uploaded: its size over ``warn_size`` (as an image
@@ -128,52 +127,6 @@ class PackagePlan:
         return out
 
 
-@dataclass(frozen=True, kw_only=True)
-class Archive:
-    """An archive's size and hashes as Cloud Storage reports them (base64 MD5 and CRC32C, big-endian)."""
-
-    size: int
-    md5: str
-    crc32c: str
-
-    def matches(self, blob: Any) -> bool:
-        """Whether the stored object ``blob`` holds these bytes: same size, and same MD5 (when the object has
-        one: composite objects have only a CRC32C), else same CRC32C. No hash at all: not trusted."""
-        if blob.size is None or int(blob.size) != self.size:
-            return False
-        if blob.md5_hash:
-            return bool(blob.md5_hash == self.md5)
-        return bool(blob.crc32c) and blob.crc32c == self.crc32c
-
-
-class _HashingWriter:
-    """A write-only file object that hashes what passes through it (MD5, CRC32C, size) on its way to ``target``."""
-
-    def __init__(self, target: IO[bytes] | None) -> None:
-        import google_crc32c
-
-        self._target = target
-        self._md5 = hashlib.md5(usedforsecurity=False)
-        self._crc = google_crc32c.Checksum()  # type: ignore[no-untyped-call]
-        self._size = 0
-
-    def write(self, data: bytes) -> int:
-        self._md5.update(data)
-        self._crc.update(data)  # type: ignore[no-untyped-call]
-        self._size += len(data)
-        if self._target is not None:
-            self._target.write(data)
-        return len(data)
-
-    def flush(self) -> None:
-        if self._target is not None:
-            self._target.flush()
-
-    def archive(self) -> Archive:
-        return Archive(size=self._size, md5=base64.b64encode(self._md5.digest()).decode(),
-                       crc32c=base64.b64encode(self._crc.digest()).decode())  # type: ignore[no-untyped-call]
-
-
 def _start_module() -> str:
     return render("package_start.py.j2", version=__version__, module=PACKAGE_MODULE, launcher=LAUNCHER_NAME,
                   runtime=TFCLOUD_PYTHON_DIR)
@@ -181,8 +134,10 @@ def _start_module() -> str:
 
 def plan_package(job: PreparedJob, *, context_dir: Path | None = None,
                  tensorflow_version: str | None = None) -> PackagePlan:
-    """The package of ``job``, computed in memory (nothing is uploaded; ``tfcloud submit --no-build --dry-run``
-    shows it)."""
+    """The package of ``job``: its entries and digest (nothing is uploaded, nor the archive written:
+    :meth:`PackagePlan.spool` writes it; ``tfcloud submit --no-build --dry-run`` shows it). Refuses, as a
+    :class:`ValidationError`, what the package cannot carry: a requirement that is a path on this machine, a file
+    name that is not UTF-8."""
     from tfcloud.containerize import generated_files
 
     root = Path(context_dir or job.workdir).resolve()

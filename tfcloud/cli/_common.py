@@ -1,14 +1,30 @@
 """What every command family shares, light enough for the job commands' start-up (`tfcloud status JOB`):
-KEY=VALUE pairs, the target a command's flags choose, and ``--ray ADDRESS``."""
+KEY=VALUE pairs, the target a command's flags choose, ``--ray ADDRESS``, and the integer type of every integer
+flag (:func:`ascii_integer`)."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from tfcloud.errors import ValidationError
 
-__all__ = ["RayOpt", "pairs", "selected_target"]
+__all__ = ["RayOpt", "ascii_integer", "pairs", "selected_target"]
+
+
+def ascii_integer(value: Any) -> int:
+    """An integer flag's text read as ASCII digits (an optional ``-`` sign): click's own ``INT`` calls ``int()``,
+    which takes ``١٢٠٠`` for 1200 and raises on ``²``. Every integer flag is read with it (``parser=``); the
+    message is click's (``Invalid value for '--worker-count': '²' is not a valid integer.``, exit 2)."""
+    from tfcloud.digits import ascii_int
+
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip(" ")
+    number = ascii_int(text.removeprefix("-"))
+    if number is None:
+        raise typer.BadParameter(f"{value!r} is not a valid integer.")
+    return -number if text.startswith("-") else number
 
 
 def pairs(values: list[str] | None, field: str) -> dict[str, str]:

@@ -7,7 +7,7 @@ import typer
 
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
-from tfcloud.cli._common import RayOpt, pairs, selected_target
+from tfcloud.cli._common import RayOpt, ascii_integer, pairs, selected_target
 from tfcloud.console import get_console, get_error_console, verbosity
 
 __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
@@ -178,7 +178,8 @@ def artifacts(
 @app.command()
 def tensorboard(
     job: JobArg,
-    port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False)] = None,  # noqa: UP045
+    port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False,  # noqa: UP045
+                                                parser=ascii_integer, metavar="INTEGER")] = None,
     ray: RayOpt = None,
 ) -> None:
     """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/)."""
@@ -205,7 +206,7 @@ def list_jobs(
         help="Only jobs in this state: " + ", ".join(completion.STATES) + ".", show_default=False)] = None,
     label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--label", help="Only jobs with this label KEY=VALUE (repeatable; Vertex AI).", show_default=False)] = None,
-    limit: Annotated[int, typer.Option(help="At most this many jobs.")] = 50,
+    limit: Annotated[int, typer.Option(help="At most this many jobs.", parser=ascii_integer, metavar="INTEGER")] = 50,
     json_output: Annotated[bool, typer.Option("--json", help="Print the jobs as JSON.")] = False,
 ) -> None:
     """List jobs, newest first."""
