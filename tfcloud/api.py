@@ -130,8 +130,8 @@ def run(
     ``evaluator_*``), the ``target`` (``"local"``, the default, ``"vertex"`` or ``"ray"``) and its options (``project``,
     ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``; for Ray
     ``ray_address``, ``ray_cpus``: see docs/ray.md), ``max_restarts`` for every target (docs/recovery.md),
-    ``display_name``, ``env``, ``secrets`` and ``data`` (docs/data.md), ``context_dir`` and the endpoint settings; ``dry_run`` and ``stream_logs`` are
-    options of this call.
+    ``display_name``, ``env``, ``secrets`` and ``data`` (docs/data.md), ``context_dir`` and the endpoint
+    settings; ``dry_run`` and ``stream_logs`` are options of this call.
 
     - Inside a launched job (:func:`tfcloud.remote` is True) it returns ``None`` at once and does nothing.
     - ``dry_run=True`` returns the :class:`~tfcloud.plan.Plan` without submitting anything.
