@@ -57,21 +57,21 @@ def test_artifacts_download_fetches_a_checkpoint_from_gcs_and_resumes(
     assert code == 0, captured.err[-3000:] + captured.out[-3000:]
     job_id = re.search(r"Submitted job (\S+)\.", captured.err).group(1)  # type: ignore[union-attr]
 
-    where_to, target = target, tmp_path / "downloaded"
-    assert main(["artifacts", job_id, "--download", str(target)]) == 0
+    downloaded = tmp_path / "downloaded"
+    assert main(["artifacts", job_id, "--download", str(downloaded)]) == 0
     out = capsys.readouterr().out
-    assert f"4 file(s) from gs://{BUCKET}/runs/{where_to} in {target} (0 already there)" in out
-    checkpoints = target / "checkpoints"
+    assert f"4 file(s) from gs://{BUCKET}/runs/{target} in {downloaded} (0 already there)" in out
+    checkpoints = downloaded / "checkpoints"
     assert (checkpoints / "checkpoint").read_text() == "latest: ckpt-2"
     assert (checkpoints / "ckpt-1.data").read_bytes() == b"\x01" * 300000
 
     (checkpoints / "ckpt-0.data").write_bytes(b"\x00" * 1000)  # an interrupted copy: too short
     (checkpoints / "ckpt-2.data").unlink()
     (checkpoints / "checkpoint").write_text("latest: ckpt-x")  # same size, other bytes: the MD5 differs
-    assert main(["artifacts", job_id, "--download", str(target)]) == 0
+    assert main(["artifacts", job_id, "--download", str(downloaded)]) == 0
     out = capsys.readouterr().out
     assert "4 file(s)" in out and "(1 already there)" in out
     assert (checkpoints / "ckpt-0.data").read_bytes() == b"\x00" * 300000
     assert (checkpoints / "ckpt-2.data").read_bytes() == b"\x02" * 300000
     assert (checkpoints / "checkpoint").read_text() == "latest: ckpt-2"
-    assert not list(target.rglob("*.part"))
+    assert not list(downloaded.rglob("*.part"))
