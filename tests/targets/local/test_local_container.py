@@ -110,3 +110,32 @@ def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object,
         assert any("model.fit resumed at epoch 2" in t for t in text)
         assert f"DONE {replica}" in text
     assert (handle.job_dir / "output" / "model" / "model.keras").is_file()
+
+
+def test_a_data_set_and_secrets_reach_container_replicas(engine: object, python_base: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """--data inside the project stays out of the image and is mounted read-only at its path; --secret env: and
+    file: reach the container by reference (the variable passed through, the file mounted), masked in its
+    output."""
+    monkeypatch.setenv("DOCKER_HOST", engine.docker_host)  # type: ignore[attr-defined]
+    monkeypatch.setenv("MY_SOURCE", "container-env-s3cret")
+    secret = tmp_path / "token.txt"
+    secret.write_text("container-file-s3cret\n")
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "input.txt").write_text("from the host\n")
+    (project / "task.py").write_text(
+        "import os, tfcloud\n"
+        "root = tfcloud.data('input')\n"
+        "print('read', open(os.path.join(root, 'input.txt')).read().strip(), root == os.environ['TFCLOUD_DATA_INPUT'],"
+        " os.path.exists('/opt/tfcloud/data/input.txt'), flush=True)\n"
+        "print('secrets', os.environ['A'], os.environ['B'], len(os.environ['A']), len(os.environ['B']), flush=True)\n")
+    code = main(["submit", str(project / "task.py"), "--local", "--container", "--strategy", "none",
+                 "--parent-image", python_base, "--data", f"input={project / 'data'}",
+                 "--secret", "A=env:MY_SOURCE", "--secret", f"B=file:{secret}"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:] + captured.out[-3000:]
+    assert re.search(r"^chief-0 +\| read from the host True False$", captured.out, re.M), captured.out[-2000:]
+    assert re.search(r"^chief-0 +\| secrets \*\*\*\* \*\*\*\* 20 21$", captured.out, re.M), captured.out[-2000:]
+    assert "s3cret" not in captured.out + captured.err
