@@ -473,7 +473,7 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
 
     from tfcloud.console import get_console
     from tfcloud.extras import require_tune_extra
-    from tfcloud.pipeline import build_image, prepare
+    from tfcloud.pipeline import build_image, prepare, stage_data
     from tfcloud.study import METRIC_ENV, make_study
 
     study = make_study(params, metric=metric, goal=goal, max_trials=max_trials, parallel_trials=parallel_trials,
@@ -501,6 +501,7 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
             job = None
             if spec.target.container:
                 job, _ = prepare(spec, Path(tmp))
+                job = stage_data(job, settings, console=get_console()) if spec.data else job  # --data: shipped
                 job = replace(job, image=build_image(job, settings, console=get_console(), build_logs=build_logs))
             handle, rerun_flags = tuner.start(study, spec, job=job, rerun_flags=flags)
     except BaseException:
