@@ -8,7 +8,7 @@ import typer
 
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
-from tfcloud.cli._common import RayOpt, pairs, selected_target
+from tfcloud.cli._common import AllReplicasOpt, RayOpt, pairs, selected_target
 from tfcloud.console import get_console, get_error_console, verbosity
 
 __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
@@ -89,6 +89,7 @@ def logs(
     trial: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--trial", metavar="N", help="JOB is a tuning study's id: the logs of its trial N (the number its table "
                                      "shows).", show_default=False)] = None,
+    all_replicas: AllReplicasOpt = False,
     ray: RayOpt = None,
 ) -> None:
     """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1).
@@ -108,10 +109,11 @@ def logs(
         try:
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,
-                                            json_lines=json_output))
+                                            json_lines=json_output, all_replicas=all_replicas))
             print_lines(handle.logs(follow=False, replica=replica, tail=last, since=after),
                         show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_output,
-                        replicas=sdk.prefix_names(handle, info, replica))
+                        replicas=sdk.prefix_names(handle, info, replica),
+                        all_replicas=all_replicas or verbosity() > 0, show_frames=sdk.debugging())
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
 

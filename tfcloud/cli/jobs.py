@@ -7,7 +7,7 @@ import typer
 
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
-from tfcloud.cli._common import selected_target
+from tfcloud.cli._common import AllReplicasOpt, selected_target
 from tfcloud.cli._options import (
     BuildBucketOpt,
     BuildLogsOpt,
@@ -82,6 +82,7 @@ def submit(
     json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Print the job id and return; do not follow "
                                                                 "the logs.")] = False,
+    all_replicas: AllReplicasOpt = False,
     cancel_on_interrupt: Annotated[bool, typer.Option(
         "--cancel-on-interrupt", help="Ctrl-C cancels the job (default: detach from a cloud job; it keeps "
                                       "running). Local jobs are always stopped by Ctrl-C.")] = False,
@@ -120,7 +121,7 @@ def submit(
             typer.echo(job.job_id)
             get_console().print(f"Follow it with: tfcloud logs {job.job_id} -f", markup=False)
             return
-        code = sdk.watch(job, cancel_on_interrupt=cancel_on_interrupt)
+        code = sdk.watch(job, cancel_on_interrupt=cancel_on_interrupt, all_replicas=all_replicas)
     raise typer.Exit(code)
 
 
