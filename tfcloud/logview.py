@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -119,7 +120,6 @@ class LogPrinter:
         self._index = 0
         self._out: list[tuple[str, LogLine]] = []  # (prefix label, line) waiting to be written
         self._prefixes: dict[tuple[str, int], str] = {}
-        self._written = 0.0
         self._lock = threading.RLock()
         self._timer: threading.Thread | None = None
         self._closed = threading.Event()
@@ -138,22 +138,23 @@ class LogPrinter:
     def print(self, line: LogLine) -> None:
         """Take one line: it is written with the next batch (at most :data:`_FLUSH_S` later, or, when several
         replicas may print it, once they did or :data:`FOLD_WINDOW_S` passed)."""
-        import time
-
         with self._lock:
             if self._filter.hides(line.replica, line.text):
                 self.hidden += 1
                 return
-            self._shown.setdefault(line.replica, collections.deque(maxlen=20)).append(line.text)
-            now = time.monotonic()
+            shown = self._shown.get(line.replica)
+            if shown is None:
+                shown = self._shown[line.replica] = collections.deque(maxlen=20)
+            shown.append(line.text)
             if self._fold:
+                now = time.monotonic()
                 self._add(line, now)
                 self._release(now)
             else:
                 self._out.append((line.replica, line))
-            if len(self._out) >= _FLUSH_LINES or (self._out and now - self._written >= _FLUSH_S):
-                self._write(now)
-            elif self._timer is None and (self._out or self._pending):
+            if len(self._out) >= _FLUSH_LINES:
+                self._write()
+            elif self._timer is None:  # it writes what waits, every _FLUSH_S
                 self._start_timer()
 
     def _add(self, line: LogLine, now: float) -> None:
@@ -189,11 +190,9 @@ class LogPrinter:
 
     def flush(self) -> None:
         """Write every line taken so far, waiting ones too."""
-        import time
-
         with self._lock:
             self._release(time.monotonic(), everything=True)
-            self._write(time.monotonic())
+            self._write()
 
     def close(self) -> None:
         """:meth:`flush`, and stop the thread that writes waiting lines while none come in."""
@@ -208,18 +207,15 @@ class LogPrinter:
 
     def _tick(self) -> None:
         """Write what waits while no new line comes in (a quiet job's last lines, a group whose window passed)."""
-        import time
-
         while not self._closed.wait(_FLUSH_S):
             with self._lock:
                 now = time.monotonic()
                 if self._fold:
                     self._release(now)
                 if self._out:
-                    self._write(now)
+                    self._write()
 
-    def _write(self, now: float) -> None:
-        self._written = now
+    def _write(self) -> None:
         batch, self._out = self._out, []
         if not batch or self.console.quiet:
             return

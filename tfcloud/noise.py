@@ -42,9 +42,15 @@ NOISE: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
 ))
 
 
+#: :data:`NOISE`'s patterns that start at the line's start, as one pattern tried there only, and the others
+#: (each a literal text first, which re finds fast): a job's every line goes through them, 2 kB lines too.
+_AT_START = re.compile("|".join(f"(?:{p.pattern[1:]})" for p in NOISE if p.pattern.startswith("^")))
+_ANYWHERE = tuple(p for p in NOISE if not p.pattern.startswith("^"))
+
+
 def is_noise(text: str) -> bool:
     """Whether ``text`` (one log line) is known TensorFlow start-up noise (:data:`NOISE`)."""
-    return any(pattern.search(text) for pattern in NOISE)
+    return _AT_START.match(text) is not None or any(p.search(text) for p in _ANYWHERE)
 
 
 #: The first line of a traceback, and a frame of tfcloud's launcher or of runpy in it (the launcher runs the
@@ -71,16 +77,15 @@ class LineFilter:
 
     def hides(self, replica: str, text: str) -> bool:
         """Whether ``text``, the next line of ``replica``, is hidden."""
+        if not (self._dump or self._traceback or self.show_noise or text.startswith(_TRACEBACK)):
+            return is_noise(text) and self._noise(replica, text)
         if not self.show_noise:
             if replica in self._dump:
                 if _PROTO_TEXT.match(text):
                     return True
                 self._dump.discard(replica)
             if is_noise(text):
-                stripped = text.rstrip()
-                if stripped.endswith(("config:", "{")):
-                    self._dump.add(replica)
-                return True
+                return self._noise(replica, text)
         if self.show_frames:
             return False
         if text.startswith(_TRACEBACK):
@@ -100,6 +105,13 @@ class LineFilter:
         self._traceback.discard(replica)  # the exception's line ends the traceback
         self._own_frame.discard(replica)
         return False
+
+
+    def _noise(self, replica: str, text: str) -> bool:
+        """A noise line: hidden; one that opens a dump (``... with config:``, ``... {``) hides the dump too."""
+        if text.rstrip().endswith(("config:", "{")):
+            self._dump.add(replica)
+        return True
 
 
 def without_launcher_frames(lines: list[str]) -> list[str]:

@@ -60,6 +60,8 @@ SILENT_S = 5.0
 
 _TICK_S = 0.05
 _MAX_PARTIAL = 64 * 1024
+_SMALL_READ = 16 * 1024
+_GATHER_S = 0.002
 _EOF_WAIT_S = 2.0  # after every replica ended: how long to wait for pipes held open by escaped processes
 _CANCEL_EXIT_CODE = 130
 
@@ -296,11 +298,12 @@ class Supervisor:
                                     ensure_ascii=False) + "\n")
         self._dirty = True
 
-    def _read(self, pipe: _Pipe) -> None:
+    def _read(self, pipe: _Pipe) -> int:
+        """Read what ``pipe`` holds (64 KiB at most): the bytes read."""
         try:
             data = os.read(pipe.fileobj.fileno(), 65536)
         except BlockingIOError:
-            return
+            return 0
         except OSError:
             data = b""
         if not data:
@@ -312,7 +315,7 @@ class Supervisor:
                 assert pipe.replica.log is not None
                 pipe.replica.log.write(b"\n")
                 pipe.partial = b""
-            return
+            return 0
         assert pipe.replica.log is not None
         pipe.replica.log.write(data)
         chunks = (pipe.partial + data).split(b"\n")
@@ -322,6 +325,7 @@ class Supervisor:
         if len(pipe.partial) > _MAX_PARTIAL:
             self._emit(pipe, pipe.partial)
             pipe.partial = b""
+        return len(data)
 
     def _signal_group(self, r: _Replica, sig: int) -> None:
         if r.pid is None:
@@ -428,8 +432,11 @@ class Supervisor:
         self.start()
         eof_deadline: float | None = None
         while True:
-            for key, _ in self.selector.select(timeout=_TICK_S):
-                self._read(key.data)
+            read = sum(self._read(key.data) for key, _ in self.selector.select(timeout=_TICK_S))
+            if 0 < read < _SMALL_READ:
+                # A replica writes a line at a time (its launcher line-buffers): let a few gather, rather than
+                # a turn of this loop (and a write to lines.jsonl) per line. Lines still show within ms.
+                time.sleep(_GATHER_S)
             if self._dirty:
                 self.lines.flush()
                 self._dirty = False

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["LocalBackend", "LocalJob"]
 
 _POLL_S = 0.05
+_READ_BYTES = 1 << 20  # read lines.jsonl 1 MiB at a time
 _START_TIMEOUT_S = 60.0  # a job whose supervisor never recorded itself in this time never will
 #: Marks the end of one read of ``lines.jsonl`` while following (never shown).
 _BATCH_END = LogLine(replica="", text="")
@@ -352,7 +353,7 @@ class LocalJob:
             try:
                 with open(path, "rb") as f:
                     f.seek(offset)
-                    data = f.read()
+                    data = f.read(_READ_BYTES)  # a bounded read: the client's memory stays flat
             except FileNotFoundError:
                 data = b""
             offset += len(data)
@@ -362,6 +363,8 @@ class LocalJob:
                 line = _parse_line(chunk)
                 if line is not None and (replica is None or line.replica == replica):
                     yield line
+            if len(data) == _READ_BYTES:
+                continue  # the file goes on: read it to its end first
             if final:
                 return
             yield _BATCH_END
@@ -504,7 +507,7 @@ def _replica_info(name: str, recorded: Mapping[str, Any]) -> ReplicaInfo:
 
 def _parse_line(raw: bytes) -> LogLine | None:
     try:
-        data = json.loads(raw)
+        data = json.loads(raw.decode("utf-8", errors="replace"))  # str: json skips guessing the encoding
     except ValueError:
         return None
     return LogLine(replica=str(data["r"]), text=str(data["x"]), stream=str(data.get("s", "stdout")),
