@@ -146,7 +146,7 @@ def test_local_job_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert [(row["job_id"], row["state"], row["exit_code"]) for row in rows] == [(handle.job_id, "succeeded", 0)]
 
     assert main(["status", handle.job_id]) == 0
-    assert capsys.readouterr().out == f"{handle.job_id}\tsucceeded\n"
+    assert capsys.readouterr().out.splitlines()[0] == f"{handle.job_id}  succeeded"
 
     assert main(["logs", handle.job_id, "--replica", "worker-0"]) == 0
     assert capsys.readouterr().out.strip() == "worker-0 | hello from worker-0"

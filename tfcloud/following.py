@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from tfcloud.timeline import Timeline
 
 __all__ = ["TrialLogs", "cancels_on_interrupt", "check_replica", "debugging", "follow", "interrupted", "keep_stages",
-           "keep_submission", "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline", "trial_job",
-           "watch"]
+           "keep_submission", "latest_job", "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline",
+           "trial_job", "watch"]
 
 
 def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
@@ -269,7 +269,7 @@ def keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: Image
 
     try:
         save(record_path(state_dir(settings), job_id),
-             summary(spec, settings, image=image.uri if image is not None else None))
+             {**summary(spec, settings, image=image.uri if image is not None else None), "job_id": job_id})
     except (OSError, ValueError) as exc:
         logging.getLogger("tfcloud").info("the plan of %s could not be kept: %s", job_id, exc)
 
@@ -280,6 +280,22 @@ def submitted_plan(job_id: str) -> dict[str, Any] | None:
     from tfcloud.submission import load, record_path
 
     return load(record_path(state_dir(), job_id))
+
+
+def latest_job(given: str | None) -> str:
+    """``given``, or, when the command was given no job id, the job this machine submitted last (said on the
+    progress console: ``Latest job: ID``). None submitted: a :class:`ValidationError` (exit 2)."""
+    if given is not None:
+        return given
+    from tfcloud.console import get_console
+    from tfcloud.submission import latest
+
+    found = latest(state_dir())
+    if found is None:
+        raise ValidationError("JOB", "a job id (none given, and this machine has submitted no job to default to)",
+                              "<none>", hint="`tfcloud list` lists a target's jobs; give one's id.")
+    get_console().print(f"Latest job: {found}", markup=False, highlight=False)
+    return found
 
 
 def trial_job(info: StudyInfo, trial: str) -> str:

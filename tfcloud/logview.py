@@ -109,7 +109,8 @@ class LogPrinter:
         self.window = window
         self.through_rich = console.is_jupyter if through_rich is None else through_rich
         self._filter = LineFilter(show_noise=self.show_noise, show_frames=show_frames or json_lines)
-        self._replicas = len(set(replicas))
+        # Only replicas (role-index) print alike; pseudo-replicas (Vertex AI's "job", "service") never fold.
+        self._replicas = len({r for r in replicas if r.rpartition("-")[2].isdigit()})
         self._fold = not (all_replicas or json_lines) and self._replicas > 1
         names = [*replicas, fold_label(self._replicas)] if self._fold else list(replicas)
         self._width = max((len(r) for r in names), default=0)

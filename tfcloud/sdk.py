@@ -33,6 +33,7 @@ from tfcloud.following import (
     follow,
     interrupted,
     keep_stages,
+    latest_job,
     keep_submission,
     prefix_names,
     state_dir,
@@ -69,6 +70,7 @@ __all__ = [
     "failure",
     "follow",
     "interrupted",
+    "latest_job",
     "list_jobs",
     "list_studies",
     "log_window",
@@ -168,6 +170,12 @@ class Job:
     def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
              since: float | None = None) -> Iterator[LogLine]:
         return self.handle.logs(follow=follow, replica=replica, tail=tail, since=since)
+
+    def log_sources(self) -> list[str]:
+        """Every name a line of the job's logs can carry, for a target whose replicas show up one by one
+        (Vertex AI's handle says; others: none beyond the replicas), so that the log prefix keeps its width."""
+        sources = getattr(self.handle, "log_sources", None)
+        return list(sources()) if callable(sources) else []
 
     def timeline(self) -> Timeline:
         """How long each stage took so far (:func:`timeline`)."""

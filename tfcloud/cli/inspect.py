@@ -17,11 +17,15 @@ __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
 JobArg = Annotated[str, typer.Argument(
     metavar="JOB", autocompletion=completion.job_ids,
     help="The job id (local-..., ray-..., a Vertex AI id, or its full resource name).", show_default=False)]
+LatestJobArg = Annotated[Optional[str], typer.Argument(  # noqa: UP045
+    metavar="[JOB]", autocompletion=completion.job_ids,
+    help="The job id (local-..., ray-..., a Vertex AI id, or its full resource name); default: the job this "
+         "machine submitted last.", show_default=False)]
 
 
 @app.command()
 def status(
-    job: JobArg,
+    job: LatestJobArg = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON (with its stage "
                                                              "timeline).")] = False,
     show_timeline: Annotated[bool, typer.Option(
@@ -29,12 +33,15 @@ def status(
     ray: RayOpt = None,
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
 ) -> None:
-    """Show a job's state, or a tuning study's table of trials (study-..., or --study for Vertex AI)."""
+    """Show a job: target, state and outcome, its replicas, times, outputs, console link, the next command
+    (without JOB: the job this machine submitted last). A tuning study's table of trials: study-..., or --study
+    for Vertex AI."""
     from tfcloud import sdk
 
-    if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
-        _study_status(job, json_output=json_output)
+    if study or (job is not None and (job.startswith("study-") or "/hyperparameterTuningJobs/" in job)):
+        _study_status(sdk.latest_job(job), json_output=json_output)
         return
+    job = sdk.latest_job(job)
     with sdk.attached(job, ray_address=ray) as handle:
         info = handle.info()
         error = None if json_output else sdk.failure(handle)
@@ -42,8 +49,11 @@ def status(
     if json_output:
         typer.echo(dumps({**info.to_dict(), "timeline": stages.to_list() if stages else []}, indent=2))
         return
-    typer.echo(f"{info.job_id}\t{info.state.value}")
+    from tfcloud.statusview import status_lines
+
+    typer.echo("\n".join(status_lines(info)))
     if stages is not None:
+        typer.echo("")
         from rich.console import Console
 
         from tfcloud.timeline import render_timeline
@@ -72,7 +82,7 @@ def _study_status(study_id: str, *, json_output: bool) -> None:
 
 @app.command()
 def logs(
-    job: JobArg,
+    job: LatestJobArg = None,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep following until the job ends.")] = False,
     replica: Annotated[Optional[str], typer.Option(help="Only this replica, e.g. worker-1.",  # noqa: UP045
                                                    show_default=False)] = None,
@@ -92,11 +102,12 @@ def logs(
     all_replicas: AllReplicasOpt = False,
     ray: RayOpt = None,
 ) -> None:
-    """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1).
-    A study's trial: tfcloud logs STUDY_ID --trial N."""
+    """Print a job's logs, one prefix per replica (without JOB: the job this machine submitted last). With -f,
+    exit with the job's outcome (0 or 1). A study's trial: tfcloud logs STUDY_ID --trial N."""
     from tfcloud import sdk
     from tfcloud.logview import print_lines
 
+    job = sdk.latest_job(job)
     last, after = sdk.log_window(tail=tail, since=since)
     target = None
     if trial is not None:
@@ -120,13 +131,15 @@ def logs(
 
 @app.command()
 def cancel(
-    job: JobArg,
+    job: LatestJobArg = None,
     ray: RayOpt = None,
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
 ) -> None:
-    """Cancel a job, or a tuning study (study-..., or --study for Vertex AI) and its running trials."""
+    """Cancel a job (without JOB: the job this machine submitted last), or a tuning study (study-..., or --study
+    for Vertex AI) and its running trials. A job that had already ended is left as it is, and said so."""
     from tfcloud import sdk
 
+    job = sdk.latest_job(job)
     if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
         with sdk.attach_study(job) as found:
             found.cancel()
@@ -134,6 +147,12 @@ def cancel(
         return
 
     with sdk.attached(job, ray_address=ray) as handle:
+        before = handle.info()
+        if before.state.is_final:
+            typer.echo(f"{handle.job_id}\t{before.state.value}")
+            get_console().print(f"Job {handle.job_id} had already ended ({before.state.value}): nothing to cancel.",
+                                markup=False, highlight=False)
+            return
         handle.cancel()
         typer.echo(f"{handle.job_id}\t{handle.info().state.value}")
 

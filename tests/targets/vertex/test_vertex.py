@@ -391,7 +391,8 @@ def test_the_timeline_of_a_vertex_job(backend: VertexBackend, tmp_path: Path, ve
 
     assert main(["status", job.job_id, "--timeline"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == f"{job.job_id}\tsucceeded"
+    assert out.splitlines()[0] == f"{job.job_id}  succeeded"
+    out = out[out.index("\n\n") + 1:]  # the timeline follows the status, after a blank line
     assert [row.split()[0] for row in out.splitlines()[2:]] == ["submit", "queued", "run", "total"]
     assert main(["status", job.job_id, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
