@@ -171,12 +171,6 @@ class Job:
              since: float | None = None) -> Iterator[LogLine]:
         return self.handle.logs(follow=follow, replica=replica, tail=tail, since=since)
 
-    def log_sources(self) -> list[str]:
-        """Every name a line of the job's logs can carry, for a target whose replicas show up one by one
-        (Vertex AI's handle says; others: none beyond the replicas), so that the log prefix keeps its width."""
-        sources = getattr(self.handle, "log_sources", None)
-        return list(sources()) if callable(sources) else []
-
     def timeline(self) -> Timeline:
         """How long each stage took so far (:func:`timeline`)."""
         return timeline(self.handle)

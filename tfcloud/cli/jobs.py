@@ -121,7 +121,8 @@ def submit(
             typer.echo(job.job_id)
             get_console().print(f"Follow it with: tfcloud logs {job.job_id} -f", markup=False)
             return
-        code = sdk.watch(job, cancel_on_interrupt=cancel_on_interrupt, all_replicas=all_replicas)
+        # the backend's handle: its log sources fix the prefix's width from the first line (Vertex AI)
+        code = sdk.watch(job.handle, cancel_on_interrupt=cancel_on_interrupt, all_replicas=all_replicas)
     raise typer.Exit(code)
 
 
