@@ -259,13 +259,14 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
     return dataclasses.replace(make_plan(spec, settings=settings), sources=sources)
 
 
-def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **options: Unpack[JobOptions]) -> Job:
-    """Run every stage and submit the job to its target; build progress, the job's id and its console link go
-    to the console (stderr). ``build_logs``: print the image build's log as it comes."""
+def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes: bool = False,
+           **options: Unpack[JobOptions]) -> Job:
+    """Run every stage and submit the job to its target; progress, id and console link go to stderr. ``build_logs``:
+    print the build's log; ``yes``: never ask before a paid job (:func:`~tfcloud.printers.confirm_launch`)."""
     from tfcloud.backends import get_backend
     from tfcloud.console import get_console
     from tfcloud.pipeline import submit as submit_stages
-    from tfcloud.printers import print_price
+    from tfcloud.printers import confirm_launch, print_price
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
@@ -277,6 +278,7 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **o
                                      takers=["a target that builds an image (vertex, local with container)"])
     console = get_console()
     print_price(spec, settings)  # what it costs, before it starts
+    confirm_launch(spec, settings, yes=yes)
     backend = get_backend(spec.target, settings=settings)
     recorder = Recorder()
     try:

@@ -45,6 +45,7 @@ class Settings:
     retry_deadline: str | None = None  # seconds to keep retrying a Google Cloud call that fails transiently
     ray_address: str | None = None  # a Ray cluster's dashboard, http://HEAD:8265 (also RAY_ADDRESS)
     ray_cpus: str | None = None  # CPUs each replica reserves on Ray (default: its machine config's cores)
+    yes: str | None = None  # "1"/"true": submit a paid job without asking first (tfcloud.printers.confirm_launch)
     #: setting name -> where its value came from ("--flag", "TFCLOUD_REGION", "[tool.tfcloud] in PATH", ...);
     #: a setting left at its default has no entry.
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)

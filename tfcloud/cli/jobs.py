@@ -83,6 +83,9 @@ def submit(
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Print the job id and return; do not follow "
                                                                 "the logs.")] = False,
     all_replicas: AllReplicasOpt = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Submit a paid job without asking first (on a terminal, "
+                                                           "a Vertex AI submit shows its price and asks; setting "
+                                                           "yes, TFCLOUD_YES=1).")] = False,
     cancel_on_interrupt: Annotated[bool, typer.Option(
         "--cancel-on-interrupt", help="Ctrl-C cancels the job (default: detach from a cloud job; it keeps "
                                       "running). Local jobs are always stopped by Ctrl-C.")] = False,
@@ -116,7 +119,7 @@ def submit(
         else:
             print_plan(plan, show_files=show_files)
         return
-    with sdk.submit(entry_point, build_logs=build_logs, **options) as job:
+    with sdk.submit(entry_point, build_logs=build_logs, yes=yes, **options) as job:
         if detach:
             typer.echo(job.job_id)
             get_console().print(f"Follow it with: tfcloud logs {job.job_id} -f", markup=False)
