@@ -86,8 +86,9 @@ class LogPrinter:
     traceback (``TFCLOUD_DEBUG=1``); ``hidden`` counts the lines left off. ``timestamps``: each line with the
     time it was printed (UTC, ISO 8601, after the prefix). ``json_lines``: one JSON object per line instead
     (``time``, ``replica``, ``text``, ``stream``; every line, noise too, nothing folded). ``through_rich``: print
-    each batch with ``console.print`` (a console under a live display, or a notebook's) instead of writing to its
-    file. Call :meth:`close` (or use it as a context manager) to print what is still waiting."""
+    each batch with ``console.print`` (a console under a live display) instead of writing to its file; left
+    None, a notebook's console gets one output that grows (:class:`NotebookLog`). Call :meth:`close` (or use it
+    as a context manager) to print what is still waiting."""
 
     def __init__(self, console: Console | None = None, *, replicas: Sequence[str] = (),
                  show_noise: bool = False, timestamps: bool = False, json_lines: bool = False,
@@ -107,7 +108,9 @@ class LogPrinter:
         self.json_lines = json_lines
         self.hidden = 0
         self.window = window
-        self.through_rich = console.is_jupyter if through_rich is None else through_rich
+        self.through_rich = bool(through_rich)
+        #: In a notebook, one output that grows (a display updated in place), not an output per batch.
+        self._notebook = NotebookLog() if through_rich is None and console.is_jupyter else None
         self._filter = LineFilter(show_noise=self.show_noise, show_frames=show_frames or json_lines)
         # Only replicas (role-index) print alike; pseudo-replicas (Vertex AI's "job", "service") never fold.
         self._replicas = len({r for r in replicas if r.rpartition("-")[2].isdigit()})
@@ -225,6 +228,9 @@ class LogPrinter:
                                             for _, line in batch))
             self.console.file.flush()
             return
+        if self._notebook is not None:
+            self._notebook.add([f"{label:<{self._width}} | {line.text.translate(_CONTROL)}" for label, line in batch])
+            return
         if self.through_rich:
             self._print_rich(batch)
             return
@@ -272,6 +278,43 @@ class LogPrinter:
         with self.console.capture() as captured:
             self.console.print(Text(text, style=style), end="", soft_wrap=True, highlight=False, markup=False)
         return captured.get()
+
+
+class NotebookLog:
+    """A job's lines in a notebook: one output area, updated in place as lines come (IPython's display with a
+    ``display_id``), holding the last :attr:`keep` lines; the cell stays small however long the job talks, and
+    says how many lines there were and where the rest are (``job.logs()``)."""
+
+    keep = 200
+
+    def __init__(self) -> None:
+        self.lines: collections.deque[str] = collections.deque(maxlen=self.keep)
+        self.count = 0
+        self._handle: object = None
+
+    def add(self, lines: list[str]) -> None:
+        from IPython.display import display
+
+        self.lines.extend(lines)
+        self.count += len(lines)
+        bundle = self.bundle()
+        if self._handle is None:
+            self._handle = display(bundle, raw=True, display_id=True)  # type: ignore[no-untyped-call]
+        else:
+            self._handle.update(bundle, raw=True)  # type: ignore[attr-defined]
+
+    def bundle(self) -> dict[str, str]:
+        """The output's text and HTML: the last lines, and a note when some are left out."""
+        import html
+
+        text = "\n".join(self.lines)
+        note = ""
+        if self.count > len(self.lines):
+            note = (f"The last {len(self.lines):,} of {self.count:,} lines; job.logs() (or tfcloud logs JOB) has "
+                    "every one.")
+        body = (f"<pre style='max-height:24em;overflow:auto;margin:0'>{html.escape(text)}</pre>"
+                + (f"<div><small>{html.escape(note)}</small></div>" if note else ""))
+        return {"text/plain": (note + "\n" if note else "") + text, "text/html": body}
 
 
 def fold_label(replicas: int) -> str:

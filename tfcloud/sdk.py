@@ -57,34 +57,10 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyHandle, StudyInfo, TrialInfo
     from tfcloud.timeline import Timeline
 
-__all__ = [
-    "Job",
-    "JobOptions",
-    "TrialLogs",
-    "attach",
-    "attached",
-    "build",
-    "cancels_on_interrupt",
-    "check_replica",
-    "debugging",
-    "failure",
-    "follow",
-    "interrupted",
-    "latest_job",
-    "list_jobs",
-    "list_studies",
-    "log_window",
-    "make_spec",
-    "plan",
-    "prefix_names",
-    "state_dir",
-    "submit",
-    "submitted_plan",
-    "timeline",
-    "trial_job",
-    "tune",
-    "watch",
-]
+__all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
+           "debugging", "failure", "follow", "interrupted", "latest_job", "list_jobs", "list_studies", "log_window",
+           "make_spec", "plan", "prefix_names", "state_dir", "submit", "submitted_plan", "timeline", "trial_job",
+           "tune", "watch"]
 
 #: Job options that are also settings (resolved with env vars and pyproject.toml). A target's own options with a
 #: setting key (project, region, ray_address...) are declared by the target (tfcloud.targets).
@@ -159,6 +135,11 @@ class Job:
 
     def __repr__(self) -> str:
         return f"Job({self.job_id!r})"
+
+    def _repr_html_(self) -> str:  # a notebook shows the job: state, outcome, replicas, times, links
+        from tfcloud.statusview import status_html
+
+        return status_html(self.info())
 
     @property
     def job_id(self) -> str:

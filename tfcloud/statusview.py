@@ -15,11 +15,34 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobInfo
 
-__all__ = ["next_command", "status_lines"]
+__all__ = ["next_command", "status_html", "status_lines", "status_rows"]
 
 
 def status_lines(info: JobInfo, *, now: float | None = None) -> list[str]:
-    """The rows of ``tfcloud status`` for ``info`` (``now``: the time a running job's duration runs to)."""
+    """The lines of ``tfcloud status`` for ``info`` (``now``: the time a running job's duration runs to)."""
+    rows = status_rows(info, now=now)
+    label_width = max(len(label) for label, _ in rows)
+    return [f"{info.job_id}  {info.state.value}",
+            *(f"  {label:<{label_width}}  {value}" for label, value in rows)]
+
+
+def status_html(info: JobInfo, *, now: float | None = None) -> str:
+    """The job as an HTML table for a notebook (the :class:`~tfcloud.sdk.Job` a cell returns): the same rows,
+    the console a link, and what to call next in Python's terms."""
+    import html
+
+    esc = html.escape
+    cells = []
+    for label, value in status_rows(info, now=now, python=True):
+        shown = (f"<a href='{esc(value)}' target='_blank'>{esc(value)}</a>" if label == "console"
+                 else f"<code>{esc(value)}</code>")
+        cells.append(f"<tr><th style='text-align:left'>{esc(label)}</th><td style='text-align:left'>{shown}</td></tr>")
+    return (f"<div><p><b>Job</b> <code>{esc(info.job_id)}</code>: <b>{esc(info.state.value)}</b></p>"
+            f"<table>{''.join(cells)}</table></div>")
+
+
+def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False) -> list[tuple[str, str]]:
+    """(label, value) for each fact of ``tfcloud status`` (``python``: the next step as a method call)."""
     from tfcloud.states import JobState
     from tfcloud.timeline import format_duration
 
@@ -50,10 +73,8 @@ def status_lines(info: JobInfo, *, now: float | None = None) -> list[str]:
     rows.append(("outputs", info.output_dir or "-"))
     if info.console_url:
         rows.append(("console", info.console_url))
-    rows.append(("next", next_command(info)))
-    label_width = max(len(label) for label, _ in rows)
-    return [f"{info.job_id}  {info.state.value}",
-            *(f"  {label:<{label_width}}  {value}" for label, value in rows)]
+    rows.append(("next", next_call(info) if python else next_command(info)))
+    return rows
 
 
 def next_command(info: JobInfo) -> str:
@@ -68,6 +89,17 @@ def next_command(info: JobInfo) -> str:
     if info.state is JobState.SUCCEEDED and info.output_dir:
         return f"tfcloud artifacts {info.job_id}"
     return f"tfcloud logs {info.job_id}"
+
+
+def next_call(info: JobInfo) -> str:
+    """:func:`next_command` in Python, on the job a notebook cell holds."""
+    from tfcloud.states import JobState
+
+    if not info.state.is_final:
+        return "job.logs(follow=True), job.wait(), job.cancel()"
+    if info.state is not JobState.SUCCEEDED and info.failed_replica:
+        return f"job.logs(replica={info.failed_replica!r}, tail=50), job.failure()"
+    return "job.logs()"
 
 
 def _when(value: float | None) -> str:
