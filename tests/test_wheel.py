@@ -91,3 +91,24 @@ def test_the_wheel_installs_and_runs_without_the_source_tree(tmp_path: Path) -> 
         server.wait(timeout=30)
         if server.stdout is not None:
             server.stdout.close()
+
+
+def test_help_texts_link_to_the_docs_site_not_to_repository_paths(capsys: pytest.CaptureFixture[str]) -> None:
+    """A wheel's user has no docs/ folder: --help names the site's pages (mkdocs.yml's site_url)."""
+    import re
+
+    import typer.main
+
+    from tfcloud._docs import SITE_URL, page
+    from tfcloud.cli import app, main
+
+    assert f"site_url: {SITE_URL}\n" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    group = typer.main.get_command(app)
+    commands = [[name] for name in group.list_commands(None)]  # type: ignore[attr-defined,arg-type]
+    commands += [["cluster", "create"], ["emulator", "start"]]
+    for command in commands:
+        assert main([*command, "--help"]) == 0
+        shown = capsys.readouterr().out
+        assert not re.search(r"docs/\w+\.md", shown), (command, shown)
+    assert main(["submit", "--help"]) == 0
+    assert page("ray") in capsys.readouterr().out.replace("\n", "").replace(" ", "")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from tfcloud._docs import page
 from tfcloud.errors import ConfigurationError, TfcloudError
 
 __all__ = ["JOB_DEFAULTS", "Settings", "find_pyproject", "gcloud_config", "resolve_job_defaults",
@@ -169,7 +170,7 @@ def _layers(cwd: Path, environ: Mapping[str, str]) -> list[_Layer]:
         if unknown:
             where = f"[tool.tfcloud] of {layer.path}" if layer.key_prefix else str(layer.path)
             raise ConfigurationError(f"Unknown key(s) in {where}: {', '.join(unknown)}.",
-                                     hint="Known keys: " + ", ".join(sorted(known)) + " (docs/settings.md).")
+                                     hint="Known keys: " + ", ".join(sorted(known)) + " (" + page("settings") + ").")
     return layers
 
 
