@@ -50,3 +50,28 @@ def test_env_values_up_to_what_linux_takes(tmp_path: Path, capsys: pytest.Captur
     assert capsys.readouterr().err.startswith(
         "Error: Invalid `env['BIG']`: expected at most 131071 bytes with its name (Linux refuses a larger variable "
         "to a process), received <131068 bytes>.")
+
+
+def test_a_ray_working_directory_too_big_to_upload_is_refused_naming_what_is_big(tmp_path: Path) -> None:
+    from tfcloud.context import collect_context
+    from tfcloud.errors import ConfigurationError
+    from tfcloud.targets.ray.workdir import RAY_MAX_UPLOAD, check_size
+
+    assert RAY_MAX_UPLOAD == 104_857_600  # Ray's dashboard: "Maximum request body size 104857600 exceeded"
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "images.bin").write_bytes(os.urandom(300_000))  # does not compress
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "run.txt").write_bytes(b"step 1 loss 0.5\n" * 20_000)  # 320 kB, zips small
+    with pytest.raises(ConfigurationError) as refused:
+        check_size(collect_context(tmp_path), tmp_path, limit=200_000)
+    assert refused.value.message.startswith(f"The job's working directory ({tmp_path}) is 620.0 kB, more than "
+                                            "200.0 kB zipped: Ray's dashboard refuses")
+    assert refused.value.hint is not None
+    assert refused.value.hint.startswith("Its biggest entries: logs/ 320.0 kB, data/ 300.0 kB, train.py 12 B.")
+    assert f"{tmp_path / '.dockerignore'} (e.g. `logs/`" in refused.value.hint
+
+    (tmp_path / "data" / "images.bin").unlink()  # what remains is bigger than the limit, but zips under it
+    check_size(collect_context(tmp_path), tmp_path, limit=200_000)
+    (tmp_path / ".dockerignore").write_text("logs/\n")  # and the ignore file leaves it out altogether
+    assert collect_context(tmp_path).total_size < 1000
