@@ -257,10 +257,12 @@ def _event(name: str, data: Any) -> str:
 
 async def _log_events(job_id: str, ray_address: str | None) -> AsyncIterator[str]:
     """The job's log lines as server-sent events, following until it ends: ``lines`` (a list of ``{"r": replica,
-    "x": text, "s": stream, "t": time, "n": start-up noise}``), then ``end`` (its state) or ``problem``. A
-    thread reads the SDK's (blocking) log stream; it stops at its next line once the page has gone."""
+    "x": text, "s": stream, "t": time, "n": hidden unless "Show everything"}``: start-up noise, the whole of a
+    TensorFlow protobuf dump, tfcloud's launcher and ``runpy`` frames in a traceback, as in the terminal), then
+    ``end`` (its state) or ``problem``. A thread reads the SDK's (blocking) log stream; it stops at its next line
+    once the page has gone."""
     from tfcloud import sdk
-    from tfcloud.logview import is_noise
+    from tfcloud.noise import LineFilter
 
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -272,12 +274,13 @@ async def _log_events(job_id: str, ray_address: str | None) -> AsyncIterator[str
 
     def pump() -> None:
         try:
+            hidden = LineFilter(show_frames=sdk.debugging())
             with sdk.attached(job_id, ray_address=ray_address) as handle:
                 for line in handle.logs(follow=True):
                     if gone.is_set():
                         return
                     put(("line", {"r": line.replica, "x": line.text, "s": line.stream, "t": line.timestamp,
-                                  "n": is_noise(line.text)}))
+                                  "n": hidden.hides(line.replica, line.text)}))
                 put(("end", {"state": handle.info().state.value}))
         except TfcloudError as exc:
             put(("problem", {"message": exc.message}))
