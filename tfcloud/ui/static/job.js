@@ -1,6 +1,7 @@
 // A job's page: its log lines as they come (server-sent events from /api/jobs/ID/logs), each with its replica's
-// prefix and colour as in the terminal; TensorFlow's start-up noise hidden unless "Show everything" is on; one
-// replica or all; cancel (after a confirmation). Each line is set as text (textContent), never as HTML.
+// prefix and colour as in the terminal, a line several replicas print alike once (fold); TensorFlow's start-up
+// noise hidden unless "Show everything" is on; one replica or all; cancel (after a confirmation). Each line is
+// set as text (textContent), never as HTML.
 import { load, token } from "./ui.js";
 
 const log = document.getElementById("log");
@@ -20,10 +21,37 @@ function nearBottom() {
   return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
 }
 
+// Several replicas printing the same line within a second show it once, its prefix saying how many, as in the
+// terminal (lines that differ are never folded; each replica's own lines keep their order).
+const FOLD_S = 1.0;
+const recent = new Map(); // text -> {row, prefix, replicas, t, seq, n}: rows that may still fold a replica in
+const lastSeq = new Map(); // replica and stream -> the seq of the row its last line went to
+let seq = 0;
+if (replicaClasses.size > 1) width = Math.max(width, `${replicaClasses.size} replicas`.length);
+
+function fold(line) {
+  const key = `${line.r}\u0000${line.s}`;
+  const found = recent.get(line.x);
+  const t = line.t ?? 0;
+  if (!found || found.replicas.has(line.r) || found.n !== Boolean(line.n) || found.seq <= (lastSeq.get(key) ?? -1)
+      || Math.abs(t - found.t) > FOLD_S) {
+    return false;
+  }
+  found.replicas.add(line.r);
+  found.row.dataset.replica = [...found.replicas].join(" ");
+  const label = `${found.replicas.size} replicas`;
+  width = Math.max(width, label.length);
+  found.prefix.className = "prefix c-white folded";
+  found.prefix.textContent = label.padEnd(width) + " | ";
+  lastSeq.set(key, found.seq);
+  return true;
+}
+
 function addLines(lines) {
   const follow = nearBottom();
   const fragment = document.createDocumentFragment();
   for (const line of lines) {
+    if (fold(line)) continue;
     width = Math.max(width, line.r.length);
     const row = document.createElement("div");
     row.className = "line" + (line.n ? " noise" : "") + (line.s === "stderr" ? " stderr" : "");
@@ -37,6 +65,12 @@ function addLines(lines) {
     row.append(prefix, text);
     fragment.append(row);
     if (line.n) hidden += 1;
+    seq += 1;
+    recent.set(line.x, { row, prefix, replicas: new Set([line.r]), t: line.t ?? 0, seq, n: Boolean(line.n) });
+    lastSeq.set(`${line.r}\u0000${line.s}`, seq);
+  }
+  for (const [text, entry] of recent) { // keep only what a line to come may still fold into
+    if (seq - entry.seq > 500) recent.delete(text);
   }
   log.append(fragment);
   hiddenCount.textContent = hidden ? `${hidden} start-up line${hidden === 1 ? "" : "s"} hidden` : "";
@@ -53,7 +87,7 @@ function applyFilters() {
     style.id = "replica-style";
     document.head.append(style);
   }
-  style.textContent = only ? `#log .line:not([data-replica="${CSS.escape(only)}"]) { display: none; }` : "";
+  style.textContent = only ? `#log .line:not([data-replica~="${CSS.escape(only)}"]) { display: none; }` : "";
 }
 
 showAll.addEventListener("change", applyFilters);
