@@ -439,8 +439,9 @@ def script_warnings(script: Path, spec: JobSpec, *, source: str | None = None) -
 
 
 # --- the plan for people: plain text (str(plan), IPython) and HTML (a notebook) ---------------------------------
-def plan_rows(plan: Plan) -> list[tuple[str, str]]:
-    """(label, value) for each fact of the plan after its pools, in the order the console shows them."""
+def plan_rows(plan: Plan, *, python: bool = False) -> list[tuple[str, str]]:
+    """(label, value) for each fact of the plan after its pools, in the order the console shows them
+    (``python``: hints in Python's terms, for a notebook)."""
     spec = plan.spec
     rows = [("Each replica runs", plan.command_line),
             ("Script args", json.dumps(list(plan.args)) if plan.args else "(none)")]
@@ -476,18 +477,19 @@ def plan_rows(plan: Plan) -> list[tuple[str, str]]:
                  ("Builder", image.builder),
                  ("Build context", f"{image.context_root}: {len(image.files)} files, "
                                    f"{format_size(image.total_size)}")]
-    rows.append(("Generated", generated_files(plan)))
+    rows.append(("Generated", generated_files(plan, python=python)))
     return rows
 
 
-def generated_files(plan: Plan) -> str:
-    """One line naming the files tfcloud generates for the job and where to see them whole."""
+def generated_files(plan: Plan, *, python: bool = False) -> str:
+    """One line naming the files tfcloud generates for the job and where to see them whole (``python``: as a
+    notebook or script user reads them, ``plan.launcher``; else the CLI's ``--show-files`` too)."""
     generated = [("tfcloud_launcher.py", plan.launcher)]
     if plan.script is not None:
         generated.append((f"{plan.spec.entry_point.name} as a script", plan.script))
+    attributes = "plan.launcher" + (", plan.script" if plan.script is not None else "")
     return (", ".join(f"{name} ({text.count(chr(10))} lines)" for name, text in generated)
-            + "; shown by --show-files (plan.launcher" + (", plan.script" if plan.script is not None else "")
-            + " in Python)")
+            + (f"; shown by {attributes}" if python else f"; shown by --show-files ({attributes} in Python)"))
 
 
 def _pools(plan: Plan) -> list[list[str]]:
@@ -515,7 +517,7 @@ def plan_html(plan: Plan) -> str:
     head = "".join(f"<th>{esc(c)}</th>" for c in pools[0])
     body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in pools[1:])
     facts = "".join(f"<tr><th style='text-align:left'>{esc(label)}</th><td style='text-align:left'>"
-                    f"<code>{esc(value)}</code></td></tr>" for label, value in plan_rows(plan))
+                    f"<code>{esc(value)}</code></td></tr>" for label, value in plan_rows(plan, python=True))
     return (f"<div><p><b>Plan</b> for <code>{esc(str(spec.entry_point))}</code> (target: "
             f"{esc(spec.target.name)}; nothing submitted)<br>Strategy: <b>{esc(plan.strategy)}</b> "
             f"({esc(plan.strategy_reason)})</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

@@ -208,6 +208,36 @@ def test_a_running_job_streams_new_lines_shows_html_as_text_and_cancels_from_the
         job.wait(60)
 
 
+FOLD_SCRIPT = """
+import os, pathlib, sys, time
+me = os.environ["TFCLOUD_REPLICA"]
+here = pathlib.Path(sys.argv[1])
+(here / me).touch()
+while len(list(here.iterdir())) < 2:  # both replicas print together: the page folds what they print alike
+    time.sleep(0.01)
+print("Epoch 1/2", flush=True)
+print("I am", me, flush=True)
+"""
+
+
+def test_lines_that_replicas_print_alike_show_once_on_the_page(served: Served, browser: Any,
+                                                               tmp_path: Path) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    job = _submit(tmp_path, "fold.py", FOLD_SCRIPT, entry_point_args=[str(barrier)], worker_count=1,
+                  worker_config="CPU")
+    assert job.wait(120).state.value == "succeeded"
+    browser.get(f"{served.base}/jobs/{job.job_id}")
+    _wait(browser, lambda d: "every line is in" in _text(d, "log-state"))
+    lines = _text(browser, "log").splitlines()
+    assert lines.count("2 replicas | Epoch 1/2") == 1, lines
+    assert "chief-0    | I am chief-0" in lines and "worker-0   | I am worker-0" in lines, lines
+    Select(browser.find_element("id", "replica")).select_by_value("worker-0")  # one replica: its lines, folded too
+    assert _text(browser, "log").splitlines() == ["2 replicas | Epoch 1/2", "worker-0   | I am worker-0"]
+
+
 STUDY_SCRIPT = """
 import argparse
 import tfcloud

@@ -7,9 +7,10 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from tfcloud._docs import page
 from tfcloud.errors import ValidationError
 
-__all__ = ["RayOpt", "ascii_integer", "pairs", "selected_target"]
+__all__ = ["AllReplicasOpt", "RayOpt", "ascii_integer", "pairs", "selected_target"]
 
 
 def ascii_integer(value: Any) -> int:
@@ -55,4 +56,7 @@ def selected_target(local: bool, vertex: bool, ray: str | None = None, other: st
 
 RayOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
     "--ray", metavar="ADDRESS", help="A Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, "
-                                     "then RAY_ADDRESS). See docs/ray.md.", show_default=False)]
+                                     "then RAY_ADDRESS). See " + page("ray") + ".", show_default=False)]
+AllReplicasOpt = Annotated[bool, typer.Option(
+    "--all-replicas", help="Every line of every replica (by default a line that several replicas print alike "
+                           "shows once, with how many printed it; -v does this too).")]

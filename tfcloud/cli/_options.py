@@ -16,6 +16,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from tfcloud import completion
+from tfcloud._docs import page
 from tfcloud.cli._common import ascii_integer, pairs
 
 __all__ = ["DEFAULTABLE", "EntryPointArg", "given_target_options", "leave_defaults", "machine", "pairs",
@@ -107,7 +108,8 @@ def docker(image: str | None, parent_image: str | None, cache_from: str | None, 
 
 TargetOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
     "--target", metavar="NAME", help="Run on the target NAME: a built-in one (local, vertex, ray) or one an "
-                                     "installed package adds (docs/architecture.md).", show_default=False)]
+                                     "installed package adds (" + page("architecture", "adding-a-target") + ").",
+    show_default=False)]
 TargetOptionOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
     "--target-option", "-o", metavar="KEY=VALUE", help="An option of a --target plug-in (repeatable).",
     show_default=False)]

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from tfcloud import completion
+from tfcloud._docs import page
 from tfcloud.cli._app import _Typer, dumps
 from tfcloud.cli._options import (
     ChiefConfigOpt,
@@ -25,7 +26,7 @@ __all__ = ["cluster_app"]
 
 cluster_app = _Typer(name="cluster", no_args_is_help=True, rich_markup_mode=None,
                      help="Vertex AI persistent resources: clusters that jobs run on with --persistent-resource ID, "
-                          "without waiting for VMs (docs/vertex.md).")
+                          "without waiting for VMs (" + page("vertex") + ").")
 ClusterIdArg = Annotated[str, typer.Argument(metavar="ID", help="The cluster's (persistent resource's) ID.",
                                              show_default=False)]
 

@@ -7,7 +7,7 @@ import typer
 
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
-from tfcloud.cli._common import RayOpt, ascii_integer, pairs, selected_target
+from tfcloud.cli._common import AllReplicasOpt, RayOpt, ascii_integer, pairs, selected_target
 from tfcloud.console import get_console, get_error_console, verbosity
 
 __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
@@ -16,11 +16,15 @@ __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
 JobArg = Annotated[str, typer.Argument(
     metavar="JOB", autocompletion=completion.job_ids,
     help="The job id (local-..., ray-..., a Vertex AI id, or its full resource name).", show_default=False)]
+LatestJobArg = Annotated[Optional[str], typer.Argument(  # noqa: UP045
+    metavar="[JOB]", autocompletion=completion.job_ids,
+    help="The job id (local-..., ray-..., a Vertex AI id, or its full resource name); default: the job this "
+         "machine submitted last.", show_default=False)]
 
 
 @app.command()
 def status(
-    job: JobArg,
+    job: LatestJobArg = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON (with its stage "
                                                              "timeline).")] = False,
     show_timeline: Annotated[bool, typer.Option(
@@ -28,12 +32,15 @@ def status(
     ray: RayOpt = None,
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
 ) -> None:
-    """Show a job's state, or a tuning study's table of trials (study-..., or --study for Vertex AI)."""
+    """Show a job: target, state and outcome, its replicas, times, outputs, console link, the next command
+    (without JOB: the job this machine submitted last). A tuning study's table of trials: study-..., or --study
+    for Vertex AI."""
     from tfcloud import sdk
 
-    if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
-        _study_status(job, json_output=json_output)
+    if study or (job is not None and (job.startswith("study-") or "/hyperparameterTuningJobs/" in job)):
+        _study_status(sdk.latest_job(job), json_output=json_output)
         return
+    job = sdk.latest_job(job)
     with sdk.attached(job, ray_address=ray) as handle:
         info = handle.info()
         error = None if json_output else sdk.failure(handle)
@@ -41,8 +48,11 @@ def status(
     if json_output:
         typer.echo(dumps({**info.to_dict(), "timeline": stages.to_list() if stages else []}, indent=2))
         return
-    typer.echo(f"{info.job_id}\t{info.state.value}")
+    from tfcloud.statusview import status_lines
+
+    typer.echo("\n".join(status_lines(info)))
     if stages is not None:
+        typer.echo("")
         from rich.console import Console
 
         from tfcloud.timeline import render_timeline
@@ -71,7 +81,7 @@ def _study_status(study_id: str, *, json_output: bool) -> None:
 
 @app.command()
 def logs(
-    job: JobArg,
+    job: LatestJobArg = None,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep following until the job ends.")] = False,
     replica: Annotated[Optional[str], typer.Option(help="Only this replica, e.g. worker-1.",  # noqa: UP045
                                                    show_default=False)] = None,
@@ -88,13 +98,15 @@ def logs(
     trial: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--trial", metavar="N", help="JOB is a tuning study's id: the logs of its trial N (the number its table "
                                      "shows).", show_default=False)] = None,
+    all_replicas: AllReplicasOpt = False,
     ray: RayOpt = None,
 ) -> None:
-    """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1).
-    A study's trial: tfcloud logs STUDY_ID --trial N."""
+    """Print a job's logs, one prefix per replica (without JOB: the job this machine submitted last). With -f,
+    exit with the job's outcome (0 or 1). A study's trial: tfcloud logs STUDY_ID --trial N."""
     from tfcloud import sdk
     from tfcloud.logview import print_lines
 
+    job = sdk.latest_job(job)
     last, after = sdk.log_window(tail=tail, since=since)
     target = None
     if trial is not None:
@@ -107,23 +119,26 @@ def logs(
         try:
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,
-                                            json_lines=json_output))
+                                            json_lines=json_output, all_replicas=all_replicas))
             print_lines(handle.logs(follow=False, replica=replica, tail=last, since=after),
                         show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_output,
-                        replicas=sdk.prefix_names(handle, info, replica))
+                        replicas=sdk.prefix_names(handle, info, replica),
+                        all_replicas=all_replicas or verbosity() > 0, show_frames=sdk.debugging())
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
 
 
 @app.command()
 def cancel(
-    job: JobArg,
+    job: LatestJobArg = None,
     ray: RayOpt = None,
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
 ) -> None:
-    """Cancel a job, or a tuning study (study-..., or --study for Vertex AI) and its running trials."""
+    """Cancel a job (without JOB: the job this machine submitted last), or a tuning study (study-..., or --study
+    for Vertex AI) and its running trials. A job that had already ended is left as it is, and said so."""
     from tfcloud import sdk
 
+    job = sdk.latest_job(job)
     if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
         with sdk.attach_study(job) as found:
             found.cancel()
@@ -131,6 +146,12 @@ def cancel(
         return
 
     with sdk.attached(job, ray_address=ray) as handle:
+        before = handle.info()
+        if before.state.is_final:
+            typer.echo(f"{handle.job_id}\t{before.state.value}")
+            get_console().print(f"Job {handle.job_id} had already ended ({before.state.value}): nothing to cancel.",
+                                markup=False, highlight=False)
+            return
         handle.cancel()
         typer.echo(f"{handle.job_id}\t{handle.info().state.value}")
 

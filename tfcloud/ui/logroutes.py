@@ -86,9 +86,11 @@ async def _one(text: str) -> AsyncIterator[str]:
 async def _local(handle: Any, path: Path, resume: str | None, n: int,
                  stopping: threading.Event) -> AsyncIterator[str]:
     yield "retry: 1000\n: stream open\n\n"
+    hidden = logstream.line_filter()  # sees this stream's lines in order (a resumed stream starts it afresh)
     cursor = _number(resume, -1, low=-1) if resume else -1
     if cursor < 0:
         lines, start, cursor = await run_in_threadpool(logstream.tail, path, n)
+        logstream.mark_hidden(lines, hidden)
         yield _event("window", {"start": start, "cursor": cursor})
         for i in range(0, len(lines), _BATCH):
             last = i + _BATCH >= len(lines)
@@ -101,6 +103,7 @@ async def _local(handle: Any, path: Path, resume: str | None, n: int,
         lines, after = await run_in_threadpool(logstream.after, path, cursor, limit=_BATCH)
         if lines or after != cursor:
             cursor = after
+            logstream.mark_hidden(lines, hidden)
             yield _event("lines", lines, str(cursor))
             continue
         if final:
@@ -135,7 +138,13 @@ def _sdk(handle: Any, resume: str | None, n: int, stopping: threading.Event) -> 
         with contextlib.suppress(ValueError):
             since, skip = float(parts[-2]), int(parts[-1])
             return _pump(handle, since, skip, n, stopping)
-    return _shared(followers.follower(key, handle, n, logstream.line_dict), 0, "", 0, stopping, resumed=False)
+    hidden = logstream.line_filter()  # the follower's: it sees the job's lines in order, once
+
+    def convert(line: Any) -> dict[str, Any] | None:
+        found = logstream.line_dict(line)
+        return logstream.mark_hidden([found], hidden)[0] if found is not None else None
+
+    return _shared(followers.follower(key, handle, n, convert), 0, "", 0, stopping, resumed=False)
 
 
 async def _shared(found: followers.Follower, after: int, at_text: str, count: int, stopping: threading.Event,
@@ -193,6 +202,7 @@ async def _pump(handle: Any, since: float | None, skip: int, n: int,
             put(("problem", {"message": f"{type(exc).__name__}: {exc}"}))
 
     threading.Thread(target=pump, name=f"tfcloud-ui-logs-{handle.job_id}", daemon=True).start()
+    hidden = logstream.line_filter()
     at, count = since, skip
     try:
         yield "retry: 1000\n: stream open\n\n"
@@ -205,13 +215,13 @@ async def _pump(handle: Any, since: float | None, skip: int, n: int,
                 if stopping.is_set():
                     return
                 continue
-            batch = []
+            batch: list[dict[str, Any]] = []
             while kind == "line":
                 if value.timestamp is not None and value.timestamp == at:
                     count += 1
                 elif value.timestamp is not None:
                     at, count = value.timestamp, 1
-                batch.append(logstream.line_dict(value))
+                batch.append(logstream.mark_hidden([logstream.line_dict(value)], hidden)[0])
                 if len(batch) >= _BATCH or queue.empty():
                     break
                 kind, value = queue.get_nowait()
@@ -237,7 +247,8 @@ async def earlier(request: Request, job_id: str, ray_address: str | None, **_: A
         return JSONResponse({"error": "Earlier lines are kept for local jobs only here: download the whole log."},
                             status_code=404)
     lines, start = await run_in_threadpool(logstream.before, path, before, n)
-    return JSONResponse({"start": start, "lines": lines})
+    # A filter of their own, from the first of them: a traceback cut at the window's edge shows its frames.
+    return JSONResponse({"start": start, "lines": logstream.mark_hidden(lines, logstream.line_filter())})
 
 
 def _all_lines(handle: Any) -> Iterator[dict[str, Any]]:

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHUNK", "after", "before", "line_dict", "local_lines_file", "local_pids", "search", "tail", "text_line"]
+__all__ = ["CHUNK", "after", "before", "line_dict", "line_filter", "local_lines_file", "local_pids", "mark_hidden",
+           "search", "tail", "text_line"]
 
 #: Bytes read at a time (the most a reader holds, besides one line longer than that).
 CHUNK = 256 * 1024
@@ -60,6 +61,24 @@ def line_dict(data: Any, *, noise: bool | None = None) -> dict[str, Any] | None:
         replica, text, stream, when = data.replica, data.text, data.stream, data.timestamp
     return {"r": replica, "x": text, "s": stream, "t": when,
             "n": is_noise(_ANSI.sub("", text)) if noise is None else noise}
+
+
+def mark_hidden(lines: list[dict[str, Any]], hidden: Any) -> list[dict[str, Any]]:
+    """Set each line's ``n`` (hidden unless "Show everything") with ``hidden``, a
+    :class:`~tfcloud.noise.LineFilter` that has seen the stream's earlier lines in order: start-up noise, the
+    whole of a TensorFlow protobuf dump, and tfcloud's launcher and ``runpy`` frames in a traceback, as in the
+    terminal."""
+    for line in lines:
+        line["n"] = hidden.hides(line["r"], _ANSI.sub("", line["x"]))
+    return lines
+
+
+def line_filter() -> Any:
+    """A new :class:`~tfcloud.noise.LineFilter` for one stream (frames kept with ``TFCLOUD_DEBUG=1``)."""
+    from tfcloud import sdk
+    from tfcloud.noise import LineFilter
+
+    return LineFilter(show_frames=sdk.debugging())
 
 
 def _parse(raw: bytes) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from tfcloud._docs import page
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import LazyPattern, Option, Target, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
@@ -140,13 +141,13 @@ class VertexTarget(Target):
                              ("service_account", "trainer@my-project.iam.gserviceaccount.com")),
                help="Its run in that experiment (with --experiment)."),
         Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT", example="127.0.0.1:8470",
-               help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
+               help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (" + page("emulator") + ")."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
                help="Cloud Storage bucket for staged files."),
         Option(name="build", type=bool, flag="--build/--no-build", setting="build", example=False,
                help="--no-build (build=False): build no image of the code; ship the job's files as a package to the "
                     "staging bucket and run it on the job's base image (TensorFlow and the requirements, built and "
-                    "pushed once; docs/vertex.md)."),
+                    "pushed once; " + page("vertex") + ")."),
     )
     id_prefix: ClassVar[str | None] = None
     gcloud_defaults: ClassVar[bool] = True

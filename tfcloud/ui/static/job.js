@@ -1,7 +1,8 @@
 // A job's page: its log (server-sent events from /api/jobs/ID/logs): the last lines first, "Earlier lines" on
 // demand, then new lines as they come; each with its replica's prefix and colour as in the terminal, ANSI colour
 // codes drawn as colours, stderr marked; TensorFlow's start-up noise hidden unless "Show everything" is on; one
-// replica or all; a search over the whole log; the whole log to download; cancel (after a confirmation). At most
+// replica or all; a line several replicas print alike within a second once, its prefix saying how many (as in
+// the terminal); a search over the whole log; the whole log to download; cancel (after a confirmation). At most
 // MAX_LINES lines are in the page (older ones leave it; "Earlier lines" brings them back). A reconnect resumes
 // from the last line the page had (the browser sends its Last-Event-ID). Every line is set as text
 // (textContent), never as HTML.
@@ -89,11 +90,52 @@ function counts() {
   hiddenCount.textContent = hidden ? `${hidden} start-up line${hidden === 1 ? "" : "s"} hidden` : "";
 }
 
+// Several replicas printing the same line within a second show it once, its prefix saying how many, as in the
+// terminal (lines that differ are never folded; each replica's own lines keep their order).
+const FOLD_S = 1.0;
+const recent = new Map(); // text -> {element, prefix, replicas, t, seq, n}: rows that may still fold a replica in
+const lastSeq = new Map(); // replica and stream -> the seq of the row its last line went to
+let seq = 0;
+if (replicaClasses.size > 1) width = Math.max(width, `${replicaClasses.size} replicas`.length);
+
+function fold(line) {
+  const key = `${line.r}\u0000${line.s}`;
+  const found = recent.get(line.x);
+  const t = line.t ?? 0;
+  if (!found || found.replicas.has(line.r) || found.n !== Boolean(line.n) || found.seq <= (lastSeq.get(key) ?? -1)
+      || Math.abs(t - found.t) > FOLD_S || !found.element.isConnected) {
+    return false;
+  }
+  found.replicas.add(line.r);
+  found.element.dataset.replica = [...found.replicas].join(" ");
+  const label = `${found.replicas.size} replicas`;
+  width = Math.max(width, label.length);
+  found.prefix.className = "prefix c-white folded";
+  found.prefix.textContent = label.padEnd(width) + " | ";
+  lastSeq.set(key, found.seq);
+  return true;
+}
+
+function remember(line, element) {
+  seq += 1;
+  recent.set(line.x, { element, prefix: element.firstElementChild, replicas: new Set([line.r]), t: line.t ?? 0,
+                       seq, n: Boolean(line.n) });
+  lastSeq.set(`${line.r}\u0000${line.s}`, seq);
+}
+
 function addLines(lines) {
   if (!lines.length) return;
   const follow = nearBottom();
   const fragment = document.createDocumentFragment();
-  for (const line of lines) fragment.append(row(line));
+  for (const line of lines) {
+    if (fold(line)) continue;
+    const element = row(line);
+    remember(line, element);
+    fragment.append(element);
+  }
+  for (const [text, entry] of recent) { // keep only what a line to come may still fold into
+    if (seq - entry.seq > 500) recent.delete(text);
+  }
   log.append(fragment);
   let extra = log.childElementCount - MAX_LINES;
   if (extra > 0) {
@@ -132,7 +174,7 @@ function applyFilters() {
   hiddenCount.hidden = showAll.checked;
   const only = replicaFilter.value;
   for (const element of log.children) {
-    element.classList.toggle("gone-filter", Boolean(only) && element.dataset.replica !== only);
+    element.classList.toggle("gone-filter", Boolean(only) && !element.dataset.replica.split(" ").includes(only));
   }
 }
 
