@@ -35,8 +35,11 @@ from tfcloud.errors import ConfigurationError, ValidationError
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["DATA_PREFIX", "STORE_DIR", "DataSet", "DataUpload", "Manifest", "data_excludes", "parse_data",
-           "scan", "stage_data", "transfer_progress"]
+    from tfcloud.settings import Settings
+    from tfcloud.targets._base import Target
+
+__all__ = ["DATA_PREFIX", "STORE_DIR", "DataSet", "DataUpload", "Manifest", "data_excludes", "job_data",
+           "parse_data", "scan", "stage_data", "transfer_progress"]
 
 #: The variable a data set's path is in: ``TFCLOUD_DATA_<NAME>`` (the name in upper case).
 DATA_PREFIX = "TFCLOUD_DATA_"
@@ -121,6 +124,22 @@ def parse_data(value: object) -> tuple[DataSet, ...]:
                                   hint="Name them: --data train=DIR1 --data eval=DIR2.")
         out.append(data_set)
     return tuple(out)
+
+
+def job_data(value: object, *, target: Target, env: Mapping[str, str],
+             settings: Settings | None) -> tuple[DataSet, ...]:
+    """The gate's step for ``--data``: the checked data sets (:func:`parse_data`), none with a variable ``env``
+    sets; with ``settings`` (a submission), a target that ships local data sets must have a store for them."""
+    data_sets = parse_data(value)
+    for d in data_sets:
+        if d.var in env:
+            raise ValidationError("data", f"a name whose variable {d.var} --env does not set too", d.name)
+    if settings is not None and not target.data_in_place and any(not d.remote for d in data_sets) \
+            and target.data_store(target.settings_for(settings)) is None:
+        raise ValidationError("data", f"a place on {target.name} to ship local data sets to", None,
+                              hint="Vertex AI: set a staging bucket (--staging-bucket, TFCLOUD_STAGING_BUCKET); "
+                                   "Ray: --output-dir gs://BUCKET/PATH or a directory every node reaches.")
+    return data_sets
 
 
 def data_flags(value: object) -> list[str]:

@@ -31,10 +31,14 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from tfcloud.errors import ValidationError
 
-__all__ = ["SECRETS_VAR", "env_warnings", "parse_secrets", "secret_env"]
+if TYPE_CHECKING:
+    from tfcloud.targets._base import Target
+
+__all__ = ["SECRETS_VAR", "env_warnings", "job_secrets", "parse_secrets", "secret_env"]
 
 #: The replica's variable that holds the references (JSON: NAME -> reference).
 SECRETS_VAR = "TFCLOUD_SECRET_REFS"
@@ -100,6 +104,19 @@ def parse_secrets(value: object, *, local_sources: bool, target: str,
                                       hint="Check the path; a relative one is read from the current directory.")
             out[name] = f"file:{path.resolve()}"
     return MappingProxyType(out)
+
+
+def job_secrets(value: object, *, target: Target, env: Mapping[str, str],
+                warn: bool) -> tuple[Mapping[str, str], Mapping[str, str]]:
+    """The gate's step for ``--secret``: the checked references (:func:`parse_secrets`) and ``env`` with the
+    variable that carries them; ``warn``: log :func:`env_warnings` for ``env`` (a submission, not a plan)."""
+    import logging
+
+    refs = parse_secrets(value, local_sources=target.local_sources, target=target.name, env=env)
+    if warn:
+        for warning in env_warnings(env):
+            logging.getLogger("tfcloud").warning(warning)
+    return refs, MappingProxyType({**env, **secret_env(refs)})
 
 
 def _shown(ref: str) -> str:

@@ -7,26 +7,23 @@ The checks include every one tensorflow-cloud makes, plus parameter-server rules
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from tfcloud.datasets import parse_data
+from tfcloud.datasets import job_data
 from tfcloud.errors import ConfigurationError, UnsupportedOptionError, ValidationError
 from tfcloud.jobids import validate_job_id
 from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
-from tfcloud.secrets import env_warnings, parse_secrets, secret_env
+from tfcloud.secrets import job_secrets
 from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role
 from tfcloud.strategy import choose_strategy, parse_strategy
 from tfcloud.targets._base import refuse_control as check_text
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
-
-logger = logging.getLogger("tfcloud")
 
 __all__ = [
     "MAX_LABELS",
@@ -508,20 +505,8 @@ def build_spec(
     docker = _docker_config(docker_config)
     labels = validate_labels(job_labels)
     environment = _env(env)
-    secret_refs = parse_secrets(secrets, local_sources=where.local_sources, target=where.name, env=environment)
-    if intent != "plan":
-        for warning in env_warnings(environment):
-            logger.warning(warning)
-    environment = MappingProxyType({**environment, **secret_env(secret_refs)})
-    data_sets = parse_data(data)
-    for d in data_sets:
-        if d.var in environment:
-            raise ValidationError("data", f"a name whose variable {d.var} --env does not set too", d.name)
-    if settings is not None and intent == "submit" and not where.data_in_place \
-            and any(not d.remote for d in data_sets) and where.data_store(where.settings_for(settings)) is None:
-        raise ValidationError("data", f"a place on {where.name} to ship local data sets to", None,
-                              hint="Vertex AI: set a staging bucket (--staging-bucket, TFCLOUD_STAGING_BUCKET); "
-                                   "Ray: --output-dir gs://BUCKET/PATH or a directory every node reaches.")
+    secret_refs, environment = job_secrets(secrets, target=where, env=environment, warn=intent != "plan")
+    data_sets = job_data(data, target=where, env=environment, settings=settings if intent == "submit" else None)
     context = _context_dir(context_dir, entry)
     if requirements is not None and intent != "plan":  # a plan reaches no network
         from tfcloud.requirements import check_remote_includes
