@@ -129,9 +129,11 @@ class _Reader:
 
 def _manifest_set(uri: str, reader: _Reader) -> str:
     store = uri.rsplit("/manifests/", 1)[0]
-    digest = uri.rsplit("/", 1)[-1].removesuffix(".json")
+    import hashlib
+
+    digest = hashlib.sha256(uri.encode()).hexdigest()[:32]  # the links point into this store: one tree per URI
     tree = _cache() / "sets" / digest
-    if tree.is_dir():  # laid out already (the directory appears whole: renamed into place when complete)
+    if tree.is_dir() and all(p.exists() for p in tree.rglob("*")):  # laid out already, every link resolves
         return str(tree)
     remote = store.startswith("gs://")
     manifest = json.loads(reader.read(uri) if remote else Path(uri).read_bytes())
@@ -142,11 +144,13 @@ def _manifest_set(uri: str, reader: _Reader) -> str:
         link = tmp / entry["path"]
         link.parent.mkdir(parents=True, exist_ok=True)
         os.symlink(source, link)
+    import shutil
+
+    if tree.is_dir() and not all(p.exists() for p in tree.rglob("*")):  # its store is gone: lay it out again
+        shutil.rmtree(tree, ignore_errors=True)
     try:
         os.rename(tmp, tree)
     except OSError:  # another replica laid it out first: the same links
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
     return str(tree)
 
