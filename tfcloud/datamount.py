@@ -70,15 +70,19 @@ def _client() -> Any:
     return storage.Client()
 
 
-def _fetch(client: Any, uri: str, target: Path, size: int | None = None) -> Path:
-    """``uri``'s object at ``target`` (kept when it is there already with ``size`` bytes)."""
-    if target.is_file() and (size is None or target.stat().st_size == size):
+def _fetch(client: Any, uri: str, target: Path, size: int | None = None, stamp: float | None = None) -> Path:
+    """``uri``'s object at ``target`` (kept when it is there already with ``size`` bytes and, given ``stamp``
+    (the object's update time), that modification time: a rewritten object of the same size is fetched again)."""
+    if target.is_file() and (size is None or target.stat().st_size == size) \
+            and (stamp is None or target.stat().st_mtime == stamp):
         return target
     bucket, name = _split(uri)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
     os.close(fd)
     client.bucket(bucket).blob(name).download_to_filename(tmp)
+    if stamp is not None:
+        os.utime(tmp, (stamp, stamp))
     os.replace(tmp, target)
     return target
 
@@ -116,10 +120,14 @@ class _Reader:
         bucket, name = _split(uri)
         root = _cache() / "gcs" / bucket / name
         prefix = name.rstrip("/") + "/" if name else ""
+        present = set()
         for blob in client.list_blobs(bucket, prefix=prefix):
             if not blob.name.endswith("/"):
-                _fetch(client, f"gs://{bucket}/{blob.name}", root / blob.name[len(prefix):], blob.size)
+                present.add(_fetch(client, f"gs://{bucket}/{blob.name}", root / blob.name[len(prefix):], blob.size,
+                                   blob.updated.timestamp() if blob.updated else None))
         root.mkdir(parents=True, exist_ok=True)
+        for path in [p for p in root.rglob("*") if p.is_file() and p not in present]:
+            path.unlink()  # gone from the bucket since an earlier copy
         return root
 
     def close(self) -> None:
