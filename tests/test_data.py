@@ -263,3 +263,43 @@ def test_a_replica_reads_shipped_objects_where_cloud_storage_fuse_shows_them(
     assert all(Path(os.readlink(p)).is_relative_to(gcs / "bucket-1" / "tfcloud-data" / "objects") for p in links)
     assert expected(data) == expected(root)
     assert not (tmp_path / "cache" / "objects").exists()  # nothing fetched
+
+
+def test_a_gs_source_copy_follows_rewritten_and_removed_objects(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no /gcs/ shows the bucket, a gs:// data set is copied into the cache through the Cloud Storage client
+    (here the storage emulator): a second start fetches an object rewritten with the same size, and drops one
+    that is gone."""
+    pytest.importorskip("gcp_storage_emulator", reason="the storage emulator needs tfcloud[emulator]")
+    import tfcloud.datamount as datamount
+    from tfcloud.emulator.storage import StorageEmulator
+
+    server = StorageEmulator()
+    server.start()
+    try:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", server.endpoint)
+        monkeypatch.setenv("TFCLOUD_DATA_CACHE", str(tmp_path / "cache"))
+        monkeypatch.setattr(datamount, "_GCS_ROOT", str(tmp_path / "no-gcs"))
+        client = datamount._client()
+        try:
+            bucket = client.create_bucket("src-bucket")
+            bucket.blob("sets/a/one.txt").upload_from_string(b"first")
+            bucket.blob("sets/a/two.txt").upload_from_string(b"second")
+            environ = {"TFCLOUD_DATA_A": "gs://src-bucket/sets/a"}
+            datamount.mount_all(environ)
+            root = Path(environ["TFCLOUD_DATA_A"])
+            assert sorted(p.name for p in root.iterdir()) == ["one.txt", "two.txt"]
+            bucket.blob("sets/a/one.txt").upload_from_string(b"FIRST")  # the same size
+            bucket.blob("sets/a/two.txt").delete()
+            environ = {"TFCLOUD_DATA_A": "gs://src-bucket/sets/a"}
+            datamount.mount_all(environ)
+            assert Path(environ["TFCLOUD_DATA_A"]) == root
+            assert sorted(p.name for p in root.iterdir()) == ["one.txt"]
+            assert (root / "one.txt").read_bytes() == b"FIRST"
+            inode = (root / "one.txt").stat().st_ino
+            datamount.mount_all({"TFCLOUD_DATA_A": "gs://src-bucket/sets/a"})  # nothing changed
+            assert (root / "one.txt").stat().st_ino == inode  # not fetched again
+        finally:
+            client.close()
+    finally:
+        server.stop()

@@ -70,11 +70,12 @@ def _client() -> Any:
     return storage.Client()
 
 
-def _fetch(client: Any, uri: str, target: Path, size: int | None = None, stamp: float | None = None) -> Path:
+def _fetch(client: Any, uri: str, target: Path, size: int | None = None, stamp: int | None = None) -> Path:
     """``uri``'s object at ``target`` (kept when it is there already with ``size`` bytes and, given ``stamp``
-    (the object's update time), that modification time: a rewritten object of the same size is fetched again)."""
+    (the object's update time in ns), that modification time: a rewritten object of the same size is fetched
+    again)."""
     if target.is_file() and (size is None or target.stat().st_size == size) \
-            and (stamp is None or target.stat().st_mtime == stamp):
+            and (stamp is None or target.stat().st_mtime_ns == stamp):
         return target
     bucket, name = _split(uri)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -82,9 +83,15 @@ def _fetch(client: Any, uri: str, target: Path, size: int | None = None, stamp: 
     os.close(fd)
     client.bucket(bucket).blob(name).download_to_filename(tmp)
     if stamp is not None:
-        os.utime(tmp, (stamp, stamp))
+        os.utime(tmp, ns=(stamp, stamp))
     os.replace(tmp, target)
     return target
+
+
+def _stamp(blob: Any) -> int | None:
+    """The object's update time in ns, at its microsecond precision (what a local copy's mtime is set to)."""
+    updated = blob.updated
+    return None if updated is None else round(updated.timestamp() * 1_000_000) * 1000
 
 
 class _Reader:
@@ -124,7 +131,7 @@ class _Reader:
         for blob in client.list_blobs(bucket, prefix=prefix):
             if not blob.name.endswith("/"):
                 present.add(_fetch(client, f"gs://{bucket}/{blob.name}", root / blob.name[len(prefix):], blob.size,
-                                   blob.updated.timestamp() if blob.updated else None))
+                                   _stamp(blob)))
         root.mkdir(parents=True, exist_ok=True)
         for path in [p for p in root.rglob("*") if p.is_file() and p not in present]:
             path.unlink()  # gone from the bucket since an earlier copy
