@@ -303,3 +303,20 @@ def test_a_gs_source_copy_follows_rewritten_and_removed_objects(tmp_path: Path,
             client.close()
     finally:
         server.stop()
+
+
+def test_an_unchanged_file_is_not_hashed_again(tmp_path: Path) -> None:
+    """scan() keeps each file's digest by size, modification time and inode: a file those say is unchanged is not
+    read again (shown by changing its bytes behind the scan's back, its size and time kept)."""
+    data = make_data(tmp_path / "train", 3, 100)
+    hashes: dict[str, list[object]] = {}
+    first = scan(data, hashes)  # type: ignore[arg-type]
+    part = data / "part-001.bin"
+    st = part.stat()
+    part.write_bytes(b"x" * 100)
+    os.utime(part, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert scan(data, hashes) == first  # type: ignore[arg-type]  # judged unchanged: not read
+    assert scan(data) != first  # read: the new bytes
+    part.write_bytes(b"y" * 100)
+    os.utime(part, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a new modification time: read again
+    assert scan(data, hashes) == scan(data)  # type: ignore[arg-type]

@@ -189,16 +189,47 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def scan(directory: Path) -> Manifest:
-    """Every regular file under ``directory`` (symbolic links followed; hidden files too), hashed."""
+def scan(directory: Path, hashes: dict[str, list[Any]] | None = None) -> Manifest:
+    """Every regular file under ``directory`` (symbolic links followed; hidden files too), hashed. ``hashes``:
+    path -> ``[size, mtime_ns, inode, sha256]`` from an earlier scan; a file whose size, modification time and
+    inode are unchanged is not read again (as git's index and rsync judge a file unchanged). Updated in place."""
     files = []
     for dirpath, dirnames, filenames in os.walk(directory, followlinks=True):
         dirnames.sort()
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if path.is_file():
-                files.append((path.relative_to(directory).as_posix(), _sha256(path), path.stat().st_size))
+            if not path.is_file():
+                continue
+            st = path.stat()
+            key = [st.st_size, st.st_mtime_ns, st.st_ino]
+            known = hashes.get(str(path)) if hashes is not None else None
+            digest = known[3] if known is not None and known[:3] == key else _sha256(path)
+            if hashes is not None:
+                hashes[str(path)] = [*key, digest]
+            files.append((path.relative_to(directory).as_posix(), digest, st.st_size))
     return Manifest(files=tuple(sorted(files)))
+
+
+def _load_hashes(path: Path | None) -> dict[str, list[Any]] | None:
+    if path is None:
+        return None
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _save_hashes(path: Path | None, hashes: dict[str, list[Any]] | None) -> None:
+    if path is None or hashes is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(hashes, separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a cache: the next scan reads the files again
+        pass
 
 
 def count_files(directory: Path) -> tuple[int, int]:
@@ -321,11 +352,12 @@ class DataUpload:
     uri: str
 
 
-def stage_data(data: Iterable[DataSet], store_root: str, *, storage: Any = None,
-               console: Console | None = None) -> tuple[dict[str, str], list[DataUpload]]:
+def stage_data(data: Iterable[DataSet], store_root: str, *, storage: Any = None, console: Console | None = None,
+               hash_cache: Path | None = None) -> tuple[dict[str, str], list[DataUpload]]:
     """Ship each local data set to the store at ``store_root`` (``gs://...`` with a ``storage.Client``, else a
     directory): the files whose content is not there yet, then the manifest. Returns the replicas' variables
-    (``TFCLOUD_DATA_<NAME>`` -> the manifest's URI; a ``gs://`` source as it is) and what was uploaded."""
+    (``TFCLOUD_DATA_<NAME>`` -> the manifest's URI; a ``gs://`` source as it is) and what was uploaded.
+    ``hash_cache``: a file that keeps each file's digest between submissions (:func:`scan`)."""
     local = [d for d in data if not d.remote]
     env = {d.var: d.source for d in data if d.remote}
     if not local:
@@ -336,7 +368,9 @@ def stage_data(data: Iterable[DataSet], store_root: str, *, storage: Any = None,
         store: _GcsStore | _DirStore = _GcsStore(store_root, storage)
     else:
         store = _DirStore(store_root)
-    manifests = [(d, scan(Path(d.source))) for d in local]
+    hashes = _load_hashes(hash_cache)
+    manifests = [(d, scan(Path(d.source), hashes)) for d in local]
+    _save_hashes(hash_cache, hashes)
     existing = store.existing()
     todo: dict[str, Path] = {}
     for d, manifest in manifests:

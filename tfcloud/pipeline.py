@@ -168,7 +168,10 @@ def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None 
             clients = Clients(endpoint=target_settings.emulator_host, region=target_settings.region)
             storage = clients.storage(target_settings.project or "tfcloud")
         try:
-            env, _ = ship(spec.data, store or "", storage=storage, console=console)
+            from tfcloud.statedir import state_dir
+
+            env, _ = ship(spec.data, store or "", storage=storage, console=console,
+                          hash_cache=state_dir(settings) / "data-hashes.json")
         finally:
             if clients is not None:
                 clients.close()
