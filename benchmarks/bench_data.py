@@ -64,7 +64,8 @@ def main() -> None:
                 if label == "one file changed":
                     (data / "shard-007.bin").write_bytes(os.urandom(SIZE))
                 start = time.perf_counter()
-                _, reports = stage_data(data_sets, "gs://bench-data/tfcloud-data", storage=storage)
+                _, reports = stage_data(data_sets, "gs://bench-data/tfcloud-data", storage=storage,
+                                        hash_cache=Path(tmp) / "data-hashes.json")
                 seconds = time.perf_counter() - start
                 start = time.perf_counter()
                 whole = upload_whole(storage, data, f"whole/{round_}")
