@@ -320,3 +320,21 @@ def test_an_unchanged_file_is_not_hashed_again(tmp_path: Path) -> None:
     part.write_bytes(b"y" * 100)
     os.utime(part, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a new modification time: read again
     assert scan(data, hashes) == scan(data)  # type: ignore[arg-type]
+
+
+def test_uploads_show_a_progress_bar_with_bytes_and_rate(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from tfcloud.datasets import stage_data
+
+    data = make_data(tmp_path / "train", 3, 400_000)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=140, color_system=None)
+    stage_data(parse_data(f"train={data}"), str(tmp_path / "store"), console=console)
+    text = out.getvalue()
+    assert "Uploading data to" in text
+    assert "1.2/1.2 MB" in text  # bytes done / total
+    assert re.search(r"\d+(\.\d+)? [kMG]?B/s", text), text[-500:]  # the rate
+    assert "Data train: 3 files, 1.2 MB; uploaded 3 (1.2 MB)" in text
