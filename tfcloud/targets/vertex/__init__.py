@@ -281,7 +281,7 @@ class VertexTarget(Target):
         """A persistent resource the job names exists, runs, and has a pool for each of the job's pools (machine,
         replicas and service account as Google requires): looked up before anything is built or uploaded."""
         if self.persistent_resource:
-            from tfcloud.targets.vertex.clusters import check_job_fits
+            from tfcloud.targets.vertex.fit import check_job_fits
 
             check_job_fits(spec, self, self.settings_for(settings))
 
