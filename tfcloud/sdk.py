@@ -201,33 +201,18 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
 
     The order a user meets the checks in: the entry point first (a missing or broken script is named before
     anything else), then the options the target does not take, then the extras the call needs, then the rest."""
-    import dataclasses
-
-    import tfcloud.targets as targets
-    from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings, target_defaults
-    from tfcloud.targets._given import make_target, split_options
     from tfcloud.validate import build_spec, check_entry_point
+    from tfcloud.where import resolve
 
     given: dict[str, Any] = dict(options)
     target = given.pop("target", None)
     check_entry_point(entry_point)
-    value = target if isinstance(target, targets.Target) else None
-    settings = resolve_settings({"target": value.name if value is not None else target,
-                                 **{k: given.get(k) for k in SETTINGS_OPTIONS}})
-    cls = type(value) if value is not None else targets.get(settings.target)
-    target_options = split_options(cls, given, job_keys=set(JobOptions.__annotations__))  # -o KEY=VALUE too
-    defaults, sources = resolve_job_defaults({**given, **target_options}, target=cls)
-    for option, default in defaults.items():
-        (target_options if cls.option(option) is not None else given)[option] = default
-    by_key = {key: defaults[option] for key, (option, _) in JOB_DEFAULTS.items() if key in sources}
-    by_key.update({key: defaults[option] for key, (option, _, _) in target_defaults(cls).items() if key in sources})
-    given_sources = {k: "given" for k, v in target_options.items() if k not in defaults and v is not None}
-    settings = dataclasses.replace(settings, sources={**settings.sources, **given_sources, **sources},
-                                   job_defaults=by_key)
-    where = make_target(value if value is not None else cls.name, target_options, settings=settings)
-    _require_extras(entry_point, given, target=where, intent=intent)
-    spec = build_spec(entry_point=entry_point, target=where, settings=settings, intent=intent, **given)
-    return spec, where.settings_for(settings)
+    found = resolve(target, given, job_keys=frozenset(JobOptions.__annotations__),
+                    flags={k: given.get(k) for k in SETTINGS_OPTIONS})
+    _require_extras(entry_point, found.rest, target=found.target, intent=intent)
+    spec = build_spec(entry_point=entry_point, target=found.target, settings=found.settings, intent=intent,
+                      **found.rest)
+    return spec, found.target.settings_for(found.settings)
 
 
 def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: Any, intent: str) -> None:
@@ -308,51 +293,39 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
         return build_image(job, settings, console=get_console(), push=push, build_logs=build_logs)
 
 
-def _backend(target: str | None, job_id: str | None = None, *, ray_address: str | None = None) -> Backend:
-    """The backend of ``target`` (default: the target whose job ids look like ``job_id``, else the ``target``
-    setting), its extras checked first."""
-    import tfcloud.targets as targets
+def _backend(target: object, job_id: str | None, options: Mapping[str, Any]) -> Backend:
+    """The backend of the target a verb talks to (:func:`tfcloud.where.resolve_for_job`: by default the target
+    whose job ids look like ``job_id``, else the ``target`` setting), its extras checked first."""
     from tfcloud.backends import get_backend
     from tfcloud.extras import require_extras
-    from tfcloud.jobids import validate_job_id
-    from tfcloud.settings import resolve_settings
+    from tfcloud.where import resolve_for_job
 
-    if job_id is not None:
-        validate_job_id(job_id)
-    if target is None and job_id is not None:
-        target = targets.for_job_id(job_id).name
-    settings = resolve_settings({"target": target, "ray_address": ray_address})
-    cls = targets.get(settings.target)
-    if ray_address is not None:  # `--ray ADDRESS` on a job command: the Ray target's own option
-        from tfcloud.targets._given import refuse_options
-
-        refuse_options(cls, {"ray_address": ray_address})
-    value = cls.from_options({o.name: ray_address for o in cls.options if o.setting == "ray_address"
-                              and ray_address is not None})
-    require_extras(target=value, build=False)
-    return get_backend(value, settings=settings)
+    found = resolve_for_job(job_id, target, options)
+    require_extras(target=found.target, build=False)
+    return get_backend(found.target, settings=found.settings)
 
 
-def attach(job_id: str, *, target: str | None = None, ray_address: str | None = None) -> JobHandle:
-    """The handle of an existing job (``target``: by default, from the id: ``local-...``, ``ray-...`` or
-    Vertex AI)."""
-    return _backend(target, job_id, ray_address=ray_address).attach(job_id)
+def attach(job_id: str, *, target: object = None, **options: Any) -> JobHandle:
+    """The handle of an existing job. ``target`` (a name or a :class:`~tfcloud.targets.Target` value; by default
+    the target whose ids look like ``job_id``) and its options (``ray_address=``, ``project=``,
+    ``target_options={...}``) as :func:`submit` takes them."""
+    return _backend(target, job_id, options).attach(job_id)
 
 
 @contextlib.contextmanager
-def attached(job_id: str, *, target: str | None = None, ray_address: str | None = None) -> Iterator[JobHandle]:
+def attached(job_id: str, *, target: object = None, **options: Any) -> Iterator[JobHandle]:
     """:func:`attach` for one block; the backend's clients are closed after it."""
-    backend = _backend(target, job_id, ray_address=ray_address)
+    backend = _backend(target, job_id, options)
     try:
         yield backend.attach(job_id)
     finally:
         backend.close()
 
 
-def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
-              labels: Mapping[str, str] | None = None, limit: int = 50,
-              ray_address: str | None = None) -> list[JobInfo]:
-    """A target's jobs (default: the ``target`` setting), newest first, by state and labels."""
+def list_jobs(*, target: object = None, state: JobState | str | None = None,
+              labels: Mapping[str, str] | None = None, limit: int = 50, **options: Any) -> list[JobInfo]:
+    """A target's jobs (default: the ``target`` setting's; ``target`` and its options as :func:`attach` takes
+    them), newest first, by state and labels."""
     from tfcloud.states import JobState
     from tfcloud.validate import validate_limit
 
@@ -363,7 +336,7 @@ def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
         except ValueError:
             raise ValidationError("--state", "one of " + ", ".join(s.value for s in JobState), state) from None
     wanted = dict(labels or {})
-    backend = _backend(target, ray_address=ray_address)
+    backend = _backend(target, None, options)
     try:
         found = backend.list(state=state, limit=None if wanted else limit)
     finally:

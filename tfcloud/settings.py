@@ -274,19 +274,21 @@ def resolve_job_defaults(
     target: object = None,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    jobs: bool = True,
 ) -> tuple[dict[str, object], dict[str, str]]:
     """The job options (:class:`tfcloud.sdk.JobOptions` keys) that ``given`` leaves out and a ``TFCLOUD_*``
     variable or a config file sets (:data:`JOB_DEFAULTS`, and the settings of ``target``'s options: a
     :class:`~tfcloud.targets.Target` class, None for every built-in target's), with where each came from. A
     target's setting applies to the targets that take it: another target's is left alone. Values are checked
-    here, so that a bad one names its file (or variable) and key."""
+    here, so that a bad one names its file (or variable) and key. ``jobs`` False: the target's options only (a
+    verb that talks to a submitted job)."""
     environ = os.environ if environ is None else environ
     cwd = cwd or Path.cwd()
     layers = _layers(cwd, environ)
     values: dict[str, object] = {}
     sources: dict[str, str] = {}
     table: dict[str, tuple[str, str, object]] = {key: (option, kind, None) for key, (option, kind)
-                                                 in JOB_DEFAULTS.items()}
+                                                 in JOB_DEFAULTS.items() if jobs}
     table.update(target_defaults(target))
     for key, (option, kind, spec) in table.items():
         if option in given:

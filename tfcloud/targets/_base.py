@@ -64,6 +64,8 @@ class LazyPattern:
 
 
 _CONTROL = LazyPattern(r"[\x00-\x1f\x7f]")
+#: What follows a target's ``id_prefix`` in its job ids (:meth:`Target.owns_job_id`).
+_ID_REST = LazyPattern(r"[a-z0-9][a-z0-9-]{0,119}")
 
 
 class Option:
@@ -233,6 +235,9 @@ class Target:
     #: Job ids that start with this are this target's (``tfcloud status local-...``); None: no prefix (at
     #: most one target, Vertex AI, has none).
     id_prefix: ClassVar[str | None] = None
+    #: How ``tfcloud status --help`` and an unknown id's message show this target's job ids (default: the
+    #: prefix and ``...``).
+    id_form: ClassVar[str | None] = None
     #: Tuning studies whose ids start with this are this target's (``study-...``); None: no prefix.
     study_prefix: ClassVar[str | None] = None
     #: Whether Ctrl-C while following cancels the job (local processes die with the terminal) or detaches.
@@ -280,6 +285,19 @@ class Target:
         """What a job of this value needs besides :attr:`needs` (``strategy_runs_tensorflow``: the launcher sets
         up a TensorFlow strategy)."""
         return ()
+
+    @classmethod
+    def owns_job_id(cls, job_id: str) -> bool:
+        """Whether ``job_id`` is one of this target's job ids: :attr:`id_prefix`, then lowercase letters, digits
+        and ``-`` (a target without a prefix overrides this)."""
+        prefix = cls.id_prefix
+        return bool(prefix) and job_id.startswith(prefix or "") and _ID_REST.fullmatch(
+            job_id[len(prefix or ""):]) is not None
+
+    @classmethod
+    def job_id_form(cls) -> str:
+        """This target's job ids, as a message shows them (``local-NAME-DATE-TIME-XXXX``)."""
+        return cls.id_form or f"{cls.id_prefix or cls.name + ' '}..."
 
     @classmethod
     def option(cls, name: str) -> Option | None:

@@ -44,6 +44,7 @@ class LocalTarget(Target):
         output_dir_option(directories=True, field="output_dir", where=""),
     )
     id_prefix: ClassVar[str | None] = "local-"
+    id_form: ClassVar[str | None] = "local-NAME-DATE-TIME-XXXX"
     study_prefix: ClassVar[str | None] = "study-"
     cancel_on_interrupt: ClassVar[bool] = True
     queues: ClassVar[bool] = False

@@ -97,6 +97,7 @@ class RayTarget(Target):
                help="Base output directory on Ray: a path every node reaches, or gs://... (docs/ray.md)."),
     )
     id_prefix: ClassVar[str | None] = "ray-"
+    id_form: ClassVar[str | None] = "ray-NAME-DATE-TIME-XXXX"
     needs: ClassVar[tuple[tuple[str, str], ...]] = (("ray", "ray"),)
     backend: ClassVar[str] = "tfcloud.targets.ray.backend:RayBackend"
 

@@ -31,6 +31,7 @@ VERTEX_REGIONS: frozenset[str] = TRAINING_REGIONS
 MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
 _PROJECT = LazyPattern(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _NETWORK = LazyPattern(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
+_JOB_ID = LazyPattern(r"[0-9]{1,20}|projects/[a-z0-9.:-]{1,64}/locations/[a-z0-9-]{1,64}/customJobs/[0-9]{1,20}")
 _SERVICE_ACCOUNT = LazyPattern(r"^[a-z0-9][a-z0-9._-]*@[a-z0-9][a-z0-9.-]*\.gserviceaccount\.com$")
 
 
@@ -148,6 +149,7 @@ class VertexTarget(Target):
                     "staging bucket and run it on Google's prebuilt TensorFlow training image (docs/vertex.md)."),
     )
     id_prefix: ClassVar[str | None] = None
+    id_form: ClassVar[str | None] = "a Vertex AI job number, or projects/PROJECT/locations/REGION/customJobs/NUMBER"
     gcloud_defaults: ClassVar[bool] = True
     needs: ClassVar[tuple[tuple[str, str], ...]] = (
         ("google.cloud.aiplatform_v1", "cloud"), ("google.cloud.logging_v2", "cloud"), ("google.auth", "cloud"),
@@ -175,6 +177,11 @@ class VertexTarget(Target):
     experiment: str | None = None
     experiment_run: str | None = None
     build: bool = True  # False (--no-build): a package on the prebuilt TensorFlow image instead of an image
+
+    @classmethod
+    def owns_job_id(cls, job_id: str) -> bool:
+        """A CustomJob's number, or its full resource name (Vertex AI's ids have no prefix)."""
+        return _JOB_ID.fullmatch(job_id) is not None
 
     def __post_init__(self) -> None:
         spot = SchedulingStrategy.SPOT
