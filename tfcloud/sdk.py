@@ -486,20 +486,21 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
                  flags=rerun_flags, closer=tuner)
 
 
-def attach_study(study_id: str, *, target: str | None = None) -> Study:
-    """A study again by id: ``study-...`` a local one; any other id a Vertex AI HyperparameterTuningJob."""
+def attach_study(study_id: str, *, target: object = None, **options: Any) -> Study:
+    """A study again by id: ``study-...`` a local one; any other id a Vertex AI HyperparameterTuningJob
+    (``target`` and its options as :func:`attach` takes them)."""
     import tfcloud.targets as targets
     from tfcloud.extras import require_extras
-    from tfcloud.settings import resolve_settings
+    from tfcloud.where import resolve
 
     if target is None:
         target = targets.for_job_id(study_id, studies=True).name
-    settings = resolve_settings({"target": target})
-    value = targets.get(settings.target)()
+    found = resolve(target, options)
+    value = found.target
     if value.tuner is None:
         raise ValidationError("target", "a target that runs tuning studies", value.name)
     require_extras(target=value, build=False)
-    tuner = _load(value.tuner)(value.settings_for(settings))
+    tuner = _load(value.tuner)(value.settings_for(found.settings))
     try:
         handle, entry_point, args, flags = tuner.attach(study_id)
     except BaseException:
@@ -515,27 +516,28 @@ def _load(ref: str) -> Any:
     return targets.load(ref)
 
 
-def list_studies(*, target: str | None = None, limit: int = 50) -> list[StudyInfo]:
+def list_studies(*, target: object = None, limit: int = 50, **options: Any) -> list[StudyInfo]:
     """Tuning studies, newest first, of a target that has a tuner: ``local`` this machine's (the default),
-    ``vertex`` the project's HyperparameterTuningJobs."""
+    ``vertex`` the project's HyperparameterTuningJobs (``target`` and its options as :func:`attach` takes
+    them)."""
     import tfcloud.targets as targets
     from tfcloud.extras import require_extras
-    from tfcloud.settings import resolve_settings
     from tfcloud.validate import validate_limit
+    from tfcloud.where import resolve
 
     validate_limit(limit)
-    settings = resolve_settings({"target": target or "local"})
-    value = targets.get(settings.target)()
+    found = resolve(target or "local", options)
+    value = found.target
     if value.tuner is None:
         raise ValidationError("target", "a target that runs tuning studies: " + ", ".join(
             c.name for c in targets.builtin_targets() if c.tuner), value.name)
     require_extras(target=value, build=False)
-    tuner = _load(value.tuner)(value.settings_for(settings))
+    tuner = _load(value.tuner)(value.settings_for(found.settings))
     try:
-        found: list[StudyInfo] = tuner.list(limit=limit)
+        studies: list[StudyInfo] = tuner.list(limit=limit)
     finally:
         tuner.close()
-    return found
+    return studies
 
 
 def _rerun_flags(options: Mapping[str, Any]) -> list[str]:

@@ -1,14 +1,18 @@
 """A target from another package (tests/plugin_target: exactly two files, a pyproject.toml and a module),
-installed with pip, runs a job from the CLI and from ``run()`` without a line of tfcloud changed; tfcloud's
-start-up never reads the entry points it comes through."""
+installed with pip, runs a job from the CLI and from ``run()`` without a line of tfcloud changed, and every verb
+works on its jobs (status, logs, cancel, list, artifacts, the dashboard's pages); tfcloud's start-up never reads
+the entry points it comes through."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -101,3 +105,89 @@ def test_start_up_reads_no_entry_points(installed: Path) -> None:
                           check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "0 True"
+
+
+def _cli(site: Path, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tfcloud.cli", *args], capture_output=True, text=True,
+                          env={**_env(site), "TFCLOUD_HOME": str(home)}, check=False)
+
+
+@pytest.fixture(scope="module")
+def echo_job(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """One echo job, submitted from the CLI with a label and an env variable; its id and the state dir."""
+    home = tmp_path_factory.mktemp("echo-home")
+    script = home / "train.py"
+    script.write_text("import os, pathlib\nprint('color', os.environ['COLOR'])\n"
+                      "pathlib.Path(os.environ['AIP_MODEL_DIR'], 'weights.txt').write_text('42')\n")
+    done = _cli(installed, "submit", str(script), "--target", "echo", "--strategy", "none", "--label", "team=echo",
+                "--env", "COLOR=blue", "--display-name", "echo-run", home=home)
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"Submitted job (echo-[a-z0-9-]+)", done.stderr)
+    assert found is not None, done.stderr
+    return found.group(1), home
+
+
+def test_every_job_command_works_on_a_plugin_targets_job(installed: Path, echo_job: tuple[str, Path]) -> None:
+    job_id, home = echo_job
+    done = _cli(installed, "status", job_id, home=home)
+    assert (done.returncode, done.stdout) == (0, f"{job_id}\tsucceeded\n"), done.stderr
+    shown = json.loads(_cli(installed, "status", job_id, "--json", home=home).stdout)
+    assert (shown["target"], shown["labels"], shown["display_name"]) == ("echo", {"team": "echo"}, "echo-run")
+    done = _cli(installed, "logs", job_id, home=home)
+    assert done.returncode == 0, done.stderr
+    assert [line.split("| ", 1)[-1] for line in done.stdout.splitlines()] == ["hello", "color blue"]
+    done = _cli(installed, "logs", job_id, "--tail", "1", home=home)
+    assert [line.split("| ", 1)[-1] for line in done.stdout.splitlines()] == ["color blue"]
+    done = _cli(installed, "cancel", job_id, home=home)
+    assert (done.returncode, done.stdout) == (0, f"{job_id}\tsucceeded\n"), done.stderr
+    done = _cli(installed, "artifacts", job_id, "--json", home=home)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["artifacts"] == [{"path": "model/weights.txt", "size": 2}]
+    for flags in (["--target", "echo"], ["--target", "echo", "--label", "team=echo"]):
+        done = _cli(installed, "list", *flags, "--json", home=home)
+        assert done.returncode == 0, done.stderr
+        assert [row["job_id"] for row in json.loads(done.stdout)] == [job_id]
+    done = _cli(installed, "list", "--target", "echo", "--label", "team=other", "--json", home=home)
+    assert json.loads(done.stdout) == []
+
+
+def test_a_plugin_job_given_another_target_is_refused(installed: Path, echo_job: tuple[str, Path]) -> None:
+    job_id, home = echo_job
+    done = _cli(installed, "status", job_id, "--local", home=home)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "expected a job id of the local target (local-NAME-DATE-TIME-XXXX)" in done.stderr
+    assert "(echo runs such jobs)" in done.stderr
+    done = _cli(installed, "list", "--target", "echo", "--spot", home=home)
+    assert done.returncode == 2 and "`spot`" in done.stderr
+
+
+def test_the_dashboard_shows_a_plugin_targets_jobs(installed: Path, echo_job: tuple[str, Path]) -> None:
+    pytest.importorskip("starlette", reason="the dashboard needs tfcloud[ui]")
+    pytest.importorskip("uvicorn", reason="the dashboard needs tfcloud[ui]")
+    job_id, home = echo_job
+    proc = subprocess.Popen([sys.executable, "-m", "tfcloud.cli", "ui", "--port", "0", "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**_env(installed), "TFCLOUD_HOME": str(home)})
+    try:
+        assert proc.stdout is not None
+        base, _, token = proc.stdout.readline().strip().partition("/?token=")
+        assert base.startswith("http://127.0.0.1:"), base
+
+        def get(path: str, method: str = "GET") -> str:
+            request = urllib.request.Request(base + path, method=method, headers={"X-Tfcloud-Token": token})
+            with urllib.request.urlopen(request, timeout=60) as response:
+                assert response.status == 200
+                return str(response.read().decode())
+
+        index = get("/")
+        assert job_id in index and 'value="echo"' in index
+        assert job_id in get("/?target=echo&label=team%3Decho")
+        assert job_id not in get("/fragments/jobs?target=echo&label=team%3Dother")
+        assert "echo-run" in get(f"/jobs/{job_id}")
+        assert "weights.txt" in get(f"/fragments/jobs/{job_id}/artifacts")
+        assert json.loads(get(f"/api/jobs/{job_id}/cancel", method="POST")) == {"job_id": job_id,
+                                                                                "state": "succeeded"}
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err

@@ -18,8 +18,9 @@ import typer
 from tfcloud import completion
 from tfcloud.cli._common import pairs
 
-__all__ = ["DEFAULTABLE", "EntryPointArg", "given_target_options", "leave_defaults", "machine", "pairs",
-           "strategy_value", "with_target_options"]
+__all__ = ["DEFAULTABLE", "EntryPointArg", "LocalOpt", "TargetOpt", "TargetOptionOpt", "VertexOpt",
+           "given_target_options", "leave_defaults", "machine", "pairs", "strategy_value", "where",
+           "with_target_options"]
 
 
 def machine(value: str | None, field: str) -> object:
@@ -95,10 +96,13 @@ def docker(image: str | None, parent_image: str | None, cache_from: str | None, 
 
 
 TargetOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
-    "--target", metavar="NAME", help="Run on the target NAME: a built-in one (local, vertex, ray) or one an "
+    "--target", metavar="NAME", help="The target NAME: a built-in one (local, vertex, ray) or one an "
                                      "installed package adds (docs/architecture.md).", show_default=False)]
+LocalOpt = Annotated[bool, typer.Option("--local", help="The local target: this machine, one process per replica "
+                                                        "(the default target).")]
+VertexOpt = Annotated[bool, typer.Option("--vertex", help="The vertex target: Google Cloud Vertex AI.")]
 TargetOptionOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-    "--target-option", "-o", metavar="KEY=VALUE", help="An option of a --target plug-in (repeatable).",
+    "--target-option", "-o", metavar="KEY=VALUE", help="An option of the chosen target, by name (repeatable).",
     show_default=False)]
 
 
@@ -164,3 +168,13 @@ def given_target_options(ctx: typer.Context, values: dict[str, Any], *, target: 
     if texts:
         given["target_options"] = texts
     return given
+
+
+def where(ctx: typer.Context, *, local: bool, vertex: bool, target: str | None, plugin_options: list[str] | None,
+          values: dict[str, Any]) -> dict[str, Any]:
+    """The target a command's flags choose and its options, as the SDK takes them (``target=``, the options
+    the command line gave, ``target_options=`` from ``-o``): the same for ``submit`` and every job command."""
+    from tfcloud.cli._common import selected_target
+
+    chosen = selected_target(local, vertex, values.get("ray_address"), target)
+    return {"target": chosen, **given_target_options(ctx, values, target=chosen, plugin_options=plugin_options)}

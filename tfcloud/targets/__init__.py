@@ -173,7 +173,8 @@ def for_job_id(job_id: str, *, studies: bool = False) -> type[Target]:
         classes.append(cls)
     if studies:
         return next(cls for cls in classes if cls.study_prefix is None and cls.tuner)
-    raise ValidationError("JOB", "a job id: " + ", ".join(cls.job_id_form() for cls in classes), job_id,
+    forms = [cls.job_id_form() for cls in classes]
+    raise ValidationError("JOB", "a job id: " + ", ".join(forms[:-1]) + ", or " + forms[-1], job_id,
                           hint="`tfcloud list` shows the ids (`tfcloud list --target NAME`: another target's).")
 
 

@@ -24,11 +24,19 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = ["TARGETS", "Sources", "artifacts", "job_page", "parse_label", "replica_class", "study_page", "study_plot",
+__all__ = ["TARGETS", "Sources", "listed_targets", "artifacts", "job_page", "parse_label", "replica_class", "study_page", "study_plot",
            "study_rows", "study_view", "timeline_bars"]
 
 #: Every built-in target the dashboard can list, in the order its filter shows them (the registry's order).
 TARGETS = tuple(BUILTIN)
+
+
+def listed_targets() -> tuple[str, ...]:
+    """Every target the dashboard lists by default: the built-in ones, then those installed packages add (read
+    from the registry when the dashboard starts)."""
+    import tfcloud.targets as targets
+
+    return tuple(targets.names())
 #: Seconds a target's listing is reused; a target that is not configured is asked again after the longer time.
 _FRESH_S = 1.0
 _UNCONFIGURED_S = 30.0
@@ -53,12 +61,12 @@ class _Listing:
 
 
 class Sources:
-    """The targets the dashboard lists: ``targets`` (default: every one in :data:`TARGETS`; one that is not
+    """The targets the dashboard lists: ``targets`` (default: :func:`listed_targets`; one that is not
     configured, such as Ray without a cluster address, is shown as a note), ``ray_address`` for Ray."""
 
     def __init__(self, targets: Sequence[str] | None = None, *, ray_address: str | None = None,
                  limit: int = 100) -> None:
-        self.targets = tuple(targets or TARGETS)
+        self.targets = tuple(targets or listed_targets())
         self.ray_address = ray_address
         self.limit = limit
         self._cache: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], _Listing] = {}

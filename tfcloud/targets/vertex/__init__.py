@@ -149,7 +149,7 @@ class VertexTarget(Target):
                     "staging bucket and run it on Google's prebuilt TensorFlow training image (docs/vertex.md)."),
     )
     id_prefix: ClassVar[str | None] = None
-    id_form: ClassVar[str | None] = "a Vertex AI job number, or projects/PROJECT/locations/REGION/customJobs/NUMBER"
+    id_form: ClassVar[str | None] = "a Vertex AI job number or projects/PROJECT/locations/REGION/customJobs/NUMBER"
     gcloud_defaults: ClassVar[bool] = True
     needs: ClassVar[tuple[tuple[str, str], ...]] = (
         ("google.cloud.aiplatform_v1", "cloud"), ("google.cloud.logging_v2", "cloud"), ("google.auth", "cloud"),
