@@ -143,6 +143,7 @@ class LocalBackend:
         plan: dict[str, Any] = {
             "job_id": job_id,
             "display_name": spec.display_name,
+            "labels": dict(spec.job_labels),
             "entry_point": str(spec.entry_point),
             "strategy": spec.strategy.value,
             "cwd": str(spec.build_root.resolve()),  # as in the image: its work dir holds the build root
@@ -284,7 +285,8 @@ class LocalJob:
             replicas=replicas, exit_code=None if code is None or not state.is_final else int(code),
             failed_replica=status.get("failed_replica"), message=status.get("message") or None,
             created=self._plan.get("submitted_at"), started=status.get("started_at"),
-            ended=status.get("ended_at") if state.is_final else None, output_dir=self._plan.get("output_dir"))
+            ended=status.get("ended_at") if state.is_final else None, output_dir=self._plan.get("output_dir"),
+            labels=_labels(self._plan.get("labels")))
 
     def raw_status(self) -> dict[str, Any]:
         """``status.json`` as it is now, with pids (for tests and tools); checked like :meth:`info`."""
@@ -491,6 +493,13 @@ def _read_plan(job_dir: Path) -> dict[str, Any] | None:
             or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in plan["replicas"]):
         return None
     return plan
+
+
+def _labels(recorded: object) -> dict[str, str]:
+    """The job's labels as ``job.json`` keeps them (a job from before labels were kept has none)."""
+    if not isinstance(recorded, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in recorded.items()}
 
 
 def _replica_info(name: str, recorded: Mapping[str, Any]) -> ReplicaInfo:
