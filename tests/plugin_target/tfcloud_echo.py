@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
 from tfcloud.errors import JobNotFoundError
-from tfcloud.states import JobState
 from tfcloud.statedir import target_dir
+from tfcloud.states import JobState
 from tfcloud.targets import Option, Target
 
 

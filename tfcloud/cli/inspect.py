@@ -180,7 +180,8 @@ def artifacts(
         from tfcloud.outputs import check_download_dir
 
         destination = check_download_dir(download)
-    with sdk.attached(job, **where(ctx, local=local, vertex=vertex, target=target, plugin_options=target_option, values=target_options)) as handle:
+    chosen = where(ctx, local=local, vertex=vertex, target=target, plugin_options=target_option, values=target_options)
+    with sdk.attached(job, **chosen) as handle:
         base = job_output_dir(handle.info())
     if download is not None:
         written = download_artifacts(base, destination)
@@ -217,7 +218,8 @@ def tensorboard(
     from tfcloud import sdk
     from tfcloud.outputs import job_output_dir, tensorboard_command
 
-    with sdk.attached(job, **where(ctx, local=local, vertex=vertex, target=target, plugin_options=target_option, values=target_options)) as handle:
+    chosen = where(ctx, local=local, vertex=vertex, target=target, plugin_options=target_option, values=target_options)
+    with sdk.attached(job, **chosen) as handle:
         command = tensorboard_command(job_output_dir(handle.info()), port=port)
     try:
         raise typer.Exit(subprocess.call(command))

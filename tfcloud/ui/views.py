@@ -24,8 +24,20 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = ["TARGETS", "Sources", "listed_targets", "artifacts", "job_page", "parse_label", "replica_class", "study_page", "study_plot",
-           "study_rows", "study_view", "timeline_bars"]
+__all__ = [
+    "TARGETS",
+    "Sources",
+    "artifacts",
+    "job_page",
+    "listed_targets",
+    "parse_label",
+    "replica_class",
+    "study_page",
+    "study_plot",
+    "study_rows",
+    "study_view",
+    "timeline_bars",
+]
 
 #: Every built-in target the dashboard can list, in the order its filter shows them (the registry's order).
 TARGETS = tuple(BUILTIN)
