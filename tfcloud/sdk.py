@@ -232,12 +232,10 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
     import dataclasses
 
     from tfcloud.plan import make_plan
+    from tfcloud.where import sources
 
     spec, settings = make_spec(entry_point, intent="plan", **options)
-    values = {**{name: getattr(settings, name) for name in settings.sources if hasattr(settings, name)},
-              **settings.job_defaults}
-    sources = {name: {"value": values.get(name), "from": origin} for name, origin in settings.sources.items()}
-    return dataclasses.replace(make_plan(spec, settings=settings), sources=sources)
+    return dataclasses.replace(make_plan(spec, settings=settings), sources=sources(spec.target, settings))
 
 
 def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **options: Unpack[JobOptions]) -> Job:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.targets import Target
 
-__all__ = ["Resolved", "resolve", "resolve_for_job"]
+__all__ = ["Resolved", "resolve", "resolve_for_job", "sources"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -79,3 +79,16 @@ def resolve_for_job(job_id: str | None, target: object, options: Mapping[str, ob
                                            "jobs), or give the id of one of its jobs (`tfcloud list --target "
                                            f"{cls.name}`).")
     return resolve(target, options)
+
+
+def sources(target: Target, settings: Settings) -> dict[str, dict[str, object]]:
+    """Each value a setting, a variable, a config file or the call gave (``settings.sources``), as the plan shows
+    it: name -> {"value": the value the job gets, "from": where it came from}. A target option's value is the
+    target value's (``--spot``: True), a setting's the settings', a job default's the one the settings gave."""
+    values: dict[str, object] = {name: getattr(settings, name) for name in settings.sources
+                                 if hasattr(settings, name)}
+    values.update(settings.job_defaults)
+    for option in target.options:
+        if option.name in settings.sources and hasattr(target, option.attribute):
+            values[option.name] = getattr(target, option.attribute)
+    return {name: {"value": values.get(name), "from": origin} for name, origin in settings.sources.items()}
