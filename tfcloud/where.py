@@ -84,11 +84,12 @@ def resolve_for_job(job_id: str | None, target: object, options: Mapping[str, ob
 def sources(target: Target, settings: Settings) -> dict[str, dict[str, object]]:
     """Each value a setting, a variable, a config file or the call gave (``settings.sources``), as the plan shows
     it: name -> {"value": the value the job gets, "from": where it came from}. A target option's value is the
-    target value's (``--spot``: True), a setting's the settings', a job default's the one the settings gave."""
+    target value's (``--spot``: True), else the settings' (a project from gcloud's configuration), a job default's
+    the one the settings gave."""
     values: dict[str, object] = {name: getattr(settings, name) for name in settings.sources
                                  if hasattr(settings, name)}
     values.update(settings.job_defaults)
-    for option in target.options:
-        if option.name in settings.sources and hasattr(target, option.attribute):
+    for option in target.options:  # given to the target (a setting the target leaves unset keeps the settings')
+        if option.name in settings.sources and getattr(target, option.attribute, None) is not None:
             values[option.name] = getattr(target, option.attribute)
     return {name: {"value": values.get(name), "from": origin} for name, origin in settings.sources.items()}

@@ -218,7 +218,7 @@ class VertexTarget(Target):
                        staging_bucket=self.staging_bucket or settings.staging_bucket)
 
     def check(self, settings: Settings | None) -> None:
-        from tfcloud.validate import check_settings
+        from tfcloud.checks import check_settings
 
         if settings is not None:
             settings = self.settings_for(settings)
@@ -249,7 +249,7 @@ class VertexTarget(Target):
                 raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
                                       hint="Pass --project (project= in run()), or set TFCLOUD_PROJECT or "
                                            "GOOGLE_CLOUD_PROJECT.")
-            from tfcloud.validate import check_credentials
+            from tfcloud.checks import check_credentials
 
             check_credentials(self.settings_for(settings))
 
