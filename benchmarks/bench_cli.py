@@ -15,7 +15,8 @@ measured                       against                                    target
 
 ``status`` reads a real local job, run once by this script in a temp dir (``--strategy none``: no TensorFlow).
 The command is the ``tfcloud`` console script beside this interpreter, as users run it (``python -c "from
-tfcloud.cli import main; main()"`` where it is missing). ``--quick``: one run each (CI runs it: tests/test_benchmarks.py).
+tfcloud.cli import main; main()"`` where it is missing). ``--quick``: one run each (CI runs it:
+tests/test_benchmarks.py).
 
 Measured on the shared 2-core dev machine (2026-11-23, typer 0.26.8, 15 runs each; six sessions were working
 on it at the time, so single runs vary by ±30%; the medians of repeated benchmark runs varied by about ±0.05):
