@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec
     from tfcloud.states import JobState
-    from tfcloud.study import StudyHandle, StudyInfo, TrialInfo
+    from tfcloud.study import StudyHandle, StudyInfo, TrialInfo, Tuner
     from tfcloud.timeline import Timeline
 
 __all__ = [
@@ -419,9 +419,8 @@ class Study:
 
     @property
     def plot_paths(self) -> tuple[Path, Path] | None:
-        """Where the tuner wrote the PNG and HTML plots (local studies)."""
-        paths = getattr(self.handle, "plot_paths", None)
-        return paths if isinstance(paths, tuple) else None
+        """Where the tuner wrote the PNG and HTML plots (:attr:`StudyInfo.plots`: local studies)."""
+        return self.info().plots
 
 
 def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal: str = "maximize",
@@ -507,11 +506,12 @@ def attach_study(study_id: str, *, target: object = None, **options: Any) -> Stu
     return Study(handle, entry_point=entry_point, args=list(args), flags=list(flags), closer=tuner)
 
 
-def _load(ref: str) -> Any:
+def _load(ref: str) -> type[Tuner]:
     """A target's tuner class by its ``"module:Class"`` reference (:func:`tfcloud.targets.load`)."""
     import tfcloud.targets as targets
 
-    return targets.load(ref)
+    tuner: type[Tuner] = targets.load(ref)
+    return tuner
 
 
 def list_studies(*, target: object = None, limit: int = 50, **options: Any) -> list[StudyInfo]:

@@ -5,7 +5,7 @@ else ``~/.local/state/tfcloud``::
     jobs/<job id>/                 a local job's directory (:mod:`tfcloud.targets.local.backend`)
     jobs/<job id>/timeline.json    the stages its submission measured (:mod:`tfcloud.timeline`)
     timelines/<job id>.json        the same for a job that runs elsewhere (Vertex AI, Ray)
-    studies/<study id>/            a local study: its record and its tuner's files (:mod:`tfcloud.tuning`)
+    studies/<study id>/            a local study: its record and its tuner's files (:mod:`tfcloud.targets.local.tuning`)
     vertex-studies/<name>.json     how to rerun a Vertex AI study's trials (:mod:`tfcloud.targets.vertex.tuning`)
     locks/build-<sha256>.lock      one Docker build per tag at a time (:mod:`tfcloud.builders.docker`)
     targets/<name>/                what a plug-in target keeps of its jobs (:func:`target_dir`)

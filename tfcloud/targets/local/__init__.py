@@ -1,6 +1,6 @@
 """The local target: one process per replica on this machine, on loopback (or, with ``container``, the job's
 image on the local Docker engine). Its backend is :mod:`tfcloud.targets.local.backend`; its tuner runs optuna
-on this machine (:mod:`tfcloud.tuning`)."""
+on this machine (:mod:`tfcloud.targets.local.tuning`)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class LocalTarget(Target):
     queues: ClassVar[bool] = False
     poll_interval: ClassVar[float] = 0.5
     backend: ClassVar[str] = "tfcloud.targets.local.backend:LocalBackend"
-    tuner: ClassVar[str | None] = "tfcloud.tuning:LocalTuner"
+    tuner: ClassVar[str | None] = "tfcloud.targets.local.tuning:LocalTuner"
 
     use_container: bool = False
     max_restarts: int = 0

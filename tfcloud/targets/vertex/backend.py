@@ -275,7 +275,8 @@ class VertexJob:
             failed_replica=_failed_replica(message), message=message, console_url=self.console_url,
             created=_timestamp(job.create_time), started=_timestamp(job.start_time),
             ended=_timestamp(job.end_time) if state.is_final else None, labels=dict(job.labels),
-            output_dir=job.job_spec.base_output_directory.output_uri_prefix or None)
+            output_dir=job.job_spec.base_output_directory.output_uri_prefix or None,
+            log_sources=self._log_sources(job))
 
     @property
     def error_message(self) -> str | None:
@@ -308,13 +309,15 @@ class VertexJob:
             raise
 
     # --- logs -----------------------------------------------------------------------------------------------
-    def log_sources(self) -> list[str]:
-        """Every name a line of this job's logs can carry: each replica its pools can have (``chief-0``,
-        ``worker-0``...), and the ``job`` (state changes) and ``service`` (Vertex AI's own) pseudo-replicas, so
-        that the printed prefix has its final width from the first line (replicas show up one by one)."""
+    @staticmethod
+    def _log_sources(job: CustomJob) -> tuple[str, ...]:
+        """Every name a line of this job's logs can carry (:attr:`JobInfo.log_sources`): each replica its pools
+        can have (``chief-0``, ``worker-0``...), and the ``job`` (state changes) and ``service`` (Vertex AI's
+        own) pseudo-replicas, so that the printed prefix has its final width from the first line (replicas
+        show up one by one)."""
         names = [replica_name(f"workerpool{i}-{k}")
-                 for i, pool in enumerate(self.job.job_spec.worker_pool_specs) for k in range(pool.replica_count)]
-        return [*names, "job", "service"]
+                 for i, pool in enumerate(job.job_spec.worker_pool_specs) for k in range(pool.replica_count)]
+        return (*names, "job", "service")
 
     def _logs(self) -> LogFollower:
         return LogFollower(clients=self.backend.clients, project=self.backend.project, job_id=self.job_id,

@@ -187,7 +187,7 @@ class LocalStudy:
                 and not _pid_alive(pid)):
             # The tuner's process ended without finishing the study (killed): its trials stopped with it.
             info = dataclasses.replace(info, state=JobState.FAILED)
-        return info
+        return dataclasses.replace(info, plots=self.plot_paths)
 
     @property
     def best_trial(self) -> TrialInfo | None:
@@ -458,7 +458,7 @@ class _Tuner(threading.Thread):
         """The plots, then the final state (so whoever sees the study ended finds its plots)."""
         if self.state is not JobState.CANCELLED:
             try:
-                from tfcloud.tuneview import write_plots
+                from tfcloud.studyplots import write_plots
 
                 png, page = LocalStudy(self.dir).plot_paths
                 write_plots(self.info(), png=png, html_path=page)
@@ -561,3 +561,9 @@ def list_local_studies(settings: Settings | None = None, *, limit: int | None = 
         if limit is not None and len(found) >= limit:
             break
     return found
+
+
+if TYPE_CHECKING:  # the local tuner keeps the tuner protocol (mypy checks it here)
+    from tfcloud.study import Tuner
+
+    _TUNER: type[Tuner] = LocalTuner
