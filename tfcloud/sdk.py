@@ -21,7 +21,7 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import UnsupportedOptionError, ValidationError
@@ -43,7 +43,7 @@ from tfcloud.following import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from typing_extensions import Self, Unpack
 
     from tfcloud.artifacts import ImageRef
     from tfcloud.backends.base import Backend, JobHandle
@@ -134,35 +134,66 @@ class JobOptions(TypedDict, total=False):
     target_options: Mapping[str, object] | None  # the target's options by name, as -o KEY=VALUE gives them
 
 
-class Job:
-    """A submitted job: its backend's handle (``info()``, ``logs()``, ``wait()``, ``cancel()``) and the image
-    it runs. Like tensorflow-cloud's result, ``job["job_id"]`` and ``job["docker_image"]`` work too.
-    ``close()`` (or ``with job:``) releases the backend's clients; a later call reopens what it needs."""
+_InfoT = TypeVar("_InfoT", covariant=True)
 
-    def __init__(self, handle: JobHandle, *, image: ImageRef | None = None, backend: Backend | None = None) -> None:
+
+class _Handle(Protocol[_InfoT]):
+    """What a job's and a study's handles both have (:class:`JobHandle`, :class:`~tfcloud.study.StudyHandle`)."""
+
+    def info(self) -> _InfoT: ...
+
+    def wait(self, timeout: float | None = None) -> _InfoT: ...
+
+    def cancel(self) -> None: ...
+
+
+class _Wrapper(Generic[_InfoT]):
+    """What a :class:`Job` and a :class:`Study` share: ``info()``, ``wait()`` and ``cancel()`` of their handle, and
+    ``close()`` (or ``with``), which releases the clients of the backend or tuner they came from (``_closer``;
+    None: nothing to release)."""
+
+    def __init__(self, handle: _Handle[_InfoT], *, closer: Any, key: str) -> None:
         self.handle = handle
-        self.image = image
-        self._backend = backend
+        self._closer = closer
+        self._key = key  # what repr() shows: the job's or the study's id
 
-    def __enter__(self) -> Job:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
-        if self._backend is not None:
-            self._backend.close()
+        if self._closer is not None:
+            self._closer.close()
 
     def __repr__(self) -> str:
-        return f"Job({self.job_id!r})"
+        return f"{type(self).__name__}({self._key!r})"
+
+    def info(self) -> _InfoT:
+        return self.handle.info()
+
+    def wait(self, timeout: float | None = None) -> _InfoT:
+        return self.handle.wait(timeout)
+
+    def cancel(self) -> None:
+        self.handle.cancel()
+
+
+class Job(_Wrapper[JobInfo]):
+    """A submitted job: its backend's handle (``info()``, ``logs()``, ``wait()``, ``cancel()``) and the image
+    it runs. Like tensorflow-cloud's result, ``job["job_id"]`` and ``job["docker_image"]`` work too.
+    ``close()`` (or ``with job:``) releases the backend's clients; a later call reopens what it needs."""
+
+    handle: JobHandle
+
+    def __init__(self, handle: JobHandle, *, image: ImageRef | None = None, backend: Backend | None = None) -> None:
+        super().__init__(handle, closer=backend, key=handle.job_id)
+        self.image = image
 
     @property
     def job_id(self) -> str:
         return self.handle.job_id
-
-    def info(self) -> JobInfo:
-        return self.handle.info()
 
     def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
              since: float | None = None) -> Iterator[LogLine]:
@@ -171,12 +202,6 @@ class Job:
     def timeline(self) -> Timeline:
         """How long each stage took so far (:func:`timeline`)."""
         return timeline(self.handle)
-
-    def wait(self, timeout: float | None = None) -> JobInfo:
-        return self.handle.wait(timeout)
-
-    def cancel(self) -> None:
-        self.handle.cancel()
 
     def failure(self, n: int = 20) -> JobFailedError | None:
         """Why the job did not succeed (with the failing replica's last ``n`` lines), or None."""
@@ -351,44 +376,23 @@ def log_window(*, tail: object = None, since: object = None) -> tuple[int | None
 
 
 # --- tuning (docs/tuning.md) ----------------------------------------------------------------------------------
-class Study:
+class Study(_Wrapper["StudyInfo"]):
     """A tuning study on its target: its handle's ``info()``, ``wait()``, ``cancel()`` (a
     :class:`tfcloud.study.StudyHandle`), the best trial so far, and the command that reruns a trial.
     ``close()`` (or ``with study:``) releases the target's clients."""
 
+    handle: StudyHandle
+
     def __init__(self, handle: StudyHandle, *, entry_point: str, args: Sequence[str] = (),
                  flags: Sequence[str] = (), closer: Any = None) -> None:
-        self.handle = handle
+        super().__init__(handle, closer=closer, key=handle.study_id)
         self.entry_point = entry_point
         self.args = tuple(args)
         self.flags = tuple(flags)
-        self._closer = closer
-
-    def __enter__(self) -> Study:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._closer is not None:
-            self._closer.close()
-
-    def __repr__(self) -> str:
-        return f"Study({self.study_id!r})"
 
     @property
     def study_id(self) -> str:
         return self.handle.study_id
-
-    def info(self) -> StudyInfo:
-        return self.handle.info()
-
-    def wait(self, timeout: float | None = None) -> StudyInfo:
-        return self.handle.wait(timeout)
-
-    def cancel(self) -> None:
-        self.handle.cancel()
 
     @property
     def cancels_on_interrupt(self) -> bool:

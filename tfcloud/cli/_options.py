@@ -20,7 +20,7 @@ from tfcloud.cli._common import pairs
 
 __all__ = ["DEFAULTABLE", "EntryPointArg", "LocalOpt", "TargetOpt", "TargetOptionOpt", "VertexOpt",
            "given_target_options", "leave_defaults", "machine", "pairs", "strategy_value", "where",
-           "with_target_options"]
+           "with_target_options", "with_where"]
 
 
 def machine(value: str | None, field: str) -> object:
@@ -170,11 +170,32 @@ def given_target_options(ctx: typer.Context, values: dict[str, Any], *, target: 
     return given
 
 
-def where(ctx: typer.Context, *, local: bool, vertex: bool, target: str | None, plugin_options: list[str] | None,
-          values: dict[str, Any]) -> dict[str, Any]:
+def with_where(command: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`with_target_options` for a command that talks to a job: it also gets ``--local``, ``--vertex``,
+    ``--target NAME`` and ``-o KEY=VALUE`` (into its ``**target_options``; :func:`where` reads them)."""
+    where_params = (
+        inspect.Parameter("local", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=LocalOpt),
+        inspect.Parameter("vertex", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=VertexOpt),
+        inspect.Parameter("target", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=TargetOpt),
+        inspect.Parameter("target_option", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=TargetOptionOpt),
+    )
+    signature = inspect.signature(command)
+    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    params += [*where_params, *_parameters()]
+    command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in params}}
+    return command
+
+
+def where(ctx: typer.Context, values: dict[str, Any]) -> dict[str, Any]:
     """The target a command's flags choose and its options, as the SDK takes them (``target=``, the options
-    the command line gave, ``target_options=`` from ``-o``): the same for ``submit`` and every job command."""
+    the command line gave, ``target_options=`` from ``-o``): the same for ``submit`` and every job command.
+    ``values``: the command's ``**target_options`` (:func:`with_where` put ``--local``, ``--vertex``,
+    ``--target`` and ``-o`` there too)."""
     from tfcloud.cli._common import selected_target
 
+    values = dict(values)
+    local, vertex = values.pop("local", False), values.pop("vertex", False)
+    target, plugin_options = values.pop("target", None), values.pop("target_option", None)
     chosen = selected_target(local, vertex, values.get("ray_address"), target)
     return {"target": chosen, **given_target_options(ctx, values, target=chosen, plugin_options=plugin_options)}

@@ -8,7 +8,7 @@ import typer
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
 from tfcloud.cli._common import pairs
-from tfcloud.cli._options import LocalOpt, TargetOpt, TargetOptionOpt, VertexOpt, where, with_target_options
+from tfcloud.cli._options import where, with_where
 from tfcloud.console import get_console, get_error_console, verbosity
 
 __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
@@ -21,7 +21,7 @@ JobArg = Annotated[str, typer.Argument(
 
 
 @app.command()
-@with_target_options
+@with_where
 def status(
     ctx: typer.Context,
     job: JobArg,
@@ -29,17 +29,13 @@ def status(
                                                              "timeline).")] = False,
     show_timeline: Annotated[bool, typer.Option(
         "--timeline", help="Draw how long each stage took: context, build, push, submit, queued, run.")] = False,
-    local: LocalOpt = False,
-    vertex: VertexOpt = False,
-    target: TargetOpt = None,
-    target_option: TargetOptionOpt = None,
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
     **target_options: Any,
 ) -> None:
     """Show a job's state, or a tuning study's table of trials (study-..., or --study for Vertex AI)."""
     from tfcloud import sdk
 
-    chosen = where(ctx, local=local, vertex=vertex, target=target, plugin_options=target_option, values=target_options)
+    chosen = where(ctx, target_options)
     if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
         _study_status(job, json_output=json_output, **chosen)
         return
@@ -79,7 +75,7 @@ def _study_status(study_id: str, *, json_output: bool, **chosen: Any) -> None:
 
 
 @app.command()
-@with_target_options
+@with_where
 def logs(
     ctx: typer.Context,
     job: JobArg,
@@ -99,10 +95,6 @@ def logs(
     trial: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--trial", metavar="N", help="JOB is a tuning study's id: the logs of its trial N (the number its table "
                                      "shows).", show_default=False)] = None,
-    local: LocalOpt = False,
-    vertex: VertexOpt = False,
-    target: TargetOpt = None,
-    target_option: TargetOptionOpt = None,
     **target_options: Any,
 ) -> None:
     """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1).
@@ -111,7 +103,7 @@ def logs(
     from tfcloud.logview import print_lines
 
     last, after = sdk.log_window(tail=tail, since=since)
-    chosen = where(ctx, local=local, vertex=vertex, target=target, plugin_options=target_option, values=target_options)
+    chosen = where(ctx, target_options)
     if trial is not None:
         with sdk.attach_study(job, **chosen) as study:
             found = study.info()
@@ -131,21 +123,17 @@ def logs(
 
 
 @app.command()
-@with_target_options
+@with_where
 def cancel(
     ctx: typer.Context,
     job: JobArg,
-    local: LocalOpt = False,
-    vertex: VertexOpt = False,
-    target: TargetOpt = None,
-    target_option: TargetOptionOpt = None,
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
     **target_options: Any,
 ) -> None:
     """Cancel a job, or a tuning study (study-..., or --study for Vertex AI) and its running trials."""
     from tfcloud import sdk
 
-    chosen = where(ctx, local=local, vertex=vertex, target=target, plugin_options=target_option, values=target_options)
+    chosen = where(ctx, target_options)
     if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
         with sdk.attach_study(job, **chosen) as found:
             found.cancel()
@@ -158,7 +146,7 @@ def cancel(
 
 
 @app.command()
-@with_target_options
+@with_where
 def artifacts(
     ctx: typer.Context,
     job: JobArg,
@@ -166,10 +154,6 @@ def artifacts(
     download: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Copy them into this directory.", show_default=False, metavar="PATH")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
-    local: LocalOpt = False,
-    vertex: VertexOpt = False,
-    target: TargetOpt = None,
-    target_option: TargetOptionOpt = None,
     **target_options: Any,
 ) -> None:
     """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/."""
@@ -180,7 +164,7 @@ def artifacts(
         from tfcloud.outputs import check_download_dir
 
         destination = check_download_dir(download)
-    chosen = where(ctx, local=local, vertex=vertex, target=target, plugin_options=target_option, values=target_options)
+    chosen = where(ctx, target_options)
     with sdk.attached(job, **chosen) as handle:
         base = job_output_dir(handle.info())
     if download is not None:
@@ -201,15 +185,11 @@ def artifacts(
 
 
 @app.command()
-@with_target_options
+@with_where
 def tensorboard(
     ctx: typer.Context,
     job: JobArg,
     port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False)] = None,  # noqa: UP045
-    local: LocalOpt = False,
-    vertex: VertexOpt = False,
-    target: TargetOpt = None,
-    target_option: TargetOptionOpt = None,
     **target_options: Any,
 ) -> None:
     """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/)."""
@@ -218,7 +198,7 @@ def tensorboard(
     from tfcloud import sdk
     from tfcloud.outputs import job_output_dir, tensorboard_command
 
-    chosen = where(ctx, local=local, vertex=vertex, target=target, plugin_options=target_option, values=target_options)
+    chosen = where(ctx, target_options)
     with sdk.attached(job, **chosen) as handle:
         command = tensorboard_command(job_output_dir(handle.info()), port=port)
     try:
@@ -228,13 +208,9 @@ def tensorboard(
 
 
 @app.command(name="list")
-@with_target_options
+@with_where
 def list_jobs(
     ctx: typer.Context,
-    local: LocalOpt = False,
-    vertex: VertexOpt = False,
-    target: TargetOpt = None,
-    target_option: TargetOptionOpt = None,
     state: Annotated[Optional[str], typer.Option(  # noqa: UP045
         metavar="STATE", autocompletion=completion.states,
         help="Only jobs in this state: " + ", ".join(completion.STATES) + ".", show_default=False)] = None,
@@ -247,7 +223,7 @@ def list_jobs(
     """List jobs, newest first."""
     from tfcloud import sdk
 
-    chosen = where(ctx, local=local, vertex=vertex, target=target, plugin_options=target_option, values=target_options)
+    chosen = where(ctx, target_options)
     rows = [info.to_dict() for info in sdk.list_jobs(state=state, labels=pairs(label, "--label"), limit=limit,
                                                      **chosen)]
     target = chosen["target"]

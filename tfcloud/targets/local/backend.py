@@ -444,15 +444,7 @@ class LocalJob:
             return self._process.poll() is None
         state = sup._process_state(pid)
         if state is None:
-            if Path("/proc/self").exists():
-                return False
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return False
-            except PermissionError:
-                return True
-            return True
+            return not Path("/proc/self").exists() and pid_alive(pid)
         if state in ("Z", "X"):
             return False
         try:
@@ -493,6 +485,17 @@ def _read_plan(job_dir: Path) -> dict[str, Any] | None:
             or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in plan["replicas"]):
         return None
     return plan
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts: signal 0 was refused, not missed)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _labels(recorded: object) -> dict[str, str]:

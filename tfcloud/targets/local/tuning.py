@@ -145,16 +145,6 @@ def _pruner(study: StudySpec) -> Any:
                                        n_warmup_steps=EARLY_STOPPING_WARMUP_STEPS)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class LocalStudy:
     """A local study's handle (:class:`tfcloud.study.StudyHandle`): reads ``study.json``; ``cancel()`` marks the
     study cancelled (the tuner, in whichever process, stops its running trials)."""
@@ -180,11 +170,13 @@ class LocalStudy:
         return data
 
     def info(self) -> StudyInfo:
+        from tfcloud.targets.local.backend import pid_alive
+
         data = self.record()
         info = StudyInfo.from_dict(data)
         pid = data.get("tuner_pid")
         if (info.state not in _TERMINAL and self._tuner is None and isinstance(pid, int)
-                and not _pid_alive(pid)):
+                and not pid_alive(pid)):
             # The tuner's process ended without finishing the study (killed): its trials stopped with it.
             info = dataclasses.replace(info, state=JobState.FAILED)
         return dataclasses.replace(info, plots=self.plot_paths)

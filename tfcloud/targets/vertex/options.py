@@ -200,6 +200,20 @@ def expand_reservation(value: str, project: str) -> str:
     return f"projects/{project}/zones/{match['zone']}/reservations/{match['name']}"
 
 
+def _resource_name(field: str, value: str, *, expected: str, full: LazyPattern, what: str, region: str | None,
+                   instead: str = "") -> re.Match[str]:
+    """``value`` as a full resource name (``projects/P/locations/REGION/...``, pattern ``full`` with a ``region``
+    group) in the job's ``region``: the one rule the persistent resource, TensorBoard and experiment options
+    share (Vertex AI looks each up in the job's own region). ``instead``: the hint's other way out."""
+    match = full.match(value)
+    if match is None:
+        raise ValidationError(field, expected, value)
+    if region is not None and match["region"] != region:
+        raise ValidationError(field, f"{what} in the job's region {region}", value,
+                              hint=f"Pass --region {match['region']}{instead}.")
+    return match
+
+
 def check_persistent_resource(value: object, *, region: str | None, project: str | None = None) -> str | None:
     """``persistent_resource``: a PersistentResource's ID (``tfcloud cluster create``), or its full name
     ``projects/P/locations/REGION/persistentResources/ID`` in the job's project and region. Returns the ID (the API
@@ -214,12 +228,8 @@ def check_persistent_resource(value: object, *, region: str | None, project: str
         raise ValidationError("persistent_resource", expected, value)
     if _PERSISTENT_ID.match(value):
         return value
-    match = _PERSISTENT.match(value)
-    if match is None:
-        raise ValidationError("persistent_resource", expected, value)
-    if region is not None and match["region"] != region:
-        raise ValidationError("persistent_resource", f"a persistent resource in the job's region {region}", value,
-                              hint=f"Pass --region {match['region']}.")
+    match = _resource_name("persistent_resource", value, expected=expected, full=_PERSISTENT,
+                           what="a persistent resource", region=region)
     if project is not None and not match["project"].isdigit() and match["project"] != project:
         raise ValidationError("persistent_resource", f"a persistent resource in the job's project {project}", value,
                               hint=f"Pass --project {match['project']}, or a cluster of {project} (a job runs on "
@@ -235,13 +245,10 @@ def check_tensorboard(value: object, *, region: str | None) -> str | None:
     expected = "a TensorBoard instance: projects/PROJECT/locations/REGION/tensorboards/ID or its numeric ID"
     if is_ascii_digits(value):
         return str(value)
-    match = _TENSORBOARD.match(value) if isinstance(value, str) else None
-    if match is None:
+    if not isinstance(value, str):
         raise ValidationError("tensorboard", expected, value)
-    if region is not None and match["region"] != region:
-        raise ValidationError("tensorboard", f"a TensorBoard instance in the job's region {region}", value,
-                              hint=f"Pass --region {match['region']}, or an instance in {region}.")
-    return match.string
+    return _resource_name("tensorboard", value, expected=expected, full=_TENSORBOARD,
+                          what="a TensorBoard instance", region=region, instead=f", or an instance in {region}").string
 
 
 def expand_tensorboard(value: str, parent: str) -> str:
@@ -260,13 +267,8 @@ def check_experiment(value: object, *, region: str | None) -> str | None:
         raise ValidationError("experiment", expected, value)
     if _SHORT_EXPERIMENT.match(value):
         return value
-    match = _EXPERIMENT.match(value)
-    if match is None:
-        raise ValidationError("experiment", expected, value)
-    if region is not None and match["region"] != region:
-        raise ValidationError("experiment", f"an experiment in the job's region {region}", value,
-                              hint=f"Pass --region {match['region']}.")
-    return value
+    return _resource_name("experiment", value, expected=expected, full=_EXPERIMENT, what="an experiment",
+                          region=region).string
 
 
 def check_experiment_run(value: object, experiment: str | None, *, region: str | None = None) -> str | None:
