@@ -151,14 +151,11 @@ class LocalStudy:
 
     def __init__(self, study_dir: Path, *, tuner: _Tuner | None = None) -> None:
         self.path = study_dir
+        self.study_id = study_dir.name  # the directory's name is the study's id
         self._tuner = tuner
 
     def __repr__(self) -> str:
         return f"LocalStudy({self.study_id!r})"
-
-    @property
-    def study_id(self) -> str:
-        return self.path.name
 
     def record(self) -> dict[str, Any]:
         """``study.json`` as written: the StudyInfo's dict plus ``entry_point``, ``entry_point_args``,
