@@ -118,10 +118,6 @@ class VertexBackend:
         self.poll_interval = poll_interval if poll_interval is not None else (
             EMULATOR_POLL_S if settings.emulator_host else POLL_S)
 
-    @classmethod
-    def from_settings(cls, settings: Settings) -> VertexBackend:
-        return cls(settings=settings)
-
     @property
     def parent(self) -> str:
         return f"projects/{self.project}/locations/{self.region}"
@@ -343,9 +339,6 @@ class VertexJob:
         for index, pool in enumerate(self.job.job_spec.worker_pool_specs):
             names += [replica_name(f"workerpool{index}-{k}") for k in range(int(pool.replica_count))]
         return names
-
-    def tail(self, replica: str, n: int = 20) -> list[str]:
-        return [line.text for line in self.logs(replica=replica, tail=n)]
 
 
 def _failed_replica(message: str | None) -> str | None:
