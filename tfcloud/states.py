@@ -28,8 +28,9 @@ class JobState(enum.Enum):
 
 #: (source, vendor state name) → JobState, for every source a target reads a job's state from: "vertex"
 #: (aiplatform_v1.JobState names), "process" (local replicas, and the local target's containers: the supervisor
-#: records them as processes), "ray" (ray.job_submission.JobStatus values), "vertex-trial" (a HyperparameterTuningJob's Trial.State names: an
-#: INFEASIBLE trial failed, or ended without reporting the study's metric).
+#: records them as processes), "ray" (ray.job_submission.JobStatus values), "vertex-trial" (a
+#: HyperparameterTuningJob's Trial.State names: an INFEASIBLE trial failed, or ended without reporting the
+#: study's metric).
 STATE_TABLE: dict[tuple[str, str], JobState] = {
     ("vertex", "JOB_STATE_UNSPECIFIED"): JobState.UNKNOWN,
     ("vertex", "JOB_STATE_QUEUED"): JobState.QUEUED,
