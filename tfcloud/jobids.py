@@ -15,12 +15,13 @@ if TYPE_CHECKING:
 
 __all__ = ["make_job_id", "validate_job_id"]
 
-_JOB_ID = re.compile(r"^[a-z0-9][a-z0-9./:-]{0,300}$")
+_JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9./:-]{0,300}$")
 
 
 def validate_job_id(value: object) -> str:
-    """A job id as ``tfcloud status/logs/cancel`` take it, by its characters: lowercase letters, digits, ``-``,
-    ``.``, ``:`` and ``/`` (which target's it is, :func:`tfcloud.targets.for_job_id` says)."""
+    """A job id as ``tfcloud status/logs/cancel`` take it, by its characters: letters, digits, ``-``, ``.``,
+    ``:`` and ``/`` (``customJobs``), no ``..`` (which target's it is, and its form, the target says:
+    :func:`tfcloud.targets.for_job_id`)."""
     if not isinstance(value, str) or not _JOB_ID.match(value) or ".." in value:
         raise ValidationError("JOB", "a job id: local-NAME-DATE-TIME-XXXX, ray-NAME-DATE-TIME-XXXX, a Vertex AI "
                               "job number, projects/PROJECT/locations/REGION/customJobs/NUMBER, or a plug-in "
