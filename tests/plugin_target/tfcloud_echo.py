@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
-from tfcloud.errors import JobNotFoundError
+from tfcloud.errors import JobNotFoundError, UnsupportedOptionError
 from tfcloud.statedir import target_dir
 from tfcloud.states import JobState
 from tfcloud.targets import Option, Target
@@ -40,6 +40,15 @@ class EchoTarget(Target):
 
     greeting: str = "hello"
     repeat: int = 1
+
+    def check_job(self, spec: Any, *, intent: str, settings: Any) -> None:
+        """It runs the chief alone, in this Python: a job option it would not act on is refused."""
+        for pool in spec.pools:
+            if pool.role.value != "chief":
+                option = {"worker": "worker_count", "ps": "ps_count", "evaluator": "evaluator_count"}[pool.role.value]
+                raise UnsupportedOptionError(option, pool.replica_count, target=self.name, takers=[])
+        if spec.requirements_txt is not None:
+            raise UnsupportedOptionError("requirements_txt", str(spec.requirements_txt), target=self.name, takers=[])
 
 
 class EchoBackend:

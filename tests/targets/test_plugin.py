@@ -191,3 +191,36 @@ def test_the_dashboard_shows_a_plugin_targets_jobs(installed: Path, echo_job: tu
         proc.terminate()
         _, err = proc.communicate(timeout=30)
     assert "Traceback" not in err
+
+
+def test_the_plugin_target_honours_or_refuses_every_job_option(installed: Path, tmp_path: Path) -> None:
+    """The job-option contract (tests/targets/test_contract_jobs.py) holds for a plug-in target too: the echo
+    target runs the chief alone in this Python, so it refuses workers and requirements, and shows the rest."""
+    root = Path(__file__).resolve().parents[2]
+    program = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(root)!r})
+        import tfcloud
+        from tfcloud.errors import ValidationError
+        from pathlib import Path
+        from tests.targets.test_contract_jobs import JOB_OPTIONS, _fill
+
+        entry = Path({str(tmp_path)!r}) / "train.py"
+        entry.write_text("print('ok')\\n")
+        (entry.parent / "requirements.txt").write_text("six\\n")
+        for name, (_, kwargs, shown) in sorted(JOB_OPTIONS.items()):
+            kwargs = {{k: _fill(v, entry) for k, v in kwargs.items()}}
+            try:
+                plan = tfcloud.run(str(entry), target="echo", dry_run=True, **kwargs)
+            except ValidationError as exc:
+                print(name, "refused" if exc.exit_code == 2 and "the echo target" in str(exc) else exc)
+                continue
+            print(name, "honoured" if shown(plan.to_dict()) else "IGNORED")
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=_env(installed),
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    outcome = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert {k for k, v in outcome.items() if v == "refused"} == {"evaluator_count", "ps_count",
+                                                                 "requirements_txt", "worker_count"}, outcome
+    assert {v for k, v in outcome.items() if v != "refused"} == {"honoured"}, outcome
