@@ -43,8 +43,6 @@ class Settings:
     docker_host: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
     retry_deadline: str | None = None  # seconds to keep retrying a Google Cloud call that fails transiently
-    ray_address: str | None = None  # a Ray cluster's dashboard, http://HEAD:8265 (also RAY_ADDRESS)
-    ray_cpus: str | None = None  # CPUs each replica reserves on Ray (default: its machine config's cores)
     #: setting name -> where its value came from ("--flag", "TFCLOUD_REGION", "[tool.tfcloud] in PATH", ...);
     #: a setting left at its default has no entry.
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
@@ -66,7 +64,7 @@ _ENV_NAMES["state_dir"] = "TFCLOUD_HOME"
 #: Other tools' variables, read after tfcloud's own and the config files.
 _FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"),
                  "region": ("CLOUDSDK_AI_REGION", "CLOUDSDK_COMPUTE_REGION"),
-                 "docker_host": ("DOCKER_HOST",), "ray_address": ("RAY_ADDRESS",)}
+                 "docker_host": ("DOCKER_HOST",)}
 
 
 # --- job defaults: config key -> (the JobOptions key it fills, what it holds) ------------------------------------
@@ -306,6 +304,13 @@ def resolve_job_defaults(
                     k, e, lay.table[k]))
                 sources[key] = layer.origin
                 break
+        else:  # other tools' variables (a target option's fallback_env: RAY_ADDRESS), last
+            for other in (spec.fallback_env if spec is not None else ()):  # type: ignore[attr-defined]
+                if environ.get(other):
+                    value = _from_env(other, environ[other], kind, cwd)
+                    values[option], sources[key] = _by_spec(spec, value, lambda e, v=other: ConfigurationError(  # type: ignore[misc]
+                        f"Invalid `{v}`: expected {e}, received {environ[v]!r}.")), other
+                    break
     return values, sources
 
 

@@ -87,11 +87,13 @@ class Option:
     - ``example_with``: (option, value) pairs the example is given with, by ``run()`` keyword, for an option that
       acts only beside another (``max_wait`` beside ``scheduling="flex-start"``); a target option's pair is also
       its flag, a job option's ``--`` and its name with dashes.
+    - ``fallback_env``: other tools' variables that give the setting when neither ``TFCLOUD_<KEY>`` nor a config
+      file does (``RAY_ADDRESS``).
     """
 
     # A plain class, not a frozen dataclass: every command's start-up defines it (a dataclass costs ~1 ms there).
-    __slots__ = ("check", "choices", "example", "example_with", "field", "flag", "help", "metavar", "name",
-                 "setting", "type")
+    __slots__ = ("check", "choices", "example", "example_with", "fallback_env", "field", "flag", "help", "metavar",
+                 "name", "setting", "type")
 
     name: str
     type: builtins.type
@@ -104,15 +106,16 @@ class Option:
     choices: tuple[str, ...]
     example: object
     example_with: tuple[tuple[str, object], ...]
+    fallback_env: tuple[str, ...]
 
     def __init__(self, *, name: str, type: builtins.type = str, help: str = "",
                  flag: str | None = None, setting: str | None = None, field: str | None = None,
                  check: Callable[[str, object], object] | None = None, metavar: str | None = None,
                  choices: tuple[str, ...] = (), example: object = None,
-                 example_with: tuple[tuple[str, object], ...] = ()) -> None:
+                 example_with: tuple[tuple[str, object], ...] = (), fallback_env: tuple[str, ...] = ()) -> None:
         values = {"name": name, "type": type, "help": help, "flag": flag, "setting": setting, "field": field,
                   "check": check, "metavar": metavar, "choices": choices, "example": example,
-                  "example_with": example_with}
+                  "example_with": example_with, "fallback_env": fallback_env}
         for key, value in values.items():
             object.__setattr__(self, key, value)
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
-from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError, ValidationError
+from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError
 from tfcloud.spec import JobSpec, Role
 from tfcloud.states import JobState, to_job_state
 from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT
@@ -62,15 +62,6 @@ def replica_resources(spec: JobSpec, role: Role, *, num_cpus: float | None = Non
     return resources
 
 
-def _cpus(value: str) -> float:
-    from tfcloud.digits import ascii_float
-
-    cpus = ascii_float(value)
-    if cpus is None or not cpus > 0:
-        raise ValidationError("ray_cpus", "a number of CPUs > 0 (e.g. 1 or 0.5)", value)
-    return cpus
-
-
 def _client_address(address: str) -> str:
     if address == "auto" or re.match(r"^[a-z]+://", address):
         return address
@@ -79,17 +70,17 @@ def _client_address(address: str) -> str:
 
 class RayBackend:
     """Runs jobs on a Ray cluster. Options: ``address`` (the dashboard, ``http://HEAD:8265``; default: the
-    target's, then ``settings.ray_address``: ``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``), ``num_cpus`` (CPUs
-    per replica instead of the machine config's cores; default ``settings.ray_cpus``), ``placement_strategy``
+    target's ``ray_address``, which ``TFCLOUD_RAY_ADDRESS``, the config files or ``RAY_ADDRESS`` fill when no
+    call gives it), ``num_cpus`` (CPUs per replica instead of the machine config's cores; default the target's
+    ``ray_cpus``), ``placement_strategy``
     (``SPREAD``, ``PACK``, ``STRICT_SPREAD``, ``STRICT_PACK``)."""
 
     def __init__(self, *, target: RayTarget | None = None, settings: Settings | None = None,
                  address: str | None = None, num_cpus: float | None = None,
                  placement_strategy: str = "SPREAD") -> None:
-        address = address or (target.address if target is not None else None) \
-            or (settings.ray_address if settings is not None else None)
-        if num_cpus is None and settings is not None and settings.ray_cpus:
-            num_cpus = _cpus(settings.ray_cpus)
+        address = address or (target.address if target is not None else None)
+        if num_cpus is None and target is not None:
+            num_cpus = target.cpus
         if not address:
             raise ConfigurationError(
                 "No Ray cluster address.",
