@@ -143,9 +143,12 @@ CASES: list[Case] = [
     tune("tune-plot-under-a-file", ["--param", "units=int:8:16", "--plot", "{d}/train.py/plots/plot.png"],
          "--plot"),
     tune("tune-plot-is-dir", ["--param", "units=int:8:16", "--plot", "{d}/plots.html"], "--plot"),
+    tune("tune-plot-under-missing-root-dir", ["--param", "units=int:8:16", "--plot", "/missing-tfcloud/dir/p.png"],
+         "--plot"),
     tune("tune-plot-newline", ["--param", "units=int:8:16", "--plot", "{d}/plot.png\n"], "--plot"),
-    submit("entry-name-not-utf8", [], "entry_point", entry="{d}/" + os.fsdecode(b"tr\xe9in.py")),
-    submit("entry-name-not-utf8-dry-run", ["--dry-run"], "entry_point", entry="{d}/" + os.fsdecode(b"tr\xe9in.py")),
+    # (a local run takes such a name: tests/test_checks_first.py; where the files travel it is refused)
+    submit("entry-name-not-utf8-vertex-dry-run", [V, "--dry-run"], "entry_point",
+           entry="{d}/" + os.fsdecode(b"tr\xe9in.py")),
     submit("entry-name-not-utf8-vertex", [V], "entry_point", entry="{d}/" + os.fsdecode(b"tr\xe9in.py")),
     submit("notebook-name-not-utf8", [], "entry_point", entry="{d}/" + os.fsdecode(b"n\xf6tebook.ipynb")),
     # --- tuning studies: the parameter syntax and the study (tfcloud tune, tfcloud.tune()) --------------------

@@ -23,10 +23,13 @@ FIGURES = {
     "bench_context": [r"tensorflow-cloud 0\.1\.16 +[0-9]+ ", r"tfcloud +[0-9]+ +[0-9.]+ [kMG]?B",
                       r"tfcloud first build\+push +[0-9.]+ s", r"tfcloud unchanged resubmit +[0-9.]+ s"],
     "bench_local": [r'"benchmark": "local-overhead", "by_hand_ms": [0-9.]+, "tfcloud_ms": [0-9.]+'],
-    "bench_nobuild": [r"--no-build \(package\) +[0-9.]+s", r"--no-build resubmit: [0-9.]+ s"],
+    "bench_logs": [r"short lines +rate tfcloud / unbuffered pipe: [0-9.]+",
+                   r"2 kB lines +rate tfcloud / unbuffered pipe: [0-9.]+", r"tfcloud submit --local +wall +[0-9.]+s"],
+    "bench_nobuild": [r"image \(build \+ push\) +[0-9.]+s", r"--no-build \(base \+ package\) +[0-9.]+s",
+                      r"--no-build resubmit: [0-9.]+ s"],
     "bench_ray_hosts": [r"two-host cluster up in [0-9.]+ s", r"median replacement \(1 round\(s\)\): detect_s"],
     "bench_ui": [r"jobs page: first contentful paint +median", r"job page: DOM complete +median",
-                 r"log line: file created -> in the page +median"],
+                 r"log line: file created -> in the page +median", r"2000-line log: its last line in the page +median"],
 }
 
 
@@ -37,7 +40,7 @@ def _missing(name: str) -> str | None:
 
         return importlib.util.find_spec(mod) is not None
 
-    if name == "bench_context" and not (shutil.which("dockerd") and shutil.which("docker-registry")):
+    if name in ("bench_context", "bench_nobuild") and not (shutil.which("dockerd") and shutil.which("docker-registry")):
         return "needs Debian's dockerd and docker-registry (.ci/install-docker)"
     if name == "bench_ui" and not (module("selenium") and Path("/usr/bin/chromedriver").exists()):
         return "needs selenium and Debian's chromium + chromium-driver (.ci/install-browser)"
@@ -60,7 +63,7 @@ def test_the_quick_benchmark_runs_and_prints_its_figures(script: Path, tmp_path:
     done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, env=env,
                           cwd=tmp_path, check=False, timeout=540)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    skipped = re.search(r"^SKIP \S+: (.*)$", done.stdout, re.MULTILINE)
+    skipped = re.search(r"^(?:SKIP \S+|skipped): (.*)$", done.stdout, re.MULTILINE)
     if skipped:  # the benchmark says why it cannot run here (no network namespaces)
         pytest.skip(skipped.group(1))
     missing = [pattern for pattern in FIGURES[script.stem] if not re.search(pattern, done.stdout)]

@@ -147,7 +147,7 @@ def test_local_job_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert [(row["job_id"], row["state"], row["exit_code"]) for row in rows] == [(handle.job_id, "succeeded", 0)]
 
     assert main(["status", handle.job_id]) == 0
-    assert capsys.readouterr().out == f"{handle.job_id}\tsucceeded\n"
+    assert capsys.readouterr().out.splitlines()[0] == f"{handle.job_id}  succeeded"
 
     assert main(["logs", handle.job_id, "--replica", "worker-0"]) == 0
     assert capsys.readouterr().out.strip() == "worker-0 | hello from worker-0"
@@ -187,8 +187,9 @@ def test_a_failure_says_why_once_and_quiet_hides_progress(tmp_path: Path,
                  "--", "worker-0", "ps-0"]) == 1
     out, err = capsys.readouterr()
     # The prefix has its final width from the first line; each replica's line is printed once.
-    assert sorted(out.splitlines()) == ["chief-0  | hello from chief-0", "ps-0     | hello from ps-0",
-                                        "worker-0 | hello from worker-0"]
+    # (as wide as the label of a line that several replicas print alike: "3 replicas").
+    assert sorted(out.splitlines()) == ["chief-0    | hello from chief-0", "ps-0       | hello from ps-0",
+                                        "worker-0   | hello from worker-0"]
     job_id = err.split("Submitted job ", 1)[1].split(".")[0]
     # The chief's last line was just streamed: the summary does not repeat it. Before it: how long each stage took.
     assert err.splitlines()[2:] == [f"Job {job_id} failed: chief-0 exited with code 3."]

@@ -29,12 +29,13 @@ def test_ctrl_c_cancels_a_local_job(tmp_path: Path, workers: int) -> None:
     err: list[str] = []
     reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
     reader.start()
-    started: set[str] = set()
+    started = 0
     assert proc.stdout is not None
     for line in proc.stdout:
-        if line.rstrip().endswith("| started"):
-            started.add(line.split("|")[0].strip())
-        if len(started) == workers + 1:
+        if line.rstrip().endswith("| started"):  # one replica's line, or "3 replicas | started" for several
+            label = line.split("|")[0].strip()
+            started += int(label.split()[0]) if label.endswith(" replicas") else 1
+        if started == workers + 1:
             break
     begin = time.monotonic()
     proc.send_signal(signal.SIGINT)

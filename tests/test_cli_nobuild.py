@@ -1,14 +1,24 @@
 """`tfcloud submit --no-build` at the command line: what it refuses (exit 2, nothing made), what its plan shows
-(the package, the prebuilt images and why, the price), and `tfcloud machines --prices`."""
+(the package, the base image and the TensorFlow it carries, the price), and `tfcloud machines --prices`."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from tfcloud.cli import main
+
+
+def _tensorflow() -> str:
+    from tfcloud.dockerfile import installed_tensorflow_version
+
+    version = installed_tensorflow_version()
+    if version is None:
+        pytest.skip("a --no-build plan needs the job's TensorFlow installed")
+    return version
 
 
 @pytest.fixture
@@ -20,24 +30,15 @@ def vertex_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(("flags", "named"), [
     (["--image", "us-docker.pkg.dev/p/r/train:1"], "--image"),
-    (["--parent-image", "tensorflow/tensorflow:2.17.0"], "--parent-image"),
     (["--cache-from", "us-docker.pkg.dev/p/r/train:0"], "--cache-from"),
-    (["--image-build-bucket", "my-builds"], "--image-build-bucket"),
 ])
 def test_no_build_refuses_image_options_naming_both(script: Path, flags: list[str], named: str,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["submit", str(script), "--vertex", "--no-build", *flags, "--dry-run"]) == 2
     assert capsys.readouterr().err == (
-        f"Error: Invalid `{named}`: expected to be left out with --no-build (no image is built), received "
+        f"Error: Invalid `{named}`: expected to be left out with --no-build (the code is not built into an "
+        "image), received "
         f"'--no-build and {named}'.\nLeave out {named}, or leave out --no-build to build an image.\n")
-
-
-def test_no_build_with_build_logs_is_refused_before_anything_is_made(
-        script: Path, vertex_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", "my-staging")
-    assert main(["submit", str(script), "--vertex", "--no-build", "--build-logs"]) == 2
-    err = capsys.readouterr().err
-    assert "Invalid `--build-logs`: expected to be left out with --no-build (no image is built)" in err
 
 
 def test_no_build_needs_a_staging_bucket_and_vertex(script: Path, vertex_env: None,
@@ -52,8 +53,9 @@ def test_no_build_needs_a_staging_bucket_and_vertex(script: Path, vertex_env: No
         "received False.\nRemove it, or run where it applies (--vertex / target=\"vertex\").\n")
 
 
-def test_no_build_plan_shows_the_package_its_prebuilt_images_and_the_price(
+def test_no_build_plan_shows_the_package_its_base_image_and_the_price(
         script: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tensorflow = _tensorflow()
     (script.parent / ".env").write_text("TOKEN=x\n")
     monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", "my-staging")
     assert main(["submit", str(script), "--vertex", "--no-build", "--chief-config", "T4_1X", "--worker-count", "1",
@@ -63,11 +65,13 @@ def test_no_build_plan_shows_the_package_its_prebuilt_images_and_the_price(
     package = plan["package"]
     assert package["uri"].startswith("gs://my-staging/tfcloud/packages/tfcloud_job-0.0.0+")
     assert package["module"] == "tfcloud_job.start" and package["size"] < 100_000
-    assert package["executor_images"] == {
-        "chief": "us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest",
-        "worker": "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest"}
-    assert "TensorFlow 2.17" in package["image_reason"] and "Prebuilt containers for custom training" in \
-        package["image_reason"]
+    # One base image for every pool (a GPU pool's parent: TensorFlow's -gpu image), content-addressed in the
+    # repository; the TensorFlow it carries is the one the job was written against; MWMS pins tf-keras to it.
+    assert re.fullmatch(r"REPOSITORY/tfcloud-base:[0-9a-f]{24}", package["base_image"])
+    assert package["tensorflow"] == tensorflow
+    assert package["image_reason"].startswith(
+        f"TensorFlow {tensorflow} and tf-keras==2.21.0 on tensorflow/tensorflow:{tensorflow}-gpu; built and pushed "
+        "once, only when the registry lacks this tag")
     assert {"path": ".env", "reason": package["kept_out"][0]["reason"]} in package["kept_out"]
     assert "train.py" in [f["path"] for f in package["files"]]
     price = plan["price"]
@@ -78,7 +82,9 @@ def test_no_build_plan_shows_the_package_its_prebuilt_images_and_the_price(
     text = captured.out + captured.err
     assert "Package: gs://my-staging/tfcloud/packages/tfcloud_job-0.0.0+" in text
     assert "Price: job: $0.84/h (on demand; list price in us-central1)" in text
-    assert "Prebuilt image: runs on TensorFlow 2.17" in text
+    assert f"Base image: TensorFlow {tensorflow} on tensorflow/tensorflow:{tensorflow}-gpu; built and pushed once" \
+        in text
+    assert "Package runs: python -m tfcloud_job.start (the launcher; nothing is installed at start)" in text
 
 
 def test_machines_prices_lists_the_table_and_its_source(capsys: pytest.CaptureFixture[str]) -> None:
@@ -98,7 +104,6 @@ def test_run_build_false_is_the_same_option(script: Path) -> None:
 
     plan = tfcloud.run(str(script), target="vertex", build=False, chief_config="CPU", dry_run=True)
     assert plan.image is None and plan.package is not None  # type: ignore[union-attr]
-    assert plan.package.executor_images == (  # type: ignore[union-attr]
-        ("chief", "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest"),)
+    assert plan.package.tensorflow == _tensorflow()  # type: ignore[union-attr]
     with pytest.raises(tfcloud.ValidationError, match="`build`"):
         tfcloud.run(str(script), target="local", build=False, dry_run=True)

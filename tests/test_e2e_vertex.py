@@ -67,7 +67,7 @@ def test_submit_unchanged_keras_script_with_two_workers(cloud_env: str, tensorfl
     project.mkdir()
     (project / "train.py").write_text(KERAS_SCRIPT)
     code = main(["submit", str(project / "train.py"), "--vertex", "--chief-config", "CPU", "--worker-count", "2",
-                 "--worker-config", "CPU", "--parent-image", tensorflow_base, "--", "--epochs", "3"])
+                 "--worker-config", "CPU", "--parent-image", tensorflow_base, "--all-replicas", "--", "--epochs", "3"])
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:] + captured.out[-3000:]
     assert f"{cloud_env}/tfcloud/train:" in captured.err  # built and pushed to the loopback registry

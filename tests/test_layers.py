@@ -20,7 +20,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tfcloud"
 #: The edge of the package: these may import anything (the dashboard, ``tfcloud ui``, is an edge as the CLI is:
 #: it reads everything through the SDK, :func:`test_the_cli_and_the_dashboard_call_the_sdk_only`).
 EDGE = {"tfcloud", "tfcloud.cli", "tfcloud.api", "tfcloud.sdk", "tfcloud.__main__", "tfcloud.ui", "tfcloud.ui.app",
-        "tfcloud.ui.command", "tfcloud.ui.server", "tfcloud.ui.views"}
+        "tfcloud.ui.command", "tfcloud.ui.server", "tfcloud.ui.views", "tfcloud.ui.logroutes",
+        "tfcloud.ui.jobdata", "tfcloud.ui.records"}
 EDGE |= {"tfcloud.printers", "tfcloud.following"}  # what people see: plans, studies, a followed job
 #: The command-line package: every module in it is part of the edge.
 CLI = "tfcloud.cli"

@@ -16,7 +16,8 @@ def test_prefixes_are_aligned_and_text_is_not_markup() -> None:
     console = Console(file=out, width=200, color_system=None)
     print_lines([LogLine(replica="chief-0", text="loss [bold]0.5[/bold]"),
                  LogLine(replica="worker-1", text="step 1")], console, replicas=["chief-0", "worker-1"])
-    assert out.getvalue() == "chief-0  | loss [bold]0.5[/bold]\nworker-1 | step 1\n"
+    # The column is as wide as the longest name, or the label of a line several replicas printed alike.
+    assert out.getvalue() == "chief-0    | loss [bold]0.5[/bold]\nworker-1   | step 1\n"
 
 
 def test_colours_are_stable_and_differ_between_workers() -> None:
@@ -29,8 +30,8 @@ def test_colours_are_stable_and_differ_between_workers() -> None:
 
 def test_colour_reaches_a_terminal() -> None:
     out = io.StringIO()
-    LogPrinter(Console(file=out, force_terminal=True, color_system="standard")).print(
-        LogLine(replica="worker-0", text="hi"))
+    with LogPrinter(Console(file=out, force_terminal=True, color_system="standard")) as printer:
+        printer.print(LogLine(replica="worker-0", text="hi"))
     assert "\x1b[" in out.getvalue() and "worker-0 | " in out.getvalue()
 
 
@@ -92,6 +93,7 @@ def test_noise_is_left_off_the_terminal_unless_asked_for() -> None:
     printer = LogPrinter(Console(file=quiet, width=300, color_system=None))
     for line in lines:
         printer.print(line)
+    printer.close()
     assert quiet.getvalue() == "worker-0 | Epoch 1/3\nworker-0 | done\n"
     assert printer.hidden == 2
     print_lines(lines, Console(file=verbose, width=300, color_system=None), show_noise=True)
@@ -103,4 +105,4 @@ def test_the_prefix_has_its_final_width_from_the_first_line() -> None:
     print_lines([LogLine(replica="ps-0", text="up"), LogLine(replica="worker-1", text="step"),
                  LogLine(replica="ps-0", text="down")], Console(file=out, width=200, color_system=None),
                 replicas=["chief-0", "worker-0", "worker-1", "ps-0"])
-    assert out.getvalue() == "ps-0     | up\nworker-1 | step\nps-0     | down\n"
+    assert out.getvalue() == "ps-0       | up\nworker-1   | step\nps-0       | down\n"

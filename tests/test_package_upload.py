@@ -184,3 +184,41 @@ def test_the_archive_is_spooled_with_its_hashes(tmp_path: Path) -> None:
         assert f.read() == data
     assert archive.size == len(data) == plan.measure().size
     assert archive.md5 == base64.b64encode(hashlib.md5(data).digest()).decode()
+
+
+def test_artifacts_of_storage_out_of_reach_end_at_the_deadline_as_unknown(
+        client: Any, storage_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfcloud.errors import OutcomeUnknownError
+    from tfcloud.outputs import download_artifacts, list_artifacts
+
+    client.bucket(BUCKET).blob("job/model/weights.bin").upload_from_string(b"w")
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", storage_endpoint)
+    assert [a.path for a in list_artifacts(f"gs://{BUCKET}/job")] == ["model/weights.bin"]
+    host = storage_endpoint.removeprefix("http://")
+    with failing_proxy(host, fail=lambda method, path: True) as proxy:  # every request answered 500
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://{proxy.address}")
+        monkeypatch.setenv("TFCLOUD_RETRY_DEADLINE", "2")  # the setting, read as for every call
+        for attempt in (lambda: list_artifacts(f"gs://{BUCKET}/job"),
+                        lambda: download_artifacts(f"gs://{BUCKET}/job", tmp_path / "copy")):
+            with pytest.raises(OutcomeUnknownError) as raised:
+                attempt()
+            assert raised.value.exit_code == 3 and "gave up after 2 s" in raised.value.message
+            assert f"gcloud storage ls --recursive gs://{BUCKET}/job/" in (raised.value.hint or "")
+        assert len(proxy.requests) >= 4  # retried, each time cut
+    assert not (tmp_path / "copy").exists() or not any((tmp_path / "copy").rglob("*"))
+
+
+def test_the_size_warning_is_said_before_the_upload(client: Any, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    project = tmp_path / "project"
+    project.mkdir()
+    with open(project / "big.bin", "wb") as f:
+        f.truncate(110 * 1000 * 1000)  # sparse: 110 MB of zeros, a small archive
+    plan = _plan(tmp_path)
+    out = io.StringIO()
+    upload_package(plan, storage=client, bucket=BUCKET, console=Console(file=out, width=300))
+    text = out.getvalue()
+    warning = text.find("The job's files are 110.")
+    assert 0 <= warning < text.find(" uploaded ("), text
+    assert "biggest entries: big.bin 110.0 MB" in text

@@ -54,3 +54,19 @@ def test_what_cannot_be_known_before_the_notebook_runs_is_an_error(tmp_path: Pat
         parse("pip install -r missing.txt", tmp_path)
     with pytest.raises(PipLineError, match=r"--index-url expects a value"):
         parse("pip install --index-url", tmp_path)
+
+
+@pytest.mark.parametrize("command", [
+    "pip install -i https://alice:S3cretPw@pypi.example.com/simple mylib",
+    "pip install --extra-index-url=https://alice:S3cretPw@pypi.example.com/simple mylib",
+    "pip install --find-links https://S3cretPw@files.example.com/ mylib",
+    "pip install --proxy http://alice:S3cretPw@proxy.example.com:3128 mylib",  # dropped, but the notebook ships
+    "pip install 'mylib @ https://alice:S3cretPw@files.example.com/mylib-1.0-py3-none-any.whl'",
+    "pip install -r reqs.txt",
+])
+def test_a_url_with_credentials_is_refused_and_never_shown(tmp_path: Path, command: str) -> None:
+    written = {"reqs.txt": "mylib\n--index-url https://alice:S3cretPw@pypi.example.com/simple\n"}
+    with pytest.raises(PipLineError, match="URL with credentials") as caught:
+        parse_pip_install(command, shown=command, folder=tmp_path, written=written)
+    assert "S3cretPw" not in caught.value.what + (caught.value.hint or "") and "://***@" in caught.value.what
+    assert "keyring" in (caught.value.hint or "")

@@ -1,22 +1,37 @@
-"""The price table and the sums a plan shows: pure values, no network."""
+"""Prices by how Google bills (tfcloud.prices over the dated rows of tfcloud.price_table): the sums as values, and the
+plan of a job on each capacity kind (on demand, Spot, Flex Start, a reservation, a persistent resource) through the
+CLI's --dry-run --json and text plan. No network."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from tfcloud.cli import main
 from tfcloud.machines import COMMON_MACHINE_CONFIGS
-from tfcloud.prices import PRICE_DATE, job_price, machine_price
+from tfcloud.price_table import CAPACITIES, PRICE_ROWS, PRICE_SOURCES
+from tfcloud.prices import PRICE_DATE, cluster_price, job_price, machine_price
 
 T4 = COMMON_MACHINE_CONFIGS["T4_1X"]
 CPU = COMMON_MACHINE_CONFIGS["CPU"]
+T4_REPLICA = 0.4369977 + 0.4025  # n1-standard-8 + 1 x T4, us-central1
+
+
+def test_every_row_names_a_google_page_and_a_date() -> None:
+    for row in PRICE_ROWS:
+        source = PRICE_SOURCES[row.source]
+        assert source.url.startswith("https://cloud.google.com/") and row.date and row.capacity in CAPACITIES
+        assert row.usd_per_hour > 0
 
 
 def test_a_pool_costs_its_machine_plus_its_accelerators_per_replica() -> None:
     assert machine_price(CPU) == (pytest.approx(0.21849885), None)
-    assert machine_price(T4)[0] == pytest.approx(0.4369977 + 0.4025)
+    assert machine_price(T4)[0] == pytest.approx(T4_REPLICA)
     price = job_price([("chief", 1, T4), ("worker", 2, T4), ("ps", 1, CPU)], region="us-central1", timeout_s=7200)
-    assert price.per_hour == pytest.approx(3 * (0.4369977 + 0.4025) + 0.21849885)
-    assert price.ceiling == pytest.approx(2 * price.per_hour)
+    assert price.per_hour == pytest.approx(3 * T4_REPLICA + 0.21849885)
+    assert price.ceiling == pytest.approx(2 * price.per_hour) and price.at_most_per_hour is None
     lines = price.lines()
     assert lines[:3] == ["Price: chief (1 replica): $0.84/h", "Price: worker (2 replicas): $1.68/h",
                          "Price: ps (1 replica): $0.22/h"]
@@ -27,16 +42,116 @@ def test_a_pool_costs_its_machine_plus_its_accelerators_per_replica() -> None:
 
 def test_an_unknown_price_is_said_not_guessed() -> None:
     h200 = COMMON_MACHINE_CONFIGS["H200_8X"]
-    assert machine_price(h200) == (None, "no price known for a3-ultragpu-8g in us-central1")
+    assert machine_price(h200) == (None, "no on-demand price known for a3-ultragpu-8g in us-central1")
     price = job_price([("chief", 1, h200)], region="us-central1")
     assert price.per_hour is None and price.ceiling is None
-    assert "Price: job: unknown (no price known for a3-ultragpu-8g in us-central1)" in price.lines()
+    assert "Price: job: unknown (no on-demand price known for a3-ultragpu-8g in us-central1)" in price.lines()
     elsewhere = job_price([("chief", 1, CPU)], region="europe-west4", timeout_s=60)
-    assert elsewhere.per_hour is None
+    assert elsewhere.per_hour is None and elsewhere.ceiling is None
     assert elsewhere.lines()[0].startswith("Price: no price known for europe-west4 (tfcloud's table has us-central1")
 
 
-def test_spot_without_a_spot_price_shows_the_on_demand_price_as_its_ceiling() -> None:
-    price = job_price([("chief", 1, CPU)], region="us-central1", spot=True)
-    assert price.capacity == "spot" and price.fallback and price.per_hour == pytest.approx(0.21849885)
-    assert "no spot price in the table, spot is billed below it, so this is a ceiling" in price.lines()[1]
+def test_spot_and_flex_start_without_their_price_are_unknown_with_the_on_demand_ceiling_said_as_one() -> None:
+    spot = job_price([("chief", 1, T4)], region="us-central1", spot=True, timeout_s=3600)
+    assert spot.capacity == "spot" and spot.per_hour is None  # never the on-demand price as the Spot price
+    assert spot.at_most_per_hour == pytest.approx(T4_REPLICA) and spot.ceiling == pytest.approx(T4_REPLICA)
+    lines = spot.lines()
+    assert lines[1] == ("Price: job: unknown on Spot (no Spot price known for n1-standard-8 in us-central1); at most "
+                        "$0.84/h, the on-demand list price in us-central1 (a ceiling, not the price: it is billed "
+                        "below)")
+    assert lines[2] == "Price: at most $0.84 with --timeout 3600s (from the on-demand ceiling)"
+    assert lines[-1].startswith("Price: billing: Spot VMs are billed at Spot prices, below the on-demand price "
+                                "(Use Spot VMs with training (https://cloud.google.com/vertex-ai/docs/training/")
+    flex = job_price([("chief", 1, T4)], region="us-central1", flex_start=True)
+    assert flex.capacity == "flex-start" and flex.per_hour is None
+    assert flex.lines()[1].startswith("Price: job: unknown on Flex Start (Dynamic Workload Scheduler) (no Flex Start "
+                                      "price known for n1-standard-8 in us-central1); at most $0.84/h")
+
+
+def test_a_reservation_is_billed_at_its_compute_engine_price_and_fee_and_says_so() -> None:
+    named = job_price([("chief", 1, T4)], region="us-central1", reservation="us-central1-a/team")
+    assert named.capacity == "reservation" and named.per_hour is None and named.at_most_per_hour is None
+    lines = named.lines()
+    assert lines[1] == ("Price: job: unknown on reservation us-central1-a/team (no reservation price known for "
+                        "n1-standard-8 in us-central1)")
+    assert "the reservation's Compute Engine price (its on-demand rate, with any committed-use discount) plus " \
+        "Vertex AI's management fee (Use reservations with training" in lines[-1]
+    anyone = job_price([("chief", 1, T4)], region="us-central1", reservation="any")
+    assert anyone.lines()[1].endswith("; $0.84/h on demand if no reservation matches")
+    assert job_price([("chief", 1, T4)], region="us-central1", reservation="none").capacity == "on-demand"
+
+
+def test_a_job_on_a_persistent_resource_is_not_charged_and_the_resource_is() -> None:
+    price = job_price([("chief", 1, T4)], region="us-central1", persistent_resource="team-a100", spot=True,
+                      timeout_s=3600)
+    assert (price.capacity, price.per_hour, price.ceiling) == ("persistent-resource", 0.0, 0.0)
+    assert price.lines()[0] == ("Price: job: not charged (it runs on persistent resource team-a100, which is billed "
+                                "for as long as it runs, job or no job; `tfcloud cluster list` shows its price per "
+                                "hour)")
+    assert "Persistent resource overview, billing details" in price.lines()[1]
+    cluster = cluster_price([(1, "n1-standard-8", "NVIDIA_TESLA_T4", 1), (2, "n1-standard-4", None, 0)],
+                            region="us-central1")
+    assert cluster.per_hour == pytest.approx(T4_REPLICA + 2 * 0.21849885)
+    assert cluster.line() == "$1.28/h while it exists (on demand, us-central1)"
+    unknown = cluster_price([(1, "a2-highgpu-1g", "NVIDIA_TESLA_A100", 1)], region="us-central1")
+    assert unknown.per_hour is None
+    assert unknown.line() == "price unknown (no on-demand price known for a2-highgpu-1g in us-central1)"
+
+
+# --- the plan of a job on each capacity kind, at the command line --------------------------------------------------
+@pytest.fixture
+def vertex_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TFCLOUD_EMULATOR_HOST", "127.0.0.1:9")  # never reached: a plan
+    monkeypatch.setenv("TFCLOUD_PROJECT", "my-project")
+
+
+@pytest.mark.parametrize(("flags", "capacity", "per_hour", "at_most", "said"), [
+    ([], "on-demand", T4_REPLICA, None, "Price: job: $0.84/h (on demand; list price in us-central1)"),
+    (["--spot"], "spot", None, T4_REPLICA, "Price: job: unknown on Spot (no Spot price known for n1-standard-8"),
+    (["--reservation", "any"], "reservation", None, None, "Price: job: unknown on reservation any (no reservation "
+                                                          "price known for n1-standard-8"),
+    (["--persistent-resource", "team-t4"], "persistent-resource", 0.0, None,
+     "Price: job: not charged (it runs on persistent resource team-t4"),
+])
+def test_the_plan_prices_a_job_on_each_capacity_kind(
+        script: Path, vertex_env: None, capsys: pytest.CaptureFixture[str], flags: list[str], capacity: str,
+        per_hour: float | None, at_most: float | None, said: str) -> None:
+    argv = ["submit", str(script), "--vertex", "--chief-config", "T4_1X", *flags, "--dry-run"]
+    assert main([*argv, "--json"]) == 0
+    price = json.loads(capsys.readouterr().out)["price"]
+    assert price["capacity"] == capacity and price["charged"] is (capacity != "persistent-resource")
+    assert price["per_hour_usd"] == (None if per_hour is None else pytest.approx(per_hour))
+    assert price["at_most_per_hour_usd"] == (None if at_most is None else pytest.approx(at_most))
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert said in captured.out + captured.err
+
+
+def test_the_plan_labels_a_flex_start_job_flex_start(script: Path, vertex_env: None,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["submit", str(script), "--vertex", "--chief-config", "A100_1X", "--scheduling", "flex-start",
+            "--dry-run"]
+    assert main([*argv, "--json"]) == 0, capsys.readouterr().err
+    price = json.loads(capsys.readouterr().out)["price"]
+    assert price["capacity"] == "flex-start" and price["per_hour_usd"] is None
+    assert "Dynamic Workload Scheduler" in price["billing"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert "Price: job: unknown on Flex Start (Dynamic Workload Scheduler) (no Flex Start price known for " \
+           "a2-highgpu-1g in us-central1)" in text
+    assert "on demand" not in text.split("Price: job:")[1].splitlines()[0]  # never labelled on-demand
+
+
+def test_the_docs_price_section_and_machines_prices_show_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs" / "vertex.md"
+    section = docs.read_text().split("## Price in the plan", 1)[1].split("\n## ", 1)[0]
+    for row in PRICE_ROWS:
+        if row.item.startswith("n1-standard-") and row.item != "n1-standard-4":
+            continue  # one docs row: linear in vCPUs
+        listed = [line for line in section.splitlines() if line.startswith(f"| `{row.item}`")]
+        assert len(listed) == 1 and f"| {row.usd_per_hour!r} " in listed[0] and row.region in listed[0], row
+    assert main(["machines", "--prices", "--json"]) == 0
+    catalog = json.loads(capsys.readouterr().out)
+    assert catalog["T4_1X"]["price_per_hour_usd"] == pytest.approx(T4_REPLICA)
+    assert catalog["H100_8X"]["price_per_hour_usd"] is None  # a3-highgpu-8g: no row, no guess

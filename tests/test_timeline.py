@@ -142,7 +142,8 @@ def test_a_local_run_keeps_its_timeline(finished_job: str, capsys: pytest.Captur
 
     assert main(["status", finished_job, "--timeline"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"{finished_job}\tsucceeded"
+    assert out[0] == f"{finished_job}  succeeded"
+    out = out[out.index(""):]  # the timeline follows the status, after a blank line
     assert [row.split()[0] for row in out[2:]] == ["submit", "queued", "run", "total"]
     assert all(re.search(r"\d+\.\ds$", row) for row in out[2:])
 

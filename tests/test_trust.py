@@ -45,15 +45,16 @@ def env(tfcloud_emulator_env: Any, tfcloud_emulator: Any, monkeypatch: pytest.Mo
     yield tfcloud_emulator
 
 
-def _traces(emulator: Any) -> dict[str, int]:
-    """What a submission would have made: objects in the bucket, jobs on the emulator, local jobs."""
+def _traces(emulator: Any) -> dict[str, object]:
+    """What a submission would have made: objects in the bucket, jobs on the emulator, anything in the state
+    directory."""
     storage = emulator.storage_client()
     jobs = emulator.job_client()
     try:
         home = Path(os.environ["TFCLOUD_HOME"])
-        return {"objects": len(list(storage.list_blobs(BUCKET))),
+        return {"objects": sorted(b.name for b in storage.list_blobs(BUCKET)),
                 "jobs": len(list(jobs.list_custom_jobs(parent=emulator.parent))),
-                "local": sum(1 for _ in (home / "jobs").iterdir()) if (home / "jobs").is_dir() else 0}
+                "state dir": sorted(p.relative_to(home).as_posix() for p in home.rglob("*"))}
     finally:
         storage.close()
         jobs.transport.close()
@@ -140,7 +141,7 @@ def test_a_notebook_pip_line_with_a_password_is_refused(
         env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = tmp_path / "nb"
     project.mkdir()
-    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+    cells: list[dict[str, Any]] = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
               "source": [f"%pip install --index-url https://alice:{SECRET}@pypi.example.com/simple mylib\n"]},
              {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": ["print(1)\n"]}]
     (project / "train.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
@@ -155,7 +156,7 @@ def test_a_notebook_pip_line_with_a_password_is_refused(
 
 
 # --- 4. the --no-build package: checked before the upload ---------------------------------------------------------
-@pytest.mark.parametrize("line", ["-e ./mylib", "./mylib", "mylib @ file:///opt/mylib"])
+@pytest.mark.parametrize("line", ["-e ./mylib", "./mylib", "mylib @ file:///opt/mylib", "mylib-1.0-py3-none-any.whl"])
 def test_local_path_requirements_are_refused_before_the_upload(
         env: Any, tmp_path: Path, line: str, capsys: pytest.CaptureFixture[str]) -> None:
     project = _project(tmp_path)
@@ -228,6 +229,26 @@ def test_numbers_and_times_are_ascii_and_in_range(
     assert _traces(env) == before
 
 
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["submit", "{d}/train.py", "--worker-count", "١"], "--worker-count"),
+    (["submit", "{d}/train.py", "--ps-count", "²"], "--ps-count"),
+    (["submit", "{d}/train.py", "--vertex", "--timeout", "١٢٠٠"], "--timeout"),
+    (["submit", "{d}/train.py", "--vertex", "--max-restarts", "٣"], "--max-restarts"),
+    (["tune", "{d}/train.py", "--metric", "acc", "--param", "lr=double:0.1:1", "--trials", "²"], "--trials"),
+    (["list", "--limit", "١٠"], "--limit"),
+])
+def test_integer_flags_take_ascii_digits_only(env: Any, tmp_path: Path, argv: list[str], flag: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """click's INT calls int(), which reads "١٢٠٠" as 1200 and raises on "²": every integer flag is read as ASCII."""
+    project = _project(tmp_path)
+    before = _traces(env)
+    code = main([a.replace("{d}", str(project)) for a in argv])
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert code == 2 and f"Invalid value for '{flag}'" in text and "is not a valid integer" in text, text[-2000:]
+    assert "Traceback" not in text and _traces(env) == before
+
+
 def test_run_max_wait_in_another_script_is_a_validation_error(tmp_path: Path) -> None:
     project = _project(tmp_path)
     with pytest.raises(tfcloud.ValidationError, match="`max_wait`"):
@@ -245,22 +266,21 @@ def test_the_ascii_parser() -> None:
     assert parse_duration("9" * 400 + "d") == float("inf")
 
 
-def test_a_staging_upload_cut_every_time_exits_1_at_the_deadline_with_nothing_made(
+def test_a_password_through_tool_tfcloud_is_refused_and_the_pyproject_kept_out(
         env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from tfcloud.testing.proxy import failing_proxy
-
     project = _project(tmp_path)
+    (project / "reqs.txt").write_text(f"--extra-index-url https://alice:{SECRET}@pypi.example.com/simple\n")
+    (project / "pyproject.toml").write_text('[tool.tfcloud]\nrequirements = "reqs.txt"\n')
+    monkeypatch.chdir(project)
     before = _traces(env)
-    host = os.environ["STORAGE_EMULATOR_HOST"].removeprefix("http://")
-    with failing_proxy(host, fail=lambda method, path: "/upload/" in path) as proxy:
-        monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://{proxy.address}")
-        monkeypatch.setenv("TFCLOUD_RETRY_DEADLINE", "3")
-        code = main(["submit", str(project / "train.py"), "--vertex", "--no-build", "--detach"])
-        cut = [status for _, path, status in proxy.requests if "/upload/" in path]
-    captured = capsys.readouterr()
-    text = captured.out + captured.err
-    assert code == 1 and "Traceback" not in text, text[-2000:]
-    assert "gave up after 3 s (TFCLOUD_RETRY_DEADLINE)" in text and f"gcloud storage ls gs://{BUCKET}/" in text
-    assert len(cut) >= 2 and set(cut) == {500}
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://{host}")
+    text = _refused(["submit", "train.py", "--vertex", "--no-build"], "requirements_txt", capsys)
+    assert "reqs.txt:1" in text and SECRET not in text
     assert _traces(env) == before
+    # an index with credentials written in pyproject.toml itself: the file stays home, named in the plan
+    (project / "pyproject.toml").write_text(
+        f'[[tool.uv.index]]\nname = "private"\nurl = "https://alice:{SECRET}@pypi.example.com/simple"\n')
+    assert main(["submit", "train.py", "--vertex", "--no-build", "--dry-run", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert SECRET not in out
+    kept = {k["path"]: k["reason"] for k in json.loads(out)["package"]["kept_out"]}
+    assert kept == {"pyproject.toml": "URL with credentials, line 3: https://***@pypi.example.com"}

@@ -175,7 +175,7 @@ def run(
     code = 0
     if stream_logs:
         try:
-            code = sdk.follow(job, stages=True)  # as `tfcloud submit`: ends with the stage durations
+            code = sdk.follow(job.handle, stages=True)  # as `tfcloud submit`: ends with the stage durations
         except KeyboardInterrupt:
             sdk.interrupted(job, cancel=sdk.cancels_on_interrupt(job))
             raise

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from tfcloud._docs import page
 from tfcloud.dockerignore import DockerIgnore, DockerIgnoreError, DockerPattern
 from tfcloud.errors import BuildError, ValidationError
 from tfcloud.gitignore import gitignore_spec, glob_escape, has_negation, read_lines, rebase, valid_lines
@@ -288,7 +289,7 @@ def _dockerignore(path: Path) -> DockerIgnore:
         raise ValidationError(
             f".dockerignore line {exc.number}", "a pattern Docker accepts", shown(exc.line),
             hint=f"Docker refuses {exc.reason}. Remove the line, or escape a literal `!`, `[` or `\\` with a backslash "
-                 "(`\\!name`); see docs/containers.md.",
+                 "(`\\!name`); see " + page("containers") + ".",
         ) from None
 
 

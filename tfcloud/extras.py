@@ -55,7 +55,7 @@ _NEEDS: dict[str, tuple[Need, ...]] = {
     "notebook": tuple(Need(module=m, extra="notebook", feature=_NOTEBOOK) for m in ("nbformat", "IPython")),
     "emulator": tuple(Need(module=m, extra="emulator", feature=_EMULATOR) for m in (
         "grpc", "google.cloud.aiplatform_v1", "google.cloud.devtools.cloudbuild_v1", "google.cloud.logging_v2",
-        "gcp_storage_emulator", "psutil")),
+        "gcp_storage_emulator", "psutil", "grpc_status", "cryptography")),
     "emulator_docker": (Need(module="docker", extra="docker", feature=_EMULATOR_DOCKER),),
 }
 

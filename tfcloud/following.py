@@ -22,13 +22,14 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = ["TrialLogs", "cancels_on_interrupt", "check_replica", "follow", "interrupted", "keep_stages",
-           "keep_submission", "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline", "trial_job",
-           "watch"]
+__all__ = ["TrialLogs", "cancels_on_interrupt", "check_replica", "debugging", "follow", "interrupted", "keep_stages",
+           "keep_submission", "latest_job", "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline",
+           "trial_job", "watch"]
 
 
 def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
-           timestamps: bool = False, json_lines: bool = False, stages: bool = False) -> int:
+           timestamps: bool = False, json_lines: bool = False, stages: bool = False,
+           all_replicas: bool = False) -> int:
     """Stream the job's logs to the terminal (stdout, one prefix per replica) until it ends and its last lines
     are in; on failure say why on stderr. While a cloud job waits for resources, a status line on a terminal
     says so ("Queued for 1m20s (waiting for resources)"); with ``stages``, one line at the end says how long
@@ -36,14 +37,16 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
     Returns 0 when the job succeeded, 1 otherwise. Ctrl-C propagates as KeyboardInterrupt to the caller, who
     decides whether to cancel or detach (:func:`interrupted`). ``tail``, ``since``: start from those lines
     (:meth:`JobHandle.logs`); ``timestamps``, ``json_lines``: how lines print (:class:`LogPrinter`);
-    ``stages``: end with the line of stage durations (after a submission)."""
+    ``stages``: end with the line of stage durations (after a submission); ``all_replicas``: every replica's
+    every line (by default identical lines of several replicas show once; ``-v`` shows them all too)."""
     from tfcloud.console import get_console, get_error_console, verbosity
     from tfcloud.logview import LogPrinter, format_tail
     from tfcloud.states import JobState
 
     first = handle.info()
     names = prefix_names(handle, first, replica)
-    printer = LogPrinter(replicas=names, show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_lines)
+    printer = LogPrinter(replicas=names, show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_lines,
+                         all_replicas=all_replicas or verbosity() > 0, show_frames=debugging())
     waiting = _Waiting(get_console(), enabled=target_of(first).queues)  # local replicas start at once
     waiting.update(first.state, since=first.created)
     try:
@@ -57,6 +60,7 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
                     waiting.stop()
             printer.print(line)
     finally:
+        printer.close()
         waiting.stop()
     info = handle.wait()
     console = get_error_console()
@@ -65,7 +69,7 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
     if info.state is JobState.SUCCEEDED:
         get_console().print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
         return 0
-    error = failure(handle)
+    error = failure(handle, show_frames=debugging())
     if error is None:
         console.print(f"Job {handle.job_id} {info.state.value}.", style="red", markup=False)
     else:
@@ -77,6 +81,14 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
         if error.log_tail and not (failed and shown and error.log_tail == format_tail(failed, shown)):
             console.print(error.log_tail, markup=False, highlight=False)
     return 1
+
+
+def debugging() -> bool:
+    """Whether ``TFCLOUD_DEBUG=1`` asks for tfcloud's own frames too (tracebacks, the launcher's frames in a
+    replica's traceback)."""
+    import os
+
+    return os.environ.get("TFCLOUD_DEBUG") == "1"
 
 
 def prefix_names(handle: JobHandle, info: JobInfo, replica: str | None = None) -> list[str]:
@@ -224,11 +236,11 @@ def target_of(info: JobInfo | StudyInfo) -> Any:
     return targets.get(info.target)
 
 
-def watch(handle: JobHandle, *, cancel_on_interrupt: bool = False) -> int:
+def watch(handle: JobHandle, *, cancel_on_interrupt: bool = False, all_replicas: bool = False) -> int:
     """:func:`follow`, and on Ctrl-C :func:`interrupted` (cancel when ``cancel_on_interrupt`` or a local job):
-    the exit code, 130 when interrupted."""
+    the exit code, 130 when interrupted. ``all_replicas``: as :func:`follow`'s."""
     try:
-        return follow(handle, stages=True)
+        return follow(handle, stages=True, all_replicas=all_replicas)
     except KeyboardInterrupt:
         interrupted(handle, cancel=cancel_on_interrupt or cancels_on_interrupt(handle))
         return 130
@@ -255,7 +267,7 @@ def keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: Image
 
     try:
         save(record_path(state_dir(settings), job_id),
-             summary(spec, settings, image=image.uri if image is not None else None))
+             {**summary(spec, settings, image=image.uri if image is not None else None), "job_id": job_id})
     except (OSError, ValueError) as exc:
         logging.getLogger("tfcloud").info("the plan of %s could not be kept: %s", job_id, exc)
 
@@ -266,6 +278,22 @@ def submitted_plan(job_id: str) -> dict[str, Any] | None:
     from tfcloud.submission import load, record_path
 
     return load(record_path(state_dir(), job_id))
+
+
+def latest_job(given: str | None) -> str:
+    """``given``, or, when the command was given no job id, the job this machine submitted last (said on the
+    progress console: ``Latest job: ID``). None submitted: a :class:`ValidationError` (exit 2)."""
+    if given is not None:
+        return given
+    from tfcloud.console import get_console
+    from tfcloud.submission import latest
+
+    found = latest(state_dir())
+    if found is None:
+        raise ValidationError("JOB", "a job id (none given, and this machine has submitted no job to default to)",
+                              "<none>", hint="`tfcloud list` lists a target's jobs; give one's id.")
+    get_console().print(f"Latest job: {found}", markup=False, highlight=False)
+    return found
 
 
 def trial_job(info: StudyInfo, trial: str) -> str:
@@ -303,7 +331,8 @@ class TrialLogs:
         self.attached = attached
         self.only = only
         self.lines: queue.Queue[LogLine] = queue.Queue()
-        self.printer = LogPrinter(console, replicas=[f"{trials}/{r}" for r in replicas], show_noise=verbosity() > 1)
+        self.printer = LogPrinter(console, replicas=[f"{trials}/{r}" for r in replicas], show_noise=verbosity() > 1,
+                                  all_replicas=True, through_rich=True)
         self._threads: dict[str, Any] = {}
 
     def start(self, info: StudyInfo) -> None:
@@ -341,6 +370,7 @@ class TrialLogs:
                 self.printer.print(self.lines.get(timeout=min(left, 0.2)))
             except queue.Empty:
                 continue
+        self.printer.flush()
 
     def finish(self, timeout: float = 10.0) -> None:
         """After the study ended: wait (a while) for the trials' last lines, and print them."""
@@ -352,6 +382,7 @@ class TrialLogs:
         self.pump(0.0)
         while not self.lines.empty():
             self.printer.print(self.lines.get_nowait())
+        self.printer.close()
 
     @property
     def followed(self) -> set[str]:

@@ -14,8 +14,9 @@
   run to find out.
 - **Cloud Storage** (:class:`StorageDeadline`): the storage client's own retry (its transient codes and
   connection errors), bounded by the same policy's deadline across every call of one upload, and its errors
-  translated the same way: a staging upload that keeps failing ends at the deadline with
-  :class:`~tfcloud.errors.SubmitError` (exit 1) naming the command that looks at the object.
+  translated the same way: a staging upload that keeps failing (the ``--no-build`` package, the build context
+  for Cloud Build) ends at the deadline with exit 1 (:class:`~tfcloud.errors.SubmitError`,
+  :class:`~tfcloud.errors.BuildError`) naming the command that looks at the object.
 """
 
 from __future__ import annotations
@@ -190,14 +191,31 @@ def call(fn: Callable[[], T], *, what: str, policy: RetryPolicy, service: str = 
                         unknown_hint=unknown_hint) from exc
 
 
+def _submit_failed(message: str, hint: str | None) -> TfcloudError:
+    return SubmitError(message, hint=hint)
+
+
 class StorageDeadline:
     """One deadline for a series of Cloud Storage calls (a look, an upload, a check): each :meth:`call` retries
     with the storage client's own predicate (429, 5xx, connection errors) and ``policy``'s backoff, for what is
-    left of ``policy.deadline`` since this object was made. ``uri`` names the object in messages and hints."""
+    left of ``policy.deadline`` since this object was made. ``uri`` names the object in messages and hints;
+    ``failed(message, hint)`` makes the error of a call that failed (:class:`SubmitError` by default);
+    ``nothing``: what did not happen ("Nothing was submitted."), ``again``: what a retry of the command does;
+    ``hint``: instead of the hint these make; ``staging``: the bucket is the staging bucket (a missing one is
+    named so, with the setting that changes it)."""
 
-    def __init__(self, policy: RetryPolicy, *, uri: str) -> None:
+    def __init__(self, policy: RetryPolicy, *, uri: str,
+                 failed: Callable[[str, str | None], TfcloudError] = _submit_failed,
+                 nothing: str = "Nothing was submitted.",
+                 again: str = "submit again: a package already there is checked and reused",
+                 hint: str | None = None, staging: bool = True) -> None:
+        self.staging = staging
         self.policy = policy
         self.uri = uri
+        self.failed = failed
+        self.nothing = nothing
+        self.again = again
+        self.hint = hint
         self._end = time.monotonic() + policy.deadline
 
     def left(self) -> float:
@@ -212,13 +230,13 @@ class StorageDeadline:
         from google.cloud.storage.retry import DEFAULT_RETRY
 
         bucket = self.uri.removeprefix("gs://").split("/", 1)[0]
-        hint = (f"Nothing was submitted. Look at the bucket with `gcloud storage ls gs://{bucket}/` (and the object "
-                f"with `gcloud storage objects describe {self.uri}`), then submit again: a package already there "
-                "is checked and reused.")
+        hint = self.hint or (f"{self.nothing} Look at the bucket with `gcloud storage ls gs://{bucket}/` (and the "
+                             f"object with `gcloud storage objects describe {self.uri}`), then {self.again}.")
+        failed = self.failed
         left = self.left()
         if left <= 0:
-            raise SubmitError(f"{what}: gave up, the retry deadline of {self.policy.deadline:g} s has passed "
-                              "(TFCLOUD_RETRY_DEADLINE).", hint=hint)
+            raise failed(f"{what}: gave up, the retry deadline of {self.policy.deadline:g} s has passed "
+                         "(TFCLOUD_RETRY_DEADLINE).", hint)
         retry = DEFAULT_RETRY.with_timeout(left).with_delay(
             initial=min(self.policy.initial, left / 4), maximum=self.policy.maximum,
             multiplier=self.policy.multiplier)
@@ -227,6 +245,9 @@ class StorageDeadline:
         except gexc.PreconditionFailed:
             raise
         except gexc.NotFound as exc:
+            if not self.staging:
+                raise ConfigurationError(f"{what}: not found ({exc.message}).",
+                                         hint=f"Look with `gcloud storage ls gs://{bucket}/`.") from exc
             raise ConfigurationError(f"{what}: the staging bucket gs://{bucket} does not exist.",
                                      hint=f"Create it (gcloud storage buckets create gs://{bucket}), or set "
                                           "TFCLOUD_STAGING_BUCKET to one that does.") from exc
@@ -235,16 +256,15 @@ class StorageDeadline:
                                      hint=_AUTH_HINT.format(service="Cloud Storage")) from exc
         except gexc.RetryError as exc:
             last = exc.cause or exc
-            raise SubmitError(f"{what}: Cloud Storage did not answer ({_storage_reason(last)}); gave up after "
-                              f"{self.policy.deadline:g} s (TFCLOUD_RETRY_DEADLINE).", hint=hint) from last
+            raise failed(f"{what}: Cloud Storage did not answer ({_storage_reason(last)}); gave up after "
+                         f"{self.policy.deadline:g} s (TFCLOUD_RETRY_DEADLINE).", hint) from last
         except gexc.GoogleAPICallError as exc:
-            raise SubmitError(f"{what}: {exc.code} {exc.message}", hint=hint) from exc
+            raise failed(f"{what}: {exc.code} {exc.message}", hint) from exc
         except (OSError, auth_exc.TransportError, gexc.GoogleAPIError) as exc:  # requests' errors are OSErrors
-            raise SubmitError(f"{what}: Cloud Storage cannot be reached ({_storage_reason(exc)}).",
-                              hint=hint) from exc
+            raise failed(f"{what}: Cloud Storage cannot be reached ({_storage_reason(exc)}).", hint) from exc
         except Exception as exc:  # google-resumable-media's InvalidResponse, DataCorruption
             if type(exc).__module__.startswith(("google.resumable_media", "google.cloud.storage")):
-                raise SubmitError(f"{what}: {_storage_reason(exc)}", hint=hint) from exc
+                raise failed(f"{what}: {_storage_reason(exc)}", hint) from exc
             raise
 
 

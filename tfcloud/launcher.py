@@ -32,7 +32,8 @@ def render_launcher(spec: JobSpec, *, script: str) -> str:
         strategy_reason=spec.strategy_reason,
         device=one_device_name(spec.chief.machine),
         script=script,
-        script_name=spec.entry_point.name,
+        # a comment's text: a name whose bytes are not UTF-8 (a local run takes it) shows them escaped
+        script_name=spec.entry_point.name.encode("utf-8", errors="backslashreplace").decode("utf-8"),
         heartbeat_var=HEARTBEAT_VAR,
         beat_interval=f"{BEAT_INTERVAL_S:g}",
     )

@@ -1,12 +1,17 @@
 """Known TensorFlow start-up and shutdown lines that say nothing about the user's job (:data:`NOISE`): the
 terminal hides them by default (:mod:`tfcloud.logview`) and a failure's last lines leave them out
-(:func:`tfcloud.backends.base.failure`). Imports nothing of tfcloud's, so both can use it."""
+(:func:`tfcloud.backends.base.failure`). Imports nothing of tfcloud's, so both can use it.
+
+:class:`LineFilter` is the same, line after line of one replica: it also hides the rest of a multi-line dump
+whose first line is noise (a TF1 session's ``Start master session ... with config:`` and the ``device_count {
+key: "CPU" ... }`` protobuf text after it), and, inside a traceback, the frames of tfcloud's own launcher and of
+``runpy`` (which every replica's traceback starts with: the user's frames are what says why)."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["NOISE", "is_noise"]
+__all__ = ["NOISE", "LineFilter", "is_noise", "without_launcher_frames"]
 
 # An absl (``I0000 00:00:1795431374.452381    5161 port.cc:153] ``) or older TensorFlow
 # (``2026-11-23 10:56:14.123456: I tensorflow/core/util/port.cc:113] ``) log line from one of these sources.
@@ -25,6 +30,8 @@ NOISE: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     # TF1 between-graph jobs (tf.distribute.Server + a session on server.target): the master's device scan at
     # start-up, and each session's cleanup of its rendezvous at shutdown (an ABORTED status that is no error).
     _ABSL + r"master\.cc:\d+\] Scanning workers for devices: ",
+    # A TF1 session's options, dumped as protobuf text over the lines after this one (LineFilter hides them).
+    _ABSL + r"master_session\.cc:\d+\] Start master session \S+ with config:",
     _ABSL + r"local_rendezvous\.cc:\d+\] Local rendezvous is aborting with status: ABORTED: Cleanup \d+",
     r"^WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR$",
     r"^To enable the following instructions: .*rebuild TensorFlow with the appropriate compiler flags\.$",
@@ -35,6 +42,79 @@ NOISE: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
 ))
 
 
+#: :data:`NOISE`'s patterns that start at the line's start, as one pattern tried there only, and the others
+#: (each a literal text first, which re finds fast): a job's every line goes through them, 2 kB lines too.
+_AT_START = re.compile("|".join(f"(?:{p.pattern[1:]})" for p in NOISE if p.pattern.startswith("^")))
+_ANYWHERE = tuple(p for p in NOISE if not p.pattern.startswith("^"))
+
+
 def is_noise(text: str) -> bool:
     """Whether ``text`` (one log line) is known TensorFlow start-up noise (:data:`NOISE`)."""
-    return any(pattern.search(text) for pattern in NOISE)
+    return _AT_START.match(text) is not None or any(p.search(text) for p in _ANYWHERE)
+
+
+#: The first line of a traceback, and a frame of tfcloud's launcher or of runpy in it (the launcher runs the
+#: user's script with ``runpy.run_path``; its frames lead every replica's traceback and say nothing of the script).
+_TRACEBACK = "Traceback (most recent call last):"
+_OWN_FRAME = re.compile(r'^\s*File "(?:[^"]*[/\\])?(?:tfcloud_launcher\.py|runpy\.py|<frozen runpy>)", line \d+')
+_FRAME = re.compile(r'^\s*File "')
+#: A line of protobuf text format (``device_count {``, ``  key: "CPU"``, ``}``): the body of a dumped config.
+_PROTO_TEXT = re.compile(r'^\s*(?:[A-Za-z_][\w.]*\s*(?:\{|:\s*\S.*)|\}|[A-Za-z_][\w.]*:)\s*$')
+
+
+class LineFilter:
+    """Which of a job's lines people need not see, one replica's lines after the other's (it keeps state per
+    replica): known start-up noise (:func:`is_noise`) and the protobuf dump that follows a noise line ending in
+    ``config:`` or ``{`` (unless ``show_noise``); tfcloud's launcher and ``runpy`` frames inside a traceback,
+    with the source lines under them (unless ``show_frames``)."""
+
+    def __init__(self, *, show_noise: bool = False, show_frames: bool = False) -> None:
+        self.show_noise = show_noise
+        self.show_frames = show_frames
+        self._dump: set[str] = set()  # replicas inside a hidden protobuf dump
+        self._traceback: set[str] = set()  # replicas inside a traceback
+        self._own_frame: set[str] = set()  # replicas inside one of tfcloud's frames (its source lines follow)
+
+    def hides(self, replica: str, text: str) -> bool:
+        """Whether ``text``, the next line of ``replica``, is hidden."""
+        if not (self._dump or self._traceback or self.show_noise or text.startswith(_TRACEBACK)):
+            return is_noise(text) and self._noise(replica, text)
+        if not self.show_noise:
+            if replica in self._dump:
+                if _PROTO_TEXT.match(text):
+                    return True
+                self._dump.discard(replica)
+            if is_noise(text):
+                return self._noise(replica, text)
+        if self.show_frames:
+            return False
+        if text.startswith(_TRACEBACK):
+            self._traceback.add(replica)
+            self._own_frame.discard(replica)
+            return False
+        if replica not in self._traceback:
+            return False
+        if _FRAME.match(text):
+            if _OWN_FRAME.match(text):
+                self._own_frame.add(replica)
+                return True
+            self._own_frame.discard(replica)
+            return False
+        if text.startswith("    ") or not text.strip():  # a frame's source line (and its ^^^ markers)
+            return replica in self._own_frame
+        self._traceback.discard(replica)  # the exception's line ends the traceback
+        self._own_frame.discard(replica)
+        return False
+
+
+    def _noise(self, replica: str, text: str) -> bool:
+        """A noise line: hidden; one that opens a dump (``... with config:``, ``... {``) hides the dump too."""
+        if text.rstrip().endswith(("config:", "{")):
+            self._dump.add(replica)
+        return True
+
+
+def without_launcher_frames(lines: list[str]) -> list[str]:
+    """``lines`` (one replica's) without tfcloud's launcher and ``runpy`` frames in a traceback."""
+    kept = LineFilter(show_noise=True)
+    return [line for line in lines if not kept.hides("", line)]

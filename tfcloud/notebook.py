@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tfcloud._docs import page
 from tfcloud.errors import NotebookError, ValidationError, require
 from tfcloud.ipysyntax import (
     BLOCK_CELLS,
@@ -71,7 +72,8 @@ __all__ = [
 #: Cells carrying this tag (cell metadata ``tags``) are left out of the job.
 SKIP_TAG = "tfcloud-skip"
 
-_SKIP_HINT = f"Remove it, or tag the cell `{SKIP_TAG}` to leave the cell out of the job (see docs/notebooks.md)."
+_SKIP_HINT = (f"Remove it, or tag the cell `{SKIP_TAG}` to leave the cell out of the job (see "
+              f"{page('notebooks')}).")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,21 +7,25 @@
   on the nodes (readable here when this machine is the cluster's one node).
 
 ``tfcloud artifacts JOB`` lists or downloads them; ``tfcloud tensorboard JOB`` runs TensorBoard on ``logs/``.
+On Cloud Storage, the listing and every download share one retry deadline (``TFCLOUD_RETRY_DEADLINE``,
+:class:`tfcloud.gcloud.StorageDeadline`); storage that keeps failing ends in exit 3 with the command that looks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.errors import ConfigurationError, ValidationError
+from tfcloud.errors import ConfigurationError, OutcomeUnknownError, ValidationError
 
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobInfo
+    from tfcloud.gcloud import RetryPolicy, StorageDeadline
 
 __all__ = ["Artifact", "check_download_dir", "download_artifacts", "job_output_dir", "list_artifacts",
            "tensorboard_command"]
@@ -66,23 +70,46 @@ def _storage_client() -> Any:
     return storage.Client()
 
 
-def _blobs(base: str) -> Iterator[Any]:
+def _unknown(message: str, hint: str | None) -> OutcomeUnknownError:
+    return OutcomeUnknownError(message, hint=hint)
+
+
+def _deadline(base: str, policy: RetryPolicy | None) -> StorageDeadline:
+    """Every storage call of one listing or download, bounded by the retry deadline together
+    (``TFCLOUD_RETRY_DEADLINE``); a listing Cloud Storage never answered is exit 3, with the command that looks."""
+    from tfcloud.gcloud import RetryPolicy, StorageDeadline
+    from tfcloud.settings import resolve_settings
+
+    if policy is None:  # the retry_deadline setting (TFCLOUD_RETRY_DEADLINE, [tool.tfcloud]), as for every call
+        policy = RetryPolicy.from_setting(resolve_settings().retry_deadline)
+    return StorageDeadline(policy, uri=base, failed=_unknown, staging=False,
+                           hint=f"Look with `gcloud storage ls --recursive {base.rstrip('/')}/`, then try again.")
+
+
+@contextlib.contextmanager
+def _blobs(base: str, policy: RetryPolicy | None) -> Iterator[tuple[list[Any], StorageDeadline]]:
+    """The objects under ``base`` (a ``gs://`` URI), listed under one deadline, with the client open (and that
+    deadline, for the downloads that follow)."""
     bucket, prefix = _bucket(base)
     client = _storage_client()
+    deadline = _deadline(base, policy)
     try:
-        for blob in client.list_blobs(bucket, prefix=prefix):
-            if not blob.name.endswith("/"):
-                yield blob
+        blobs = deadline.call(lambda retry, timeout: [
+            b for b in client.list_blobs(bucket, prefix=prefix, retry=retry, timeout=timeout)
+            if not b.name.endswith("/")], what=f"Listing {base}")
+        yield blobs, deadline
     finally:
         client.close()
 
 
-def list_artifacts(base: str) -> list[Artifact]:
-    """Every file under ``base`` (a directory or ``gs://`` URI), sorted by path."""
+def list_artifacts(base: str, *, policy: RetryPolicy | None = None) -> list[Artifact]:
+    """Every file under ``base`` (a directory or ``gs://`` URI), sorted by path. ``policy``: the retry deadline
+    for Cloud Storage (:class:`~tfcloud.gcloud.RetryPolicy`; when None, the ``retry_deadline`` setting's)."""
     if base.startswith("gs://"):
         _, prefix = _bucket(base)
-        return sorted((Artifact(path=b.name[len(prefix):], size=int(b.size or 0)) for b in _blobs(base)),
-                      key=lambda a: a.path)
+        with _blobs(base, policy) as (blobs, _):
+            return sorted((Artifact(path=b.name[len(prefix):], size=int(b.size or 0)) for b in blobs),
+                          key=lambda a: a.path)
     root = Path(base)
     if not root.is_dir():
         return []
@@ -126,19 +153,20 @@ def _target(destination: Path, relative: str) -> Path:
     return target
 
 
-def download_artifacts(base: str, destination: Path) -> list[Path]:
+def download_artifacts(base: str, destination: Path, *, policy: RetryPolicy | None = None) -> list[Path]:
     """Copy every file under ``base`` into ``destination`` (same relative paths); return the files written.
-    The destination and every target are checked before the first file is copied (:func:`check_download_dir`)."""
+    The destination and every target are checked before the first file is copied (:func:`check_download_dir`).
+    ``policy``: the retry deadline for Cloud Storage, shared by the listing and every download."""
     destination = check_download_dir(destination)
-    written = []
+    written: list[Path] = []
     if base.startswith("gs://"):
         _, prefix = _bucket(base)
-        blobs = list(_blobs(base))
-        pairs = [(blob, _target(destination, blob.name[len(prefix):])) for blob in blobs]
-        for blob, target in pairs:
-            _make_parent(target)
-            blob.download_to_filename(str(target))
-            written.append(target)
+        with _blobs(base, policy) as (blobs, deadline):
+            pairs = [(blob, _target(destination, blob.name[len(prefix):])) for blob in blobs]
+            for blob, target in pairs:
+                _make_parent(target)
+                deadline.call(_downloader(blob, target), what=f"Copying gs://{blob.bucket.name}/{blob.name}")
+                written.append(target)
         return written
     copies = [(Path(base) / a.path, _target(destination, a.path)) for a in list_artifacts(base)]
     for source, target in copies:
@@ -149,6 +177,13 @@ def download_artifacts(base: str, destination: Path) -> list[Path]:
             raise ConfigurationError(f"Could not copy {source} to {target}: {exc.strerror or exc}.") from None
         written.append(target)
     return written
+
+
+def _downloader(blob: Any, target: Path) -> Callable[[Any, float], None]:
+    def download(retry: Any, timeout: float) -> None:
+        blob.download_to_filename(str(target), retry=retry, timeout=timeout)
+
+    return download
 
 
 def _make_parent(target: Path) -> None:

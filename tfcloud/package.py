@@ -1,13 +1,14 @@
 """The package stage (``--no-build``): a prepared job in, a Python source distribution in Cloud Storage out.
 
-Instead of an image, the job's files travel as a source distribution that Vertex AI installs with pip on its
-prebuilt TensorFlow training image and runs with ``python -m tfcloud_job.start`` (``python_package_spec``):
+Instead of an image per change, the job's files travel as a source distribution in the staging bucket; each
+replica runs the job's base image (:mod:`tfcloud.baseimage`: TensorFlow and the requirements, built once), whose
+bootstrap unpacks the package from ``/gcs/`` and runs ``python -m tfcloud_job.start``:
 
 1. The files are those an image would get (:func:`tfcloud.context.collect_context`: ignore files honoured,
    secrets kept out) plus the same generated files (:func:`tfcloud.containerize.generated_files`: the launcher,
    the requirements, tfcloud's runtime package), under ``tfcloud_job/job/`` in the archive.
-2. Beside them: the start module (``templates/package_start.py.j2``: installs the requirements, then runs the
-   launcher in the job's files), ``PKG-INFO``, and a ``pyproject.toml`` whose in-tree build backend
+2. Beside them: the start module (``templates/package_start.py.j2``: runs the launcher in the job's files;
+   nothing is installed at start), ``PKG-INFO``, and a ``pyproject.toml`` whose in-tree build backend
    (``templates/package_build.py.j2``) makes the wheel without setuptools or a download.
 3. The archive is deterministic (sorted, fixed times and owners, gzip without a time stamp): the same files
    give the same bytes. Its version and object name carry the digest of its content, so an unchanged job
@@ -28,7 +29,6 @@ Faithful to the image path, and checked before the upload:
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import io
@@ -42,8 +42,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from tfcloud._version import __version__
 from tfcloud.artifacts import PackageRef, PreparedJob
+from tfcloud.checksums import ArchiveSums, HashingWriter
 from tfcloud.context import DEFAULT_WARN_SIZE, BuildContext, ContextFile, collect_context, format_size, shown
-from tfcloud.dockerfile import REQUIREMENTS_PATH, TFCLOUD_PYTHON_DIR, tf_keras_requirement
+from tfcloud.dockerfile import TFCLOUD_PYTHON_DIR
 from tfcloud.errors import SubmitError, ValidationError
 from tfcloud.launcher import LAUNCHER_NAME
 from tfcloud.templates import render, template_dir
@@ -53,8 +54,7 @@ if TYPE_CHECKING:
 
     from tfcloud.gcloud import RetryPolicy
 
-__all__ = ["PACKAGE_MODULE", "PACKAGE_NAME", "PACKAGE_PREFIX", "Archive", "PackagePlan", "plan_package",
-           "upload_package"]
+__all__ = ["PACKAGE_MODULE", "PACKAGE_NAME", "PACKAGE_PREFIX", "PackagePlan", "plan_package", "upload_package"]
 
 logger = logging.getLogger("tfcloud")
 
@@ -95,21 +95,21 @@ class PackagePlan:
         self.sdist.write_tar(buffer, compress=True)
         return buffer.getvalue()
 
-    def measure(self) -> Archive:
+    def measure(self) -> ArchiveSums:
         """The archive's size and hashes, computed as it is written to nowhere (nothing is kept)."""
-        sink = _HashingWriter(None)
+        sink = HashingWriter(None)
         self.sdist.write_tar(sink, compress=True)  # type: ignore[arg-type]
-        return sink.archive()
+        return sink.sums()
 
     @contextlib.contextmanager
-    def spool(self) -> Iterator[tuple[IO[bytes], Archive]]:
+    def spool(self) -> Iterator[tuple[IO[bytes], ArchiveSums]]:
         """The archive written to a temporary file (removed on exit), rewound, with its size and hashes."""
         with tempfile.TemporaryFile(prefix="tfcloud-package-") as f:
-            sink = _HashingWriter(f)
+            sink = HashingWriter(f)
             self.sdist.write_tar(sink, compress=True)  # type: ignore[arg-type]
             f.flush()
             f.seek(0)
-            yield f, sink.archive()
+            yield f, sink.sums()
 
     def warnings(self, *, warn_size: int = DEFAULT_WARN_SIZE) -> list[str]:
         """What a person should hear before the package is uploaded: its size over ``warn_size`` (as an image
@@ -126,69 +126,24 @@ class PackagePlan:
         return out
 
 
-@dataclass(frozen=True, kw_only=True)
-class Archive:
-    """An archive's size and hashes as Cloud Storage reports them (base64 MD5 and CRC32C, big-endian)."""
-
-    size: int
-    md5: str
-    crc32c: str
-
-    def matches(self, blob: Any) -> bool:
-        """Whether the stored object ``blob`` holds these bytes: same size, and same MD5 (when the object has
-        one: composite objects have only a CRC32C), else same CRC32C. No hash at all: not trusted."""
-        if blob.size is None or int(blob.size) != self.size:
-            return False
-        if blob.md5_hash:
-            return bool(blob.md5_hash == self.md5)
-        return bool(blob.crc32c) and blob.crc32c == self.crc32c
-
-
-class _HashingWriter:
-    """A write-only file object that hashes what passes through it (MD5, CRC32C, size) on its way to ``target``."""
-
-    def __init__(self, target: IO[bytes] | None) -> None:
-        import google_crc32c
-
-        self._target = target
-        self._md5 = hashlib.md5(usedforsecurity=False)
-        self._crc = google_crc32c.Checksum()  # type: ignore[no-untyped-call]
-        self._size = 0
-
-    def write(self, data: bytes) -> int:
-        self._md5.update(data)
-        self._crc.update(data)  # type: ignore[no-untyped-call]
-        self._size += len(data)
-        if self._target is not None:
-            self._target.write(data)
-        return len(data)
-
-    def flush(self) -> None:
-        if self._target is not None:
-            self._target.flush()
-
-    def archive(self) -> Archive:
-        return Archive(size=self._size, md5=base64.b64encode(self._md5.digest()).decode(),
-                       crc32c=base64.b64encode(self._crc.digest()).decode())  # type: ignore[no-untyped-call]
-
-
-def _start_module(tf_keras: str | None) -> str:
+def _start_module() -> str:
     return render("package_start.py.j2", version=__version__, module=PACKAGE_MODULE, launcher=LAUNCHER_NAME,
-                  requirements=REQUIREMENTS_PATH, runtime=TFCLOUD_PYTHON_DIR, tf_keras=tf_keras)
+                  runtime=TFCLOUD_PYTHON_DIR)
 
 
 def plan_package(job: PreparedJob, *, context_dir: Path | None = None,
                  tensorflow_version: str | None = None) -> PackagePlan:
-    """The package of ``job``, computed in memory (nothing is uploaded; ``tfcloud submit --no-build --dry-run``
-    shows it)."""
+    """The package of ``job``: its entries and digest (nothing is uploaded, nor the archive written:
+    :meth:`PackagePlan.spool` writes it; ``tfcloud submit --no-build --dry-run`` shows it). Refuses, as a
+    :class:`ValidationError`, what the package cannot carry: a requirement that is a path on this machine, a file
+    name that is not UTF-8."""
     from tfcloud.containerize import generated_files
 
     root = Path(context_dir or job.workdir).resolve()
     _check_requirements(job)
     context = collect_context(root, generated=generated_files(job, root))
     _check_names(context)
-    tf_keras = tf_keras_requirement(tensorflow_version) if job.spec.strategy.needs_tf_keras else None
-    start = _start_module(tf_keras)
+    start = _start_module()  # tf-keras and the requirements are the base image's (tfcloud.baseimage)
     backend_template = (template_dir() / "package_build.py.j2").read_bytes()
     h = hashlib.sha256(f"{_LAYOUT}\n{context.digest()}\n".encode())
     h.update(start.encode())

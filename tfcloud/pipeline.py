@@ -109,10 +109,13 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
 
 
 def stage_package(job: PreparedJob, settings: Settings, *, console: Console | None = None,
-                  recorder: Recorder | None = None) -> PackageRef:
-    """The package stage (``--no-build``, :mod:`tfcloud.package`): the job's files as a source distribution in
-    the staging bucket, uploaded only when that content is not there yet. ``recorder`` marks the ``context``
-    stage (the package is made) and the ``push`` stage (it is uploaded)."""
+                  build_logs: bool = False, recorder: Recorder | None = None) -> tuple[ImageRef, PackageRef]:
+    """The package stage (``--no-build``): the job's base image (:mod:`tfcloud.baseimage`: TensorFlow and the
+    requirements; looked up, and built and pushed only when the registry lacks it), then the job's files as a
+    source distribution in the staging bucket (:mod:`tfcloud.package`), uploaded only when that content is not
+    there yet. ``recorder`` marks the ``context`` stage (both are planned), ``build`` (the base image) and
+    ``push`` (the package is uploaded)."""
+    from tfcloud.baseimage import ensure_base_image, plan_base_image
     from tfcloud.errors import ConfigurationError
     from tfcloud.gcloud import Clients, RetryPolicy
     from tfcloud.package import plan_package, upload_package
@@ -122,15 +125,21 @@ def stage_package(job: PreparedJob, settings: Settings, *, console: Console | No
     if not settings.staging_bucket or not settings.project:
         raise ConfigurationError("--no-build uploads the job's package to a staging bucket: none is set.",
                                  hint="Set TFCLOUD_STAGING_BUCKET (staging_bucket= in run()) and a project.")
+    base = plan_base_image(job, repository=_repository(job.spec, settings))
     plan = plan_package(job, context_dir=job.spec.context_dir)
+    if recorder is not None:
+        recorder.begin("build")
+    image = ensure_base_image(base, console=console, builder=lambda: make_builder(
+        job.spec, settings, console=console, build_logs=build_logs))
     if recorder is not None:
         recorder.begin("push")
     clients = Clients(endpoint=settings.emulator_host, region=settings.region)
     try:
-        return upload_package(plan, storage=clients.storage(settings.project), bucket=settings.staging_bucket,
-                              console=console, policy=RetryPolicy.from_setting(settings.retry_deadline))
+        package = upload_package(plan, storage=clients.storage(settings.project), bucket=settings.staging_bucket,
+                                 console=console, policy=RetryPolicy.from_setting(settings.retry_deadline))
     finally:
         clients.close()
+    return image, package
 
 
 def _repository(spec: JobSpec, settings: Settings) -> str:
@@ -162,7 +171,9 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
                 job, settings, console=console, build_logs=build_logs, push=pushed,
                 repository=None if pushed else _local_repository(spec, settings), recorder=recorder))
         elif spec.target.packaged:
-            job = replace(job, package=stage_package(job, settings, console=console, recorder=recorder))
+            image, package = stage_package(job, settings, console=console, build_logs=build_logs,
+                                           recorder=recorder)
+            job = replace(job, image=image, package=package)
         if recorder is not None:
             recorder.begin("submit")
         handle = backend.submit(job)

@@ -5,8 +5,11 @@ makes them the job's requirements; the job itself then does nothing for the line
 Kept: package specifiers, ``-e PATH``, ``--pre``, the index options (``-i``/``--index-url``,
 ``--extra-index-url``, ``-f``/``--find-links``, ``--trusted-host``) and what ``-r FILE`` lists (recursively;
 a file written by an earlier ``%%writefile`` cell is read from that cell). Dropped: the options that only
-say how pip runs (``--upgrade``, ``--quiet``, ``--target``...). A requirement that depends on a Python value
-(``$name``, ``{expr}``) cannot be known before the notebook runs: a :class:`PipLineError`.
+say how pip runs (``--upgrade``, ``--quiet``, ``--target``...). A URL with credentials anywhere in the line or in
+a file it reads (``-i https://alice:S3cret@host``, ``--proxy``...) is a :class:`PipLineError` that shows it
+masked: the job's requirements and the notebook itself go into every image and package. A requirement that
+depends on a Python value (``$name``, ``{expr}``) cannot be known before the notebook runs: a
+:class:`PipLineError`.
 """
 
 from __future__ import annotations
@@ -65,9 +68,10 @@ def parse_pip_install(command: str, *, shown: str, folder: Path, written: Mappin
         if token in _REDIRECTS:
             cut = i - 1 if i > 0 and rest[i - 1].isdigit() else i  # `2>&1`: the 2 is not a package
             break
+    _refuse_credentials(command)  # any option: the notebook itself travels with the job's files
     reader = _Reader(folder=folder, written=written)
     found = _install_args(rest[:cut], shown, reader)
-    for requirement in found:
+    for requirement in found:  # and what -r files added
         _refuse_credentials(requirement)
     return PipInstall(requirements=tuple(found), files=tuple(reader.files))
 

@@ -94,13 +94,14 @@ class ImagePlan:
 
 @dataclass(frozen=True, kw_only=True)
 class PackagePlanView:
-    """The package a ``--no-build`` job would upload, computed without uploading it, and the prebuilt image each
-    pool runs it on."""
+    """The package a ``--no-build`` job would upload, computed without uploading it, and the base image every
+    pool runs it on (:mod:`tfcloud.baseimage`: its tag computed, nothing built)."""
 
     uri: str
     module: str
     size: int  # the archive's bytes
-    executor_images: tuple[tuple[str, str], ...]  # (role, image URI)
+    base_image: str  # the image URI
+    tensorflow: str  # the TensorFlow the base image carries (and every replica runs)
     image_reason: str
     context_root: str
     files: tuple[ContextEntry, ...]
@@ -111,10 +112,10 @@ class PackagePlanView:
         from tfcloud.context import format_size, shown
 
         own = [f for f in self.files if not f.generated]
-        out = [f"Package: {self.uri} ({format_size(self.size)}; uploaded only if it is not there; nothing built)",
-               f"Package runs: python -m {self.module} (the launcher, after pip installs the requirements)"]
-        out += [f"Prebuilt image ({role}): {image}" for role, image in self.executor_images]
-        out.append(f"Prebuilt image: {self.image_reason}")
+        out = [f"Package: {self.uri} ({format_size(self.size)}; uploaded only if it is not there)",
+               f"Package runs: python -m {self.module} (the launcher; nothing is installed at start)",
+               f"Base image (every pool): {self.base_image}",
+               f"Base image: {self.image_reason}"]
         out.append(f"Package files from {shown(self.context_root)}: {len(own)} of the job's own, "
                    f"{len(self.files) - len(own)} generated (launcher, requirements, tfcloud's runtime)")
         out += [f"  {shown(f.path)}  {format_size(f.size)}" for f in own[:40]]
@@ -123,7 +124,7 @@ class PackagePlanView:
 
     def to_dict(self) -> dict[str, object]:
         return {"uri": self.uri, "module": self.module, "size": self.size,
-                "executor_images": {role: image for role, image in self.executor_images},
+                "base_image": self.base_image, "tensorflow": self.tensorflow,
                 "image_reason": self.image_reason, "context_root": self.context_root,
                 "files": [{"path": f.path, "size": f.size, "generated": f.generated} for f in self.files],
                 "kept_out": [{"path": p, "reason": r} for p, r in self.kept_out]}
@@ -204,6 +205,8 @@ def _price_dict(price: JobPrice) -> dict[str, object]:
     from tfcloud.prices import PRICE_DATE, PRICE_SOURCE
 
     return {"region": price.region, "capacity": price.capacity, "per_hour_usd": price.per_hour,
+            "at_most_per_hour_usd": price.at_most_per_hour, "charged": price.capacity != "persistent-resource",
+            "billing": price.billing(),
             "ceiling_usd": price.ceiling, "timeout_s": price.timeout_s, "on_demand_as_ceiling": price.fallback,
             "pools": [{"role": p.role, "replicas": p.replicas, "per_hour_usd": p.per_hour, "missing": p.missing}
                       for p in price.pools],
@@ -283,7 +286,9 @@ def price_of(spec: JobSpec, settings: Settings) -> JobPrice | None:
 
 
 def _package_plan(job: PreparedJob, settings: Settings) -> PackagePlanView:
-    """The ``--no-build`` part of the plan: the package (made in memory, not uploaded) and its prebuilt images."""
+    """The ``--no-build`` part of the plan: the package (made in memory, not uploaded) and its base image (the
+    tag computed, nothing looked up or built)."""
+    from tfcloud.baseimage import plan_base_image
     from tfcloud.package import PACKAGE_MODULE, plan_package
 
     spec = job.spec
@@ -291,11 +296,11 @@ def _package_plan(job: PreparedJob, settings: Settings) -> PackagePlanView:
     bucket = (settings.staging_bucket or "STAGING_BUCKET").removeprefix("gs://").strip("/")
     ctx = planned.context
     generated = {f.path for f in ctx.files if f.data is not None}
-    images, reason = spec.target.package_images(spec, settings)
+    base = plan_base_image(job, repository=spec.target.settings_for(settings).repository or "REPOSITORY")
     return PackagePlanView(
         uri=f"gs://{bucket}/{planned.object_name()}", module=PACKAGE_MODULE,
         size=planned.measure().size,  # written to nowhere: never held in memory
-        executor_images=images, image_reason=reason,
+        base_image=base.uri, tensorflow=base.tensorflow, image_reason=base.reason(),
         context_root=str(ctx.root),
         files=tuple(ContextEntry(path=f.path, size=f.size, generated=f.path in generated) for f in ctx.files),
         kept_out=tuple((s.path, s.reason) for s in ctx.secrets))
@@ -429,8 +434,9 @@ def script_warnings(script: Path, spec: JobSpec, *, source: str | None = None) -
 
 
 # --- the plan for people: plain text (str(plan), IPython) and HTML (a notebook) ---------------------------------
-def plan_rows(plan: Plan) -> list[tuple[str, str]]:
-    """(label, value) for each fact of the plan after its pools, in the order the console shows them."""
+def plan_rows(plan: Plan, *, python: bool = False) -> list[tuple[str, str]]:
+    """(label, value) for each fact of the plan after its pools, in the order the console shows them
+    (``python``: hints in Python's terms, for a notebook)."""
     spec = plan.spec
     rows = [("Each replica runs", plan.command_line),
             ("Script args", json.dumps(list(plan.args)) if plan.args else "(none)")]
@@ -460,18 +466,19 @@ def plan_rows(plan: Plan) -> list[tuple[str, str]]:
                  ("Builder", image.builder),
                  ("Build context", f"{image.context_root}: {len(image.files)} files, "
                                    f"{format_size(image.total_size)}")]
-    rows.append(("Generated", generated_files(plan)))
+    rows.append(("Generated", generated_files(plan, python=python)))
     return rows
 
 
-def generated_files(plan: Plan) -> str:
-    """One line naming the files tfcloud generates for the job and where to see them whole."""
+def generated_files(plan: Plan, *, python: bool = False) -> str:
+    """One line naming the files tfcloud generates for the job and where to see them whole (``python``: as a
+    notebook or script user reads them, ``plan.launcher``; else the CLI's ``--show-files`` too)."""
     generated = [("tfcloud_launcher.py", plan.launcher)]
     if plan.script is not None:
         generated.append((f"{plan.spec.entry_point.name} as a script", plan.script))
+    attributes = "plan.launcher" + (", plan.script" if plan.script is not None else "")
     return (", ".join(f"{name} ({text.count(chr(10))} lines)" for name, text in generated)
-            + "; shown by --show-files (plan.launcher" + (", plan.script" if plan.script is not None else "")
-            + " in Python)")
+            + (f"; shown by {attributes}" if python else f"; shown by --show-files ({attributes} in Python)"))
 
 
 def _pools(plan: Plan) -> list[list[str]]:
@@ -499,7 +506,7 @@ def plan_html(plan: Plan) -> str:
     head = "".join(f"<th>{esc(c)}</th>" for c in pools[0])
     body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in pools[1:])
     facts = "".join(f"<tr><th style='text-align:left'>{esc(label)}</th><td style='text-align:left'>"
-                    f"<code>{esc(value)}</code></td></tr>" for label, value in plan_rows(plan))
+                    f"<code>{esc(value)}</code></td></tr>" for label, value in plan_rows(plan, python=True))
     return (f"<div><p><b>Plan</b> for <code>{esc(str(spec.entry_point))}</code> (target: "
             f"{esc(spec.target.name)}; nothing submitted)<br>Strategy: <b>{esc(plan.strategy)}</b> "
             f"({esc(plan.strategy_reason)})</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

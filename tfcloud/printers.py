@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
     from tfcloud.study import StudyInfo
 
-__all__ = ["print_image_plan", "print_plan", "print_price", "say", "study_outcome"]
+__all__ = ["confirm_launch", "print_image_plan", "print_plan", "print_price", "say", "study_outcome"]
 
 
 def study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
@@ -153,9 +153,35 @@ def print_image_plan(image: ImagePlan) -> None:
 
 def print_price(spec: JobSpec, settings: Settings) -> None:
     """The job's hourly list price in brief (no per-pool lines), before it is submitted; nothing for a target
-    that bills nothing."""
+    that bills nothing, or for a job on the emulator (it bills nothing either)."""
     from tfcloud.plan import price_of
 
-    price = price_of(spec, settings)
+    price = None if settings.emulator_host else price_of(spec, settings)
     for line in price.lines(pools=False) if price is not None else ():
         say(line)
+
+
+def confirm_launch(spec: JobSpec, settings: Settings, *, yes: bool = False) -> None:
+    """Before a paid launch, on a terminal: ask ``Proceed? [Y/n]`` under the price :func:`print_price` just
+    printed (SkyPilot's ``sky launch`` asks the same). Not asked with ``yes`` (``--yes``), the ``yes`` setting
+    (``TFCLOUD_YES=1``), for a target that bills nothing, on the emulator, or when stdin or the console is not a
+    terminal (a script, CI, a notebook). Answering no submits nothing and raises KeyboardInterrupt (exit 130)."""
+    import sys
+
+    from tfcloud.console import get_console
+    from tfcloud.plan import price_of
+
+    if yes or _truthy(settings.yes) or settings.emulator_host or price_of(spec, settings) is None:
+        return
+    console = get_console()
+    if console.quiet or not (sys.stdin.isatty() and console.is_terminal):
+        return
+    answer = console.input("Proceed? [Y/n] ")
+    if answer.strip().lower() in ("", "y", "yes"):
+        return
+    console.print("Not submitted: nothing was built or created.", markup=False, highlight=False)
+    raise KeyboardInterrupt
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")

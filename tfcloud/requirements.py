@@ -186,7 +186,8 @@ def ensure_requirements(requirements_txt: Path | None = None, extra: Sequence[st
 
 def _local_path(text: str) -> bool:
     """Whether a requirement line names a path on this machine: ``./mylib``, ``/opt/x.whl``, ``~/lib``,
-    ``file:...``, ``-e ./mylib``, ``pkg @ file:///...``, a bare ``.`` (not ``name``, a URL or a VCS URL)."""
+    ``file:...``, ``-e ./mylib``, ``pkg @ file:///...``, a bare ``.``, an archive by its file name
+    (``mylib-1.0-py3-none-any.whl``: pip looks for it in the current directory); not ``name``, a URL or a VCS URL."""
     text = text.strip()
     for option in ("--editable", "-e"):
         if text.startswith(option):
@@ -199,7 +200,7 @@ def _local_path(text: str) -> bool:
     if "://" in location or location.startswith(("git+", "hg+", "svn+", "bzr+")):
         return False
     return location.startswith((".", "/", "~")) or location in (".", "..") or (
-        "/" in location and not location.startswith("-"))
+        "/" in location and not location.startswith("-")) or location.endswith((".whl", ".tar.gz", ".zip"))
 
 
 def local_path_requirements(requirements_txt: Path | None, extra: Sequence[str] = ()) -> list[tuple[str, str]]:

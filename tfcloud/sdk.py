@@ -29,10 +29,12 @@ from tfcloud.following import (
     TrialLogs,
     cancels_on_interrupt,
     check_replica,
+    debugging,
     follow,
     interrupted,
     keep_stages,
     keep_submission,
+    latest_job,
     prefix_names,
     state_dir,
     submitted_plan,
@@ -55,32 +57,10 @@ if TYPE_CHECKING:
     from tfcloud.study import StudyHandle, StudyInfo, TrialInfo, Tuner
     from tfcloud.timeline import Timeline
 
-__all__ = [
-    "Job",
-    "JobOptions",
-    "TrialLogs",
-    "attach",
-    "attached",
-    "build",
-    "cancels_on_interrupt",
-    "check_replica",
-    "failure",
-    "follow",
-    "interrupted",
-    "list_jobs",
-    "list_studies",
-    "log_window",
-    "make_spec",
-    "plan",
-    "prefix_names",
-    "state_dir",
-    "submit",
-    "submitted_plan",
-    "timeline",
-    "trial_job",
-    "tune",
-    "watch",
-]
+__all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
+           "debugging", "failure", "follow", "interrupted", "latest_job", "list_jobs", "list_studies", "log_window",
+           "make_spec", "plan", "prefix_names", "state_dir", "submit", "submitted_plan", "timeline", "trial_job",
+           "tune", "watch"]
 
 #: Job options that are also settings (resolved with env vars and pyproject.toml). A target's own options with a
 #: setting key (project, region, ray_address...) are declared by the target (tfcloud.targets).
@@ -191,6 +171,11 @@ class Job(_Wrapper[JobInfo]):
         super().__init__(handle, closer=backend, key=handle.job_id)
         self.image = image
 
+    def _repr_html_(self) -> str:  # a notebook shows the job: state, outcome, replicas, times, links
+        from tfcloud.statusview import status_html
+
+        return status_html(self.info())
+
     @property
     def job_id(self) -> str:
         return self.handle.job_id
@@ -263,24 +248,23 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
     return dataclasses.replace(make_plan(spec, settings=settings), sources=sources(spec.target, settings))
 
 
-def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, **options: Unpack[JobOptions]) -> Job:
-    """Run every stage and submit the job to its target; build progress, the job's id and its console link go
-    to the console (stderr). ``build_logs``: print the image build's log as it comes."""
+def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes: bool = False,
+           **options: Unpack[JobOptions]) -> Job:
+    """Run every stage and submit the job to its target; progress, id and console link go to stderr. ``build_logs``:
+    print the build's log; ``yes``: never ask before a paid job (:func:`~tfcloud.printers.confirm_launch`)."""
     from tfcloud.backends import get_backend
     from tfcloud.console import get_console
     from tfcloud.pipeline import submit as submit_stages
-    from tfcloud.printers import print_price
+    from tfcloud.printers import confirm_launch, print_price
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
-    if build_logs and not spec.target.container:  # nothing is built: no build log
-        if spec.target.packaged:
-            raise ValidationError("--build-logs", "to be left out with --no-build (no image is built)",
-                                  "--no-build and --build-logs", hint="Leave out --build-logs, or --no-build.")
+    if build_logs and not (spec.target.container or spec.target.packaged):  # nothing is built: no build log
         raise UnsupportedOptionError("build_logs", True, target=spec.target.name,
                                      takers=["a target that builds an image (vertex, local with container)"])
     console = get_console()
     print_price(spec, settings)  # what it costs, before it starts
+    confirm_launch(spec, settings, yes=yes)
     backend = get_backend(spec.target, settings=settings)
     recorder = Recorder()
     try:

@@ -119,8 +119,10 @@ _URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<userinfo>
 #: ``${NAME}``: an environment variable pip expands where it runs (pip's "Requirements File Format", "Using
 #: Environment Variables", https://pip.pypa.io/en/stable/reference/requirements-file-format/, read 2026-11-26).
 _ENV_REFERENCE = re.compile(r"\$\{[A-Z0-9_]+\}", re.ASCII)
-#: Files read for URLs with credentials: requirements and constraints files, pip's configuration.
-_PIP_FILES = re.compile(r"(?i)^(?:[^/]*(?:requirements|constraints)[^/]*\.(?:txt|in)|pip\.(?:conf|ini))$")
+#: Files read for URLs with credentials: requirements and constraints files, pip's configuration, and the project
+#: files that name package indexes (``pyproject.toml``: ``[tool.uv.index]``, ``[tool.tfcloud] env``...).
+_PIP_FILES = re.compile(r"(?i)^(?:[^/]*(?:requirements|constraints)[^/]*\.(?:txt|in)|pip\.(?:conf|ini)|"
+                        r"pyproject\.toml|setup\.cfg|Pipfile|uv\.toml|\.pdm\.toml)$")
 #: What to do instead of writing a password into a requirement or a pip option.
 CREDENTIALS_HINT = (
     "Keep credentials out of requirements and pip options: write the URL without them and let pip find them "

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from tfcloud._docs import page
 from tfcloud.errors import ConfigurationError, TfcloudError
 
 __all__ = ["JOB_DEFAULTS", "Settings", "find_pyproject", "gcloud_config", "resolve_job_defaults",
@@ -43,6 +44,7 @@ class Settings:
     docker_host: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
     retry_deadline: str | None = None  # seconds to keep retrying a Google Cloud call that fails transiently
+    yes: str | None = None  # "1"/"true": submit a paid job without asking first (tfcloud.printers.confirm_launch)
     #: setting name -> where its value came from ("--flag", "TFCLOUD_REGION", "[tool.tfcloud] in PATH", ...);
     #: a setting left at its default has no entry.
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
@@ -166,7 +168,7 @@ def _layers(cwd: Path, environ: Mapping[str, str]) -> list[_Layer]:
         if unknown:
             where = f"[tool.tfcloud] of {layer.path}" if layer.key_prefix else str(layer.path)
             raise ConfigurationError(f"Unknown key(s) in {where}: {', '.join(unknown)}.",
-                                     hint="Known keys: " + ", ".join(sorted(known)) + " (docs/settings.md).")
+                                     hint="Known keys: " + ", ".join(sorted(known)) + " (" + page("settings") + ").")
     return layers
 
 

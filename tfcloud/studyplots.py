@@ -163,6 +163,12 @@ def check_plot_path(value: object, field: str = "--plot") -> Path:
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         what = "is not a directory" if not existing.is_dir() else "is not writable"
         raise ValidationError(field, expected, str(value), hint=f"{existing} {what}: the plot cannot go there.")
+    if existing == existing.parent and path.parent != existing:  # a new directory at the filesystem's root
+        top = existing / path.relative_to(existing).parts[0]
+        raise ValidationError(field, expected, str(value),
+                              hint=f"{top} does not exist, and tfcloud does not make directories at the "
+                                   f"filesystem's root: create it first (mkdir -p {path.parent}), or choose a "
+                                   "directory that exists.")
     return path
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec
 
-__all__ = ["load", "record_path", "save", "summary"]
+__all__ = ["latest", "load", "record_path", "save", "summary"]
 
 _RECORD_DIR = "submissions"
 
@@ -77,3 +77,29 @@ def load(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("pools"), list) else None
+
+
+def latest(state_dir: Path) -> str | None:
+    """The id of the job this machine submitted last (any target: a local job's directory, or the record kept
+    of a cloud job, whichever is newest), or None when it has submitted none."""
+    found: list[tuple[float, str]] = []
+    for job_dir in _entries(state_dir / "jobs"):
+        if job_dir.is_dir():
+            marker = job_dir / "job.json"
+            found.append(((marker if marker.exists() else job_dir).stat().st_mtime, job_dir.name))
+    for record in _entries(state_dir / _RECORD_DIR):
+        if record.suffix == ".json":
+            try:
+                data = json.loads(record.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            job_id = data.get("job_id") if isinstance(data, dict) else None
+            found.append((record.stat().st_mtime, job_id if isinstance(job_id, str) else record.stem))
+    return max(found)[1] if found else None
+
+
+def _entries(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError:
+        return []

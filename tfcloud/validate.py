@@ -37,6 +37,7 @@ __all__ = [
     "MAX_REPLICAS",
     "build_spec",
     "check_credentials",
+    "check_entry_name",
     "check_entry_point",
     "check_settings",
     "check_text",
@@ -52,6 +53,9 @@ MAX_POOLS = 4  # Vertex AI: chief, workers, parameter servers, evaluator
 #: project's quota is refused only after the image was pushed) and for a local run (one process each).
 MAX_REPLICAS = 1000
 MAX_ARG_LENGTH = 100_000  # one script argument; Linux refuses a single argument above 128 KiB
+#: One ``--env`` variable, ``NAME=VALUE`` in bytes: Linux's MAX_ARG_STRLEN (32 pages, 131,072 bytes) counts the
+#: string's terminating NUL, so exec takes 131,071 (measured 2026-11-26: 131,072 fails with E2BIG).
+MAX_ENV_LENGTH = 131_071
 MAX_ENV_TOTAL = 1_000_000  # every --env variable together; Linux's ARG_MAX (2 MiB) also holds the arguments
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: What tfcloud sets in every replica (TFCLOUD_AUTO_CHECKPOINT, TFCLOUD_LOGICAL_CPUS... are the user's to set).
@@ -113,17 +117,10 @@ def _check_script(path: Path, shown: str) -> None:
 def check_entry_point(value: object) -> tuple[Path, EntryPointKind]:
     """The entry point exists and is a .py script that compiles or an .ipynb file: the first thing a submission
     checks (before the extras it needs: a missing script is not a missing package). A notebook's cells are
-    checked by :func:`build_spec` (that needs the notebook extra)."""
+    checked by :func:`build_spec` (that needs the notebook extra); a name that is not UTF-8, by
+    :func:`check_entry_name` once the target is known (a local run takes it)."""
     expected = "a path to an existing Python file (.py) or notebook (.ipynb)"
     path = _path("entry_point", value, expected)
-    if not path.name.isascii():  # a name the filesystem gave as bytes that are not UTF-8 (surrogates here)
-        try:
-            path.name.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValidationError("entry_point", expected + " whose name is UTF-8 text",
-                                  f"<{str(value)!a}: the name is not UTF-8>",
-                                  hint="Rename the file: its name is written into the launcher and the image.") \
-                from None
     suffix = path.suffix.lower()
     if suffix not in (".py", ".ipynb"):
         raise ValidationError("entry_point", expected, str(value))
@@ -135,8 +132,25 @@ def check_entry_point(value: object) -> tuple[Path, EntryPointKind]:
     return path, kind
 
 
-def _entry_point(value: object) -> tuple[Path, EntryPointKind]:
+def check_entry_name(value: object, path: Path, *, ships_files: bool) -> None:
+    """A job whose files travel (an image, a package, a Ray working directory) writes the entry point's name
+    into them, as UTF-8 text: a name the filesystem gave as bytes that are not UTF-8 is refused there. A local
+    run's replicas open the file where it is, by the same bytes: it runs."""
+    if not ships_files or path.name.isascii():
+        return
+    try:
+        path.name.encode("utf-8")
+    except UnicodeEncodeError:  # the bytes that are not UTF-8 came as surrogates
+        raise ValidationError("entry_point", "a path to an existing Python file (.py) or notebook (.ipynb) whose "
+                              "name is UTF-8 text", f"<{str(value)!a}: the name is not UTF-8>",
+                              hint="Rename the file: its name is written into the launcher and the image (a "
+                                   "local run takes it as it is).") from None
+
+
+def _entry_point(value: object, *, ships_files: bool = True) -> tuple[Path, EntryPointKind]:
     path, kind = check_entry_point(value)
+    # a notebook is converted to a script named after it, next to the launcher: its name must be text there
+    check_entry_name(value, path, ships_files=ships_files or kind is EntryPointKind.NOTEBOOK)
     if kind is EntryPointKind.NOTEBOOK:
         from tfcloud.notebook import check_notebook
 
@@ -239,8 +253,8 @@ def _env(value: object) -> Mapping[str, str]:
                                   key)
         if "\0" in val:
             raise ValidationError(f"env[{key!r}]", "a value without NUL bytes", val)
-        if len(f"{key}={val}".encode()) > MAX_ARG_LENGTH:  # else the replica's exec fails, after the job exists
-            raise ValidationError(f"env[{key!r}]", f"at most {MAX_ARG_LENGTH} bytes with its name (Linux refuses "
+        if len(f"{key}={val}".encode()) > MAX_ENV_LENGTH:  # else the replica's exec fails, after the job exists
+            raise ValidationError(f"env[{key!r}]", f"at most {MAX_ENV_LENGTH} bytes with its name (Linux refuses "
                                   "a larger variable to a process)", f"<{len(val.encode())} bytes>",
                                   hint="Pass large data in a file beside the script instead.")
     total = sum(len(k) + len(v.encode()) + 2 for k, v in value.items())
@@ -322,7 +336,7 @@ def build_spec(
 
     check_text("display_name", display_name)
     where = make_target(target, target_options, settings=settings)
-    entry, kind = _entry_point(entry_point)
+    entry, kind = _entry_point(entry_point, ships_files=where.ships_files)
     requirements = _requirements(requirements_txt)
     requested = parse_strategy(distribution_strategy)
 
@@ -376,7 +390,7 @@ def build_spec(
     if not where.container:
         # A packaged target (--no-build) refuses the DockerConfig's fields itself, by flag (its check_job).
         given_image = {"docker_config": docker != DockerConfig() and not where.packaged and docker,
-                       "image_repository": image_repository}
+                       "image_repository": not where.packaged and image_repository}  # --no-build: its base image
         for option, value in given_image.items():
             if value:
                 raise UnsupportedOptionError(option, value, target=where.name, takers=["a target that builds an "

@@ -143,6 +143,46 @@ def test_staging_is_skipped_when_the_same_context_is_there(cloud: CloudBuildBuil
     cloud.storage().bucket(BUCKET).blob(name).delete()
 
 
+def test_a_damaged_staged_context_is_uploaded_again(cloud: CloudBuildBuilder, make_job: MakeJob,
+                                                    repository: str) -> None:
+    ctx = plan_image(make_job({"damaged.py": "1"}), repository=repository).context
+    name = cloud.stage(ctx)
+    cloud.storage().bucket(BUCKET).blob(name).upload_from_string(b"not a tarball")  # damaged at the same name
+    out = io.StringIO()
+    cloud.console = Console(file=out, width=200)
+    assert cloud.stage(ctx) == name
+    assert "again: the staged one is damaged" in out.getvalue()
+    buf = io.BytesIO()
+    ctx.write_tar(buf, compress=True)
+    assert cloud.storage().bucket(BUCKET).blob(name).download_as_bytes() == buf.getvalue()
+    cloud.storage().bucket(BUCKET).blob(name).delete()
+
+
+def test_a_staging_upload_cut_every_time_ends_at_the_deadline(emulator: Any, make_job: MakeJob,
+                                                              repository: str) -> None:
+    from tfcloud.gcloud import RetryPolicy
+    from tfcloud.testing.proxy import failing_proxy
+
+    ctx = plan_image(make_job({"cut.py": "1"}), repository=repository).context
+    storage = emulator.settings.storage_endpoint
+    with failing_proxy(storage.removeprefix("http://"), fail=lambda method, path: "/upload/" in path) as proxy, \
+            CloudBuildBuilder(project=PROJECT, bucket=BUCKET, endpoint=emulator.endpoint,
+                              storage_endpoint=f"http://{proxy.address}", retry=RetryPolicy.from_setting("2"),
+                              lifecycle_days=None) as cut:
+        with pytest.raises(BuildError) as raised:
+            cut.stage(ctx)
+        uploads = [status for _, path, status in proxy.requests if "/upload/" in path]
+    assert raised.value.step == "upload" and raised.value.exit_code == 1
+    assert "gave up after 2 s (TFCLOUD_RETRY_DEADLINE)" in str(raised.value)
+    assert "Nothing was built" in str(raised.value) and f"gcloud storage ls gs://{BUCKET}/" in str(raised.value)
+    assert len(uploads) >= 2 and set(uploads) == {500}
+    client = emulator.storage_client()
+    try:
+        assert cut.staged_object(ctx) not in [b.name for b in client.list_blobs(BUCKET)]
+    finally:
+        client.close()
+
+
 def test_failing_step_gives_its_log_tail(emulator: Any, cloud: CloudBuildBuilder, make_job: MakeJob,
                                          repository: str) -> None:
     job = make_job({"requirements.txt": "./no-such-directory\n"}, requirements_txt="requirements.txt")

@@ -135,3 +135,31 @@ def test_build_status_goes_queued_working_and_ends(emulator: Any, builds: Any) -
 
     wait_until(finished, timeout=30, interval=0.01)
     assert seen[0] in ("QUEUED", "WORKING") and seen[-1] == "FAILURE"
+
+
+def test_logs_bucket_gets_the_build_log_as_log_id_txt(emulator: Any, builds: Any) -> None:
+    client = emulator.storage_client()
+    try:
+        obj = stage_source(client, "logs-src", {"Dockerfile": "FROM scratch\n"})
+        client.create_bucket("my-build-logs")
+        operation = builds.create_build(project_id=PROJECT, build=cloudbuild.Build(
+            source=cloudbuild.Source(storage_source=cloudbuild.StorageSource(bucket="logs-src", object_=obj)),
+            steps=[cloudbuild.BuildStep(name="gcr.io/cloud-builders/docker", args=["build", "."])],
+            logs_bucket="gs://my-build-logs"))
+        with pytest.raises(exceptions.GoogleAPICallError):
+            operation.result(timeout=60)
+        build_id = operation.metadata.build.id
+        text = client.bucket("my-build-logs").blob(f"log-{build_id}.txt").download_as_text()
+    finally:
+        client.close()
+    lines = text.splitlines()
+    assert lines[:2] == [f'starting build "{build_id}"', "FETCHSOURCE"]
+    assert any(line.startswith("Step #0: ERROR: No Docker engine") for line in lines)
+    assert lines[-1].startswith("ERROR: Build step 0")
+
+
+def test_a_build_timeout_must_be_positive(builds: Any) -> None:
+    with pytest.raises(exceptions.InvalidArgument, match="timeout must be positive"):
+        builds.create_build(project_id=PROJECT, build=cloudbuild.Build(
+            steps=[cloudbuild.BuildStep(name="gcr.io/cloud-builders/docker", args=["build", "."])],
+            timeout={"seconds": -5}))

@@ -196,7 +196,7 @@ def test_list_with_filter_and_paging(emulator: Any, jobs: Any) -> None:
     [
         (vertex.CustomJob(display_name="no-pools", job_spec=vertex.CustomJobSpec()), "worker_pool_specs"),
         (custom_job(pool("1"), name=""), "display_name"),
-        (custom_job(pool("1", 2)), "replica_count must be 1"),
+        (custom_job(pool("1", 2)), r"worker_pool_specs\[0\]\.replica_count; Message: expected exactly 1 replica"),
         (custom_job(vertex.WorkerPoolSpec(replica_count=1, container_spec=vertex.ContainerSpec(image_uri="i"))),
          "machine_type"),
         (custom_job(vertex.WorkerPoolSpec(replica_count=1, machine_spec=vertex.MachineSpec(machine_type="m"))),

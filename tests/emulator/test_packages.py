@@ -86,3 +86,33 @@ def test_a_missing_package_fails_the_job_saying_so(emulator: Any, jobs: Any, pac
     finished, _ = follow(jobs, created.name)
     assert finished.state.name == "JOB_STATE_FAILED"
     assert finished.error.message.startswith(f"The package gs://{BUCKET}/pkgs/missing.tar.gz could not be fetched")
+
+
+# --- Cloud Storage FUSE: the /gcs/ paths a container spec names ----------------------------------------------------
+def test_a_container_reads_the_objects_its_command_names_under_gcs(emulator: Any, jobs: Any, logs: Any) -> None:
+    """What a --no-build job's base image does: its command names the package as /gcs/BUCKET/OBJECT (Vertex AI
+    mounts the buckets there); the emulator copies the objects named into its stand-in for /gcs."""
+    storage = emulator.storage_client()
+    try:
+        bucket = storage.lookup_bucket(BUCKET) or storage.create_bucket(BUCKET)
+        bucket.blob("code/run.py").upload_from_string("import sys\nprint('read from gcs', sys.argv[1:])\n")
+    finally:
+        storage.close()
+    pool = vertex.WorkerPoolSpec(
+        replica_count=1, machine_spec=vertex.MachineSpec(machine_type="n1-standard-4"),
+        container_spec=vertex.ContainerSpec(image_uri="us-central1-docker.pkg.dev/p/r/base:1",
+                                            command=["python3", f"/gcs/{BUCKET}/code/run.py"], args=["--x", "1"]))
+    created = jobs.create_custom_job(parent=emulator.parent, custom_job=custom_job(pool))
+    finished, _ = follow(jobs, created.name)
+    assert finished.state.name == "JOB_STATE_SUCCEEDED", finished.error.message
+    job_id = created.name.rsplit("/", 1)[1]
+    lines = listed(logs, emulator.project, f'resource.labels.job_id="{job_id}"')
+    assert "read from gcs ['--x', '1']" in lines
+
+    missing = vertex.WorkerPoolSpec(
+        replica_count=1, machine_spec=vertex.MachineSpec(machine_type="n1-standard-4"),
+        container_spec=vertex.ContainerSpec(image_uri="us-central1-docker.pkg.dev/p/r/base:1",
+                                            command=["python3", f"/gcs/{BUCKET}/code/gone.py"]))
+    failed, _ = follow(jobs, jobs.create_custom_job(parent=emulator.parent, custom_job=custom_job(missing)).name)
+    assert failed.state.name == "JOB_STATE_FAILED"
+    assert f"gs://{BUCKET}/code/gone.py could not be fetched" in failed.error.message

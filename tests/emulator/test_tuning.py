@@ -145,7 +145,7 @@ def test_random_search_samples_within_the_ranges_on_their_scale(emulator: Any, j
     (lambda j: j.study_spec.metrics.pop(), "exactly one metric"),
     (lambda j: setattr(j, "max_trial_count", 0), "max_trial_count must be positive"),
     (lambda j: setattr(j.trial_job_spec.worker_pool_specs[0], "replica_count", 2),
-     r"HyperparameterTuningJob\.trial_job_spec\.worker_pool_specs\[0\]\.replica_count must be 1"),
+     r"Field: trial_job_spec\.worker_pool_specs\[0\]\.replica_count; Message: expected exactly 1 replica"),
     (lambda j: setattr(j.study_spec, "median_automated_stopping_spec",
                        vertex.StudySpec.MedianAutomatedStoppingSpec(use_elapsed_duration=True)),
      "use_elapsed_duration is not supported"),

@@ -262,7 +262,8 @@ def test_capture_body_error_is_not_swallowed(job):
 
 # -- unsupported magics and syntax errors -----------------------------------------------------------------
 
-_SKIP = "Remove it, or tag the cell `tfcloud-skip` to leave the cell out of the job (see docs/notebooks.md)."
+_SKIP = ("Remove it, or tag the cell `tfcloud-skip` to leave the cell out of the job (see "
+         "https://tfcloud.readthedocs.io/en/latest/notebooks/).")
 
 
 @pytest.mark.parametrize(

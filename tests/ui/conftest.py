@@ -84,6 +84,7 @@ def browser() -> Iterator[object]:
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 "--window-size=1280,900", "--no-proxy-server", "--disable-extensions"):
         options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console: CSP violations show there
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
         yield driver
@@ -102,3 +103,9 @@ def screenshot(driver: object, name: str) -> None:
     finally:
         driver.set_window_size(1280, 900)  # type: ignore[attr-defined]
 
+
+
+def csp_violations(driver: object) -> list[str]:
+    """The console's messages since the last call that say the content security policy refused something."""
+    return [entry["message"] for entry in driver.get_log("browser")  # type: ignore[attr-defined]
+            if "Content Security Policy" in entry["message"]]

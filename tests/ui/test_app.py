@@ -88,6 +88,7 @@ def _row_state(driver: Any, job_id: str) -> str:
 def test_the_jobs_list_shows_local_and_vertex_jobs_with_their_states(served: Served, browser: Any,
                                                                      tfcloud_emulator: Any, tmp_path: Path) -> None:
     from google.cloud import aiplatform_v1 as vertex
+    from selenium.webdriver.support.select import Select
 
     local = _submit(tmp_path, "hello.py", "print('hello')\n")
     failing = _submit(tmp_path, "broken.py", "print('about to fail')\nraise SystemExit(3)\n")
@@ -132,6 +133,17 @@ def test_the_jobs_list_shows_local_and_vertex_jobs_with_their_states(served: Ser
     browser.get(f"{served.base}/jobs/{vertex_id}")
     _wait(browser, lambda d: "hi" in _text(d, "log"))
     assert _text(browser, "job-state") == "succeeded"
+    # Vertex AI reports no replicas: the replica filter offers those its log lines came from (and the service's).
+    options = [o.get_attribute("value") for o in browser.find_elements("css selector", "#replica option")]
+    assert options[0] == "" and "chief-0" in options
+    Select(browser.find_element("id", "replica")).select_by_value("chief-0")
+    shown = [line.text for line in browser.find_elements("css selector", "#log .line") if line.is_displayed()]
+    assert shown and all(line.startswith("chief-0") for line in shown)
+    # Pages of one Vertex AI job share one follower of its log: a reload shows each line once.
+    browser.get(f"{served.base}/jobs/{vertex_id}")
+    _wait(browser, lambda d: "every line is in" in _text(d, "log-state"))
+    texts = browser.execute_script("return [...document.querySelectorAll('#log .line .text')].map(e => e.textContent)")
+    assert texts.count("hi") == 1
     assert _text(browser, "plan") == "Submitted from another machine: only what the job itself reports."
 
 
@@ -196,6 +208,36 @@ def test_a_running_job_streams_new_lines_shows_html_as_text_and_cancels_from_the
         job.wait(60)
 
 
+FOLD_SCRIPT = """
+import os, pathlib, sys, time
+me = os.environ["TFCLOUD_REPLICA"]
+here = pathlib.Path(sys.argv[1])
+(here / me).touch()
+while len(list(here.iterdir())) < 2:  # both replicas print together: the page folds what they print alike
+    time.sleep(0.01)
+print("Epoch 1/2", flush=True)
+print("I am", me, flush=True)
+"""
+
+
+def test_lines_that_replicas_print_alike_show_once_on_the_page(served: Served, browser: Any,
+                                                               tmp_path: Path) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    job = _submit(tmp_path, "fold.py", FOLD_SCRIPT, entry_point_args=[str(barrier)], worker_count=1,
+                  worker_config="CPU")
+    assert job.wait(120).state.value == "succeeded"
+    browser.get(f"{served.base}/jobs/{job.job_id}")
+    _wait(browser, lambda d: "every line is in" in _text(d, "log-state"))
+    lines = _text(browser, "log").splitlines()
+    assert lines.count("2 replicas | Epoch 1/2") == 1, lines
+    assert "chief-0    | I am chief-0" in lines and "worker-0   | I am worker-0" in lines, lines
+    Select(browser.find_element("id", "replica")).select_by_value("worker-0")  # one replica: its lines, folded too
+    assert _text(browser, "log").splitlines() == ["2 replicas | Epoch 1/2", "worker-0   | I am worker-0"]
+
+
 STUDY_SCRIPT = """
 import argparse
 import tfcloud
@@ -256,3 +298,50 @@ def test_a_request_without_the_token_is_refused(served: Served) -> None:
     assert _get(served.base + cancel, method="POST", headers={"Cookie": f"tfcloud_ui={TOKEN}"}) == 403
     assert _get(served.base + cancel, method="POST", headers={"X-Tfcloud-Token": TOKEN}) == 404  # no such job
     assert _get(served.base + "/static/ui.css", headers={"X-Tfcloud-Token": TOKEN}) == 200
+
+
+def _events(served: Served, path: str, last_id: str | None = None) -> list[tuple[str | None, str, str]]:
+    """A log stream read to its end: (id, event, data) each."""
+    import http.client
+
+    connection = http.client.HTTPConnection(served.base.removeprefix("http://"), timeout=60)
+    headers = {"X-Tfcloud-Token": TOKEN, **({"Last-Event-ID": last_id} if last_id else {})}
+    try:
+        connection.request("GET", path, headers=headers)
+        text = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    found = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line and not line.startswith(":"))
+        if "event" in fields:
+            found.append((fields.get("id"), fields["event"], fields.get("data", "")))
+    return found
+
+
+def test_a_vertex_ai_log_stream_resumes_from_its_last_event_id(served: Served, tfcloud_emulator: Any) -> None:
+    import json
+
+    from google.cloud import aiplatform_v1 as vertex
+
+    code = "for i in range(3): print(f'step {i}', flush=True)"
+    pool = vertex.WorkerPoolSpec(replica_count=1, machine_spec=vertex.MachineSpec(machine_type="n1-standard-4"),
+                                 container_spec=vertex.ContainerSpec(image_uri="us-docker.pkg.dev/p/r/train:1",
+                                                                     command=[sys.executable, "-c", code]))
+    client = tfcloud_emulator.job_client()
+    try:
+        created = client.create_custom_job(parent=tfcloud_emulator.parent, custom_job=vertex.CustomJob(
+            display_name="vertex-steps", job_spec=vertex.CustomJobSpec(worker_pool_specs=[pool])))
+        job_id = created.name.rsplit("/", 1)[1]
+        while client.get_custom_job(name=created.name).state.name not in ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"):
+            time.sleep(0.2)
+    finally:
+        client.transport.close()
+    first = _events(served, f"/api/jobs/{job_id}/logs")
+    texts = [line["x"] for _, event, data in first if event == "lines" for line in json.loads(data)]
+    assert [t for t in texts if t.startswith("step ")] == ["step 0", "step 1", "step 2"]
+    assert first[-1][1] == "end"
+    last_id = [i for i, event, _ in first if event == "lines"][-1]
+    assert last_id is not None and last_id.count(":") == 3
+    again = _events(served, f"/api/jobs/{job_id}/logs", last_id)  # a reconnect: nothing twice, then the end
+    assert [(event, data) for _, event, data in again] == [("end", '{"state": "succeeded"}')]

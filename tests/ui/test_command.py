@@ -8,6 +8,7 @@ import signal
 import socket
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +24,12 @@ from tfcloud.cli import main
     (["--port", "70000"], "Error: Invalid `--port`: expected a port from 0 (any free one) to 65535, received 70000."),
     (["--token", "short"], "Error: Invalid `--token`: expected 8 to 256 characters: letters, digits, . _ ~ -, "
                            "received '(hidden)'."),
+    (["--host", "0.0.0.0", "--token", "password"], "Error: Invalid `--token`: expected a secret hard to guess on an "
+                                                    "address other than loopback (64 bits or more), received "
+                                                    "'(hidden)'."),
+    (["--host", "0.0.0.0", "--token", "abababababababababab"], "Error: Invalid `--token`: expected a secret hard to "
+                                                                "guess on an address other than loopback (64 bits or "
+                                                                "more), received '(hidden)'."),
     (["--target", "kubernetes"], "Error: Invalid `--target`: expected one of local, vertex, ray, received "
                                  "'kubernetes'."),
 ])
@@ -32,6 +39,14 @@ def test_a_bad_address_or_token_exits_2_before_anything_starts(argv: list[str], 
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.splitlines()[0] == message
+
+
+def test_a_weak_token_on_another_address_says_why_and_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ui", "--no-browser", "--host", "0.0.0.0", "--token", "password"]) == 2
+    err = capsys.readouterr().err
+    assert "That token is too easy to guess: 8 characters of that kind are about 38 bits, fewer than 64." in err
+    assert '--token "$(openssl rand -hex 24)"' in err
+    assert "password" not in err  # the token itself is never printed
 
 
 def test_a_host_other_than_loopback_says_how_to_give_a_token(capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,3 +105,48 @@ def test_tfcloud_ui_serves_from_a_thread_whichever_import_came_first() -> None:
         dashboard.stop()
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{dashboard.port}/", timeout=5)
+
+
+def test_ctrl_c_with_a_log_stream_open_exits_130_at_once_and_quietly(tmp_path: Path) -> None:
+    import http.client
+    import textwrap
+
+    import tfcloud
+
+    script = tmp_path / "quiet.py"
+    script.write_text(textwrap.dedent("""
+        import time
+        print("waiting", flush=True)
+        time.sleep(600)
+    """))
+    job = tfcloud.submit(script, distribution_strategy=None)
+    proc, url = start_ui(os.environ)
+    try:
+        base, _, token = url.partition("/?token=")
+        connection = http.client.HTTPConnection(base.removeprefix("http://"), timeout=30)
+        connection.request("GET", f"/api/jobs/{job.job_id}/logs", headers={"X-Tfcloud-Token": token})
+        stream = connection.getresponse()
+        while b"waiting" not in stream.readline():  # the page is following the job
+            pass
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        connection.close()
+        assert out == ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+        job.cancel()
+        job.wait(60)
+    assert proc.returncode == 130
+    assert "Traceback" not in err and "Cancel" not in err, err
+    assert err == "tfcloud ui: the dashboard of local, vertex, ray jobs and studies. Open:\nCtrl-C stops it.\n"
+
+
+def test_a_weak_token_on_loopback_is_taken_with_a_note() -> None:
+    proc, url = start_ui(os.environ, "--token", "password")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert url.endswith("/?token=password") and proc.returncode == 130
+    assert ("Note: that --token is easy to guess (8 characters of that kind are about 38 bits, fewer than 64); it "
+            "would be refused on an address other than loopback.") in " ".join(err.split())

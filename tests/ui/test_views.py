@@ -13,15 +13,16 @@ from tfcloud.states import JobState
 from tfcloud.study import StudyInfo, TrialInfo, make_study
 from tfcloud.timeline import Stage, Timeline
 from tfcloud.ui.app import _templates
-from tfcloud.ui.views import parse_label, study_view, timeline_bars
+from tfcloud.ui.views import job_rows, parse_label, study_view, timeline_bars
 
 
 def test_job_names_labels_and_ids_render_as_text() -> None:
     hostile = "<img src=x onerror=alert(1)>"
     info = JobInfo(job_id="local-x-20260101-000000-abcd", target="local", state=JobState.RUNNING,
                    display_name=hostile, labels={"team": "<b>a</b>"}, created=1.0)
-    html = _templates().get_template("_jobs_table.html").render(jobs=[info], notes={"ray": "<i>no</i>"},
-                                                                 filters={"target": "", "state": "", "label": ""})
+    html = _templates().get_template("_jobs_table.html").render(
+        rows=job_rows([info], []), notes={"ray": "<i>no</i>"}, page=1, pages=1, total=1, newer=None, older=None,
+        filters={"target": "", "state": "", "label": "", "trials": ""})
     assert hostile not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "team=&lt;b&gt;a&lt;/b&gt;" in html
     assert "ray: &lt;i&gt;no&lt;/i&gt;" in html
@@ -63,3 +64,38 @@ def test_the_label_filter_is_key_equals_value() -> None:
     assert parse_label("") == {}
     with pytest.raises(ValidationError, match="expected KEY=VALUE"):
         parse_label("team")
+
+
+def test_training_curves_are_read_from_tensorflow_event_files() -> None:
+    """Event files TensorFlow wrote (tests/ui/data/tfevents/make_events.py): TF2 tensors and a TF1 simple value;
+    a second read finds nothing new and keeps what it had."""
+    from pathlib import Path
+
+    from tfcloud.ui.curves import Curves
+
+    curves = Curves(Path(__file__).parent / "data" / "tfevents")
+    series = curves.read()
+    assert sorted(series) == ["old_loss", "train/epoch_accuracy", "train/epoch_loss"]
+    assert [(step, round(value, 4)) for step, value, _ in series["train/epoch_loss"]] == [
+        (0, 1.0), (1, 0.5), (2, 0.3333)]
+    assert series["old_loss"] == [(7, 0.25, 1.5)]
+    assert curves.read() == series
+
+
+def test_trial_jobs_are_one_row_under_their_study_and_internal_labels_are_hidden() -> None:
+    study = make_study(["units=int:1:100"], metric="acc", goal="maximize", max_trials=2)
+    jobs = [JobInfo(job_id=f"local-t-20260101-00000{i}-abcd", target="local", state=state, created=float(10 - i),
+                    labels={"tfcloud-submission": "x", "team": "a"})
+            for i, state in enumerate([JobState.RUNNING, JobState.SUCCEEDED, JobState.FAILED])]
+    trials = tuple(TrialInfo(trial_id=str(i), params={"units": i}, state=jobs[i].state, job_id=jobs[i].job_id)
+                   for i in (0, 2))
+    info = StudyInfo(study_id="study-t-20260101-000000-abcd", target="local", state=JobState.RUNNING, study=study,
+                     trials=trials)
+    rows = job_rows(jobs, [info])
+    assert [(r["kind"], r.get("study_id") or r["job"].job_id) for r in rows] == [
+        ("study", info.study_id), ("job", jobs[1].job_id)]
+    assert rows[0]["count"] == 2 and rows[0]["summary"] == "1 failed, 1 running"
+    html = _templates().get_template("_jobs_table.html").render(
+        rows=rows, notes={}, page=1, pages=1, total=2, newer=None, older=None,
+        filters={"target": "", "state": "", "label": "", "trials": ""})
+    assert "2 trial jobs (1 failed, 1 running)" in html and "team=a" in html and "tfcloud-submission" not in html

@@ -157,11 +157,12 @@ def _iso(value: float | None) -> str | None:
     return dt.datetime.fromtimestamp(value, dt.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
+def failure(handle: JobHandle, n: int = 20, *, show_frames: bool = False) -> JobFailedError | None:
     """Why a job did not succeed, in the one format every backend shares, or None (succeeded or still running).
 
-    ``Job ID STATE: the backend's message``, then the failing replica's last ``n`` lines (known start-up noise
-    left out, as on the terminal); the error's exit code is the job's own (1 when unknown)."""
+    ``Job ID STATE: the backend's message``, then the failing replica's last ``n`` lines (known start-up noise,
+    and tfcloud's launcher and ``runpy`` frames in a traceback unless ``show_frames``, left out, as on the
+    terminal); the error's exit code is the job's own (1 when unknown)."""
     info = handle.info()
     if info.state is JobState.SUCCEEDED or not info.state.is_final:
         return None
@@ -170,11 +171,15 @@ def failure(handle: JobHandle, n: int = 20) -> JobFailedError | None:
     if info.failed_replica:
         try:
             # The noise the terminal hid is not "why": read further back, keep the replica's own last lines.
-            lines = tail(handle.logs(replica=info.failed_replica, tail=n * 10), n, skip_noise=True)
+            lines = list(handle.logs(replica=info.failed_replica, tail=n * 10))
         except OutcomeUnknownError as exc:  # the logs cannot be read now; the outcome is known all the same
             log_tail = f"(The last lines of {info.failed_replica} could not be read: {exc.message})"
         else:
-            log_tail = format_tail(info.failed_replica, [line.text for line in lines])
+            from tfcloud.noise import LineFilter
+
+            hidden = LineFilter(show_frames=show_frames)
+            texts = [line.text for line in lines if not hidden.hides(line.replica, line.text)]
+            log_tail = format_tail(info.failed_replica, texts[-n:] if n > 0 else [])
     return JobFailedError(message, exit_code=info.exit_code or 1, log_tail=log_tail)
 
 

@@ -273,63 +273,97 @@ class CloudBuildBuilder:
         return f"{STAGING_PREFIX}{context.digest()[:32]}.tar.gz"
 
     def stage(self, context: BuildContext) -> str:
-        """Upload the context as a gzip tarball unless that object is there already; return its name."""
+        """Upload the context as a gzip tarball unless the same bytes are there already (an object at its
+        content-addressed name is trusted only when its size and hash match: a damaged one is replaced); return
+        its name. Every storage call is bounded by the retry policy's deadline together."""
+        import contextlib
+
         from google.api_core import exceptions as gexc
 
+        from tfcloud.checksums import HashingWriter
+        from tfcloud.gcloud import StorageDeadline
+
         name = self.staged_object(context)
+        uri = f"gs://{self.bucket}/{name}"
         bucket = self.storage().bucket(self.bucket)
         blob = bucket.blob(name)
-        self._ensure_lifecycle(bucket)
-        try:
-            if blob.exists():
-                self._say(f"Build context already staged: gs://{self.bucket}/{name}")
-                return name
-        except gexc.GoogleAPICallError as exc:
-            raise ConfigurationError(f"Cannot read the staging bucket gs://{self.bucket}: {exc.message}") from exc
+        deadline = StorageDeadline(
+            self.retry, uri=uri, nothing="Nothing was built.", again="build again",
+            failed=lambda message, hint: BuildError(f"{message}\n{hint}" if hint else message, step="upload"))
+        self._ensure_lifecycle(bucket, deadline)
         with tempfile.TemporaryFile() as tar:
-            context.write_tar(tar, compress=True)
-            size = tar.tell()
+            sink = HashingWriter(tar)
+            context.write_tar(sink, compress=True)  # type: ignore[arg-type]
+            sums = sink.sums()
             tar.seek(0)
-            self._say(f"Uploading the build context to gs://{self.bucket}/{name} "
-                      f"({format_size(size)} compressed)")
+            stored = deadline.call(lambda retry, timeout: bucket.get_blob(name, retry=retry, timeout=timeout),
+                                   what=f"Looking for the staged build context {uri}")
+            if stored is not None and sums.matches(stored):
+                self._say(f"Build context already staged: {uri}")
+                return name
+            generation = int(stored.generation) if stored is not None else 0
+            self._say(f"Uploading the build context to {uri} ({format_size(sums.size)} compressed)"
+                      + (" again: the staged one is damaged (its size or hash differs)" if stored else ""))
             blob.chunk_size = _CHUNK
-            progress, task = self._progress("Uploading", size)
+            blob.md5_hash = sums.md5  # Cloud Storage checks the bytes it receives against it
+            progress, task = self._progress("Uploading", sums.size)
             reader = _Progress(tar, (lambda n: progress.advance(task, n)) if progress is not None else (lambda n: None))
+
+            def upload(retry: Any, timeout: float) -> None:
+                tar.seek(0)
+                blob.upload_from_file(reader, size=sums.size, content_type="application/gzip", rewind=False,
+                                      if_generation_match=generation, retry=retry, timeout=timeout)
+
             try:
-                blob.upload_from_file(reader, size=size, content_type="application/gzip", rewind=False)
-            except gexc.GoogleAPICallError as exc:
-                raise BuildError(f"Uploading the build context to gs://{self.bucket} failed: {exc.message}",
-                                 step="upload") from exc
+                with contextlib.suppress(gexc.PreconditionFailed):  # written a moment ago: checked below
+                    deadline.call(upload, what=f"Uploading the build context to {uri}")
             finally:
                 if progress is not None:
                     progress.stop()
+            stored = deadline.call(lambda retry, timeout: bucket.get_blob(name, retry=retry, timeout=timeout),
+                                   what=f"Checking the staged build context {uri}")
+            if stored is None or not sums.matches(stored):
+                raise BuildError(f"The staged build context {uri} does not hold what was uploaded (its size or "
+                                 f"hash differs); nothing was built. Look at it with `gcloud storage objects "
+                                 f"describe {uri}`, then build again.", step="upload")
         return name
 
-    def _ensure_lifecycle(self, bucket: Any) -> None:
+    def _ensure_lifecycle(self, bucket: Any, deadline: Any) -> None:
+        """Add the rule that deletes leftover staged contexts, once, if missing; its calls share the staging's
+        ``deadline`` (:class:`~tfcloud.gcloud.StorageDeadline`), and a failure is only a warning."""
         if self.lifecycle_days is None or self._lifecycle_checked:
             return
         self._lifecycle_checked = True
-        from google.api_core import exceptions as gexc
+        from tfcloud.errors import TfcloudError
 
         try:
-            bucket.reload()
+            deadline.call(lambda retry, timeout: bucket.reload(retry=retry, timeout=timeout),
+                          what=f"Reading gs://{self.bucket}")
             for rule in bucket.lifecycle_rules:
                 cond = rule.get("condition", {})
                 if rule.get("action", {}).get("type") == "Delete" and STAGING_PREFIX in cond.get("matchesPrefix", []):
                     return
             bucket.add_lifecycle_delete_rule(age=self.lifecycle_days, matches_prefix=[STAGING_PREFIX])
-            bucket.patch()
-        except gexc.GoogleAPICallError as exc:
+            deadline.call(lambda retry, timeout: bucket.patch(retry=retry, timeout=timeout),
+                          what=f"Adding a lifecycle rule to gs://{self.bucket}")
+        except TfcloudError as exc:
             logger.warning("Could not set a lifecycle rule on gs://%s for %s (%s); staged contexts of failed "
-                           "builds stay until deleted.", self.bucket, STAGING_PREFIX, exc.message)
+                           "builds stay until deleted.", self.bucket, STAGING_PREFIX, str(exc).splitlines()[0])
 
     def _delete_staged(self, name: str) -> None:
-        from google.api_core import exceptions as gexc
+        """Delete the staged context after a build (best effort, under the retry deadline: a warning if not)."""
+        from tfcloud.errors import TfcloudError
+        from tfcloud.gcloud import StorageDeadline
 
+        blob = self.storage().bucket(self.bucket).blob(name)
+        deadline = StorageDeadline(self.retry, uri=f"gs://{self.bucket}/{name}", nothing="The image was built.",
+                                   again="delete it")
         try:
-            self.storage().bucket(self.bucket).blob(name).delete()
-        except gexc.GoogleAPICallError as exc:
-            logger.warning("Could not delete the staged context gs://%s/%s: %s", self.bucket, name, exc.message)
+            deadline.call(lambda retry, timeout: blob.delete(retry=retry, timeout=timeout),
+                          what=f"Deleting the staged context gs://{self.bucket}/{name}")
+        except TfcloudError as exc:
+            logger.warning("Could not delete the staged context gs://%s/%s: %s", self.bucket, name,
+                           str(exc).splitlines()[0])
 
     # -- the build ------------------------------------------------------------------------------------------
 

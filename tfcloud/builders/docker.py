@@ -368,7 +368,8 @@ class DockerBuilder:
             self.console.print(message, markup=False, highlight=False)
 
     def _progress(self, what: str) -> tuple[Any, Any]:
-        if self.console is None:
+        """A transient progress bar on a terminal; none elsewhere (piped, rich's Live leaves a blank line)."""
+        if self.console is None or not self.console.is_terminal:
             return None, None
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 

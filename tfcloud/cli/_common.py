@@ -1,14 +1,31 @@
 """What every command family shares, light enough for the job commands' start-up (`tfcloud status JOB`):
-KEY=VALUE pairs, the target a command's flags choose, and ``--ray ADDRESS``."""
+KEY=VALUE pairs, the target a command's flags choose, ``--ray ADDRESS``, and the integer type of every integer
+flag (:func:`ascii_integer`)."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
+from tfcloud._docs import page
 from tfcloud.errors import ValidationError
 
-__all__ = ["RayOpt", "pairs", "selected_target"]
+__all__ = ["AllReplicasOpt", "RayOpt", "ascii_integer", "pairs", "selected_target"]
+
+
+def ascii_integer(value: Any) -> int:
+    """An integer flag's text read as ASCII digits (an optional ``-`` sign): click's own ``INT`` calls ``int()``,
+    which takes ``١٢٠٠`` for 1200 and raises on ``²``. Every integer flag is read with it (``parser=``); the
+    message is click's (``Invalid value for '--worker-count': '²' is not a valid integer.``, exit 2)."""
+    from tfcloud.digits import ascii_int
+
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip(" ")
+    number = ascii_int(text.removeprefix("-"))
+    if number is None:
+        raise typer.BadParameter(f"{value!r} is not a valid integer.")
+    return -number if text.startswith("-") else number
 
 
 def pairs(values: list[str] | None, field: str) -> dict[str, str]:
@@ -39,4 +56,7 @@ def selected_target(local: bool, vertex: bool, ray: str | None = None, other: st
 
 RayOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
     "--ray", metavar="ADDRESS", help="A Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, "
-                                     "then RAY_ADDRESS). See docs/ray.md.", show_default=False)]
+                                     "then RAY_ADDRESS). See " + page("ray") + ".", show_default=False)]
+AllReplicasOpt = Annotated[bool, typer.Option(
+    "--all-replicas", help="Every line of every replica (by default a line that several replicas print alike "
+                           "shows once, with how many printed it; -v does this too).")]

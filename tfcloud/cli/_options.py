@@ -16,7 +16,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from tfcloud import completion
-from tfcloud.cli._common import pairs
+from tfcloud._docs import page
+from tfcloud.cli._common import ascii_integer, pairs
 
 __all__ = ["DEFAULTABLE", "EntryPointArg", "LocalOpt", "TargetOpt", "TargetOptionOpt", "VertexOpt",
            "given_target_options", "leave_defaults", "machine", "pairs", "strategy_value", "where",
@@ -34,8 +35,10 @@ def machine(value: str | None, field: str) -> object:
 # Options that `submit` and `build` share (typer reads the help from these annotations).
 EntryPointArg = Annotated[Path, typer.Argument(help="The training script (.py) or notebook (.ipynb).",
                                                show_default=False)]
-WorkerCountOpt = Annotated[int, typer.Option(help="Workers besides the chief.")]
-PsCountOpt = Annotated[int, typer.Option(help="Parameter servers (ParameterServerStrategy).")]
+WorkerCountOpt = Annotated[int, typer.Option(help="Workers besides the chief.", parser=ascii_integer,
+                                             metavar="INTEGER")]
+PsCountOpt = Annotated[int, typer.Option(help="Parameter servers (ParameterServerStrategy).", parser=ascii_integer,
+                                         metavar="INTEGER")]
 ChiefConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045 (typer needs Optional)
     metavar="NAME", autocompletion=completion.machine_names,
     help="Chief machine, a name from `tfcloud machines` (default: auto).", show_default=False)]
@@ -97,7 +100,8 @@ def docker(image: str | None, parent_image: str | None, cache_from: str | None, 
 
 TargetOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
     "--target", metavar="NAME", help="The target NAME: a built-in one (local, vertex, ray) or one an "
-                                     "installed package adds (docs/architecture.md).", show_default=False)]
+                                     "installed package adds (" + page("architecture", "adding-a-target") + ").",
+    show_default=False)]
 LocalOpt = Annotated[bool, typer.Option("--local", help="The local target: this machine, one process per replica "
                                                         "(the default target).")]
 VertexOpt = Annotated[bool, typer.Option("--vertex", help="The vertex target: Google Cloud Vertex AI.")]
@@ -124,7 +128,8 @@ def _parameters() -> tuple[inspect.Parameter, ...]:
         else:
             value = {"int": int, "float": float}.get(kind, str)
             annotation = Annotated[Optional[value], typer.Option(  # noqa: UP045
-                flag, help=text, metavar=metavar or "VALUE", show_default=False, rich_help_panel=panel)]
+                flag, help=text, metavar=metavar or "VALUE", show_default=False, rich_help_panel=panel,
+                parser=ascii_integer if value is int else None)]
             default = None
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                         annotation=annotation))

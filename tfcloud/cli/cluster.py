@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from tfcloud import completion
+from tfcloud._docs import page
 from tfcloud.cli._app import _Typer, dumps
 from tfcloud.cli._options import (
     ChiefConfigOpt,
@@ -25,7 +26,7 @@ __all__ = ["cluster_app"]
 
 cluster_app = _Typer(name="cluster", no_args_is_help=True, rich_markup_mode=None,
                      help="Vertex AI persistent resources: clusters that jobs run on with --persistent-resource ID, "
-                          "without waiting for VMs (docs/vertex.md).")
+                          "without waiting for VMs (" + page("vertex") + ").")
 ClusterIdArg = Annotated[str, typer.Argument(metavar="ID", help="The cluster's (persistent resource's) ID.",
                                              show_default=False)]
 
@@ -102,11 +103,13 @@ def cluster_delete(
 
 
 def _print_clusters(clusters: list[Any], *, json_output: bool, one: bool = False) -> None:
+    from tfcloud.targets.vertex.clusters import cluster_price
+
     if json_output:
-        rows = [info.to_dict() for info in clusters]
+        rows = [{**info.to_dict(), "price_per_hour_usd": cluster_price(info).per_hour} for info in clusters]
         typer.echo(dumps(rows[0] if one else rows, indent=2))
         return
     for info in clusters:  # plain lines on stdout (tab-separated, as `tfcloud status`): they copy whole
         pools = ", ".join(f"{p.pool_id}: {p.replica_count} x {p.machine_type}"
                           + (f" ({p.accelerator})" if p.accelerator != "-" else "") for p in info.pools)
-        typer.echo(f"{info.cluster_id}\t{info.state}\t{pools}")
+        typer.echo(f"{info.cluster_id}\t{info.state}\t{pools}\t{cluster_price(info).line()}")

@@ -7,7 +7,7 @@ import typer
 
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
-from tfcloud.cli._common import pairs
+from tfcloud.cli._common import AllReplicasOpt, ascii_integer, pairs
 from tfcloud.cli._options import where, with_where
 from tfcloud.console import get_console, get_error_console, verbosity
 
@@ -18,13 +18,18 @@ JobArg = Annotated[str, typer.Argument(
     metavar="JOB", autocompletion=completion.job_ids,
     help="The job id (local-..., ray-..., a Vertex AI id, its full resource name, or a plug-in target's).",
     show_default=False)]
+LatestJobArg = Annotated[Optional[str], typer.Argument(  # noqa: UP045
+    metavar="[JOB]", autocompletion=completion.job_ids,
+    help="The job id (local-..., ray-..., a Vertex AI id, its full resource name, or a plug-in target's); "
+         "default: the job this "
+         "machine submitted last.", show_default=False)]
 
 
 @app.command()
 @with_where
 def status(
     ctx: typer.Context,
-    job: JobArg,
+    job: LatestJobArg = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON (with its stage "
                                                              "timeline).")] = False,
     show_timeline: Annotated[bool, typer.Option(
@@ -32,13 +37,16 @@ def status(
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
     **target_options: Any,
 ) -> None:
-    """Show a job's state, or a tuning study's table of trials (study-..., or --study for Vertex AI)."""
+    """Show a job: target, state and outcome, its replicas, times, outputs, console link, the next command
+    (without JOB: the job this machine submitted last). A tuning study's table of trials: study-..., or --study
+    for Vertex AI."""
     from tfcloud import sdk
 
     chosen = where(ctx, target_options)
-    if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
-        _study_status(job, json_output=json_output, **chosen)
+    if study or (job is not None and (job.startswith("study-") or "/hyperparameterTuningJobs/" in job)):
+        _study_status(sdk.latest_job(job), json_output=json_output, **chosen)
         return
+    job = sdk.latest_job(job)
     with sdk.attached(job, **chosen) as handle:
         info = handle.info()
         error = None if json_output else sdk.failure(handle)
@@ -46,8 +54,11 @@ def status(
     if json_output:
         typer.echo(dumps({**info.to_dict(), "timeline": stages.to_list() if stages else []}, indent=2))
         return
-    typer.echo(f"{info.job_id}\t{info.state.value}")
+    from tfcloud.statusview import status_lines
+
+    typer.echo("\n".join(status_lines(info)))
     if stages is not None:
+        typer.echo("")
         from rich.console import Console
 
         from tfcloud.timeline import render_timeline
@@ -78,7 +89,7 @@ def _study_status(study_id: str, *, json_output: bool, **chosen: Any) -> None:
 @with_where
 def logs(
     ctx: typer.Context,
-    job: JobArg,
+    job: LatestJobArg = None,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep following until the job ends.")] = False,
     replica: Annotated[Optional[str], typer.Option(help="Only this replica, e.g. worker-1.",  # noqa: UP045
                                                    show_default=False)] = None,
@@ -95,13 +106,15 @@ def logs(
     trial: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--trial", metavar="N", help="JOB is a tuning study's id: the logs of its trial N (the number its table "
                                      "shows).", show_default=False)] = None,
+    all_replicas: AllReplicasOpt = False,
     **target_options: Any,
 ) -> None:
-    """Print a job's logs, one prefix per replica. With -f, exit with the job's outcome (0 or 1).
-    A study's trial: tfcloud logs STUDY_ID --trial N."""
+    """Print a job's logs, one prefix per replica (without JOB: the job this machine submitted last). With -f,
+    exit with the job's outcome (0 or 1). A study's trial: tfcloud logs STUDY_ID --trial N."""
     from tfcloud import sdk
     from tfcloud.logview import print_lines
 
+    job = sdk.latest_job(job)
     last, after = sdk.log_window(tail=tail, since=since)
     chosen = where(ctx, target_options)
     if trial is not None:
@@ -114,10 +127,11 @@ def logs(
         try:
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,
-                                            json_lines=json_output))
+                                            json_lines=json_output, all_replicas=all_replicas))
             print_lines(handle.logs(follow=False, replica=replica, tail=last, since=after),
                         show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_output,
-                        replicas=sdk.prefix_names(handle, info, replica))
+                        replicas=sdk.prefix_names(handle, info, replica),
+                        all_replicas=all_replicas or verbosity() > 0, show_frames=sdk.debugging())
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
 
@@ -126,13 +140,15 @@ def logs(
 @with_where
 def cancel(
     ctx: typer.Context,
-    job: JobArg,
+    job: LatestJobArg = None,
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
     **target_options: Any,
 ) -> None:
-    """Cancel a job, or a tuning study (study-..., or --study for Vertex AI) and its running trials."""
+    """Cancel a job (without JOB: the job this machine submitted last), or a tuning study (study-..., or --study
+    for Vertex AI) and its running trials. A job that had already ended is left as it is, and said so."""
     from tfcloud import sdk
 
+    job = sdk.latest_job(job)
     chosen = where(ctx, target_options)
     if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
         with sdk.attach_study(job, **chosen) as found:
@@ -141,6 +157,12 @@ def cancel(
         return
 
     with sdk.attached(job, **chosen) as handle:
+        before = handle.info()
+        if before.state.is_final:
+            typer.echo(f"{handle.job_id}\t{before.state.value}")
+            get_console().print(f"Job {handle.job_id} had already ended ({before.state.value}): nothing to cancel.",
+                                markup=False, highlight=False)
+            return
         handle.cancel()
         typer.echo(f"{handle.job_id}\t{handle.info().state.value}")
 
@@ -164,8 +186,7 @@ def artifacts(
         from tfcloud.outputs import check_download_dir
 
         destination = check_download_dir(download)
-    chosen = where(ctx, target_options)
-    with sdk.attached(job, **chosen) as handle:
+    with sdk.attached(job, **where(ctx, target_options)) as handle:
         base = job_output_dir(handle.info())
     if download is not None:
         written = download_artifacts(base, destination)
@@ -189,7 +210,8 @@ def artifacts(
 def tensorboard(
     ctx: typer.Context,
     job: JobArg,
-    port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False)] = None,  # noqa: UP045
+    port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False,  # noqa: UP045
+                                                parser=ascii_integer, metavar="INTEGER")] = None,
     **target_options: Any,
 ) -> None:
     """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/)."""
@@ -198,8 +220,7 @@ def tensorboard(
     from tfcloud import sdk
     from tfcloud.outputs import job_output_dir, tensorboard_command
 
-    chosen = where(ctx, target_options)
-    with sdk.attached(job, **chosen) as handle:
+    with sdk.attached(job, **where(ctx, target_options)) as handle:
         command = tensorboard_command(job_output_dir(handle.info()), port=port)
     try:
         raise typer.Exit(subprocess.call(command))
@@ -216,7 +237,7 @@ def list_jobs(
         help="Only jobs in this state: " + ", ".join(completion.STATES) + ".", show_default=False)] = None,
     label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--label", help="Only jobs with this label KEY=VALUE (repeatable).", show_default=False)] = None,
-    limit: Annotated[int, typer.Option(help="At most this many jobs.")] = 50,
+    limit: Annotated[int, typer.Option(help="At most this many jobs.", parser=ascii_integer, metavar="INTEGER")] = 50,
     json_output: Annotated[bool, typer.Option("--json", help="Print the jobs as JSON.")] = False,
     **target_options: Any,
 ) -> None:

@@ -7,7 +7,7 @@ import typer
 
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
-from tfcloud.cli._common import selected_target
+from tfcloud.cli._common import AllReplicasOpt, selected_target
 from tfcloud.cli._options import (
     BuildBucketOpt,
     BuildLogsOpt,
@@ -82,6 +82,10 @@ def submit(
     json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Print the job id and return; do not follow "
                                                                 "the logs.")] = False,
+    all_replicas: AllReplicasOpt = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Submit a paid job without asking first (on a terminal, "
+                                                           "a Vertex AI submit shows its price and asks; setting "
+                                                           "yes, TFCLOUD_YES=1).")] = False,
     cancel_on_interrupt: Annotated[bool, typer.Option(
         "--cancel-on-interrupt", help="Ctrl-C cancels the job (default: detach from a cloud job; it keeps "
                                       "running). Local jobs are always stopped by Ctrl-C.")] = False,
@@ -115,12 +119,13 @@ def submit(
         else:
             print_plan(plan, show_files=show_files)
         return
-    with sdk.submit(entry_point, build_logs=build_logs, **options) as job:
+    with sdk.submit(entry_point, build_logs=build_logs, yes=yes, **options) as job:
         if detach:
             typer.echo(job.job_id)
             get_console().print(f"Follow it with: tfcloud logs {job.job_id} -f", markup=False)
             return
-        code = sdk.watch(job, cancel_on_interrupt=cancel_on_interrupt)
+        # the backend's handle: its log sources fix the prefix's width from the first line (Vertex AI)
+        code = sdk.watch(job.handle, cancel_on_interrupt=cancel_on_interrupt, all_replicas=all_replicas)
     raise typer.Exit(code)
 
 

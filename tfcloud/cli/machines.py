@@ -48,4 +48,5 @@ def machines(
                "other rules: docs/machines.md and docs/vertex.md.")
     if prices:
         typer.echo(f"\nPRICE/H: one replica on demand in us-central1, from tfcloud's price table of {PRICE_DATE} "
-                   f"({PRICE_SOURCE}); - where the table has no price.")
+                   f"({PRICE_SOURCE}); -: no price known (never guessed). Spot, Flex Start, reservations and "
+                   "persistent resources are billed otherwise: docs/vertex.md, \"Price in the plan\".")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from tfcloud.cli._app import app
-from tfcloud.cli._common import selected_target
+from tfcloud.cli._common import ascii_integer, selected_target
 from tfcloud.cli._options import (
     BuildBucketOpt,
     BuildLogsOpt,
@@ -41,6 +41,14 @@ if TYPE_CHECKING:
 __all__ = ["tune"]
 
 
+def _trial_number(value: Any) -> int:
+    """``--follow-trial N``: a trial number ≥ 1, in ASCII digits."""
+    number = ascii_integer(value)
+    if number < 1:
+        raise typer.BadParameter(f"{number} is not in the range x>=1.")
+    return number
+
+
 @app.command()
 @with_target_options
 def tune(
@@ -55,8 +63,10 @@ def tune(
     metric: Annotated[str, typer.Option(help="The metric trials report (tfcloud.report, or Keras fit's epoch "
                                              "logs), e.g. val_accuracy.", show_default=False)] = "",
     goal: Annotated[str, typer.Option(help="maximize or minimize the metric.")] = "maximize",
-    trials: Annotated[int, typer.Option("--trials", help="Trials in all.")] = 10,
-    parallel: Annotated[int, typer.Option("--parallel", help="Trials at a time.")] = 1,
+    trials: Annotated[int, typer.Option("--trials", help="Trials in all.", parser=ascii_integer,
+                                        metavar="INTEGER")] = 10,
+    parallel: Annotated[int, typer.Option("--parallel", help="Trials at a time.", parser=ascii_integer,
+                                          metavar="INTEGER")] = 1,
     algorithm: Annotated[str, typer.Option(help="default (optuna's TPE locally; Vertex AI's Bayesian search), "
                                                 "random or grid.")] = "default",
     early_stopping: Annotated[bool, typer.Option(
@@ -83,8 +93,8 @@ def tune(
         help="Also write the plot here (.png, or .html: a self-contained page).", show_default=False)] = None,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Vertex AI: print the study id and return.")] = False,
     follow_trial: Annotated[Optional[int], typer.Option(  # noqa: UP045
-        "--follow-trial", metavar="N", min=1, help="Stream trial N's logs live above the table (-v: every "
-                                                   "trial's).", show_default=False)] = None,
+        "--follow-trial", metavar="N", parser=_trial_number,
+        help="Stream trial N's logs live above the table (-v: every trial's).", show_default=False)] = None,
     **target_options: Any,
 ) -> None:
     """Tune ENTRY_POINT's hyperparameters: trials with --NAME=VALUE arguments, a live table, the best trial.

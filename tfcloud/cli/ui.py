@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from tfcloud.cli._app import app
-from tfcloud.cli._common import RayOpt
+from tfcloud.cli._common import RayOpt, ascii_integer
 
 __all__ = ["ui"]
 
@@ -16,7 +16,8 @@ def ui(
     host: Annotated[str, typer.Option(help="The address to listen on; another than loopback needs --token.")]
     = "127.0.0.1",
     port: Annotated[Optional[int], typer.Option(  # noqa: UP045
-        help="The port (default: 8790, else any free one; 0: any free one).", show_default=False)] = None,
+        help="The port (default: 8790, else any free one; 0: any free one).", show_default=False,
+        parser=ascii_integer, metavar="INTEGER")] = None,
     token: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="The secret in the address (default: a new random one, printed).", show_default=False)] = None,
     browser: Annotated[bool, typer.Option("--browser/--no-browser", help="Open it in the web browser.")] = True,

@@ -13,6 +13,12 @@ holds when it holds for one of its items. ``:`` is "has": ``labels.k:*`` tests
 existence, a value with ``*`` matches as a glob, anything else as a substring. A lone value searches the
 record's ``"_text"``. Timestamps compare as times; severities as their ranks. A malformed filter raises
 :class:`FilterError`; the services answer it with INVALID_ARGUMENT.
+
+A service that documents which fields its filter supports passes a ``schema`` (field → :class:`FilterField`):
+then a field it does not name, an operator it does not allow for that field, a bare value, an enum value it does
+not know and a time that is not RFC 3339 are all :class:`FilterError` when the filter is compiled, before any
+record is read (AIP-160: "unsupported fields and operators" are INVALID_ARGUMENT). Nesting deeper than
+:data:`MAX_DEPTH` is refused too.
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ import datetime as dt
 import fnmatch
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SEVERITIES", "FilterError", "compile_filter", "parse_time"]
+__all__ = ["MAX_DEPTH", "SEVERITIES", "FilterError", "FilterField", "Schema", "compile_filter", "parse_time"]
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
@@ -36,8 +43,30 @@ SEVERITIES = {
 _TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<op><=|>=|!=|=|<|>|:|\(|\))|(?P<word>[^\s()=<>!:"]+))')
 
 
+#: How deeply parentheses and NOT may nest (a filter nested deeper is INVALID_ARGUMENT, never a crash).
+MAX_DEPTH = 64
+
+_COMPARISONS = frozenset({"=", "!=", "<", "<=", ">", ">=", ":"})
+
+
 class FilterError(ValueError):
-    """The filter string cannot be parsed."""
+    """The filter string cannot be parsed, or asks for what the service does not support."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FilterField:
+    """One field a service's filter supports: its operators and what its values are.
+
+    ``kind``: ``"string"``, ``"enum"`` (one of ``values``), ``"time"`` (RFC 3339), ``"severity"``, ``"map"``
+    (``field.KEY`` with any key, values compared as strings) or ``"any"`` (any sub-path, any value).
+    """
+
+    ops: frozenset[str] = _COMPARISONS
+    kind: str = "string"
+    values: frozenset[str] = frozenset()
+
+
+Schema = Mapping[str, FilterField]
 
 
 class Severity(int):
@@ -67,7 +96,8 @@ def _tokens(text: str) -> list[tuple[str, str]]:
         kind = match.lastgroup or "word"
         raw = match.group(kind)
         if kind == "str":
-            tokens.append(("str", bytes(raw[1:-1], "utf-8").decode("unicode_escape")))
+            tokens.append(("str", re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)),
+                                         raw[1:-1], flags=re.DOTALL)))
         elif kind == "word" and raw in ("AND", "OR", "NOT"):
             tokens.append((raw, raw))
         else:
@@ -76,9 +106,12 @@ def _tokens(text: str) -> list[tuple[str, str]]:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, schema: Schema | None, bare_values: bool) -> None:
         self.tokens = _tokens(text)
         self.position = 0
+        self.schema = schema
+        self.bare_values = bare_values
+        self.depth = 0
 
     def peek(self) -> tuple[str, str] | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
@@ -106,6 +139,15 @@ class _Parser:
         return parts[0] if len(parts) == 1 else (lambda record: any(part(record) for part in parts))
 
     def factor(self) -> Predicate:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise FilterError(f"Invalid filter: nested more than {MAX_DEPTH} levels deep.")
+            return self._factor()
+        finally:
+            self.depth -= 1
+
+    def _factor(self) -> Predicate:
         kind, text = self.take()
         if kind == "NOT" or (kind == "word" and text == "-"):
             inner = self.factor()
@@ -127,8 +169,37 @@ class _Parser:
             value_kind, value = self.take()
             if value_kind not in ("word", "str"):
                 raise FilterError(f"Invalid filter: expected a value after {text}{following[1]}.")
+            if self.schema is not None:
+                _check(self.schema, text, following[1], value)
             return _comparison(text, following[1], value)
+        if not self.bare_values:
+            raise FilterError(f"Invalid filter: a bare value ({text!r}) is not supported; compare a field.")
         return lambda record: text.lower() in str(record.get("_text", "")).lower()
+
+
+def _check(schema: Schema, path: str, op: str, value: str) -> None:
+    """Refuse a comparison the service does not support (field, operator or value)."""
+    found: FilterField | None = schema.get(path)
+    if found is None:
+        for name, candidate in schema.items():
+            if candidate.kind in ("map", "any") and path.startswith(name + ".") and len(path) > len(name) + 1:
+                found = candidate
+                break
+    if found is None or (found.kind == "map" and path in schema):
+        supported = ", ".join(sorted(schema))
+        raise FilterError(f"Invalid filter: unsupported field {path!r}; supported fields: {supported}.")
+    if op not in found.ops:
+        raise FilterError(f"Invalid filter: the operator {op!r} is not supported for {path!r}; supported: "
+                          f"{' '.join(sorted(found.ops))}.")
+    if found.kind == "enum" and value not in found.values and not (op == ":" and value == "*"):
+        raise FilterError(f"Invalid filter: {path} has no value {value!r}.")
+    if found.kind == "time":
+        try:
+            parse_time(value)
+        except ValueError:
+            raise FilterError(f"Invalid filter: {path} expects an RFC 3339 time, received {value!r}.") from None
+    if found.kind == "severity" and value.upper() not in SEVERITIES and not value.isdigit():
+        raise FilterError(f"Invalid filter: {path} expects a severity name, received {value!r}.")
 
 
 def _lookup(record: Record, path: str) -> Any:
@@ -187,12 +258,27 @@ def _comparison(field: str, op: str, value: str) -> Predicate:
     return test
 
 
-def compile_filter(text: str) -> Predicate:
-    """Parse ``text`` once; the result tests records. An empty filter matches everything."""
+def compile_filter(text: str, schema: Schema | None = None, *, bare_values: bool | None = None) -> Predicate:
+    """Parse ``text`` once; the result tests records. An empty filter matches everything. With a ``schema``
+    only its fields, operators and values are accepted, and a bare value only with ``bare_values`` (default:
+    without a schema). The predicate raises :class:`FilterError` when a value
+    cannot be compared with a record's (never another exception)."""
     if not text.strip():
         return lambda record: True
-    parser = _Parser(text)
-    predicate = parser.expression()
+    parser = _Parser(text, schema, schema is None if bare_values is None else bare_values)
+    try:
+        predicate = parser.expression()
+    except RecursionError:
+        raise FilterError(f"Invalid filter: nested more than {MAX_DEPTH} levels deep.") from None
     if parser.peek() is not None:
         raise FilterError(f"Invalid filter: unexpected {parser.peek()[1]!r}.")  # type: ignore[index]
-    return predicate
+
+    def guarded(record: Record) -> bool:
+        try:
+            return predicate(record)
+        except FilterError:
+            raise
+        except (ValueError, TypeError, ArithmeticError, RecursionError) as exc:
+            raise FilterError(f"Invalid filter: {exc}.") from None
+
+    return guarded

@@ -22,15 +22,36 @@ def _main() -> None:
     """The offline Google Cloud emulator."""
 
 
+def _print_kept(console: object, kept: object) -> None:
+    """Whether the emulator starts empty, or what it kept from earlier runs."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from tfcloud.emulator.store import Stores
+
+    assert isinstance(console, Console) and isinstance(kept, Stores)
+    if kept.directory is None:
+        console.print("Jobs are kept in memory: it starts empty, and jobs are gone when it stops "
+                      "(--data-dir DIR keeps them)", soft_wrap=True)
+    else:
+        console.print(f"Jobs kept in {escape(str(kept.directory))}: {kept.jobs_kept} jobs kept from earlier runs "
+                      f"({kept.jobs_failed_on_restart} had not ended and are FAILED now), {kept.builds.kept} "
+                      f"builds, {kept.persistent_resources.kept} persistent resources", soft_wrap=True)
+
+
 @app.command()
 def start(
-    port: Annotated[int, typer.Option(help="gRPC port on 127.0.0.1 (0: a free one).")] = 0,
+    port: Annotated[int, typer.Option(help="Plaintext gRPC port on 127.0.0.1 (0: a free one).")] = 0,
+    tls_port: Annotated[int, typer.Option(help="TLS gRPC port on 127.0.0.1, for Google's libraries' "
+                                          "api_endpoint (0: a free one).")] = 0,
     storage_port: Annotated[int, typer.Option(help="Cloud Storage port (0: a free one).")] = 0,
     project: Annotated[str, typer.Option(help="Default project id.")] = "tfcloud-emulator",
     location: Annotated[str, typer.Option(help="Default location.")] = "us-central1",
     docker_host: Annotated[str | None, typer.Option(
         envvar="DOCKER_HOST", help="Docker engine for replicas and builds (default: local processes).")] = None,
-    data_dir: Annotated[Path | None, typer.Option(help="Keep Cloud Storage objects here (default: memory).")]
+    data_dir: Annotated[Path | None, typer.Option(
+        help="Keep jobs, persistent resources, builds and storage objects here across restarts (default: memory; "
+             "a restart starts empty).")]
     = None,
     no_storage: Annotated[bool, typer.Option("--no-storage", help="Do not run Cloud Storage.")] = False,
 ) -> None:
@@ -50,7 +71,7 @@ def start(
     from tfcloud.emulator.server import Emulator
 
     console = Console(highlight=False)
-    emulator = Emulator(project=project, location=location, port=port, storage=not no_storage,
+    emulator = Emulator(project=project, location=location, port=port, tls_port=tls_port, storage=not no_storage,
                         storage_port=storage_port, data_dir=data_dir, docker_host=docker_host)
     try:
         settings = emulator.start()
@@ -61,12 +82,17 @@ def start(
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         console.print(f"tfcloud emulator listening on {settings.endpoint}")
+        console.print(f"TLS (Google's libraries' api_endpoint) on {settings.tls_endpoint}")
         if settings.storage_endpoint:
             console.print(f"Cloud Storage on {settings.storage_endpoint}")
+        _print_kept(console, emulator.kept)
         console.print("Replicas run " + (f"on the Docker engine at {docker_host}" if docker_host
                                          else "as local processes"))
-        console.print("Export these settings:")
-        console.print(settings.exports(), soft_wrap=True)
+        console.print("Export these settings (before the process that uses them starts: gRPC reads "
+                      "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH once):")
+        console.print(escape(settings.exports()), soft_wrap=True)
+        console.print("Then point Google's libraries at it:")
+        console.print(escape(_snippet(settings)), soft_wrap=True)
         console.print("Press Ctrl-C to stop.", style="dim")
         try:
             while not stop.wait(0.5):
@@ -77,6 +103,22 @@ def start(
         signal.signal(signal.SIGTERM, previous)
         emulator.stop()
         console.print("tfcloud emulator stopped")
+
+
+def _snippet(settings: object) -> str:
+    """The Python lines a user pastes (docs/emulator.md shows the same forms)."""
+    from tfcloud.emulator.server import EmulatorSettings
+
+    assert isinstance(settings, EmulatorSettings)
+    return "\n".join((
+        "from google.auth.credentials import AnonymousCredentials",
+        "from google.cloud import aiplatform",
+        f'aiplatform.init(project="{settings.project}", location="{settings.location}", '
+        f'api_endpoint="{settings.tls_endpoint}",',
+        '                credentials=AnonymousCredentials(), staging_bucket="gs://BUCKET")',
+        f'# GAPIC: aiplatform_v1.JobServiceClient(credentials=AnonymousCredentials(), '
+        f'client_options={{"api_endpoint": "{settings.tls_endpoint}"}})',
+    ))
 
 
 if __name__ == "__main__":

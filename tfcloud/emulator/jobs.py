@@ -39,13 +39,22 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, job_record, project_number
-from tfcloud.emulator._grpc import list_predicate, page
+from tfcloud.emulator._grpc import (
+    JOB_FILTER,
+    abort_invalid,
+    apply_read_mask,
+    clear_output_only,
+    list_predicate,
+    page,
+)
+from tfcloud.emulator._rules import custom_job_violations
 from tfcloud.emulator.capacity import Outcome, provision
 from tfcloud.emulator.faults import Faults, Preemption
 from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
 from tfcloud.emulator.packages import PackageInstaller, pool_code
 from tfcloud.emulator.replicas import Launch, Replica, ReplicaStartError, Runner, free_port, replica_environment
+from tfcloud.emulator.store import Store
 
 __all__ = ["MAX_REPLICA_RESTARTS", "JobService", "JobTimings", "job_record", "project_number"]
 
@@ -53,7 +62,6 @@ logger = logging.getLogger("tfcloud.emulator")
 
 _PARENT = re.compile(r"^projects/([^/]+)/locations/([^/]+)$")
 _JOB_NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/customJobs/([^/]+)$")
-_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _TERMINAL = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED")
 #: How often Vertex AI restarts one worker that keeps failing with a non-permanent error.
 MAX_REPLICA_RESTARTS = 5
@@ -89,7 +97,8 @@ class JobService:
 
     def __init__(self, *, runner: Runner, logs: LogStore, operations: OperationStore, faults: Faults,
                  timings: JobTimings, project_ids: dict[str, str], local_output_root: str = "",
-                 packages: PackageInstaller | None = None, resources: Any = None) -> None:
+                 packages: PackageInstaller | None = None, resources: Any = None,
+                 store: Store | None = None) -> None:
         self._runner = runner
         self._packages = packages
         self._resources = resources  # the PersistentResourceService, for jobs that name a persistent resource
@@ -100,7 +109,8 @@ class JobService:
         self._timings = timings
         self._project_ids = project_ids  # number → id, for log labels
         self._lock = threading.Lock()
-        self._jobs: dict[str, _Job] = {}
+        self._store = store or Store.memory()  # --data-dir: jobs kept across restarts (tfcloud.emulator.store)
+        self._jobs = {job.name: _Job(job=job, **extra) for job, extra in self._store.restore()}
         self._stopping = threading.Event()
 
     def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
@@ -116,8 +126,8 @@ class JobService:
     def _parent(self, parent: str, context: grpc.ServicerContext) -> tuple[str, str]:
         match = _PARENT.match(parent)
         if match is None:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"Invalid parent: expected projects/PROJECT/locations/LOCATION, received {parent!r}.")
+            abort_invalid(context, [("parent", "Invalid parent: expected projects/PROJECT/locations/LOCATION, "
+                                               f"received {parent!r}.")])
         assert match is not None
         project, location = match.groups()
         number = project_number(project)
@@ -128,25 +138,24 @@ class JobService:
     def _find(self, name: str, context: grpc.ServicerContext) -> _Job:
         match = _JOB_NAME.match(name)
         if match is None or not match.group(3).isdigit():
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"Invalid CustomJob name: expected projects/PROJECT/locations/LOCATION/customJobs/ID "
-                          f"with a numeric ID, received {name!r}.")
+            abort_invalid(context, [("name", "Invalid CustomJob name: expected projects/PROJECT/locations/"
+                                             f"LOCATION/customJobs/ID with a numeric ID, received {name!r}.")])
         assert match is not None
         project, location, job_id = match.groups()
         canonical = f"projects/{project_number(project)}/locations/{location}/customJobs/{job_id}"
         with self._lock:
             job = self._jobs.get(canonical)
         if job is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f'The CustomJob "{canonical}" does not exist.')
+            context.abort(grpc.StatusCode.NOT_FOUND, self._store.not_found("CustomJob", canonical))
         assert job is not None
         return job
 
     # -- RPCs ----------------------------------------------------------------------------------------------
     def create_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
         number, location = self._parent(request.parent, context)
-        problem = validate_custom_job(request.custom_job)
-        if problem:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        violations = custom_job_violations(request.custom_job, location=location)
+        if violations:
+            abort_invalid(context, violations)
         if request.custom_job.job_spec.persistent_resource_id and self._resources is not None:
             refused = self._resources.refuse_job(f"projects/{number}/locations/{location}", request.custom_job)
             if refused is not None:
@@ -159,7 +168,7 @@ class JobService:
         ``hidden`` (not listed), ``mounts`` (the trial's metrics directory), ``trial_id`` (in its log entries)."""
         from google.cloud.aiplatform_v1.types import JobState
 
-        job = _copy(custom_job)
+        job = clear_output_only(_copy(custom_job))
         job_id = str(random.randint(10**18, 9 * 10**18))
         job.name = f"projects/{number}/locations/{location}/customJobs/{job_id}"
         now = _now()
@@ -170,6 +179,7 @@ class JobService:
                       mounts=mounts, trial_id=trial_id)
         with self._lock:
             self._jobs[job.name] = record
+            self._store.save(record)
             created = _copy(job)
         record.thread = threading.Thread(target=self._live, args=(record,), name=f"job-{job_id}", daemon=True)
         record.thread.start()
@@ -199,17 +209,18 @@ class JobService:
             return _copy(job.job)
 
     def list_custom_jobs(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import ListCustomJobsResponse
+        from google.cloud.aiplatform_v1.types import CustomJob, ListCustomJobsResponse
 
         number, location = self._parent(request.parent, context)
-        predicate = list_predicate(request, context)
+        predicate = list_predicate(request, context, JOB_FILTER)
         prefix = f"projects/{number}/locations/{location}/customJobs/"
         with self._lock:
             jobs = [_copy(j.job) for name, j in self._jobs.items() if name.startswith(prefix) and not j.hidden]
         jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
         jobs = [job for job in jobs if predicate(job_record(job))]
         found, token = page(jobs, request, context)
-        return ListCustomJobsResponse(custom_jobs=found, next_page_token=token)
+        return ListCustomJobsResponse(custom_jobs=apply_read_mask(found, request, context, CustomJob),
+                                      next_page_token=token)
 
     def cancel_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
         from google.protobuf import empty_pb2
@@ -225,13 +236,17 @@ class JobService:
         with self._lock:
             refuse_delete_unless_final(job.job, context)
             del self._jobs[job.job.name]
+            self._store.delete(job.job.name)
         return deleted(self._operations, job.job.name)
 
     # -- a job's life --------------------------------------------------------------------------------------
     def _set(self, job: _Job, state_name: str, **fields: Any) -> bool:
         """Move to ``state_name`` unless the job already ended; False when it had."""
         with self._lock:
-            return move_state(job.job, state_name, **fields)
+            moved = move_state(job.job, state_name, **fields)
+            if moved:
+                self._store.save(job)
+            return moved
 
     def _service_log(self, job: _Job, text: str, severity: str = "INFO") -> None:
         self._logs.append(
@@ -442,7 +457,7 @@ class JobService:
         base = spec.base_output_directory.output_uri_prefix
         launches = []
         for index, pool in pools.items():
-            image, command, args, env_list, site = pool_code(pool, self._packages, project=job.project_id)
+            image, command, args, env_list, site, gcs = pool_code(pool, self._packages, project=job.project_id)
             for replica in range(pool.replica_count):
                 task_name = f"workerpool{index}-{replica}"
                 env = {var.name: var.value for var in env_list}
@@ -466,7 +481,7 @@ class JobService:
                     name=f"tfcloud-emulator-{job.job_id}-{task_name}",
                     fault=(fault.exit_code, fault.message) if fault else None,
                     mounts=((self._local_output_root,) if self._local_output_root else ()) + job.mounts
-                    + ((site,) if site else ())))
+                    + ((site,) if site else ()), gcs_root=gcs))
         return launches
 
     def stop(self) -> None:
@@ -552,39 +567,3 @@ def _exit_message(task_name: str, code: int) -> str:
         return (f"The replica {task_name} exited with a non-zero status of {128 - code}. "
                 f"Termination reason: killed by signal {-code}.")
     return f"The replica {task_name} exited with a non-zero status of {code}. Termination reason: Error."
-
-
-def validate_custom_job(job: Any) -> str:
-    """What the service rejects with INVALID_ARGUMENT, as a message; "" when the job is acceptable."""
-    if not job.display_name:
-        return "CustomJob.display_name is required."
-    if len(job.display_name) > 128:
-        return "CustomJob.display_name must be at most 128 characters."
-    for key in job.labels:
-        if not _LABEL_KEY.match(key):
-            return f"Invalid label key {key!r}: use lowercase letters, digits, '_' and '-', starting with a letter."
-    pools = list(job.job_spec.worker_pool_specs)
-    if not pools:
-        return "CustomJob.job_spec.worker_pool_specs must not be empty."
-    if len(pools) > 4:
-        return f"CustomJob.job_spec.worker_pool_specs has {len(pools)} pools; at most 4 are allowed."
-    for index, pool in enumerate(pools):
-        where = f"CustomJob.job_spec.worker_pool_specs[{index}]"
-        if index > 0 and not pool.replica_count and "container_spec" not in pool \
-                and "python_package_spec" not in pool:
-            continue  # an empty pool, kept to give the next ones their index
-        if index == 0 and pool.replica_count != 1:
-            return f"{where}.replica_count must be 1 (the first pool holds the chief), received {pool.replica_count}."
-        if pool.replica_count < 1:
-            return f"{where}.replica_count must be at least 1, received {pool.replica_count}."
-        if not pool.machine_spec.machine_type:
-            return f"{where}.machine_spec.machine_type is required."
-        has_container, has_package = "container_spec" in pool, "python_package_spec" in pool
-        if has_container == has_package:
-            return f"{where}: exactly one of container_spec and python_package_spec is required."
-        if has_container and not pool.container_spec.image_uri:
-            return f"{where}.container_spec.image_uri is required."
-        if has_package and not (pool.python_package_spec.executor_image_uri
-                                and pool.python_package_spec.python_module):
-            return f"{where}.python_package_spec needs executor_image_uri and python_module."
-    return ""

@@ -12,7 +12,6 @@ test can check that a client read only what it asked for.
 
 from __future__ import annotations
 
-import base64
 import collections
 import datetime as dt
 import itertools
@@ -25,13 +24,30 @@ from typing import Any
 
 import grpc
 
-from tfcloud.emulator._filter import FilterError, Severity, compile_filter
-from tfcloud.emulator._grpc import list_predicate
+from tfcloud.emulator._filter import FilterError, FilterField, Severity, compile_filter
+from tfcloud.emulator._grpc import abort_invalid, list_predicate, page_token, read_page_token
 
 __all__ = ["ListRead", "LogStore", "LoggingService", "StoredEntry"]
 
 _DEFAULT_PAGE = 50
+#: ListLogEntriesRequest.page_size (google/logging/v2/logging.proto, read 2026-11-26): "Default is 50. If the
+#: value is negative or exceeds 1000, the request is rejected."
 _MAX_PAGE = 1000
+
+_TIME = FilterField(kind="time")
+_ANY = FilterField(kind="any")
+#: The LogEntry fields a query may compare ("Logging query language", https://cloud.google.com/logging/docs/
+#: view/logging-query-language, read 2026-11-26): a bare value searches every field; times are RFC 3339.
+LOG_FILTER = {
+    "logName": FilterField(), "log_name": FilterField(),
+    "resource.type": FilterField(), "resource.labels": _ANY,
+    "labels": _ANY, "severity": FilterField(kind="severity"),
+    "timestamp": _TIME, "receiveTimestamp": _TIME, "receive_timestamp": _TIME,
+    "insertId": FilterField(), "insert_id": FilterField(),
+    "textPayload": FilterField(), "text_payload": FilterField(),
+    "jsonPayload": _ANY, "json_payload": _ANY, "protoPayload": _ANY, "httpRequest": _ANY,
+    "operation": _ANY, "sourceLocation": _ANY, "trace": FilterField(), "spanId": FilterField(),
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,24 +170,26 @@ def _in_resources(stored: StoredEntry, resource_names: list[str]) -> bool:
 
 def _check_resource_names(names: list[str], context: grpc.ServicerContext) -> None:
     if not names:
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, "resource_names: at least one resource name is required.")
-    for name in names:
+        abort_invalid(context, [("resource_names", "at least one resource name is required.")])
+    for index, name in enumerate(names):
         parts = name.split("/")
         if len(parts) != 2 or parts[0] not in ("projects", "organizations", "billingAccounts", "folders"):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid resource name: {name!r}.")
+            abort_invalid(context, [(f"resource_names[{index}]", f"Invalid resource name: {name!r}.")])
 
 
-def _token(key: tuple[dt.datetime, int]) -> str:
-    return base64.urlsafe_b64encode(f"{key[0].isoformat()}|{key[1]}".encode()).decode()
+def _token(key: tuple[dt.datetime, int], request: Any) -> str:
+    return page_token(f"{key[0].isoformat()}|{key[1]}", request)
 
 
-def _untoken(token: str, context: grpc.ServicerContext) -> tuple[dt.datetime, int]:
+def _untoken(request: Any, context: grpc.ServicerContext) -> tuple[dt.datetime, int] | None:
+    position = read_page_token(request, context)
+    if position is None:
+        return None
     try:
-        stamp, seq = base64.urlsafe_b64decode(token.encode()).decode().split("|")
+        stamp, seq = position.split("|")
         return dt.datetime.fromisoformat(stamp), int(seq)
     except ValueError:
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid page_token: {token!r}.")
-        raise  # unreachable: abort raises
+        abort_invalid(context, [("page_token", "Invalid page token.")])
 
 
 class LoggingService:
@@ -193,7 +211,7 @@ class LoggingService:
         from google.cloud.logging_v2.types import WriteLogEntriesResponse
 
         if not request.entries:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "entries: at least one log entry is required.")
+            abort_invalid(context, [("entries", "at least one log entry is required.")])
         prepared = []
         for index, entry in enumerate(request.entries):
             if not entry.log_name:
@@ -204,12 +222,11 @@ class LoggingService:
                 entry.labels.setdefault(key, value)
             parts = entry.log_name.split("/")
             if len(parts) < 4 or parts[2] != "logs" or not parts[1]:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                              f"entries[{index}].log_name: expected projects/PROJECT/logs/LOG, received "
-                              f"{entry.log_name!r}.")
+                abort_invalid(context, [(f"entries[{index}].log_name",
+                                         f"expected projects/PROJECT/logs/LOG, received {entry.log_name!r}.")])
             if not entry.resource.type:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"entries[{index}].resource: a monitored "
-                              "resource is required (on the entry or the request).")
+                abort_invalid(context, [(f"entries[{index}].resource", "a monitored resource is required (on the "
+                                         "entry or the request).")])
             prepared.append(entry)
         if not request.dry_run:
             for entry in prepared:
@@ -223,16 +240,18 @@ class LoggingService:
         _check_resource_names(names, context)
         order = " ".join(request.order_by.split()).lower() or "timestamp asc"
         if order not in ("timestamp asc", "timestamp desc", "timestamp"):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f'order_by: expected "timestamp asc" or "timestamp desc", received {request.order_by!r}.')
-        predicate = list_predicate(request, context)
+            abort_invalid(context, [("order_by", f'expected "timestamp asc" or "timestamp desc", received '
+                                                 f"{request.order_by!r}.")])
+        if request.page_size > _MAX_PAGE:
+            abort_invalid(context, [("page_size", f"must be at most {_MAX_PAGE}, received {request.page_size}.")])
+        predicate = list_predicate(request, context, LOG_FILTER, bare_values=True)
         descending = order.endswith("desc")
         entries = [stored for stored in self.store.entries()
                    if _in_resources(stored, names) and predicate(stored.record)]
         if descending:
             entries.reverse()
-        if request.page_token:
-            last = _untoken(request.page_token, context)
+        last = _untoken(request, context)
+        if last is not None:
             entries = [s for s in entries if (s.key < last if descending else s.key > last)]
         size = min(request.page_size or _DEFAULT_PAGE, _MAX_PAGE)
         page, rest = entries[:size], entries[size:]
@@ -241,7 +260,7 @@ class LoggingService:
                                          served=len(page)))
         return ListLogEntriesResponse(
             entries=[stored.entry for stored in page],
-            next_page_token=_token(page[-1].key) if rest else "",
+            next_page_token=_token(page[-1].key, request) if rest else "",
         )
 
     def tail_log_entries(self, requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
@@ -253,9 +272,9 @@ class LoggingService:
         names = list(request.resource_names)
         _check_resource_names(names, context)
         try:
-            predicate = compile_filter(request.filter)
+            predicate = compile_filter(request.filter, LOG_FILTER, bare_values=True)
         except FilterError as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            abort_invalid(context, [("filter", str(exc))], message=str(exc))
         subscriber = self.store.subscribe()
         try:
             while context.is_active() and not self._stopping.is_set():
@@ -274,7 +293,10 @@ class LoggingService:
                     if more is None:
                         break
                     batch.append(more)
-                matching = [s.entry for s in batch if _in_resources(s, names) and predicate(s.record)]
+                try:
+                    matching = [s.entry for s in batch if _in_resources(s, names) and predicate(s.record)]
+                except FilterError as exc:
+                    abort_invalid(context, [("filter", str(exc))], message=str(exc))
                 if matching:
                     yield TailLogEntriesResponse(entries=matching)
         finally:

@@ -27,8 +27,10 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import page
+from tfcloud.emulator._grpc import abort_invalid, clear_output_only, page
+from tfcloud.emulator._rules import persistent_resource_violations
 from tfcloud.emulator.operations import OperationStore
+from tfcloud.emulator.store import Store
 
 __all__ = ["PersistentResourceService"]
 
@@ -48,11 +50,13 @@ def _copy(message: Any) -> Any:
 class PersistentResourceService:
     """The methods of ``google.cloud.aiplatform.v1.PersistentResourceService`` (reboot and update: not served)."""
 
-    def __init__(self, *, operations: OperationStore, timings: JobTimings) -> None:
+    def __init__(self, *, operations: OperationStore, timings: JobTimings, store: Store | None = None) -> None:
         self._operations = operations
         self._timings = timings
         self._lock = threading.Lock()
-        self._resources: dict[str, Any] = {}  # canonical name -> aiplatform_v1.PersistentResource
+        self._store = store or Store.memory("persistent resources")  # --data-dir: kept across restarts
+        # canonical name -> aiplatform_v1.PersistentResource
+        self._resources: dict[str, Any] = {r.name: r for r, _ in self._store.restore()}
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -69,8 +73,8 @@ class PersistentResourceService:
     def _parent(parent: str, context: grpc.ServicerContext) -> str:
         match = _PARENT.match(parent)
         if match is None:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"Invalid parent: expected projects/PROJECT/locations/LOCATION, received {parent!r}.")
+            abort_invalid(context, [("parent", "Invalid parent: expected projects/PROJECT/locations/LOCATION, "
+                                               f"received {parent!r}.")])
         assert match is not None
         return f"projects/{project_number(match.group(1))}/locations/{match.group(2)}"
 
@@ -86,12 +90,12 @@ class PersistentResourceService:
     def _find(self, name: str, context: grpc.ServicerContext) -> Any:
         canonical = self.canonical(name)
         if canonical is None:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid PersistentResource name: expected "
-                          f"projects/PROJECT/locations/LOCATION/persistentResources/ID, received {name!r}.")
+            abort_invalid(context, [("name", "Invalid PersistentResource name: expected projects/PROJECT/"
+                                             f"locations/LOCATION/persistentResources/ID, received {name!r}.")])
         with self._lock:
             resource = self._resources.get(str(canonical))
         if resource is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f'The PersistentResource "{canonical}" does not exist.')
+            context.abort(grpc.StatusCode.NOT_FOUND, self._store.not_found("PersistentResource", str(canonical)))
         return resource
 
     # -- RPCs ----------------------------------------------------------------------------------------------
@@ -106,8 +110,11 @@ class PersistentResourceService:
         resource_id = request.persistent_resource_id
         problem = _invalid(resource_id, request.persistent_resource)
         if problem:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
-        resource = _copy(request.persistent_resource)
+            abort_invalid(context, problem)
+        violations = persistent_resource_violations(request.persistent_resource, location=parent.split("/")[3])
+        if violations:
+            abort_invalid(context, violations)
+        resource = clear_output_only(_copy(request.persistent_resource))
         resource.name = f"{parent}/persistentResources/{resource_id}"
         for index, pool in enumerate(resource.resource_pools):
             pool.id = pool.id or f"resource-pool-{index}"  # the service makes one up when none is given
@@ -120,6 +127,7 @@ class PersistentResourceService:
                 context.abort(grpc.StatusCode.ALREADY_EXISTS,
                               f'The PersistentResource "{resource.name}" already exists.')
             self._resources[resource.name] = resource
+            self._store.save_message(resource)
         metadata = CreatePersistentResourceOperationMetadata(
             generic_metadata=GenericOperationMetadata(create_time=now, update_time=now),
             progress_message="Provisioning the resource pools.")
@@ -144,6 +152,7 @@ class PersistentResourceService:
             resource.state = PersistentResource.State.RUNNING
             resource.start_time = now
             resource.update_time = now
+            self._store.save_message(resource)
             created = _copy(resource)
         metadata.generic_metadata.update_time = now
         metadata.progress_message = "The resource is running."
@@ -178,6 +187,7 @@ class PersistentResourceService:
             resource.state = PersistentResource.State.STOPPING
             resource.update_time = now
             self._resources.pop(resource.name, None)
+            self._store.delete(resource.name)
         metadata = DeleteOperationMetadata(generic_metadata=GenericOperationMetadata(create_time=now, update_time=now))
         operation = f"{resource.name}/operations/{random.randint(10**18, 9 * 10**18)}"
         self._operations.create(operation, metadata)
@@ -234,21 +244,22 @@ def _same_machine(a: Any, b: Any) -> bool:
                                                                          b.accelerator_count)
 
 
-def _invalid(resource_id: str, resource: Any) -> str:
-    """What the service rejects with INVALID_ARGUMENT; "" when the request is acceptable."""
+def _invalid(resource_id: str, resource: Any) -> list[tuple[str, str]]:
+    """What the service rejects with INVALID_ARGUMENT beyond the table, as ``(field, description)``; empty when
+    the request is acceptable."""
     if not _ID.match(resource_id or ""):
-        return ("persistent_resource_id must be 1 to 63 lowercase letters, digits or '-', starting with a letter, "
-                f"received {resource_id!r}.")
+        return [("persistent_resource_id", "must be 1 to 63 lowercase letters, digits or '-', starting with a "
+                 f"letter, received {resource_id!r}.")]
     pools = list(resource.resource_pools)
     if not pools:
-        return "PersistentResource.resource_pools must not be empty."
+        return [("resource_pools", "must not be empty.")]
     ids = [pool.id for pool in pools if pool.id]
     if len(set(ids)) != len(ids):
-        return "PersistentResource.resource_pools ids must be unique."
+        return [("resource_pools", "resource pool ids must be unique.")]
     for index, pool in enumerate(pools):
-        where = f"PersistentResource.resource_pools[{index}]"
+        where = f"resource_pools[{index}]"
         if not pool.machine_spec.machine_type:
-            return f"{where}.machine_spec.machine_type is required."
+            return [(f"{where}.machine_spec.machine_type", "machine_type is required.")]
         if pool.replica_count < 1:
-            return f"{where}.replica_count must be at least 1, received {pool.replica_count}."
-    return ""
+            return [(f"{where}.replica_count", f"replica_count must be at least 1, received {pool.replica_count}.")]
+    return []

@@ -6,6 +6,9 @@
 its stream (``"stdout"``/``"stderr"``). The job runner (:mod:`tfcloud.emulator.jobs`) decides when replicas
 end; a runner only knows how to start, poll and stop them.
 
+Neither outlives the emulator (:mod:`tfcloud.emulator._reaper`): processes die with it (a parent-death signal,
+and the reaper kills their process groups), containers carry its instance label and the reaper removes them.
+
 - :class:`ProcessRunner` runs ``command + args`` from the pool's container spec as a local process in its
   own process group, with the emulator's environment plus the replica's (so a venv's python works); a
   command that starts with ``python``/``python3`` (a ``python_package_spec`` pool's ``python -m MODULE``) runs
@@ -28,6 +31,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
+
+from tfcloud.emulator._reaper import Reaper, guarded_argv, owner_labels, remove_orphans
 
 __all__ = [
     "DockerRunner",
@@ -106,6 +111,7 @@ class Launch:
     name: str = ""  # a container name, unique per emulator
     fault: tuple[int, str] | None = None  # (exit code, message): exit at start instead of running
     mounts: tuple[str, ...] = ()  # host directories a container sees at the same path (local_output_root)
+    gcs_root: str | None = None  # the host directory that stands for /gcs (Cloud Storage FUSE), if any
 
 
 class Replica(Protocol):
@@ -135,9 +141,13 @@ def _pump(stream: IO[bytes], name: str, sink: LineSink) -> None:
 
 
 class _ProcessReplica:
-    def __init__(self, task_name: str, process: subprocess.Popen[bytes], sink: LineSink) -> None:
+    def __init__(self, task_name: str, process: subprocess.Popen[bytes], sink: LineSink,
+                 reaper: Reaper | None = None) -> None:
         self.task_name = task_name
         self._process = process
+        self._reaper = reaper
+        if reaper is not None:
+            reaper.own_group(process.pid)
         assert process.stdout is not None and process.stderr is not None
         self._pumps = [
             threading.Thread(target=_pump, args=(process.stdout, "stdout", sink), daemon=True),
@@ -171,19 +181,24 @@ class _ProcessReplica:
         for pump in self._pumps:
             pump.join(max(0.0, deadline - time.monotonic()))
         self._signal(signal.SIGKILL)
+        if self._reaper is not None:
+            self._reaper.release_group(self._process.pid)
+            self._reaper = None
 
 
 class ProcessRunner:
-    """Replicas as local processes. Images are ignored: ``command + args`` run as given.
+    """Replicas as local processes. Images are ignored: ``command + args`` run as given. Call :meth:`start` from a
+    thread that outlives the replica (the job's own): on Linux the replica dies with that thread.
 
     ``entrypoints`` maps an image URI to the command to run when a pool's container spec gives none (what the
     image's ENTRYPOINT would have done).
     """
 
     def __init__(self, *, entrypoints: Mapping[str, Sequence[str]] | None = None,
-                 workdir: str | None = None, python: str | None = None) -> None:
+                 workdir: str | None = None, python: str | None = None, reaper: Reaper | None = None) -> None:
         import sys
 
+        self._reaper = reaper
         self._entrypoints = {image: tuple(command) for image, command in (entrypoints or {}).items()}
         self._workdir = workdir
         self._python = python or sys.executable
@@ -202,6 +217,8 @@ class ProcessRunner:
                 "local process, or configure a Docker engine).")
         else:
             argv = [*command, *launch.args]
+            if launch.gcs_root:  # no /gcs on this machine: its stand-in
+                argv = [launch.gcs_root + a[4:] if a.startswith("/gcs/") else a for a in argv]
             if argv[0] in ("python", "python3"):  # an executor image's python: the replicas' own here
                 argv[0] = self._python
         env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "CLUSTER_SPEC")}
@@ -209,11 +226,11 @@ class ProcessRunner:
         env["PYTHONUNBUFFERED"] = "1"
         try:
             process = subprocess.Popen(
-                argv, env=env, cwd=self._workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                guarded_argv(argv), env=env, cwd=self._workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, start_new_session=True)
         except OSError as exc:
             raise ReplicaStartError(f"The replica {launch.task_name} cannot start: {exc}.") from exc
-        return _ProcessReplica(launch.task_name, process, sink)
+        return _ProcessReplica(launch.task_name, process, sink, self._reaper)
 
     def close(self) -> None:
         pass
@@ -224,9 +241,12 @@ class ReplicaStartError(Exception):
 
 
 class _ContainerReplica:
-    def __init__(self, task_name: str, container: Any, sink: LineSink) -> None:
+    def __init__(self, task_name: str, container: Any, sink: LineSink, reaper: Reaper | None = None) -> None:
         self.task_name = task_name
         self._container = container
+        self._reaper = reaper
+        if reaper is not None:
+            reaper.own_container(container.id)
         self._code: int | None = None
         self._done = threading.Event()
         self._pumps = [
@@ -285,15 +305,21 @@ class _ContainerReplica:
             self._container.remove(force=True)
         except Exception as exc:
             logger.debug("removing %s: %s", self.task_name, exc)
+        else:
+            if self._reaper is not None:
+                self._reaper.release_container(self._container.id)
+                self._reaper = None
 
 
 class DockerRunner:
     """Replicas as containers on the engine at ``docker_host`` (host network, no ``--rm``: wait, then remove)."""
 
-    def __init__(self, docker_host: str) -> None:
+    def __init__(self, docker_host: str, reaper: Reaper | None = None) -> None:
         import docker
 
         from tfcloud.errors import ConfigurationError
+
+        self._reaper = reaper
 
         try:
             self.client = docker.DockerClient(base_url=docker_host)
@@ -301,6 +327,13 @@ class DockerRunner:
             raise ConfigurationError(f"Cannot reach the Docker engine at {docker_host}: {exc}",
                                      hint="Start it, or leave out --docker-host (and DOCKER_HOST) to run "
                                           "replicas as local processes.") from exc
+        try:
+            removed = remove_orphans(self.client)
+        except docker.errors.DockerException as exc:
+            logger.warning("cannot look for orphaned replica containers on %s: %s", docker_host, exc)
+        else:
+            if removed:
+                logger.warning("removed %d replica containers left by an emulator that is gone", removed)
 
     def start(self, launch: Launch, sink: LineSink) -> Replica:
         import docker.errors
@@ -315,11 +348,13 @@ class DockerRunner:
         try:
             container = self.client.containers.run(
                 launch.image, command=command, entrypoint=entrypoint, environment=env,
+                labels=owner_labels(self._reaper.instance) if self._reaper is not None else {},
                 network_mode="host", detach=True, name=launch.name or None,
-                volumes={path: {"bind": path, "mode": "rw"} for path in launch.mounts})
+                volumes={**{path: {"bind": path, "mode": "rw"} for path in launch.mounts},
+                         **({launch.gcs_root: {"bind": "/gcs", "mode": "rw"}} if launch.gcs_root else {})})
         except docker.errors.DockerException as exc:
             raise ReplicaStartError(f"The replica {launch.task_name} cannot start: {exc}") from exc
-        return _ContainerReplica(launch.task_name, container, sink)
+        return _ContainerReplica(launch.task_name, container, sink, self._reaper)
 
     def close(self) -> None:
         self.client.close()

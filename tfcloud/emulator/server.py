@@ -13,6 +13,12 @@ stopped together.
 
 ``Emulator.settings`` holds what a process needs to reach it (:class:`EmulatorSettings`, with ``env`` to
 export). Replicas run as local processes unless ``docker_host`` names a Docker engine.
+
+The gRPC services listen twice: in plaintext on ``endpoint`` (tfcloud's own clients, hand-built channels) and
+over TLS on ``tls_endpoint``, with a certificate made at start for 127.0.0.1/localhost, for Google's libraries
+as users build them (``aiplatform.init(api_endpoint=...)``, ``client_options={"api_endpoint": ...}``), which
+always dial TLS. They trust it through ``GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=settings.roots_file``
+(:mod:`tfcloud.emulator._tls`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tfcloud.emulator._common import JobTimings, project_number
+from tfcloud.emulator._reaper import Reaper
 from tfcloud.emulator.faults import Faults
 
 __all__ = ["Emulator", "EmulatorSettings"]
@@ -38,13 +45,17 @@ logger = logging.getLogger("tfcloud.emulator")
 class EmulatorSettings:
     """Where a running emulator listens, and the environment that points clients at it.
 
-    ``env``: ``TFCLOUD_EMULATOR_HOST`` (``127.0.0.1:PORT``, the gRPC endpoint of Vertex AI, Cloud Build,
-    Cloud Logging and Operations), ``STORAGE_EMULATOR_HOST`` (read by google-cloud-storage),
+    ``env``: ``TFCLOUD_EMULATOR_HOST`` (``127.0.0.1:PORT``, the plaintext gRPC endpoint of Vertex AI, Cloud
+    Build, Cloud Logging and Operations), ``TFCLOUD_EMULATOR_API_ENDPOINT`` (the TLS one, for Google's
+    libraries' ``api_endpoint``), ``GRPC_DEFAULT_SSL_ROOTS_FILE_PATH`` (``roots_file``: the emulator's
+    certificate and gRPC's own roots), ``STORAGE_EMULATOR_HOST`` (read by google-cloud-storage),
     ``GOOGLE_CLOUD_PROJECT``, ``CLOUDSDK_CORE_PROJECT`` and ``TFCLOUD_EMULATOR_LOCATION``.
     """
 
     endpoint: str
     storage_endpoint: str | None
+    tls_endpoint: str
+    roots_file: str
     project: str
     project_number: str
     location: str
@@ -52,15 +63,18 @@ class EmulatorSettings:
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def exports(self) -> str:
-        """Shell lines that export :attr:`env`."""
-        return "\n".join(f"export {key}={value}" for key, value in self.env.items())
+        """Shell lines that export :attr:`env` (values quoted for the shell where they need it)."""
+        import shlex
+
+        return "\n".join(f"export {key}={shlex.quote(value)}" for key, value in self.env.items())
 
 
 class Emulator:
     """Google Cloud on loopback for tfcloud and its users' tests.
 
     - ``project`` / ``location``: the defaults reported in :attr:`settings` (requests may name any).
-    - ``port``: the gRPC port (0: a free one); ``storage`` / ``storage_port``: run the Cloud Storage emulator.
+    - ``port``: the plaintext gRPC port, ``tls_port`` the TLS one (0: a free one); ``storage`` /
+      ``storage_port``: run the Cloud Storage emulator.
     - ``docker_host``: a Docker engine (``unix:///...``) for replicas and builds; ``None``: replicas run as
       local processes and builds fail with a clear status.
     - ``entrypoints``: image URI → command, for local-process replicas whose container spec gives no command.
@@ -69,10 +83,13 @@ class Emulator:
       ``LOCAL_OUTPUT_ROOT/BUCKET/PATH`` in their ``AIP_*`` variables (TensorFlow cannot reach the storage
       emulator; checkpoints need a real directory); containers get it mounted at the same path. Default: the
       ``gs://`` URIs, as Vertex AI gives them.
+    - ``data_dir``: keep Cloud Storage objects, Vertex AI jobs, persistent resources and builds there across
+      restarts (:mod:`tfcloud.emulator.store`, :attr:`kept`); None: in memory, and a restarted emulator starts
+      empty. Replicas never outlive the emulator (:mod:`tfcloud.emulator._reaper`).
     """
 
     def __init__(self, *, project: str = "tfcloud-emulator", location: str = "us-central1", port: int = 0,
-                 storage: bool = True, storage_port: int = 0, data_dir: Path | None = None,
+                 tls_port: int = 0, storage: bool = True, storage_port: int = 0, data_dir: Path | None = None,
                  docker_host: str | None = None, entrypoints: Mapping[str, Sequence[str]] | None = None,
                  timings: JobTimings | None = None, workdir: Path | None = None,
                  local_output_root: Path | None = None) -> None:
@@ -80,6 +97,7 @@ class Emulator:
         self.location = location
         self.faults = Faults()
         self._port = port
+        self._tls_port = tls_port
         self._storage_enabled = storage
         self._storage_port = storage_port
         self._data_dir = data_dir
@@ -93,6 +111,8 @@ class Emulator:
         self._stopping = threading.Event()
         self._services: list[Any] = []
         self._runner: Any = None
+        self._reaper: Any = None
+        self._kept: Any = None  # tfcloud.emulator.store.Stores
         self._logs: Any = None
         self._settings: EmulatorSettings | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -128,6 +148,7 @@ class Emulator:
         from google.longrunning import operations_pb2_grpc
 
         from tfcloud.emulator._grpc import generic_handler, method_table
+        from tfcloud.emulator._tls import ROOTS_VARIABLE, make_identity, write_roots
         from tfcloud.emulator.builds import BuildService
         from tfcloud.emulator.jobs import JobService
         from tfcloud.emulator.logs import LoggingService, LogStore
@@ -136,9 +157,11 @@ class Emulator:
         from tfcloud.emulator.persistent import PersistentResourceService
         from tfcloud.emulator.replicas import DockerRunner, ProcessRunner
         from tfcloud.emulator.storage import StorageEmulator
+        from tfcloud.emulator.store import open_stores
         from tfcloud.emulator.tuning import TuningService
 
         self._stopping.clear()
+        self._reaper = Reaper(self._docker_host)
         storage_endpoint = None
         if self._storage_enabled:
             self._storage = StorageEmulator(port=self._storage_port, data_dir=self._data_dir)
@@ -147,22 +170,25 @@ class Emulator:
         if self._workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="tfcloud-emulator-")
         workdir = str(self._workdir or (self._tmp.name if self._tmp else "."))
-        self._runner = (DockerRunner(self._docker_host) if self._docker_host is not None
-                        else ProcessRunner(entrypoints=self._entrypoints, workdir=workdir))
+        self._runner = (DockerRunner(self._docker_host, reaper=self._reaper) if self._docker_host is not None
+                        else ProcessRunner(entrypoints=self._entrypoints, workdir=workdir, reaper=self._reaper))
         self._logs = LogStore()
         operations = OperationStore()
         project_ids = {project_number(self.project): self.project}
         packages = PackageInstaller(storage_endpoint=storage_endpoint, root=Path(workdir) / "packages")
-        resources = PersistentResourceService(operations=operations, timings=self._timings)
+        self._kept = kept = open_stores(self._data_dir / "tfcloud-emulator" if self._data_dir else None)
+        resources = PersistentResourceService(operations=operations, timings=self._timings,
+                                              store=kept.persistent_resources)
         jobs = JobService(runner=self._runner, logs=self._logs, operations=operations, faults=self.faults,
                           timings=self._timings, project_ids=project_ids,
                           local_output_root=str(self._local_output_root or ""), packages=packages,
-                          resources=resources)
+                          resources=resources, store=kept.custom_jobs)
         builds = BuildService(logs=self._logs, operations=operations, faults=self.faults,
                               docker_host=self._docker_host, storage_endpoint=storage_endpoint,
-                              queued_seconds=self._timings.queued)
+                              queued_seconds=self._timings.queued, reaper=self._reaper, store=kept.builds)
         logging_service = LoggingService(self._logs, self._stopping)
-        tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings)
+        tuning = TuningService(jobs=jobs, operations=operations, faults=self.faults, timings=self._timings,
+                               store=kept.tuning_jobs)
         self._services = [tuning, jobs, builds, resources]  # tuning first: its trials are jobs
 
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="tfcloud-emulator"))
@@ -177,11 +203,18 @@ class Emulator:
         ))
         operations_pb2_grpc.add_OperationsServicer_to_server(operations, server)
         port = server.add_insecure_port(f"127.0.0.1:{self._port}")
+        identity = make_identity()
+        tls_port = server.add_secure_port(f"127.0.0.1:{self._tls_port}", grpc.ssl_server_credentials(
+            [(identity.private_key, identity.certificate)]))
+        roots_file = write_roots(identity, Path(workdir) / "tls" / "roots.pem")
         server.start()
         self._server = server
         endpoint = f"127.0.0.1:{port}"
+        tls_endpoint = f"127.0.0.1:{tls_port}"
         env = {
             "TFCLOUD_EMULATOR_HOST": endpoint,
+            "TFCLOUD_EMULATOR_API_ENDPOINT": tls_endpoint,
+            ROOTS_VARIABLE: str(roots_file),
             "TFCLOUD_EMULATOR_LOCATION": self.location,
             "GOOGLE_CLOUD_PROJECT": self.project,
             "CLOUDSDK_CORE_PROJECT": self.project,
@@ -189,10 +222,11 @@ class Emulator:
         if storage_endpoint:
             env["STORAGE_EMULATOR_HOST"] = storage_endpoint
         self._settings = EmulatorSettings(
-            endpoint=endpoint, storage_endpoint=storage_endpoint, project=self.project,
+            endpoint=endpoint, storage_endpoint=storage_endpoint, tls_endpoint=tls_endpoint,
+            roots_file=str(roots_file), project=self.project,
             project_number=project_number(self.project), location=self.location,
             docker_host=self._docker_host, env=MappingProxyType(env))
-        logger.info("emulator listening on %s", endpoint)
+        logger.info("emulator listening on %s (TLS: %s)", endpoint, tls_endpoint)
         return self._settings
 
     def stop(self) -> None:
@@ -212,6 +246,9 @@ class Emulator:
         if self._storage is not None:
             self._storage.stop()
             self._storage = None
+        if self._reaper is not None:
+            self._reaper.close()
+            self._reaper = None
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
@@ -230,6 +267,12 @@ class Emulator:
         if self._settings is None:
             raise RuntimeError("the emulator is not running: call start() first")
         return self._settings
+
+    @property
+    def kept(self) -> Any:
+        """What the emulator keeps across restarts (:class:`tfcloud.emulator.store.Stores`: its ``directory``, None
+        without ``data_dir``, and what each store served again from an earlier run). None until it started."""
+        return self._kept
 
     @property
     def log_store(self) -> Any:

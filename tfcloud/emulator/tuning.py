@@ -45,7 +45,15 @@ from typing import Any
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import list_predicate, page
+from tfcloud.emulator._grpc import (
+    JOB_FILTER,
+    abort_invalid,
+    apply_read_mask,
+    clear_output_only,
+    list_predicate,
+    page,
+)
+from tfcloud.emulator._rules import custom_job_violations
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.jobs import (
     JobService,
@@ -54,9 +62,9 @@ from tfcloud.emulator.jobs import (
     mark_cancelling,
     move_state,
     refuse_delete_unless_final,
-    validate_custom_job,
 )
 from tfcloud.emulator.operations import OperationStore
+from tfcloud.emulator.store import Store
 from tfcloud.study import read_measurements
 
 __all__ = ["TuningService", "suggestions", "validate_tuning_job"]
@@ -93,13 +101,15 @@ class TuningService:
     """The HyperparameterTuningJob methods of ``google.cloud.aiplatform.v1.JobService``; trials run through
     ``jobs`` (the CustomJob service)."""
 
-    def __init__(self, *, jobs: JobService, operations: OperationStore, faults: Faults, timings: JobTimings) -> None:
+    def __init__(self, *, jobs: JobService, operations: OperationStore, faults: Faults, timings: JobTimings,
+                 store: Store | None = None) -> None:
         self._jobs = jobs
         self._operations = operations
         self._faults = faults
         self._timings = timings
         self._lock = threading.Lock()
-        self._studies: dict[str, _Study] = {}
+        self._store = store or Store.memory()  # --data-dir: kept across restarts (tfcloud.emulator.store)
+        self._studies = {job.name: _Study(job=job, **extra) for job, extra in self._store.restore()}
         self._stopping = threading.Event()
 
     def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
@@ -114,28 +124,35 @@ class TuningService:
     def _find(self, name: str, context: grpc.ServicerContext) -> _Study:
         match = _NAME.match(name)
         if match is None or not match.group(3).isdigit():
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          "Invalid HyperparameterTuningJob name: expected projects/PROJECT/locations/LOCATION/"
-                          f"hyperparameterTuningJobs/ID with a numeric ID, received {name!r}.")
+            abort_invalid(context, [("name", "Invalid HyperparameterTuningJob name: expected projects/PROJECT/"
+                                             "locations/LOCATION/hyperparameterTuningJobs/ID with a numeric ID, "
+                                             f"received {name!r}.")])
         assert match is not None
         project, location, job_id = match.groups()
         canonical = f"projects/{project_number(project)}/locations/{location}/hyperparameterTuningJobs/{job_id}"
         with self._lock:
             study = self._studies.get(canonical)
         if study is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f'The HyperparameterTuningJob "{canonical}" does not exist.')
+            context.abort(grpc.StatusCode.NOT_FOUND, self._store.not_found("HyperparameterTuningJob", canonical))
         assert study is not None
         return study
 
     # -- RPCs ----------------------------------------------------------------------------------------------
     def create(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import JobState
+        from google.cloud.aiplatform_v1.types import CustomJob, JobState
 
         number, location = self._jobs._parent(request.parent, context)
         problem = validate_tuning_job(request.hyperparameter_tuning_job)
         if problem:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
-        job = _copy(request.hyperparameter_tuning_job)
+            abort_invalid(context, problem)
+        tuning_job = request.hyperparameter_tuning_job
+        violations = custom_job_violations(CustomJob(display_name=tuning_job.display_name,
+                                                     job_spec=tuning_job.trial_job_spec,
+                                                     labels=dict(tuning_job.labels)),
+                                           location=location, spec_field="trial_job_spec")
+        if violations:
+            abort_invalid(context, violations)
+        job = clear_output_only(_copy(request.hyperparameter_tuning_job))
         job_id = str(random.randint(10**18, 9 * 10**18))
         job.name = f"projects/{number}/locations/{location}/hyperparameterTuningJobs/{job_id}"
         now = _now()
@@ -146,6 +163,7 @@ class TuningService:
         study = _Study(job=job, number=number, location=location, job_id=job_id)
         with self._lock:
             self._studies[job.name] = study
+            self._store.save(study)
             created = _copy(job)
         study.thread = threading.Thread(target=self._live, args=(study,), name=f"study-{job_id}", daemon=True)
         study.thread.start()
@@ -157,17 +175,19 @@ class TuningService:
             return _copy(study.job)
 
     def list(self, request: Any, context: grpc.ServicerContext) -> Any:
-        from google.cloud.aiplatform_v1.types import ListHyperparameterTuningJobsResponse
+        from google.cloud.aiplatform_v1.types import HyperparameterTuningJob, ListHyperparameterTuningJobsResponse
 
         number, location = self._jobs._parent(request.parent, context)
-        predicate = list_predicate(request, context)
+        predicate = list_predicate(request, context, JOB_FILTER)
         prefix = f"projects/{number}/locations/{location}/hyperparameterTuningJobs/"
         with self._lock:
             jobs = [_copy(s.job) for name, s in self._studies.items() if name.startswith(prefix)]
         jobs.sort(key=lambda job: (job.create_time, job.name), reverse=True)
         jobs = [job for job in jobs if predicate(job_record(job))]
         found, token = page(jobs, request, context)
-        return ListHyperparameterTuningJobsResponse(hyperparameter_tuning_jobs=found, next_page_token=token)
+        masked = apply_read_mask(found, request, context, HyperparameterTuningJob)
+        return ListHyperparameterTuningJobsResponse(hyperparameter_tuning_jobs=masked,
+                                                    next_page_token=token)
 
     def cancel(self, request: Any, context: grpc.ServicerContext) -> Any:
         from google.protobuf import empty_pb2
@@ -183,12 +203,16 @@ class TuningService:
         with self._lock:
             refuse_delete_unless_final(study.job, context)
             del self._studies[study.job.name]
+            self._store.delete(study.job.name)
         return deleted(self._operations, study.job.name)
 
     # -- a study's life ------------------------------------------------------------------------------------
     def _set(self, study: _Study, state_name: str, **fields: Any) -> bool:
         with self._lock:
-            return move_state(study.job, state_name, **fields)
+            moved = move_state(study.job, state_name, **fields)
+            if moved:
+                self._store.save(study)
+            return moved
 
     def _going(self, study: _Study, seconds: float) -> bool:
         study.cancel.wait(seconds)
@@ -459,48 +483,46 @@ def suggestions(study_spec: Any, *, seed: int) -> Iterator[dict[str, Any]]:
 
 
 
-def validate_tuning_job(job: Any) -> str:
-    """What the service rejects with INVALID_ARGUMENT, as a message; "" when the job is acceptable."""
-    from google.cloud.aiplatform_v1.types import CustomJob
-
+def validate_tuning_job(job: Any) -> list[tuple[str, str]]:
+    """What the service rejects with INVALID_ARGUMENT in the study and counts, as ``(field, description)``
+    violations (the first found); empty when they are acceptable (the trial spec is checked as a CustomJob's,
+    :mod:`tfcloud.emulator._rules`)."""
     if not job.display_name:
-        return "HyperparameterTuningJob.display_name is required."
+        return [("display_name", "display_name is required.")]
     study = job.study_spec
     if len(study.metrics) != 1 or not study.metrics[0].metric_id:
-        return "HyperparameterTuningJob.study_spec.metrics must hold exactly one metric with a metric_id."
+        return [("study_spec.metrics", "must hold exactly one metric with a metric_id.")]
     if study.metrics[0].goal.name == "GOAL_TYPE_UNSPECIFIED":
-        return "HyperparameterTuningJob.study_spec.metrics[0].goal must be MAXIMIZE or MINIMIZE."
+        return [("study_spec.metrics[0].goal", "must be MAXIMIZE or MINIMIZE.")]
     if not study.parameters:
-        return "HyperparameterTuningJob.study_spec.parameters must not be empty."
+        return [("study_spec.parameters", "must not be empty.")]
     seen: set[str] = set()
     for index, param in enumerate(study.parameters):
-        where = f"HyperparameterTuningJob.study_spec.parameters[{index}]"
+        where = f"study_spec.parameters[{index}]"
         if not param.parameter_id or param.parameter_id in seen:
-            return f"{where}.parameter_id must be set and unique, received {param.parameter_id!r}."
+            return [(f"{where}.parameter_id", f"must be set and unique, received {param.parameter_id!r}.")]
         seen.add(param.parameter_id)
         kinds = [k for k in ("double_value_spec", "integer_value_spec", "categorical_value_spec",
                              "discrete_value_spec") if k in param]
         if len(kinds) != 1:
-            return f"{where}: exactly one of double_value_spec, integer_value_spec, categorical_value_spec and " \
-                   "discrete_value_spec is required."
+            return [(where, "exactly one of double_value_spec, integer_value_spec, categorical_value_spec and "
+                            "discrete_value_spec is required.")]
         kind = kinds[0]
         if kind in ("double_value_spec", "integer_value_spec"):
             value_spec = getattr(param, kind)
             if not value_spec.min_value < value_spec.max_value:
-                return f"{where}.{kind}: min_value must be less than max_value."
+                return [(f"{where}.{kind}", "min_value must be less than max_value.")]
             if param.scale_type.name == "UNIT_LOG_SCALE" and value_spec.min_value <= 0:
-                return f"{where}.{kind}: min_value must be positive with UNIT_LOG_SCALE."
+                return [(f"{where}.{kind}", "min_value must be positive with UNIT_LOG_SCALE.")]
         elif not getattr(param, kind).values:
-            return f"{where}.{kind}.values must not be empty."
+            return [(f"{where}.{kind}.values", "must not be empty.")]
         if study.algorithm.name == "GRID_SEARCH" and kind == "double_value_spec":
-            return f"{where}: GRID_SEARCH cannot search a double_value_spec; use integer, categorical or discrete."
+            return [(where, "GRID_SEARCH cannot search a double_value_spec; use integer, categorical or discrete.")]
     if "median_automated_stopping_spec" in study and study.median_automated_stopping_spec.use_elapsed_duration:
-        return ("HyperparameterTuningJob.study_spec.median_automated_stopping_spec.use_elapsed_duration is not "
-                "supported by the emulator (it judges measurements by step).")
+        return [("study_spec.median_automated_stopping_spec.use_elapsed_duration",
+                 "use_elapsed_duration is not supported by the emulator (it judges measurements by step).")]
     if job.max_trial_count < 1:
-        return "HyperparameterTuningJob.max_trial_count must be positive."
+        return [("max_trial_count", "max_trial_count must be positive.")]
     if job.parallel_trial_count < 1:
-        return "HyperparameterTuningJob.parallel_trial_count must be positive."
-    problem = validate_custom_job(CustomJob(display_name=job.display_name, job_spec=job.trial_job_spec,
-                                            labels=dict(job.labels)))
-    return problem.replace("CustomJob.job_spec", "HyperparameterTuningJob.trial_job_spec")
+        return [("parallel_trial_count", "parallel_trial_count must be positive.")]
+    return []

@@ -356,10 +356,6 @@ class Target:
         target bills nothing."""
         return None
 
-    def package_images(self, spec: JobSpec, settings: Settings) -> tuple[tuple[tuple[str, str], ...], str]:
-        """For a :attr:`packaged` job: the image each pool runs its package on ((role, image), ...) and why."""
-        return (), ""
-
     def settings_for(self, settings: Settings) -> Settings:
         """The settings this target's backend reaches it with (a target may fill some from its own options)."""
         return settings

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tfcloud._docs import page
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import Option, check_count, check_text
 
@@ -22,7 +23,7 @@ def _max_restarts(name: str, value: object) -> int | None:
 MAX_RESTARTS = Option(
     name="max_restarts", type=int, setting="max_restarts", metavar="N", check=_max_restarts, example=2,
     help="Restart the cluster up to N times when a replica dies; training resumes from its checkpoint "
-         "(docs/recovery.md).")
+         "(" + page("recovery") + ").")
 
 
 def _liveness_timeout(name: str, value: object) -> int | None:
@@ -31,7 +32,7 @@ def _liveness_timeout(name: str, value: object) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value == 1 or not 0 <= value <= _MAX_LIVENESS_TIMEOUT:
         raise ValidationError(name, f"a number of seconds from 2 to {_MAX_LIVENESS_TIMEOUT}, or 0 to turn the "
-                                    "rule off", value, hint="Replicas beat once a second (docs/recovery.md).")
+                                    "rule off", value, hint="Replicas beat once a second (" + page("recovery") + ").")
     return value
 
 
@@ -39,7 +40,7 @@ LIVENESS_TIMEOUT = Option(
     name="liveness_timeout", type=int, setting="liveness_timeout", metavar="SECONDS", check=_liveness_timeout,
     example=30,
     help=f"Fail the job when a replica sends no heartbeat for this long: stopped or hung (default "
-         f"{DEFAULT_LIVENESS_TIMEOUT}; 0: off; docs/recovery.md).")
+         f"{DEFAULT_LIVENESS_TIMEOUT}; 0: off; {page('recovery')}).")
 
 
 def check_gcs_uri(name: str, value: object) -> str:

@@ -7,10 +7,17 @@ Pages and endpoints (every one behind the token, :class:`TokenGate`)::
     GET  /fragments/jobs             the jobs table alone (the page refreshes it)
     GET  /jobs/{id}                  a job: plan, replicas, timeline, failure, artifacts, logs, cancel
     GET  /fragments/jobs/{id}        the job's status part alone (state, replicas, timeline, failure)
-    GET  /api/jobs/{id}/logs         its log lines as server-sent events, following until it ends
+    GET  /api/jobs/{id}/logs         its last lines, then new ones, as server-sent events (:mod:`.logroutes`)
+    GET  /api/jobs/{id}/curves       its training curves (TensorBoard scalars), JSON (:mod:`.jobdata`)
+    GET  /api/jobs/{id}/resources    its replicas' CPU and memory over time, JSON
+    GET  /api/jobs/{id}/logs/earlier, /logs/search, /logs.txt: lines before the window, a search, the download
     GET  /fragments/jobs/{id}/artifacts
+    GET  /api/jobs/{id}/artifact?path=P   one of its output files, downloaded
     POST /api/jobs/{id}/cancel       cancel it (the token in the X-Tfcloud-Token header)
-    GET  /studies/{id}               a study: trials, plot, rerun command
+    GET  /studies/{id}               a study: trials (sortable, filterable), parallel coordinates, importance,
+                                     plot, rerun command, cancel
+    GET  /api/studies/{id}           its trials as JSON (:mod:`.explore`)
+    POST /api/studies/{id}/cancel    cancel it (the token in the header)
     GET  /fragments/studies/{id}     its trials table alone
     GET  /studies/{id}/plot.png      its plot
     GET  /static/...                 CSS and JavaScript
@@ -21,12 +28,8 @@ templates escape it (autoescape) and the scripts set ``textContent``, never HTML
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import secrets
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -40,7 +43,6 @@ from starlette.responses import (
     PlainTextResponse,
     RedirectResponse,
     Response,
-    StreamingResponse,
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -48,15 +50,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tfcloud._version import __version__
 from tfcloud.errors import JobNotFoundError, TfcloudError
-from tfcloud.ui import views
+from tfcloud.ui import logroutes, views
+from tfcloud.ui.jobdata import JobData
+from tfcloud.ui.records import record_problem, unreadable_local_jobs
+from tfcloud.ui.security import LOOPBACK_NAMES, Guard, local_path
 
 __all__ = ["HEADER", "TokenGate", "create_app"]
 
 HERE = Path(__file__).resolve().parent
 #: The header a page's scripts send the token in (a POST needs it: the cookie alone does not do).
 HEADER = "x-tfcloud-token"
-#: The most log lines one server-sent event carries (a burst is sent in a few events, not thousands).
-_BATCH = 500
 
 
 class TokenGate:
@@ -85,7 +88,7 @@ class TokenGate:
             query = request.query_params.get("token")
             if self._ok(query) and not request.url.path.startswith("/api/"):
                 rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-                target = request.url.path + ("?" + urlencode(rest) if rest else "")
+                target = local_path(request.url.path) + ("?" + urlencode(rest) if rest else "")
                 response: Response = RedirectResponse(target, status_code=303)
                 response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
                 await response(scope, receive, send)
@@ -107,15 +110,28 @@ def _templates() -> Any:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["when"] = _when
     env.filters["size"] = _size
+    env.filters["shown"] = views.shown_labels
+    env.filters["problem"] = record_problem
+    env.filters["iso"] = _iso
     return env
 
 
 def _when(value: float | None) -> str:
+    """A time as this machine's clock shows it, with its zone (``2026-11-26 14:02:03 UTC``)."""
     if value is None:
         return "-"
     import datetime as dt
 
-    return dt.datetime.fromtimestamp(value).strftime("%Y-%m-%d %H:%M:%S")
+    return dt.datetime.fromtimestamp(value).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def _iso(value: float | None) -> str:
+    """A time as ISO 8601 with its offset (a ``<time datetime>``)."""
+    if value is None:
+        return ""
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")
 
 
 def _size(value: int) -> str:
@@ -127,10 +143,15 @@ def _size(value: int) -> str:
     return f"{value} B"  # pragma: no cover
 
 
-def create_app(*, token: str, sources: views.Sources | None = None, cookie: str = "tfcloud_ui") -> ASGIApp:
-    """The dashboard's ASGI application (behind its :class:`TokenGate`). ``sources``: which targets it lists
-    (default: every one); ``cookie``: the cookie's name (one per dashboard: the port is not part of a cookie)."""
+def create_app(*, token: str, sources: views.Sources | None = None, cookie: str = "tfcloud_ui",
+               hosts: frozenset[str] | None = LOOPBACK_NAMES, stopping: threading.Event | None = None) -> ASGIApp:
+    """The dashboard's ASGI application (behind its :class:`TokenGate` and :class:`~tfcloud.ui.security.Guard`).
+    ``sources``: which targets it lists (default: every one); ``cookie``: the cookie's name (one per dashboard:
+    the port is not part of a cookie); ``hosts``: the ``Host`` names it answers to (None: any); ``stopping``:
+    set when the server stops (open log streams end then)."""
+    stopping = stopping or threading.Event()
     sources = sources or views.Sources()
+    data = JobData()
     env = _templates()
 
     def page(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
@@ -139,29 +160,53 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
 
     def problem(exc: TfcloudError) -> HTMLResponse:
         code = 404 if isinstance(exc, JobNotFoundError) else 400
-        return page("error.html", status_code=code, message=exc.message, hint=exc.hint or "")
+        return page("error.html", status_code=code, message=exc.message, hint=exc.hint or "",
+                    title="Not found" if code == 404 else "Cannot show that")
 
     def filters(request: Request) -> dict[str, str]:
-        return {key: request.query_params.get(key, "").strip() for key in ("target", "state", "label")}
+        return {key: request.query_params.get(key, "").strip() for key in ("target", "state", "label", "trials")}
 
     async def jobs_table(request: Request) -> dict[str, Any]:
         chosen = filters(request)
         labels = views.parse_label(chosen["label"])
-        jobs, notes = await run_in_threadpool(sources.jobs, target=chosen["target"] or None,
-                                              state=chosen["state"] or None, labels=labels)
-        return {"jobs": jobs, "notes": notes, "filters": chosen}
+
+        def gather() -> tuple[list[Any], dict[str, str], list[Any]]:
+            jobs, notes = sources.jobs(target=chosen["target"] or None, state=chosen["state"] or None, labels=labels)
+            return jobs, notes, sources.studies()[0] if chosen["trials"] != "show" else []
+
+        jobs, notes, studies = await run_in_threadpool(gather)
+        rows = views.job_rows(jobs, studies)
+        if chosen["target"] in ("", "local") and "local" in sources.targets and not chosen["state"] \
+                and not chosen["label"]:  # the local jobs that cannot be read are shown as such, not dropped
+            rows = sorted(rows + await run_in_threadpool(unreadable_local_jobs),
+                          key=lambda row: (row["job"].created if "job" in row else row["created"]) or 0.0,
+                          reverse=True)
+        number = views.page_number(request.query_params.get("page"))
+        pages = max(1, -(-len(rows) // views.PAGE))
+        number = min(number, pages)
+        rest = {k: v for k, v in chosen.items() if v}
+        return {"rows": rows[(number - 1) * views.PAGE:number * views.PAGE], "notes": notes, "filters": chosen,
+                "page": number, "pages": pages, "total": len(rows),
+                "newer": urlencode({**rest, "page": number - 1}) if number > 1 else None,
+                "older": urlencode({**rest, "page": number + 1}) if number < pages else None,
+                "jobs": jobs}
 
     async def index(request: Request) -> Response:
+        filter_problem = None
         try:
             table = await jobs_table(request)
-        except TfcloudError as exc:
-            return problem(exc)
+        except TfcloudError as exc:  # a bad filter: the page, with the filter's problem over an empty table
+            filter_problem = exc.message + (" " + exc.hint if exc.hint else "")
+            table = {"jobs": [], "rows": [], "notes": {}, "filters": filters(request), "page": 1, "pages": 1,
+                     "total": 0, "newer": None, "older": None}
         studies, study_notes = await run_in_threadpool(sources.studies)
         from tfcloud.states import JobState
 
-        return page("jobs.html", targets=sources.targets, states=[s.value for s in JobState],
-                    studies=views.study_rows(studies), study_notes=study_notes,
-                    query=urlencode({k: v for k, v in table["filters"].items() if v}), **table)
+        return page("jobs.html", status_code=400 if filter_problem else 200, targets=sources.targets,
+                    states=[s.value for s in JobState], studies=views.study_rows(studies), study_notes=study_notes,
+                    filter_problem=filter_problem,
+                    query=urlencode({k: v for k, v in {**table["filters"], "page": str(table["page"])}.items()
+                                     if v and v != "1"}), **table)
 
     async def jobs_fragment(request: Request) -> Response:
         try:
@@ -190,8 +235,22 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         try:
             found = await run_in_threadpool(views.artifacts, job_id, ray_address=sources.ray_for(job_id))
         except TfcloudError as exc:
-            found = {"base": None, "files": [], "note": exc.message}
+            found = {"base": None, "files": [], "note": exc.message, "browse": None, "local": False, "job_id": job_id}
         return page("_artifacts.html", **found)
+
+    async def artifact(request: Request) -> Response:
+        """One file of the job's outputs, as a download."""
+        from starlette.responses import FileResponse
+
+        job_id = request.path_params["job_id"]
+        try:
+            found = await run_in_threadpool(views.artifact_file, job_id, request.query_params.get("path", ""),
+                                            ray_address=sources.ray_for(job_id))
+        except TfcloudError as exc:
+            return JSONResponse({"error": exc.message, "hint": exc.hint},
+                                status_code=404 if isinstance(exc, JobNotFoundError) else 400)
+        return FileResponse(found, filename=found.name, content_disposition_type="attachment",
+                            headers={"Cache-Control": "no-store"})
 
     async def cancel(request: Request) -> Response:
         job_id = request.path_params["job_id"]
@@ -208,10 +267,36 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
             return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
         return JSONResponse({"job_id": job_id, "state": state})
 
-    async def logs(request: Request) -> Response:
-        job_id = request.path_params["job_id"]
-        return StreamingResponse(_log_events(job_id, sources.ray_for(job_id)), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    async def job_data(request: Request) -> Response:
+        """A job's training curves (``/curves``) or its replicas' resources (``/resources``), as JSON."""
+        from tfcloud import sdk
+        from tfcloud.ui.logstream import local_pids
+
+        job_id, what = request.path_params["job_id"], request.url.path.rpartition("/")[2]
+
+        def get() -> dict[str, Any]:
+            with sdk.attached(job_id, ray_address=sources.ray_for(job_id)) as handle:
+                info = handle.info()
+                pids = local_pids(handle) if what == "resources" else None
+            found = (data.curves(job_id, info.output_dir, views.trial_metrics_file(job_id, sources))
+                     if what == "curves" else data.resources(job_id, pids, info.state.is_final))
+            return {**found, "state": info.state.value, "final": info.state.is_final}
+
+        try:
+            return JSONResponse(await run_in_threadpool(get), headers={"Cache-Control": "no-store"})
+        except TfcloudError as exc:
+            return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
+
+    def log_route(handler: Any) -> Any:
+        async def route(request: Request) -> Response:
+            job_id = request.path_params["job_id"]
+            try:
+                ray_address = sources.ray_for(job_id)
+            except TfcloudError as exc:
+                return JSONResponse({"error": exc.message}, status_code=400)
+            return await handler(request, job_id, ray_address, stopping=stopping)  # type: ignore[no-any-return]
+
+        return route
 
     async def study(request: Request) -> Response:
         try:
@@ -227,6 +312,33 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
             return PlainTextResponse(exc.message, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
         return page("_study_table.html", **info)
 
+    async def study_json(request: Request) -> Response:
+        from tfcloud import sdk
+        from tfcloud.ui.explore import study_data
+
+        def get() -> dict[str, Any]:
+            with sdk.attach_study(request.path_params["study_id"]) as found:
+                return study_data(found.info())
+
+        try:
+            return JSONResponse(await run_in_threadpool(get), headers={"Cache-Control": "no-store"})
+        except TfcloudError as exc:
+            return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
+
+    async def cancel_study(request: Request) -> Response:
+        from tfcloud import sdk
+
+        def stop() -> str:
+            with sdk.attach_study(request.path_params["study_id"]) as found:
+                found.cancel()
+                return found.info().state.value
+
+        try:
+            state = await run_in_threadpool(stop)
+        except TfcloudError as exc:
+            return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
+        return JSONResponse({"study_id": request.path_params["study_id"], "state": state})
+
     async def study_plot(request: Request) -> Response:
         try:
             png = await run_in_threadpool(views.study_plot, request.path_params["study_id"])
@@ -240,66 +352,21 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         Route("/fragments/jobs/{job_id:path}/artifacts", artifacts_fragment),
         Route("/fragments/jobs/{job_id:path}", job_fragment),
         Route("/fragments/studies/{study_id:path}", study_fragment),
-        Route("/api/jobs/{job_id:path}/logs", logs),
+        Route("/api/jobs/{job_id:path}/logs/earlier", log_route(logroutes.earlier)),
+        Route("/api/jobs/{job_id:path}/logs/search", log_route(logroutes.search)),
+        Route("/api/jobs/{job_id:path}/logs.txt", log_route(logroutes.download)),
+        Route("/api/jobs/{job_id:path}/logs", log_route(logroutes.events)),
+        Route("/api/jobs/{job_id:path}/artifact", artifact),
+        Route("/api/jobs/{job_id:path}/curves", job_data, name="curves"),
+        Route("/api/jobs/{job_id:path}/resources", job_data, name="resources"),
         Route("/api/jobs/{job_id:path}/cancel", cancel, methods=["POST"]),
+        Route("/api/studies/{study_id:path}/cancel", cancel_study, methods=["POST"]),
+        Route("/api/studies/{study_id:path}", study_json),
         Route("/studies/{study_id:path}/plot.png", study_plot),
         Route("/studies/{study_id:path}", study),
         Route("/jobs/{job_id:path}", job),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes)
-    return TokenGate(app, token=token, cookie=cookie)
+    return Guard(TokenGate(app, token=token, cookie=cookie), hosts=hosts)
 
-
-def _event(name: str, data: Any) -> str:
-    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
-async def _log_events(job_id: str, ray_address: str | None) -> AsyncIterator[str]:
-    """The job's log lines as server-sent events, following until it ends: ``lines`` (a list of ``{"r": replica,
-    "x": text, "s": stream, "t": time, "n": start-up noise}``), then ``end`` (its state) or ``problem``. A
-    thread reads the SDK's (blocking) log stream; it stops at its next line once the page has gone."""
-    from tfcloud import sdk
-    from tfcloud.logview import is_noise
-
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-    gone = threading.Event()
-
-    def put(item: tuple[str, Any]) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop closed: the server stopped
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-
-    def pump() -> None:
-        try:
-            with sdk.attached(job_id, ray_address=ray_address) as handle:
-                for line in handle.logs(follow=True):
-                    if gone.is_set():
-                        return
-                    put(("line", {"r": line.replica, "x": line.text, "s": line.stream, "t": line.timestamp,
-                                  "n": is_noise(line.text)}))
-                put(("end", {"state": handle.info().state.value}))
-        except TfcloudError as exc:
-            put(("problem", {"message": exc.message}))
-        except Exception as exc:  # the stream must end with a word, whatever went wrong
-            put(("problem", {"message": f"{type(exc).__name__}: {exc}"}))
-
-    threading.Thread(target=pump, name=f"tfcloud-ui-logs-{job_id}", daemon=True).start()
-    try:
-        yield ": stream open\n\n"  # the browser's EventSource opens now, before the first line
-        while True:
-            kind, value = await queue.get()
-            if kind != "line":
-                yield _event(kind, value)
-                return
-            batch = [value]
-            while len(batch) < _BATCH and not queue.empty():
-                kind, value = queue.get_nowait()
-                if kind != "line":
-                    yield _event("lines", batch)
-                    yield _event(kind, value)
-                    return
-                batch.append(value)
-            yield _event("lines", batch)
-    finally:
-        gone.set()

@@ -36,6 +36,12 @@ def ui_command(host: str = "127.0.0.1", port: int | None = None, token: str | No
 
     dashboard = Dashboard(host=host, port=port, token=token, targets=targets, ray_address=ray_address)
     console = get_console()
+    from tfcloud.ui.server import weak_token
+
+    weak = weak_token(token) if token else None
+    if weak:  # only loopback gets here with one (check_bind refuses it elsewhere)
+        console.print(f"Note: that --token is easy to guess ({weak}); it would be refused on an address other "
+                      "than loopback.", markup=False, highlight=False, style="yellow")
     console.print(f"tfcloud ui: the dashboard of {', '.join(dashboard.targets or known)} jobs and studies. "
                   "Open:", markup=False, highlight=False)
     typer.echo(dashboard.url)

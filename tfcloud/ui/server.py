@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import math
 import re
 import secrets
 import socket
@@ -19,12 +20,14 @@ from typing import Any
 
 from tfcloud.errors import ConfigurationError, ValidationError
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "Dashboard", "check_bind", "is_loopback", "new_token"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "Dashboard", "check_bind", "is_loopback", "new_token", "weak_token"]
 
 DEFAULT_HOST = "127.0.0.1"
 #: The port tried first when none is given (then any free one).
 DEFAULT_PORT = 8790
 _TOKEN = re.compile(r"^[A-Za-z0-9._~-]{8,256}$")
+#: The least guessing a token on an address other than loopback must take (bits; a new token has 192).
+STRONG_BITS = 64
 
 
 def new_token() -> str:
@@ -59,6 +62,25 @@ def check_bind(host: object, port: object, token: object) -> None:
             hint="Anyone who can reach that address could read every job's logs and cancel jobs. Give a secret "
                  "token of your own: tfcloud ui --host HOST --token \"$(openssl rand -hex 24)\" (or keep "
                  "127.0.0.1 and reach it through an SSH tunnel).")
+    weak = None if token is None or is_loopback(host) else weak_token(token)
+    if weak:
+        raise ValidationError(
+            "--token", f"a secret hard to guess on an address other than loopback ({STRONG_BITS} bits or more)",
+            "(hidden)", hint=f"That token is too easy to guess: {weak}. Anyone who can reach {host} could try "
+                             "tokens until one works. Use a random one: --token \"$(openssl rand -hex 24)\".")
+
+
+def weak_token(token: str) -> str | None:
+    """Why ``token`` is too easy to guess (fewer than :data:`STRONG_BITS` bits if each character were drawn at
+    random from the kinds it uses, or the same few characters again), or None when it is strong enough."""
+    kinds = sum(size for test, size in ((str.islower, 26), (str.isupper, 26), (str.isdigit, 10))
+                if any(test(c) for c in token)) + (4 if any(c in "._~-" for c in token) else 0)
+    bits = len(token) * math.log2(max(kinds, 2))
+    if len(set(token)) < 6:
+        return f"it has only {len(set(token))} different characters"
+    if bits < STRONG_BITS:
+        return f"{len(token)} characters of that kind are about {bits:.0f} bits, fewer than {STRONG_BITS}"
+    return None
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -105,6 +127,7 @@ class Dashboard:
         self.targets = tuple(targets) if targets else None
         self.ray_address = ray_address
         self._server: Any = None
+        self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
     @property
@@ -130,14 +153,27 @@ class Dashboard:
         import uvicorn
 
         from tfcloud.ui.app import create_app
+        from tfcloud.ui.security import allowed_hosts
         from tfcloud.ui.views import Sources
 
-        app = create_app(token=self.token, sources=Sources(self.targets, ray_address=self.ray_address),
-                         cookie=f"tfcloud_ui_{self.port}")
+        stopping = self._stopping
+        sources = Sources(self.targets, ray_address=self.ray_address)
+        sources.warm()
+        app = create_app(token=self.token, sources=sources,
+                         cookie=f"tfcloud_ui_{self.port}", hosts=allowed_hosts(self.host), stopping=stopping)
         # log_config=None: uvicorn leaves the process's logging alone; no access log (addresses hold the token).
         config = uvicorn.Config(app, log_config=None, access_log=False, ws="none", lifespan="off",
-                                timeout_graceful_shutdown=1, log_level="warning")
-        self._server = uvicorn.Server(config)
+                                timeout_graceful_shutdown=2, log_level="warning")
+
+        class Server(uvicorn.Server):
+            """uvicorn's server that tells the open log streams to end as soon as it is asked to stop (Ctrl-C):
+            they end within a tenth of a second, so the graceful shutdown never has to cancel one."""
+
+            def handle_exit(self, sig: int, frame: Any) -> None:
+                stopping.set()
+                super().handle_exit(sig, frame)
+
+        self._server = Server(config)
         return self._server
 
     @property
@@ -178,6 +214,7 @@ class Dashboard:
 
     def stop(self) -> None:
         """Stop the server (a background one: wait for its thread)."""
+        self._stopping.set()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:

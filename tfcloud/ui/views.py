@@ -9,38 +9,32 @@ templates, no web framework here. Every call blocks; the app runs them in its th
 
 from __future__ import annotations
 
-import threading
+import functools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.errors import ConfigurationError, TfcloudError, ValidationError
+from tfcloud.errors import ConfigurationError, JobNotFoundError, TfcloudError, ValidationError
 from tfcloud.states import JobState
 from tfcloud.targets import BUILTIN
+from tfcloud.ui.sources import DEADLINE_S, PATIENCE_S, Answer, Fetcher
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tfcloud import JobInfo
     from tfcloud.study import StudyInfo
     from tfcloud.timeline import Timeline
 
-__all__ = [
-    "TARGETS",
-    "Sources",
-    "artifacts",
-    "job_page",
-    "listed_targets",
-    "parse_label",
-    "replica_class",
-    "study_page",
-    "study_plot",
-    "study_rows",
-    "study_view",
-    "timeline_bars",
-]
+__all__ = ["INTERNAL_LABELS", "PAGE", "TARGETS", "Sources", "artifact_file", "artifacts", "bucket_console",
+           "job_page", "job_rows", "killed_replicas", "listed_targets", "page_number", "parse_label", "replica_class",
+           "rerun_parts", "shown_labels", "study_page", "study_plot", "study_rows", "study_view", "timeline_bars",
+           "trial_metrics_file"]
 
 #: Every built-in target the dashboard can list, in the order its filter shows them (the registry's order).
 TARGETS = tuple(BUILTIN)
+#: The label tfcloud puts on a job to find its submission again: internal, never shown.
+INTERNAL_LABELS = ("tfcloud-submission",)
 
 
 def listed_targets() -> tuple[str, ...]:
@@ -49,9 +43,6 @@ def listed_targets() -> tuple[str, ...]:
     import tfcloud.targets as targets
 
     return tuple(targets.names())
-#: Seconds a target's listing is reused; a target that is not configured is asked again after the longer time.
-_FRESH_S = 1.0
-_UNCONFIGURED_S = 30.0
 
 
 def parse_label(text: str | None) -> dict[str, str]:
@@ -64,50 +55,101 @@ def parse_label(text: str | None) -> dict[str, str]:
     return {key.strip(): value.strip()}
 
 
-@dataclass
-class _Listing:
-    at: float
-    jobs: list[JobInfo] = field(default_factory=list)
-    note: str | None = None  # why the target could not be listed
-    unconfigured: bool = False
+#: Rows per page of the jobs list.
+PAGE = 50
+
+
+def page_number(text: str | None) -> int:
+    """``?page=N`` (1 when missing or not a number of 1 or more)."""
+    try:
+        return max(1, int(text or 1))
+    except ValueError:
+        return 1
+
+
+def job_rows(jobs: Sequence[JobInfo], studies: Sequence[StudyInfo]) -> list[dict[str, Any]]:
+    """The jobs list's rows, newest first: a job, or one row per study in place of its trials' jobs (where the
+    newest of them is), saying how many there are and in which states."""
+    study_of = {t.job_id: info for info in studies for t in info.trials if t.job_id}
+    rows: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    for info in jobs:
+        study = study_of.get(info.job_id)
+        if study is None:
+            rows.append({"kind": "job", "job": info})
+            continue
+        group = groups.get(study.study_id)
+        if group is None:
+            group = groups[study.study_id] = {"kind": "study", "study_id": study.study_id, "target": info.target,
+                                              "state": study.state.value, "count": 0, "states": {},
+                                              "created": info.created}
+            rows.append(group)
+        group["count"] += 1
+        group["states"][info.state.value] = group["states"].get(info.state.value, 0) + 1
+    for group in groups.values():
+        group["summary"] = ", ".join(f"{n} {state}" for state, n in sorted(group["states"].items()))
+    return rows
+
+
+def shown_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """A job's labels as the pages show them: without tfcloud's internal ones (:data:`INTERNAL_LABELS`)."""
+    return {k: v for k, v in labels.items() if not k.startswith(INTERNAL_LABELS)}
+
+
+def _classify(exc: BaseException) -> tuple[str, bool]:
+    """A listing's failure as the note the page shows, and whether the target is just not configured here."""
+    if isinstance(exc, ConfigurationError):
+        return exc.message, True
+    if isinstance(exc, TfcloudError):
+        return exc.message, False
+    return f"{type(exc).__name__}: {exc}", False
 
 
 class Sources:
     """The targets the dashboard lists: ``targets`` (default: :func:`listed_targets`; one that is not
-    configured, such as Ray without a cluster address, is shown as a note), ``ray_address`` for Ray."""
+    configured, such as Ray without a cluster address, is shown as a note), ``ray_address`` for Ray. Each
+    listing runs on its own thread (:class:`~tfcloud.ui.sources.Fetcher`): a page waits at most ``deadline``
+    seconds for them together, and says which target is still answering or unreachable, and why."""
 
     def __init__(self, targets: Sequence[str] | None = None, *, ray_address: str | None = None,
-                 limit: int = 100) -> None:
+                 limit: int = 100, deadline: float = DEADLINE_S) -> None:
         self.targets = tuple(targets or listed_targets())
         self.ray_address = ray_address
         self.limit = limit
-        self._cache: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], _Listing] = {}
-        self._lock = threading.Lock()
+        self.deadline = deadline
+        self._fetcher = Fetcher()
 
-    def _list(self, target: str, state: str | None, labels: Mapping[str, str]) -> _Listing:
+    def _start_listing(self, target: str, state: str | None, labels: Mapping[str, str]) -> tuple[Any, ...]:
         from tfcloud import sdk
 
-        key = (target, state, tuple(sorted(labels.items())))
-        now = time.monotonic()
-        with self._lock:
-            cached = self._cache.get(key)
-        if cached is not None and now - cached.at < (_UNCONFIGURED_S if cached.unconfigured else _FRESH_S):
-            return cached
-        try:
-            found = _Listing(at=now, jobs=sdk.list_jobs(target=target, state=state, labels=labels, limit=self.limit,
-                                                        ray_address=self._address_for(target)))
-        except ConfigurationError as exc:  # not configured here (no project, no cluster, no extra)
-            found = _Listing(at=now, note=exc.message, unconfigured=True)
-        except TfcloudError as exc:
-            found = _Listing(at=now, note=exc.message)
-        with self._lock:
-            self._cache[key] = found
-        return found
+        key = ("jobs", target, state, tuple(sorted(labels.items())))
+        self._fetcher.start(key, lambda: sdk.list_jobs(target=target, state=state, labels=labels, limit=self.limit,
+                                                       ray_address=self._address_for(target)), _classify)
+        return key
+
+    @staticmethod
+    def _note(answer: Answer, now: float) -> str | None:
+        if answer.pending and answer.at == 0.0:
+            return f"still answering (asked {now - answer.asked:.1f} s ago); its jobs are shown once it answers"
+        if answer.pending and not answer.ok:
+            return f"still answering (asked {now - answer.asked:.1f} s ago); last time: {answer.note}"
+        if answer.pending:
+            return None
+        if answer.note and not answer.unconfigured and answer.value is not None:
+            return f"unreachable: {answer.note} (showing its jobs from {now - answer.at:.0f} s ago)"
+        if answer.note and not answer.unconfigured:
+            return f"unreachable: {answer.note}"
+        return answer.note
+
+    def warm(self) -> None:
+        """Start every target's listing now (in the background), so that the first page finds them answered."""
+        for name in self.targets:
+            self._start_listing(name, None, {})
 
     def jobs(self, *, target: str | None = None, state: str | None = None,
              labels: Mapping[str, str] | None = None) -> tuple[list[JobInfo], dict[str, str]]:
         """Every job of the chosen targets (all by default), newest first, and a note per target that could not
-        be listed (why)."""
+        be listed (why) or has not answered within the deadline."""
         if target and target not in self.targets:
             raise ValidationError("target", "one of " + ", ".join(self.targets), target)
         if state:
@@ -115,31 +157,46 @@ class Sources:
                 JobState(state)
             except ValueError:
                 raise ValidationError("state", "one of " + ", ".join(s.value for s in JobState), state) from None
+        names = [target] if target else list(self.targets)
+        keys = [self._start_listing(name, state or None, labels or {}) for name in names]
+        now = time.monotonic()
+        answers = self._fetcher.wait(keys, now + self.deadline, now + PATIENCE_S)
         jobs: list[JobInfo] = []
         notes: dict[str, str] = {}
-        for name in [target] if target else self.targets:
-            listing = self._list(name, state or None, labels or {})
-            jobs += listing.jobs
-            if listing.note:
-                notes[name] = listing.note
+        now = time.monotonic()
+        for name, key in zip(names, keys, strict=True):
+            answer = answers[key]
+            jobs += answer.value or []
+            note = self._note(answer, now)
+            if note:
+                notes[name] = note
         jobs.sort(key=lambda info: info.created or 0.0, reverse=True)
         return jobs, notes
 
     def studies(self) -> tuple[list[StudyInfo], dict[str, str]]:
-        """The local studies and, where Vertex AI is listed and configured, its tuning jobs: newest first."""
+        """The local studies and, where Vertex AI is listed and configured, its tuning jobs: newest first (each
+        target's within the same deadline as the jobs)."""
+        import tfcloud.targets as targets
         from tfcloud import sdk
 
+        names = [c.name for c in targets.builtin_targets() if c.tuner and c.name in self.targets]
+        keys = []
+        for name in names:
+            key = ("studies", name)
+            self._fetcher.start(key, functools.partial(sdk.list_studies, target=name, limit=self.limit), _classify)
+            keys.append(key)
+        answers = self._fetcher.wait(keys, time.monotonic() + self.deadline)
         found: list[StudyInfo] = []
         notes: dict[str, str] = {}
-        import tfcloud.targets as targets
-
-        for name in [c.name for c in targets.builtin_targets() if c.tuner]:  # the targets that run studies
-            if name not in self.targets or self._list(name, None, {}).unconfigured:
+        now = time.monotonic()
+        for name, key in zip(names, keys, strict=True):
+            answer = answers[key]
+            if answer.unconfigured:
                 continue
-            try:
-                found += sdk.list_studies(target=name, limit=self.limit)
-            except TfcloudError as exc:
-                notes[name] = exc.message
+            found += answer.value or []
+            note = self._note(answer, now)
+            if note:
+                notes[name] = note
         return found, notes
 
     def ray_for(self, job_id: str) -> str | None:
@@ -201,6 +258,40 @@ def _pools_from_replicas(info: JobInfo) -> list[dict[str, Any]]:
     return [{"role": role, "replicas": n, "machine_type": "-", "accelerator": "-"} for role, n in counts.items()]
 
 
+def trial_metrics_file(job_id: str, sources: Sources) -> Path | None:
+    """The metrics file ``tfcloud.report()`` writes to in the job of a local study's trial (its
+    ``CLOUD_ML_HP_METRIC_FILE``: ``<study dir>/trials/<n>/output.metrics``), or None for another job."""
+    from tfcloud.statedir import default_state_dir, study_dir
+
+    for info in sources.studies()[0]:
+        for trial in info.trials:
+            if trial.job_id == job_id:
+                found = study_dir(default_state_dir(), info.study_id) / "trials" / trial.trial_id / "output.metrics"
+                return found if found.parent.is_dir() else None  # a study of this machine's
+    return None
+
+
+def _replicas_from_plan(plan: Mapping[str, Any] | None, info: JobInfo) -> list[dict[str, Any]]:
+    """A job's replicas as its plan had them (``chief-0``, ``worker-0``...: the names its log lines carry), for a
+    target that reports no replicas of its own (Vertex AI reports one state per job)."""
+    names = [f"{pool['role']}-{i}" for pool in (plan or {}).get("pools") or []
+             for i in range(int(pool.get("replicas") or 0))]
+    return [{"name": name, "state": info.state.value, "exit_code": None, "css": replica_class(name), "own": False}
+            for name in names]
+
+
+#: Exit codes of a replica killed by SIGKILL: -9 (a process tfcloud started) or 137 (128 + 9, from a shell or a
+#: container); the kernel's out-of-memory killer sends SIGKILL.
+_SIGKILL_CODES = (-9, 137)
+
+
+def killed_replicas(info: JobInfo) -> list[str]:
+    """The replicas that were killed by SIGKILL without tfcloud stopping them (what an out-of-memory kill looks
+    like from outside: the page names it as a likely one, beside their memory chart)."""
+    return [r.name for r in info.replicas
+            if r.exit_code in _SIGKILL_CODES and r.state is JobState.FAILED]
+
+
 def job_page(job_id: str, *, ray_address: str | None = None, details: bool = True) -> dict[str, Any]:
     """Everything a job's page shows. ``details``: also the plan (the status fragment refreshes without it)."""
     from tfcloud import sdk
@@ -209,20 +300,41 @@ def job_page(job_id: str, *, ray_address: str | None = None, details: bool = Tru
         info = handle.info()
         error = sdk.failure(handle) if info.state.is_final and info.state is not JobState.SUCCEEDED else None
         stages = sdk.timeline(handle, info=info)
+    from tfcloud.ui.records import record_problem
+
+    problem = record_problem(info)
+    plan = sdk.submitted_plan(info.job_id)
+    replicas = [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code, "css": replica_class(r.name),
+                 "own": True} for r in info.replicas] or _replicas_from_plan(plan, info)
     page: dict[str, Any] = {
-        "info": info, "job_id": info.job_id, "state": info.state.value, "final": info.state.is_final,
-        "replicas": [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code, "css": replica_class(r.name)}
-                     for r in info.replicas],
-        "failure": None if error is None else {"message": error.message, "tail": error.log_tail or ""},
+        "info": info, "job_id": info.job_id, "state": "unreadable" if problem else info.state.value,
+        "final": info.state.is_final, "unreadable": problem, "replicas": replicas,
+        "replica_note": None if info.replicas or not replicas else
+        "each replica as the job was planned; the target reports one state for the whole job",
+        "failure": None if error is None else {"message": error.message, "tail": error.log_tail or "",
+                                               "killed": killed_replicas(info)},
         "bars": timeline_bars(stages), "summary": stages.summary(),
-        "width": max((len(r.name) for r in info.replicas), default=0),
+        "width": max((len(str(r["name"])) for r in replicas), default=0),
     }
     if details:
-        plan = sdk.submitted_plan(info.job_id)
         page["plan"] = plan
         page["pools"] = plan["pools"] if plan else _pools_from_replicas(info)
         page["tensorboard"] = f"tfcloud tensorboard {info.job_id}"
+        page["rerun"] = rerun_parts(plan) if plan else None
     return page
+
+
+def rerun_parts(plan: Mapping[str, Any]) -> dict[str, str]:
+    """The command that submits a job again, from the plan this machine kept (:func:`tfcloud.sdk.submitted_plan`):
+    ``head`` (``tfcloud submit ENTRY --target T`` and each setting that was given as an option) and ``args``
+    (the script's arguments, shell-quoted), which the page lets you edit."""
+    import shlex
+
+    head = ["tfcloud", "submit", str(plan.get("entry_point", "")), "--target", str(plan.get("target", ""))]
+    for name, source in sorted((plan.get("sources") or {}).items()):
+        if isinstance(source, Mapping) and source.get("from") == "given" and source.get("value") not in (None, ""):
+            head += [f"--{name.replace('_', '-')}", str(source["value"])]
+    return {"head": shlex.join(head), "args": shlex.join(str(a) for a in plan.get("args") or [])}
 
 
 def artifacts(job_id: str, *, ray_address: str | None = None) -> dict[str, Any]:
@@ -236,9 +348,39 @@ def artifacts(job_id: str, *, ray_address: str | None = None) -> dict[str, Any]:
         base = job_output_dir(info)
         found = list_artifacts(base)
     except TfcloudError as exc:
-        return {"base": None, "files": [], "note": exc.message}
+        return {"base": None, "files": [], "note": exc.message, "browse": None, "local": False, "job_id": job_id}
     return {"base": base, "files": [{"path": a.path, "size": a.size} for a in found],
-            "note": None if found else "Nothing written yet."}
+            "note": None if found else "Nothing written yet.", "job_id": info.job_id,
+            "local": "://" not in base, "browse": bucket_console(base)}
+
+
+def bucket_console(base: str) -> str | None:
+    """The Google Cloud console's page of a ``gs://`` directory (None for a local path)."""
+    from urllib.parse import quote
+
+    if not base.startswith("gs://"):
+        return None
+    return "https://console.cloud.google.com/storage/browser/" + quote(base[len("gs://"):].rstrip("/"), safe="/")
+
+
+def artifact_file(job_id: str, path: str, *, ray_address: str | None = None) -> Path:
+    """One file the job wrote under its output directory on this machine, for download: ``path`` relative to
+    that directory, never outside it (``..``, an absolute path or a link out of it is refused)."""
+    from pathlib import Path
+
+    from tfcloud import sdk
+    from tfcloud.outputs import job_output_dir
+
+    with sdk.attached(job_id, ray_address=ray_address) as handle:
+        base = job_output_dir(handle.info())
+    if "://" in base:
+        raise ValidationError("path", "a file of a job whose outputs are on this machine", base,
+                              hint=f"Its outputs are in Cloud Storage: tfcloud artifacts {job_id} --download DIR.")
+    root = Path(base).resolve()
+    target = (root / path).resolve()
+    if not path or not target.is_relative_to(root) or not target.is_file():
+        raise JobNotFoundError(f"No file `{path}` under {root}.", hint=f"tfcloud artifacts {job_id} lists them.")
+    return target
 
 
 # --- one study -------------------------------------------------------------------------------------------------
@@ -268,6 +410,9 @@ def study_view(info: StudyInfo, *, rerun: str | None) -> dict[str, Any]:
             "metric": "-" if trial.metric is None else f"{trial.metric:.4f}", "state": trial.state.value,
             "state_text": state_text(trial), "stopped": trial.stopped_at is not None,
             "duration": _duration(trial.duration), "job_id": trial.job_id, "message": trial.message or "",
+            "raw": ["" if trial.params.get(name) is None else trial.params[name] for name in params],
+            "metric_raw": "" if trial.metric is None else trial.metric,
+            "seconds": "" if trial.duration is None else round(trial.duration, 3),
         })
     done = sum(1 for t in info.trials if t.state.is_final)
     return {"info": info, "study_id": info.study_id, "state": info.state.value, "final": info.state.is_final,

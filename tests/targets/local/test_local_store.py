@@ -72,7 +72,7 @@ def test_corrupt_status_and_job_files_do_not_break_list_or_status(capsys: pytest
 
     assert main(["status", "local-status-20250101-000000-bbbb"]) == 0
     out = capsys.readouterr()
-    assert out.out == "local-status-20250101-000000-bbbb\tfailed\n"
+    assert out.out.splitlines()[0] == "local-status-20250101-000000-bbbb  failed"
     assert "status.json cannot be read" in out.err
 
     assert main(["status", "local-plan-20250101-000000-dddd"]) == 2
@@ -95,10 +95,12 @@ def test_a_job_whose_supervisor_never_started_ends_instead_of_provisioning_forev
     assert backend.attach(fresh).info().state is JobState.PROVISIONING  # it may still be starting
     assert main(["status", stuck]) == 0
     out = capsys.readouterr()
-    assert out.out == f"{stuck}\tfailed\n"
+    assert out.out.splitlines()[0] == f"{stuck}  failed"
     assert "The tfcloud supervisor never started" in out.err
-    assert main(["cancel", cancelled]) == 0
-    assert capsys.readouterr().out == f"{cancelled}\tcancelled\n"
+    assert main(["cancel", cancelled]) == 0  # a job that never started has ended (failed): cancel says so
+    out = capsys.readouterr()
+    assert out.out == f"{cancelled}\tfailed\n"
+    assert out.err == f"Job {cancelled} had already ended (failed): nothing to cancel.\n"
 
 
 def test_a_supervisor_that_cannot_start_leaves_a_failed_job(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ log files keep every line, and ``tfcloud --verbose logs`` shows them."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,12 +34,19 @@ def test_a_three_replica_run_shows_the_job_not_tensorflow_start_up(scripts: Path
     assert err.splitlines()[-1] == f"Job {job_id} succeeded."
 
     lines = out.splitlines()
-    # The prefix is as wide as the longest replica name from the first line on.
-    assert lines and all(re.match(r"^(chief-0 |worker-0|worker-1) \| ", line) for line in lines), lines[:5]
+    # The prefix is as wide as the longest replica name, or the label of a line several replicas printed alike
+    # ("3 replicas"), from the first line on.
+    assert lines and all(re.match(r"^(chief-0   |worker-0  |worker-1  |[23] replicas) \| ", line)
+                         for line in lines), lines[:5]
     texts = [line.split(" | ", 1)[1] for line in lines]
     assert [t for t in texts if is_noise(t) or ABSL.match(t) or "absl::InitializeLog" in t] == []
-    assert sum(t == "strategy: CollectiveAllReduceStrategy" for t in texts) == 3
-    assert sum(t.startswith("Epoch 1/") for t in texts) == 3
+
+    def printed(match: Callable[[str], bool]) -> int:  # by how many replicas: a folded line counts for each
+        return sum(int(line[0]) if line[1:].startswith(" replicas ") else 1
+                   for line, text in zip(lines, texts, strict=True) if match(text))
+
+    assert printed(lambda t: t == "strategy: CollectiveAllReduceStrategy") == 3
+    assert printed(lambda t: t.startswith("Epoch 1/")) == 3
 
     handle = LocalBackend().attach(job_id)
     kept = {r: handle.log_file(r).read_text(encoding="utf-8", errors="replace") for r in REPLICAS}

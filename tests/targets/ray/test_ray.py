@@ -410,12 +410,14 @@ def test_cli_submit_of_a_failing_script_exits_1_and_shows_its_error(ray_cluster:
     result = tfcloud("submit", str(tmp_path / "fail.py"), "--ray", ray_cluster, "--ray-cpus", "1",
                      "--worker-count", "1", "--worker-config", "CPU", "--strategy", "none")
     assert result.returncode == 1, result.stderr
-    assert "chief-0 | loading data" in result.stdout
+    # (both replicas print it: shown once, with how many did)
+    assert re.search(r"^(chief-0|2 replicas) +\| loading data$", result.stdout, re.M), result.stdout
     job_id = result.stderr.split("Submitted job ")[1].split(".")[0]
     assert job_id.startswith("ray-fail-")
     assert f"Job {job_id} failed: chief-0 exited with code 1." in result.stderr
     # The error streams with the chief's lines; the failure tail is not printed a second time.
-    assert "chief-0 | ValueError: bad input: expected 64 features, received 63" in result.stdout
+    assert re.search(r"^(chief-0|2 replicas) +\| ValueError: bad input: expected 64 features, received 63$",
+                     result.stdout, re.M), result.stdout
     assert "ValueError" not in result.stderr
     assert "Traceback" not in result.stderr.split(f"Job {job_id} failed")[0]  # no traceback of tfcloud's own
     assert wait_gone(job_id) == []

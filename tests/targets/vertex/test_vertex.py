@@ -391,7 +391,8 @@ def test_the_timeline_of_a_vertex_job(backend: VertexBackend, tmp_path: Path, ve
 
     assert main(["status", job.job_id, "--timeline"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == f"{job.job_id}\tsucceeded"
+    assert out.splitlines()[0] == f"{job.job_id}  succeeded"
+    out = out[out.index("\n\n") + 1:]  # the timeline follows the status, after a blank line
     assert [row.split()[0] for row in out.splitlines()[2:]] == ["submit", "queued", "run", "total"]
     assert main(["status", job.job_id, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
@@ -432,7 +433,7 @@ def test_the_log_prefix_has_one_width_from_the_first_line(backend: VertexBackend
 
     job = _submit(backend, tmp_path, worker_count=10, worker_config="CPU")
     assert job.info().log_sources == ("chief-0", *(f"worker-{i}" for i in range(10)), "job", "service")
-    assert sdk.follow(job) == 0
+    assert sdk.follow(job, all_replicas=True) == 0  # every replica's lines (folded, the column fits "11 replicas")
     lines = [line for line in capsys.readouterr().out.splitlines() if " | " in line]
     assert {line.split(" | ")[0].strip() for line in lines} >= {"job", "chief-0", "worker-9"}
     assert {line.index(" | ") for line in lines} == {len("worker-9")}  # the longest name, on every line

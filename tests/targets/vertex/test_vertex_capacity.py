@@ -167,6 +167,7 @@ def test_a_cluster_lives_through_the_cli_and_runs_a_job(env: Any, backend: Verte
     assert created["state"] == "RUNNING"
     assert [(p["pool_id"], p["machine_type"], p["replica_count"]) for p in created["pools"]] == [
         ("chief", "n1-standard-4", 1), ("worker", "n1-standard-4", 1)]
+    assert created["price_per_hour_usd"] == pytest.approx(2 * 0.21849885)  # what it costs while it exists
 
     env.faults.exhaust_capacity()  # on-demand VMs are gone; the cluster's are held
     job = _submit(backend, tmp_path, chief_config="CPU", worker_count=1, worker_config="CPU",
@@ -175,7 +176,9 @@ def test_a_cluster_lives_through_the_cli_and_runs_a_job(env: Any, backend: Verte
     assert job.job.job_spec.persistent_resource_id == "team-cluster"
 
     assert main(["cluster", "list"]) == 0
-    assert capsys.readouterr().out.startswith("team-cluster\tRUNNING\tchief: 1 x n1-standard-4, worker: 1 x ")
+    listed = capsys.readouterr().out
+    assert listed.startswith("team-cluster\tRUNNING\tchief: 1 x n1-standard-4, worker: 1 x ")
+    assert listed.endswith("\t$0.44/h while it exists (on demand, us-central1)\n")
     assert main(["cluster", "delete", "team-cluster"]) == 0
     assert capsys.readouterr().out == "team-cluster\tdeleted\n"
     assert main(["cluster", "list", "--json"]) == 0

@@ -306,7 +306,7 @@ def test_real_client_message_reads_the_tuning_request(name: str, script: Path) -
         assert stopping is None
 
 
-# --- --no-build: python_package_spec on Google's prebuilt TensorFlow image --------------------------------------
+# --- --no-build: the package on the job's base image (container_spec; tfcloud.baseimage) --------------------------
 PACKAGE_CASES: dict[str, dict[str, Any]] = {
     "no_build_cpu": {"chief_config": "CPU", "entry_point_args": ["--epochs", "3"], "env": {"MODE": "fast"}},
     "no_build_gpu_workers": {"chief_config": "T4_1X", "worker_count": 2, "worker_config": "T4_1X",
@@ -315,13 +315,17 @@ PACKAGE_CASES: dict[str, dict[str, Any]] = {
 }
 
 
+BASE_IMAGE = "us-central1-docker.pkg.dev/p/tfcloud/tfcloud-base:0123456789abcdef01234567"
+
+
 def _package_request(name: str, script: Path) -> dict[str, Any]:
     from tfcloud.artifacts import PackageRef
 
     spec = build_spec(entry_point=str(script), target="vertex", build=False, **PACKAGE_CASES[name])
     package = PackageRef(uri="gs://bkt/tfcloud/packages/tfcloud_job-0.0.0+0123abcd.tar.gz",
                          module="tfcloud_job.start", digest="0123abcd", size=1000)
-    return custom_job_request(spec, package=package, submission_id="sub-0001", tensorflow_version="2.21.0")
+    return custom_job_request(spec, image_uri=BASE_IMAGE, package=package, submission_id="sub-0001",
+                              tensorflow_version="2.21.0")
 
 
 @pytest.mark.parametrize("name", sorted(PACKAGE_CASES))
@@ -338,16 +342,11 @@ def test_real_client_message_reads_the_package_request(name: str, script: Path) 
     aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
     job = aiplatform_v1.CustomJob.from_json(json.dumps(_package_request(name, script)))
     pools = [pool for pool in job.job_spec.worker_pool_specs if pool.replica_count]
-    for pool in pools:
-        code = pool.python_package_spec
-        assert "container_spec" not in pool and code.python_module == "tfcloud_job.start"
-        assert list(code.package_uris) == ["gs://bkt/tfcloud/packages/tfcloud_job-0.0.0+0123abcd.tar.gz"]
+    for pool in pools:  # Google's executor images must be its prebuilt ones: a base image is a custom container
+        code = pool.container_spec
+        assert "python_package_spec" not in pool and code.image_uri == BASE_IMAGE
+        assert list(code.command) == ["python3", "/opt/tfcloud-base/bootstrap.py",
+                                      "/gcs/bkt/tfcloud/packages/tfcloud_job-0.0.0+0123abcd.tar.gz"]
         assert list(code.args) == PACKAGE_CASES[name].get("entry_point_args", [])
-    images = [pool.python_package_spec.executor_image_uri for pool in pools]
     if name == "no_build_cpu":
-        assert images == ["us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest"]
-        assert [(e.name, e.value) for e in pools[0].python_package_spec.env] == [("MODE", "fast")]
-    if name == "no_build_gpu_workers":
-        assert images == ["europe-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest"] * 2
-    if name == "no_build_tpu":
-        assert images == ["us-docker.pkg.dev/vertex-ai/training/tf-tpu.2-15.cp310:latest"]
+        assert [(e.name, e.value) for e in pools[0].container_spec.env] == [("MODE", "fast")]

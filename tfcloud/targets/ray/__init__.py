@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, ClassVar
 
+from tfcloud._docs import page
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import LazyPattern, Option, Target, check_text
 from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT, LIVENESS_TIMEOUT, MAX_RESTARTS, check_gcs_uri
@@ -87,14 +88,14 @@ class RayTarget(Target):
         Option(name="ray_address", flag="--ray", setting="ray_address", field="address", check=check_address,
                metavar="ADDRESS", example="http://127.0.0.1:8265", fallback_env=("RAY_ADDRESS",),
                help="The Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, then "
-                    "RAY_ADDRESS). See docs/ray.md."),
+                    "RAY_ADDRESS). See " + page("ray") + "."),
         Option(name="ray_cpus", type=float, setting="ray_cpus", field="cpus", check=_cpus, metavar="CPUS", example=1.5,
                help="CPUs each replica reserves (default: its machine config's cores)."),
         LIVENESS_TIMEOUT,
         MAX_RESTARTS,
         Option(name="base_output_dir", flag="--output-dir", setting="output_dir", field="output_dir", metavar="DIR",
                check=check_output_dir, example="gs://my-bucket/outputs",
-               help="Base output directory on Ray: a path every node reaches, or gs://... (docs/ray.md)."),
+               help="Base output directory on Ray: a path every node reaches, or gs://... (" + page("ray") + ")."),
     )
     id_prefix: ClassVar[str | None] = "ray-"
     id_form: ClassVar[str | None] = "ray-NAME-DATE-TIME-XXXX"

@@ -473,6 +473,7 @@ def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Pat
     from tfcloud.context import collect_context
     from tfcloud.dockerfile import TFCLOUD_PYTHON_DIR
     from tfcloud.launcher import LAUNCHER_NAME
+    from tfcloud.targets.ray.workdir import check_size
 
     spec = job.spec
     root = Path(spec.build_root).resolve()
@@ -482,6 +483,7 @@ def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Pat
         generated[job.script.name] = Path(job.script).read_bytes()
     generated.update(requirements_files(job))  # what pip_requirements points at
     context = collect_context(root, generated=generated)
+    check_size(context, root)  # Ray refuses a big one only after the submission started, without saying what
     workdir = tmp / "workdir"
     workdir.mkdir()
     for entry in context.files:

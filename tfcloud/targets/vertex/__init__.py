@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from tfcloud._docs import page
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import LazyPattern, Option, Target, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
@@ -64,17 +65,17 @@ def _timeout(name: str, value: object) -> int | None:
     return value
 
 
-#: The image options ``--no-build`` leaves nothing to act on: DockerConfig field → its CLI flag.
-_IMAGE_OPTIONS = {"image": "--image", "parent_image": "--parent-image", "cache_from": "--cache-from",
-                  "image_build_bucket": "--image-build-bucket"}
+#: The image options ``--no-build`` leaves nothing to act on: DockerConfig field → its CLI flag. (The base image
+#: takes ``--parent-image``, and ``--image-build-bucket`` to build it with Cloud Build: tfcloud.baseimage.)
+_IMAGE_OPTIONS = {"image": "--image", "cache_from": "--cache-from"}
 
 
 def refuse_image_options(docker: DockerConfig) -> None:
-    """``--no-build`` builds no image: an image option (``--image``, ``--parent-image``, ``--cache-from``,
-    ``--image-build-bucket``) would be ignored, so it is refused, naming both (``--build-logs``: by the SDK)."""
+    """``--no-build`` builds no image of the job's code: ``--image`` and ``--cache-from`` would be ignored, so
+    they are refused, naming both. (Its base image, built once, takes ``--parent-image``.)"""
     given = [flag for field, flag in _IMAGE_OPTIONS.items() if getattr(docker, field)]
     if given:
-        raise ValidationError(given[0], "to be left out with --no-build (no image is built)",
+        raise ValidationError(given[0], "to be left out with --no-build (the code is not built into an image)",
                               f"--no-build and {given[0]}",
                               hint=f"Leave out {given[0]}, or leave out --no-build to build an image.")
 
@@ -141,12 +142,13 @@ class VertexTarget(Target):
                              ("service_account", "trainer@my-project.iam.gserviceaccount.com")),
                help="Its run in that experiment (with --experiment)."),
         Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT", example="127.0.0.1:8470",
-               help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (docs/emulator.md)."),
+               help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (" + page("emulator") + ")."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
                help="Cloud Storage bucket for staged files."),
         Option(name="build", type=bool, flag="--build/--no-build", setting="build", example=False,
-               help="--no-build (build=False): build no image; ship the job's files as a Python package to the "
-                    "staging bucket and run it on Google's prebuilt TensorFlow training image (docs/vertex.md)."),
+               help="--no-build (build=False): build no image of the code; ship the job's files as a package to the "
+                    "staging bucket and run it on the job's base image (TensorFlow and the requirements, built and "
+                    "pushed once; " + page("vertex") + ")."),
     )
     id_prefix: ClassVar[str | None] = None
     id_form: ClassVar[str | None] = "a Vertex AI job number or projects/PROJECT/locations/REGION/customJobs/NUMBER"
@@ -176,7 +178,7 @@ class VertexTarget(Target):
     tensorboard: str | None = None
     experiment: str | None = None
     experiment_run: str | None = None
-    build: bool = True  # False (--no-build): a package on the prebuilt TensorFlow image instead of an image
+    build: bool = True  # False (--no-build): a package on the job's base image (tfcloud.baseimage) instead
 
     @classmethod
     def owns_job_id(cls, job_id: str) -> bool:
@@ -283,21 +285,15 @@ class VertexTarget(Target):
         return f"Vertex AI: project {settings.project or '(not set: --project)'}, region {settings.region}"
 
     def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
+        """The job's hourly price by how Google bills its capacity (:mod:`tfcloud.prices`): on a persistent
+        resource (not charged), a reservation, Flex Start, Spot or on demand."""
         from tfcloud.prices import job_price
 
         return job_price([(pool.role.value, pool.replica_count, pool.machine) for pool in spec.pools],
-                         region=self.settings_for(settings).region, spot=self.spot, timeout_s=self.timeout_s)
-
-    def package_images(self, spec: JobSpec, settings: Settings) -> tuple[tuple[tuple[str, str], ...], str]:
-        """Google's prebuilt TensorFlow training image for each pool's devices (``--no-build``)."""
-        from tfcloud.dockerfile import installed_tensorflow_version
-        from tfcloud.prebuilt import executor_image, prebuilt_training_image
-
-        version, region = installed_tensorflow_version(), self.settings_for(settings).region
-        device = "tpu" if spec.has_tpu else "gpu" if spec.has_gpu else "cpu"
-        return (tuple((p.role.value, executor_image(p.machine, tensorflow_version=version, region=region))
-                      for p in spec.pools),
-                prebuilt_training_image(version, device=device, region=region).reason)
+                         region=self.settings_for(settings).region, spot=self.spot,
+                         flex_start=self.scheduling is SchedulingStrategy.FLEX_START,
+                         persistent_resource=self.persistent_resource, reservation=self.reservation,
+                         timeout_s=self.timeout_s)
 
     def notes(self, spec: JobSpec) -> list[str]:
         if spec.chief.machine.is_tpu:

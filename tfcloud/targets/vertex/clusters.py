@@ -29,9 +29,11 @@ from tfcloud.targets._base import check_text, refuse_control
 from tfcloud.targets.vertex.request import BOOT_DISK, SUBMISSION_LABEL, machine_spec
 
 if TYPE_CHECKING:
+    from tfcloud.prices import ClusterPrice
     from tfcloud.settings import Settings
 
-__all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "cluster_pools", "create_cluster",
+__all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "cluster_pools", "cluster_price",
+           "create_cluster",
            "delete_cluster", "list_clusters", "persistent_resource_request"]
 
 _ID = re.compile(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")
@@ -154,6 +156,21 @@ def persistent_resource_request(pools: tuple[tuple[str, MachineConfig, int], ...
     if custom_service_account:
         body["resource_runtime_spec"] = {"service_account_spec": {"enable_custom_service_account": True}}
     return body
+
+
+def cluster_price(info: ClusterInfo) -> ClusterPrice:
+    """What ``info``'s persistent resource costs per hour while it exists (:func:`tfcloud.prices.cluster_price`;
+    the region is its name's)."""
+    from tfcloud.prices import cluster_price as price
+
+    parts = info.name.split("/")
+    region = parts[3] if len(parts) > 3 and parts[2] == "locations" else "us-central1"
+    pools = []
+    for pool in info.pools:
+        count, _, accelerator = pool.accelerator.partition(" x ")
+        pools.append((pool.replica_count, pool.machine_type, accelerator or None,
+                      int(count) if count.isdigit() else 0))
+    return price(pools, region=region)
 
 
 def _info(resource: Any) -> ClusterInfo:

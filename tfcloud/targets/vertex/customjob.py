@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.machines import MachineConfig
-from tfcloud.prebuilt import executor_image
-from tfcloud.spec import JobSpec, PoolSpec, Role
+from tfcloud.spec import JobSpec, Role
 from tfcloud.targets.vertex.options import (
     RESERVATION_KEY,
     expand_experiment,
@@ -99,23 +98,21 @@ def reservation_affinity(reservation: str, project: str) -> dict[str, Any]:
             "values": [expand_reservation(reservation, project)]}
 
 
-def _code_spec(spec: JobSpec, pool: PoolSpec, *, image_uri: str | None, package: PackageRef | None,
-               tensorflow_version: str | None, region: str | None) -> dict[str, Any]:
-    """What a pool runs: ``container_spec`` (the job's image, whose entrypoint is the launcher), or with a
-    package ``python_package_spec`` (``python -m MODULE ARGS`` on a prebuilt image, after pip installs it)."""
+def _code_spec(spec: JobSpec, *, image_uri: str | None, package: PackageRef | None) -> dict[str, Any]:
+    """What a pool runs: ``container_spec`` with the job's image, whose entrypoint is the launcher; or, with a
+    package (``--no-build``), the job's base image, whose bootstrap reads the package from ``/gcs/`` (Cloud
+    Storage FUSE) and runs it (:func:`tfcloud.baseimage.container_command`)."""
+    from tfcloud.baseimage import container_command
+
     env = [{"name": name, "value": value} for name, value in sorted(spec.env.items())]
-    code: dict[str, Any]
+    assert image_uri is not None, "a CustomJob runs an image (with a package: the job's base image)"
+    code: dict[str, Any] = {"image_uri": image_uri}
     if package is not None:
-        code = {"executor_image_uri": executor_image(pool.machine, tensorflow_version=tensorflow_version,
-                                                     region=region),
-                "package_uris": [package.uri], "python_module": package.module, "args": list(spec.entry_point_args)}
-        key = "python_package_spec"
-    else:
-        assert image_uri is not None, "a CustomJob runs an image or a package"
-        code, key = {"image_uri": image_uri, "args": list(spec.entry_point_args)}, "container_spec"
+        code["command"] = container_command(package.uri)
+    code["args"] = list(spec.entry_point_args)
     if env:
         code["env"] = env
-    return {key: code}
+    return {"container_spec": code}
 
 
 def custom_job_body(spec: JobSpec, target: Any, *, image_uri: str | None = None, submission_id: str,
@@ -123,9 +120,8 @@ def custom_job_body(spec: JobSpec, target: Any, *, image_uri: str | None = None,
                     tensorflow_version: str | None = None, region: str | None = None,
                     parent: str | None = None) -> dict[str, Any]:
     """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher), or, with ``package``
-    (``--no-build``), that package on Google's prebuilt TensorFlow training image for each pool's devices
-    (:func:`tfcloud.prebuilt.executor_image`: the newest not newer than ``tensorflow_version``, from the registry
-    nearest ``region``); placed by the spec's :class:`~tfcloud.targets.VertexTarget` (service account, network,
+    (``--no-build``), that package on ``image_uri`` as the job's base image (:mod:`tfcloud.baseimage`); placed by
+    the spec's :class:`~tfcloud.targets.VertexTarget` (service account, network,
     scheduling and capacity, output directory, TensorBoard, experiment). Short names (a reservation's
     ``ZONE/NAME``, a TensorBoard ID, an experiment's name) are expanded under ``parent`` (``projects/P/locations/L``:
     the backend's), else the target's project and region."""
@@ -144,8 +140,7 @@ def custom_job_body(spec: JobSpec, target: Any, *, image_uri: str | None = None,
         pools.append({
             "machine_spec": machine,
             "replica_count": pool.replica_count,
-            **_code_spec(spec, pool, image_uri=image_uri, package=package, tensorflow_version=tensorflow_version,
-                         region=region or target.region),
+            **_code_spec(spec, image_uri=image_uri, package=package),
             "disk_spec": disk_spec(pool.machine),
         })
     while pools and not pools[-1]:

@@ -1,78 +1,267 @@
-// A job's page: its log lines as they come (server-sent events from /api/jobs/ID/logs), each with its replica's
-// prefix and colour as in the terminal; TensorFlow's start-up noise hidden unless "Show everything" is on; one
-// replica or all; cancel (after a confirmation). Each line is set as text (textContent), never as HTML.
+// A job's page: its log (server-sent events from /api/jobs/ID/logs): the last lines first, "Earlier lines" on
+// demand, then new lines as they come; each with its replica's prefix and colour as in the terminal, ANSI colour
+// codes drawn as colours, stderr marked; TensorFlow's start-up noise hidden unless "Show everything" is on; one
+// replica or all; a line several replicas print alike within a second once, its prefix saying how many (as in
+// the terminal); a search over the whole log; the whole log to download; cancel (after a confirmation). At most
+// MAX_LINES lines are in the page (older ones leave it; "Earlier lines" brings them back). A reconnect resumes
+// from the last line the page had (the browser sends its Last-Event-ID). Every line is set as text
+// (textContent), never as HTML.
 import { load, token } from "./ui.js";
 
+const MAX_LINES = 5000;
 const log = document.getElementById("log");
 const showAll = document.getElementById("show-all");
 const replicaFilter = document.getElementById("replica");
 const hiddenCount = document.getElementById("hidden-count");
 const logState = document.getElementById("log-state");
 const cancelButton = document.getElementById("cancel");
+const earlierButton = document.getElementById("earlier");
+const jobPath = encodeURIComponent(log.dataset.job);
 let width = Number(log.dataset.width || 0);
 let hidden = 0;
+let windowStart = null;  // the cursor where the first line in the page starts (0: the log's first line)
+let done = false;
 const replicaClasses = new Map();
 document.querySelectorAll(".replicas li > span:first-child").forEach((span) => {
   replicaClasses.set(span.textContent, span.className);
 });
+const knownReplicas = new Set([...replicaFilter.options].map((o) => o.value).filter(Boolean));
 
 function nearBottom() {
   return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
 }
 
+// ANSI SGR codes (ESC [ ... m) as spans with classes; any other escape sequence is left out.
+const ESCAPE = /\x1b\[([0-9;?]*)([ -\/]*[@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g;
+function ansi(text, into) {
+  if (!text.includes("\x1b")) { into.textContent = text; return; }
+  let classes = [];
+  let last = 0;
+  const push = (piece) => {
+    if (!piece) return;
+    const span = document.createElement("span");
+    if (classes.length) span.className = classes.join(" ");
+    span.textContent = piece;
+    into.append(span);
+  };
+  for (const match of text.matchAll(ESCAPE)) {
+    push(text.slice(last, match.index));
+    last = match.index + match[0].length;
+    if (match[2] !== "m") continue;
+    for (const code of (match[1] || "0").split(";").map(Number)) {
+      if (code === 0) classes = [];
+      else if (code === 1) classes.push("a-bold");
+      else if (code === 2) classes.push("a-dim");
+      else if (code === 3) classes.push("a-italic");
+      else if (code === 4) classes.push("a-underline");
+      else if (code === 39) classes = classes.filter((c) => !/^a-\d/.test(c));
+      else if ((code >= 30 && code <= 37) || (code >= 90 && code <= 97)) {
+        classes = classes.filter((c) => !/^a-\d/.test(c));
+        classes.push(`a-${code}`);
+      }
+    }
+  }
+  push(text.slice(last));
+}
+
+function row(line) {
+  width = Math.max(width, line.r.length);
+  if (!knownReplicas.has(line.r)) {  // a replica the page did not know of (a Vertex AI pool's): a filter choice
+    knownReplicas.add(line.r);
+    replicaFilter.append(new Option(line.r, line.r));
+  }
+  const element = document.createElement("div");
+  element.className = "line" + (line.n ? " noise" : "") + (line.s === "stderr" ? " stderr" : "");
+  if (replicaFilter.value && replicaFilter.value !== line.r) element.classList.add("gone-filter");
+  element.dataset.replica = line.r;
+  if (line.s === "stderr") element.title = "stderr";
+  const prefix = document.createElement("span");
+  prefix.className = "prefix " + (replicaClasses.get(line.r) || "c-white");
+  prefix.textContent = line.r.padEnd(width) + " | ";
+  const text = document.createElement("span");
+  text.className = "text";
+  ansi(line.x, text);
+  element.append(prefix, text);
+  if (line.n) hidden += 1;
+  return element;
+}
+
+function counts() {
+  hiddenCount.textContent = hidden ? `${hidden} start-up line${hidden === 1 ? "" : "s"} hidden` : "";
+}
+
+// Several replicas printing the same line within a second show it once, its prefix saying how many, as in the
+// terminal (lines that differ are never folded; each replica's own lines keep their order).
+const FOLD_S = 1.0;
+const recent = new Map(); // text -> {element, prefix, replicas, t, seq, n}: rows that may still fold a replica in
+const lastSeq = new Map(); // replica and stream -> the seq of the row its last line went to
+let seq = 0;
+if (replicaClasses.size > 1) width = Math.max(width, `${replicaClasses.size} replicas`.length);
+
+function fold(line) {
+  const key = `${line.r}\u0000${line.s}`;
+  const found = recent.get(line.x);
+  const t = line.t ?? 0;
+  if (!found || found.replicas.has(line.r) || found.n !== Boolean(line.n) || found.seq <= (lastSeq.get(key) ?? -1)
+      || Math.abs(t - found.t) > FOLD_S || !found.element.isConnected) {
+    return false;
+  }
+  found.replicas.add(line.r);
+  found.element.dataset.replica = [...found.replicas].join(" ");
+  const label = `${found.replicas.size} replicas`;
+  width = Math.max(width, label.length);
+  found.prefix.className = "prefix c-white folded";
+  found.prefix.textContent = label.padEnd(width) + " | ";
+  lastSeq.set(key, found.seq);
+  return true;
+}
+
+function remember(line, element) {
+  seq += 1;
+  recent.set(line.x, { element, prefix: element.firstElementChild, replicas: new Set([line.r]), t: line.t ?? 0,
+                       seq, n: Boolean(line.n) });
+  lastSeq.set(`${line.r}\u0000${line.s}`, seq);
+}
+
 function addLines(lines) {
+  if (!lines.length) return;
   const follow = nearBottom();
   const fragment = document.createDocumentFragment();
   for (const line of lines) {
-    width = Math.max(width, line.r.length);
-    const row = document.createElement("div");
-    row.className = "line" + (line.n ? " noise" : "") + (line.s === "stderr" ? " stderr" : "");
-    row.dataset.replica = line.r;
-    const prefix = document.createElement("span");
-    prefix.className = "prefix " + (replicaClasses.get(line.r) || "c-white");
-    prefix.textContent = line.r.padEnd(width) + " | ";
-    const text = document.createElement("span");
-    text.className = "text";
-    text.textContent = line.x;
-    row.append(prefix, text);
-    fragment.append(row);
-    if (line.n) hidden += 1;
+    if (fold(line)) continue;
+    const element = row(line);
+    remember(line, element);
+    fragment.append(element);
+  }
+  for (const [text, entry] of recent) { // keep only what a line to come may still fold into
+    if (seq - entry.seq > 500) recent.delete(text);
   }
   log.append(fragment);
-  hiddenCount.textContent = hidden ? `${hidden} start-up line${hidden === 1 ? "" : "s"} hidden` : "";
+  let extra = log.childElementCount - MAX_LINES;
+  if (extra > 0) {
+    while (extra-- > 0) log.firstElementChild.remove();
+    windowStart = -1;  // lines left the page: "Earlier lines" reloads from the first one still there
+    earlierButton.hidden = true;
+  }
+  counts();
   if (follow) log.scrollTop = log.scrollHeight;
+}
+
+async function addEarlier() {
+  if (windowStart === null || windowStart <= 0) return;
+  earlierButton.disabled = true;
+  try {
+    const response = await fetch(`/api/jobs/${jobPath}/logs/earlier?before=${windowStart}&n=2000`,
+      { credentials: "same-origin", cache: "no-store" });
+    const body = await response.json();
+    if (!response.ok) throw new Error(body.error);
+    const height = log.scrollHeight;
+    const fragment = document.createDocumentFragment();
+    for (const line of body.lines) fragment.append(row(line));
+    log.prepend(fragment);
+    log.scrollTop += log.scrollHeight - height;  // the line that was at the top stays in view
+    windowStart = body.start;
+    counts();
+  } catch (error) {
+    logState.textContent = `earlier lines: ${error.message}`;
+  }
+  earlierButton.disabled = false;
+  earlierButton.hidden = !(windowStart > 0);
 }
 
 function applyFilters() {
   log.classList.toggle("show-all", showAll.checked);
   hiddenCount.hidden = showAll.checked;
   const only = replicaFilter.value;
-  let style = document.getElementById("replica-style");
-  if (!style) {
-    style = document.createElement("style");
-    style.id = "replica-style";
-    document.head.append(style);
+  for (const element of log.children) {
+    element.classList.toggle("gone-filter", Boolean(only) && !element.dataset.replica.split(" ").includes(only));
   }
-  style.textContent = only ? `#log .line:not([data-replica="${CSS.escape(only)}"]) { display: none; }` : "";
 }
 
 showAll.addEventListener("change", applyFilters);
 replicaFilter.addEventListener("change", applyFilters);
+earlierButton.addEventListener("click", addEarlier);
+
+document.getElementById("log-search").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const query = document.getElementById("search-text").value;
+  const results = document.getElementById("search-results");
+  results.hidden = false;
+  results.replaceChildren();
+  const head = document.createElement("p");
+  head.id = "search-summary";
+  results.append(head);
+  if (!query.trim()) { results.hidden = true; return; }
+  head.textContent = "searching…";
+  try {
+    const response = await fetch(`/api/jobs/${jobPath}/logs/search?q=${encodeURIComponent(query)}`,
+      { credentials: "same-origin", cache: "no-store" });
+    const body = await response.json();
+    if (!response.ok) throw new Error(body.error);
+    head.textContent = `${body.count} line${body.count === 1 ? "" : "s"} hold "${query}"` +
+      (body.count > body.lines.length ? ` (the first ${body.lines.length} shown)` : "");
+    for (const line of body.lines) {
+      const element = document.createElement("div");
+      element.className = "line";
+      const number = document.createElement("span");
+      number.className = "num";
+      number.textContent = `${line.line}: `;
+      const text = document.createElement("span");
+      text.textContent = `${line.r} | `;
+      const body_ = document.createElement("span");
+      ansi(line.x, body_);
+      element.append(number, text, body_);
+      results.append(element);
+    }
+  } catch (error) {
+    head.textContent = `search failed: ${error.message}`;
+  }
+});
+
+function setState(text, bad = false) {
+  logState.textContent = text;
+  logState.classList.toggle("bad", bad);
+}
 
 const source = new EventSource(log.dataset.src);
-source.addEventListener("open", () => { logState.textContent = "following"; });
+source.addEventListener("open", () => { if (!done) setState("following"); });
+source.addEventListener("window", (event) => {
+  const data = JSON.parse(event.data);
+  if (data.start !== null && data.start !== undefined) {
+    windowStart = data.start;
+    earlierButton.hidden = !(windowStart > 0);
+  }
+});
 source.addEventListener("lines", (event) => addLines(JSON.parse(event.data)));
 source.addEventListener("end", (event) => {
-  logState.textContent = `the job ${JSON.parse(event.data).state}: every line is in`;
+  done = true;
+  setState(`the job ${JSON.parse(event.data).state}: every line is in`);
+  source.close();
+});
+source.addEventListener("gone", (event) => {
+  done = true;
+  setState(`gone: ${JSON.parse(event.data).message}`, true);
   source.close();
 });
 source.addEventListener("problem", (event) => {
-  logState.textContent = `logs stopped: ${JSON.parse(event.data).message}`;
+  done = true;
+  setState(`logs stopped: ${JSON.parse(event.data).message}`, true);
   source.close();
 });
 source.addEventListener("error", () => {
-  if (source.readyState === EventSource.CLOSED) logState.textContent = "disconnected";
+  if (done) return;
+  if (source.readyState === EventSource.CONNECTING) setState("disconnected: reconnecting…", true);
+  else if (source.readyState === EventSource.CLOSED) setState("disconnected", true);
 });
+
+const rerunArgs = document.getElementById("rerun-args");
+if (rerunArgs) {
+  const command = document.getElementById("rerun-command");
+  rerunArgs.addEventListener("input", () => {
+    const args = rerunArgs.value.trim();
+    command.textContent = command.dataset.head + (args ? ` -- ${args}` : "");
+  });
+}
 
 cancelButton.addEventListener("click", async () => {
   if (!window.confirm(`Cancel ${cancelButton.dataset.job}? Its replicas are stopped.`)) return;

@@ -1,0 +1,70 @@
+"""``tfcloud status`` people can read, and the job commands without an id (issue 33)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tfcloud.backends.base import JobInfo, ReplicaInfo
+from tfcloud.cli import main
+from tfcloud.states import JobState
+from tfcloud.statusview import next_command, status_lines
+
+
+def test_status_cancel_and_logs_without_an_id_act_on_the_latest_job(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status"]) == 2  # nothing submitted yet: said, with the fix
+    assert capsys.readouterr().err.splitlines() == [
+        "Error: Invalid `JOB`: expected a job id (none given, and this machine has submitted no job to default "
+        "to), received <none>.", "`tfcloud list` lists a target's jobs; give one's id."]
+
+    script = tmp_path / "fail.py"
+    script.write_text("import os, sys\nprint('hi')\nsys.exit(4 if os.environ['TFCLOUD_REPLICA'] == 'chief-0' "
+                      "else 0)\n")
+    assert main(["submit", str(script), "--strategy", "none", "--worker-count", "1"]) == 1
+    job_id = capsys.readouterr().err.split("Submitted job ", 1)[1].split(".")[0]
+
+    assert main(["status"]) == 0
+    out, err = capsys.readouterr()
+    assert err.startswith(f"Latest job: {job_id}\n")
+    lines = out.splitlines()
+    assert lines[0] == f"{job_id}  failed"
+    rows = {line[2:12].strip(): line[12:] for line in lines[1:]}
+    assert rows["target"] == "local"
+    assert rows["outcome"] == "failed: chief-0 exited with code 4."
+    assert "chief-0   failed       exit 4  <- failed first" in out
+    assert "  worker-0  " in out
+    for when in ("created", "started", "ended"):
+        assert rows[when].endswith(" UTC")
+    assert rows["duration"].endswith("s")
+    assert rows["outputs"].endswith("/output")
+    assert rows["next"] == f"tfcloud logs {job_id} --replica chief-0 --tail 50"
+
+    assert main(["status", "--json"]) == 0  # the machine form stays
+    assert json.loads(capsys.readouterr().out)["failed_replica"] == "chief-0"
+
+    assert main(["logs"]) == 0
+    out, err = capsys.readouterr()
+    assert "Latest job: " + job_id in err and out == "2 replicas | hi\n"
+
+    assert main(["cancel"]) == 0  # it had ended: said so, nothing changed
+    out, err = capsys.readouterr()
+    assert out == f"{job_id}\tfailed\n"
+    assert err.splitlines()[-1] == f"Job {job_id} had already ended (failed): nothing to cancel."
+
+
+def test_a_running_vertex_job_points_at_its_logs_and_console() -> None:
+    info = JobInfo(job_id="123", target="vertex", state=JobState.RUNNING, created=1_790_000_000.0,
+                   started=1_790_000_060.0, console_url="https://console.cloud.google.com/x",
+                   replicas=(ReplicaInfo(name="chief-0", state=JobState.RUNNING),))
+    lines = status_lines(info, now=1_790_000_150.0)
+    assert lines[0] == "123  running"
+    assert "  outcome   not yet: the job has not ended" in lines
+    assert "  duration  1m30s so far" in lines
+    assert "  console   https://console.cloud.google.com/x" in lines
+    assert lines[-1] == "  next      tfcloud logs 123 -f"
+    done = JobInfo(job_id="123", target="vertex", state=JobState.SUCCEEDED, output_dir="gs://b/o")
+    assert next_command(done) == "tfcloud artifacts 123"
+    assert "  replicas  none yet (they show up once the job starts)" in status_lines(done)

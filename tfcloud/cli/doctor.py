@@ -1,0 +1,48 @@
+"""``tfcloud doctor``: what this machine can do, each line with its fix (thin: :mod:`tfcloud.doctor` checks)."""
+
+# No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
+from typing import Annotated, Optional
+
+import typer
+
+from tfcloud.cli._app import app, dumps
+from tfcloud.cli._common import RayOpt, selected_target
+
+__all__ = ["doctor"]
+
+_MARKS = {True: "ok", False: "FIX", None: " - "}
+
+
+@app.command()
+def doctor(
+    local: Annotated[bool, typer.Option("--local", help="Check for local jobs.")] = False,
+    vertex: Annotated[bool, typer.Option("--vertex", help="Check for Vertex AI jobs.")] = False,
+    ray: RayOpt = None,
+    target: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--target", metavar="NAME", help="Check for this target (default: the target setting).",
+        show_default=False)] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+) -> None:
+    """Check this machine before a first job: installed extras, the Docker engine, Google credentials, project
+    and region (and whether gcloud's configuration gave them), the staging bucket, the image registry, a Ray
+    address, TensorFlow against the images. Exit 0 when the chosen target can run a job, 2 otherwise."""
+    from tfcloud.doctor import can_run
+    from tfcloud.doctor import doctor as run_checks
+
+    name, found = run_checks(selected_target(local, vertex, ray, target), ray_address=ray)
+    ready = can_run(found)
+    if json_output:
+        typer.echo(dumps({"target": name, "can_run": ready, "checks": [c.to_dict() for c in found]},
+                         indent=2))
+        raise typer.Exit(0 if ready else 2)
+    width = max(len(c.name) for c in found)
+    for check in found:
+        need = "  (needed)" if check.needed and not check.ok else ""
+        typer.echo(f"{_MARKS[check.ok]:>3}  {check.name:<{width}}  {check.found}{need}")
+        if check.fix and not check.ok:
+            typer.echo(f"{'':>3}  {'':<{width}}  fix: {check.fix}")
+    if ready:
+        typer.echo(f"\nThe {name} target can run jobs here.")
+        return
+    typer.echo(f"\nThe {name} target cannot run a job here yet: fix the lines marked FIX (needed).")
+    raise typer.Exit(2)
