@@ -261,28 +261,24 @@ class RayJob:
 
     def __init__(self, backend: RayBackend, job_id: str) -> None:
         self.backend = backend
-        self._job_id = job_id
+        self.job_id = job_id  # the Jobs API's submission id
 
     def __repr__(self) -> str:
-        return f"RayJob({self._job_id!r})"
-
-    @property
-    def job_id(self) -> str:
-        return self._job_id
+        return f"RayJob({self.job_id!r})"
 
     def details(self) -> Any:
         """Ray's ``JobDetails`` of this job."""
         try:
-            return self.backend.client.get_job_info(self._job_id)
+            return self.backend.client.get_job_info(self.job_id)
         except RuntimeError as exc:
             if "404" in str(exc) or "does not exist" in str(exc):
-                raise JobNotFoundError(f"No Ray job `{self._job_id}` on {self.backend.address}.",
+                raise JobNotFoundError(f"No Ray job `{self.job_id}` on {self.backend.address}.",
                                        hint="List them with: tfcloud list --ray ADDRESS") from exc
-            raise SubmitError(f"Cannot read Ray job {self._job_id}: {exc}") from exc
+            raise SubmitError(f"Cannot read Ray job {self.job_id}: {exc}") from exc
 
     def _log_text(self) -> str:
         try:
-            return str(self.backend.client.get_job_logs(self._job_id))
+            return str(self.backend.client.get_job_logs(self.job_id))
         except RuntimeError:
             return ""
 
@@ -337,7 +333,7 @@ class RayJob:
     def _tail(self) -> Iterator[str]:
         """The job's log as it grows (Ray's websocket tail), until the job ends."""
         loop = asyncio.new_event_loop()
-        stream = self.backend.client.tail_job_logs(self._job_id)
+        stream = self.backend.client.tail_job_logs(self.job_id)
         try:
             while True:
                 try:
@@ -354,7 +350,7 @@ class RayJob:
         """Block until the job is final (or ``timeout`` seconds passed); return its info then."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            state = _ray_state(self.backend.client.get_job_status(self._job_id))
+            state = _ray_state(self.backend.client.get_job_status(self.job_id))
             remaining = None if deadline is None else deadline - time.monotonic()
             if state.is_final or (remaining is not None and remaining <= 0):
                 return self.info()
@@ -366,7 +362,7 @@ class RayJob:
         if _ray_state(details.status).is_final:
             return
         with contextlib.suppress(RuntimeError):
-            self.backend.client.stop_job(self._job_id)
+            self.backend.client.stop_job(self.job_id)
 
 
 # -- helpers ----------------------------------------------------------------------------------------------
