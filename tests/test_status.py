@@ -21,8 +21,12 @@ def test_status_cancel_and_logs_without_an_id_act_on_the_latest_job(
         "to), received <none>.", "`tfcloud list` lists a target's jobs; give one's id."]
 
     script = tmp_path / "fail.py"
-    script.write_text("import os, sys\nprint('hi')\nsys.exit(4 if os.environ['TFCLOUD_REPLICA'] == 'chief-0' "
-                      "else 0)\n")
+    barrier = tmp_path / "barrier"  # both replicas print together: their alike lines fold (within 1 s)
+    barrier.mkdir()
+    script.write_text(f"import os, sys, time\nfrom pathlib import Path\nb = Path({str(barrier)!r})\n"
+                      "(b / os.environ['TFCLOUD_REPLICA']).touch()\n"
+                      "while len(list(b.iterdir())) < 2:\n    time.sleep(0.01)\n"
+                      "print('hi')\nsys.exit(4 if os.environ['TFCLOUD_REPLICA'] == 'chief-0' else 0)\n")
     assert main(["submit", str(script), "--strategy", "none", "--worker-count", "1"]) == 1
     job_id = capsys.readouterr().err.split("Submitted job ", 1)[1].split(".")[0]
 

@@ -62,18 +62,6 @@ _TICK_S = 0.05
 _MAX_PARTIAL = 64 * 1024
 _SMALL_READ = 16 * 1024
 _GATHER_S = 0.002
-_PIPE_BYTES = 1 << 20  # a replica's pipes hold this much while the supervisor gathers (Linux's default maximum)
-
-
-def _widen(fd: int) -> None:
-    """Make a replica's pipe hold :data:`_PIPE_BYTES` (Linux; 64 KiB by default): a replica writing long lines
-    then never waits on the supervisor's short pauses. Where that cannot be done, the pipe stays as it is."""
-    import fcntl
-
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if set_size is not None:
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(fd, set_size, _PIPE_BYTES)
 _EOF_WAIT_S = 2.0  # after every replica ended: how long to wait for pipes held open by escaped processes
 _CANCEL_EXIT_CODE = 130
 
@@ -254,7 +242,6 @@ class Supervisor:
             for stream, fileobj in (("stdout", r.proc.stdout), ("stderr", r.proc.stderr)):
                 assert fileobj is not None
                 os.set_blocking(fileobj.fileno(), False)
-                _widen(fileobj.fileno())
                 pipe = _Pipe(r, stream, fileobj)
                 r.pipes.append(pipe)
                 self.selector.register(fileobj, selectors.EVENT_READ, pipe)

@@ -458,3 +458,27 @@ def test_logs_tail_and_since_select_among_the_lines(submit, write_script, tmp_pa
     assert {ln.text.split()[0] for ln in since} == {"second"}
     assert list(handle.logs(since=cut, tail=1)) == everything[-1:]
     assert list(handle.logs(since=everything[-1].timestamp + 3600)) == []  # type: ignore[operator]
+
+
+def test_a_line_to_stderr_after_many_to_stdout_shows_while_the_replica_runs(tmp_path: Path) -> None:
+    """A replica that prints 50,000 lines, then one to stderr, then waits: that stderr line reaches the log while
+    the replica still runs (a supervisor that resized its pipes once lost it until the replica ended)."""
+    import tfcloud
+
+    script = tmp_path / "chatty.py"
+    script.write_text("import sys, time\nfor i in range(50000):\n    print(f'line {i}')\n"
+                      "print('to stderr', file=sys.stderr, flush=True)\ntime.sleep(120)\n")
+    job = tfcloud.submit(script, distribution_strategy=None)
+    try:
+        deadline = time.monotonic() + 60
+        seen: list[str] = []
+        while time.monotonic() < deadline:
+            seen = [line.text for line in job.logs(tail=2)]
+            if "to stderr" in seen:
+                break
+            time.sleep(0.2)
+        assert "to stderr" in seen, seen
+        assert job.info().state is JobState.RUNNING
+    finally:
+        job.cancel()
+        job.wait(60)

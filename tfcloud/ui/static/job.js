@@ -103,7 +103,7 @@ function fold(line) {
   const found = recent.get(line.x);
   const t = line.t ?? 0;
   if (!found || found.replicas.has(line.r) || found.n !== Boolean(line.n) || found.seq <= (lastSeq.get(key) ?? -1)
-      || Math.abs(t - found.t) > FOLD_S || !found.element.isConnected) {
+      || Math.abs(t - found.t) > FOLD_S || found.element.parentNode === null) {
     return false;
   }
   found.replicas.add(line.r);
