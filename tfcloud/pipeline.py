@@ -162,6 +162,7 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
     """Run every stage for ``spec`` and submit it to ``backend`` (its target's): the job's handle, and its image
     for a container target. Temporary files are removed before returning. ``console`` receives build progress
     (the stages themselves print nothing else); ``recorder`` marks each stage as it begins (tfcloud.timeline)."""
+    spec.target.check_service(spec, settings)  # before anything is built or uploaded
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
         job, _ = prepare(spec, Path(tmp))
         if spec.target.container:

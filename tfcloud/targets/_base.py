@@ -329,6 +329,11 @@ class Target:
         """Rules between this target and the job (its pools, strategy...), before anything is built or submitted;
         ``intent`` is plan, build or submit."""
 
+    def check_service(self, spec: JobSpec, settings: Settings) -> None:
+        """Checks against the target's service that can be made before anything is built or uploaded (a cluster
+        the job names exists and can hold it, ...): called once, first, when the job is submitted. Nothing by
+        default."""
+
     def auto_machine(self) -> MachineConfig:
         """The machine an ``"auto"`` chief or worker config gets on this target."""
         from tfcloud.machines import COMMON_MACHINE_CONFIGS

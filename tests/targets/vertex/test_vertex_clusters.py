@@ -234,3 +234,32 @@ def test_logs_of_a_replica_the_job_lacks_is_refused_naming_those_it_has(
     err = capsys.readouterr().err
     assert "Invalid `--replica`: expected one of the job's replicas: chief-0, worker-0, received 'worker-99'" in err
     assert main(["logs", job.job_id, "--replica", "worker-0"]) == 0
+
+
+# --- a job on a cluster: looked up before anything is built or uploaded ------------------------------------------
+@pytest.mark.parametrize(("args", "field", "says"), [
+    (["--persistent-resource", "nosuch"], "persistent_resource", "tfcloud cluster create nosuch"),
+    (["--persistent-resource", "c31", "--worker-count", "1", "--worker-config", "T4_1X"], "worker_config",
+     "n1-standard-8 1 x NVIDIA_TESLA_T4"),
+    (["--persistent-resource", "c31", "--service-account", SA], "service_account", "--custom-service-account"),
+])
+def test_a_job_on_a_cluster_that_cannot_hold_it_is_refused_before_anything_is_built(
+        env: Any, tmp_path: Path, args: list[str], field: str, says: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("TFCLOUD_IMAGE_REPOSITORY", "localhost:1/nowhere")
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    assert main(["cluster", "create", "c31", *SHAPE]) == 0
+    jobs = env.job_client()
+    try:
+        before = list(jobs.list_custom_jobs(parent=env.parent))
+        script = tmp_path / "train.py"
+        script.write_text("print('trained')\n")
+        capsys.readouterr()
+        # A Docker engine that does not exist: nothing may be built (the lookup comes first).
+        code = main(["submit", str(script), "--vertex", "--chief-config", "CPU", *args])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert f"Invalid `{field}`" in err and says in err and "Traceback" not in err, err
+        assert list(jobs.list_custom_jobs(parent=env.parent)) == before
+    finally:
+        jobs.transport.close()

@@ -284,6 +284,14 @@ class VertexTarget(Target):
             return f"the tfcloud emulator at {settings.emulator_host} (no web console: tfcloud status JOB)"
         return f"Vertex AI: project {settings.project or '(not set: --project)'}, region {settings.region}"
 
+    def check_service(self, spec: JobSpec, settings: Settings) -> None:
+        """A persistent resource the job names exists, runs, and has a pool for each of the job's pools (machine,
+        replicas and service account as Google requires): looked up before anything is built or uploaded."""
+        if self.persistent_resource:
+            from tfcloud.targets.vertex.clusters import check_job_fits
+
+            check_job_fits(spec, self, self.settings_for(settings))
+
     def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
         """The job's hourly price by how Google bills its capacity (:mod:`tfcloud.prices`): on a persistent
         resource (not charged), a reservation, Flex Start, Spot or on demand."""
