@@ -190,6 +190,8 @@ class Plan:
             "notes": list(self.notes),
             "warnings": list(self.warnings),
             "labels": dict(self.spec.job_labels),
+            "env": sorted(self.spec.env),  # the names only: values may be secrets
+            "display_name": self.spec.display_name,
             "sources": {name: dict(source) for name, source in self.sources.items()},
             "endpoint": self.endpoint,
             "image": None if self.image is None else self.image.to_dict(),

@@ -335,9 +335,9 @@ class ClusterService:
 # -- the SDK's cluster functions (``tfcloud cluster`` calls them) ------------------------------------------------
 def _service(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
     """The persistent resources' client for the settings (flag > TFCLOUD_* > config > default), checked."""
+    from tfcloud.checks import check_credentials, check_settings
     from tfcloud.settings import resolve_settings
     from tfcloud.targets.vertex import check_project, check_region
-    from tfcloud.validate import check_credentials, check_settings
 
     settings = resolve_settings({"target": "vertex", "project": project, "region": region,
                                  "emulator_host": emulator_host})
@@ -386,8 +386,8 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
     cluster of that ID as created, and a create whose answer was lost is found by looking."""
     import uuid
 
+    from tfcloud.checks import validate_labels
     from tfcloud.targets.vertex import VertexTarget
-    from tfcloud.validate import validate_labels
 
     cluster_id = check_cluster_id(cluster_id)
     check_display_name(display_name)
