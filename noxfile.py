@@ -122,9 +122,16 @@ def captures(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Every benchmark in benchmarks/ (prints results; asserts nothing about time)."""
+    """Every benchmark in benchmarks/ (prints results; asserts nothing about time). `nox -s bench -- --quick`: one
+    small round each (what CI runs: tests/test_benchmarks.py)."""
     _ensure_docker(session)
     _ensure_browser(session)
     _install(session)
-    for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
-        session.run("python", str(script))
+    failed = []
+    for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):  # each one's figures, even after a failure
+        try:
+            session.run("python", str(script), *session.posargs)
+        except nox.command.CommandFailed:
+            failed.append(script.name)
+    if failed:
+        session.error("failed: " + ", ".join(failed))

@@ -15,7 +15,8 @@ measured                       against                                    target
 
 ``status`` reads a real local job, run once by this script in a temp dir (``--strategy none``: no TensorFlow).
 The command is the ``tfcloud`` console script beside this interpreter, as users run it (``python -c "from
-tfcloud.cli import main; main()"`` where it is missing).
+tfcloud.cli import main; main()"`` where it is missing). ``--quick``: one run each (CI runs it:
+tests/test_benchmarks.py).
 
 Measured on the shared 2-core dev machine (2026-11-23, typer 0.26.8, 15 runs each; six sessions were working
 on it at the time, so single runs vary by ±30%; the medians of repeated benchmark runs varied by about ±0.05):
@@ -69,6 +70,11 @@ def _local_job(env: dict[str, str], cwd: Path) -> str:
 
 
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one small round (CI: it runs, it prints its figures)")
+    runs = 1 if parser.parse_args().quick else RUNS
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
         env = {**os.environ, "TFCLOUD_HOME": str(Path(tmp) / "home"), "TFCLOUD_CONFIG": str(Path(tmp) / "none")}
         # Users' interpreters read cached bytecode: without it every tfcloud module is compiled at each start.
@@ -86,12 +92,12 @@ def main() -> None:
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for argv in commands.values():  # warm the file cache and the bytecode
             _time(argv, env, tmp)
-        for _ in range(RUNS):
+        for _ in range(runs):
             for name, argv in commands.items():
                 times[name].append(_time(argv, env, tmp))
     wall = {name: statistics.median(w for w, _ in values) for name, values in times.items()}
     cpu = {name: statistics.median(c for _, c in values) for name, values in times.items()}
-    print(f"bench_cli: medians of {RUNS} interleaved runs (wall clock; CPU time, user + system)")
+    print(f"bench_cli: medians of {runs} interleaved runs (wall clock; CPU time, user + system)")
     for name in commands:
         print(f"bench_cli: {name:32s} wall {wall[name] * 1000:7.1f} ms   cpu {cpu[name] * 1000:7.1f} ms")
     for name, base, target in TARGETS:

@@ -11,8 +11,9 @@ virtualenv next to them (a real ``python -m venv`` with ~1 GB of packages in it)
    build with a random uuid, so a resubmit is a full rebuild) against tfcloud's ``containerize`` first
    build and unchanged resubmit.
 
-Run: ``.venv/bin/python benchmarks/bench_context.py [--skip-tfc-build]`` (needs dockerd, see
-``.ci/install-docker``; pip installs tensorflow-cloud==0.1.16 into a temp dir).
+Run: ``.venv/bin/python benchmarks/bench_context.py [--skip-tfc-build] [--quick]`` (needs dockerd, see
+``.ci/install-docker``; pip installs tensorflow-cloud==0.1.16 into a temp dir). ``--quick``: a fixture a hundred
+times smaller, and tensorflow-cloud's tarball only (CI runs it: tests/test_benchmarks.py).
 """
 
 from __future__ import annotations
@@ -37,14 +38,16 @@ from tfcloud.containerize import containerize, plan_image
 from tfcloud.context import format_size
 from tfcloud.launcher import LAUNCHER_NAME, render_launcher
 from tfcloud.spec import DockerConfig
+from tfcloud.targets.local import LocalTarget
 from tfcloud.testing.dockerd import docker_engine, python_base_image
 from tfcloud.validate import build_spec
 
 TFC_VERSION = "0.1.16"
 
 
-def make_fixture(root: Path) -> Path:
-    """Sources + a ~1 GB virtualenv + a 50 MB data folder, in ``root/project``."""
+def make_fixture(root: Path, *, scale: int = 1) -> Path:
+    """Sources + a ~1 GB virtualenv + a 50 MB data folder, in ``root/project`` (``scale``: that many times
+    smaller)."""
     proj = root / "project"
     (proj / "model").mkdir(parents=True)
     (proj / "train.py").write_text("import model.net\nprint('training', model.net.WIDTH)\n")
@@ -58,18 +61,18 @@ def make_fixture(root: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(proj / ".venv")], check=True)
     site = next((proj / ".venv" / "lib").glob("python3*")) / "site-packages"
     rng = random.Random(0)
-    for pkg in range(40):  # ~2,000 small source files
+    for pkg in range(max(1, 40 // scale)):  # ~2,000 small source files
         d = site / f"pkg{pkg}"
         d.mkdir(parents=True)
         for i in range(50):
             (d / f"mod{i}.py").write_text("".join(rng.choice("abcdef \n") for _ in range(4000)))
     for name, size in (("libtensorflow_cc.so.2", 600), ("libtensorflow_framework.so.2", 300), ("_pywrap.so", 92)):
         with open(site / name, "wb") as f:  # sparse: big on paper, nothing on disk
-            f.truncate(size * 1_000_000)
+            f.truncate(size * 1_000_000 // scale)
     data = proj / "data"
     data.mkdir()
     for i in range(20):
-        (data / f"shard-{i:02d}.bin").write_bytes(os.urandom(2_500_000))
+        (data / f"shard-{i:02d}.bin").write_bytes(os.urandom(2_500_000 // scale))
     return proj
 
 
@@ -123,7 +126,10 @@ def tar_stats(path: str) -> tuple[int, int]:
 
 
 def job_for(proj: Path, parent: str, work: Path) -> PreparedJob:
-    spec = build_spec(entry_point=str(proj / "train.py"), docker_config=DockerConfig(parent_image=parent))
+    # a target that builds an image: the local one with --container (its image stays in the engine; the benchmark
+    # pushes it itself, as Vertex AI's would be)
+    spec = build_spec(entry_point=str(proj / "train.py"), docker_config=DockerConfig(parent_image=parent),
+                      target=LocalTarget(use_container=True))
     launcher = work / LAUNCHER_NAME
     launcher.write_text(render_launcher(spec, script="train.py"))
     return PreparedJob(spec=spec, workdir=proj, launcher=launcher, script=proj / "train.py")
@@ -132,7 +138,11 @@ def job_for(proj: Path, parent: str, work: Path) -> PreparedJob:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-tfc-build", action="store_true", help="measure tensorflow-cloud's tarball only")
+    parser.add_argument("--quick", action="store_true", help="a fixture 100x smaller; tensorflow-cloud's tarball "
+                                                             "only")
     args = parser.parse_args()
+    if args.quick:
+        args.skip_tfc_build = True
     logging.basicConfig(level=logging.WARNING)
     for name in ("tensorflow_cloud", "tfcloud", "absl"):
         logging.getLogger(name).setLevel(logging.WARNING)
@@ -140,7 +150,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tfcloud-bench-") as tmp_name:
         tmp = Path(tmp_name)
         t = time.perf_counter()
-        proj = make_fixture(tmp)
+        proj = make_fixture(tmp, scale=100 if args.quick else 1)
         print(f"fixture: {proj} made in {time.perf_counter() - t:.1f} s")
         install_tfc(tmp / "tfc")
         tfc = load_tfc_containerize(tmp / "tfc")

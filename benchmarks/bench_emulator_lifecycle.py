@@ -11,7 +11,9 @@ Printed, never asserted (timings are for people):
   running is cancelled (``CancelBuild``), or reaches its 3 s ``timeout``; the time until ``CancelBuild`` answers
   (or the build ends TIMEOUT after its deadline) and until the engine has no RUN container left.
 
-    python benchmarks/bench_emulator_lifecycle.py
+    python benchmarks/bench_emulator_lifecycle.py [--quick]
+
+``--quick``: three launcher starts each, then the same (CI runs it: tests/test_benchmarks.py).
 """
 
 from __future__ import annotations
@@ -160,6 +162,12 @@ def builds() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="three launcher starts each")
+    if parser.parse_args().quick:
+        RUNS = 3
     launcher()
     sigkill()
     builds()

@@ -2,11 +2,12 @@
 tfcloud's local backend, against the same launcher run by hand as two processes with the same ``TF_CONFIG``
 (output to a file each, as one would in two terminals). Rounds alternate so that both see the same machine.
 
-    python benchmarks/bench_local.py [--rounds N] [--example PATH] [--worker-count N]
+    python benchmarks/bench_local.py [--rounds N] [--example PATH] [--worker-count N] [--quick]
 
 Prints the wall time of each run, the medians, and the ratio tfcloud / by hand (goal: ≤ 1.05). On a shared
 two-core machine the TensorFlow runs vary by seconds, so it also measures tfcloud's fixed cost alone: the same
 comparison for a script that prints a line and exits, without TensorFlow (``--overhead-rounds``, default 10).
+``--quick``: one round of that fixed cost only, no TensorFlow (CI runs it: tests/test_benchmarks.py).
 """
 
 from __future__ import annotations
@@ -69,7 +70,10 @@ def main() -> None:
     parser.add_argument("--example", type=Path, default=REPO / "examples" / "digits_keras.py")
     parser.add_argument("--worker-count", type=int, default=1)
     parser.add_argument("--overhead-rounds", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="one round of the fixed cost only (no TensorFlow)")
     args = parser.parse_args()
+    if args.quick:
+        args.overhead_rounds, args.rounds = 1, 0
     if args.overhead_rounds > 0:
         overhead(args.overhead_rounds, args.worker_count)
     if args.rounds <= 0:

@@ -1,7 +1,7 @@
 """Benchmark: how fast a job's lines reach the terminal through ``tfcloud submit --local``, against the same
 script writing to a pipe (issue 33). Two loads: 200k short lines, and 20k lines of 2 kB.
 
-    python benchmarks/bench_logs.py [--short N] [--long N] [--rounds N]
+    python benchmarks/bench_logs.py [--short N] [--long N] [--rounds N] [--quick]
 
 The script runs three ways, round after round: writing to a pipe as Python does by default (block-buffered),
 writing to a pipe unbuffered (``python -u``: a write per line, as a job's replica does, whose launcher
@@ -88,7 +88,10 @@ def main() -> None:
     parser.add_argument("--short", type=int, default=200_000, help="lines in the short-line load")
     parser.add_argument("--long", type=int, default=20_000, help="lines in the 2 kB-line load")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="one round of 2,000 short and 200 long lines")
     args = parser.parse_args()
+    if args.quick:
+        args.short, args.long, args.rounds = 2_000, 200, 1
     with tempfile.TemporaryDirectory(prefix="tfcloud-bench-logs-") as tmp:
         script = Path(tmp) / "talk.py"
         script.write_text(SCRIPT)

@@ -16,7 +16,8 @@ containers. Skipped (and said so) when dockerd is not installed.
 
 Goal for ``--no-build``: under 2 s of tfcloud's own time, under 100 kB uploaded, nothing pushed.
 
-Run: ``python benchmarks/bench_nobuild.py`` (``.ci/install-docker`` installs dockerd).
+Run: ``python benchmarks/bench_nobuild.py`` (``.ci/install-docker`` installs dockerd); ``--quick`` (CI runs it:
+tests/test_benchmarks.py) is the same single round: the project is already small.
 """
 
 from __future__ import annotations
@@ -132,7 +133,13 @@ def image_path(proj: Path, engine: Any, base: str) -> tuple[tuple[float, int], t
 
 
 def main() -> None:
+    import argparse
+
     from tfcloud.testing.dockerd import docker_engine, dockerd_available, python_base_image, tensorflow_base_image
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the same single round (the project is small)")
+    parser.parse_args()
 
     logging.basicConfig(level=logging.WARNING)
     reason = dockerd_available()

@@ -9,7 +9,8 @@ clients) and after it. The archive is spooled to a temporary file and uploaded i
 Measured 2026-11-26 on the shared 2-core machine: 300 MiB peak when the archive was built in memory (before
 issue 29), 87 MiB after (73 MiB before the upload).
 
-Run: ``python benchmarks/bench_package_memory.py`` (needs ``tfcloud[cloud,emulator]``).
+Run: ``python benchmarks/bench_package_memory.py`` (needs ``tfcloud[cloud,emulator]``); ``--quick``: a 12 MB file
+(CI runs it: tests/test_benchmarks.py).
 """
 
 from __future__ import annotations
@@ -56,12 +57,17 @@ client.close()
 
 
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a 12 MB file")
+    size = SIZE // 10 if parser.parse_args().quick else SIZE
     with tempfile.TemporaryDirectory(prefix="tfcloud-bench-") as tmp:
         project = Path(tmp) / "project"
         project.mkdir()
         (project / "train.py").write_text("print('hello')\n")
         with open(project / "big.bin", "wb") as f:  # in 1 MB pieces: a child's ru_maxrss starts at its parent's
-            for _ in range(SIZE // 1_000_000):
+            for _ in range(size // 1_000_000):
                 f.write(os.urandom(1_000_000))
         server = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True)

@@ -7,7 +7,7 @@ replicas) is then SIGKILLed. Two ways to come back:
   at once (``ray start``, as an autoscaler or a person would) and the cluster is placed again over both hosts;
 - ``survivors``: half a CPU per replica, so the head alone holds them all and no new node is needed.
 
-    sudo python benchmarks/bench_ray_hosts.py [--rounds N] [--mode replacement|survivors|both]
+    sudo python benchmarks/bench_ray_hosts.py [--rounds N] [--mode replacement|survivors|both] [--quick]
 
 Prints, per round: **detect** (the kill to the driver's line that a replica's actor died), **restart** (that line
 to the chief's ``model.fit resumed`` line of the second attempt: stopping the survivors, placing the bundles
@@ -101,7 +101,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--mode", choices=["replacement", "survivors", "both"], default="both")
+    parser.add_argument("--quick", action="store_true", help="one round, the replacement mode only")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.mode = 1, "replacement"
     reason = netns_unavailable()
     if reason:
         print(f"SKIP bench_ray_hosts: {reason}")

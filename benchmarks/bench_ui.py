@@ -1,6 +1,6 @@
 """Benchmark: the dashboard (``tfcloud ui``) in a real headless browser (Debian's chromium through selenium).
 
-    python benchmarks/bench_ui.py [--rounds N] [--lines N] [--big N]
+    python benchmarks/bench_ui.py [--rounds N] [--lines N] [--big N] [--quick]
 
 - first paint: the jobs page and a job's page, each loaded ``--rounds`` times; the browser's own
   first-contentful-paint time (from the navigation's start) and when its DOM was complete;
@@ -114,7 +114,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--lines", type=int, default=20)
     parser.add_argument("--big", type=int, default=200_000)
+    parser.add_argument("--quick", action="store_true", help="one round, three lines, a 2,000-line log")
     options = parser.parse_args()
+    if options.quick:
+        options.rounds, options.lines, options.big = 1, 3, 2_000
 
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service

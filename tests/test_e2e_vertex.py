@@ -188,7 +188,8 @@ def test_cloud_build_variant(cloud_env: str, tensorflow_base: str, docker_emulat
     project.mkdir()
     (project / "train.py").write_text(KERAS_SCRIPT)
     code = main(["submit", str(project / "train.py"), "--vertex", "--chief-config", "CPU", "--worker-count", "1",
-                 "--worker-config", "CPU", "--parent-image", tensorflow_base, "--image-build-bucket", "e2e-builds"])
+                 "--worker-config", "CPU", "--parent-image", tensorflow_base, "--image-build-bucket", "e2e-builds",
+                 "--all-replicas"])
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:] + captured.out[-3000:]
     builds = docker_emulator.build_client()  # type: ignore[attr-defined]

@@ -90,7 +90,8 @@ def test_no_build_job_runs_on_its_base_image_and_a_code_change_builds_and_pushes
     (project / "service-account.json").write_text('{"type": "service_account", "private_key": "x"}')
     # Two replicas: MultiWorkerMirrored, which routes Keras to tf-keras (pinned to the image's TensorFlow).
     argv = ["submit", str(project / "train.py"), "--vertex", "--no-build", "--parent-image", tensorflow_base,
-            "--chief-config", "CPU", "--worker-count", "1", "--worker-config", "CPU", "--", "--epochs", "2"]
+            "--chief-config", "CPU", "--worker-count", "1", "--worker-config", "CPU", "--all-replicas",
+            "--", "--epochs", "2"]
     assert main([*argv[:-3], "--dry-run"]) == 0
     planned = capsys.readouterr()
     base = re.search(r"^Base image \(every pool\): (\S+)$", planned.out + planned.err, re.M)

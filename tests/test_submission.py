@@ -25,7 +25,7 @@ def test_a_local_submission_keeps_its_plan_beside_the_job(tmp_path: Path, monkey
         "strategy_reason": "distribution_strategy=None: the script sets up its own strategy",
         "pools": [{"role": "chief", "replicas": 1, "machine_type": "n1-standard-4", "accelerator": "-"},
                   {"role": "worker", "replicas": 1, "machine_type": "n1-standard-4", "accelerator": "-"}],
-        "image": None, "labels": {},
+        "image": None, "labels": {}, "job_id": job.job_id,
         "sources": {"state_dir": {"value": os.environ["TFCLOUD_HOME"], "from": "TFCLOUD_HOME"},
                     "worker_count": {"value": 1, "from": "TFCLOUD_WORKER_COUNT"}},
     }

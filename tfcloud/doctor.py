@@ -66,20 +66,25 @@ def _installed(module: str) -> bool:
 def doctor(target: str | None = None, *, ray_address: str | None = None) -> tuple[str, list[Check]]:
     """The target chosen (``target``, else the ``target`` setting) and every check for it."""
     from tfcloud.settings import resolve_settings
+    from tfcloud.where import resolve
 
-    settings = resolve_settings({"target": target, "ray_address": ray_address})
-    return settings.target, checks(settings.target, settings)
+    settings = resolve_settings({"target": target})
+    # the Ray target's address as a job would get it: --ray, else TFCLOUD_RAY_ADDRESS, the config files, RAY_ADDRESS
+    ray = resolve("ray", {"ray_address": ray_address}).target.given().get("ray_address")
+    return settings.target, checks(settings.target, settings, ray_address=str(ray) if ray else None)
 
 
-def checks(target: str, settings: Settings, *, environ: dict[str, str] | None = None) -> list[Check]:
-    """Every check, in the order ``tfcloud doctor`` prints them, for a job on ``target``."""
+def checks(target: str, settings: Settings, *, environ: dict[str, str] | None = None,
+           ray_address: str | None = None) -> list[Check]:
+    """Every check, in the order ``tfcloud doctor`` prints them, for a job on ``target`` (``ray_address``: the
+    Ray target's, resolved as a job's)."""
     env = dict(os.environ if environ is None else environ)
     needed_extras = _TARGET_EXTRAS.get(target, ())
     found = [_extra(name, modules, needed=name in needed_extras) for name, modules in EXTRAS.items()]
     vertex = target == "vertex"
     found.append(_docker(settings, needed=vertex))
     found += _google(settings, env, needed=vertex)
-    found.append(_ray(settings, needed=target == "ray"))
+    found.append(_ray(ray_address, needed=target == "ray"))
     found.append(_tensorflow(settings))
     return found
 
@@ -170,25 +175,25 @@ def _credentials(env: dict[str, str], *, needed: bool) -> Check:
                  "application default credentials)", fix="gcloud auth application-default login", needed=needed)
 
 
-def _ray(settings: Settings, *, needed: bool) -> Check:
+def _ray(address: str | None, *, needed: bool) -> Check:
     """A Ray cluster's dashboard, asked its version (a few seconds at most)."""
     name = "Ray address"
-    if not settings.ray_address:
+    if not address:
         return Check(name=name, ok=False if needed else None, found="not set",
                      fix="--ray http://HEAD:8265, or TFCLOUD_RAY_ADDRESS (or RAY_ADDRESS)", needed=needed)
     import json
     import urllib.error
     import urllib.request
 
-    url = settings.ray_address.rstrip("/") + "/api/version"
+    url = address.rstrip("/") + "/api/version"
     try:
         with urllib.request.urlopen(url, timeout=5) as response:  # the user's own address
             version = json.loads(response.read().decode("utf-8", errors="replace")).get("ray_version", "?")
     except (OSError, ValueError, urllib.error.URLError) as exc:
-        return Check(name=name, ok=False if needed else None, found=f"{settings.ray_address} unreachable: {exc}",
+        return Check(name=name, ok=False if needed else None, found=f"{address} unreachable: {exc}",
                      fix="start the cluster (ray start --head --dashboard-host 0.0.0.0), or fix the address",
                      needed=needed)
-    return Check(name=name, ok=True, found=f"{settings.ray_address} (Ray {version})", needed=needed)
+    return Check(name=name, ok=True, found=f"{address} (Ray {version})", needed=needed)
 
 
 def _tensorflow(settings: Settings) -> Check:

@@ -5,8 +5,8 @@ without a traceback (set ``TFCLOUD_DEBUG=1`` to see one)::
 
     TfcloudError                      exit 2 unless noted
     ├── ValidationError               a bad argument: names the field, the expectation and what was received
-    │   ├── UnsupportedOptionError    an option the chosen target does not act on (names the targets that do)
-    │   └── NotebookError             a notebook cell that cannot be converted (cell number, line, magic)
+    │   └── UnsupportedOptionError    an option the chosen target does not act on (names the targets that do)
+    ├── NotebookError                 a notebook cell that cannot be converted (cell number, line, magic)
     ├── ConfigurationError            settings, credentials, a missing optional extra
     │   └── MissingExtraError         names the ``pip install "tfcloud[...]"`` that fixes it
     ├── BuildError                    exit 1: an image build or push failed (names the step, shows its log)

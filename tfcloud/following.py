@@ -96,9 +96,7 @@ def prefix_names(handle: JobHandle, info: JobInfo, replica: str | None = None) -
     replicas (``replica`` alone when one is chosen), and, for a target whose replicas show up one by one
     (Vertex AI), every replica its pools can have and its pseudo-replicas (``job``, ``service``)."""
     names = [r.name for r in info.replicas if replica is None or r.name == replica]
-    sources = getattr(handle, "log_sources", None)
-    if callable(sources):
-        names += [n for n in sources() if n not in names and (replica is None or n == replica or "-" not in n)]
+    names += [n for n in info.log_sources if n not in names and (replica is None or n == replica or "-" not in n)]
     return names
 
 

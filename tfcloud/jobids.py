@@ -15,23 +15,23 @@ if TYPE_CHECKING:
 
 __all__ = ["make_job_id", "validate_job_id"]
 
-_JOB_ID = re.compile(r"^(?:(?:local|ray)-[a-z0-9-]{1,120}|[0-9]{1,20}|"
-                     r"projects/[a-z0-9.:-]{1,64}/locations/[a-z0-9-]{1,64}/customJobs/[0-9]{1,20})$")
+_JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9./:-]{0,300}$")
 
 
 def validate_job_id(value: object) -> str:
-    """A job id as ``tfcloud status/logs/cancel`` take it: ``local-...``, a Vertex AI job number, or its
-    full resource name."""
-    if not isinstance(value, str) or not _JOB_ID.match(value):
+    """A job id as ``tfcloud status/logs/cancel`` take it, by its characters: letters, digits, ``-``, ``.``,
+    ``:`` and ``/`` (``customJobs``), no ``..`` (which target's it is, and its form, the target says:
+    :func:`tfcloud.targets.for_job_id`)."""
+    if not isinstance(value, str) or not _JOB_ID.match(value) or ".." in value:
         raise ValidationError("JOB", "a job id: local-NAME-DATE-TIME-XXXX, ray-NAME-DATE-TIME-XXXX, a Vertex AI "
-                              "job number, or projects/PROJECT/locations/REGION/customJobs/NUMBER", value,
-                              hint="`tfcloud list` shows the ids.")
+                              "job number, projects/PROJECT/locations/REGION/customJobs/NUMBER, or a plug-in "
+                              "target's", value, hint="`tfcloud list` shows the ids.")
     return value
 
 
 def make_job_id(spec: JobSpec, *, prefix: str = "local", now: datetime.datetime | None = None) -> str:
     """``<prefix>-<entry point stem>-<yyyymmdd-hhmmss>-<4 hex>``, e.g. ``local-train-20250101-120000-3f2a``
-    (``prefix``: the target, ``local`` or ``ray``; :func:`validate_job_id` takes both)."""
+    (``prefix``: the target's ``id_prefix`` without its dash: ``local``, ``ray``)."""
     stem = re.sub(r"[^a-z0-9]+", "-", spec.entry_point.stem.lower()).strip("-")[:30].strip("-") or "job"
     import secrets  # here, not at the top: `tfcloud status` never needs it (OpenSSL's start-up)
 

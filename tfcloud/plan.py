@@ -195,6 +195,8 @@ class Plan:
             "labels": dict(self.spec.job_labels),
             "secrets": dict(self.spec.secrets),
             "data": [dict(d) for d in self.data],
+            "env": sorted(self.spec.env),  # the names only: values may be secrets
+            "display_name": self.spec.display_name,
             "sources": {name: dict(source) for name, source in self.sources.items()},
             "endpoint": self.endpoint,
             "image": None if self.image is None else self.image.to_dict(),

@@ -21,7 +21,7 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import UnsupportedOptionError, ValidationError
@@ -45,7 +45,7 @@ from tfcloud.following import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from typing_extensions import Self, Unpack
 
     from tfcloud.artifacts import ImageRef
     from tfcloud.backends.base import Backend, JobHandle
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec
     from tfcloud.states import JobState
-    from tfcloud.study import StudyHandle, StudyInfo, TrialInfo
+    from tfcloud.study import StudyHandle, StudyInfo, TrialInfo, Tuner
     from tfcloud.timeline import Timeline
 
 __all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
@@ -116,28 +116,62 @@ class JobOptions(TypedDict, total=False):
     target_options: Mapping[str, object] | None  # the target's options by name, as -o KEY=VALUE gives them
 
 
-class Job:
-    """A submitted job: its backend's handle (``info()``, ``logs()``, ``wait()``, ``cancel()``) and the image
-    it runs. Like tensorflow-cloud's result, ``job["job_id"]`` and ``job["docker_image"]`` work too.
-    ``close()`` (or ``with job:``) releases the backend's clients; a later call reopens what it needs."""
+_InfoT = TypeVar("_InfoT", covariant=True)
 
-    def __init__(self, handle: JobHandle, *, image: ImageRef | None = None, backend: Backend | None = None) -> None:
+
+class _Handle(Protocol[_InfoT]):
+    """What a job's and a study's handles both have (:class:`JobHandle`, :class:`~tfcloud.study.StudyHandle`)."""
+
+    def info(self) -> _InfoT: ...
+
+    def wait(self, timeout: float | None = None) -> _InfoT: ...
+
+    def cancel(self) -> None: ...
+
+
+class _Wrapper(Generic[_InfoT]):
+    """What a :class:`Job` and a :class:`Study` share: ``info()``, ``wait()`` and ``cancel()`` of their handle, and
+    ``close()`` (or ``with``), which releases the clients of the backend or tuner they came from (``_closer``;
+    None: nothing to release)."""
+
+    def __init__(self, handle: _Handle[_InfoT], *, closer: Any, key: str) -> None:
         self.handle = handle
-        self.image = image
-        self._backend = backend
+        self._closer = closer
+        self._key = key  # what repr() shows: the job's or the study's id
 
-    def __enter__(self) -> Job:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
-        if self._backend is not None:
-            self._backend.close()
+        if self._closer is not None:
+            self._closer.close()
 
     def __repr__(self) -> str:
-        return f"Job({self.job_id!r})"
+        return f"{type(self).__name__}({self._key!r})"
+
+    def info(self) -> _InfoT:
+        return self.handle.info()
+
+    def wait(self, timeout: float | None = None) -> _InfoT:
+        return self.handle.wait(timeout)
+
+    def cancel(self) -> None:
+        self.handle.cancel()
+
+
+class Job(_Wrapper[JobInfo]):
+    """A submitted job: its backend's handle (``info()``, ``logs()``, ``wait()``, ``cancel()``) and the image
+    it runs. Like tensorflow-cloud's result, ``job["job_id"]`` and ``job["docker_image"]`` work too.
+    ``close()`` (or ``with job:``) releases the backend's clients; a later call reopens what it needs."""
+
+    handle: JobHandle
+
+    def __init__(self, handle: JobHandle, *, image: ImageRef | None = None, backend: Backend | None = None) -> None:
+        super().__init__(handle, closer=backend, key=handle.job_id)
+        self.image = image
 
     def _repr_html_(self) -> str:  # a notebook shows the job: state, outcome, replicas, times, links
         from tfcloud.statusview import status_html
@@ -148,9 +182,6 @@ class Job:
     def job_id(self) -> str:
         return self.handle.job_id
 
-    def info(self) -> JobInfo:
-        return self.handle.info()
-
     def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
              since: float | None = None) -> Iterator[LogLine]:
         return self.handle.logs(follow=follow, replica=replica, tail=tail, since=since)
@@ -158,12 +189,6 @@ class Job:
     def timeline(self) -> Timeline:
         """How long each stage took so far (:func:`timeline`)."""
         return timeline(self.handle)
-
-    def wait(self, timeout: float | None = None) -> JobInfo:
-        return self.handle.wait(timeout)
-
-    def cancel(self) -> None:
-        self.handle.cancel()
 
     def failure(self, n: int = 20) -> JobFailedError | None:
         """Why the job did not succeed (with the failing replica's last ``n`` lines), or None."""
@@ -188,33 +213,18 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
 
     The order a user meets the checks in: the entry point first (a missing or broken script is named before
     anything else), then the options the target does not take, then the extras the call needs, then the rest."""
-    import dataclasses
-
-    import tfcloud.targets as targets
-    from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings, target_defaults
-    from tfcloud.targets._given import make_target, split_options
     from tfcloud.validate import build_spec, check_entry_point
+    from tfcloud.where import resolve
 
     given: dict[str, Any] = dict(options)
     target = given.pop("target", None)
     check_entry_point(entry_point)
-    value = target if isinstance(target, targets.Target) else None
-    settings = resolve_settings({"target": value.name if value is not None else target,
-                                 **{k: given.get(k) for k in SETTINGS_OPTIONS}})
-    cls = type(value) if value is not None else targets.get(settings.target)
-    target_options = split_options(cls, given, job_keys=set(JobOptions.__annotations__))  # -o KEY=VALUE too
-    defaults, sources = resolve_job_defaults({**given, **target_options}, target=cls)
-    for option, default in defaults.items():
-        (target_options if cls.option(option) is not None else given)[option] = default
-    by_key = {key: defaults[option] for key, (option, _) in JOB_DEFAULTS.items() if key in sources}
-    by_key.update({key: defaults[option] for key, (option, _, _) in target_defaults(cls).items() if key in sources})
-    given_sources = {k: "given" for k, v in target_options.items() if k not in defaults and v is not None}
-    settings = dataclasses.replace(settings, sources={**settings.sources, **given_sources, **sources},
-                                   job_defaults=by_key)
-    where = make_target(value if value is not None else cls.name, target_options, settings=settings)
-    _require_extras(entry_point, given, target=where, intent=intent)
-    spec = build_spec(entry_point=entry_point, target=where, settings=settings, intent=intent, **given)
-    return spec, where.settings_for(settings)
+    found = resolve(target, given, job_keys=frozenset(JobOptions.__annotations__),
+                    flags={k: given.get(k) for k in SETTINGS_OPTIONS})
+    _require_extras(entry_point, found.rest, target=found.target, intent=intent)
+    spec = build_spec(entry_point=entry_point, target=found.target, settings=found.settings, intent=intent,
+                      **found.rest)
+    return spec, found.target.settings_for(found.settings)
 
 
 def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: Any, intent: str) -> None:
@@ -234,12 +244,10 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
     import dataclasses
 
     from tfcloud.plan import make_plan
+    from tfcloud.where import sources
 
     spec, settings = make_spec(entry_point, intent="plan", **options)
-    values = {**{name: getattr(settings, name) for name in settings.sources if hasattr(settings, name)},
-              **settings.job_defaults}
-    sources = {name: {"value": values.get(name), "from": origin} for name, origin in settings.sources.items()}
-    return dataclasses.replace(make_plan(spec, settings=settings), sources=sources)
+    return dataclasses.replace(make_plan(spec, settings=settings), sources=sources(spec.target, settings))
 
 
 def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes: bool = False,
@@ -294,51 +302,39 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
         return build_image(job, settings, console=get_console(), push=push, build_logs=build_logs)
 
 
-def _backend(target: str | None, job_id: str | None = None, *, ray_address: str | None = None) -> Backend:
-    """The backend of ``target`` (default: the target whose job ids look like ``job_id``, else the ``target``
-    setting), its extras checked first."""
-    import tfcloud.targets as targets
+def _backend(target: object, job_id: str | None, options: Mapping[str, Any]) -> Backend:
+    """The backend of the target a verb talks to (:func:`tfcloud.where.resolve_for_job`: by default the target
+    whose job ids look like ``job_id``, else the ``target`` setting), its extras checked first."""
     from tfcloud.backends import get_backend
     from tfcloud.extras import require_extras
-    from tfcloud.jobids import validate_job_id
-    from tfcloud.settings import resolve_settings
+    from tfcloud.where import resolve_for_job
 
-    if job_id is not None:
-        validate_job_id(job_id)
-    if target is None and job_id is not None:
-        target = targets.for_job_id(job_id).name
-    settings = resolve_settings({"target": target, "ray_address": ray_address})
-    cls = targets.get(settings.target)
-    if ray_address is not None:  # `--ray ADDRESS` on a job command: the Ray target's own option
-        from tfcloud.targets._given import refuse_options
-
-        refuse_options(cls, {"ray_address": ray_address})
-    value = cls.from_options({o.name: ray_address for o in cls.options if o.setting == "ray_address"
-                              and ray_address is not None})
-    require_extras(target=value, build=False)
-    return get_backend(value, settings=settings)
+    found = resolve_for_job(job_id, target, options)
+    require_extras(target=found.target, build=False)
+    return get_backend(found.target, settings=found.settings)
 
 
-def attach(job_id: str, *, target: str | None = None, ray_address: str | None = None) -> JobHandle:
-    """The handle of an existing job (``target``: by default, from the id: ``local-...``, ``ray-...`` or
-    Vertex AI)."""
-    return _backend(target, job_id, ray_address=ray_address).attach(job_id)
+def attach(job_id: str, *, target: object = None, **options: Any) -> JobHandle:
+    """The handle of an existing job. ``target`` (a name or a :class:`~tfcloud.targets.Target` value; by default
+    the target whose ids look like ``job_id``) and its options (``ray_address=``, ``project=``,
+    ``target_options={...}``) as :func:`submit` takes them."""
+    return _backend(target, job_id, options).attach(job_id)
 
 
 @contextlib.contextmanager
-def attached(job_id: str, *, target: str | None = None, ray_address: str | None = None) -> Iterator[JobHandle]:
+def attached(job_id: str, *, target: object = None, **options: Any) -> Iterator[JobHandle]:
     """:func:`attach` for one block; the backend's clients are closed after it."""
-    backend = _backend(target, job_id, ray_address=ray_address)
+    backend = _backend(target, job_id, options)
     try:
         yield backend.attach(job_id)
     finally:
         backend.close()
 
 
-def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
-              labels: Mapping[str, str] | None = None, limit: int = 50,
-              ray_address: str | None = None) -> list[JobInfo]:
-    """A target's jobs (default: the ``target`` setting), newest first, by state and labels."""
+def list_jobs(*, target: object = None, state: JobState | str | None = None,
+              labels: Mapping[str, str] | None = None, limit: int = 50, **options: Any) -> list[JobInfo]:
+    """A target's jobs (default: the ``target`` setting's; ``target`` and its options as :func:`attach` takes
+    them), newest first, by state and labels."""
     from tfcloud.states import JobState
     from tfcloud.validate import validate_limit
 
@@ -349,7 +345,7 @@ def list_jobs(*, target: str | None = None, state: JobState | str | None = None,
         except ValueError:
             raise ValidationError("--state", "one of " + ", ".join(s.value for s in JobState), state) from None
     wanted = dict(labels or {})
-    backend = _backend(target, ray_address=ray_address)
+    backend = _backend(target, None, options)
     try:
         found = backend.list(state=state, limit=None if wanted else limit)
     finally:
@@ -366,44 +362,23 @@ def log_window(*, tail: object = None, since: object = None) -> tuple[int | None
 
 
 # --- tuning (docs/tuning.md) ----------------------------------------------------------------------------------
-class Study:
+class Study(_Wrapper["StudyInfo"]):
     """A tuning study on its target: its handle's ``info()``, ``wait()``, ``cancel()`` (a
     :class:`tfcloud.study.StudyHandle`), the best trial so far, and the command that reruns a trial.
     ``close()`` (or ``with study:``) releases the target's clients."""
 
+    handle: StudyHandle
+
     def __init__(self, handle: StudyHandle, *, entry_point: str, args: Sequence[str] = (),
                  flags: Sequence[str] = (), closer: Any = None) -> None:
-        self.handle = handle
+        super().__init__(handle, closer=closer, key=handle.study_id)
         self.entry_point = entry_point
         self.args = tuple(args)
         self.flags = tuple(flags)
-        self._closer = closer
-
-    def __enter__(self) -> Study:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._closer is not None:
-            self._closer.close()
-
-    def __repr__(self) -> str:
-        return f"Study({self.study_id!r})"
 
     @property
     def study_id(self) -> str:
         return self.handle.study_id
-
-    def info(self) -> StudyInfo:
-        return self.handle.info()
-
-    def wait(self, timeout: float | None = None) -> StudyInfo:
-        return self.handle.wait(timeout)
-
-    def cancel(self) -> None:
-        self.handle.cancel()
 
     @property
     def cancels_on_interrupt(self) -> bool:
@@ -434,9 +409,8 @@ class Study:
 
     @property
     def plot_paths(self) -> tuple[Path, Path] | None:
-        """Where the tuner wrote the PNG and HTML plots (local studies)."""
-        paths = getattr(self.handle, "plot_paths", None)
-        return paths if isinstance(paths, tuple) else None
+        """Where the tuner wrote the PNG and HTML plots (:attr:`StudyInfo.plots`: local studies)."""
+        return self.info().plots
 
 
 def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal: str = "maximize",
@@ -500,20 +474,21 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
                  flags=rerun_flags, closer=tuner)
 
 
-def attach_study(study_id: str, *, target: str | None = None) -> Study:
-    """A study again by id: ``study-...`` a local one; any other id a Vertex AI HyperparameterTuningJob."""
+def attach_study(study_id: str, *, target: object = None, **options: Any) -> Study:
+    """A study again by id: ``study-...`` a local one; any other id a Vertex AI HyperparameterTuningJob
+    (``target`` and its options as :func:`attach` takes them)."""
     import tfcloud.targets as targets
     from tfcloud.extras import require_extras
-    from tfcloud.settings import resolve_settings
+    from tfcloud.where import resolve
 
     if target is None:
         target = targets.for_job_id(study_id, studies=True).name
-    settings = resolve_settings({"target": target})
-    value = targets.get(settings.target)()
+    found = resolve(target, options)
+    value = found.target
     if value.tuner is None:
         raise ValidationError("target", "a target that runs tuning studies", value.name)
     require_extras(target=value, build=False)
-    tuner = _load(value.tuner)(value.settings_for(settings))
+    tuner = _load(value.tuner)(value.settings_for(found.settings))
     try:
         handle, entry_point, args, flags = tuner.attach(study_id)
     except BaseException:
@@ -522,34 +497,36 @@ def attach_study(study_id: str, *, target: str | None = None) -> Study:
     return Study(handle, entry_point=entry_point, args=list(args), flags=list(flags), closer=tuner)
 
 
-def _load(ref: str) -> Any:
+def _load(ref: str) -> type[Tuner]:
     """A target's tuner class by its ``"module:Class"`` reference (:func:`tfcloud.targets.load`)."""
     import tfcloud.targets as targets
 
-    return targets.load(ref)
+    tuner: type[Tuner] = targets.load(ref)
+    return tuner
 
 
-def list_studies(*, target: str | None = None, limit: int = 50) -> list[StudyInfo]:
+def list_studies(*, target: object = None, limit: int = 50, **options: Any) -> list[StudyInfo]:
     """Tuning studies, newest first, of a target that has a tuner: ``local`` this machine's (the default),
-    ``vertex`` the project's HyperparameterTuningJobs."""
+    ``vertex`` the project's HyperparameterTuningJobs (``target`` and its options as :func:`attach` takes
+    them)."""
     import tfcloud.targets as targets
     from tfcloud.extras import require_extras
-    from tfcloud.settings import resolve_settings
     from tfcloud.validate import validate_limit
+    from tfcloud.where import resolve
 
     validate_limit(limit)
-    settings = resolve_settings({"target": target or "local"})
-    value = targets.get(settings.target)()
+    found = resolve(target or "local", options)
+    value = found.target
     if value.tuner is None:
         raise ValidationError("target", "a target that runs tuning studies: " + ", ".join(
             c.name for c in targets.builtin_targets() if c.tuner), value.name)
     require_extras(target=value, build=False)
-    tuner = _load(value.tuner)(value.settings_for(settings))
+    tuner = _load(value.tuner)(value.settings_for(found.settings))
     try:
-        found: list[StudyInfo] = tuner.list(limit=limit)
+        studies: list[StudyInfo] = tuner.list(limit=limit)
     finally:
         tuner.close()
-    return found
+    return studies
 
 
 def _rerun_flags(options: Mapping[str, Any]) -> list[str]:

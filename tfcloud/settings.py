@@ -44,8 +44,6 @@ class Settings:
     docker_host: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
     retry_deadline: str | None = None  # seconds to keep retrying a Google Cloud call that fails transiently
-    ray_address: str | None = None  # a Ray cluster's dashboard, http://HEAD:8265 (also RAY_ADDRESS)
-    ray_cpus: str | None = None  # CPUs each replica reserves on Ray (default: its machine config's cores)
     yes: str | None = None  # "1"/"true": submit a paid job without asking first (tfcloud.printers.confirm_launch)
     #: setting name -> where its value came from ("--flag", "TFCLOUD_REGION", "[tool.tfcloud] in PATH", ...);
     #: a setting left at its default has no entry.
@@ -68,7 +66,7 @@ _ENV_NAMES["state_dir"] = "TFCLOUD_HOME"
 #: Other tools' variables, read after tfcloud's own and the config files.
 _FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"),
                  "region": ("CLOUDSDK_AI_REGION", "CLOUDSDK_COMPUTE_REGION"),
-                 "docker_host": ("DOCKER_HOST",), "ray_address": ("RAY_ADDRESS",)}
+                 "docker_host": ("DOCKER_HOST",)}
 
 
 # --- job defaults: config key -> (the JobOptions key it fills, what it holds) ------------------------------------
@@ -278,19 +276,21 @@ def resolve_job_defaults(
     target: object = None,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    jobs: bool = True,
 ) -> tuple[dict[str, object], dict[str, str]]:
     """The job options (:class:`tfcloud.sdk.JobOptions` keys) that ``given`` leaves out and a ``TFCLOUD_*``
     variable or a config file sets (:data:`JOB_DEFAULTS`, and the settings of ``target``'s options: a
     :class:`~tfcloud.targets.Target` class, None for every built-in target's), with where each came from. A
     target's setting applies to the targets that take it: another target's is left alone. Values are checked
-    here, so that a bad one names its file (or variable) and key."""
+    here, so that a bad one names its file (or variable) and key. ``jobs`` False: the target's options only (a
+    verb that talks to a submitted job)."""
     environ = os.environ if environ is None else environ
     cwd = cwd or Path.cwd()
     layers = _layers(cwd, environ)
     values: dict[str, object] = {}
     sources: dict[str, str] = {}
     table: dict[str, tuple[str, str, object]] = {key: (option, kind, None) for key, (option, kind)
-                                                 in JOB_DEFAULTS.items()}
+                                                 in JOB_DEFAULTS.items() if jobs}
     table.update(target_defaults(target))
     for key, (option, kind, spec) in table.items():
         if option in given:
@@ -308,6 +308,13 @@ def resolve_job_defaults(
                     k, e, lay.table[k]))
                 sources[key] = layer.origin
                 break
+        else:  # other tools' variables (a target option's fallback_env: RAY_ADDRESS), last
+            for other in (spec.fallback_env if spec is not None else ()):  # type: ignore[attr-defined]
+                if environ.get(other):
+                    value = _from_env(other, environ[other], kind, cwd)
+                    values[option], sources[key] = _by_spec(spec, value, lambda e, v=other: ConfigurationError(  # type: ignore[misc]
+                        f"Invalid `{v}`: expected {e}, received {environ[v]!r}.")), other
+                    break
     return values, sources
 
 

@@ -5,9 +5,10 @@ else ``~/.local/state/tfcloud``::
     jobs/<job id>/                 a local job's directory (:mod:`tfcloud.targets.local.backend`)
     jobs/<job id>/timeline.json    the stages its submission measured (:mod:`tfcloud.timeline`)
     timelines/<job id>.json        the same for a job that runs elsewhere (Vertex AI, Ray)
-    studies/<study id>/            a local study: its record and its tuner's files (:mod:`tfcloud.tuning`)
+    studies/<study id>/            a local study: its record and its tuner's files (:mod:`tfcloud.targets.local.tuning`)
     vertex-studies/<name>.json     how to rerun a Vertex AI study's trials (:mod:`tfcloud.targets.vertex.tuning`)
     locks/build-<sha256>.lock      one Docker build per tag at a time (:mod:`tfcloud.builders.docker`)
+    targets/<name>/                what a plug-in target keeps of its jobs (:func:`target_dir`)
 
 Everyone that writes there takes its paths from the functions below; none of them creates anything.
 """
@@ -37,6 +38,7 @@ __all__ = [
     "state_path",
     "studies_dir",
     "study_dir",
+    "target_dir",
     "timeline_record",
 ]
 
@@ -131,6 +133,12 @@ def timeline_record(home: Path, job_id: str) -> Path:
     if local.is_dir():
         return local / "timeline.json"
     return home / "timelines" / f"{safe}.json"
+
+
+def target_dir(settings: Settings | None, name: str) -> Path:
+    """Where target ``name`` (a plug-in: the built-in ones have their places above) keeps what it needs to find
+    its jobs again from another process (``tfcloud status``, ``list``, ``logs``): ``targets/<name>/``."""
+    return state_dir(settings) / "targets" / name
 
 
 def rerun_record(home: Path, name: str) -> Path:

@@ -26,10 +26,11 @@ class JobState(enum.Enum):
         return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
 
 
-#: (source, vendor state name) → JobState. Sources: "vertex" (aiplatform_v1.JobState names),
-#: "cloudbuild" (Build.Status names), "docker" (container State.Status), "process" (local replicas),
-#: "ray" (ray.job_submission.JobStatus values), "vertex-trial" (a HyperparameterTuningJob's Trial.State names: an
-#: INFEASIBLE trial failed, or ended without reporting the study's metric).
+#: (source, vendor state name) → JobState, for every source a target reads a job's state from: "vertex"
+#: (aiplatform_v1.JobState names), "process" (local replicas, and the local target's containers: the supervisor
+#: records them as processes), "ray" (ray.job_submission.JobStatus values), "vertex-trial" (a
+#: HyperparameterTuningJob's Trial.State names: an INFEASIBLE trial failed, or ended without reporting the
+#: study's metric).
 STATE_TABLE: dict[tuple[str, str], JobState] = {
     ("vertex", "JOB_STATE_UNSPECIFIED"): JobState.UNKNOWN,
     ("vertex", "JOB_STATE_QUEUED"): JobState.QUEUED,
@@ -49,30 +50,13 @@ STATE_TABLE: dict[tuple[str, str], JobState] = {
     ("vertex-trial", "STOPPING"): JobState.CANCELLING,
     ("vertex-trial", "SUCCEEDED"): JobState.SUCCEEDED,
     ("vertex-trial", "INFEASIBLE"): JobState.FAILED,
-    ("cloudbuild", "STATUS_UNKNOWN"): JobState.UNKNOWN,
-    ("cloudbuild", "PENDING"): JobState.QUEUED,
-    ("cloudbuild", "QUEUED"): JobState.QUEUED,
-    ("cloudbuild", "WORKING"): JobState.RUNNING,
-    ("cloudbuild", "SUCCESS"): JobState.SUCCEEDED,
-    ("cloudbuild", "FAILURE"): JobState.FAILED,
-    ("cloudbuild", "INTERNAL_ERROR"): JobState.FAILED,
-    ("cloudbuild", "TIMEOUT"): JobState.FAILED,
-    ("cloudbuild", "CANCELLED"): JobState.CANCELLED,
-    ("cloudbuild", "EXPIRED"): JobState.FAILED,
-    ("docker", "created"): JobState.PROVISIONING,
-    ("docker", "running"): JobState.RUNNING,
-    ("docker", "paused"): JobState.RUNNING,
-    ("docker", "restarting"): JobState.RUNNING,
-    ("docker", "removing"): JobState.CANCELLING,
-    ("docker", "exited"): JobState.UNKNOWN,  # the exit code decides: see to_job_state
-    ("docker", "dead"): JobState.FAILED,
     ("process", "starting"): JobState.PROVISIONING,
     ("process", "running"): JobState.RUNNING,
     ("process", "succeeded"): JobState.SUCCEEDED,
     ("process", "failed"): JobState.FAILED,
     ("process", "stopping"): JobState.CANCELLING,
     ("process", "cancelled"): JobState.CANCELLED,
-    ("process", "exited"): JobState.UNKNOWN,  # a replica: the exit code decides, as for docker
+    ("process", "exited"): JobState.UNKNOWN,  # a replica: the exit code decides (to_job_state)
     ("ray", "PENDING"): JobState.PROVISIONING,
     ("ray", "RUNNING"): JobState.RUNNING,
     ("ray", "SUCCEEDED"): JobState.SUCCEEDED,
@@ -82,7 +66,7 @@ STATE_TABLE: dict[tuple[str, str], JobState] = {
 
 
 def to_job_state(source: str, state: str, *, exit_code: int | None = None) -> JobState:
-    """Map a vendor state to :class:`JobState`; an exited container or replica is decided by its exit code."""
-    if source in ("docker", "process") and state == "exited" and exit_code is not None:
+    """Map a vendor state to :class:`JobState`; an exited replica is decided by its exit code."""
+    if source == "process" and state == "exited" and exit_code is not None:
         return JobState.SUCCEEDED if exit_code == 0 else JobState.FAILED
     return STATE_TABLE.get((source, state), JobState.UNKNOWN)

@@ -21,6 +21,7 @@ stopping (``StudySpec.early_stopping``, the median rule) judges while the trial 
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import enum
 import json
@@ -31,10 +32,15 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tfcloud.errors import ValidationError
 from tfcloud.states import JobState
+
+if TYPE_CHECKING:
+    from tfcloud.artifacts import PreparedJob
+    from tfcloud.settings import Settings
+    from tfcloud.spec import JobSpec
 
 __all__ = [
     "DEFAULT_METRICS_FILE",
@@ -52,6 +58,7 @@ __all__ = [
     "StudyInfo",
     "StudySpec",
     "TrialInfo",
+    "Tuner",
     "format_value",
     "make_study",
     "parse_param",
@@ -422,6 +429,8 @@ class StudyInfo:
     study: StudySpec
     trials: tuple[TrialInfo, ...] = ()
     console_url: str | None = None
+    #: The PNG and HTML plots its tuner wrote (a local study's, once it ended; None: the target writes none).
+    plots: tuple[Path, Path] | None = dataclasses.field(default=None, compare=False)
 
     @property
     def best_trial(self) -> TrialInfo | None:
@@ -466,4 +475,30 @@ class StudyHandle(Protocol):
 
     def cancel(self) -> None:
         """Stop the study: no new trials, running trials cancelled."""
+        ...
+
+
+class Tuner(Protocol):
+    """A target's tuner (``Target.tuner``, ``"module:Class"``), built as ``Class(settings)``: what
+    :func:`tfcloud.sdk.tune`, ``attach_study`` and ``list_studies`` call."""
+
+    def __init__(self, settings: Settings) -> None: ...
+
+    def start(self, study: StudySpec, spec: JobSpec, *, job: PreparedJob | None = None,
+              rerun_flags: Sequence[str] = ()) -> tuple[StudyHandle, Sequence[str]]:
+        """Start the study (``job``: its prepared job with the image built, for a target that runs images);
+        returns at once: the study's handle and the ``tfcloud submit`` flags that rerun a trial."""
+        ...
+
+    def attach(self, study_id: str) -> tuple[StudyHandle, str, Sequence[str], Sequence[str]]:
+        """A study again by id: its handle, its script, the script's arguments and the rerun flags;
+        :class:`~tfcloud.errors.JobNotFoundError` when there is none."""
+        ...
+
+    def list(self, *, limit: int | None = 50) -> builtins.list[StudyInfo]:
+        """The target's studies, newest first."""
+        ...
+
+    def close(self) -> None:
+        """Release clients (a handle reopens what it needs)."""
         ...

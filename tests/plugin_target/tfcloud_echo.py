@@ -1,9 +1,14 @@
-"""The ``echo`` target: runs the job's chief on this machine, at once, and keeps its output (a plug-in example)."""
+"""The ``echo`` target: runs the job's chief on this machine, at once, and keeps its output (a plug-in example).
+
+It keeps each job as one JSON file in the state dir's ``targets/echo/`` (:func:`tfcloud.statedir.target_dir`), so
+that every command finds it again: ``tfcloud status/logs/cancel/artifacts echo-...``, ``list --target echo``, the
+dashboard."""
 
 from __future__ import annotations
 
-import itertools
+import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -12,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
-from tfcloud.errors import JobNotFoundError
+from tfcloud.errors import JobNotFoundError, UnsupportedOptionError
+from tfcloud.statedir import target_dir
 from tfcloud.states import JobState
 from tfcloud.targets import Option, Target
 
@@ -35,52 +41,77 @@ class EchoTarget(Target):
     greeting: str = "hello"
     repeat: int = 1
 
+    def check_job(self, spec: Any, *, intent: str, settings: Any) -> None:
+        """It runs the chief alone, in this Python: a job option it would not act on is refused."""
+        for pool in spec.pools:
+            if pool.role.value != "chief":
+                option = {"worker": "worker_count", "ps": "ps_count", "evaluator": "evaluator_count"}[pool.role.value]
+                raise UnsupportedOptionError(option, pool.replica_count, target=self.name, takers=[])
+        if spec.requirements_txt is not None:
+            raise UnsupportedOptionError("requirements_txt", str(spec.requirements_txt), target=self.name, takers=[])
+
 
 class EchoBackend:
-    """Runs the chief's launcher to its end inside ``submit`` (the job's files exist only until it returns)."""
-
-    _ids = itertools.count()
+    """Runs the chief's launcher to its end inside ``submit``; its record (lines, outcome, labels) stays."""
 
     def __init__(self, *, target: EchoTarget, settings: Any = None) -> None:
         self.target = target
+        self.home = target_dir(settings, "echo")
 
     def submit(self, job: Any) -> EchoJob:
-        job_id = f"echo-{os.getpid()}-{next(self._ids)}"
+        spec = job.spec
+        job_id = f"echo-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+        output = self.home / job_id / "output"
+        (output / "model").mkdir(parents=True)
         started = time.time()
-        done = subprocess.run([sys.executable, str(job.launcher), *job.spec.entry_point_args], cwd=job.workdir,
-                              env={**os.environ, "TFCLOUD_REMOTE": "1", "TFCLOUD_JOB_ID": job_id},
+        env = {**os.environ, **spec.env, "TFCLOUD_REMOTE": "1", "TFCLOUD_JOB_ID": job_id,
+               "AIP_MODEL_DIR": str(output / "model")}
+        done = subprocess.run([sys.executable, str(job.launcher), *spec.entry_point_args], cwd=job.workdir, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
-        lines = [self.target.greeting] * self.target.repeat + done.stdout.splitlines()
-        return EchoJob(job_id, lines, done.returncode, started)
+        record = {"job_id": job_id, "lines": [self.target.greeting] * self.target.repeat + done.stdout.splitlines(),
+                  "code": done.returncode, "started": started, "ended": time.time(), "output_dir": str(output),
+                  "labels": dict(spec.job_labels), "display_name": spec.display_name}
+        (self.home / job_id / "job.json").write_text(json.dumps(record), encoding="utf-8")
+        return EchoJob(record)
 
     def attach(self, job_id: str) -> EchoJob:
-        raise JobNotFoundError(f"The echo target keeps no jobs: {job_id} is gone.")
+        path = self.home / job_id / "job.json"
+        if not path.is_file():
+            raise JobNotFoundError(f"No echo job `{job_id}` in {self.home}.")
+        return EchoJob(json.loads(path.read_text(encoding="utf-8")))
 
     def list(self, *, state: JobState | None = None, limit: int | None = None) -> list[JobInfo]:
-        return []
+        found = [self.attach(p.parent.name).info() for p in self.home.glob("*/job.json")]
+        found = sorted((i for i in found if state is None or i.state is state), key=lambda i: -(i.created or 0))
+        return found[:limit]
 
     def close(self) -> None:
         pass
 
 
 class EchoJob:
-    def __init__(self, job_id: str, lines: list[str], code: int, started: float) -> None:
-        self.job_id, self.lines, self.code, self.started = job_id, lines, code, started
+    def __init__(self, record: dict[str, Any]) -> None:
+        self.record = record
+        self.job_id: str = record["job_id"]
 
     def info(self) -> JobInfo:
-        state = JobState.SUCCEEDED if self.code == 0 else JobState.FAILED
-        return JobInfo(job_id=self.job_id, target="echo", state=state, exit_code=self.code,
-                       replicas=(ReplicaInfo(name="chief-0", state=state, exit_code=self.code),),
-                       failed_replica=None if self.code == 0 else "chief-0", created=self.started,
-                       started=self.started, ended=time.time())
+        code = self.record["code"]
+        state = JobState.SUCCEEDED if code == 0 else JobState.FAILED
+        return JobInfo(job_id=self.job_id, target="echo", state=state, exit_code=code,
+                       display_name=self.record["display_name"], labels=self.record["labels"],
+                       replicas=(ReplicaInfo(name="chief-0", state=state, exit_code=code),),
+                       failed_replica=None if code == 0 else "chief-0", created=self.record["started"],
+                       started=self.record["started"], ended=self.record["ended"],
+                       output_dir=self.record["output_dir"])
 
     def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
              since: float | None = None) -> Iterator[LogLine]:
-        shown = self.lines if tail is None else self.lines[-tail:]
+        lines = self.record["lines"]
+        shown = lines if tail is None else lines[-tail:]
         yield from (LogLine(replica="chief-0", text=text) for text in shown)
 
     def wait(self, timeout: float | None = None) -> JobInfo:
         return self.info()
 
     def cancel(self) -> None:
-        pass
+        """Nothing to stop: the job ended inside ``submit``."""

@@ -1,14 +1,18 @@
 """A target from another package (tests/plugin_target: exactly two files, a pyproject.toml and a module),
-installed with pip, runs a job from the CLI and from ``run()`` without a line of tfcloud changed; tfcloud's
-start-up never reads the entry points it comes through."""
+installed with pip, runs a job from the CLI and from ``run()`` without a line of tfcloud changed, and every verb
+works on its jobs (status, logs, cancel, list, artifacts, the dashboard's pages); tfcloud's start-up never reads
+the entry points it comes through."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -101,3 +105,123 @@ def test_start_up_reads_no_entry_points(installed: Path) -> None:
                           check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "0 True"
+
+
+def _cli(site: Path, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tfcloud.cli", *args], capture_output=True, text=True,
+                          env={**_env(site), "TFCLOUD_HOME": str(home)}, check=False)
+
+
+@pytest.fixture(scope="module")
+def echo_job(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """One echo job, submitted from the CLI with a label and an env variable; its id and the state dir."""
+    home = tmp_path_factory.mktemp("echo-home")
+    script = home / "train.py"
+    script.write_text("import os, pathlib\nprint('color', os.environ['COLOR'])\n"
+                      "pathlib.Path(os.environ['AIP_MODEL_DIR'], 'weights.txt').write_text('42')\n")
+    done = _cli(installed, "submit", str(script), "--target", "echo", "--strategy", "none", "--label", "team=echo",
+                "--env", "COLOR=blue", "--display-name", "echo-run", home=home)
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"Submitted job (echo-[a-z0-9-]+)", done.stderr)
+    assert found is not None, done.stderr
+    return found.group(1), home
+
+
+def test_every_job_command_works_on_a_plugin_targets_job(installed: Path, echo_job: tuple[str, Path]) -> None:
+    job_id, home = echo_job
+    done = _cli(installed, "status", job_id, home=home)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:3] == [f"{job_id}  succeeded", "  target    echo", "  name      echo-run"]
+    shown = json.loads(_cli(installed, "status", job_id, "--json", home=home).stdout)
+    assert (shown["target"], shown["labels"], shown["display_name"]) == ("echo", {"team": "echo"}, "echo-run")
+    done = _cli(installed, "logs", job_id, home=home)
+    assert done.returncode == 0, done.stderr
+    assert [line.split("| ", 1)[-1] for line in done.stdout.splitlines()] == ["hello", "color blue"]
+    done = _cli(installed, "logs", job_id, "--tail", "1", home=home)
+    assert [line.split("| ", 1)[-1] for line in done.stdout.splitlines()] == ["color blue"]
+    done = _cli(installed, "cancel", job_id, home=home)
+    assert (done.returncode, done.stdout) == (0, f"{job_id}\tsucceeded\n"), done.stderr
+    done = _cli(installed, "artifacts", job_id, "--json", home=home)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["artifacts"] == [{"path": "model/weights.txt", "size": 2}]
+    for flags in (["--target", "echo"], ["--target", "echo", "--label", "team=echo"]):
+        done = _cli(installed, "list", *flags, "--json", home=home)
+        assert done.returncode == 0, done.stderr
+        assert [row["job_id"] for row in json.loads(done.stdout)] == [job_id]
+    done = _cli(installed, "list", "--target", "echo", "--label", "team=other", "--json", home=home)
+    assert json.loads(done.stdout) == []
+
+
+def test_a_plugin_job_given_another_target_is_refused(installed: Path, echo_job: tuple[str, Path]) -> None:
+    job_id, home = echo_job
+    done = _cli(installed, "status", job_id, "--local", home=home)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "expected a job id of the local target (local-NAME-DATE-TIME-XXXX)" in done.stderr
+    assert "(echo runs such jobs)" in done.stderr
+    done = _cli(installed, "list", "--target", "echo", "--spot", home=home)
+    assert done.returncode == 2 and "`spot`" in done.stderr
+
+
+def test_the_dashboard_shows_a_plugin_targets_jobs(installed: Path, echo_job: tuple[str, Path]) -> None:
+    pytest.importorskip("starlette", reason="the dashboard needs tfcloud[ui]")
+    pytest.importorskip("uvicorn", reason="the dashboard needs tfcloud[ui]")
+    job_id, home = echo_job
+    proc = subprocess.Popen([sys.executable, "-m", "tfcloud.cli", "ui", "--port", "0", "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**_env(installed), "TFCLOUD_HOME": str(home)})
+    try:
+        assert proc.stdout is not None
+        base, _, token = proc.stdout.readline().strip().partition("/?token=")
+        assert base.startswith("http://127.0.0.1:"), base
+
+        def get(path: str, method: str = "GET") -> str:
+            request = urllib.request.Request(base + path, method=method, headers={"X-Tfcloud-Token": token})
+            with urllib.request.urlopen(request, timeout=60) as response:
+                assert response.status == 200
+                return str(response.read().decode())
+
+        index = get("/")
+        assert job_id in index and 'value="echo"' in index
+        assert job_id in get("/?target=echo&label=team%3Decho")
+        assert job_id not in get("/fragments/jobs?target=echo&label=team%3Dother")
+        assert "echo-run" in get(f"/jobs/{job_id}")
+        assert "weights.txt" in get(f"/fragments/jobs/{job_id}/artifacts")
+        assert json.loads(get(f"/api/jobs/{job_id}/cancel", method="POST")) == {"job_id": job_id,
+                                                                                "state": "succeeded"}
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err
+
+
+def test_the_plugin_target_honours_or_refuses_every_job_option(installed: Path, tmp_path: Path) -> None:
+    """The job-option contract (tests/targets/test_contract_jobs.py) holds for a plug-in target too: the echo
+    target runs the chief alone in this Python, so it refuses workers and requirements, and shows the rest."""
+    root = Path(__file__).resolve().parents[2]
+    program = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(root)!r})
+        import tfcloud
+        from tfcloud.errors import ValidationError
+        from pathlib import Path
+        from tests.targets.test_contract_jobs import JOB_OPTIONS, _fill
+
+        entry = Path({str(tmp_path)!r}) / "train.py"
+        entry.write_text("print('ok')\\n")
+        (entry.parent / "requirements.txt").write_text("six\\n")
+        for name, (_, kwargs, shown) in sorted(JOB_OPTIONS.items()):
+            kwargs = {{k: _fill(v, entry) for k, v in kwargs.items()}}
+            try:
+                plan = tfcloud.run(str(entry), target="echo", dry_run=True, **kwargs)
+            except ValidationError as exc:
+                print(name, "refused" if exc.exit_code == 2 and "the echo target" in str(exc) else exc)
+                continue
+            print(name, "honoured" if shown(plan.to_dict()) else "IGNORED")
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=_env(installed),
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    outcome = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert {k for k, v in outcome.items() if v == "refused"} == {"evaluator_count", "ps_count",
+                                                                 "requirements_txt", "worker_count"}, outcome
+    assert {v for k, v in outcome.items() if v != "refused"} == {"honoured"}, outcome

@@ -69,6 +69,9 @@ class JobInfo:
     ended: float | None = None  # epoch seconds: it reached a final state
     labels: Mapping[str, str] = field(default_factory=dict)
     output_dir: str | None = None  # the base of AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR
+    #: Every name a line of its logs can carry besides its replicas so far (Vertex AI: each replica its pools
+    #: can have, and the ``job`` and ``service`` pseudo-replicas); the log prefix column is aligned to them.
+    log_sources: tuple[str, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the state as its value, ``created`` as ISO 8601 (UTC)."""

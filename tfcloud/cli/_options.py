@@ -19,8 +19,9 @@ from tfcloud import completion
 from tfcloud._docs import page
 from tfcloud.cli._common import ascii_integer, pairs
 
-__all__ = ["DEFAULTABLE", "EntryPointArg", "given_target_options", "leave_defaults", "machine", "pairs",
-           "strategy_value", "with_target_options"]
+__all__ = ["DEFAULTABLE", "EntryPointArg", "LocalOpt", "TargetOpt", "TargetOptionOpt", "VertexOpt",
+           "given_target_options", "leave_defaults", "machine", "pairs", "strategy_value", "where",
+           "with_target_options", "with_where"]
 
 
 def machine(value: str | None, field: str) -> object:
@@ -107,11 +108,14 @@ def docker(image: str | None, parent_image: str | None, cache_from: str | None, 
 
 
 TargetOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
-    "--target", metavar="NAME", help="Run on the target NAME: a built-in one (local, vertex, ray) or one an "
+    "--target", metavar="NAME", help="The target NAME: a built-in one (local, vertex, ray) or one an "
                                      "installed package adds (" + page("architecture", "adding-a-target") + ").",
     show_default=False)]
+LocalOpt = Annotated[bool, typer.Option("--local", help="The local target: this machine, one process per replica "
+                                                        "(the default target).")]
+VertexOpt = Annotated[bool, typer.Option("--vertex", help="The vertex target: Google Cloud Vertex AI.")]
 TargetOptionOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-    "--target-option", "-o", metavar="KEY=VALUE", help="An option of a --target plug-in (repeatable).",
+    "--target-option", "-o", metavar="KEY=VALUE", help="An option of the chosen target, by name (repeatable).",
     show_default=False)]
 
 
@@ -178,3 +182,34 @@ def given_target_options(ctx: typer.Context, values: dict[str, Any], *, target: 
     if texts:
         given["target_options"] = texts
     return given
+
+
+def with_where(command: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`with_target_options` for a command that talks to a job: it also gets ``--local``, ``--vertex``,
+    ``--target NAME`` and ``-o KEY=VALUE`` (into its ``**target_options``; :func:`where` reads them)."""
+    where_params = (
+        inspect.Parameter("local", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=LocalOpt),
+        inspect.Parameter("vertex", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=VertexOpt),
+        inspect.Parameter("target", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=TargetOpt),
+        inspect.Parameter("target_option", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=TargetOptionOpt),
+    )
+    signature = inspect.signature(command)
+    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    params += [*where_params, *_parameters()]
+    command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in params}}
+    return command
+
+
+def where(ctx: typer.Context, values: dict[str, Any]) -> dict[str, Any]:
+    """The target a command's flags choose and its options, as the SDK takes them (``target=``, the options
+    the command line gave, ``target_options=`` from ``-o``): the same for ``submit`` and every job command.
+    ``values``: the command's ``**target_options`` (:func:`with_where` put ``--local``, ``--vertex``,
+    ``--target`` and ``-o`` there too)."""
+    from tfcloud.cli._common import selected_target
+
+    values = dict(values)
+    local, vertex = values.pop("local", False), values.pop("vertex", False)
+    target, plugin_options = values.pop("target", None), values.pop("target_option", None)
+    chosen = selected_target(local, vertex, values.get("ray_address"), target)
+    return {"target": chosen, **given_target_options(ctx, values, target=chosen, plugin_options=plugin_options)}

@@ -1,13 +1,14 @@
 """The job commands: ``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard`` and ``list``."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from tfcloud import completion
 from tfcloud.cli._app import app, dumps
-from tfcloud.cli._common import AllReplicasOpt, RayOpt, ascii_integer, pairs, selected_target
+from tfcloud.cli._common import AllReplicasOpt, ascii_integer, pairs
+from tfcloud.cli._options import where, with_where
 from tfcloud.console import get_console, get_error_console, verbosity
 
 __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
@@ -15,33 +16,38 @@ __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
 
 JobArg = Annotated[str, typer.Argument(
     metavar="JOB", autocompletion=completion.job_ids,
-    help="The job id (local-..., ray-..., a Vertex AI id, or its full resource name).", show_default=False)]
+    help="The job id (local-..., ray-..., a Vertex AI id, its full resource name, or a plug-in target's).",
+    show_default=False)]
 LatestJobArg = Annotated[Optional[str], typer.Argument(  # noqa: UP045
     metavar="[JOB]", autocompletion=completion.job_ids,
-    help="The job id (local-..., ray-..., a Vertex AI id, or its full resource name); default: the job this "
+    help="The job id (local-..., ray-..., a Vertex AI id, its full resource name, or a plug-in target's); "
+         "default: the job this "
          "machine submitted last.", show_default=False)]
 
 
 @app.command()
+@with_where
 def status(
+    ctx: typer.Context,
     job: LatestJobArg = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the job as JSON (with its stage "
                                                              "timeline).")] = False,
     show_timeline: Annotated[bool, typer.Option(
         "--timeline", help="Draw how long each stage took: context, build, push, submit, queued, run.")] = False,
-    ray: RayOpt = None,
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
+    **target_options: Any,
 ) -> None:
     """Show a job: target, state and outcome, its replicas, times, outputs, console link, the next command
     (without JOB: the job this machine submitted last). A tuning study's table of trials: study-..., or --study
     for Vertex AI."""
     from tfcloud import sdk
 
+    chosen = where(ctx, target_options)
     if study or (job is not None and (job.startswith("study-") or "/hyperparameterTuningJobs/" in job)):
-        _study_status(sdk.latest_job(job), json_output=json_output)
+        _study_status(sdk.latest_job(job), json_output=json_output, **chosen)
         return
     job = sdk.latest_job(job)
-    with sdk.attached(job, ray_address=ray) as handle:
+    with sdk.attached(job, **chosen) as handle:
         info = handle.info()
         error = None if json_output else sdk.failure(handle)
         stages = sdk.timeline(handle, info=info) if json_output or show_timeline else None
@@ -62,13 +68,13 @@ def status(
         get_error_console().print(str(error), markup=False, highlight=False)
 
 
-def _study_status(study_id: str, *, json_output: bool) -> None:
+def _study_status(study_id: str, *, json_output: bool, **chosen: Any) -> None:
     from rich.console import Console
 
     from tfcloud import sdk
     from tfcloud.tuneview import study_table
 
-    with sdk.attach_study(study_id) as study:
+    with sdk.attach_study(study_id, **chosen) as study:
         info = study.info()
         if json_output:
             typer.echo(dumps(info.to_dict(), indent=2))
@@ -80,7 +86,9 @@ def _study_status(study_id: str, *, json_output: bool) -> None:
 
 
 @app.command()
+@with_where
 def logs(
+    ctx: typer.Context,
     job: LatestJobArg = None,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep following until the job ends.")] = False,
     replica: Annotated[Optional[str], typer.Option(help="Only this replica, e.g. worker-1.",  # noqa: UP045
@@ -99,7 +107,7 @@ def logs(
         "--trial", metavar="N", help="JOB is a tuning study's id: the logs of its trial N (the number its table "
                                      "shows).", show_default=False)] = None,
     all_replicas: AllReplicasOpt = False,
-    ray: RayOpt = None,
+    **target_options: Any,
 ) -> None:
     """Print a job's logs, one prefix per replica (without JOB: the job this machine submitted last). With -f,
     exit with the job's outcome (0 or 1). A study's trial: tfcloud logs STUDY_ID --trial N."""
@@ -108,12 +116,12 @@ def logs(
 
     job = sdk.latest_job(job)
     last, after = sdk.log_window(tail=tail, since=since)
-    target = None
+    chosen = where(ctx, target_options)
     if trial is not None:
-        with sdk.attach_study(job) as study:
+        with sdk.attach_study(job, **chosen) as study:
             found = study.info()
-        job, target = sdk.trial_job(found, trial), found.target
-    with sdk.attached(job, target=target, ray_address=ray) as handle:
+        job, chosen["target"] = sdk.trial_job(found, trial), found.target
+    with sdk.attached(job, **chosen) as handle:
         info = handle.info()
         sdk.check_replica(info, replica)
         try:
@@ -129,23 +137,26 @@ def logs(
 
 
 @app.command()
+@with_where
 def cancel(
+    ctx: typer.Context,
     job: LatestJobArg = None,
-    ray: RayOpt = None,
     study: Annotated[bool, typer.Option("--study", help="JOB is a Vertex AI tuning study's id.")] = False,
+    **target_options: Any,
 ) -> None:
     """Cancel a job (without JOB: the job this machine submitted last), or a tuning study (study-..., or --study
     for Vertex AI) and its running trials. A job that had already ended is left as it is, and said so."""
     from tfcloud import sdk
 
     job = sdk.latest_job(job)
+    chosen = where(ctx, target_options)
     if study or job.startswith("study-") or "/hyperparameterTuningJobs/" in job:
-        with sdk.attach_study(job) as found:
+        with sdk.attach_study(job, **chosen) as found:
             found.cancel()
             typer.echo(f"{found.study_id}\t{found.info().state.value}")
         return
 
-    with sdk.attached(job, ray_address=ray) as handle:
+    with sdk.attached(job, **chosen) as handle:
         before = handle.info()
         if before.state.is_final:
             typer.echo(f"{handle.job_id}\t{before.state.value}")
@@ -157,13 +168,15 @@ def cancel(
 
 
 @app.command()
+@with_where
 def artifacts(
+    ctx: typer.Context,
     job: JobArg,
     # text, not a Path: typer turns '' into Path('.'), and an empty --download would write into the current directory
     download: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Copy them into this directory.", show_default=False, metavar="PATH")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
-    ray: RayOpt = None,
+    **target_options: Any,
 ) -> None:
     """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/."""
     from tfcloud import sdk
@@ -173,7 +186,7 @@ def artifacts(
         from tfcloud.outputs import check_download_dir
 
         destination = check_download_dir(download)
-    with sdk.attached(job, ray_address=ray) as handle:
+    with sdk.attached(job, **where(ctx, target_options)) as handle:
         base = job_output_dir(handle.info())
     if download is not None:
         from pathlib import Path
@@ -197,11 +210,13 @@ def artifacts(
 
 
 @app.command()
+@with_where
 def tensorboard(
+    ctx: typer.Context,
     job: JobArg,
     port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False,  # noqa: UP045
                                                 parser=ascii_integer, metavar="INTEGER")] = None,
-    ray: RayOpt = None,
+    **target_options: Any,
 ) -> None:
     """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/)."""
     import subprocess
@@ -209,7 +224,7 @@ def tensorboard(
     from tfcloud import sdk
     from tfcloud.outputs import job_output_dir, tensorboard_command
 
-    with sdk.attached(job, ray_address=ray) as handle:
+    with sdk.attached(job, **where(ctx, target_options)) as handle:
         command = tensorboard_command(job_output_dir(handle.info()), port=port)
     try:
         raise typer.Exit(subprocess.call(command))
@@ -218,24 +233,25 @@ def tensorboard(
 
 
 @app.command(name="list")
+@with_where
 def list_jobs(
-    vertex: Annotated[bool, typer.Option("--vertex", help="Vertex AI jobs (default: the target setting).")] = False,
-    local: Annotated[bool, typer.Option("--local", help="Local jobs.")] = False,
-    ray: RayOpt = None,
+    ctx: typer.Context,
     state: Annotated[Optional[str], typer.Option(  # noqa: UP045
         metavar="STATE", autocompletion=completion.states,
         help="Only jobs in this state: " + ", ".join(completion.STATES) + ".", show_default=False)] = None,
     label: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        "--label", help="Only jobs with this label KEY=VALUE (repeatable; Vertex AI).", show_default=False)] = None,
+        "--label", help="Only jobs with this label KEY=VALUE (repeatable).", show_default=False)] = None,
     limit: Annotated[int, typer.Option(help="At most this many jobs.", parser=ascii_integer, metavar="INTEGER")] = 50,
     json_output: Annotated[bool, typer.Option("--json", help="Print the jobs as JSON.")] = False,
+    **target_options: Any,
 ) -> None:
     """List jobs, newest first."""
     from tfcloud import sdk
 
-    target = selected_target(local, vertex, ray)
-    rows = [info.to_dict() for info in sdk.list_jobs(target=target, state=state, labels=pairs(label, "--label"),
-                                                     limit=limit, ray_address=ray)]
+    chosen = where(ctx, target_options)
+    rows = [info.to_dict() for info in sdk.list_jobs(state=state, labels=pairs(label, "--label"), limit=limit,
+                                                     **chosen)]
+    target = chosen["target"]
     if json_output:
         typer.echo(dumps(rows, indent=2))
         return

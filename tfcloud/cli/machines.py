@@ -16,8 +16,8 @@ def machines(
     prices: Annotated[bool, typer.Option("--prices", help="Add each machine's hourly list price on Vertex AI "
                                                           "(us-central1; - where tfcloud's table has none).")] = False,
 ) -> None:
-    """List the machine configs Vertex AI offers today and the training machine each maps to (Google's table:
-    docs/machines.md)."""
+    """List the machine configs Vertex AI offers today and the training machine each maps to (Google's table, on
+    the docs site's Machines page)."""
     from tfcloud.machines import offered_configs
 
     catalog = offered_configs()
@@ -44,8 +44,10 @@ def machines(
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    from tfcloud._docs import page
+
     typer.echo("\nOnly what Vertex AI offers today; the regions that serve each accelerator, TPU topologies and the "
-               "other rules: docs/machines.md and docs/vertex.md.")
+               f"other rules: {page('machines')} and {page('vertex')}.")
     if prices:
         typer.echo(f"\nPRICE/H: one replica on demand in us-central1, from tfcloud's price table of {PRICE_DATE} "
                    f"({PRICE_SOURCE}); -: no price known (never guessed). Spot, Flex Start, reservations and "

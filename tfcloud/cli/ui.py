@@ -22,8 +22,8 @@ def ui(
         help="The secret in the address (default: a new random one, printed).", show_default=False)] = None,
     browser: Annotated[bool, typer.Option("--browser/--no-browser", help="Open it in the web browser.")] = True,
     target: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        "--target", metavar="TARGET", help="Only these targets' jobs: local, vertex, ray (repeatable; default: "
-                                           "every one configured).", show_default=False)] = None,
+        "--target", metavar="TARGET", help="Only these targets' jobs: local, vertex, ray, a plug-in's "
+                                           "(repeatable; default: every one configured).", show_default=False)] = None,
     ray: RayOpt = None,
 ) -> None:
     """Open the dashboard: every job and study, their logs live, timelines, plots; cancel from the page."""

@@ -367,22 +367,21 @@ class Supervisor:
         self.write_status()
 
     # -- the outcome -------------------------------------------------------------------------------------
+    def _stop_cancelled(self) -> None:
+        """The job was cancelled (running or between two attempts): stop every replica and say so."""
+        self.state = "stopping"
+        self.exit_code = _CANCEL_EXIT_CODE
+        self.message = "The job was cancelled."
+        self.cancelled = True
+        self.stop_all()
+        self.write_status()
+
     def decide(self, now: float) -> None:
         if self.state == "restarting" and self.cancel_requested:
-            self.state = "stopping"
-            self.exit_code = _CANCEL_EXIT_CODE
-            self.message = "The job was cancelled."
-            self.cancelled = True
-            self.stop_all()
-            self.write_status()
+            self._stop_cancelled()
         if self.state == "running":
             if self.cancel_requested:
-                self.state = "stopping"
-                self.exit_code = _CANCEL_EXIT_CODE
-                self.message = "The job was cancelled."
-                self.cancelled = True
-                self.stop_all()
-                self.write_status()
+                self._stop_cancelled()
                 return
             chief = self.chief
             if chief.returncode is not None:

@@ -149,27 +149,33 @@ def get(name: object) -> type[Target]:
 
 
 def for_job_id(job_id: str, *, studies: bool = False) -> type[Target]:
-    """The target whose jobs (``studies``: tuning studies) have ids like ``job_id``: by prefix (``local-``,
-    ``ray-``, ``study-``, a plug-in's), else the target without one (Vertex AI's ids are numbers or resource
-    names)."""
-    def prefix(cls: type[Target]) -> str | None:
-        return cls.study_prefix if studies else cls.id_prefix
-
+    """The target whose jobs have ids like ``job_id`` (:meth:`Target.owns_job_id`: ``local-...``, ``ray-...``,
+    Vertex AI's numbers, a plug-in's own prefix); a :class:`ValidationError` naming every target's form when none
+    does. ``studies``: a tuning study's id, by ``study_prefix``, else the target with a tuner and no prefix."""
     classes = []
     for ref in BUILTIN.values():  # one at a time: `tfcloud status local-...` loads the local target only
         cls = _load(ref)
-        if prefix(cls) and job_id.startswith(prefix(cls) or ""):
+        if (job_id.startswith(cls.study_prefix) if studies and cls.study_prefix else
+                not studies and cls.owns_job_id(job_id)):
             return cls
         classes.append(cls)
-    for name in _plugins():
+    for name in _plugins():  # read only now: a built-in target's id never looks for plug-ins
         try:
             cls = get(name)
         except ValidationError:  # a broken plug-in never keeps another target's jobs from being found
             log.debug("skipping the target %r: it does not load", name)
             continue
-        if prefix(cls) and job_id.startswith(prefix(cls) or ""):
+        with plugin_errors(cls, "job id check"):
+            owned = (job_id.startswith(cls.study_prefix) if studies and cls.study_prefix else
+                     not studies and cls.owns_job_id(job_id))
+        if owned:
             return cls
-    return next(cls for cls in classes if prefix(cls) is None and (cls.tuner or not studies))
+        classes.append(cls)
+    if studies:
+        return next(cls for cls in classes if cls.study_prefix is None and cls.tuner)
+    forms = [cls.job_id_form() for cls in classes]
+    raise ValidationError("JOB", "a job id: " + ", ".join(forms[:-1]) + ", or " + forms[-1], job_id,
+                          hint="`tfcloud list` shows the ids (`tfcloud list --target NAME`: another target's).")
 
 
 def __getattr__(name: str) -> Any:  # LocalTarget, VertexTarget, RayTarget: imported on first use

@@ -64,6 +64,8 @@ class LazyPattern:
 
 
 _CONTROL = LazyPattern(r"[\x00-\x1f\x7f]")
+#: What follows a target's ``id_prefix`` in its job ids (:meth:`Target.owns_job_id`).
+_ID_REST = LazyPattern(r"[a-z0-9][a-z0-9-]{0,119}")
 
 
 class Option:
@@ -85,11 +87,13 @@ class Option:
     - ``example_with``: (option, value) pairs the example is given with, by ``run()`` keyword, for an option that
       acts only beside another (``max_wait`` beside ``scheduling="flex-start"``); a target option's pair is also
       its flag, a job option's ``--`` and its name with dashes.
+    - ``fallback_env``: other tools' variables that give the setting when neither ``TFCLOUD_<KEY>`` nor a config
+      file does (``RAY_ADDRESS``).
     """
 
     # A plain class, not a frozen dataclass: every command's start-up defines it (a dataclass costs ~1 ms there).
-    __slots__ = ("check", "choices", "example", "example_with", "field", "flag", "help", "metavar", "name",
-                 "setting", "type")
+    __slots__ = ("check", "choices", "example", "example_with", "fallback_env", "field", "flag", "help", "metavar",
+                 "name", "setting", "type")
 
     name: str
     type: builtins.type
@@ -102,15 +106,16 @@ class Option:
     choices: tuple[str, ...]
     example: object
     example_with: tuple[tuple[str, object], ...]
+    fallback_env: tuple[str, ...]
 
     def __init__(self, *, name: str, type: builtins.type = str, help: str = "",
                  flag: str | None = None, setting: str | None = None, field: str | None = None,
                  check: Callable[[str, object], object] | None = None, metavar: str | None = None,
                  choices: tuple[str, ...] = (), example: object = None,
-                 example_with: tuple[tuple[str, object], ...] = ()) -> None:
+                 example_with: tuple[tuple[str, object], ...] = (), fallback_env: tuple[str, ...] = ()) -> None:
         values = {"name": name, "type": type, "help": help, "flag": flag, "setting": setting, "field": field,
                   "check": check, "metavar": metavar, "choices": choices, "example": example,
-                  "example_with": example_with}
+                  "example_with": example_with, "fallback_env": fallback_env}
         for key, value in values.items():
             object.__setattr__(self, key, value)
 
@@ -233,6 +238,9 @@ class Target:
     #: Job ids that start with this are this target's (``tfcloud status local-...``); None: no prefix (at
     #: most one target, Vertex AI, has none).
     id_prefix: ClassVar[str | None] = None
+    #: How ``tfcloud status --help`` and an unknown id's message show this target's job ids (default: the
+    #: prefix and ``...``).
+    id_form: ClassVar[str | None] = None
     #: Tuning studies whose ids start with this are this target's (``study-...``); None: no prefix.
     study_prefix: ClassVar[str | None] = None
     #: Whether Ctrl-C while following cancels the job (local processes die with the terminal) or detaches.
@@ -286,6 +294,19 @@ class Target:
         """What a job of this value needs besides :attr:`needs` (``strategy_runs_tensorflow``: the launcher sets
         up a TensorFlow strategy)."""
         return ()
+
+    @classmethod
+    def owns_job_id(cls, job_id: str) -> bool:
+        """Whether ``job_id`` is one of this target's job ids: :attr:`id_prefix`, then lowercase letters, digits
+        and ``-`` (a target without a prefix overrides this)."""
+        prefix = cls.id_prefix
+        return bool(prefix) and job_id.startswith(prefix or "") and _ID_REST.fullmatch(
+            job_id[len(prefix or ""):]) is not None
+
+    @classmethod
+    def job_id_form(cls) -> str:
+        """This target's job ids, as a message shows them (``local-NAME-DATE-TIME-XXXX``)."""
+        return cls.id_form or f"{cls.id_prefix or cls.name + ' '}..."
 
     @classmethod
     def option(cls, name: str) -> Option | None:

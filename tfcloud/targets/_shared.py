@@ -47,7 +47,7 @@ def check_gcs_uri(name: str, value: object) -> str:
     """A ``gs://BUCKET[/PATH]`` URI with a valid bucket name."""
     import re
 
-    from tfcloud.validate import validate_bucket
+    from tfcloud.checks import validate_bucket
 
     text = check_text(name, value, expected="a Cloud Storage URI such as gs://my-bucket/outputs")
     if text is None or not re.match(r"^gs://[^/]+(/.*)?$", text):

@@ -24,13 +24,14 @@ def ui_command(host: str = "127.0.0.1", port: int | None = None, token: str | No
     from tfcloud.errors import ValidationError
     from tfcloud.extras import require_ui_extra
     from tfcloud.ui.server import check_bind
-    from tfcloud.ui.views import TARGETS
+    from tfcloud.ui.views import listed_targets
 
     require_ui_extra()
     check_bind(host, port, token)
+    known = listed_targets()
     for name in targets or ():
-        if name not in TARGETS:
-            raise ValidationError("--target", "one of " + ", ".join(TARGETS), name)
+        if name not in known:
+            raise ValidationError("--target", "one of " + ", ".join(known), name)
     from tfcloud.ui.server import Dashboard
 
     dashboard = Dashboard(host=host, port=port, token=token, targets=targets, ray_address=ray_address)
@@ -41,7 +42,7 @@ def ui_command(host: str = "127.0.0.1", port: int | None = None, token: str | No
     if weak:  # only loopback gets here with one (check_bind refuses it elsewhere)
         console.print(f"Note: that --token is easy to guess ({weak}); it would be refused on an address other "
                       "than loopback.", markup=False, highlight=False, style="yellow")
-    console.print(f"tfcloud ui: the dashboard of {', '.join(dashboard.targets or TARGETS)} jobs and studies. "
+    console.print(f"tfcloud ui: the dashboard of {', '.join(dashboard.targets or known)} jobs and studies. "
                   "Open:", markup=False, highlight=False)
     typer.echo(dashboard.url)
     console.print("Ctrl-C stops it.", markup=False, highlight=False, style="dim")

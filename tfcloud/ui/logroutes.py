@@ -221,7 +221,9 @@ async def _pump(handle: Any, since: float | None, skip: int, n: int,
                     count += 1
                 elif value.timestamp is not None:
                     at, count = value.timestamp, 1
-                batch.append(logstream.mark_hidden([logstream.line_dict(value)], hidden)[0])
+                found = logstream.line_dict(value)
+                if found is not None:
+                    batch.append(logstream.mark_hidden([found], hidden)[0])
                 if len(batch) >= _BATCH or queue.empty():
                     break
                 kind, value = queue.get_nowait()

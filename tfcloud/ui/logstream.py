@@ -75,10 +75,10 @@ def mark_hidden(lines: list[dict[str, Any]], hidden: Any) -> list[dict[str, Any]
 
 def line_filter() -> Any:
     """A new :class:`~tfcloud.noise.LineFilter` for one stream (frames kept with ``TFCLOUD_DEBUG=1``)."""
-    from tfcloud import sdk
+    from tfcloud.following import debugging
     from tfcloud.noise import LineFilter
 
-    return LineFilter(show_frames=sdk.debugging())
+    return LineFilter(show_frames=debugging())
 
 
 def _parse(raw: bytes) -> dict[str, Any] | None:

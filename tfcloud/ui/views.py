@@ -27,14 +27,22 @@ if TYPE_CHECKING:
     from tfcloud.timeline import Timeline
 
 __all__ = ["INTERNAL_LABELS", "PAGE", "TARGETS", "Sources", "artifact_file", "artifacts", "bucket_console",
-           "job_page", "job_rows", "killed_replicas", "page_number", "parse_label", "replica_class", "rerun_parts",
-           "shown_labels", "study_page", "study_plot", "study_rows", "study_view", "timeline_bars",
+           "job_page", "job_rows", "killed_replicas", "listed_targets", "page_number", "parse_label", "replica_class",
+           "rerun_parts", "shown_labels", "study_page", "study_plot", "study_rows", "study_view", "timeline_bars",
            "trial_metrics_file"]
 
 #: Every built-in target the dashboard can list, in the order its filter shows them (the registry's order).
 TARGETS = tuple(BUILTIN)
 #: The label tfcloud puts on a job to find its submission again: internal, never shown.
 INTERNAL_LABELS = ("tfcloud-submission",)
+
+
+def listed_targets() -> tuple[str, ...]:
+    """Every target the dashboard lists by default: the built-in ones, then those installed packages add (read
+    from the registry when the dashboard starts)."""
+    import tfcloud.targets as targets
+
+    return tuple(targets.names())
 
 
 def parse_label(text: str | None) -> dict[str, str]:
@@ -98,14 +106,14 @@ def _classify(exc: BaseException) -> tuple[str, bool]:
 
 
 class Sources:
-    """The targets the dashboard lists: ``targets`` (default: every one in :data:`TARGETS`; one that is not
+    """The targets the dashboard lists: ``targets`` (default: :func:`listed_targets`; one that is not
     configured, such as Ray without a cluster address, is shown as a note), ``ray_address`` for Ray. Each
     listing runs on its own thread (:class:`~tfcloud.ui.sources.Fetcher`): a page waits at most ``deadline``
     seconds for them together, and says which target is still answering or unreachable, and why."""
 
     def __init__(self, targets: Sequence[str] | None = None, *, ray_address: str | None = None,
                  limit: int = 100, deadline: float = DEADLINE_S) -> None:
-        self.targets = tuple(targets or TARGETS)
+        self.targets = tuple(targets or listed_targets())
         self.ray_address = ray_address
         self.limit = limit
         self.deadline = deadline

@@ -432,7 +432,7 @@ def test_the_log_prefix_has_one_width_from_the_first_line(backend: VertexBackend
     from tfcloud import sdk
 
     job = _submit(backend, tmp_path, worker_count=10, worker_config="CPU")
-    assert job.log_sources() == ["chief-0", *(f"worker-{i}" for i in range(10)), "job", "service"]
+    assert job.info().log_sources == ("chief-0", *(f"worker-{i}" for i in range(10)), "job", "service")
     assert sdk.follow(job, all_replicas=True) == 0  # every replica's lines (folded, the column fits "11 replicas")
     lines = [line for line in capsys.readouterr().out.splitlines() if " | " in line]
     assert {line.split(" | ")[0].strip() for line in lines} >= {"job", "chief-0", "worker-9"}

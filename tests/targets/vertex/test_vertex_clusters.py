@@ -240,7 +240,7 @@ def test_logs_of_a_replica_the_job_lacks_is_refused_naming_those_it_has(
 @pytest.mark.parametrize(("args", "field", "says"), [
     (["--persistent-resource", "nosuch"], "persistent_resource", "tfcloud cluster create nosuch"),
     (["--persistent-resource", "c31", "--worker-count", "1", "--worker-config", "T4_1X"], "worker_config",
-     "n1-standard-8 1 x NVIDIA_TESLA_T4"),
+     "n1-standard-8 + 1 x NVIDIA_TESLA_T4"),
     (["--persistent-resource", "c31", "--service-account", SA], "service_account", "--custom-service-account"),
 ])
 def test_a_job_on_a_cluster_that_cannot_hold_it_is_refused_before_anything_is_built(

@@ -1,6 +1,6 @@
 """The local target: one process per replica on this machine, on loopback (or, with ``container``, the job's
 image on the local Docker engine). Its backend is :mod:`tfcloud.targets.local.backend`; its tuner runs optuna
-on this machine (:mod:`tfcloud.tuning`)."""
+on this machine (:mod:`tfcloud.targets.local.tuning`)."""
 
 from __future__ import annotations
 
@@ -46,12 +46,13 @@ class LocalTarget(Target):
         output_dir_option(directories=True, field="output_dir", where=""),
     )
     id_prefix: ClassVar[str | None] = "local-"
+    id_form: ClassVar[str | None] = "local-NAME-DATE-TIME-XXXX"
     study_prefix: ClassVar[str | None] = "study-"
     cancel_on_interrupt: ClassVar[bool] = True
     queues: ClassVar[bool] = False
     poll_interval: ClassVar[float] = 0.5
     backend: ClassVar[str] = "tfcloud.targets.local.backend:LocalBackend"
-    tuner: ClassVar[str | None] = "tfcloud.tuning:LocalTuner"
+    tuner: ClassVar[str | None] = "tfcloud.targets.local.tuning:LocalTuner"
 
     use_container: bool = False
     max_restarts: int = 0

@@ -144,6 +144,7 @@ class LocalBackend:
         plan: dict[str, Any] = {
             "job_id": job_id,
             "display_name": spec.display_name,
+            "labels": dict(spec.job_labels),
             "entry_point": str(spec.entry_point),
             "strategy": spec.strategy.value,
             "cwd": str(spec.build_root.resolve()),  # as in the image: its work dir holds the build root
@@ -285,7 +286,8 @@ class LocalJob:
             replicas=replicas, exit_code=None if code is None or not state.is_final else int(code),
             failed_replica=status.get("failed_replica"), message=status.get("message") or None,
             created=self._plan.get("submitted_at"), started=status.get("started_at"),
-            ended=status.get("ended_at") if state.is_final else None, output_dir=self._plan.get("output_dir"))
+            ended=status.get("ended_at") if state.is_final else None, output_dir=self._plan.get("output_dir"),
+            labels=_labels(self._plan.get("labels")))
 
     def raw_status(self) -> dict[str, Any]:
         """``status.json`` as it is now, with pids (for tests and tools); checked like :meth:`info`."""
@@ -444,15 +446,7 @@ class LocalJob:
             return self._process.poll() is None
         state = sup._process_state(pid)
         if state is None:
-            if Path("/proc/self").exists():
-                return False
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return False
-            except PermissionError:
-                return True
-            return True
+            return not Path("/proc/self").exists() and pid_alive(pid)
         if state in ("Z", "X"):
             return False
         try:
@@ -493,6 +487,24 @@ def _read_plan(job_dir: Path) -> dict[str, Any] | None:
             or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in plan["replicas"]):
         return None
     return plan
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts: signal 0 was refused, not missed)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _labels(recorded: object) -> dict[str, str]:
+    """The job's labels as ``job.json`` keeps them (a job from before labels were kept has none)."""
+    if not isinstance(recorded, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in recorded.items()}
 
 
 def _replica_info(name: str, recorded: Mapping[str, Any]) -> ReplicaInfo:

@@ -87,7 +87,7 @@ class RayTarget(Target):
     title: ClassVar[str] = "Ray"
     options: ClassVar[tuple[Option, ...]] = (
         Option(name="ray_address", flag="--ray", setting="ray_address", field="address", check=check_address,
-               metavar="ADDRESS", example="http://127.0.0.1:8265",
+               metavar="ADDRESS", example="http://127.0.0.1:8265", fallback_env=("RAY_ADDRESS",),
                help="The Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, then "
                     "RAY_ADDRESS). See " + page("ray") + "."),
         Option(name="ray_cpus", type=float, setting="ray_cpus", field="cpus", check=_cpus, metavar="CPUS", example=1.5,
@@ -99,6 +99,7 @@ class RayTarget(Target):
                help="Base output directory on Ray: a path every node reaches, or gs://... (" + page("ray") + ")."),
     )
     id_prefix: ClassVar[str | None] = "ray-"
+    id_form: ClassVar[str | None] = "ray-NAME-DATE-TIME-XXXX"
     needs: ClassVar[tuple[tuple[str, str], ...]] = (("ray", "ray"),)
     backend: ClassVar[str] = "tfcloud.targets.ray.backend:RayBackend"
 
@@ -115,21 +116,10 @@ class RayTarget(Target):
     def ships_files(self) -> bool:
         return True  # the working directory travels in Ray's runtime environment
 
-    def settings_for(self, settings: Settings) -> Settings:
-        from dataclasses import replace
-
-        return replace(settings, ray_address=self.address or settings.ray_address,
-                       ray_cpus=str(self.cpus) if self.cpus is not None else settings.ray_cpus)
-
-    def check(self, settings: Settings | None) -> None:
-        if settings is not None:
-            check_address("ray_address", settings.ray_address)
-            _cpus("ray_cpus", settings.ray_cpus)
-
     def describe_machine(self, machine: MachineConfig) -> str:
         cpus = self.cpus if self.cpus is not None else machine.cpu_cores
         gpus = f" + {machine.accelerator_count} GPU" if machine.is_gpu else ""
         return f"Ray bundle: {cpus:g} CPU{gpus} ({machine.machine_type})"
 
     def endpoint(self, settings: Settings) -> str:
-        return f"the Ray cluster at {self.address or settings.ray_address or '(not set: --ray ADDRESS)'}"
+        return f"the Ray cluster at {self.address or '(not set: --ray ADDRESS)'}"

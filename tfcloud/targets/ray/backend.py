@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
 from tfcloud.datasets import data_excludes
-from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError, ValidationError
+from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError
 from tfcloud.spec import JobSpec, Role
 from tfcloud.states import JobState, to_job_state
 from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT
@@ -63,15 +63,6 @@ def replica_resources(spec: JobSpec, role: Role, *, num_cpus: float | None = Non
     return resources
 
 
-def _cpus(value: str) -> float:
-    from tfcloud.digits import ascii_float
-
-    cpus = ascii_float(value)
-    if cpus is None or not cpus > 0:
-        raise ValidationError("ray_cpus", "a number of CPUs > 0 (e.g. 1 or 0.5)", value)
-    return cpus
-
-
 def _client_address(address: str) -> str:
     if address == "auto" or re.match(r"^[a-z]+://", address):
         return address
@@ -80,17 +71,17 @@ def _client_address(address: str) -> str:
 
 class RayBackend:
     """Runs jobs on a Ray cluster. Options: ``address`` (the dashboard, ``http://HEAD:8265``; default: the
-    target's, then ``settings.ray_address``: ``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``), ``num_cpus`` (CPUs
-    per replica instead of the machine config's cores; default ``settings.ray_cpus``), ``placement_strategy``
+    target's ``ray_address``, which ``TFCLOUD_RAY_ADDRESS``, the config files or ``RAY_ADDRESS`` fill when no
+    call gives it), ``num_cpus`` (CPUs per replica instead of the machine config's cores; default the target's
+    ``ray_cpus``), ``placement_strategy``
     (``SPREAD``, ``PACK``, ``STRICT_SPREAD``, ``STRICT_PACK``)."""
 
     def __init__(self, *, target: RayTarget | None = None, settings: Settings | None = None,
                  address: str | None = None, num_cpus: float | None = None,
                  placement_strategy: str = "SPREAD") -> None:
-        address = address or (target.address if target is not None else None) \
-            or (settings.ray_address if settings is not None else None)
-        if num_cpus is None and settings is not None and settings.ray_cpus:
-            num_cpus = _cpus(settings.ray_cpus)
+        address = address or (target.address if target is not None else None)
+        if num_cpus is None and target is not None:
+            num_cpus = target.cpus
         if not address:
             raise ConfigurationError(
                 "No Ray cluster address.",
@@ -271,28 +262,24 @@ class RayJob:
 
     def __init__(self, backend: RayBackend, job_id: str) -> None:
         self.backend = backend
-        self._job_id = job_id
+        self.job_id = job_id  # the Jobs API's submission id
 
     def __repr__(self) -> str:
-        return f"RayJob({self._job_id!r})"
-
-    @property
-    def job_id(self) -> str:
-        return self._job_id
+        return f"RayJob({self.job_id!r})"
 
     def details(self) -> Any:
         """Ray's ``JobDetails`` of this job."""
         try:
-            return self.backend.client.get_job_info(self._job_id)
+            return self.backend.client.get_job_info(self.job_id)
         except RuntimeError as exc:
             if "404" in str(exc) or "does not exist" in str(exc):
-                raise JobNotFoundError(f"No Ray job `{self._job_id}` on {self.backend.address}.",
+                raise JobNotFoundError(f"No Ray job `{self.job_id}` on {self.backend.address}.",
                                        hint="List them with: tfcloud list --ray ADDRESS") from exc
-            raise SubmitError(f"Cannot read Ray job {self._job_id}: {exc}") from exc
+            raise SubmitError(f"Cannot read Ray job {self.job_id}: {exc}") from exc
 
     def _log_text(self) -> str:
         try:
-            return str(self.backend.client.get_job_logs(self._job_id))
+            return str(self.backend.client.get_job_logs(self.job_id))
         except RuntimeError:
             return ""
 
@@ -347,7 +334,7 @@ class RayJob:
     def _tail(self) -> Iterator[str]:
         """The job's log as it grows (Ray's websocket tail), until the job ends."""
         loop = asyncio.new_event_loop()
-        stream = self.backend.client.tail_job_logs(self._job_id)
+        stream = self.backend.client.tail_job_logs(self.job_id)
         try:
             while True:
                 try:
@@ -364,7 +351,7 @@ class RayJob:
         """Block until the job is final (or ``timeout`` seconds passed); return its info then."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            state = _ray_state(self.backend.client.get_job_status(self._job_id))
+            state = _ray_state(self.backend.client.get_job_status(self.job_id))
             remaining = None if deadline is None else deadline - time.monotonic()
             if state.is_final or (remaining is not None and remaining <= 0):
                 return self.info()
@@ -376,7 +363,7 @@ class RayJob:
         if _ray_state(details.status).is_final:
             return
         with contextlib.suppress(RuntimeError):
-            self.backend.client.stop_job(self._job_id)
+            self.backend.client.stop_job(self.job_id)
 
 
 # -- helpers ----------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ VERTEX_REGIONS: frozenset[str] = TRAINING_REGIONS
 MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
 _PROJECT = LazyPattern(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _NETWORK = LazyPattern(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
+_JOB_ID = LazyPattern(r"[0-9]{1,20}|projects/[a-z0-9.:-]{1,64}/locations/[a-z0-9-]{1,64}/customJobs/[0-9]{1,20}")
 _SERVICE_ACCOUNT = LazyPattern(r"^[a-z0-9][a-z0-9._-]*@[a-z0-9][a-z0-9.-]*\.gserviceaccount\.com$")
 
 
@@ -150,6 +151,7 @@ class VertexTarget(Target):
                     "pushed once; " + page("vertex") + ")."),
     )
     id_prefix: ClassVar[str | None] = None
+    id_form: ClassVar[str | None] = "a Vertex AI job number or projects/PROJECT/locations/REGION/customJobs/NUMBER"
     gcloud_defaults: ClassVar[bool] = True
     needs: ClassVar[tuple[tuple[str, str], ...]] = (
         ("google.cloud.aiplatform_v1", "cloud"), ("google.cloud.logging_v2", "cloud"), ("google.auth", "cloud"),
@@ -177,6 +179,11 @@ class VertexTarget(Target):
     experiment: str | None = None
     experiment_run: str | None = None
     build: bool = True  # False (--no-build): a package on the job's base image (tfcloud.baseimage) instead
+
+    @classmethod
+    def owns_job_id(cls, job_id: str) -> bool:
+        """A CustomJob's number, or its full resource name (Vertex AI's ids have no prefix)."""
+        return _JOB_ID.fullmatch(job_id) is not None
 
     def __post_init__(self) -> None:
         spot = SchedulingStrategy.SPOT
@@ -217,7 +224,7 @@ class VertexTarget(Target):
                        staging_bucket=self.staging_bucket or settings.staging_bucket)
 
     def check(self, settings: Settings | None) -> None:
-        from tfcloud.validate import check_settings
+        from tfcloud.checks import check_settings
 
         if settings is not None:
             settings = self.settings_for(settings)
@@ -248,7 +255,7 @@ class VertexTarget(Target):
                 raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
                                       hint="Pass --project (project= in run()), or set TFCLOUD_PROJECT or "
                                            "GOOGLE_CLOUD_PROJECT.")
-            from tfcloud.validate import check_credentials
+            from tfcloud.checks import check_credentials
 
             check_credentials(self.settings_for(settings))
 
@@ -285,7 +292,7 @@ class VertexTarget(Target):
         """A persistent resource the job names exists, runs, and has a pool for each of the job's pools (machine,
         replicas and service account as Google requires): looked up before anything is built or uploaded."""
         if self.persistent_resource:
-            from tfcloud.targets.vertex.clusters import check_job_fits
+            from tfcloud.targets.vertex.fit import check_job_fits
 
             check_job_fits(spec, self, self.settings_for(settings))
 

@@ -118,10 +118,6 @@ class VertexBackend:
         self.poll_interval = poll_interval if poll_interval is not None else (
             EMULATOR_POLL_S if settings.emulator_host else POLL_S)
 
-    @classmethod
-    def from_settings(cls, settings: Settings) -> VertexBackend:
-        return cls(settings=settings)
-
     @property
     def parent(self) -> str:
         return f"projects/{self.project}/locations/{self.region}"
@@ -275,7 +271,8 @@ class VertexJob:
             failed_replica=_failed_replica(message), message=message, console_url=self.console_url,
             created=_timestamp(job.create_time), started=_timestamp(job.start_time),
             ended=_timestamp(job.end_time) if state.is_final else None, labels=dict(job.labels),
-            output_dir=job.job_spec.base_output_directory.output_uri_prefix or None)
+            output_dir=job.job_spec.base_output_directory.output_uri_prefix or None,
+            log_sources=self._log_sources(job))
 
     @property
     def error_message(self) -> str | None:
@@ -308,13 +305,15 @@ class VertexJob:
             raise
 
     # --- logs -----------------------------------------------------------------------------------------------
-    def log_sources(self) -> list[str]:
-        """Every name a line of this job's logs can carry: each replica its pools can have (``chief-0``,
-        ``worker-0``...), and the ``job`` (state changes) and ``service`` (Vertex AI's own) pseudo-replicas, so
-        that the printed prefix has its final width from the first line (replicas show up one by one)."""
+    @staticmethod
+    def _log_sources(job: CustomJob) -> tuple[str, ...]:
+        """Every name a line of this job's logs can carry (:attr:`JobInfo.log_sources`): each replica its pools
+        can have (``chief-0``, ``worker-0``...), and the ``job`` (state changes) and ``service`` (Vertex AI's
+        own) pseudo-replicas, so that the printed prefix has its final width from the first line (replicas
+        show up one by one)."""
         names = [replica_name(f"workerpool{i}-{k}")
-                 for i, pool in enumerate(self.job.job_spec.worker_pool_specs) for k in range(pool.replica_count)]
-        return [*names, "job", "service"]
+                 for i, pool in enumerate(job.job_spec.worker_pool_specs) for k in range(pool.replica_count)]
+        return (*names, "job", "service")
 
     def _logs(self) -> LogFollower:
         return LogFollower(clients=self.backend.clients, project=self.backend.project, job_id=self.job_id,
@@ -340,9 +339,6 @@ class VertexJob:
         for index, pool in enumerate(self.job.job_spec.worker_pool_specs):
             names += [replica_name(f"workerpool{index}-{k}") for k in range(int(pool.replica_count))]
         return names
-
-    def tail(self, replica: str, n: int = 20) -> list[str]:
-        return [line.text for line in self.logs(replica=replica, tail=n)]
 
 
 def _failed_replica(message: str | None) -> str | None:

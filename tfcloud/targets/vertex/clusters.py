@@ -31,11 +31,9 @@ from tfcloud.targets.vertex.request import BOOT_DISK, SUBMISSION_LABEL, machine_
 if TYPE_CHECKING:
     from tfcloud.prices import ClusterPrice
     from tfcloud.settings import Settings
-    from tfcloud.spec import JobSpec
 
-__all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "check_job_fits", "cluster_pools",
-           "cluster_price", "create_cluster", "delete_cluster", "list_clusters", "persistent_id",
-           "persistent_resource_request"]
+__all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "cluster_pools", "cluster_price",
+           "create_cluster", "delete_cluster", "list_clusters", "persistent_resource_request"]
 
 _ID = re.compile(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")
 MAX_POOL_REPLICAS = 1000
@@ -73,9 +71,6 @@ class ClusterInfo:
     pools: tuple[ClusterPool, ...]
     created: str | None = None
     error: str | None = None
-    #: ``resource_runtime_spec.service_account_spec.enable_custom_service_account``: jobs on it must name a service
-    #: account (and jobs on one without it must not).
-    custom_service_account: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {"cluster_id": self.cluster_id, "name": self.name, "state": self.state,
@@ -187,66 +182,7 @@ def _info(resource: Any) -> ClusterInfo:
     created = resource.create_time.isoformat() if "create_time" in resource else None
     return ClusterInfo(cluster_id=resource.name.rsplit("/", 1)[-1], name=resource.name, state=resource.state.name,
                        display_name=resource.display_name or None, pools=pools, created=created,
-                       error=(resource.error.message or None) if "error" in resource else None,
-                       custom_service_account=bool(
-                           resource.resource_runtime_spec.service_account_spec.enable_custom_service_account))
-
-
-def _accelerator(machine: MachineConfig) -> str:
-    """A job pool's accelerator as :class:`ClusterPool` says it (a TPU VM's chips come with its machine type)."""
-    if machine.is_tpu_vm or not machine.accelerator_count:
-        return "-"
-    return f"{machine.accelerator_count} x {machine.accelerator_type.name}"
-
-
-def check_job_fits(spec: JobSpec, target: Any, settings: Settings) -> None:
-    """Before anything is built or uploaded: the persistent resource ``target`` names exists in the job's project
-    and region, is RUNNING, has a resource pool with each of the job's machines that holds its replicas, and
-    allows the job's service account as Google requires (``enable_custom_service_account``; the same rules the
-    service applies when the job is created). :class:`~tfcloud.errors.ValidationError` (exit 2) names the option."""
-    cluster = target.persistent_resource
-    service = ClusterService(settings=settings)
-    try:
-        try:
-            info = service.get(cluster)
-        except JobNotFoundError:
-            raise ValidationError(
-                "persistent_resource", f"a persistent resource in {service.parent} (tfcloud cluster list)", cluster,
-                hint=f"Create it first: tfcloud cluster create {persistent_id(cluster)} --chief-config ...") from None
-    finally:
-        service.close()
-    if info.state != "RUNNING":
-        raise ValidationError("persistent_resource", "a persistent resource that is RUNNING",
-                              f"{cluster} ({info.state})",
-                              hint="Wait until `tfcloud cluster list` shows it RUNNING, or use another cluster.")
-    if info.custom_service_account and not target.service_account:
-        raise ValidationError("service_account", f"a service account: cluster {info.cluster_id} enables custom service "
-                              "accounts, and Vertex AI requires its jobs to name one", None,
-                              hint="Pass --service-account EMAIL.")
-    if target.service_account and not info.custom_service_account:
-        raise ValidationError("service_account", f"none: cluster {info.cluster_id} does not enable custom service "
-                              "accounts, so its jobs run as the Custom Code Service Agent", target.service_account,
-                              hint="Leave --service-account out, or create the cluster with --custom-service-account.")
-    for pool in spec.pools:
-        if not pool.replica_count:
-            continue
-        accelerator = _accelerator(pool.machine)
-        fits = [p for p in info.pools if p.machine_type == pool.machine.machine_type and p.accelerator == accelerator]
-        have = ", ".join(f"{p.pool_id}: {p.machine_type} {p.accelerator} x{p.replica_count}" for p in info.pools)
-        field = f"{pool.role.value}_config"
-        if not fits:
-            raise ValidationError(field, f"a machine one of cluster {info.cluster_id}'s pools has ({have})",
-                                  f"{pool.machine.machine_type} {accelerator}",
-                                  hint="Give the pool a machine the cluster has, or create a cluster for this job.")
-        if all(pool.replica_count > p.replica_count for p in fits):
-            raise ValidationError(f"{pool.role.value}_count" if pool.role.value != "chief" else field,
-                                  f"at most {max(p.replica_count for p in fits)} replicas (what cluster "
-                                  f"{info.cluster_id}'s pool of that machine holds)", pool.replica_count)
-
-
-def persistent_id(value: str) -> str:
-    """A persistent resource's id, from its id or full name."""
-    return value.rsplit("/", 1)[-1]
+                       error=(resource.error.message or None) if "error" in resource else None)
 
 
 class ClusterService:
@@ -399,9 +335,9 @@ class ClusterService:
 # -- the SDK's cluster functions (``tfcloud cluster`` calls them) ------------------------------------------------
 def _service(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
     """The persistent resources' client for the settings (flag > TFCLOUD_* > config > default), checked."""
+    from tfcloud.checks import check_credentials, check_settings
     from tfcloud.settings import resolve_settings
     from tfcloud.targets.vertex import check_project, check_region
-    from tfcloud.validate import check_credentials, check_settings
 
     settings = resolve_settings({"target": "vertex", "project": project, "region": region,
                                  "emulator_host": emulator_host})
@@ -450,8 +386,8 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
     cluster of that ID as created, and a create whose answer was lost is found by looking."""
     import uuid
 
+    from tfcloud.checks import validate_labels
     from tfcloud.targets.vertex import VertexTarget
-    from tfcloud.validate import validate_labels
 
     cluster_id = check_cluster_id(cluster_id)
     check_display_name(display_name)

@@ -200,48 +200,55 @@ def expand_reservation(value: str, project: str) -> str:
     return f"projects/{project}/zones/{match['zone']}/reservations/{match['name']}"
 
 
+def _resource_name(field: str, value: object, *, expected: str, full: LazyPattern, what: str, region: str | None,
+                   short: LazyPattern | None = None, instead: str = "") -> str | re.Match[str] | None:
+    """The one rule the persistent resource, TensorBoard and experiment options share: None; a short name
+    (``short``: as it is); or a full resource name (``projects/P/locations/REGION/...``, pattern ``full`` with a
+    ``region`` group) in the job's ``region`` (Vertex AI looks each up in the job's own region), as its match.
+    ``instead``: the hint's other way out."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(field, expected, value)
+    if short is not None and short.match(value):
+        return value
+    match = full.match(value)
+    if match is None:
+        raise ValidationError(field, expected, value)
+    if region is not None and match["region"] != region:
+        raise ValidationError(field, f"{what} in the job's region {region}", value,
+                              hint=f"Pass --region {match['region']}{instead}.")
+    return match
+
+
 def check_persistent_resource(value: object, *, region: str | None, project: str | None = None) -> str | None:
     """``persistent_resource``: a PersistentResource's ID (``tfcloud cluster create``), or its full name
     ``projects/P/locations/REGION/persistentResources/ID`` in the job's project and region. Returns the ID (the API
     field is ``persistent_resource_id``: Vertex AI looks for it in the job's own project and region, so a name of
     another project or region would run the job on a same-named cluster there: refused). A project *number* in
     the name cannot be told from the job's project id without a call: it is taken as the job's."""
-    if value is None:
-        return None
-    expected = ("a persistent resource ID (1 to 63 lowercase letters, digits or '-', starting with a letter) or "
-                "projects/PROJECT/locations/REGION/persistentResources/ID")
-    if not isinstance(value, str):
-        raise ValidationError("persistent_resource", expected, value)
-    if _PERSISTENT_ID.match(value):
-        return value
-    match = _PERSISTENT.match(value)
-    if match is None:
-        raise ValidationError("persistent_resource", expected, value)
-    if region is not None and match["region"] != region:
-        raise ValidationError("persistent_resource", f"a persistent resource in the job's region {region}", value,
-                              hint=f"Pass --region {match['region']}.")
-    if project is not None and not match["project"].isdigit() and match["project"] != project:
+    found = _resource_name("persistent_resource", value, expected=(
+        "a persistent resource ID (1 to 63 lowercase letters, digits or '-', starting with a letter) or "
+        "projects/PROJECT/locations/REGION/persistentResources/ID"), full=_PERSISTENT, short=_PERSISTENT_ID,
+        what="a persistent resource", region=region)
+    if not isinstance(found, re.Match):
+        return found
+    if project is not None and not found["project"].isdigit() and found["project"] != project:
         raise ValidationError("persistent_resource", f"a persistent resource in the job's project {project}", value,
-                              hint=f"Pass --project {match['project']}, or a cluster of {project} (a job runs on "
+                              hint=f"Pass --project {found['project']}, or a cluster of {project} (a job runs on "
                                    "a cluster of its own project only).")
-    return match["id"]
+    return found["id"]
 
 
 def check_tensorboard(value: object, *, region: str | None) -> str | None:
     """``tensorboard``: a Vertex AI TensorBoard instance, ``projects/P/locations/REGION/tensorboards/ID`` or its
     numeric ID (in the job's project and region)."""
-    if value is None:
-        return None
-    expected = "a TensorBoard instance: projects/PROJECT/locations/REGION/tensorboards/ID or its numeric ID"
-    if is_ascii_digits(value):
+    if value is not None and is_ascii_digits(value):
         return str(value)
-    match = _TENSORBOARD.match(value) if isinstance(value, str) else None
-    if match is None:
-        raise ValidationError("tensorboard", expected, value)
-    if region is not None and match["region"] != region:
-        raise ValidationError("tensorboard", f"a TensorBoard instance in the job's region {region}", value,
-                              hint=f"Pass --region {match['region']}, or an instance in {region}.")
-    return match.string
+    found = _resource_name("tensorboard", value, full=_TENSORBOARD, what="a TensorBoard instance", region=region,
+                           expected="a TensorBoard instance: projects/PROJECT/locations/REGION/tensorboards/ID or "
+                                    "its numeric ID", instead=f", or an instance in {region}")
+    return found.string if isinstance(found, re.Match) else found
 
 
 def expand_tensorboard(value: str, parent: str) -> str:
@@ -252,21 +259,11 @@ def expand_tensorboard(value: str, parent: str) -> str:
 def check_experiment(value: object, *, region: str | None) -> str | None:
     """``experiment``: a Vertex AI Experiment's name (lowercase letters, digits, '-'; up to 128) or its full name
     ``projects/P/locations/REGION/metadataStores/STORE/contexts/NAME``."""
-    if value is None:
-        return None
-    expected = ("an experiment name (lowercase letters, digits and '-', up to 128) or "
-                "projects/PROJECT/locations/REGION/metadataStores/default/contexts/NAME")
-    if not isinstance(value, str):
-        raise ValidationError("experiment", expected, value)
-    if _SHORT_EXPERIMENT.match(value):
-        return value
-    match = _EXPERIMENT.match(value)
-    if match is None:
-        raise ValidationError("experiment", expected, value)
-    if region is not None and match["region"] != region:
-        raise ValidationError("experiment", f"an experiment in the job's region {region}", value,
-                              hint=f"Pass --region {match['region']}.")
-    return value
+    found = _resource_name("experiment", value, full=_EXPERIMENT, short=_SHORT_EXPERIMENT, what="an experiment",
+                           region=region, expected="an experiment name (lowercase letters, digits and '-', up to "
+                                                   "128) or projects/PROJECT/locations/REGION/metadataStores/"
+                                                   "default/contexts/NAME")
+    return found.string if isinstance(found, re.Match) else found
 
 
 def check_experiment_run(value: object, experiment: str | None, *, region: str | None = None) -> str | None:

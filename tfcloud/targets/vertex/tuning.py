@@ -430,3 +430,9 @@ class VertexTuner:
 
     def close(self) -> None:
         self.studies.close()
+
+
+if TYPE_CHECKING:  # the Vertex AI tuner keeps the tuner protocol (mypy checks it here)
+    from tfcloud.study import Tuner
+
+    _TUNER: type[Tuner] = VertexTuner

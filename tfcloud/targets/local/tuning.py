@@ -145,30 +145,17 @@ def _pruner(study: StudySpec) -> Any:
                                        n_warmup_steps=EARLY_STOPPING_WARMUP_STEPS)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class LocalStudy:
     """A local study's handle (:class:`tfcloud.study.StudyHandle`): reads ``study.json``; ``cancel()`` marks the
     study cancelled (the tuner, in whichever process, stops its running trials)."""
 
     def __init__(self, study_dir: Path, *, tuner: _Tuner | None = None) -> None:
         self.path = study_dir
+        self.study_id = study_dir.name  # the directory's name is the study's id
         self._tuner = tuner
 
     def __repr__(self) -> str:
         return f"LocalStudy({self.study_id!r})"
-
-    @property
-    def study_id(self) -> str:
-        return self.path.name
 
     def record(self) -> dict[str, Any]:
         """``study.json`` as written: the StudyInfo's dict plus ``entry_point``, ``entry_point_args``,
@@ -180,14 +167,16 @@ class LocalStudy:
         return data
 
     def info(self) -> StudyInfo:
+        from tfcloud.targets.local.backend import pid_alive
+
         data = self.record()
         info = StudyInfo.from_dict(data)
         pid = data.get("tuner_pid")
         if (info.state not in _TERMINAL and self._tuner is None and isinstance(pid, int)
-                and not _pid_alive(pid)):
+                and not pid_alive(pid)):
             # The tuner's process ended without finishing the study (killed): its trials stopped with it.
             info = dataclasses.replace(info, state=JobState.FAILED)
-        return info
+        return dataclasses.replace(info, plots=self.plot_paths)
 
     @property
     def best_trial(self) -> TrialInfo | None:
@@ -458,7 +447,7 @@ class _Tuner(threading.Thread):
         """The plots, then the final state (so whoever sees the study ended finds its plots)."""
         if self.state is not JobState.CANCELLED:
             try:
-                from tfcloud.tuneview import write_plots
+                from tfcloud.studyplots import write_plots
 
                 png, page = LocalStudy(self.dir).plot_paths
                 write_plots(self.info(), png=png, html_path=page)
@@ -561,3 +550,9 @@ def list_local_studies(settings: Settings | None = None, *, limit: int | None = 
         if limit is not None and len(found) >= limit:
             break
     return found
+
+
+if TYPE_CHECKING:  # the local tuner keeps the tuner protocol (mypy checks it here)
+    from tfcloud.study import Tuner
+
+    _TUNER: type[Tuner] = LocalTuner

@@ -1,0 +1,74 @@
+"""Benchmarks cannot rot: each ``benchmarks/bench_*.py`` runs in its quick mode (``--quick``: one small round),
+and must finish and print its figures. Nothing about time is asserted (the figures are for people; ``nox -s
+bench`` runs the full rounds). A benchmark whose engine is absent here (dockerd, chromium, Ray, network
+namespaces) is skipped, saying which."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+#: What each one prints when it has measured something (a line per figure, by a pattern).
+FIGURES = {
+    "bench_cli": [r"bench_cli: (PASS|FAIL) tfcloud --help +[0-9.]+x", r"bench_cli: (PASS|FAIL) tfcloud status",
+                  r"bench_cli: (PASS|FAIL) tfcloud machines", r"bench_cli: (PASS|FAIL) python -c 'import tfcloud'"],
+    "bench_context": [r"tensorflow-cloud 0\.1\.16 +[0-9]+ ", r"tfcloud +[0-9]+ +[0-9.]+ [kMG]?B",
+                      r"tfcloud first build\+push +[0-9.]+ s", r"tfcloud unchanged resubmit +[0-9.]+ s"],
+    "bench_emulator_lifecycle": [r"launcher: direct [0-9]+ ms, through the launcher [0-9]+ ms",
+                                 r"sigkill: the replica and its child were gone [0-9]+ ms",
+                                 r"cancel/timeout: skipped|cancel: CancelBuild answered"],
+    "bench_local": [r'"benchmark": "local-overhead", "by_hand_ms": [0-9.]+, "tfcloud_ms": [0-9.]+'],
+    "bench_logs": [r"short lines +rate tfcloud / unbuffered pipe: [0-9.]+",
+                   r"2 kB lines +rate tfcloud / unbuffered pipe: [0-9.]+", r"tfcloud submit --local +wall +[0-9.]+s"],
+    "bench_nobuild": [r"image \(build \+ push\) +[0-9.]+s", r"--no-build \(base \+ package\) +[0-9.]+s",
+                      r"--no-build resubmit: [0-9.]+ s"],
+    "bench_package_memory": [r"uploaded [0-9.]+ MB: peak RSS [0-9]+ MiB"],
+    "bench_ray_hosts": [r"two-host cluster up in [0-9.]+ s", r"median replacement \(1 round\(s\)\): detect_s"],
+    "bench_ui": [r"jobs page: first contentful paint +median", r"job page: DOM complete +median",
+                 r"log line: file created -> in the page +median", r"2000-line log: its last line in the page +median"],
+}
+
+
+def _missing(name: str) -> str | None:
+    """Why ``name`` cannot run here (None: it can)."""
+    def module(mod: str) -> bool:
+        import importlib.util
+
+        return importlib.util.find_spec(mod) is not None
+
+    if name in ("bench_context", "bench_nobuild") and not (shutil.which("dockerd") and shutil.which("docker-registry")):
+        return "needs Debian's dockerd and docker-registry (.ci/install-docker)"
+    if name == "bench_ui" and not (module("selenium") and Path("/usr/bin/chromedriver").exists()):
+        return "needs selenium and Debian's chromium + chromium-driver (.ci/install-browser)"
+    if name == "bench_ray_hosts" and not module("ray"):
+        return "needs Ray (tfcloud[ray])"
+    return None
+
+
+def test_every_benchmark_has_its_figures_here() -> None:
+    assert sorted(FIGURES) == [p.stem for p in BENCHMARKS]
+
+
+@pytest.mark.bench
+@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.stem)
+def test_the_quick_benchmark_runs_and_prints_its_figures(script: Path, tmp_path: Path) -> None:
+    reason = _missing(script.stem)
+    if reason:
+        pytest.skip(reason)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, check=False, timeout=540)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    skipped = re.search(r"^(?:SKIP \S+|skipped): (.*)$", done.stdout, re.MULTILINE)
+    if skipped:  # the benchmark says why it cannot run here (no network namespaces)
+        pytest.skip(skipped.group(1))
+    missing = [pattern for pattern in FIGURES[script.stem] if not re.search(pattern, done.stdout)]
+    assert missing == [], done.stdout[-3000:]

@@ -1,0 +1,62 @@
+"""Where is one value on every verb (tfcloud/where.py): the SDK's job functions take the target as submit does
+(a name or a value, its options as keywords or ``target_options``), a JOB finds its target by its id, a target
+given beside a JOB must own it, and the plan shows a target option's value as the target holds it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tfcloud
+import tfcloud.targets as targets
+from tfcloud import sdk
+from tfcloud.cli import main
+from tfcloud.errors import JobNotFoundError, UnsupportedOptionError, ValidationError
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text("print('ok')\n")
+    return path
+
+
+def test_a_job_id_finds_its_target_through_the_registry() -> None:
+    assert targets.for_job_id("local-train-20260101-120000-ab12").name == "local"
+    assert targets.for_job_id("ray-train-20260101-120000-ab12").name == "ray"
+    assert targets.for_job_id("1234").name == "vertex"
+    assert targets.for_job_id("projects/p/locations/us-central1/customJobs/12").name == "vertex"
+    with pytest.raises(ValidationError) as err:
+        targets.for_job_id("echo-1")
+    assert err.value.field == "JOB" and "local-NAME-DATE-TIME-XXXX" in err.value.expected
+
+
+def test_attach_takes_the_target_as_submit_does(script: Path) -> None:
+    with tfcloud.submit(script, distribution_strategy=None) as job:
+        job.wait(60)
+        job_id = job.job_id
+    for target in (None, "local", targets.get("local")()):
+        with sdk.attached(job_id, target=target) as handle:
+            assert handle.info().job_id == job_id
+    with pytest.raises(ValidationError) as err:  # a target given beside a JOB must own such ids
+        sdk.attach(job_id, target="vertex")
+    assert err.value.field == "JOB" and "(vertex runs such jobs)" not in (err.value.hint or "")
+    assert "local runs such jobs" in (err.value.hint or "")
+    with pytest.raises(UnsupportedOptionError):  # an option the target does not take is refused, as on submit
+        sdk.attach(job_id, ray_address="http://127.0.0.1:8265")
+    with pytest.raises(ValidationError):
+        sdk.attach(job_id, target_options={"spot": "true"})
+    with pytest.raises(JobNotFoundError):
+        sdk.attach("local-nothing-20260101-120000-0000")
+    assert [info.job_id for info in sdk.list_jobs(target="local")] == [job_id]
+
+
+def test_the_plan_shows_a_target_options_value_and_where_it_came_from(script: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["submit", str(script), "--vertex", "--spot", "--project", "my-project", "-o", "timeout=600",
+                 "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert "Setting: spot = True (from given)" in err
+    assert "Setting: timeout = 600 (from given)" in err
+    assert "= None" not in err
