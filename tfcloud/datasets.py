@@ -35,9 +35,6 @@ from tfcloud.errors import ConfigurationError, ValidationError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from tfcloud.settings import Settings
-    from tfcloud.targets._base import Target
-
 __all__ = ["DATA_PREFIX", "STORE_DIR", "DataSet", "DataUpload", "Manifest", "data_excludes", "job_data",
            "parse_data", "scan", "stage_data", "transfer_progress"]
 
@@ -126,10 +123,11 @@ def parse_data(value: object) -> tuple[DataSet, ...]:
     return tuple(out)
 
 
-def job_data(value: object, *, target: Target, env: Mapping[str, str],
-             settings: Settings | None) -> tuple[DataSet, ...]:
+def job_data(value: object, *, target: Any, env: Mapping[str, str], settings: Any) -> tuple[DataSet, ...]:
     """The gate's step for ``--data``: the checked data sets (:func:`parse_data`), none with a variable ``env``
-    sets; with ``settings`` (a submission), a target that ships local data sets must have a store for them."""
+    sets; with ``settings`` (a submission), a target that ships local data sets must have a store for them.
+    ``target``: a :class:`~tfcloud.targets.Target`, ``settings``: :class:`~tfcloud.settings.Settings` (typed
+    loosely: the spec imports this module, and the Target base imports the spec)."""
     data_sets = parse_data(value)
     for d in data_sets:
         if d.var in env:

@@ -31,12 +31,9 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Any
 
 from tfcloud.errors import ValidationError
-
-if TYPE_CHECKING:
-    from tfcloud.targets._base import Target
 
 __all__ = ["SECRETS_VAR", "env_warnings", "job_secrets", "parse_secrets", "secret_env"]
 
@@ -106,7 +103,7 @@ def parse_secrets(value: object, *, local_sources: bool, target: str,
     return MappingProxyType(out)
 
 
-def job_secrets(value: object, *, target: Target, env: Mapping[str, str],
+def job_secrets(value: object, *, target: Any, env: Mapping[str, str],
                 warn: bool) -> tuple[Mapping[str, str], Mapping[str, str]]:
     """The gate's step for ``--secret``: the checked references (:func:`parse_secrets`) and ``env`` with the
     variable that carries them; ``warn``: log :func:`env_warnings` for ``env`` (a submission, not a plan)."""
