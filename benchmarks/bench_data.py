@@ -11,11 +11,13 @@ For each: the bytes uploaded, tfcloud's wall time (hashing, listing the store, u
 the same for the whole-directory upload (every file, every time). The goal: bytes uploaded within 5% of the
 bytes that changed (0 for an unchanged data set).
 
-Run: ``python benchmarks/bench_data.py`` (needs tfcloud[cloud,emulator]).
+Run: ``python benchmarks/bench_data.py [--quick]`` (needs tfcloud[cloud,emulator]; ``--quick``: 4 files of
+256 KiB, one round of each, as CI runs it).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import tempfile
 import time
@@ -41,6 +43,11 @@ def upload_whole(storage: Any, directory: Path, prefix: str) -> int:
 
 
 def main() -> None:
+    global FILES, SIZE
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="4 files of 256 KiB (CI: it runs and prints)")
+    if parser.parse_args().quick:
+        FILES, SIZE = 4, 256 * 1024
     from google.auth.credentials import AnonymousCredentials
     from google.cloud import storage as gcs
 
@@ -62,7 +69,7 @@ def main() -> None:
             for round_, (label, changed) in enumerate(
                     [("new", FILES * SIZE), ("unchanged", 0), ("one file changed", SIZE)]):
                 if label == "one file changed":
-                    (data / "shard-007.bin").write_bytes(os.urandom(SIZE))
+                    (data / f"shard-{FILES // 2:03d}.bin").write_bytes(os.urandom(SIZE))
                 start = time.perf_counter()
                 _, reports = stage_data(data_sets, "gs://bench-data/tfcloud-data", storage=storage,
                                         hash_cache=Path(tmp) / "data-hashes.json")

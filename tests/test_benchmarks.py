@@ -22,6 +22,8 @@ FIGURES = {
                   r"bench_cli: (PASS|FAIL) tfcloud machines", r"bench_cli: (PASS|FAIL) python -c 'import tfcloud'"],
     "bench_context": [r"tensorflow-cloud 0\.1\.16 +[0-9]+ ", r"tfcloud +[0-9]+ +[0-9.]+ [kMG]?B",
                       r"tfcloud first build\+push +[0-9.]+ s", r"tfcloud unchanged resubmit +[0-9.]+ s"],
+    "bench_data": [r"new +[0-9.]+ ?[kMG]?i?B +[0-9.]+ ?[kMG]?i?B +[0-9.]+", r"unchanged +0 ?B? +0 ?B?",
+                   r"one file changed +[0-9.]+ ?[kMG]?i?B +[0-9.]+ ?[kMG]?i?B"],
     "bench_emulator_lifecycle": [r"launcher: direct [0-9]+ ms, through the launcher [0-9]+ ms",
                                  r"sigkill: the replica and its child were gone [0-9]+ ms",
                                  r"cancel/timeout: skipped|cancel: CancelBuild answered"],

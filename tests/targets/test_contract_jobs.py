@@ -25,6 +25,8 @@ def _roles(plan: dict[str, Any]) -> dict[str, int]:
     return {row["role"]: row["replicas"] for row in plan["pools"]}
 
 
+SECRET = "projects/my-project/secrets/token/versions/latest"  # a reference every target takes
+
 #: Job option -> (its CLI words, its run() keywords, what the plan shows when it is honoured). ``{req}``: a
 #: requirements file the test writes.
 JOB_OPTIONS: dict[str, tuple[list[str], dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
@@ -44,19 +46,30 @@ JOB_OPTIONS: dict[str, tuple[list[str], dict[str, Any], Callable[[dict[str, Any]
     "chief_config": (["--chief-config", "CPU"], {"chief_config": "CPU"}, lambda p: _roles(p).get("chief") == 1),
     "distribution_strategy": (["--strategy", "none"], {"distribution_strategy": None},
                               lambda p: p["strategy"] == "(the script's own)"),
+    "data": (["--data", "train={data}"], {"data": {"train": "{data}"}},
+             lambda p: [d["variable"] for d in p["data"]] == ["TFCLOUD_DATA_TRAIN"]),
+    "secrets": (["--secret", f"TOKEN={SECRET}"], {"secrets": {"TOKEN": SECRET}},
+                lambda p: p["secrets"] == {"TOKEN": SECRET}),
 }
 
 
 @pytest.fixture
 def entry(tmp_path: Path) -> Path:
     (tmp_path / "requirements.txt").write_text("six\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "part-0.csv").write_text("1,2\n")
     path = tmp_path / "train.py"
     path.write_text("print('training')\n")
     return path
 
 
 def _fill(value: Any, entry: Path) -> Any:
-    return str(entry.parent / "requirements.txt") if value == "{req}" else value
+    if isinstance(value, dict):
+        return {k: _fill(v, entry) for k, v in value.items()}
+    if isinstance(value, str):
+        return value.replace("{req}", str(entry.parent / "requirements.txt")).replace(
+            "{data}", str(entry.parent / "data"))
+    return value
 
 
 def test_every_job_option_of_run_is_in_the_table() -> None:
