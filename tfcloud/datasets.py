@@ -107,11 +107,15 @@ def parse_data(value: object) -> tuple[DataSet, ...]:
                 raise ValidationError("data", "gs://BUCKET/PATH with a valid bucket name", source)
             resolved = source.rstrip("/")
         else:
-            path = Path(source).expanduser()
-            if not path.is_dir():
+            try:  # a name the file system refuses (too long, ...) is no directory either
+                path = Path(source).expanduser()
+                found = path.is_dir()
+                resolved = str(path.resolve()) if found else ""
+            except (OSError, RuntimeError, ValueError):
+                found = False
+            if not found:
                 raise ValidationError("data", "an existing directory (or gs://BUCKET/PATH)", source,
                                       hint="Check the path; a relative one is read from the current directory.")
-            resolved = str(path.resolve())
         data_set = DataSet(name=name or _default_name(resolved), source=resolved)
         if data_set.var == "TFCLOUD_DATA_CACHE":
             raise ValidationError("data", "a name other than cache (TFCLOUD_DATA_CACHE is the replicas' cache)",
