@@ -33,7 +33,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "emulator": ("gcp_storage_emulator", "psutil"),
 }
 #: The extras each built-in target needs to run a job (local: a job with a TensorFlow strategy).
-_TARGET_EXTRAS = {"local": ("tensorflow",), "vertex": ("cloud", "docker"), "ray": ("ray",)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,13 +77,18 @@ def checks(target: str, settings: Settings, *, environ: dict[str, str] | None = 
            ray_address: str | None = None) -> list[Check]:
     """Every check, in the order ``tfcloud doctor`` prints them, for a job on ``target`` (``ray_address``: the
     Ray target's, resolved as a job's)."""
+    from tfcloud.targets import get as target_class
+
     env = dict(os.environ if environ is None else environ)
-    needed_extras = _TARGET_EXTRAS.get(target, ())
+    cls = target_class(target)
+    value = cls.from_options({})  # the target as a job gets it with no options: what it needs is its own to say
+    needed_extras = {extra for _, extra in (*cls.needs, *value.needs_for(strategy_runs_tensorflow=True))}
+    if value.pushes_image:
+        needed_extras.add("docker")
     found = [_extra(name, modules, needed=name in needed_extras) for name, modules in EXTRAS.items()]
-    vertex = target == "vertex"
-    found.append(_docker(settings, needed=vertex))
-    found += _google(settings, env, needed=vertex)
-    found.append(_ray(ray_address, needed=target == "ray"))
+    found.append(_docker(settings, needed=value.pushes_image))
+    found += _google(settings, env, needed=cls.gcloud_defaults)
+    found.append(_ray(ray_address, needed=cls.option("ray_address") is not None))
     found.append(_tensorflow(settings))
     return found
 
