@@ -209,12 +209,15 @@ def test_the_plugin_target_honours_or_refuses_every_job_option(installed: Path, 
         entry = Path({str(tmp_path)!r}) / "train.py"
         entry.write_text("print('ok')\\n")
         (entry.parent / "requirements.txt").write_text("six\\n")
+        (entry.parent / "data").mkdir()
+        (entry.parent / "data" / "part-0.csv").write_text("1,2\\n")
         for name, (_, kwargs, shown) in sorted(JOB_OPTIONS.items()):
             kwargs = {{k: _fill(v, entry) for k, v in kwargs.items()}}
             try:
                 plan = tfcloud.run(str(entry), target="echo", dry_run=True, **kwargs)
             except ValidationError as exc:
-                print(name, "refused" if exc.exit_code == 2 and "the echo target" in str(exc) else exc)
+                print(name, "refused" if exc.exit_code == 2 and "the echo target" in str(exc)
+                      else str(exc).replace("\\n", " "))
                 continue
             print(name, "honoured" if shown(plan.to_dict()) else "IGNORED")
     """)
