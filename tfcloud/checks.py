@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from tfcloud.errors import ConfigurationError, ValidationError
-from tfcloud.targets._base import refuse_control as check_text
+from tfcloud.usertext import refuse_control as check_text
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings

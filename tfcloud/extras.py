@@ -26,8 +26,12 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfcloud.errors import MissingExtraError
+
+if TYPE_CHECKING:
+    from tfcloud.targets._base import Target
 
 __all__ = ["Need", "missing", "needed", "require_extras", "require_tune_extra", "require_ui_extra"]
 
@@ -62,7 +66,7 @@ _NEEDS: dict[str, tuple[Need, ...]] = {
 
 def needed(
     *,
-    target: object = None,
+    target: Target | None = None,
     entry_point: object = None,
     strategy: object = None,
     build: bool | None = None,
@@ -73,8 +77,9 @@ def needed(
 ) -> tuple[Need, ...]:
     """What a command will import, given what it will do.
 
-    - ``target``: a target's name or value (:mod:`tfcloud.targets`) for a submission or a job command: what
-      its backend imports (``Target.needs``); None when the command runs no job (``build``, ``emulator start``).
+    - ``target``: a target's value (:class:`~tfcloud.targets.Target`; the caller looks a name up) for a
+      submission or a job command: what its backend imports (``Target.needs``); None when the command runs no
+      job (``build``, ``emulator start``).
     - ``entry_point``: a notebook (``.ipynb``) needs the notebook extra, also for a dry run (a value that is
       not a path is left to validation).
     - ``strategy``: for a local submission, the requested strategy: any but None/``"none"`` makes the
@@ -89,9 +94,7 @@ def needed(
         kinds.append("notebook")
     found: list[Need] = []
     if not dry_run and target is not None:
-        import tfcloud.targets as targets
-
-        value = target if isinstance(target, targets.Target) else targets.get(target)()
+        value = target
         feature = f"The {value.title or value.name} backend"
         found += [Need(module=module, extra=extra, feature=feature) for module, extra in value.needs]
         runs_tf = strategy is not None and str(getattr(strategy, "value", strategy)).lower() != "none"
@@ -126,7 +129,7 @@ def missing(needs: tuple[Need, ...]) -> tuple[Need, ...]:
 
 def require_extras(
     *,
-    target: object = None,
+    target: Target | None = None,
     entry_point: object = None,
     strategy: object = None,
     build: bool | None = None,

@@ -127,7 +127,7 @@ _DOWNLOAD_EXPECTED = "a directory to copy the artifacts into (new, or an existin
 def check_download_dir(value: object, field: str = "--download") -> Path:
     """``tfcloud artifacts --download DIR``, checked before anything is copied: not an existing file, and
     the directory (or the nearest one above it that exists) writable by this user."""
-    from tfcloud.validate import check_text
+    from tfcloud.usertext import refuse_control as check_text
 
     check_text(field, str(value) if isinstance(value, Path) else value)
     if not isinstance(value, str | Path) or not str(value) or "\0" in str(value):

@@ -386,9 +386,9 @@ _FROM_TEXT: Mapping[str, Callable[[str], object]] = {_COUNT: int, _SECONDS: int,
 
 
 def _from_env(var: str, text: str, kind: str, cwd: Path) -> object:
-    from tfcloud.targets._base import _CONTROL
+    from tfcloud.usertext import CONTROL
 
-    if _CONTROL.search(text):  # before the strip below: one rule for every text value (tfcloud.targets._base)
+    if CONTROL.search(text):  # before the strip below: one rule for every text value (tfcloud.usertext)
         raise ConfigurationError(f"Invalid `{var}`: expected text without control characters (newline, tab, "
                                  f"escape...), received {text!r}.", hint=f"Remove them from {var}.")
     try:

@@ -144,7 +144,7 @@ def check_plot_path(value: object, field: str = "--plot") -> Path:
     import os
 
     from tfcloud.errors import ValidationError
-    from tfcloud.validate import check_text
+    from tfcloud.usertext import refuse_control as check_text
 
     expected = "a .png or .html file in a directory you can write to"
     check_text(field, str(value) if isinstance(value, Path) else value)

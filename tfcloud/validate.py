@@ -28,7 +28,7 @@ from tfcloud.machines import COMMON_MACHINE_CONFIGS, MachineConfig
 from tfcloud.secrets import job_secrets
 from tfcloud.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role
 from tfcloud.strategy import choose_strategy, parse_strategy
-from tfcloud.targets._base import refuse_control as check_text
+from tfcloud.usertext import refuse_control as check_text
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings

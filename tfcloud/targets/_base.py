@@ -20,12 +20,12 @@ A plug-in needs nothing from tfcloud but this module's two classes and the backe
 from __future__ import annotations
 
 import builtins
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tfcloud.errors import ValidationError
+from tfcloud.usertext import LazyPattern, check_bool, check_count, check_text, refuse_control
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -37,33 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LazyPattern", "Option", "Target", "check_bool", "check_count", "check_text", "refuse_control"]
 
-class LazyPattern:
-    """A regular expression compiled on first use: the targets' modules load at every command's start-up (the
-    CLI's flags come from them), and compiling their patterns there cost `tfcloud --help` ~2 ms."""
-
-    __slots__ = ("_compiled", "flags", "pattern")
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self.pattern = pattern
-        self.flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    def compiled(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self.pattern, self.flags)
-        return self._compiled
-
-    def match(self, text: str) -> re.Match[str] | None:
-        return self.compiled().match(text)
-
-    def fullmatch(self, text: str) -> re.Match[str] | None:
-        return self.compiled().fullmatch(text)
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return self.compiled().search(text)
-
-
-_CONTROL = LazyPattern(r"[\x00-\x1f\x7f]")
 #: What follows a target's ``id_prefix`` in its job ids (:meth:`Target.owns_job_id`).
 _ID_REST = LazyPattern(r"[a-z0-9][a-z0-9-]{0,119}")
 
@@ -187,43 +160,6 @@ class Option:
                 raise ValidationError(self.name, "a number", value)
             return float(value)
         return value
-
-
-def refuse_control(field: str, value: object, *, origin: str | None = None) -> None:
-    """A user-given text value holds no control character: a trailing newline from a pasted value or ``$(...)``,
-    a tab, an escape. Refused here, naming ``field``, before any pattern (``$`` also matches before a final
-    newline) or any Google, Docker or file call sees it. Values that are not text are left to their own check."""
-    found = _CONTROL.search(value) if isinstance(value, str) else None
-    if found is not None:
-        raise ValidationError(field, "text without control characters (newline, tab, escape...)", value,
-                              hint=f"It holds {found.group()!r} at position {found.start()}"
-                                   + (f" (set by {origin})" if origin else "") + ": remove it.")
-
-
-def check_text(name: str, value: object, *, expected: str = "a string") -> str | None:
-    """A text option: a non-empty string without control characters (:func:`refuse_control`)."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise ValidationError(name, expected, value)
-    refuse_control(name, value)
-    return value
-
-
-def check_bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ValidationError(name, "a bool", value)
-    return value
-
-
-def check_count(name: str, value: object, *, maximum: int | None = 100) -> int | None:
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (maximum is not None
-                                                                             and value > maximum):
-        raise ValidationError(name, "an integer ≥ 0" if maximum is None else f"an integer from 0 to {maximum}",
-                              value)
-    return value
 
 
 class Target:

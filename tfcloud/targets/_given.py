@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from tfcloud.errors import UnsupportedOptionError, ValidationError
-from tfcloud.targets._base import refuse_control
+from tfcloud.usertext import refuse_control
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings

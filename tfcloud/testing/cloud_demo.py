@@ -48,11 +48,12 @@ def private_state_dir() -> Iterator[Path]:
 def _check() -> str | None:
     """Why the demo cannot run here (None: it can)."""
     from tfcloud.errors import MissingExtraError, require
+    import tfcloud.targets as targets
     from tfcloud.extras import require_extras
     from tfcloud.testing.dockerd import dockerd_available
 
     try:
-        require_extras(target="vertex", emulator=True, emulator_docker=True)
+        require_extras(target=targets.get("vertex")(), emulator=True, emulator_docker=True)
         require("tensorflow", feature="The demo's base image", extra="tensorflow")
     except MissingExtraError as exc:
         return str(exc)
