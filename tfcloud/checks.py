@@ -16,7 +16,7 @@ from tfcloud.errors import ConfigurationError, ValidationError
 from tfcloud.usertext import refuse_control as check_text
 
 if TYPE_CHECKING:
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
 
 __all__ = ["MAX_LABELS", "MAX_LABEL_LENGTH", "check_credentials", "check_settings",
            "validate_bucket", "validate_image_reference", "validate_labels"]

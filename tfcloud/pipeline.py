@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from tfcloud.artifacts import PreparedJob, launcher_script_path
 from tfcloud.errors import ConfigurationError
 from tfcloud.launcher import LAUNCHER_NAME, render_launcher
-from tfcloud.settings import Settings
+from tfcloud.settings_value import Settings
 from tfcloud.spec import EntryPointKind, JobSpec
 
 if TYPE_CHECKING:

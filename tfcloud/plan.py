@@ -27,7 +27,7 @@ from tfcloud.datasets import describe
 from tfcloud.errors import ConfigurationError
 from tfcloud.pipeline import image_repository, prepare
 from tfcloud.secrets import env_warnings
-from tfcloud.settings import Settings
+from tfcloud.settings_value import Settings
 from tfcloud.spec import EntryPointKind, JobSpec, Strategy
 from tfcloud.strategy import EXPLICIT
 

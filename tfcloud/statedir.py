@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
 
 __all__ = [
     "DEFAULT",

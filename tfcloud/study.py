@@ -39,7 +39,7 @@ from tfcloud.states import JobState
 
 if TYPE_CHECKING:
     from tfcloud.artifacts import PreparedJob
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
     from tfcloud.spec import JobSpec
 
 __all__ = [

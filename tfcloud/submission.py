@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from tfcloud._files import write_private_json
 
 if TYPE_CHECKING:
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
     from tfcloud.spec import JobSpec
 
 __all__ = ["latest", "load", "record_path", "save", "summary"]

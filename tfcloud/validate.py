@@ -31,7 +31,7 @@ from tfcloud.strategy import choose_strategy, parse_strategy
 from tfcloud.usertext import refuse_control as check_text
 
 if TYPE_CHECKING:
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
 
 __all__ = [
     "MAX_LABELS",

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from tfcloud.machines import MachineConfig
     from tfcloud.prices import JobPrice
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
     from tfcloud.spec import JobSpec, PoolSpec
 
 __all__ = ["LazyPattern", "Option", "Target", "check_bool", "check_count", "check_text", "refuse_control"]

@@ -18,7 +18,7 @@ from tfcloud.errors import UnsupportedOptionError, ValidationError
 from tfcloud.usertext import refuse_control
 
 if TYPE_CHECKING:
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
     from tfcloud.targets._base import Target
 
 __all__ = ["FIELD", "flag_for", "make_target", "refuse_options", "split_options", "target_options"]

@@ -13,7 +13,7 @@ from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT, LIVENESS_TIMEOUT, 
 
 if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
     from tfcloud.spec import JobSpec
 
 __all__ = ["MAX_LOCAL_REPLICAS", "LocalTarget"]

@@ -49,7 +49,7 @@ from tfcloud.statedir import job_dir as job_path
 from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
     from tfcloud.targets.local import LocalTarget
 
 __all__ = ["LocalBackend", "LocalJob"]

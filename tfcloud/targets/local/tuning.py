@@ -62,7 +62,7 @@ from tfcloud.study import (
 
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobHandle
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
     from tfcloud.spec import JobSpec
     from tfcloud.targets.local.backend import LocalBackend
 

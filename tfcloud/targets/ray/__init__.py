@@ -14,7 +14,7 @@ from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT, LIVENESS_TIMEOUT, 
 
 if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
 
 __all__ = ["RayTarget", "check_address", "check_output_dir"]
 

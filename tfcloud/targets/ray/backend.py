@@ -39,7 +39,7 @@ from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT
 from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_timed_line
 
 if TYPE_CHECKING:
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
     from tfcloud.targets.ray import RayTarget
 
 __all__ = ["RayBackend", "RayJob", "replica_resources"]

@@ -19,7 +19,7 @@ from tfcloud.vertexrules.data import TRAINING_REGIONS
 if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
     from tfcloud.prices import JobPrice
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
     from tfcloud.spec import DockerConfig, JobSpec, PoolSpec
 
 __all__ = ["MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarget", "check_project", "check_region",

@@ -26,7 +26,7 @@ from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine
 from tfcloud.errors import ConfigurationError, OutcomeUnknownError, SubmitError, ValidationError
 from tfcloud.gcloud import Clients, RetryPolicy, call, status_code
-from tfcloud.settings import Settings
+from tfcloud.settings_value import Settings
 from tfcloud.states import JobState, to_job_state
 from tfcloud.targets.vertex.logs import LogFollower
 from tfcloud.targets.vertex.logs import timestamp as _timestamp

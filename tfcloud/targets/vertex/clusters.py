@@ -30,7 +30,7 @@ from tfcloud.targets.vertex.request import BOOT_DISK, SUBMISSION_LABEL, machine_
 
 if TYPE_CHECKING:
     from tfcloud.prices import ClusterPrice
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
 
 __all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "cluster_pools", "cluster_price",
            "create_cluster", "delete_cluster", "list_clusters", "persistent_resource_request"]

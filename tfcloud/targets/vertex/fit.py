@@ -13,7 +13,7 @@ from tfcloud.gcloud import Clients, RetryPolicy, call
 
 if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
-    from tfcloud.settings import Settings
+    from tfcloud.settings_value import Settings
     from tfcloud.spec import JobSpec
 
 __all__ = ["check_job_fits"]

@@ -33,7 +33,7 @@ from tfcloud._files import write_private_json
 from tfcloud.artifacts import PreparedJob
 from tfcloud.errors import SubmitError, ValidationError
 from tfcloud.gcloud import RetryPolicy, call
-from tfcloud.settings import Settings
+from tfcloud.settings_value import Settings
 from tfcloud.statedir import rerun_record
 from tfcloud.states import to_job_state
 from tfcloud.study import Algorithm, Goal, ParamKind, ParamSpec, Scale, StudyInfo, StudySpec, TrialInfo
