@@ -244,10 +244,11 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
     import dataclasses
 
     from tfcloud.plan import make_plan
+    from tfcloud.targets._base import target_of
     from tfcloud.where import sources
 
     spec, settings = make_spec(entry_point, intent="plan", **options)
-    return dataclasses.replace(make_plan(spec, settings=settings), sources=sources(spec.target, settings))
+    return dataclasses.replace(make_plan(spec, settings=settings), sources=sources(target_of(spec), settings))
 
 
 def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes: bool = False,
@@ -258,6 +259,7 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes
     from tfcloud.console import get_console
     from tfcloud.pipeline import submit as submit_stages
     from tfcloud.printers import confirm_launch, print_price
+    from tfcloud.targets._base import target_of
     from tfcloud.timeline import Recorder
 
     spec, settings = make_spec(entry_point, **options)
@@ -267,7 +269,7 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes
     console = get_console()
     print_price(spec, settings)  # what it costs, before it starts
     confirm_launch(spec, settings, yes=yes)
-    backend = get_backend(spec.target, settings=settings)
+    backend = get_backend(target_of(spec), settings=settings)
     recorder = Recorder()
     try:
         handle, image = submit_stages(spec, settings, backend, console=console, build_logs=build_logs,

@@ -11,12 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Protocol
 
 from tfcloud.datasets import DataSet
 from tfcloud.machines import MachineConfig
-from tfcloud.targets._base import Target
 
-__all__ = ["DockerConfig", "EntryPointKind", "JobSpec", "PoolSpec", "Role", "Strategy"]
+if TYPE_CHECKING:
+    from tfcloud.prices import JobPrice
+    from tfcloud.settings_value import Settings
+
+__all__ = ["DockerConfig", "EntryPointKind", "JobSpec", "PoolSpec", "Role", "Strategy", "Where"]
 
 
 class Strategy(enum.Enum):
@@ -93,6 +97,37 @@ class PoolSpec:
     machine: MachineConfig
 
 
+class Where(Protocol):
+    """What the stages ask of a job's target: the spec's view of :class:`tfcloud.targets.Target`, which every
+    target value satisfies. Declared here, below the targets, so that the spec never imports them (the targets'
+    rules take a :class:`JobSpec`: the spec is the lower of the two)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def tuner(self) -> str | None: ...
+    @property
+    def data_in_place(self) -> bool: ...
+    @property
+    def container(self) -> bool: ...
+    @property
+    def packaged(self) -> bool: ...
+    @property
+    def ships_files(self) -> bool: ...
+    @property
+    def pushes_image(self) -> bool: ...
+    def settings_for(self, settings: Settings) -> Settings: ...
+    def data_store(self, settings: Settings) -> str | None: ...
+    def endpoint(self, settings: Settings) -> str: ...
+    def describe_machine(self, machine: MachineConfig) -> str: ...
+    def notes(self, spec: JobSpec) -> list[str]: ...
+    def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None: ...
+    def check_service(self, spec: JobSpec, settings: Settings) -> None: ...
+    def given(self) -> dict[str, object]: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class JobSpec:
     """Everything that determines what the job does. Frozen; build it with :func:`tfcloud.validate.build_spec`."""
@@ -106,7 +141,7 @@ class JobSpec:
     strategy_reason: str
     docker_config: DockerConfig = field(default_factory=DockerConfig)
     job_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    target: Target  # where, with that target's own options (tfcloud.targets)
+    target: Where  # where, with that target's own options (a tfcloud.targets.Target value)
     display_name: str
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     context_dir: Path | None = None  # the image's build context (default: the entry point's directory)

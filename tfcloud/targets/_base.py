@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from tfcloud.settings_value import Settings
     from tfcloud.spec import JobSpec, PoolSpec
 
-__all__ = ["LazyPattern", "Option", "Target", "check_bool", "check_count", "check_text", "refuse_control"]
+__all__ = ["LazyPattern", "Option", "Target", "check_bool", "check_count", "check_text", "refuse_control", "target_of"]
 
 #: What follows a target's ``id_prefix`` in its job ids (:meth:`Target.owns_job_id`).
 _ID_REST = LazyPattern(r"[a-z0-9][a-z0-9-]{0,119}")
@@ -325,3 +325,12 @@ class Target:
             if value != default:
                 out[spec.name] = value
         return out
+
+
+def target_of(spec: JobSpec) -> Target:
+    """The spec's target as the :class:`Target` value it is: :class:`~tfcloud.spec.JobSpec`, below the targets,
+    names only its :class:`~tfcloud.spec.Where` view (the gate always puts a Target value there)."""
+    target = spec.target
+    if not isinstance(target, Target):
+        raise TypeError(f"JobSpec.target: expected a tfcloud.targets.Target value, received {target!r}")
+    return target
