@@ -1,100 +1,22 @@
 """The local target: one process per replica on this machine, on loopback (or, with ``container``, the job's
-image on the local Docker engine). Its backend is :mod:`tfcloud.targets.local.backend`; its tuner runs optuna
-on this machine (:mod:`tfcloud.targets.local.tuning`)."""
+image on the local Docker engine). Its value (options, rules, plan rows) is :mod:`tfcloud.targets.local.value`;
+its backend is :mod:`tfcloud.targets.local.backend`; its tuner runs optuna on this machine
+(:mod:`tfcloud.targets.local.tuning`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-from tfcloud.errors import ValidationError
-from tfcloud.targets._base import Option, Target
-from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT, LIVENESS_TIMEOUT, MAX_RESTARTS, output_dir_option
-
-if TYPE_CHECKING:
-    from tfcloud.machines import MachineConfig
-    from tfcloud.settings_value import Settings
-    from tfcloud.spec import JobSpec
+from tfcloud.targets.local.value import MAX_LOCAL_REPLICAS, LocalOptions
 
 __all__ = ["MAX_LOCAL_REPLICAS", "LocalTarget"]
 
-#: Replicas in all for a local run (one process each).
-MAX_LOCAL_REPLICAS = 32
-
 
 @dataclass(frozen=True, kw_only=True)
-class LocalTarget(Target):
-    """One process per replica on this machine, on loopback.
+class LocalTarget(LocalOptions):
+    """The local target's value (:class:`~tfcloud.targets.local.value.LocalOptions`), bound to its backend and
+    its tuner."""
 
-    - ``use_container`` (option ``container``): each replica runs the job's image on the local Docker engine
-      instead (built, not pushed).
-    - ``max_restarts``: how often the supervisor restarts the whole cluster when a replica fails.
-    - ``liveness_timeout``: seconds a replica may go without a heartbeat before it fails the job (0: never).
-    - ``output_dir``: the base of the ``AIP_*`` directories (a directory or ``gs://``); None: the job's own
-      ``output/``. See docs/recovery.md.
-    """
-
-    name: ClassVar[str] = "local"
-    local_sources: ClassVar[bool] = True  # replicas run here: env: and file: secrets are read here
-    data_in_place: ClassVar[bool] = True  # --data directories are used where they are
-    title: ClassVar[str] = "Local"
-    options: ClassVar[tuple[Option, ...]] = (
-        Option(name="container", type=bool, field="use_container",
-               help="Run the replicas from the job's image on the local Docker engine.", example=True),
-        MAX_RESTARTS,
-        LIVENESS_TIMEOUT,
-        output_dir_option(directories=True, field="output_dir", where=""),
-    )
-    id_prefix: ClassVar[str | None] = "local-"
-    id_form: ClassVar[str | None] = "local-NAME-DATE-TIME-XXXX"
-    study_prefix: ClassVar[str | None] = "study-"
-    cancel_on_interrupt: ClassVar[bool] = True
-    queues: ClassVar[bool] = False
-    poll_interval: ClassVar[float] = 0.5
     backend: ClassVar[str] = "tfcloud.targets.local.backend:LocalBackend"
     tuner: ClassVar[str | None] = "tfcloud.targets.local.tuning:LocalTuner"
-
-    use_container: bool = False
-    max_restarts: int = 0
-    liveness_timeout: int = DEFAULT_LIVENESS_TIMEOUT
-    output_dir: str | None = None
-
-    @property
-    def container(self) -> bool:
-        return self.use_container
-
-    @property
-    def pushes_image(self) -> bool:
-        return False  # a local --container image stays in the local engine
-
-    def needs_for(self, *, strategy_runs_tensorflow: bool) -> tuple[tuple[str, str], ...]:
-        """A local job whose launcher sets up a TensorFlow strategy imports TensorFlow on this machine."""
-        return (("tensorflow", "tensorflow"),) if strategy_runs_tensorflow and not self.use_container else ()
-
-    def check_job(self, spec: JobSpec, *, intent: str, settings: Settings | None) -> None:
-        from tfcloud.spec import Role, Strategy
-
-        if spec.strategy is Strategy.TPU:
-            raise ValidationError("target", '"vertex" for a TPU job (TPUs cannot run locally)', self.name)
-        total = spec.replica_count
-        if total > MAX_LOCAL_REPLICAS:
-            worker = spec.pool(Role.WORKER)
-            workers = worker.replica_count if worker is not None else 0
-            raise ValidationError("worker_count", f"at most {MAX_LOCAL_REPLICAS} replicas in all for a local run "
-                                  "(one process each)", workers,
-                                  hint=f"The job asks for {total} replicas; run it on Vertex AI instead.")
-        if settings is not None and intent == "submit":
-            from tfcloud.statedir import check_state_dir, source_of, state_dir
-
-            check_state_dir(state_dir(settings), source=source_of(settings))
-
-    def describe_machine(self, machine: MachineConfig) -> str:
-        return f"this machine ({machine.machine_type} on Vertex)"
-
-    def endpoint(self, settings: Settings) -> str:
-        return "this machine" + (", each replica in a container from the job's image" if self.use_container else "")
-
-    def notes(self, spec: JobSpec) -> list[str]:
-        if spec.chief.machine.is_gpu:
-            return ["Local run: machine configs describe Vertex AI machines; replicas use this machine's devices."]
-        return []

@@ -50,7 +50,7 @@ from tfcloud.states import JobState, to_job_state
 
 if TYPE_CHECKING:
     from tfcloud.settings_value import Settings
-    from tfcloud.targets.local import LocalTarget
+    from tfcloud.targets.local.value import LocalOptions
 
 __all__ = ["LocalBackend", "LocalJob"]
 
@@ -71,7 +71,7 @@ class LocalBackend:
     ``liveness_timeout`` (how long a replica may go without a heartbeat before the job fails) and
     ``output_dir``."""
 
-    def __init__(self, *, target: LocalTarget | None = None, settings: Settings | None = None,
+    def __init__(self, *, target: LocalOptions | None = None, settings: Settings | None = None,
                  home: str | Path | None = None, stop_grace_s: float = 5.0, finish_grace_s: float = 10.0) -> None:
         if home is not None:
             self.home, self._source = state_path(home, source="given"), "given"
@@ -92,9 +92,9 @@ class LocalBackend:
         if os.name != "posix":
             raise ConfigurationError("Local runs need a POSIX system (Linux or macOS): they use process groups.")
         spec = job.spec
-        from tfcloud.targets.local import LocalTarget
+        from tfcloud.targets.local.value import LocalOptions
 
-        target = spec.target if isinstance(spec.target, LocalTarget) else LocalTarget()
+        target = spec.target if isinstance(spec.target, LocalOptions) else LocalOptions()
         if target.container and job.image is None:
             raise SubmitError("A --container job needs its image; the pipeline builds it before submitting.")
         if not target.container:  # an image installs its requirements itself

@@ -40,7 +40,7 @@ from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_ti
 
 if TYPE_CHECKING:
     from tfcloud.settings_value import Settings
-    from tfcloud.targets.ray import RayTarget
+    from tfcloud.targets.ray.value import RayOptions
 
 __all__ = ["RayBackend", "RayJob", "replica_resources"]
 
@@ -76,7 +76,7 @@ class RayBackend:
     ``ray_cpus``), ``placement_strategy``
     (``SPREAD``, ``PACK``, ``STRICT_SPREAD``, ``STRICT_PACK``)."""
 
-    def __init__(self, *, target: RayTarget | None = None, settings: Settings | None = None,
+    def __init__(self, *, target: RayOptions | None = None, settings: Settings | None = None,
                  address: str | None = None, num_cpus: float | None = None,
                  placement_strategy: str = "SPREAD") -> None:
         address = address or (target.address if target is not None else None)
@@ -119,7 +119,7 @@ class RayBackend:
         """The plan the driver reads: replicas with their resources, the launcher's argv, the outcome rules."""
         from tfcloud.cluster import spec_roles, stop_on_chief_end
         from tfcloud.launcher import LAUNCHER_NAME
-        from tfcloud.targets.ray import RayTarget
+        from tfcloud.targets.ray.value import RayOptions
 
         spec = job.spec
         return {
@@ -135,7 +135,7 @@ class RayBackend:
             "stop_grace_s": 5.0,
             "finish_grace_s": 10.0,
             "stop_on_chief_end": stop_on_chief_end(spec),
-            "liveness_timeout_s": spec.target.liveness_timeout if isinstance(spec.target, RayTarget)
+            "liveness_timeout_s": spec.target.liveness_timeout if isinstance(spec.target, RayOptions)
             else DEFAULT_LIVENESS_TIMEOUT,
             "submitted_at": time.time(),
             **_recovery(spec),
@@ -369,9 +369,9 @@ class RayJob:
 # -- helpers ----------------------------------------------------------------------------------------------
 def _recovery(spec: JobSpec) -> dict[str, Any]:
     """The plan's ``max_restarts`` and ``output_dir`` (None: the driver picks a directory on each node)."""
-    from tfcloud.targets.ray import RayTarget
+    from tfcloud.targets.ray.value import RayOptions
 
-    target = spec.target if isinstance(spec.target, RayTarget) else RayTarget()
+    target = spec.target if isinstance(spec.target, RayOptions) else RayOptions()
     return {"max_restarts": target.max_restarts_or_zero, "output_dir": target.output_dir}
 
 
