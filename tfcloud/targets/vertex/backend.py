@@ -35,7 +35,7 @@ from tfcloud.targets.vertex.request import SUBMISSION_LABEL, custom_job_request,
 if TYPE_CHECKING:
     from google.cloud.aiplatform_v1 import CustomJob
 
-    from tfcloud.targets.vertex import VertexTarget
+    from tfcloud.targets.vertex.value import VertexOptions
 
 __all__ = ["VertexBackend", "VertexJob", "console_url", "create_once"]
 
@@ -100,7 +100,7 @@ def create_once(create: Callable[[], T], find: Callable[[], T | None], *, what: 
 class VertexBackend:
     """Submits CustomJobs to Vertex AI (or the emulator) and finds them again by id."""
 
-    def __init__(self, *, settings: Settings, target: VertexTarget | None = None,
+    def __init__(self, *, settings: Settings, target: VertexOptions | None = None,
                  retry: RetryPolicy | None = None, poll_interval: float | None = None) -> None:
         if target is not None and (target.project or target.region):
             settings = replace(settings, project=target.project or settings.project,

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from tfcloud.spec import JobSpec
 from tfcloud.study import ParamSpec, StudySpec
-from tfcloud.targets.vertex import VertexTarget
 from tfcloud.targets.vertex.customjob import (
     BOOT_DISK,
     POOL_ORDER,
@@ -25,6 +24,7 @@ from tfcloud.targets.vertex.customjob import (
     reservation_affinity,
     restart_options,
 )
+from tfcloud.targets.vertex.value import VertexOptions
 
 if TYPE_CHECKING:
     from tfcloud.artifacts import PackageRef
@@ -34,8 +34,8 @@ __all__ = ["ALGORITHMS", "BOOT_DISK", "POOL_ORDER", "SUBMISSION_LABEL", "custom_
            "tuning_job_request"]
 
 
-def _target(spec: JobSpec) -> VertexTarget:
-    return spec.target if isinstance(spec.target, VertexTarget) else VertexTarget()
+def _target(spec: JobSpec) -> VertexOptions:
+    return spec.target if isinstance(spec.target, VertexOptions) else VertexOptions()
 
 
 def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
