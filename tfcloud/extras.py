@@ -26,14 +26,16 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from tfcloud.errors import MissingExtraError
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from tfcloud.targets._base import Target
 
-__all__ = ["Need", "missing", "needed", "require_extras", "require_tune_extra", "require_ui_extra"]
+__all__ = ["Command", "Need", "missing", "needed", "require_extras", "require_tune_extra", "require_ui_extra"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +64,19 @@ _NEEDS: dict[str, tuple[Need, ...]] = {
         "gcp_storage_emulator", "psutil", "grpc_status", "cryptography")),
     "emulator_docker": (Need(module="docker", extra="docker", feature=_EMULATOR_DOCKER),),
 }
+
+
+class Command(TypedDict, total=False):
+    """What a command will do, as :func:`needed` takes it (:func:`require_extras` passes it on)."""
+
+    target: Target | None
+    entry_point: object
+    strategy: object
+    build: bool | None
+    image_build_bucket: str | None
+    dry_run: bool
+    emulator: bool
+    emulator_docker: bool
 
 
 def needed(
@@ -127,23 +142,11 @@ def missing(needs: tuple[Need, ...]) -> tuple[Need, ...]:
     return tuple(found.values())
 
 
-def require_extras(
-    *,
-    target: Target | None = None,
-    entry_point: object = None,
-    strategy: object = None,
-    build: bool | None = None,
-    image_build_bucket: str | None = None,
-    dry_run: bool = False,
-    emulator: bool = False,
-    emulator_docker: bool = False,
-) -> None:
+def require_extras(**command: Unpack[Command]) -> None:
     """Raise :class:`~tfcloud.errors.MissingExtraError` naming every missing extra (``pip install
-    "tfcloud[cloud,docker]"``) for a command described as for :func:`needed`; import nothing."""
-    absent = missing(needed(target=target, entry_point=entry_point, strategy=strategy, build=build,
-                            image_build_bucket=image_build_bucket, dry_run=dry_run, emulator=emulator,
-                            emulator_docker=emulator_docker))
-    _refuse(absent)
+    "tfcloud[cloud,docker]"``) for a command described as for :func:`needed` (the same keywords); import
+    nothing."""
+    _refuse(missing(needed(**command)))
 
 
 def _refuse(absent: tuple[Need, ...]) -> None:
