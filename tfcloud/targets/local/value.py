@@ -24,16 +24,8 @@ MAX_LOCAL_REPLICAS = 32
 
 @dataclass(frozen=True, kw_only=True)
 class LocalOptions(Target):
-    """One process per replica on this machine, on loopback (:class:`~tfcloud.targets.local.LocalTarget` without
-    its backend and tuner).
-
-    - ``use_container`` (option ``container``): each replica runs the job's image on the local Docker engine
-      instead (built, not pushed).
-    - ``max_restarts``: how often the supervisor restarts the whole cluster when a replica fails.
-    - ``liveness_timeout``: seconds a replica may go without a heartbeat before it fails the job (0: never).
-    - ``output_dir``: the base of the ``AIP_*`` directories (a directory or ``gs://``); None: the job's own
-      ``output/``. See docs/recovery.md.
-    """
+    """The local target's value: its fields, options, rules and plan rows, which its backend reads
+    (:class:`~tfcloud.targets.local.LocalTarget` without its backend and tuner)."""
 
     name: ClassVar[str] = "local"
     local_sources: ClassVar[bool] = True  # replicas run here: env: and file: secrets are read here

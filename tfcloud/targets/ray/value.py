@@ -71,18 +71,8 @@ def check_output_dir(name: str, value: object) -> str | None:
 
 @dataclass(frozen=True, kw_only=True)
 class RayOptions(Target):
-    """A Ray cluster, by its dashboard's address (``http://HEAD:8265``; :class:`~tfcloud.targets.ray.RayTarget`
-    without its backend). ``address`` None: the settings'
-    (``TFCLOUD_RAY_ADDRESS``, then ``RAY_ADDRESS``). ``cpus``: the CPUs each replica reserves (default: its
-    machine config's cores). ``liveness_timeout``: seconds a replica may go without a heartbeat before it fails
-    the job (0: never).
-
-    - ``max_restarts``: how often the driver places and starts the whole cluster again when a replica (or its
-      node) fails; training resumes from ``AIP_CHECKPOINT_DIR``.
-    - ``output_dir`` (option ``base_output_dir``): the base of the ``AIP_*`` directories, a path every node
-      reaches (a shared filesystem) or ``gs://``; None: a directory on each node, and restarts only on a one-node
-      cluster (docs/ray.md).
-    """
+    """The Ray target's value: its fields, options, rules and plan rows, which its backend reads
+    (:class:`~tfcloud.targets.ray.RayTarget` without its backend)."""
 
     name: ClassVar[str] = "ray"
     local_sources: ClassVar[bool] = True  # the user runs the nodes: env: and file: sources are theirs

@@ -24,8 +24,9 @@ __all__ = ["MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarge
 
 @dataclass(frozen=True, kw_only=True)
 class VertexTarget(VertexOptions):
-    """The Vertex AI target's value (:class:`~tfcloud.targets.vertex.value.VertexOptions`), bound to its backend
-    and its tuner."""
+    """A Vertex AI CustomJob. Its fields, options and rules are :class:`~tfcloud.targets.vertex.value.VertexOptions`;
+    this class binds them to its backend and its tuner. ``project``/``region`` None: the settings' (the backend says
+    when there is no project)."""
 
     backend: ClassVar[str] = "tfcloud.targets.vertex.backend:VertexBackend"
     tuner: ClassVar[str | None] = "tfcloud.targets.vertex.tuning:VertexTuner"

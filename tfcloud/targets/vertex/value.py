@@ -82,8 +82,9 @@ def refuse_image_options(docker: DockerConfig) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class VertexOptions(Target):
-    """A Vertex AI CustomJob (:class:`~tfcloud.targets.vertex.VertexTarget` without its backend and tuner).
-    ``project``/``region`` None: the settings' (the backend says when there is no project)."""
+    """The Vertex AI target's value: its fields, options, rules and plan rows, which its request and backend
+    read (:class:`~tfcloud.targets.vertex.VertexTarget` without its backend and tuner). ``project``/``region``
+    None: the settings' (the backend says when there is no project)."""
 
     name: ClassVar[str] = "vertex"
     title: ClassVar[str] = "Vertex AI"
