@@ -211,7 +211,8 @@ def _price_dict(price: JobPrice) -> dict[str, object]:
 
     return {"region": price.region, "capacity": price.capacity, "per_hour_usd": price.per_hour,
             "at_most_per_hour_usd": price.at_most_per_hour, "charged": price.capacity != "persistent-resource",
-            "billing": price.billing(),
+            "billing": price.billing(), "basis": price.basis, "excludes": list(price.excludes),
+            "compute_engine_spot_per_hour_usd": price.compute_engine_spot_per_hour, "sources": list(price.sources()),
             "ceiling_usd": price.ceiling, "timeout_s": price.timeout_s, "on_demand_as_ceiling": price.fallback,
             "pools": [{"role": p.role, "replicas": p.replicas, "per_hour_usd": p.per_hour, "missing": p.missing}
                       for p in price.pools],
