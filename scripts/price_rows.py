@@ -24,6 +24,10 @@ import argparse
 import csv
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tfcloud.vertexrules.data import MachineTypeRow
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tfcloud" / "price_rows.csv"
@@ -31,13 +35,12 @@ FIELDS = ("item", "region", "capacity", "usd_per_hour", "source", "read", "with_
 _BUNDLED = ("a2", "a3", "a4", "a4x", "g2")  # Compute Engine prices these machine types with their GPUs
 
 
-def _regions(row: object) -> frozenset[str]:
+def _regions(row: MachineTypeRow) -> frozenset[str]:
     from tfcloud.vertexrules import ACCELERATORS, TRAINING_REGIONS
 
-    accelerators = getattr(row, "accelerators")
-    if getattr(row, "family") in _BUNDLED and accelerators:
+    if row.family in _BUNDLED and row.accelerators:
         regions: set[str] = set()
-        for name in accelerators:
+        for name in row.accelerators:
             regions |= ACCELERATORS[name].regions
         return frozenset(regions)
     return TRAINING_REGIONS
@@ -74,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--read", required=True, help="the day it was read, YYYY-MM-DD")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     sys.path.insert(0, str(ROOT))
     with args.pricing.open(encoding="utf-8") as handle:

@@ -15,8 +15,8 @@ def machines(
     json_output: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
     prices: Annotated[bool, typer.Option("--prices", help="Add each machine's hourly list prices in us-central1: "
                                                           "Vertex AI training on demand, and Compute Engine on "
-                                                          "demand and Spot (- where tfcloud's table has none).")]
-    = False,
+                                                          "demand and Spot (- where tfcloud's table has none).")
+                      ] = False,
 ) -> None:
     """List the machine configs Vertex AI offers today and the training machine each maps to (Google's table, on
     the docs site's Machines page)."""
@@ -40,7 +40,8 @@ def machines(
             for name, m in catalog.items()
         }, indent=2))
         return
-    rows = [["NAME", "MACHINE TYPE", "VCPUS", "MEMORY (GB)", "ACCELERATOR", *([title for _, _, title in kinds] if prices else [])]]
+    titles = [title for _, _, title in kinds] if prices else []
+    rows = [["NAME", "MACHINE TYPE", "VCPUS", "MEMORY (GB)", "ACCELERATOR", *titles]]
     for name, m in catalog.items():
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
         if m.tpu_hosts > 1:

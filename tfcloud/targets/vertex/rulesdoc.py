@@ -147,11 +147,11 @@ def prices_tables() -> str:
     for info in ACCELERATORS.values():
         if not info.offered:
             continue
-        row = vertex.get((info.name, "us-central1"))
-        bundled = [m.name for m in MACHINE_TYPES.values() if info.name in m.accelerators and m.family != "n1"
+        training = vertex.get((info.name, "us-central1"))
+        with_it = [m.name for m in MACHINE_TYPES.values() if info.name in m.accelerators and m.family != "n1"
                    and m.name in regions]
-        ce = ("in its machine types' prices (" + ", ".join(bundled) + ")") if bundled else "– (not in the source)"
-        lines.append(f"| {info.name} | {usd(None if row is None else row.usd_per_hour)} | {ce} |")
+        where = ("in its machine types' prices (" + ", ".join(with_it) + ")") if with_it else "– (not in the source)"
+        lines.append(f"| {info.name} | {usd(None if training is None else training.usd_per_hour)} | {where} |")
     return "\n".join(lines) + "\n"
 
 
