@@ -1,5 +1,7 @@
-"""Write tfcloud/price_rows.csv, the Compute Engine rows of tfcloud's price table, from a saved copy of the
-Cloud Billing Catalog as Cyclenerd/google-cloud-pricing-cost-calculator records it (its ``pricing.yml``).
+"""Write tfcloud/price_rows.csv, the Compute Engine rows of tfcloud's price table, from saved copies of the
+Cloud Billing Catalog as two public repositories record it: Cyclenerd/google-cloud-pricing-cost-calculator (its
+``pricing.yml``: machine types) and skypilot-org/skypilot-catalog (its ``catalogs/v8/gcp/vms.csv``: the GPUs
+attached to N1 machines, which pricing.yml lacks).
 
 The numbers are data read from that file, never computed: each machine type of Vertex AI's training catalog
 (:data:`tfcloud.vertexrules.MACHINE_TYPES`) gets, in every region tfcloud's rules table serves it in (its
@@ -8,14 +10,19 @@ in, two rows: ``compute-engine`` (the file's ``hour``: Compute Engine's on-deman
 and ``compute-engine-spot`` (its ``hour_spot``: Compute Engine's Spot price). An accelerator-optimized machine type
 (A2, A3, A4, G2) is priced with its GPUs, and the row says so; a machine or region the file lacks gets no row.
 
+Each GPU an N1 machine takes (T4, V100, P4, P100) gets the same two rows per GPU from vms.csv's one-GPU rows
+(``Price`` and ``SpotPrice``), in each region Vertex AI serves it in where every zone vms.csv lists agrees on both
+(a region whose zones differ gets no row, rather than a choice).
+
 Refresh (the file is data; it is not kept in this repository)::
 
     git clone https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator /tmp/cyclenerd
     git -C /tmp/cyclenerd show COMMIT:pricing.yml > /tmp/pricing.yml
-    python scripts/price_rows.py /tmp/pricing.yml --commit COMMIT --read YYYY-MM-DD
+    git clone https://github.com/skypilot-org/skypilot-catalog /tmp/skypilot
+    python scripts/price_rows.py /tmp/pricing.yml --gpus /tmp/skypilot/catalogs/v8/gcp/vms.csv --read YYYY-MM-DD
 
-then update ``PRICE_SOURCES["compute-engine"]`` in tfcloud/price_table.py (commit, its date) and run
-``python docs/captures.py options``. Needs PyYAML (``pip install pyyaml``).
+then update ``PRICE_SOURCES["compute-engine"]`` and ``["compute-engine-gpus"]`` in tfcloud/price_table.py (commits,
+their dates) and run ``python docs/captures.py options``. Needs PyYAML (``pip install pyyaml``).
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tfcloud" / "price_rows.csv"
 FIELDS = ("item", "region", "capacity", "usd_per_hour", "source", "read", "with_accelerators", "note")
 _BUNDLED = ("a2", "a3", "a4", "a4x", "g2")  # Compute Engine prices these machine types with their GPUs
+#: vms.csv's names of the GPUs an N1 machine takes → their AcceleratorType names.
+_N1_GPUS = {"T4": "NVIDIA_TESLA_T4", "V100": "NVIDIA_TESLA_V100", "P4": "NVIDIA_TESLA_P4", "P100": "NVIDIA_TESLA_P100"}
 
 
 def _regions(row: MachineTypeRow) -> frozenset[str]:
@@ -70,10 +79,35 @@ def rows(pricing: dict[str, object], *, read: str) -> list[dict[str, str]]:
     return out
 
 
+def gpu_rows(vms: Path, *, read: str) -> list[dict[str, str]]:
+    """One row per (N1 GPU, region, kind) from vms.csv's one-GPU rows, where the region's zones agree."""
+    from tfcloud.vertexrules import ACCELERATORS
+
+    seen: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    with vms.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            name = _N1_GPUS.get(row["AcceleratorName"])
+            if row["InstanceType"] or name is None or row["AcceleratorCount"] not in ("1", "1.0"):
+                continue
+            seen.setdefault((name, row["Region"]), set()).add((row["Price"], row["SpotPrice"]))
+    out = []
+    for (name, region), prices in sorted(seen.items()):
+        if region not in ACCELERATORS[name].regions or len(prices) != 1:
+            continue
+        ((price, spot),) = prices
+        for capacity, value in (("compute-engine", price), ("compute-engine-spot", spot)):
+            if value and float(value) > 0:
+                out.append({"item": name, "region": region, "capacity": capacity, "usd_per_hour": repr(float(value)),
+                            "source": "compute-engine-gpus", "read": read, "with_accelerators": "", "note": ""})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pricing", type=Path, help="a saved pricing.yml of Cyclenerd/google-cloud-pricing-cost-"
                                                    "calculator")
+    parser.add_argument("--gpus", type=Path, help="a saved catalogs/v8/gcp/vms.csv of skypilot-org/skypilot-catalog "
+                                                  "(or its one-GPU rows, with its header)")
     parser.add_argument("--read", required=True, help="the day it was read, YYYY-MM-DD")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
@@ -82,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     with args.pricing.open(encoding="utf-8") as handle:
         pricing = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    made = rows(pricing, read=args.read)
+    made = rows(pricing, read=args.read) + (gpu_rows(args.gpus, read=args.read) if args.gpus else [])
     with args.out.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n")
         writer.writeheader()

@@ -92,7 +92,7 @@ def test_machines_prices_lists_the_table_and_its_source(capsys: pytest.CaptureFi
     out = capsys.readouterr().out
     # The last three columns: training on demand, Compute Engine on demand and Spot, in us-central1.
     rows = {line.split()[0]: line.split()[-3:] for line in out.splitlines()[1:] if line and line[0].isupper()}
-    assert rows["CPU"] == ["$0.22", "$0.19", "$0.0670"] and rows["T4_1X"] == ["$0.84", "-", "-"]
+    assert rows["CPU"] == ["$0.22", "$0.19", "$0.0670"] and rows["T4_1X"] == ["$0.84", "$0.73", "$0.31"]
     assert rows["H200_8X"] == ["-", "-", "-"]
     assert "from tfcloud's price table of 2026-11-26; -: no price known (never guessed)" in out
     assert "Vertex AI pricing" in out and "Cyclenerd/google-cloud-pricing-cost-calculator" in out

@@ -26,12 +26,18 @@ def _row(item: str, region: str, kind: str) -> PriceRow:
     return row
 
 
+#: n1-standard-8 + 1 x T4 in us-central1 at Compute Engine's price (what a reservation bills).
+T4_COMPUTE_ENGINE = (_row("n1-standard-8", "us-central1", "compute-engine").usd_per_hour
+                     + _row("NVIDIA_TESLA_T4", "us-central1", "compute-engine").usd_per_hour)
+
+
 def test_every_row_names_its_source_and_a_date() -> None:
     for row in price_rows():
         source = PRICE_SOURCES[row.source]
         assert row.date and row.capacity in ROW_KINDS and row.usd_per_hour > 0
-        if row.capacity.startswith("compute-engine"):  # Google's billing catalog, as a dated repository records it
-            assert source.url.startswith("https://github.com/Cyclenerd/") and source.made and row.date == source.read
+        if row.capacity.startswith("compute-engine"):  # Google's billing catalog, as a repository records it
+            assert source.url.startswith(("https://github.com/Cyclenerd/", "https://github.com/skypilot-org/"))
+            assert "Cloud Billing Catalog API" in source.title and "/blob/" in source.url and row.date == source.read
         else:
             assert source.url.startswith("https://cloud.google.com/")
 
@@ -114,10 +120,18 @@ def test_a_reservation_is_billed_at_its_compute_engine_price_and_fee_and_says_so
     assert "the reservation's Compute Engine price (its on-demand rate, with any committed-use discount; the " \
         "reservation is billed while it exists) plus Vertex AI's training management fee (Use reservations with " \
         "training" in lines[-1]
-    t4 = job_price([("chief", 1, T4)], region="us-central1", reservation="any")
-    assert t4.per_hour is None  # Compute Engine's T4 price (added to an N1 machine) is not in the table
-    assert t4.lines()[1] == ("Price: job: unknown on reservation any (no Compute Engine price known for "
-                             "NVIDIA_TESLA_T4 in us-central1); $0.84/h on demand if no reservation matches")
+    t4 = job_price([("chief", 1, T4)], region="us-central1", reservation="any")  # N1 + a GPU: both rows
+    t4_compute_engine = (_row("n1-standard-8", "us-central1", "compute-engine").usd_per_hour
+                         + _row("NVIDIA_TESLA_T4", "us-central1", "compute-engine").usd_per_hour)
+    assert t4.per_hour == pytest.approx(t4_compute_engine)
+    assert t4.lines()[1].endswith("; $0.84/h on demand if no reservation matches")
+    v100 = job_price([("chief", 1, COMMON_MACHINE_CONFIGS["V100_1X"])], region="asia-east1", reservation="any")
+    assert v100.per_hour == pytest.approx(_row("n1-standard-8", "asia-east1", "compute-engine").usd_per_hour
+                                          + _row("NVIDIA_TESLA_V100", "asia-east1", "compute-engine").usd_per_hour)
+    assert "on demand if no reservation matches" not in v100.lines()[1]  # no training price in asia-east1
+    h200 = job_price([("chief", 1, COMMON_MACHINE_CONFIGS["H200_8X"])], region="us-central1", reservation="any")
+    assert h200.per_hour is None and h200.lines()[1] == (
+        "Price: job: unknown on reservation any (no Compute Engine price known for a3-ultragpu-8g in us-central1)")
     assert job_price([("chief", 1, T4)], region="us-central1", reservation="none").capacity == "on-demand"
 
 
@@ -158,8 +172,9 @@ def vertex_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(("flags", "capacity", "per_hour", "at_most", "said"), [
     ([], "on-demand", T4_REPLICA, None, "Price: job: $0.84/h (on demand; list price in us-central1)"),
     (["--spot"], "spot", None, T4_REPLICA, "Price: job: unknown on Spot (no Spot price known for n1-standard-8"),
-    (["--reservation", "any"], "reservation", None, None, "Price: job: unknown on reservation any (no Compute "
-                                                          "Engine price known for NVIDIA_TESLA_T4 in us-central1)"),
+    (["--reservation", "any"], "reservation", T4_COMPUTE_ENGINE, None,
+     f"Price: job: ${T4_COMPUTE_ENGINE:,.2f}/h (reservation any: Compute Engine price in us-central1) plus Vertex "
+     "AI's training management fee"),
     (["--persistent-resource", "team-t4"], "persistent-resource", 0.0, None,
      "Price: job: not charged (it runs on persistent resource team-t4"),
 ])
@@ -232,7 +247,10 @@ def test_the_docs_price_section_and_machines_prices_show_the_table(capsys: pytes
     assert main(["machines", "--prices", "--json"]) == 0
     catalog = json.loads(capsys.readouterr().out)
     assert catalog["T4_1X"]["price_per_hour_usd"] == pytest.approx(T4_REPLICA)
-    assert catalog["T4_1X"]["compute_engine_per_hour_usd"] is None  # no Compute Engine T4 row: never guessed
+    assert catalog["T4_1X"]["compute_engine_per_hour_usd"] == pytest.approx(
+        _row("n1-standard-8", "us-central1", "compute-engine").usd_per_hour
+        + _row("NVIDIA_TESLA_T4", "us-central1", "compute-engine").usd_per_hour)
+    assert catalog["H200_8X"]["compute_engine_per_hour_usd"] is None  # a3-ultragpu-8g: no row, never guessed
     assert catalog["A100_1X"]["compute_engine_per_hour_usd"] == pytest.approx(
         _row("a2-highgpu-1g", "us-central1", "compute-engine").usd_per_hour)
     assert catalog["A100_1X"]["compute_engine_spot_per_hour_usd"] == pytest.approx(

@@ -9,9 +9,10 @@ Two kinds of figure, from two kinds of source:
   (machine, region) has no training price, and the plan says so rather than guess or derive one.
 - **Compute Engine prices** (kinds ``compute-engine`` and ``compute-engine-spot``): Google's Cloud Billing Catalog
   API as recorded, per machine type and region, by Cyclenerd/google-cloud-pricing-cost-calculator (its
-  ``pricing.yml``; source ``compute-engine``), in ``tfcloud/price_rows.csv``, written by ``scripts/price_rows.py``
-  and read lazily by :func:`price_rows` (never at import). What Compute Engine bills is what a reservation bills
-  ("Use reservations with training").
+  ``pricing.yml``; source ``compute-engine``) and, per GPU an N1 machine takes, by skypilot-org/skypilot-catalog
+  (source ``compute-engine-gpus``), in ``tfcloud/price_rows.csv``, written by ``scripts/price_rows.py`` and read
+  lazily by :func:`price_rows` (never at import). What Compute Engine bills is what a reservation bills ("Use
+  reservations with training").
 
 How Google bills each capacity kind (the :data:`BILLING` rules, each with its Google page):
 
@@ -48,8 +49,10 @@ ROW_KINDS = ("on-demand", "spot", "flex-start", "compute-engine", "compute-engin
 ROW_KIND_OF = {"on-demand": "on-demand", "spot": "spot", "flex-start": "flex-start", "reservation": "compute-engine",
                "persistent-resource": "on-demand"}
 
-#: The Cyclenerd/google-cloud-pricing-cost-calculator commit whose pricing.yml made tfcloud/price_rows.csv.
+#: The Cyclenerd/google-cloud-pricing-cost-calculator commit whose pricing.yml made tfcloud/price_rows.csv's machine
+#: rows, and the skypilot-org/skypilot-catalog commit whose catalogs/v8/gcp/vms.csv made its N1 GPU rows.
 _CYCLENERD = "fd66b26ff84fee5cdd94f341ea89206e76c06b99"
+_SKYPILOT = "006059e0f18acb1341e22a27751e9f80df6ba92f"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,6 +86,11 @@ PRICE_SOURCES: dict[str, PriceSource] = {
               "Cyclenerd/google-cloud-pricing-cost-calculator (pricing.yml, commit fd66b26)",
         url=f"https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/{_CYCLENERD}/pricing.yml",
         made="2026-07-30", read="2026-11-26"),
+    "compute-engine-gpus": PriceSource(
+        title="Cloud Billing Catalog API, Compute Engine GPU SKUs, as recorded by skypilot-org/skypilot-catalog "
+              "(catalogs/v8/gcp/vms.csv, commit 006059e, its one-GPU rows)",
+        url=f"https://github.com/skypilot-org/skypilot-catalog/blob/{_SKYPILOT}/catalogs/v8/gcp/vms.csv",
+        read="2026-11-26"),
     "vm-pricing": PriceSource(title="VM instance pricing", read="2026-11-26",
                               url="https://cloud.google.com/compute/vm-instance-pricing"),
     "spot-pricing": PriceSource(title="Spot VMs pricing", read="2026-11-26",

@@ -178,7 +178,7 @@ class JobPrice:
         """The sources of the figures shown: Vertex AI pricing, and Compute Engine's where its rows are used."""
         keys = ["vertex-pricing"] if self.capacity != "reservation" else []
         if self.capacity == "reservation" or self.compute_engine_spot_per_hour is not None:
-            keys.append("compute-engine")
+            keys += ["compute-engine", "compute-engine-gpus"]
         if self.capacity == "spot" and self.compute_engine_spot_per_hour is not None:
             keys.append("spot-pricing")
         return tuple(PRICE_SOURCES[key].short() for key in keys)

@@ -122,7 +122,8 @@ def prices_tables() -> str:
             regions.setdefault(r.item, set()).add(r.region)
     lines = ["Sources: training on demand: " + str(PRICE_SOURCES["vertex-pricing"]) + " (T4: "
              + str(PRICE_SOURCES["vertex-pricing-2024"]) + "); Compute Engine: "
-             + str(PRICE_SOURCES["compute-engine"]) + ". USD per hour, one machine; `+GPUs`: Compute Engine "
+             + str(PRICE_SOURCES["compute-engine"]) + "; N1 GPUs: " + str(PRICE_SOURCES["compute-engine-gpus"])
+             + ". USD per hour, one machine; `+GPUs`: Compute Engine "
              "prices the machine type with its GPUs; –: no price known.", "",
              "| Machine type | Training on demand, us-central1 | Compute Engine on demand, us-central1 | "
              "Compute Engine Spot, us-central1 | Regions with a Compute Engine price | Served without one |",
@@ -141,8 +142,8 @@ def prices_tables() -> str:
         note = f" ({ce.note})" if ce is not None and ce.note else ""
         lines.append(f"| {name} | {usd(price('on-demand'))} | {usd(price('compute-engine'))}{bundled}{note} | "
                      f"{usd(price('compute-engine-spot'))} | {len(have)} of {len(served)} | {without} |")
-    lines += ["", "| Accelerator (per GPU, added to its N1 machine) | Training on demand, us-central1 | "
-              "Compute Engine |", "|---|---|---|"]
+    lines += ["", "| Accelerator | Training on demand, us-central1 (per GPU) | Compute Engine on demand, us-central1 "
+              "(per GPU) | Regions with a Compute Engine price | Served without one |", "|---|---|---|---|---|"]
     vertex = {(r.item, r.region): r for r in VERTEX_ROWS}
     for info in ACCELERATORS.values():
         if not info.offered:
@@ -150,8 +151,17 @@ def prices_tables() -> str:
         training = vertex.get((info.name, "us-central1"))
         with_it = [m.name for m in MACHINE_TYPES.values() if info.name in m.accelerators and m.family != "n1"
                    and m.name in regions]
-        where = ("in its machine types' prices (" + ", ".join(with_it) + ")") if with_it else "– (not in the source)"
-        lines.append(f"| {info.name} | {usd(None if training is None else training.usd_per_hour)} | {where} |")
+        ce = rows.get((info.name, "us-central1", "compute-engine"))
+        have = regions.get(info.name, set()) & info.regions
+        gap = sorted(info.regions - have)
+        if with_it:
+            where, count, without = "in its machine types' prices (" + ", ".join(with_it) + ")", "–", "–"
+        else:
+            where = usd(None if ce is None else ce.usd_per_hour)
+            count = f"{len(have)} of {len(info.regions)}"
+            without = "–" if not gap else "all" if not have else ", ".join(gap)
+        lines.append(f"| {info.name} | {usd(None if training is None else training.usd_per_hour)} | {where} | "
+                     f"{count} | {without} |")
     return "\n".join(lines) + "\n"
 
 
