@@ -265,3 +265,34 @@ def test_docs_machines_prices_tables_are_generated_from_the_table() -> None:
     block = text.partition(rulesdoc.PRICES_START + "\n")[2].partition(rulesdoc.PRICES_END)[0]
     assert block == rulesdoc.prices_tables(), "run `python docs/captures.py options` and commit docs/machines.md"
     assert "| a3-ultragpu-8g | – | – | – | 0 of 5 | all |" in block  # a gap is listed, never filled in
+
+
+def test_cluster_create_dry_run_shows_what_the_cluster_costs_per_hour_and_creates_nothing(
+        vertex_env: None, capsys: pytest.CaptureFixture[str]) -> None:
+    # TFCLOUD_EMULATOR_HOST points at a closed port: a dry run never calls Google, nor needs credentials.
+    argv = ["cluster", "create", "team-t4", "--chief-config", "T4_1X", "--worker-count", "2", "--worker-config",
+            "CPU", "--dry-run"]
+    assert main([*argv, "--json"]) == 0, capsys.readouterr().err
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["state"] == "DRY_RUN" and planned["name"].endswith("/locations/us-central1/persistentResources/"
+                                                                       "team-t4")
+    assert [(p["pool_id"], p["machine_type"], p["accelerator"], p["replica_count"]) for p in planned["pools"]] == [
+        ("chief", "n1-standard-8", "1 x NVIDIA_TESLA_T4", 1), ("worker", "n1-standard-4", "-", 2)]
+    expected = (_row("n1-standard-8", "us-central1", "on-demand").usd_per_hour
+                + _row("NVIDIA_TESLA_T4", "us-central1", "on-demand").usd_per_hour
+                + 2 * _row("n1-standard-4", "us-central1", "on-demand").usd_per_hour)
+    assert planned["price_per_hour_usd"] == pytest.approx(expected)  # its machines' training prices, while it exists
+    assert main(argv) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("team-t4\tDRY_RUN\tchief: 1 x n1-standard-8 (1 x NVIDIA_TESLA_T4), worker: 2 x ")
+    assert line.endswith(f"\t${expected:,.2f}/h while it exists (on demand, us-central1)")
+    unknown = ["cluster", "create", "team-a100", "--chief-config", "A100_1X", "--dry-run"]
+    assert main(unknown) == 0
+    assert capsys.readouterr().out.strip().endswith(
+        "price unknown (no on-demand price known for a2-highgpu-1g in us-central1)")  # said, not guessed
+
+
+def test_cluster_create_dry_run_with_no_wait_is_refused(vertex_env: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cluster", "create", "team", "--chief-config", "CPU", "--dry-run", "--no-wait"]) == 2
+    err = capsys.readouterr().err
+    assert "wait" in err and "Drop --no-wait or --dry-run." in err and "Traceback" not in err

@@ -333,9 +333,9 @@ class ClusterService:
 
 
 # -- the SDK's cluster functions (``tfcloud cluster`` calls them) ------------------------------------------------
-def _service(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
-    """The persistent resources' client for the settings (flag > TFCLOUD_* > config > default), checked."""
-    from tfcloud.checks import check_credentials, check_settings
+def _settings(project: str | None, region: str | None, emulator_host: str | None) -> Settings:
+    """The settings (flag > TFCLOUD_* > config > default), checked: a project and a region for Vertex AI."""
+    from tfcloud.checks import check_settings
     from tfcloud.settings import resolve_settings
     from tfcloud.targets.vertex import check_project, check_region
 
@@ -347,8 +347,27 @@ def _service(project: str | None, region: str | None, emulator_host: str | None)
     if not settings.project:
         raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
                               hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
+    return settings
+
+
+def _service(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
+    """The persistent resources' client for the settings, with credentials checked."""
+    from tfcloud.checks import check_credentials
+
+    settings = _settings(project, region, emulator_host)
     check_credentials(settings)
     return ClusterService(settings=settings)
+
+
+def _planned(cluster_id: str, request: dict[str, Any], *, parent: str) -> ClusterInfo:
+    """What ``request`` would create, not created (``state`` DRY_RUN): its pools, for the price it would cost."""
+    pools = tuple(ClusterPool(
+        pool_id=pool["id"], machine_type=pool["machine_spec"]["machine_type"],
+        accelerator=(f"{pool['machine_spec']['accelerator_count']} x {pool['machine_spec']['accelerator_type']}"
+                     if pool["machine_spec"].get("accelerator_count") else "-"),
+        replica_count=int(pool["replica_count"])) for pool in request["resource_pools"])
+    return ClusterInfo(cluster_id=cluster_id, name=f"{parent}/persistentResources/{cluster_id}", state="DRY_RUN",
+                       display_name=request.get("display_name"), pools=pools)
 
 
 def check_display_name(value: object) -> str | None:
@@ -378,10 +397,13 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
                    ps_config: Any = "CPU", ps_count: int = 0, evaluator_count: int = 0,
                    display_name: str | None = None, labels: Mapping[str, str] | None = None,
                    network: str | None = None, custom_service_account: bool = False, project: str | None = None,
-                   region: str | None = None, emulator_host: str | None = None, wait: bool = True) -> ClusterInfo:
+                   region: str | None = None, emulator_host: str | None = None, wait: bool = True,
+                   dry_run: bool = False) -> ClusterInfo:
     """Create a Vertex AI persistent resource (``tfcloud cluster create``) whose resource pools hold the machines
     a job of this shape asks for; jobs then run on it with ``persistent_resource=`` (docs/vertex.md). With
-    ``wait``, returns once it is RUNNING. Every field is checked as a job's would be before anything is created;
+    ``wait``, returns once it is RUNNING; with ``dry_run``, checks everything and returns what it would create
+    (state ``DRY_RUN``, for its price per hour: :func:`cluster_price`) without creating it or needing
+    credentials. Every field is checked as a job's would be before anything is created;
     the create is idempotent by submission (a ``tfcloud-submission`` label): a retry never reports another
     cluster of that ID as created, and a create whose answer was lost is found by looking."""
     import uuid
@@ -408,10 +430,19 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
         pools, display_name=display_name or cluster_id,
         labels={**checked_labels, SUBMISSION_LABEL: uuid.uuid4().hex[:16]}, network=network,
         custom_service_account=custom_service_account)
+    if not isinstance(dry_run, bool):
+        raise ValidationError("dry_run", "a bool", dry_run)
+    if dry_run and not wait:
+        raise ValidationError("wait", "True with dry_run (a dry run creates nothing to wait for)", wait,
+                              hint="Drop --no-wait or --dry-run.")
+    from tfcloud.targets.vertex.gate import check_persistent_resource_request
+
+    if dry_run:
+        settings = _settings(project, region, emulator_host)
+        check_persistent_resource_request(request, region=settings.region)  # Google's rules
+        return _planned(cluster_id, request, parent=f"projects/{settings.project}/locations/{settings.region}")
     service = _service(project, region, emulator_host)
     try:
-        from tfcloud.targets.vertex.gate import check_persistent_resource_request
-
         check_persistent_resource_request(request, region=service.parent.rsplit("/", 1)[-1])  # Google's rules
         return service.create(cluster_id, request, wait=wait)
     finally:
