@@ -11,7 +11,7 @@ import pytest
 
 from tfcloud.cli import main
 from tfcloud.machines import COMMON_MACHINE_CONFIGS
-from tfcloud.price_table import PRICE_SOURCES, ROW_KINDS, VERTEX_ROWS, PriceRow, price_rows
+from tfcloud.price_table import BILLING, PRICE_SOURCES, ROW_KINDS, VERTEX_ROWS, PriceRow, price_rows
 from tfcloud.prices import PRICE_DATE, cluster_price, job_price, machine_price
 from tfcloud.vertexrules import ACCELERATORS, MACHINE_TYPES, TRAINING_REGIONS
 
@@ -239,11 +239,17 @@ def test_the_plan_labels_a_flex_start_job_flex_start(script: Path, vertex_env: N
 def test_the_docs_price_section_and_machines_prices_show_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     docs = Path(__file__).resolve().parents[1] / "docs" / "vertex.md"
     section = docs.read_text().split("## Price in the plan", 1)[1].split("\n## ", 1)[0]
-    for row in VERTEX_ROWS:
+    for row in VERTEX_ROWS:  # each training price read, with its figure (n1-standard: linear in vCPUs, one shown)
         if row.item.startswith("n1-standard-") and row.item != "n1-standard-4":
-            continue  # one docs row: linear in vCPUs
-        listed = [line for line in section.splitlines() if line.startswith(f"| `{row.item}`")]
-        assert len(listed) == 1 and f"| {row.usd_per_hour!r} " in listed[0] and row.region in listed[0], row
+            continue
+        assert f"`{row.item}` ${row.usd_per_hour!r}" in section, row
+    for capacity, (key, _) in BILLING.items():  # each capacity's rule names its Google page and the day read
+        source = PRICE_SOURCES[key]
+        rule = [line for line in section.splitlines() if line.startswith("| ") and source.url.split()[0] in line]
+        assert rule and "read 2026-11-26" in section, capacity
+    for key in ("compute-engine", "compute-engine-gpus"):  # the data sources, by commit
+        assert PRICE_SOURCES[key].url in section
+    assert "a3-ultragpu-8g (H200)" in section  # what still has no price is listed
     assert main(["machines", "--prices", "--json"]) == 0
     catalog = json.loads(capsys.readouterr().out)
     assert catalog["T4_1X"]["price_per_hour_usd"] == pytest.approx(T4_REPLICA)
