@@ -125,6 +125,10 @@ def test_a_reservation_is_billed_at_its_compute_engine_price_and_fee_and_says_so
                          + _row("NVIDIA_TESLA_T4", "us-central1", "compute-engine").usd_per_hour)
     assert t4.per_hour == pytest.approx(t4_compute_engine)
     assert t4.lines()[1].endswith("; $0.84/h on demand if no reservation matches")
+    # The sources line names the sources of the figures shown, and only those.
+    assert [x.split(",")[0] for x in named.sources()] == ["Cloud Billing Catalog API"]
+    assert any("skypilot-org/skypilot-catalog" in x for x in t4.sources())  # the T4's Compute Engine row
+    assert any(x.startswith("Vertex AI pricing") for x in t4.sources())  # the on-demand fallback shown
     v100 = job_price([("chief", 1, COMMON_MACHINE_CONFIGS["V100_1X"])], region="asia-east1", reservation="any")
     assert v100.per_hour == pytest.approx(_row("n1-standard-8", "asia-east1", "compute-engine").usd_per_hour
                                           + _row("NVIDIA_TESLA_V100", "asia-east1", "compute-engine").usd_per_hour)

@@ -50,21 +50,30 @@ def price_regions(kind: str) -> tuple[str, ...]:
     return tuple(sorted({row.region for row in price_rows() if row.capacity == kind}))
 
 
+def _priced(machine_type: str, accelerator: str | None, count: int, *, region: str,
+            kind: str) -> tuple[float | None, str | None, tuple[str, ...]]:
+    """One replica of ``machine_type`` with ``count`` x ``accelerator`` priced by ``kind`` rows: (price, None, the
+    rows' sources), or (None, what is unknown, ())."""
+    label = _LABEL[kind]
+    machine = _rows().get((machine_type, region, kind))
+    if machine is None:
+        return None, f"no {label} price known for {machine_type} in {region}", ()
+    total, sources = machine.usd_per_hour, [machine.source]
+    if accelerator and count and not machine.with_accelerators:
+        row = _rows().get((accelerator, region, kind))
+        if row is None:
+            return None, f"no {label} price known for {accelerator} in {region}", ()
+        total += count * row.usd_per_hour
+        sources.append(row.source)
+    return total, None, tuple(sources)
+
+
 def _parts(machine_type: str, accelerator: str | None, count: int, *, region: str,
            kind: str) -> tuple[float | None, str | None]:
     """One replica of ``machine_type`` with ``count`` x ``accelerator`` priced by ``kind`` rows: (price, None), or
     (None, what is unknown)."""
-    label = _LABEL[kind]
-    machine = _rows().get((machine_type, region, kind))
-    if machine is None:
-        return None, f"no {label} price known for {machine_type} in {region}"
-    total = machine.usd_per_hour
-    if accelerator and count and not machine.with_accelerators:
-        row = _rows().get((accelerator, region, kind))
-        if row is None:
-            return None, f"no {label} price known for {accelerator} in {region}"
-        total += count * row.usd_per_hour
-    return total, None
+    total, missing, _ = _priced(machine_type, accelerator, count, region=region, kind=kind)
+    return total, missing
 
 
 def _accelerator(machine: MachineConfig) -> tuple[str | None, int]:
@@ -92,6 +101,7 @@ class PoolPrice:
     replicas: int
     per_hour: float | None
     missing: str | None = None
+    sources: tuple[str, ...] = ()  # the keys of the rows' sources (tfcloud.price_table.PRICE_SOURCES)
 
 
 def _usd(value: float | None) -> str:
@@ -175,11 +185,13 @@ class JobPrice:
         return f"{sentence} ({PRICE_SOURCES[source]})"
 
     def sources(self) -> tuple[str, ...]:
-        """The sources of the figures shown: Vertex AI pricing, and Compute Engine's where its rows are used."""
-        keys = ["vertex-pricing"] if self.capacity != "reservation" else []
-        if self.capacity == "reservation" or self.compute_engine_spot_per_hour is not None:
-            keys += ["compute-engine", "compute-engine-gpus"]
-        if self.capacity == "spot" and self.compute_engine_spot_per_hour is not None:
+        """The sources of the figures shown (the rows' sources; Vertex AI pricing when none is known)."""
+        fallback = self.reservation == "any" and _total(self.on_demand) is not None  # said beside the price
+        shown = [*self.pools, *(self.on_demand if self.fallback or fallback else ()),
+                 *(self.compute_engine_spot if self.compute_engine_spot_per_hour is not None else ())]
+        keys = list(dict.fromkeys(key for pool in shown for key in pool.sources)) or [
+            "compute-engine" if self.capacity == "reservation" else "vertex-pricing"]
+        if self.compute_engine_spot_per_hour is not None:
             keys.append("spot-pricing")
         return tuple(PRICE_SOURCES[key].short() for key in keys)
 
@@ -261,9 +273,10 @@ def job_price(pools: Sequence[tuple[str, int, MachineConfig]], *, region: str, c
     def priced(kind: str) -> tuple[PoolPrice, ...]:
         out = []
         for role, replicas, machine in pools:
-            each, why = machine_price(machine, region=region, capacity=kind)
+            accelerator, count = _accelerator(machine)
+            each, why, sources = _priced(machine.machine_type, accelerator, count, region=region, kind=kind)
             out.append(PoolPrice(role=role, replicas=replicas, per_hour=None if each is None else each * replicas,
-                                 missing=why))
+                                 missing=why, sources=sources))
         return tuple(out)
 
     on_demand = priced("on-demand")
