@@ -93,12 +93,13 @@ def test_spot_and_flex_start_without_their_price_are_unknown_with_the_on_demand_
                         "$0.84/h, the on-demand list price in us-central1 (a ceiling, not the price: it is billed "
                         "below)")
     assert lines[2] == "Price: at most $0.84 with --timeout 3600s (from the on-demand ceiling)"
-    assert lines[-1].startswith("Price: billing: Spot VMs: billed by the job's duration and machine type, not while "
-                                "it is queued or preempted; the page names no rate, and Vertex AI's Spot training "
-                                "prices are not in tfcloud's table (Use Spot VMs with training (https://cloud.google."
-                                "com/vertex-ai/docs/training/")
+    assert lines[-1].startswith("Price: billing: Spot VMs \"have significant discounts\" and are billed by the job's "
+                                "duration and machine type, not while it is queued or preempted; the page names no "
+                                "rate, and Vertex AI's Spot training prices are not in tfcloud's table (Use Spot VMs "
+                                "with training (https://cloud.google.com/vertex-ai/docs/training/")
     flex = job_price([("chief", 1, T4)], region="us-central1", flex_start=True)
     assert flex.capacity == "flex-start" and flex.per_hour is None
+    assert '"up to 53%"' in flex.billing() and "kubernetes-engine/docs/concepts/dws" in flex.billing()
     assert flex.lines()[1].startswith("Price: job: unknown on Flex Start (Dynamic Workload Scheduler) (no Flex Start "
                                       "price known for n1-standard-8 in us-central1); at most $0.84/h")
 

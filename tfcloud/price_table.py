@@ -17,13 +17,14 @@ Two kinds of figure, from two kinds of source:
 How Google bills each capacity kind (the :data:`BILLING` rules, each with its Google page):
 
 - ``on-demand``: the machine type's hourly training price plus each accelerator's, per replica (Vertex AI pricing);
-- ``spot``: Spot VMs; the job is billed by its duration and machine type, not while queued or preempted ("Use Spot
-  VMs with training"). The page names no rate; Vertex AI's Spot training prices are not in the table, so the plan
+- ``spot``: Spot VMs "have significant discounts"; the job is billed by its duration and machine type, not while
+  queued or preempted ("Use Spot VMs with training"). The page names no rate; Vertex AI's Spot training prices are not in the table, so the plan
   says the price is unknown, gives the on-demand price only as a ceiling, and shows Compute Engine's Spot price of
   the same VMs for reference, labelled as such (Compute Engine Spot prices change up to once every 30 days:
   "Spot VMs pricing");
-- ``flex-start``: the Dynamic Workload Scheduler's prices ("Schedule training jobs based on resource
-  availability"); none are in the table, so unknown, with the on-demand ceiling;
+- ``flex-start``: the Dynamic Workload Scheduler's prices, discounted from on demand, "up to 53%" ("About flex-start
+  provisioning", Flex-start pricing; "Schedule training jobs based on resource availability" names no price); none
+  are in the table, so unknown, with the on-demand ceiling;
 - ``reservation``: the reservation's Compute Engine price (on-demand rate, with any committed-use discount), billed
   while the reservation exists, plus Vertex AI's training management fee ("Use reservations with training"); the
   table has the Compute Engine price, not the fee's rate, and the plan says both;
@@ -99,6 +100,8 @@ PRICE_SOURCES: dict[str, PriceSource] = {
                         url="https://cloud.google.com/vertex-ai/docs/training/use-spot-vms"),
     "dws": PriceSource(title="Schedule training jobs based on resource availability (Dynamic Workload Scheduler)",
                        read="2026-11-26", url="https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws"),
+    "dws-pricing": PriceSource(title="About flex-start provisioning (Flex-start pricing)", read="2026-11-26",
+                               url="https://cloud.google.com/kubernetes-engine/docs/concepts/dws"),
     "reservations": PriceSource(title="Use reservations with training", read="2026-11-26",
                                 url="https://cloud.google.com/vertex-ai/docs/training/use-reservations"),
     "persistent": PriceSource(title="Persistent resource overview, billing details", read="2026-11-26",
@@ -109,10 +112,12 @@ PRICE_SOURCES: dict[str, PriceSource] = {
 BILLING: dict[str, tuple[str, str]] = {
     "on-demand": ("vertex-pricing", "on demand: the machine type's training price plus each accelerator's, per "
                                     "replica"),
-    "spot": ("spot", "Spot VMs: billed by the job's duration and machine type, not while it is queued or preempted; "
-                     "the page names no rate, and Vertex AI's Spot training prices are not in tfcloud's table"),
-    "flex-start": ("dws", "Flex Start (Dynamic Workload Scheduler) is billed at its own prices, below on demand; "
-                          "none are in tfcloud's table"),
+    "spot": ("spot", "Spot VMs \"have significant discounts\" and are billed by the job's duration and machine "
+                     "type, not while it is queued or preempted; the page names no rate, and Vertex AI's Spot "
+                     "training prices are not in tfcloud's table"),
+    "flex-start": ("dws-pricing", "Flex Start is powered by the Dynamic Workload Scheduler and billed at its "
+                                  "prices, discounted from on demand (\"up to 53%\" on vCPUs, GPUs and TPUs); none "
+                                  "are in tfcloud's table"),
     "reservation": ("reservations", "a job on a reservation is billed the reservation's Compute Engine price (its "
                                     "on-demand rate, with any committed-use discount; the reservation is billed "
                                     "while it exists) plus Vertex AI's training management fee"),
