@@ -18,10 +18,10 @@ How Google bills each capacity kind (the :data:`BILLING` rules, each with its Go
 
 - ``on-demand``: the machine type's hourly training price plus each accelerator's, per replica (Vertex AI pricing);
 - ``spot``: Spot VMs "have significant discounts"; the job is billed by its duration and machine type, not while
-  queued or preempted ("Use Spot VMs with training"). The page names no rate; Vertex AI's Spot training prices are not in the table, so the plan
-  says the price is unknown, gives the on-demand price only as a ceiling, and shows Compute Engine's Spot price of
-  the same VMs for reference, labelled as such (Compute Engine Spot prices change up to once every 30 days:
-  "Spot VMs pricing");
+  queued or preempted ("Use Spot VMs with training"). The page names no rate; Vertex AI's Spot training prices are
+  not in the table, so the plan says the price is unknown, gives the on-demand price only as a ceiling, and shows
+  Compute Engine's Spot price of the same VMs for reference, labelled as such (Compute Engine Spot prices change
+  up to once every 30 days: "Spot VMs pricing");
 - ``flex-start``: the Dynamic Workload Scheduler's prices, discounted from on demand, "up to 53%" ("About flex-start
   provisioning", Flex-start pricing; "Schedule training jobs based on resource availability" names no price); none
   are in the table, so unknown, with the on-demand ceiling;
