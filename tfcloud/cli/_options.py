@@ -196,10 +196,8 @@ def given_target_options(ctx: typer.Context, values: dict[str, Any], *, target: 
 def _spelling(ctx: typer.Context, name: str, value: object) -> str:
     """The flag a command's parameter ``name`` was given with (``--project``; ``--no-build`` for a flag turned
     off)."""
-    import click
-
     param = next((p for p in ctx.command.params if p.name == name), None)
-    if not isinstance(param, click.Option):
+    if param is None or not param.opts:
         return "--" + name.replace("_", "-")
     if value is False and param.secondary_opts:
         return param.secondary_opts[0]
