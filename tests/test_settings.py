@@ -137,8 +137,11 @@ def test_bad_value_in_pyproject_names_file_and_key(tmp_path: Path, capsys: pytes
     import tomllib
 
     received = repr(tomllib.loads(f"v = {value}")["v"])
+    # a target option's hint gives a value that fits (its example) and the flag that overrides the file
+    hint = "Give a value such as 3600 there, or remove it (a flag overrides it: --timeout).\n" \
+        if key == "timeout" else ""
     assert err == (f"Error: Invalid `tool.tfcloud.{key}` in {tmp_path / 'pyproject.toml'}: expected {expected}, "
-                   f"received {received}.\n")
+                   f"received {received}.\n{hint}")
 
 
 def test_bad_machine_in_user_config_names_file_and_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

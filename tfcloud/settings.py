@@ -334,7 +334,13 @@ def _by_spec(spec: object, value: object, error: Callable[[str], ConfigurationEr
     try:
         spec.convert(value)  # type: ignore[attr-defined]
     except ValidationError as exc:
-        raise error(exc.expected) from None
+        failure = error(exc.expected)
+        example = spec.example  # type: ignore[attr-defined]
+        if failure.hint is None and example is not None and not isinstance(example, bool):
+            flag = spec.cli_flag.partition("/")[0]  # type: ignore[attr-defined]
+            failure.hint = f"Give a value such as {example!r} there, or remove it" + (
+                f" (a flag overrides it: {flag})." if flag else ".")
+        raise failure from None
     return value
 
 
