@@ -293,6 +293,10 @@ class Target:
     data_in_place: ClassVar[bool] = False
     #: ``"module:Class"`` of its tuner (see :mod:`tfcloud.sdk`'s ``tune``), or None: it runs no studies.
     tuner: ClassVar[str | None] = None
+    #: ``"module:function"`` that lists the jobs it keeps but cannot attach to (a record missing or corrupt), as
+    #: rows ``{"kind": "unreadable", "job_id", "why", "created"}`` the dashboard shows rather than drops; None:
+    #: it keeps none.
+    unreadable: ClassVar[str | None] = None
     @property
     def container(self) -> bool:
         """Whether its replicas run from the job's container image (the stages build one first)."""
