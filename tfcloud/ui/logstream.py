@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tfcloud.backends.base import JobInfo
+    from tfcloud import JobInfo
 
 __all__ = ["CHUNK", "after", "before", "line_dict", "line_filter", "local_lines_file", "local_pids", "mark_hidden",
            "search", "tail", "text_line"]
