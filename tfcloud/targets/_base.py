@@ -320,6 +320,12 @@ class Target:
         return self.container
 
     @property
+    def emulated(self) -> bool:
+        """Whether its jobs go to an emulator (Vertex AI's ``emulator_host``): nothing is billed, so no price is
+        printed before a submission and none is confirmed (the plan still prices the job)."""
+        return False
+
+    @property
     def max_restarts_or_zero(self) -> int:
         return int(getattr(self, "max_restarts", 0) or 0)
 

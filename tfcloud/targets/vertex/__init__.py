@@ -234,6 +234,10 @@ class VertexTarget(Target):
         return () if self.build else (("google.cloud.storage", "cloud"),)  # the package goes to Cloud Storage
 
     @property
+    def emulated(self) -> bool:
+        return self.emulator_host is not None
+
+    @property
     def location(self) -> str:
         """The job's region: the ``region`` option, else :data:`DEFAULT_REGION`."""
         return self.region or DEFAULT_REGION
@@ -317,12 +321,9 @@ class VertexTarget(Target):
 
     def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
         """The job's hourly price by how Google bills its capacity (:mod:`tfcloud.prices`): on a persistent
-        resource (not charged), a reservation, Flex Start, Spot or on demand. None against the emulator (it bills
-        nothing)."""
+        resource (not charged), a reservation, Flex Start, Spot or on demand."""
         from tfcloud.prices import job_price
 
-        if self.emulator_host:
-            return None
         return job_price([(pool.role.value, pool.replica_count, pool.machine) for pool in spec.pools],
                          region=self.location, spot=self.spot,
                          flex_start=self.scheduling is SchedulingStrategy.FLEX_START,
