@@ -89,8 +89,16 @@ def checks(target: str, settings: Settings, *, environ: dict[str, str] | None = 
         needed_extras.add("docker")
     found = [_extra(name, modules, needed=name in needed_extras) for name, modules in EXTRAS.items()]
     found.append(_docker(settings, needed=value.pushes_image))
-    google = _google_target(cls)
-    found += _google(google, env, needed=cls.gcloud_defaults)
+    from tfcloud.errors import TfcloudError
+
+    try:
+        google = _google_target(cls)
+    except TfcloudError as exc:  # a bad project, region, bucket or emulator in a variable or file: a row to fix
+        google = None
+        found.append(Check(name="Google Cloud settings", ok=False if cls.gcloud_defaults else None,
+                           found=exc.message, fix=exc.hint or "", needed=cls.gcloud_defaults))
+    else:
+        found += _google(google, env, needed=cls.gcloud_defaults)
     found.append(_ray(ray_address, needed=cls.option("ray_address") is not None))
     found.append(_tensorflow(google.target.google() if google is not None else None))
     return found
