@@ -79,7 +79,8 @@ def _given_as(value: object) -> dict[str, str]:
         return {}
     if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
                                                  for k, v in value.items()):
-        raise ValidationError("given_as", "a mapping of option names to how they were given (str to str)", value)
+        raise ValidationError("given_as", "a mapping of option names to how they were given (str to str)", value,
+                              hint='Leave out given_as (the CLI sets it), or give e.g. {"project": "--project"}.')
     return dict(value)
 
 
