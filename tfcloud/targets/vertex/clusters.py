@@ -31,6 +31,7 @@ from tfcloud.targets.vertex.request import BOOT_DISK, SUBMISSION_LABEL, machine_
 if TYPE_CHECKING:
     from tfcloud.prices import ClusterPrice
     from tfcloud.settings import Settings
+    from tfcloud.targets.vertex import VertexTarget
 
 __all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "cluster_pools", "cluster_price",
            "create_cluster", "delete_cluster", "list_clusters", "persistent_resource_request"]
@@ -186,20 +187,20 @@ def _info(resource: Any) -> ClusterInfo:
 
 
 class ClusterService:
-    """Persistent resources in the settings' project and region (or the emulator's)."""
+    """Persistent resources in the target's project and region (or the emulator's)."""
 
-    def __init__(self, *, settings: Settings, retry: RetryPolicy | None = None,
+    def __init__(self, *, settings: Settings, target: VertexTarget, retry: RetryPolicy | None = None,
                  poll_interval: float | None = None) -> None:
         from tfcloud.errors import ConfigurationError
 
-        if not settings.project:
+        if not target.project:
             raise ConfigurationError("No Google Cloud project for Vertex AI.",
                                      hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
-        self.parent = f"projects/{settings.project}/locations/{settings.region}"
-        self.clients = Clients(endpoint=settings.emulator_host, region=settings.region)
+        self.parent = f"projects/{target.project}/locations/{target.location}"
+        self.clients = Clients(endpoint=target.emulator_host, region=target.location)
         self.retry = retry if retry is not None else RetryPolicy.from_setting(settings.retry_deadline)
         self.poll_interval = poll_interval if poll_interval is not None else (
-            EMULATOR_POLL_S if settings.emulator_host else POLL_S)
+            EMULATOR_POLL_S if target.emulator_host else POLL_S)
 
     def name(self, cluster_id: str) -> str:
         return cluster_id if cluster_id.startswith("projects/") else f"{self.parent}/persistentResources/{cluster_id}"
@@ -333,30 +334,30 @@ class ClusterService:
 
 
 # -- the SDK's cluster functions (``tfcloud cluster`` calls them) ------------------------------------------------
-def _settings(project: str | None, region: str | None, emulator_host: str | None) -> Settings:
-    """The settings (flag > TFCLOUD_* > config > default), checked: a project and a region for Vertex AI."""
+def _resolved(project: str | None, region: str | None, emulator_host: str | None) -> tuple[Settings, VertexTarget]:
+    """The Vertex AI target's project, region and emulator, resolved as a job's (flag > TFCLOUD_* > config > other
+    tools' variables > gcloud's configuration > default), checked, with the settings."""
     from tfcloud.checks import check_settings
-    from tfcloud.settings import resolve_settings
-    from tfcloud.targets.vertex import check_project, check_region
+    from tfcloud.targets.vertex import VertexTarget
+    from tfcloud.where import resolve
 
-    settings = resolve_settings({"target": "vertex", "project": project, "region": region,
-                                 "emulator_host": emulator_host})
-    check_settings(settings)
-    check_project("project", settings.project)
-    check_region("region", settings.region)
-    if not settings.project:
+    found = resolve(VertexTarget.name, {"project": project, "region": region, "emulator_host": emulator_host})
+    check_settings(found.settings)
+    target = found.target
+    assert isinstance(target, VertexTarget)
+    if not target.project:
         raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
                               hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
-    return settings
+    return found.settings, target
 
 
 def _service(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
-    """The persistent resources' client for the settings, with credentials checked."""
+    """The persistent resources' client for the Vertex AI target, with credentials checked."""
     from tfcloud.checks import check_credentials
 
-    settings = _settings(project, region, emulator_host)
-    check_credentials(settings)
-    return ClusterService(settings=settings)
+    settings, target = _resolved(project, region, emulator_host)
+    check_credentials(emulator_host=target.emulator_host)
+    return ClusterService(settings=settings, target=target)
 
 
 def _planned(cluster_id: str, request: dict[str, Any], *, parent: str) -> ClusterInfo:
@@ -438,9 +439,9 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
     from tfcloud.targets.vertex.gate import check_persistent_resource_request
 
     if dry_run:
-        settings = _settings(project, region, emulator_host)
-        check_persistent_resource_request(request, region=settings.region)  # Google's rules
-        return _planned(cluster_id, request, parent=f"projects/{settings.project}/locations/{settings.region}")
+        _, target = _resolved(project, region, emulator_host)
+        check_persistent_resource_request(request, region=target.location)  # Google's rules
+        return _planned(cluster_id, request, parent=f"projects/{target.project}/locations/{target.location}")
     service = _service(project, region, emulator_host)
     try:
         check_persistent_resource_request(request, region=service.parent.rsplit("/", 1)[-1])  # Google's rules
