@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from tfcloud.cloudplace import GoogleCloud
 from tfcloud.errors import ValidationError
 from tfcloud.usertext import LazyPattern, check_bool, check_count, check_text, refuse_control
 
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
     from tfcloud.settings_value import Settings
     from tfcloud.spec import JobSpec, PoolSpec
 
-__all__ = ["LazyPattern", "Option", "Target", "check_bool", "check_count", "check_text", "refuse_control", "target_of"]
+__all__ = ["GoogleCloud", "LazyPattern", "Option", "Target", "check_bool", "check_count", "check_text",
+           "refuse_control", "target_of"]
 
 #: What follows a target's ``id_prefix`` in its job ids (:meth:`Target.owns_job_id`).
 _ID_REST = LazyPattern(r"[a-z0-9][a-z0-9-]{0,119}")
@@ -200,6 +202,10 @@ class Target:
     data_in_place: ClassVar[bool] = False
     #: ``"module:Class"`` of its tuner (see :mod:`tfcloud.sdk`'s ``tune``), or None: it runs no studies.
     tuner: ClassVar[str | None] = None
+    #: ``"module:function"`` that lists the jobs it keeps but cannot attach to (a record missing or corrupt), as
+    #: rows ``{"kind": "unreadable", "job_id", "why", "created"}`` the dashboard shows rather than drops; None:
+    #: it keeps none.
+    unreadable: ClassVar[str | None] = None
     @property
     def container(self) -> bool:
         """Whether its replicas run from the job's container image (the stages build one first)."""
@@ -221,6 +227,12 @@ class Target:
     def pushes_image(self) -> bool:
         """Whether its image goes to a registry (else it stays in the local engine)."""
         return self.container
+
+    @property
+    def emulated(self) -> bool:
+        """Whether its jobs go to an emulator (Vertex AI's ``emulator_host``): nothing is billed, so no price is
+        printed before a submission and none is confirmed (the plan still prices the job)."""
+        return False
 
     @property
     def max_restarts_or_zero(self) -> int:
@@ -309,9 +321,15 @@ class Target:
         :attr:`data_in_place` then refuses local data sets)."""
         return None
 
-    def settings_for(self, settings: Settings) -> Settings:
-        """The settings this target's backend reaches it with (a target may fill some from its own options)."""
-        return settings
+    def google(self) -> GoogleCloud | None:
+        """How this target's jobs reach Google Cloud, for the stages that call Google for it (Cloud Build, the
+        staging bucket a package or data set goes to); None: they do not."""
+        return None
+
+    def repository(self, settings: Settings) -> str | None:
+        """Where the job's image is pushed: the ``image_repository`` setting (a target may default it: Vertex AI's
+        Artifact Registry of its project); None: nowhere is known."""
+        return settings.image_repository
 
     def given(self) -> dict[str, object]:
         """The options whose values differ from the defaults (for the plan and a study's rerun command)."""

@@ -16,7 +16,8 @@ __all__ = ["MAX_LOCAL_REPLICAS", "LocalTarget"]
 @dataclass(frozen=True, kw_only=True)
 class LocalTarget(LocalOptions):
     """One process per replica on this machine, on loopback. Its fields, options and rules are
-    :class:`~tfcloud.targets.local.value.LocalOptions`; this class binds them to its backend and its tuner.
+    :class:`~tfcloud.targets.local.value.LocalOptions`; this class binds them to its backend, its tuner
+    and the lister of its unreadable records.
 
     - ``use_container`` (option ``container``): each replica runs the job's image on the local Docker engine
       instead (built, not pushed).
@@ -28,3 +29,4 @@ class LocalTarget(LocalOptions):
 
     backend: ClassVar[str] = "tfcloud.targets.local.backend:LocalBackend"
     tuner: ClassVar[str | None] = "tfcloud.targets.local.tuning:LocalTuner"
+    unreadable: ClassVar[str | None] = "tfcloud.statedir:unreadable_jobs"

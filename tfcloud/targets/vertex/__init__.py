@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tfcloud.targets.vertex.value import (
+    DEFAULT_REGION,
     MAX_TIMEOUT_S,
     VERTEX_REGIONS,
     SchedulingStrategy,
@@ -18,15 +19,18 @@ from tfcloud.targets.vertex.value import (
     refuse_image_options,
 )
 
-__all__ = ["MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarget", "check_project", "check_region",
-           "refuse_image_options"]
+__all__ = ["DEFAULT_REGION", "MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarget",
+           "check_project", "check_region", "refuse_image_options"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class VertexTarget(VertexOptions):
     """A Vertex AI CustomJob. Its fields, options and rules are :class:`~tfcloud.targets.vertex.value.VertexOptions`;
-    this class binds them to its backend and its tuner. ``project``/``region`` None: the settings' (the backend says
-    when there is no project)."""
+    this class binds them to its backend and its tuner. Its ``project``, ``region``, ``staging_bucket`` and
+    ``emulator_host`` are options like the others: a call gives them, else ``TFCLOUD_*`` variables, the config
+    files, other tools' variables and gcloud's configuration fill them (:func:`tfcloud.where.resolve`).
+    ``project`` None: none was found (the backend says so); ``region`` None: :data:`DEFAULT_REGION`
+    (:attr:`location`)."""
 
     backend: ClassVar[str] = "tfcloud.targets.vertex.backend:VertexBackend"
     tuner: ClassVar[str | None] = "tfcloud.targets.vertex.tuning:VertexTuner"
