@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from tfcloud.datasets import DataSet
 from tfcloud.machines import MachineConfig
@@ -103,14 +103,11 @@ class Where(Protocol):
     target value satisfies. Declared here, below the targets, so that the spec never imports them (the targets'
     rules take a :class:`JobSpec`: the spec is the lower of the two)."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def tuner(self) -> str | None: ...
-    @property
-    def data_in_place(self) -> bool: ...
+    name: ClassVar[str]
+    title: ClassVar[str]
+    tuner: ClassVar[str | None]
+    data_in_place: ClassVar[bool]
+
     @property
     def container(self) -> bool: ...
     @property
