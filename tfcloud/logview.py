@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfcloud.backends.base import LogLine, format_tail, tail
+from tfcloud.backends.base import LogBatch, LogLine, format_tail, tail
 from tfcloud.noise import NOISE, is_noise
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ _FLUSH_S = 0.05
 _FLUSH_LINES = 512
 #: Characters rich's Text leaves out of a line (bell, backspace, vertical tab, form feed, carriage return).
 _CONTROL = dict.fromkeys((7, 8, 11, 12, 13))
+_CONTROL_CHARS = tuple(map(chr, _CONTROL))
 
 
 class _Group:
@@ -160,6 +161,45 @@ class LogPrinter:
                 self._write()
             elif self._timer is None:  # it writes what waits, every _FLUSH_S
                 self._start_timer()
+
+    def print_batch(self, batch: LogBatch) -> None:
+        """Take a batch of one replica's lines (:class:`~tfcloud.backends.base.LogBatch`, as a local job's are
+        read): filtered, and, unless they wait to be folded, written at once with one write (after any lines
+        that wait), never one call per line."""
+        with self._lock:
+            texts = self._filter.kept(batch.replica, list(batch.texts))
+            self.hidden += len(batch.texts) - len(texts)
+            if not texts:
+                return
+            shown = self._shown.get(batch.replica)
+            if shown is None:
+                shown = self._shown[batch.replica] = collections.deque(maxlen=20)
+            shown.extend(texts[-20:])
+            if self._fold or self.json_lines or self.through_rich or self._notebook is not None:
+                for text in texts:
+                    line = LogLine(replica=batch.replica, text=text, stream=batch.stream, timestamp=batch.timestamp)
+                    if self._fold:
+                        now = time.monotonic()
+                        self._add(line, now)
+                        self._release(now)
+                    else:
+                        self._out.append((line.replica, line))
+                if len(self._out) >= _FLUSH_LINES:
+                    self._write()
+                elif self._timer is None:
+                    self._start_timer()
+                return
+            self._write()  # what waits goes first
+            if self.console.quiet:
+                return
+            prefix = self._prefix(batch.replica)
+            if self.timestamps:
+                prefix += self._dim(format_time(batch.timestamp) + " ")
+            out = prefix + ("\n" + prefix).join(texts) + "\n"
+            if any(c in out for c in _CONTROL_CHARS):
+                out = out.translate(_CONTROL)
+            self.console.file.write(out)
+            self.console.file.flush()
 
     def _add(self, line: LogLine, now: float) -> None:
         """Fold ``line`` into a waiting group with its text (one its replica is not in yet, after the group of

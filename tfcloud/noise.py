@@ -48,9 +48,20 @@ _AT_START = re.compile("|".join(f"(?:{p.pattern[1:]})" for p in NOISE if p.patte
 _ANYWHERE = tuple(p for p in NOISE if not p.pattern.startswith("^"))
 
 
+#: Those of the others that are plain text (all of them today), found in a batch's joined text with ``in``.
+_ANYWHERE_TEXT = tuple(p.pattern for p in _ANYWHERE if not any(c in p.pattern for c in "\\.^$*+?{}[]|()"))
+_ANYWHERE_RE = tuple(p for p in _ANYWHERE if p.pattern not in _ANYWHERE_TEXT)
+
+
 def is_noise(text: str) -> bool:
     """Whether ``text`` (one log line) is known TensorFlow start-up noise (:data:`NOISE`)."""
     return _AT_START.match(text) is not None or any(p.search(text) for p in _ANYWHERE)
+
+
+def _any_noise(texts: list[str], joined: str) -> bool:
+    """Whether a line of ``texts`` (``joined``: them joined by newlines) may be noise: a few calls for a batch."""
+    return (any(map(_AT_START.match, texts)) or any(t in joined for t in _ANYWHERE_TEXT)
+            or any(p.search(joined) for p in _ANYWHERE_RE))
 
 
 #: The first line of a traceback, and a frame of tfcloud's launcher or of runpy in it (the launcher runs the
@@ -106,6 +117,16 @@ class LineFilter:
         self._own_frame.discard(replica)
         return False
 
+
+    def kept(self, replica: str, texts: list[str]) -> list[str]:
+        """The lines of ``texts`` (``replica``'s next lines, in order) that are not hidden: ``texts`` itself when
+        none is, found with a few calls for the whole batch (a batch with a noise line or a traceback, or met
+        inside a dump or a traceback, goes line by line through :meth:`hides`)."""
+        if replica not in self._dump and replica not in self._traceback:
+            joined = "\n".join(texts)
+            if _TRACEBACK not in joined and (self.show_noise or not _any_noise(texts, joined)):
+                return texts
+        return [text for text in texts if not self.hides(replica, text)]
 
     def _noise(self, replica: str, text: str) -> bool:
         """A noise line: hidden; one that opens a dump (``... with config:``, ``... {``) hides the dump too."""

@@ -60,6 +60,11 @@ SILENT_S = 5.0
 
 _TICK_S = 0.05
 _MAX_PARTIAL = 64 * 1024
+_READ_BYTES = 65536
+#: Bytes that a JSON string must escape (``"``, ``\\``, control characters), mapped to ``"``; every other byte to
+#: itself, and the newline too (lines are split on it first): ``b'"' not in raw.translate(_ESCAPED)`` says that
+#: the lines of ``raw`` go into ``lines.jsonl`` as they are, in one ``replace`` (one C call, not one per line).
+_ESCAPED = bytes(0x22 if (b < 0x20 and b != 0x0A) or b == 0x5C else b for b in range(256))
 _SMALL_READ = 16 * 1024
 _GATHER_S = 0.002
 _EOF_WAIT_S = 2.0  # after every replica ended: how long to wait for pipes held open by escaped processes
@@ -104,6 +109,14 @@ def _process_state(pid: int) -> str | None:
     except OSError:
         return None
     return stat[stat.rfind(b")") + 2:][:1].decode() or None
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class _Pipe:
@@ -194,7 +207,7 @@ class Supervisor:
         self.ended_at: float | None = None
         self.selector = selectors.DefaultSelector()
         (job_dir / LOG_DIR).mkdir(mode=0o700, exist_ok=True)
-        self.lines: IO[str] = open_private(job_dir / LINES_FILE, "a")
+        self.lines: IO[bytes] = open_private(job_dir / LINES_FILE, "ab")
         self._dirty = False
 
     # -- status ------------------------------------------------------------------------------------------
@@ -290,20 +303,41 @@ class Supervisor:
             return
         self.fail(r, code, f"{r.name} {describe_exit(r.returncode)}.")
 
-    def _emit(self, pipe: _Pipe, raw: bytes) -> None:
-        self._line(pipe.replica.name, pipe.stream, raw.decode("utf-8", errors="replace").rstrip("\r"))
-
     def _line(self, replica: str, stream: str, text: str) -> None:
-        # {"t": ..., "r": ..., "s": ..., "x": ...} as json.dumps writes it, made from its parts: a job's every line
-        # comes through here (json.dumps of a str alone is a fast path)
-        self.lines.write(f'{{"t": {round(time.time(), 3)!r}, "r": {json.dumps(replica, ensure_ascii=False)}, '
-                         f'"s": {json.dumps(stream)}, "x": {json.dumps(text, ensure_ascii=False)}}}\n')
+        """One line of tfcloud's own (a restart) into ``lines.jsonl``."""
+        self.lines.write(self._head(replica, stream).encode() + json.dumps(text, ensure_ascii=False).encode()
+                         + b"}\n")
+        self._dirty = True
+
+    @staticmethod
+    def _head(replica: str, stream: str) -> str:
+        """A record of ``lines.jsonl`` up to its text: ``{"t": ..., "r": ..., "s": ..., "x": `` (as json.dumps of
+        the dict writes it). Every line of one read of a pipe has the same: it is made once per read."""
+        return (f'{{"t": {round(time.time(), 3)!r}, "r": {json.dumps(replica, ensure_ascii=False)}, '
+                f'"s": {json.dumps(stream)}, "x": ')
+
+    def _emit(self, pipe: _Pipe, raw: bytes) -> None:
+        """The lines of ``raw`` (whole lines joined by ``\\n``, without the last one's) into ``lines.jsonl``, one
+        JSON object per line, with one write. Lines with nothing to escape (valid UTF-8 without ``"``, ``\\`` or
+        control characters: nearly all) are copied as they are; the others go through ``json.dumps`` (one
+        call for the whole read) and lose a trailing carriage return; bytes that are not UTF-8 become U+FFFD."""
+        head = self._head(pipe.replica.name, pipe.stream).encode()
+        if b'"' not in raw.translate(_ESCAPED) and (raw.isascii() or _is_utf8(raw)):
+            self.lines.write(head + b'"' + raw.replace(b"\n", b'"}\n' + head + b'"') + b'"}\n')
+        else:
+            texts = raw.decode("utf-8", errors="replace").split("\n")
+            if b"\r" in raw:
+                texts = [text.rstrip("\r") for text in texts]
+            # '["a"\n"b"]': a JSON string never holds a raw newline, so it only separates two items.
+            items = json.dumps(texts, ensure_ascii=False, separators=("\n", ": "))[1:-1].encode()
+            self.lines.write(head + items.replace(b"\n", b"}\n" + head) + b"}\n")
         self._dirty = True
 
     def _read(self, pipe: _Pipe) -> int:
-        """Read what ``pipe`` holds (64 KiB at most): the bytes read."""
+        """Read what ``pipe`` holds (64 KiB at most): the bytes read. Its whole lines go to ``lines.jsonl`` at
+        once; the rest waits for the next read (or EOF, or to be longer than :data:`_MAX_PARTIAL`)."""
         try:
-            data = os.read(pipe.fileobj.fileno(), 65536)
+            data = os.read(pipe.fileobj.fileno(), _READ_BYTES)
         except BlockingIOError:
             return 0
         except OSError:
@@ -320,10 +354,12 @@ class Supervisor:
             return 0
         assert pipe.replica.log is not None
         pipe.replica.log.write(data)
-        chunks = (pipe.partial + data).split(b"\n")
-        pipe.partial = chunks.pop()
-        for chunk in chunks:
-            self._emit(pipe, chunk)
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            pipe.partial += data
+        else:
+            self._emit(pipe, pipe.partial + data[:cut] if pipe.partial else data[:cut])
+            pipe.partial = data[cut + 1:]
         if len(pipe.partial) > _MAX_PARTIAL:
             self._emit(pipe, pipe.partial)
             pipe.partial = b""
