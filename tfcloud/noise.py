@@ -58,15 +58,36 @@ def is_noise(text: str) -> bool:
     return _AT_START.match(text) is not None or any(p.search(text) for p in _ANYWHERE)
 
 
-def _any_noise(texts: list[str], joined: str) -> bool:
-    """Whether a line of ``texts`` (``joined``: them joined by newlines) may be noise: a few calls for a batch."""
-    return (any(map(_AT_START.match, texts)) or any(t in joined for t in _ANYWHERE_TEXT)
-            or any(p.search(joined) for p in _ANYWHERE_RE))
+def _starts() -> str:
+    """What a line that :class:`LineFilter` looks at line by line starts with: :data:`NOISE`'s patterns that start
+    at the line's start (those after the absl prefix factored, so that a line that is no absl line fails at once),
+    or a traceback's first line."""
+    absl = [p.pattern[len(_ABSL):] for p in NOISE if p.pattern.startswith(_ABSL)]
+    others = [p.pattern[1:] for p in NOISE if p.pattern.startswith("^") and not p.pattern.startswith(_ABSL)]
+    return "|".join([f"{_ABSL[1:]}(?:{'|'.join(absl)})", *others, re.escape(_TRACEBACK)])
 
 
-#: The first line of a traceback, and a frame of tfcloud's launcher or of runpy in it (the launcher runs the
-#: user's script with ``runpy.run_path``; its frames lead every replica's traceback and say nothing of the script).
 _TRACEBACK = "Traceback (most recent call last):"
+#: Tried at a line's start; and after every newline of a batch's lines joined (``$`` at each line's end).
+_START = re.compile(_starts())
+_AFTER_NEWLINE = re.compile(f"\n(?:{_starts()})", re.MULTILINE)
+
+
+def _look_closer(texts: list[str], joined: str, *, noise: bool) -> bool:
+    """Whether a line of ``texts`` (``joined``: them joined by newlines) may be a traceback's first line or, with
+    ``noise``, noise: a few calls for a batch, never a line missed (a batch that may holds one goes line by line).
+    Long lines are tried one by one at their start; short ones with one search of the batch."""
+    if len(joined) > 256 * len(texts):
+        starts = any(map(_START.match, texts))
+    else:
+        starts = _START.match(texts[0]) is not None or _AFTER_NEWLINE.search(joined) is not None
+    if starts or not noise:
+        return starts
+    return any(t in joined for t in _ANYWHERE_TEXT) or any(p.search(joined) for p in _ANYWHERE_RE)
+
+
+#: A frame of tfcloud's launcher or of runpy in a traceback (the launcher runs the user's script with
+#: ``runpy.run_path``; its frames lead every replica's traceback and say nothing of the script).
 _OWN_FRAME = re.compile(r'^\s*File "(?:[^"]*[/\\])?(?:tfcloud_launcher\.py|runpy\.py|<frozen runpy>)", line \d+')
 _FRAME = re.compile(r'^\s*File "')
 #: A line of protobuf text format (``device_count {``, ``  key: "CPU"``, ``}``): the body of a dumped config.
@@ -122,9 +143,8 @@ class LineFilter:
         """The lines of ``texts`` (``replica``'s next lines, in order) that are not hidden: ``texts`` itself when
         none is, found with a few calls for the whole batch (a batch with a noise line or a traceback, or met
         inside a dump or a traceback, goes line by line through :meth:`hides`)."""
-        if replica not in self._dump and replica not in self._traceback:
-            joined = "\n".join(texts)
-            if _TRACEBACK not in joined and (self.show_noise or not _any_noise(texts, joined)):
+        if replica not in self._dump and replica not in self._traceback and texts:
+            if not _look_closer(texts, "\n".join(texts), noise=not self.show_noise):
                 return texts
         return [text for text in texts if not self.hides(replica, text)]
 

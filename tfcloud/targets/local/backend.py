@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from tfcloud.artifacts import PreparedJob, script_beside_launcher
 from tfcloud.backends.base import JobInfo, LogBatch, LogLine, ReplicaInfo, select_lines
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["LocalBackend", "LocalJob"]
 
 _POLL_S = 0.05
-_READ_BYTES = 1 << 20  # read lines.jsonl 1 MiB at a time
+_READ_BYTES = 256 * 1024  # read lines.jsonl 256 KiB at a time
 #: After a read of lines.jsonl that brought less than this, wait this long before the next: the lines that come
 #: meanwhile are read (and written to the terminal) together, not a few at a time with a look at the status each.
 _GATHER_BYTES = 64 * 1024
@@ -357,37 +357,42 @@ class LocalJob:
                 yield batch
 
     def _batches(self, *, follow: bool, replica: str | None) -> Iterator[LogBatch]:
-        """The lines of ``lines.jsonl``, a read (up to a MiB) at a time; after each read, :data:`_READ_END`
-        (only with follow). A read that brings little is followed by a short pause, so that lines gather."""
+        """The lines of ``lines.jsonl``, read to its end (256 KiB at a time: the client's memory stays flat, and
+        no read is so large that its strings cost page faults), then :data:`_READ_END` (only with follow). A
+        round that brought little is followed by a short pause, so that lines gather."""
         from tfcloud.targets.local.linesfile import parse_batches
 
         path = self.job_dir / sup.LINES_FILE
-        offset = 0
         partial = b""
-        while True:
-            final = (not follow) or self._state().is_final  # decided before reading: then nothing is missed
-            try:
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    data = f.read(_READ_BYTES)  # a bounded read: the client's memory stays flat
-            except FileNotFoundError:
-                data = b""
-            offset += len(data)
-            cut = data.rfind(b"\n") + 1
-            if cut:
-                whole, partial = partial + data[:cut], data[cut:]
-                for batch in parse_batches(whole):
-                    if replica is None or batch.replica == replica:
-                        yield batch
-            else:
-                partial += data
-            if len(data) == _READ_BYTES:
-                continue  # the file goes on: read it to its end first
-            if final:
-                return
-            yield _READ_END
-            if len(data) < _GATHER_BYTES:
-                self._pause(_GATHER_S if data else 0.1)
+        f: BinaryIO | None = None
+        try:
+            while True:
+                final = (not follow) or self._state().is_final  # decided before reading: then nothing is missed
+                if f is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        f = open(path, "rb")  # noqa: SIM115 (kept open between reads; closed below)
+                got = 0
+                while f is not None:
+                    data = f.read(_READ_BYTES)
+                    got += len(data)
+                    cut = data.rfind(b"\n") + 1
+                    if cut:
+                        whole, partial = partial + data[:cut], data[cut:]
+                        for batch in parse_batches(whole):
+                            if replica is None or batch.replica == replica:
+                                yield batch
+                    else:
+                        partial += data
+                    if len(data) < _READ_BYTES:
+                        break
+                if final:
+                    return
+                yield _READ_END
+                if got < _GATHER_BYTES:
+                    self._pause(_GATHER_S if got else 0.1)
+        finally:
+            if f is not None:
+                f.close()
 
     # -- waiting and stopping -----------------------------------------------------------------------------
     def wait(self, timeout: float | None = None) -> JobInfo:

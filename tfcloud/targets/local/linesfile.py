@@ -12,18 +12,26 @@ written otherwise, a torn write) sends the read through :mod:`json`, as a whole 
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 import re
 
 from tfcloud.backends.base import LogBatch, LogLine
 
 __all__ = ["parse_batches", "regroup"]
 
+_NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 #: The head of a record as the supervisor writes it: its time, replica and stream (names without escapes).
-_HEAD = re.compile(r'\{"t": (-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?), "r": "([^"\\]*)", "s": "([^"\\]*)", "x": "')
-#: Quotes in a record with such a head and a text without escapes: 13 in its head, 1 after its text.
-_QUOTES = 14
+_HEAD = re.compile(rf'\{{"t": {_NUMBER}, "r": "([^"\\]*)", "s": "([^"\\]*)", "x": "')
+#: What comes between the first two quotes of such a record: its time.
+_TIME = re.compile(rf": {_NUMBER}, ")
 _END = '"}\n'
+#: A record longer than this (in characters) makes :func:`parse_batches` split the read at its quotes: a few
+#: small strings and the text per record, rather than the record and then its text.
+_LONG = 400
+#: The pieces of a record split at its quotes, and what each one is (None: the record's own).
+_PIECES = ("{", "t", None, "r", ": ", None, ", ", "s", ": ", None, ", ", "x", ": ", None)
 
 
 def parse_batches(data: bytes) -> list[LogBatch]:
@@ -32,17 +40,49 @@ def parse_batches(data: bytes) -> list[LogBatch]:
     if not data:
         return []
     text = data.decode("utf-8", errors="replace")
-    records = text.split(_END)
-    if records.pop() == "":  # data ends with a record's end, as whole lines of the supervisor's do
-        found = _runs(records, clean="\\" not in text and text.count('"') == _QUOTES * len(records))
-        if found is not None:
-            return found
-    return regroup(_parse_lines(data.split(b"\n")))
+    escapes = "\\" in text
+    found = None
+    if not escapes and text.find("\n") > _LONG:
+        found = _long_runs(text)
+    if found is None:
+        records = text.split(_END)
+        if records.pop() == "":  # data ends with a record's end, as whole lines of the supervisor's do
+            found = _runs(records, escapes=escapes)
+    return found if found is not None else regroup(_parse_lines(data.split(b"\n")))
 
 
-def _runs(records: list[str], *, clean: bool) -> list[LogBatch] | None:
+def _long_runs(text: str) -> list[LogBatch] | None:
+    """The records of ``text`` (no backslash in it) from its pieces between quotes: 14 a record, each at its place
+    (checked, a slice of the pieces at a time); None when the records are not all as the supervisor writes them."""
+    pieces = text.split('"')
+    n, rest = divmod(len(pieces) - 1, len(_PIECES))
+    if rest or not n or pieces[-1] != "}\n" or pieces[0] != "{" or pieces[14:-1:14].count("}\n{") != n - 1:
+        return None
+    for place, expected in enumerate(_PIECES[1:], 1):
+        if expected is not None and pieces[place::14].count(expected) != n:
+            return None
+    times, replicas, streams, texts = pieces[2::14], pieces[5::14], pieces[9::14], pieces[13::14]
+    if "\n" in "".join(texts):
+        return None
+    batches: list[LogBatch] = []
+    i = 0
+    while i < n:
+        when, replica, stream = times[i], replicas[i], streams[i]
+        number = _TIME.fullmatch(when)
+        if number is None:
+            return None
+        j = i + 1
+        while j < n and times[j] == when and replicas[j] == replica and streams[j] == stream:
+            j += 1
+        batches.append(LogBatch(replica=replica, texts=texts[i:j], stream=stream, timestamp=float(number[1])))
+        i = j
+    return batches
+
+
+def _runs(records: list[str], *, escapes: bool) -> list[LogBatch] | None:
     """``records`` (each without its ``"}`` end) grouped by their head; None when one is not as the supervisor
-    writes them. ``clean``: no text holds a quote or a backslash (nothing to unescape, nothing to check)."""
+    writes them. ``escapes``: some record holds a backslash (without, a text is taken as it is, once it is
+    checked to hold no quote, with one search for a run)."""
     batches: list[LogBatch] = []
     i, n = 0, len(records)
     while i < n:
@@ -50,19 +90,41 @@ def _runs(records: list[str], *, clean: bool) -> list[LogBatch] | None:
         if head is None:
             return None
         start = head.group()
-        size = len(start)
-        j = i + 1
-        while j < n and records[j].startswith(start):
-            j += 1
-        texts = [record[size:] for record in records[i:j]]
-        if not clean:
+        j = _run_end(records, i, start)
+        texts = list(map(operator.itemgetter(slice(len(start), None)), records[i:j]))
+        if escapes:
             unescaped = [_unescape(t) if "\\" in t or '"' in t else t for t in texts]
             if None in unescaped:
                 return None
             texts = unescaped  # type: ignore[assignment]
+        elif '"' in "".join(texts):  # a record with more than a text after its head
+            return None
         batches.append(LogBatch(replica=head[2], texts=texts, stream=head[3], timestamp=float(head[1])))
         i = j
     return batches
+
+
+def _run_end(records: list[str], i: int, start: str) -> int:
+    """The end of the run of records from ``i`` on that begin with ``start`` (``records[i]`` does): found by
+    galloping and halving (a run is one read of a pipe: hundreds of records), then checked with one call a record
+    in C; a run that is not one block is walked record by record."""
+    n = len(records)
+    low, step = i, 1
+    while low + step < n and records[low + step].startswith(start):
+        low, step = low + step, step * 2
+    high = min(low + step, n)
+    while high - low > 1:  # records[low] begins with start; records[high] does not (or is the end)
+        middle = (low + high) // 2
+        if records[middle].startswith(start):
+            low = middle
+        else:
+            high = middle
+    if all(map(str.startswith, records[i:high], itertools.repeat(start))):
+        return high
+    j = i + 1
+    while j < n and records[j].startswith(start):
+        j += 1
+    return j
 
 
 def _unescape(text: str) -> str | None:
