@@ -195,7 +195,11 @@ class LogPrinter:
             prefix = self._prefix(batch.replica)
             if self.timestamps:
                 prefix += self._dim(format_time(batch.timestamp) + " ")
-            out = prefix + ("\n" + prefix).join(texts) + "\n"
+            # One join makes the whole text (the first line gets its prefix, the last its newline, beforehand):
+            # no second copy of a batch that may be a few hundred kB.
+            texts[0] = prefix + texts[0]
+            texts[-1] += "\n"
+            out = ("\n" + prefix).join(texts)
             if any(c in out for c in _CONTROL_CHARS):
                 out = out.translate(_CONTROL)
             self.console.file.write(out)

@@ -9,6 +9,8 @@ key: "CPU" ... }`` protobuf text after it), and, inside a traceback, the frames 
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 
 __all__ = ["NOISE", "LineFilter", "is_noise", "without_launcher_frames"]
@@ -73,17 +75,19 @@ _START = re.compile(_starts())
 _AFTER_NEWLINE = re.compile(f"\n(?:{_starts()})", re.MULTILINE)
 
 
-def _look_closer(texts: list[str], joined: str, *, noise: bool) -> bool:
-    """Whether a line of ``texts`` (``joined``: them joined by newlines) may be a traceback's first line or, with
-    ``noise``, noise: a few calls for a batch, never a line missed (a batch that may holds one goes line by line).
-    Long lines are tried one by one at their start; short ones with one search of the batch."""
-    if len(joined) > 256 * len(texts):
-        starts = any(map(_START.match, texts))
-    else:
-        starts = _START.match(texts[0]) is not None or _AFTER_NEWLINE.search(joined) is not None
-    if starts or not noise:
-        return starts
-    return any(t in joined for t in _ANYWHERE_TEXT) or any(p.search(joined) for p in _ANYWHERE_RE)
+def _look_closer(texts: list[str], *, noise: bool) -> bool:
+    """Whether a line of ``texts`` may be a traceback's first line or, with ``noise``, noise: a few calls for a
+    batch, never a line missed (a batch that may hold one goes line by line). Short lines are joined and searched
+    at once; long ones (where a search of the joined text costs more than a call a line) one by one."""
+    if sum(map(len, texts)) > 256 * len(texts):
+        if any(map(_START.match, texts)):
+            return True
+        return noise and (any(any(map(operator.contains, texts, itertools.repeat(t))) for t in _ANYWHERE_TEXT)
+                          or any(p.search(text) for p in _ANYWHERE_RE for text in texts))
+    joined = "\n".join(texts)
+    if _START.match(texts[0]) is not None or _AFTER_NEWLINE.search(joined) is not None:
+        return True
+    return noise and (any(t in joined for t in _ANYWHERE_TEXT) or any(p.search(joined) for p in _ANYWHERE_RE))
 
 
 #: A frame of tfcloud's launcher or of runpy in a traceback (the launcher runs the user's script with
@@ -144,7 +148,7 @@ class LineFilter:
         none is, found with a few calls for the whole batch (a batch with a noise line or a traceback, or met
         inside a dump or a traceback, goes line by line through :meth:`hides`)."""
         if replica not in self._dump and replica not in self._traceback and texts:
-            if not _look_closer(texts, "\n".join(texts), noise=not self.show_noise):
+            if not _look_closer(texts, noise=not self.show_noise):
                 return texts
         return [text for text in texts if not self.hides(replica, text)]
 

@@ -67,6 +67,9 @@ _READ_BYTES = 65536
 _ESCAPED = bytes(0x22 if (b < 0x20 and b != 0x0A) or b == 0x5C else b for b in range(256))
 _SMALL_READ = 16 * 1024
 _GATHER_S = 0.002
+_CHECK_S = 0.01
+#: The buffers of lines.jsonl and the log files: written out every _CHECK_S, or when full.
+_BUFFER_BYTES = 256 * 1024
 _EOF_WAIT_S = 2.0  # after every replica ended: how long to wait for pipes held open by escaped processes
 _CANCEL_EXIT_CODE = 130
 
@@ -207,7 +210,7 @@ class Supervisor:
         self.ended_at: float | None = None
         self.selector = selectors.DefaultSelector()
         (job_dir / LOG_DIR).mkdir(mode=0o700, exist_ok=True)
-        self.lines: IO[bytes] = open_private(job_dir / LINES_FILE, "ab")
+        self.lines: IO[bytes] = open_private(job_dir / LINES_FILE, "ab", buffering=_BUFFER_BYTES)
         self._dirty = False
 
     # -- status ------------------------------------------------------------------------------------------
@@ -240,7 +243,7 @@ class Supervisor:
             if self.cancel_requested:
                 break
             if r.log is None:
-                r.log = open_private(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=0)
+                r.log = open_private(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=_BUFFER_BYTES)
             env = {**os.environ, **r.env, "TFCLOUD_ATTEMPT": str(self.attempt), **self.heartbeat_env(r)}
             try:
                 r.proc = subprocess.Popen(
@@ -354,6 +357,7 @@ class Supervisor:
             return 0
         assert pipe.replica.log is not None
         pipe.replica.log.write(data)
+        self._dirty = True
         cut = data.rfind(b"\n")
         if cut < 0:
             pipe.partial += data
@@ -364,6 +368,15 @@ class Supervisor:
             self._emit(pipe, pipe.partial)
             pipe.partial = b""
         return len(data)
+
+    def flush(self) -> None:
+        """Write out what waits for ``lines.jsonl`` and the replicas' log files."""
+        if self._dirty:
+            self.lines.flush()
+            for r in self.replicas:
+                if r.log is not None:
+                    r.log.flush()
+            self._dirty = False
 
     def _signal_group(self, r: _Replica, sig: int) -> None:
         if r.pid is None:
@@ -468,16 +481,20 @@ class Supervisor:
         self.write_status()
         self.start()
         eof_deadline: float | None = None
+        checked = 0.0
         while True:
             read = sum(self._read(key.data) for key, _ in self.selector.select(timeout=_TICK_S))
             if 0 < read < _SMALL_READ:
                 # A replica writes a line at a time (its launcher line-buffers): let a few gather, rather than
                 # a turn of this loop (and a write to lines.jsonl) per line. Lines still show within ms.
                 time.sleep(_GATHER_S)
-            if self._dirty:
-                self.lines.flush()
-                self._dirty = False
             now = time.monotonic()
+            if read and now - checked < _CHECK_S:
+                # Lines are coming (a pipe holds 16 lines of 2 kB: a turn every few of them): what was read is
+                # written out, and the replicas' processes and heartbeats looked at, every _CHECK_S meanwhile.
+                continue
+            checked = now
+            self.flush()
             if self.reap():
                 self.decide(now)
                 self.write_status()

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["LocalBackend", "LocalJob"]
 
 _POLL_S = 0.05
-_READ_BYTES = 256 * 1024  # read lines.jsonl 256 KiB at a time
+_READ_BYTES = 128 * 1024  # read lines.jsonl 128 KiB at a time
 #: After a read of lines.jsonl that brought less than this, wait this long before the next: the lines that come
 #: meanwhile are read (and written to the terminal) together, not a few at a time with a look at the status each.
 _GATHER_BYTES = 64 * 1024
@@ -357,7 +357,7 @@ class LocalJob:
                 yield batch
 
     def _batches(self, *, follow: bool, replica: str | None) -> Iterator[LogBatch]:
-        """The lines of ``lines.jsonl``, read to its end (256 KiB at a time: the client's memory stays flat, and
+        """The lines of ``lines.jsonl``, read to its end (128 KiB at a time: the client's memory stays flat, and
         no read is so large that its strings cost page faults), then :data:`_READ_END` (only with follow). A
         round that brought little is followed by a short pause, so that lines gather."""
         from tfcloud.targets.local.linesfile import parse_batches

@@ -62,14 +62,14 @@ def _long_runs(text: str) -> list[LogBatch] | None:
         if expected is not None and pieces[place::14].count(expected) != n:
             return None
     times, replicas, streams, texts = pieces[2::14], pieces[5::14], pieces[9::14], pieces[13::14]
-    if "\n" in "".join(texts):
+    if any(map(operator.contains, texts, itertools.repeat("\n"))):  # a line without its record's end
         return None
     batches: list[LogBatch] = []
     i = 0
     while i < n:
         when, replica, stream = times[i], replicas[i], streams[i]
         number = _TIME.fullmatch(when)
-        if number is None:
+        if number is None or "\n" in replica or "\n" in stream:
             return None
         j = i + 1
         while j < n and times[j] == when and replicas[j] == replica and streams[j] == stream:
