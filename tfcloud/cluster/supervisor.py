@@ -114,6 +114,17 @@ def _process_state(pid: int) -> str | None:
     return stat[stat.rfind(b")") + 2:][:1].decode() or None
 
 
+def _names(replica: str, stream: str) -> bytes:
+    """The part of a record of ``lines.jsonl`` after its time and before its text: ``, "r": ..., "s": ..., "x": ``."""
+    return f', "r": {json.dumps(replica, ensure_ascii=False)}, "s": {json.dumps(stream)}, "x": '.encode()
+
+
+def _head(names: bytes) -> bytes:
+    """A record of ``lines.jsonl`` up to its text: ``{"t": ..., "r": ..., "s": ..., "x": `` (as json.dumps of the
+    dict writes it; the time is now). Every line of one read of a pipe has the same: it is made once per read."""
+    return b'{"t": ' + repr(round(time.time(), 3)).encode() + names
+
+
 def _is_utf8(raw: bytes) -> bool:
     try:
         raw.decode("utf-8")
@@ -131,6 +142,7 @@ class _Pipe:
         self.fileobj = fileobj
         self.partial = b""
         self.eof = False
+        self.names = _names(replica.name, stream)
 
 
 class _Replica:
@@ -308,32 +320,24 @@ class Supervisor:
 
     def _line(self, replica: str, stream: str, text: str) -> None:
         """One line of tfcloud's own (a restart) into ``lines.jsonl``."""
-        self.lines.write(self._head(replica, stream).encode() + json.dumps(text, ensure_ascii=False).encode()
-                         + b"}\n")
+        self.lines.write(_head(_names(replica, stream)) + json.dumps(text, ensure_ascii=False).encode() + b"}\n")
         self._dirty = True
-
-    @staticmethod
-    def _head(replica: str, stream: str) -> str:
-        """A record of ``lines.jsonl`` up to its text: ``{"t": ..., "r": ..., "s": ..., "x": `` (as json.dumps of
-        the dict writes it). Every line of one read of a pipe has the same: it is made once per read."""
-        return (f'{{"t": {round(time.time(), 3)!r}, "r": {json.dumps(replica, ensure_ascii=False)}, '
-                f'"s": {json.dumps(stream)}, "x": ')
 
     def _emit(self, pipe: _Pipe, raw: bytes) -> None:
         """The lines of ``raw`` (whole lines joined by ``\\n``, without the last one's) into ``lines.jsonl``, one
         JSON object per line, with one write. Lines with nothing to escape (valid UTF-8 without ``"``, ``\\`` or
         control characters: nearly all) are copied as they are; the others go through ``json.dumps`` (one
         call for the whole read) and lose a trailing carriage return; bytes that are not UTF-8 become U+FFFD."""
-        head = self._head(pipe.replica.name, pipe.stream).encode()
+        head = _head(pipe.names)
         if b'"' not in raw.translate(_ESCAPED) and (raw.isascii() or _is_utf8(raw)):
-            self.lines.write(head + b'"' + raw.replace(b"\n", b'"}\n' + head + b'"') + b'"}\n')
+            self.lines.write(b"".join((head, b'"', raw.replace(b"\n", b'"}\n' + head + b'"'), b'"}\n')))
         else:
             texts = raw.decode("utf-8", errors="replace").split("\n")
             if b"\r" in raw:
                 texts = [text.rstrip("\r") for text in texts]
             # '["a"\n"b"]': a JSON string never holds a raw newline, so it only separates two items.
             items = json.dumps(texts, ensure_ascii=False, separators=("\n", ": "))[1:-1].encode()
-            self.lines.write(head + items.replace(b"\n", b"}\n" + head) + b"}\n")
+            self.lines.write(b"".join((head, items.replace(b"\n", b"}\n" + head), b"}\n")))
         self._dirty = True
 
     def _read(self, pipe: _Pipe) -> int:
