@@ -223,8 +223,8 @@ def test_every_line_reaches_the_terminal_in_order(tmp_path: Path, capsys: pytest
     script = tmp_path / "talk.py"
     script.write_text(
         "import sys\n"
-        "kinds = ['plain {}', 'say \"{}\"', 'back\\\\slash {}', 'tab\\t{}', 'caf\\u00e9 {} \\u20ac', '\\x1b[1m{}\\x1b[0m',\n"
-        "         '{} progress\\r', 'x' * 3000 + ' {}']\n"
+        "kinds = ['plain {}', 'say \"{}\"', 'back\\\\slash {}', 'tab\\t{}', 'caf\\u00e9 {} \\u20ac',\n"
+        "         '\\x1b[1m{}\\x1b[0m', '{} progress\\r', 'x' * 3000 + ' {}']\n"
         "for i in range(30000):\n"
         "    print(kinds[(i // 1000) % len(kinds)].format(i))\n"
         "print('done', file=sys.stderr)\n")

@@ -147,9 +147,9 @@ class LineFilter:
         """The lines of ``texts`` (``replica``'s next lines, in order) that are not hidden: ``texts`` itself when
         none is, found with a few calls for the whole batch (a batch with a noise line or a traceback, or met
         inside a dump or a traceback, goes line by line through :meth:`hides`)."""
-        if replica not in self._dump and replica not in self._traceback and texts:
-            if not _look_closer(texts, noise=not self.show_noise):
-                return texts
+        if (texts and replica not in self._dump and replica not in self._traceback
+                and not _look_closer(texts, noise=not self.show_noise)):
+            return texts
         return [text for text in texts if not self.hides(replica, text)]
 
     def _noise(self, replica: str, text: str) -> bool:

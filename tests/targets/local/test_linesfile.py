@@ -12,7 +12,7 @@ import pytest
 
 from tfcloud.backends.base import BatchedLogs, LogLine
 from tfcloud.cluster import supervisor as sup
-from tfcloud.targets.local.linesfile import parse_batches
+from tfcloud.targets.local.linesfile import parse_runs
 
 #: Lines with what JSON escapes, what it does not, and what a split at quotes or newlines could be misled by.
 TRICKY = [b"plain", b"", b'he said "hi"', b"back\\slash", b"tab\there", b"progress\r", b"\x1b[31mred\x1b[0m",
@@ -36,11 +36,11 @@ class _Pipe:
 def _written(*reads: tuple[_Pipe, bytes]) -> bytes:
     """What the supervisor writes to lines.jsonl for these reads (each: whole lines joined by newlines)."""
     supervisor = sup.Supervisor.__new__(sup.Supervisor)
-    supervisor.lines = io.BytesIO()  # type: ignore[assignment]
+    supervisor.lines = io.BytesIO()
     supervisor._dirty = False
     for pipe, raw in reads:
         supervisor._emit(pipe, raw)  # type: ignore[arg-type]
-    return supervisor.lines.getvalue()  # type: ignore[attr-defined, no-any-return]
+    return supervisor.lines.getvalue()
 
 
 def _one_by_one(data: bytes) -> list[LogLine]:
@@ -56,7 +56,8 @@ def _one_by_one(data: bytes) -> list[LogLine]:
 
 
 def _read(data: bytes) -> list[LogLine]:
-    return [line for batch in parse_batches(data) for line in batch.lines()]
+    return [LogLine(replica=replica, text=text, stream=stream, timestamp=when)
+            for replica, stream, when, texts in parse_runs(data) for text in texts]
 
 
 def test_the_supervisor_writes_each_line_as_json_dumps_would() -> None:
@@ -91,8 +92,8 @@ def test_runs_are_the_reads_of_a_pipe(width: int) -> None:
     text = b"\n".join(b"%08d " % i + b"x" * (width - 9) for i in range(50))
     stdout, stderr = _Pipe(), _Pipe("chief-0", "stderr")
     data = _written((stdout, text), (stderr, b"oops"), (stdout, text))
-    batches = parse_batches(data)
-    assert [(b.stream, len(b.texts)) for b in batches] == [("stdout", 50), ("stderr", 1), ("stdout", 50)]
+    runs = parse_runs(data)
+    assert [(stream, len(texts)) for _, stream, _, texts in runs] == [("stdout", 50), ("stderr", 1), ("stdout", 50)]
     assert _read(data) == _one_by_one(data)
 
 

@@ -340,7 +340,7 @@ class LocalJob:
                     since: float | None = None) -> Iterator[LogBatch]:
         """:meth:`logs` as it reads them: the lines of one read of a replica's pipe at a time
         (:class:`~tfcloud.backends.base.BatchedLogs`)."""
-        from tfcloud.targets.local.linesfile import regroup
+        from tfcloud.targets.local.linesfile import group
 
         batches = self._batches(follow=follow, replica=replica)
         if tail is None and since is None:
@@ -351,7 +351,9 @@ class LocalJob:
             if batch is _READ_END:  # what was there when the read began: select among it, then stream the rest
                 break
             first.extend(batch.lines())
-        yield from regroup(list(select_lines(first, tail=tail, since=since)))
+        selected = [(ln.replica, ln.stream, ln.timestamp, ln.text)
+                    for ln in select_lines(first, tail=tail, since=since)]
+        yield from (LogBatch(replica=r, texts=texts, stream=s, timestamp=t) for r, s, t, texts in group(selected))
         for batch in batches:
             if batch is not _READ_END and (since is None or batch.timestamp is None or batch.timestamp >= since):
                 yield batch
@@ -360,7 +362,7 @@ class LocalJob:
         """The lines of ``lines.jsonl``, read to its end (128 KiB at a time: the client's memory stays flat, and
         no read is so large that its strings cost page faults), then :data:`_READ_END` (only with follow). A
         round that brought little is followed by a short pause, so that lines gather."""
-        from tfcloud.targets.local.linesfile import parse_batches
+        from tfcloud.targets.local.linesfile import parse_runs
 
         path = self.job_dir / sup.LINES_FILE
         partial = b""
@@ -378,9 +380,9 @@ class LocalJob:
                     cut = data.rfind(b"\n") + 1
                     if cut:
                         whole, partial = partial + data[:cut], data[cut:]
-                        for batch in parse_batches(whole):
-                            if replica is None or batch.replica == replica:
-                                yield batch
+                        for name, stream, when, texts in parse_runs(whole):
+                            if replica is None or name == replica:
+                                yield LogBatch(replica=name, texts=texts, stream=stream, timestamp=when)
                     else:
                         partial += data
                     if len(data) < _READ_BYTES:

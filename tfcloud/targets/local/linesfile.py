@@ -1,10 +1,10 @@
-"""Reading a local job's ``lines.jsonl`` in bulk: a read of the file (up to a MiB) becomes a few
-:class:`~tfcloud.backends.base.LogBatch` es, with a handful of calls into C per read rather than a JSON parse and
-an object per line.
+"""Reading a local job's ``lines.jsonl`` in bulk: a read of the file (128 KiB) becomes a few runs of lines (the
+local backend makes each a :class:`~tfcloud.backends.base.LogBatch`), with a handful of calls into C per read and
+per record rather than a JSON parse and an object per line. Imports nothing of tfcloud's.
 
 The supervisor (:mod:`tfcloud.cluster.supervisor`) writes one JSON object per line, ``{"t": T, "r": R, "s": S,
 "x": TEXT}``, and every line of one read of a replica's pipe shares ``t``, ``r`` and ``s``: its records begin
-with the same text up to ``"x": "``. :func:`parse_batches` splits a read at the records' ends (a raw newline is
+with the same text up to ``"x": "``. :func:`parse_runs` splits a read at the records' ends (a raw newline is
 never inside a JSON string), reads each run's first record's head, takes the run's texts as they are (a text with
 no backslash has nothing to unescape), and decodes only the texts that hold an escape. Anything else (a record
 written otherwise, a torn write) sends the read through :mod:`json`, as a whole and then line by line.
@@ -17,9 +17,12 @@ import json
 import operator
 import re
 
-from tfcloud.backends.base import LogBatch, LogLine
+__all__ = ["Run", "group", "parse_runs"]
 
-__all__ = ["parse_batches", "regroup"]
+#: Consecutive lines of one replica's stream read together: (replica, stream, time, texts).
+Run = tuple[str, str, float | None, list[str]]
+#: One line: (replica, stream, time, text).
+_Line = tuple[str, str, float | None, str]
 
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 #: The head of a record as the supervisor writes it: its time, replica and stream (names without escapes).
@@ -30,9 +33,9 @@ _END = '"}\n'
 _LONG = 200
 
 
-def parse_batches(data: bytes) -> list[LogBatch]:
-    """The lines of ``data`` (whole lines of ``lines.jsonl``), as batches of consecutive lines that share a
-    replica, a stream and a time, in order. A line that is not a record (a torn write) is left out."""
+def parse_runs(data: bytes) -> list[Run]:
+    """The lines of ``data`` (whole lines of ``lines.jsonl``), as runs of consecutive lines that share a replica,
+    a stream and a time, in order. A line that is not a record (a torn write) is left out."""
     if not data:
         return []
     text = data.decode("utf-8", errors="replace")
@@ -42,15 +45,15 @@ def parse_batches(data: bytes) -> list[LogBatch]:
         records = text.split(_END)
         if records.pop() == "":  # data ends with a record's end, as whole lines of the supervisor's do
             found = _runs(records, escapes=escapes)
-    return found if found is not None else regroup(_parse_lines(data.split(b"\n")))
+    return found if found is not None else group(_parse_lines(data.split(b"\n")))
 
 
-def _clean_runs(text: str) -> list[LogBatch] | None:
+def _clean_runs(text: str) -> list[Run] | None:
     """The records of ``text`` (no backslash in it: no text holds a quote or an escape), record after record with
     a few calls into C each and one string made (its text): a run's head is matched once, then each next record is
     checked to begin with it, and its text ends at the next quote, which must close the record. None when the
     records are not all as the supervisor writes them."""
-    batches: list[LogBatch] = []
+    runs: list[Run] = []
     find, startswith, size = text.find, text.startswith, len(text)
     pos = 0
     while pos < size:
@@ -70,15 +73,15 @@ def _clean_runs(text: str) -> list[LogBatch] | None:
             if not startswith(start, pos):
                 break
             pos += len(start)
-        batches.append(LogBatch(replica=head[2], texts=texts, stream=head[3], timestamp=float(head[1])))
-    return batches
+        runs.append((head[2], head[3], float(head[1]), texts))
+    return runs
 
 
-def _runs(records: list[str], *, escapes: bool) -> list[LogBatch] | None:
+def _runs(records: list[str], *, escapes: bool) -> list[Run] | None:
     """``records`` (each without its ``"}`` end) grouped by their head; None when one is not as the supervisor
     writes them. ``escapes``: some record holds a backslash (without, a text is taken as it is, once it is
     checked to hold no quote, with one search for a run)."""
-    batches: list[LogBatch] = []
+    runs: list[Run] = []
     i, n = 0, len(records)
     while i < n:
         head = _HEAD.match(records[i])
@@ -86,17 +89,17 @@ def _runs(records: list[str], *, escapes: bool) -> list[LogBatch] | None:
             return None
         start = head.group()
         j = _run_end(records, i, start)
-        texts = list(map(operator.itemgetter(slice(len(start), None)), records[i:j]))
+        texts: list[str] = list(map(operator.itemgetter(slice(len(start), None)), records[i:j]))
         if escapes:
             unescaped = [_unescape(t) if "\\" in t or '"' in t else t for t in texts]
             if None in unescaped:
                 return None
-            texts = unescaped  # type: ignore[assignment]
+            texts = [t for t in unescaped if t is not None]
         elif '"' in "".join(texts):  # a record with more than a text after its head
             return None
-        batches.append(LogBatch(replica=head[2], texts=texts, stream=head[3], timestamp=float(head[1])))
+        runs.append((head[2], head[3], float(head[1]), texts))
         i = j
-    return batches
+    return runs
 
 
 def _run_end(records: list[str], i: int, start: str) -> int:
@@ -131,24 +134,15 @@ def _unescape(text: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def regroup(lines: list[LogLine]) -> list[LogBatch]:
-    """``lines`` as batches of consecutive lines with the same replica, stream and time."""
-    batches: list[LogBatch] = []
-    texts: list[str] = []
-    key: tuple[str, str, float | None] | None = None
-    for line in lines:
-        this = (line.replica, line.stream, line.timestamp)
-        if this != key:
-            if key is not None:
-                batches.append(LogBatch(replica=key[0], texts=texts, stream=key[1], timestamp=key[2]))
-            key, texts = this, []
-        texts.append(line.text)
-    if key is not None:
-        batches.append(LogBatch(replica=key[0], texts=texts, stream=key[1], timestamp=key[2]))
-    return batches
+def group(lines: list[_Line]) -> list[Run]:
+    """``lines`` as runs of consecutive lines with the same replica, stream and time."""
+    runs: list[Run] = []
+    for (replica, stream, when), same in itertools.groupby(lines, key=operator.itemgetter(0, 1, 2)):
+        runs.append((replica, stream, when, [line[3] for line in same]))
+    return runs
 
 
-def _parse_lines(chunks: list[bytes]) -> list[LogLine]:
+def _parse_lines(chunks: list[bytes]) -> list[_Line]:
     """The lines of ``chunks`` (lines of lines.jsonl), decoded as one JSON array: one call into the C parser for a
     whole read, not one per line. A batch with a line that is not JSON (a torn write) goes line by line."""
     chunks = [c for c in chunks if c.strip()]
@@ -159,18 +153,16 @@ def _parse_lines(chunks: list[bytes]) -> list[LogLine]:
     except ValueError:
         return [line for line in map(_parse_line, chunks) if line is not None]
     try:
-        return [LogLine(replica=str(d["r"]), text=str(d["x"]), stream=str(d.get("s", "stdout")), timestamp=d.get("t"))
-                for d in records]
+        return [(str(d["r"]), str(d.get("s", "stdout")), d.get("t"), str(d["x"])) for d in records]
     except (KeyError, TypeError, AttributeError):
         return [line for line in map(_parse_line, chunks) if line is not None]
 
 
-def _parse_line(raw: bytes) -> LogLine | None:
+def _parse_line(raw: bytes) -> _Line | None:
     try:
         data = json.loads(raw.decode("utf-8", errors="replace"))  # str: json skips guessing the encoding
     except ValueError:
         return None
     if not isinstance(data, dict) or "r" not in data or "x" not in data:
         return None
-    return LogLine(replica=str(data["r"]), text=str(data["x"]), stream=str(data.get("s", "stdout")),
-                   timestamp=data.get("t"))
+    return str(data["r"]), str(data.get("s", "stdout")), data.get("t"), str(data["x"])
