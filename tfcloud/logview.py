@@ -55,6 +55,7 @@ FOLD_WINDOW_S = 1.0
 #: Lines are written in batches: at most this long after they came in (seconds), or this many at once.
 _FLUSH_S = 0.05
 _FLUSH_LINES = 512
+_TEXT_BYTES = 64 * 1024
 #: Characters rich's Text leaves out of a line (bell, backspace, vertical tab, form feed, carriage return).
 _CONTROL = dict.fromkeys((7, 8, 11, 12, 13))
 _CONTROL_CHARS = tuple(map(chr, _CONTROL))
@@ -124,6 +125,8 @@ class LogPrinter:
         self._last: dict[tuple[str, str], int] = {}  # (replica, stream) -> the group its last line went to
         self._index = 0
         self._out: list[tuple[str, LogLine]] = []  # (prefix label, line) waiting to be written
+        self._text: list[str] = []  # batches made into text, waiting to be written
+        self._text_size = 0
         self._prefixes: dict[tuple[str, int], str] = {}
         self._lock = threading.RLock()
         self._timer: threading.Thread | None = None
@@ -164,8 +167,9 @@ class LogPrinter:
 
     def print_batch(self, batch: LogBatch) -> None:
         """Take a batch of one replica's lines (:class:`~tfcloud.backends.base.LogBatch`, as a local job's are
-        read): filtered, and, unless they wait to be folded, written at once with one write (after any lines
-        that wait), never one call per line."""
+        read): filtered with a few calls for the batch, and, unless they wait to be folded, made into text with
+        one join, written with the batches that follow it in one write (64 KiB, or at most :data:`_FLUSH_S`
+        later), never one call per line."""
         with self._lock:
             texts = self._filter.kept(batch.replica, list(batch.texts))
             self.hidden += len(batch.texts) - len(texts)
@@ -189,7 +193,8 @@ class LogPrinter:
                 elif self._timer is None:
                     self._start_timer()
                 return
-            self._write()  # what waits goes first
+            if self._out:
+                self._write()  # lines that wait go first
             if self.console.quiet:
                 return
             prefix = self._prefix(batch.replica)
@@ -202,8 +207,14 @@ class LogPrinter:
             out = ("\n" + prefix).join(texts)
             if any(c in out for c in _CONTROL_CHARS):
                 out = out.translate(_CONTROL)
-            self.console.file.write(out)
-            self.console.file.flush()
+            # Written with the batches after it (one read of a local job's lines is a few batches) once they
+            # are 64 KiB, or by the thread that writes what waits (every _FLUSH_S), or on flush and close.
+            self._text.append(out)
+            self._text_size += len(out)
+            if self._text_size >= _TEXT_BYTES:
+                self._write()
+            elif self._timer is None:
+                self._start_timer()
 
     def _add(self, line: LogLine, now: float) -> None:
         """Fold ``line`` into a waiting group with its text (one its replica is not in yet, after the group of
@@ -260,10 +271,14 @@ class LogPrinter:
                 now = time.monotonic()
                 if self._fold:
                     self._release(now)
-                if self._out:
+                if self._out or self._text:
                     self._write()
 
     def _write(self) -> None:
+        if self._text:  # batches' text, older than any line in _out
+            text, self._text, self._text_size = "".join(self._text), [], 0
+            self.console.file.write(text)
+            self.console.file.flush()
         batch, self._out = self._out, []
         if not batch or self.console.quiet:
             return
