@@ -125,6 +125,17 @@ def _head(names: bytes) -> bytes:
     return b'{"t": ' + repr(round(time.time(), 3)).encode() + names
 
 
+def _queued(fd: int) -> int:
+    """How many bytes wait in the pipe ``fd`` (FIONREAD); where that cannot be told, as if it were full."""
+    import fcntl
+    import termios
+
+    try:
+        return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder, signed=True)
+    except (OSError, AttributeError):
+        return _SMALL_READ
+
+
 def _is_utf8(raw: bytes) -> bool:
     try:
         raw.decode("utf-8")
@@ -373,6 +384,16 @@ class Supervisor:
             pipe.partial = b""
         return len(data)
 
+    def gather(self) -> None:
+        """Wait up to :data:`_GATHER_S` for lines to gather in the replicas' pipes, less as soon as one holds
+        :data:`_SMALL_READ` (a pipe holds 16 writes: a replica printing 2 kB lines would wait on a full one)."""
+        deadline = time.monotonic() + _GATHER_S
+        fds = [key.fd for key in self.selector.get_map().values()]
+        while True:
+            time.sleep(_GATHER_S / 8)
+            if time.monotonic() >= deadline or any(_queued(fd) >= _SMALL_READ for fd in fds):
+                return
+
     def flush(self) -> None:
         """Write out what waits for ``lines.jsonl`` and the replicas' log files."""
         if self._dirty:
@@ -491,7 +512,7 @@ class Supervisor:
             if 0 < read < _SMALL_READ:
                 # A replica writes a line at a time (its launcher line-buffers): let a few gather, rather than
                 # a turn of this loop (and a write to lines.jsonl) per line. Lines still show within ms.
-                time.sleep(_GATHER_S)
+                self.gather()
             now = time.monotonic()
             if read and now - checked < _CHECK_S:
                 # Lines are coming (a pipe holds 16 lines of 2 kB: a turn every few of them): what was read is
