@@ -390,7 +390,7 @@ class Supervisor:
         deadline = time.monotonic() + _GATHER_S
         fds = [key.fd for key in self.selector.get_map().values()]
         while True:
-            time.sleep(_GATHER_S / 8)
+            time.sleep(_GATHER_S / 20)
             if time.monotonic() >= deadline or any(_queued(fd) >= _SMALL_READ for fd in fds):
                 return
 
