@@ -61,9 +61,8 @@ SILENT_S = 5.0
 _TICK_S = 0.05
 _MAX_PARTIAL = 64 * 1024
 _READ_BYTES = 65536
-#: Bytes that a JSON string must escape (``"``, ``\\``, control characters), mapped to ``"``; every other byte to
-#: itself, and the newline too (lines are split on it first): ``b'"' not in raw.translate(_ESCAPED)`` says that
-#: the lines of ``raw`` go into ``lines.jsonl`` as they are, in one ``replace`` (one C call, not one per line).
+#: What JSON escapes (``"``, ``\\``, control characters but the newline that splits lines) to ``"``, the rest to
+#: itself: ``b'"' not in raw.translate(_ESCAPED)`` says ``raw``'s lines go into lines.jsonl as they are.
 _ESCAPED = bytes(0x22 if (b < 0x20 and b != 0x0A) or b == 0x5C else b for b in range(256))
 _SMALL_READ = 16 * 1024
 _GATHER_S = 0.002
@@ -115,13 +114,12 @@ def _process_state(pid: int) -> str | None:
 
 
 def _names(replica: str, stream: str) -> bytes:
-    """The part of a record of ``lines.jsonl`` after its time and before its text: ``, "r": ..., "s": ..., "x": ``."""
+    """A record of ``lines.jsonl`` between its time and its text: ``, "r": ..., "s": ..., "x": ``."""
     return f', "r": {json.dumps(replica, ensure_ascii=False)}, "s": {json.dumps(stream)}, "x": '.encode()
 
 
 def _head(names: bytes) -> bytes:
-    """A record of ``lines.jsonl`` up to its text: ``{"t": ..., "r": ..., "s": ..., "x": `` (as json.dumps of the
-    dict writes it; the time is now). Every line of one read of a pipe has the same: it is made once per read."""
+    """A record up to its text, as json.dumps writes it, the time now: made once for a read's lines."""
     return b'{"t": ' + repr(round(time.time(), 3)).encode() + names
 
 
@@ -335,10 +333,9 @@ class Supervisor:
         self._dirty = True
 
     def _emit(self, pipe: _Pipe, raw: bytes) -> None:
-        """The lines of ``raw`` (whole lines joined by ``\\n``, without the last one's) into ``lines.jsonl``, one
-        JSON object per line, with one write. Lines with nothing to escape (valid UTF-8 without ``"``, ``\\`` or
-        control characters: nearly all) are copied as they are; the others go through ``json.dumps`` (one
-        call for the whole read) and lose a trailing carriage return; bytes that are not UTF-8 become U+FFFD."""
+        """The lines of ``raw`` (whole lines joined by newlines) into ``lines.jsonl``, a JSON object each, with one
+        write: copied as they are when nothing needs escaping (nearly always), else through one ``json.dumps``
+        (a trailing carriage return dropped; bytes that are not UTF-8 become U+FFFD)."""
         head = _head(pipe.names)
         if b'"' not in raw.translate(_ESCAPED) and (raw.isascii() or _is_utf8(raw)):
             self.lines.write(b"".join((head, b'"', raw.replace(b"\n", b'"}\n' + head + b'"'), b'"}\n')))
@@ -385,8 +382,8 @@ class Supervisor:
         return len(data)
 
     def gather(self) -> None:
-        """Wait up to :data:`_GATHER_S` for lines to gather in the replicas' pipes, less as soon as one holds
-        :data:`_SMALL_READ` (a pipe holds 16 writes: a replica printing 2 kB lines would wait on a full one)."""
+        """Wait up to :data:`_GATHER_S` for lines to gather, less once a pipe holds :data:`_SMALL_READ` (a pipe
+        holds 16 writes: a replica printing 2 kB lines would wait on a full one)."""
         deadline = time.monotonic() + _GATHER_S
         fds = [key.fd for key in self.selector.get_map().values()]
         while True:
