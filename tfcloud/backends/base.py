@@ -141,7 +141,7 @@ class JobHandle(Protocol):
 
 @runtime_checkable
 class BatchedLogs(Protocol):
-    """A job handle that reads its lines in bulk (a local job: ``lines.jsonl``, a MiB at a time) and can hand them
+    """A job handle that reads its lines in bulk (a local job: ``lines.jsonl``, 128 KiB at a time) and can hand them
     over as they were read: ``tfcloud submit`` and ``tfcloud logs -f`` follow such a job a batch at a time
     (:func:`tfcloud.following.follow`), and a job that prints 200k lines reaches the terminal at the pace of a
     pipe. Optional: a handle without it is followed line by line (:meth:`JobHandle.logs`)."""
