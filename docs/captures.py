@@ -162,14 +162,18 @@ def write_rules_tables() -> int:
     from tfcloud.targets.vertex.rulesdoc import (
         MACHINES_END,
         MACHINES_START,
+        PRICES_END,
+        PRICES_START,
         RULES_END,
         RULES_START,
         machines_tables,
+        prices_tables,
         rules_table,
         with_block,
     )
 
     for name, start, end, block in (("machines.md", MACHINES_START, MACHINES_END, machines_tables()),
+                                    ("machines.md", PRICES_START, PRICES_END, prices_tables()),
                                     ("vertex.md", RULES_START, RULES_END, rules_table())):
         page = ROOT / "docs" / name
         page.write_text(with_block(page.read_text(encoding="utf-8"), start, end, block), encoding="utf-8")

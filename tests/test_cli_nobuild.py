@@ -90,9 +90,12 @@ def test_no_build_plan_shows_the_package_its_base_image_and_the_price(
 def test_machines_prices_lists_the_table_and_its_source(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["machines", "--prices"]) == 0
     out = capsys.readouterr().out
-    rows = {line.split()[0]: line.split()[-1] for line in out.splitlines()[1:] if line and line[0].isupper()}
-    assert rows["CPU"] == "$0.22" and rows["T4_1X"] == "$0.84" and rows["H200_8X"] == "-"
-    assert "from tfcloud's price table of 2026-10-07 (Vertex AI pricing" in out
+    # The last three columns: training on demand, Compute Engine on demand and Spot, in us-central1.
+    rows = {line.split()[0]: line.split()[-3:] for line in out.splitlines()[1:] if line and line[0].isupper()}
+    assert rows["CPU"] == ["$0.22", "$0.19", "$0.0670"] and rows["T4_1X"] == ["$0.84", "$0.73", "$0.31"]
+    assert rows["H200_8X"] == ["-", "-", "-"]
+    assert "from tfcloud's price table of 2026-11-26; -: no price known (never guessed)" in out
+    assert "Vertex AI pricing" in out and "Cyclenerd/google-cloud-pricing-cost-calculator" in out
     assert main(["machines", "--prices", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["CPU"]["price_per_hour_usd"] == pytest.approx(0.21849885) and data["B200_8X"]["price_per_hour_usd"] \

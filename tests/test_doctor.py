@@ -72,3 +72,13 @@ def test_an_unreachable_docker_engine_and_no_project(monkeypatch: pytest.MonkeyP
     assert rows["image registry"]["found"] == ("europe-west4-docker.pkg.dev/my-proj/tfcloud "
                                                "(from the project and region)")
     assert rows["Docker engine"]["ok"] is False and rows["Docker engine"]["needed"] is True
+
+    # A bad project in a variable is a line to fix, naming the variable and a value that fits (not a crash).
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "x")
+    assert main(["doctor", "--vertex", "--json"]) == 2
+    rows = {row["check"]: row for row in json.loads(capsys.readouterr().out)["checks"]}
+    assert rows["Google Cloud settings"]["ok"] is False and rows["Google Cloud settings"]["needed"] is True
+    assert rows["Google Cloud settings"]["found"].startswith("Invalid `GOOGLE_CLOUD_PROJECT`: expected a Google "
+                                                             "Cloud project id")
+    assert rows["Google Cloud settings"]["fix"] == ("Give a value such as 'my-project' there, or remove it (a flag "
+                                                    "overrides it: --project).")

@@ -8,11 +8,23 @@ import pytest
 
 from tfcloud.cli import main
 from tfcloud.errors import ConfigurationError
-from tfcloud.settings import gcloud_config, resolve_job_defaults, resolve_settings, user_config_path
+from tfcloud.settings import Settings, gcloud_config, resolve_job_defaults, resolve_settings, user_config_path
+from tfcloud.targets import LocalTarget, VertexTarget
 
 
 def _pyproject(directory: Path, body: str) -> None:
     (directory / "pyproject.toml").write_text(body)
+
+
+def _vertex(given: dict[str, object], *, environ: dict[str, str],
+            cwd: Path) -> tuple[dict[str, object], dict[str, str]]:
+    """The Vertex AI target's options a call leaves out, as the variables, files and gcloud give them."""
+    return resolve_job_defaults(given, target=VertexTarget, environ=environ, cwd=cwd, jobs=False)
+
+
+def test_settings_keep_only_what_is_no_targets() -> None:
+    fields = set(Settings.__dataclass_fields__) - {"sources", "job_defaults"}
+    assert fields == {"target", "image_repository", "docker_host", "state_dir", "retry_deadline", "yes"}
 
 
 def test_precedence_flag_env_pyproject_default(tmp_path: Path) -> None:
@@ -21,17 +33,21 @@ def test_precedence_flag_env_pyproject_default(tmp_path: Path) -> None:
     sub = tmp_path / "src"
     sub.mkdir()
     env = {"TFCLOUD_PROJECT": "from-env", "TFCLOUD_REGION": "asia-east1"}
-    settings = resolve_settings({"project": "from-flag", "region": None}, environ=env, cwd=sub)
-    assert settings.project == "from-flag"  # flag beats env
-    assert settings.region == "asia-east1"  # env beats pyproject
-    assert settings.staging_bucket == "bkt"  # pyproject beats default
-    assert settings.target == "local"  # default
-    assert resolve_settings(environ={}, cwd=tmp_path).region == "europe-west4"
+    values, sources = _vertex({"project": "from-flag", "region": None}, environ=env, cwd=sub)
+    assert "project" not in values  # a flag beats env
+    assert values["region"] == "asia-east1" and sources["region"] == "TFCLOUD_REGION"  # env beats pyproject
+    assert values["staging_bucket"] == "bkt"  # pyproject beats default
+    assert sources["staging_bucket"] == f"[tool.tfcloud] in {tmp_path / 'pyproject.toml'}"
+    assert resolve_settings(environ={}, cwd=sub).target == "local"  # default
+    assert _vertex({}, environ={}, cwd=tmp_path)[0]["region"] == "europe-west4"
 
 
 def test_repository_defaults_to_artifact_registry(tmp_path: Path) -> None:
-    settings = resolve_settings({"project": "my-proj"}, environ={}, cwd=tmp_path)
-    assert settings.repository == "us-central1-docker.pkg.dev/my-proj/tfcloud"
+    settings = resolve_settings({}, environ={}, cwd=tmp_path)
+    assert VertexTarget(project="my-proj").repository(settings) == "us-central1-docker.pkg.dev/my-proj/tfcloud"
+    assert VertexTarget().repository(settings) is None
+    mine = resolve_settings({"image_repository": "r.example/team/x"}, environ={}, cwd=tmp_path)
+    assert VertexTarget(project="my-proj").repository(mine) == "r.example/team/x"
 
 
 def test_unknown_pyproject_key_is_named(tmp_path: Path) -> None:
@@ -44,7 +60,7 @@ def test_unknown_pyproject_key_is_named(tmp_path: Path) -> None:
 def test_wrong_type_in_pyproject(tmp_path: Path) -> None:
     _pyproject(tmp_path, "[tool.tfcloud]\nregion = 5\n")
     with pytest.raises(ConfigurationError) as err:
-        resolve_settings(environ={}, cwd=tmp_path)
+        _vertex({}, environ={}, cwd=tmp_path)
     assert str(err.value) == (f"Invalid `tool.tfcloud.region` in {tmp_path / 'pyproject.toml'}: expected a string, "
                               "received 5.")
 
@@ -121,8 +137,11 @@ def test_bad_value_in_pyproject_names_file_and_key(tmp_path: Path, capsys: pytes
     import tomllib
 
     received = repr(tomllib.loads(f"v = {value}")["v"])
+    # a target option's hint gives a value that fits (its example) and the flag that overrides the file
+    hint = "Give a value such as 3600 there, or remove it (a flag overrides it: --timeout).\n" \
+        if key == "timeout" else ""
     assert err == (f"Error: Invalid `tool.tfcloud.{key}` in {tmp_path / 'pyproject.toml'}: expected {expected}, "
-                   f"received {received}.\n")
+                   f"received {received}.\n{hint}")
 
 
 def test_bad_machine_in_user_config_names_file_and_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -159,10 +178,11 @@ def test_tfcloud_config_names_the_user_config(tmp_path: Path, monkeypatch: pytes
     other.write_text('worker_count = 7\nproject = "team-project"\n')
     monkeypatch.setenv("TFCLOUD_CONFIG", str(other))
     assert user_config_path() == other
-    values, sources = resolve_job_defaults({}, cwd=tmp_path)
-    assert values == {"worker_count": 7} and sources == {"worker_count": str(other)}
-    settings = resolve_settings(cwd=tmp_path)
-    assert settings.project == "team-project" and settings.sources["project"] == str(other)
+    values, sources = resolve_job_defaults({}, cwd=tmp_path)  # every built-in target's options too
+    assert values == {"worker_count": 7, "project": "team-project"}
+    assert sources == {"worker_count": str(other), "project": str(other)}
+    values, sources = _vertex({}, environ=dict(os.environ), cwd=tmp_path)
+    assert values["project"] == "team-project" and sources["project"] == str(other)
     monkeypatch.setenv("TFCLOUD_CONFIG", str(tmp_path / "missing.toml"))  # absent: no user config
     assert resolve_job_defaults({}, cwd=tmp_path) == ({}, {})
 
@@ -181,18 +201,18 @@ def test_project_and_region_fall_back_to_gcloud(tmp_path: Path) -> None:
     path = _gcloud(tmp_path / "gcloud", "work", "[core]\nproject = gc-project\naccount = me@example.com\n"
                                                 "[compute]\nregion = europe-west1\n[ai]\nregion = europe-west4\n")
     environ = {"CLOUDSDK_CONFIG": str(tmp_path / "gcloud")}
-    settings = resolve_settings({"target": "vertex"}, environ=environ, cwd=tmp_path)
-    assert (settings.project, settings.region) == ("gc-project", "europe-west4")  # [ai] region before [compute]
-    assert settings.sources["project"] == settings.sources["region"] == f"gcloud configuration {path}"
-    # only for Vertex AI: a local run does not need them
-    local = resolve_settings({}, environ=environ, cwd=tmp_path)
-    assert (local.project, local.region, local.sources) == (None, "us-central1", {})
+    values, sources = _vertex({}, environ=environ, cwd=tmp_path)
+    assert (values["project"], values["region"]) == ("gc-project", "europe-west4")  # [ai] region before [compute]
+    assert sources["project"] == sources["region"] == f"gcloud configuration {path}"
+    # only for Vertex AI: a local run does not read them
+    assert resolve_job_defaults({}, target=LocalTarget, environ=environ, cwd=tmp_path, jobs=False) == ({}, {})
+    # a value the call gives is not looked up
+    assert "project" not in _vertex({"project": "given-project"}, environ=environ, cwd=tmp_path)[0]
     # anything tfcloud's own settings say wins: env, pyproject, the user's config, other tools' variables
     _pyproject(tmp_path, '[tool.tfcloud]\nregion = "asia-east1"\n')
-    settings = resolve_settings({"target": "vertex"}, environ={**environ, "GOOGLE_CLOUD_PROJECT": "env-project"},
-                                cwd=tmp_path)
-    assert (settings.project, settings.region) == ("env-project", "asia-east1")
-    assert settings.sources["project"] == "GOOGLE_CLOUD_PROJECT"
+    values, sources = _vertex({}, environ={**environ, "GOOGLE_CLOUD_PROJECT": "env-project"}, cwd=tmp_path)
+    assert (values["project"], values["region"]) == ("env-project", "asia-east1")
+    assert sources["project"] == "GOOGLE_CLOUD_PROJECT"
 
 
 def test_gcloud_compute_region_and_named_configuration(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ def test_the_wheel_installs_and_runs_without_the_source_tree(tmp_path: Path) -> 
     (wheel,) = dist.glob("tfcloud-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("tfcloud/_templates/launcher.py.j2", "tfcloud/_templates/Dockerfile.j2", "tfcloud/py.typed",
+                   "tfcloud/price_rows.csv",
                    "tfcloud/ui/static/ui.js", "tfcloud/ui/static/ui.css"):
         assert needed in names, needed
     assert any(n.startswith("tfcloud/ui/templates/") for n in names)

@@ -4,6 +4,7 @@ given beside a JOB must own it, and the plan shows a target option's value as th
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,37 @@ def test_the_plan_shows_a_target_options_value_and_where_it_came_from(script: Pa
     assert main(["submit", str(script), "--vertex", "--spot", "--project", "my-project", "-o", "timeout=600",
                  "--dry-run"]) == 0
     err = capsys.readouterr().err
-    assert "Setting: spot = True (from given)" in err
-    assert "Setting: timeout = 600 (from given)" in err
+    assert "Setting: target = vertex (from --vertex)" in err
+    assert "Setting: spot = True (from --spot)" in err
+    assert "Setting: project = my-project (from --project)" in err
+    assert "Setting: timeout = 600 (from -o timeout)" in err
     assert "= None" not in err
+    assert "(from given)" not in err
+
+
+def test_the_plan_names_where_each_value_came_from_in_python(script: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """SDK keywords, target_options=, a target value's own options, variables, other tools' variables, config
+    files and gcloud's configuration: each value's source is named exactly."""
+    from tfcloud.targets import VertexTarget
+
+    gcloud = Path(os.environ["CLOUDSDK_CONFIG"])
+    (gcloud / "configurations").mkdir(parents=True, exist_ok=True)
+    (gcloud / "active_config").write_text("default\n")
+    (gcloud / "configurations" / "config_default").write_text("[compute]\nregion = europe-west1\n")
+    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", "gs://env-bucket")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.tfcloud]\nemulator_host = "127.0.0.1:8470"\n')
+    plan = sdk.plan(script, target="vertex", project="my-project", spot=True, target_options={"timeout": "600"})
+    sources = {name: row["from"] for name, row in plan.to_dict()["sources"].items() if name != "state_dir"}
+    assert sources == {"target": "target= (keyword)", "project": "project= (keyword)", "spot": "spot= (keyword)",
+                       "timeout": "target_options['timeout']", "staging_bucket": "TFCLOUD_STAGING_BUCKET",
+                       "emulator_host": f"[tool.tfcloud] in {tmp_path / 'pyproject.toml'}",
+                       "region": f"gcloud configuration {gcloud / 'configurations' / 'config_default'}"}
+    assert plan.spec.target == VertexTarget(project="my-project", spot=True, timeout_s=600, region="europe-west1",
+                                            staging_bucket="gs://env-bucket", emulator_host="127.0.0.1:8470")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "other-project")
+    plan = sdk.plan(script, target=VertexTarget(spot=True))  # a value: its unset options are filled the same way
+    sources = {name: row["from"] for name, row in plan.to_dict()["sources"].items()}
+    assert sources["spot"] == "VertexTarget(spot=...)" and sources["project"] == "GOOGLE_CLOUD_PROJECT"
+    assert plan.spec.target.project == "other-project"  # type: ignore[attr-defined]

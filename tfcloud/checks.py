@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
 
 __all__ = ["MAX_LABELS", "MAX_LABEL_LENGTH", "check_credentials", "check_settings",
-           "validate_bucket", "validate_image_reference", "validate_labels"]
+           "validate_bucket", "validate_host_port", "validate_image_reference", "validate_labels"]
 
 MAX_LABELS = 63  # Vertex AI allows 64; tfcloud adds one (tfcloud-submission) to make retries idempotent
 MAX_LABEL_LENGTH = 63
@@ -74,7 +74,7 @@ def validate_labels(value: object) -> Mapping[str, str]:
     return MappingProxyType(labels)
 
 
-def validate_bucket(field: str, value: object) -> str:
+def validate_bucket(field: str, value: object, *, hint: str | None = None) -> str:
     """A Cloud Storage bucket name, with or without ``gs://`` (Cloud Storage's naming rules: 3 to 63
     characters, or up to 222 in dot-separated parts of at most 63; lowercase letters, digits, ``-``, ``_``
     and ``.``; starts and ends with a letter or digit; not an IP address; no ``goog`` prefix, no ``google``).
@@ -88,7 +88,7 @@ def validate_bucket(field: str, value: object) -> str:
           and re.fullmatch(r"[0-9]+(?:\.[0-9]+){3}", name) is None
           and not name.startswith("goog") and "google" not in name)
     if not ok:
-        raise ValidationError(field, expected, value)
+        raise ValidationError(field, expected, value, hint=hint)
     return name
 
 
@@ -100,34 +100,35 @@ def validate_image_reference(field: str, value: object) -> str:
 
 
 def check_settings(settings: Settings) -> None:
-    """The settings a submission reaches Google or Docker with: each checked before anything is built."""
+    """The settings a submission reaches Docker and a registry with: each checked before anything is built. (A
+    target's own, such as Vertex AI's staging bucket and emulator host, are its options: its checks.)"""
     for name, value in vars(settings).items():
         check_text(name, value, origin=settings.sources.get(name))
-    def where(name: str) -> str:  # a value from a file or variable names it (a flag's is the user's own)
-        origin = settings.sources.get(name)
-        return f" (set by {origin})" if origin and origin != "given" else ""
-
+    origin = settings.sources.get("image_repository")
     if settings.image_repository is not None and (
             not _IMAGE_REPO.match(settings.image_repository) or len(settings.image_repository) > 255):
         raise ValidationError("image_repository", "an image repository such as "
                               "us-central1-docker.pkg.dev/my-project/tfcloud (no tag, lowercase)",
-                              settings.image_repository, hint=f"Set{where('image_repository')} with "
-                              "TFCLOUD_IMAGE_REPOSITORY or image_repository= in run() or [tool.tfcloud].")
-    if settings.staging_bucket is not None:
-        try:
-            validate_bucket("staging_bucket", settings.staging_bucket)
-        except ValidationError as exc:
-            raise ValidationError("staging_bucket", exc.expected, exc.received,
-                                  hint=f"Fix it{where('staging_bucket')}.") from None
-    if settings.emulator_host is not None and not _HOST_PORT.match(settings.emulator_host):
-        raise ValidationError("emulator_host", "HOST:PORT of a running `tfcloud emulator start`, such as "
-                              "127.0.0.1:8470", settings.emulator_host, hint=f"Fix it{where('emulator_host')}.")
+                              settings.image_repository, hint="Name a repository without a tag, such as "
+                              "us-central1-docker.pkg.dev/my-project/tfcloud" + (f", in {origin}" if origin else "")
+                              + " (TFCLOUD_IMAGE_REPOSITORY, image_repository= in run() or [tool.tfcloud]).")
 
 
-def check_credentials(settings: Settings) -> None:
-    """Google's Application Default Credentials must exist (not needed against the emulator). Raises
-    :class:`ConfigurationError` with the command that fixes it."""
-    if settings.emulator_host:
+def validate_host_port(field: str, value: object, *, flag: str) -> str | None:
+    """``HOST:PORT`` (an IPv6 host in brackets) of a service tfcloud reaches, such as the emulator's."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _HOST_PORT.match(value):
+        raise ValidationError(field, "HOST:PORT of a running `tfcloud emulator start`, such as 127.0.0.1:8470",
+                              value, hint=f"Give the address `tfcloud emulator start` printed: {flag} "
+                                          "127.0.0.1:8470.")
+    return value
+
+
+def check_credentials(*, emulator_host: str | None) -> None:
+    """Google's Application Default Credentials must exist (not needed against the emulator at
+    ``emulator_host``). Raises :class:`ConfigurationError` with the command that fixes it."""
+    if emulator_host:
         return
     from tfcloud.errors import require
 

@@ -13,10 +13,12 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
+    from tfcloud.targets import GoogleCloud
+    from tfcloud.where import Resolved
 
 __all__ = ["EXTRAS", "Check", "can_run", "checks", "doctor"]
 
@@ -87,9 +89,18 @@ def checks(target: str, settings: Settings, *, environ: dict[str, str] | None = 
         needed_extras.add("docker")
     found = [_extra(name, modules, needed=name in needed_extras) for name, modules in EXTRAS.items()]
     found.append(_docker(settings, needed=value.pushes_image))
-    found += _google(settings, env, needed=cls.gcloud_defaults)
+    from tfcloud.errors import TfcloudError
+
+    try:
+        google = _google_target(cls)
+    except TfcloudError as exc:  # a bad project, region, bucket or emulator in a variable or file: a row to fix
+        google = None
+        found.append(Check(name="Google Cloud settings", ok=False if cls.gcloud_defaults else None,
+                           found=exc.message, fix=exc.hint or "", needed=cls.gcloud_defaults))
+    else:
+        found += _google(google, env, needed=cls.gcloud_defaults)
     found.append(_ray(ray_address, needed=cls.option("ray_address") is not None))
-    found.append(_tensorflow(settings))
+    found.append(_tensorflow(google.target.google() if google is not None else None))
     return found
 
 
@@ -125,34 +136,50 @@ def _docker(settings: Settings, *, needed: bool) -> Check:
     return Check(name=name, ok=True, found=f"Docker {version} at {where}", needed=needed)
 
 
-def _google(settings: Settings, env: dict[str, str], *, needed: bool) -> list[Check]:
+def _google_target(cls: Any) -> Resolved | None:
+    """The target whose jobs reach Google Cloud, as a job would get it (its project, region, bucket and emulator
+    from the variables, config files and gcloud's configuration): the chosen one when it reads gcloud's
+    configuration, else the first built-in target that does; None: none does."""
+    import tfcloud.targets as targets
+    from tfcloud.where import resolve
+
+    google = cls if cls.gcloud_defaults else next((c for c in targets.builtin_targets() if c.gcloud_defaults), None)
+    return resolve(google.name, {}) if google is not None else None
+
+
+def _google(found: Resolved | None, env: dict[str, str], *, needed: bool) -> list[Check]:
     """Credentials (as files: no call to Google), project and region (and where they came from), the staging
     bucket and the image registry."""
-    rows = []
-    if settings.emulator_host:
+    rows: list[Check] = []
+    google = found.target.google() if found is not None else None
+    if found is None or google is None:
+        return rows
+    settings = found.settings
+    if google.emulator_host:
         rows.append(Check(name="Google credentials", ok=True, found=f"not needed: the emulator at "
-                                                                    f"{settings.emulator_host}", needed=needed))
+                                                                    f"{google.emulator_host}", needed=needed))
     else:
         rows.append(_credentials(env, needed=needed))
     source = settings.sources.get("project")
-    if settings.project:
-        rows.append(Check(name="project", ok=True, found=f"{settings.project} (from {source or 'the default'})",
+    if google.project:
+        rows.append(Check(name="project", ok=True, found=f"{google.project} (from {source or 'the default'})",
                           needed=needed))
     else:
         rows.append(Check(name="project", ok=False if needed else None, found="not set",
                           fix="gcloud config set project PROJECT, or TFCLOUD_PROJECT=PROJECT, or --project PROJECT",
                           needed=needed))
     region_source = settings.sources.get("region") or "the default"
-    rows.append(Check(name="region", ok=True, found=f"{settings.region} (from {region_source})", needed=needed))
-    if settings.staging_bucket:
-        rows.append(Check(name="staging bucket", ok=True, found=settings.staging_bucket))
+    rows.append(Check(name="region", ok=True, found=f"{google.region} (from {region_source})", needed=needed))
+    if google.staging_bucket:
+        rows.append(Check(name="staging bucket", ok=True, found=google.staging_bucket))
     else:
         rows.append(Check(name="staging bucket", ok=None, found="not set: jobs get no output directory "
                                                                  "(AIP_MODEL_DIR)",
                           fix="TFCLOUD_STAGING_BUCKET=gs://BUCKET (or staging_bucket in [tool.tfcloud])"))
-    if settings.repository:
+    repository = found.target.repository(settings)
+    if repository:
         origin = "image_repository" if settings.image_repository else "from the project and region"
-        rows.append(Check(name="image registry", ok=True, found=f"{settings.repository} ({origin})",
+        rows.append(Check(name="image registry", ok=True, found=f"{repository} ({origin})",
                           needed=needed))
     else:
         rows.append(Check(name="image registry", ok=False if needed else None,
@@ -200,14 +227,14 @@ def _ray(address: str | None, *, needed: bool) -> Check:
     return Check(name=name, ok=True, found=f"{address} (Ray {version})", needed=needed)
 
 
-def _tensorflow(settings: Settings) -> Check:
+def _tensorflow(google: GoogleCloud | None) -> Check:
     """The installed TensorFlow against the images a job would use: the official image of the same version
     (built jobs), and Vertex AI's newest prebuilt not newer than it (jobs without a build)."""
     from tfcloud.dockerfile import installed_tensorflow_version
     from tfcloud.prebuilt import prebuilt_training_image
 
     version = installed_tensorflow_version()
-    prebuilt = prebuilt_training_image(version, device="cpu", region=settings.region)
+    prebuilt = prebuilt_training_image(version, device="cpu", region=google.region if google else "us-central1")
     if version is None:
         return Check(name="TensorFlow", ok=None, found=f"not installed: built images need --parent-image; "
                                                        f"prebuilt images run TensorFlow {prebuilt.version}",

@@ -75,14 +75,15 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
         from tfcloud.builders.cloudbuild import CloudBuildBuilder
         from tfcloud.errors import ConfigurationError
 
-        if not settings.project:
+        google = spec.target.google()
+        if google is None or not google.project:
             raise ConfigurationError(
                 "Cloud Build needs a Google Cloud project.",
-                hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
+                hint="Pass --project (with --vertex), or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
         from tfcloud.gcloud import RetryPolicy
 
-        return CloudBuildBuilder(project=settings.project, bucket=spec.docker_config.image_build_bucket,
-                                 endpoint=settings.emulator_host, console=console, stream_logs=build_logs,
+        return CloudBuildBuilder(project=google.project, bucket=spec.docker_config.image_build_bucket,
+                                 endpoint=google.emulator_host, console=console, stream_logs=build_logs,
                                  retry=RetryPolicy.from_setting(settings.retry_deadline))
     from tfcloud.builders.docker import DockerBuilder
     from tfcloud.statedir import locks_dir, state_dir
@@ -124,7 +125,8 @@ def stage_package(job: PreparedJob, settings: Settings, *, console: Console | No
 
     if recorder is not None:
         recorder.begin("context")
-    if not settings.staging_bucket or not settings.project:
+    google = job.spec.target.google()
+    if google is None or not google.bucket or not google.project:
         raise ConfigurationError("--no-build uploads the job's package to a staging bucket: none is set.",
                                  hint="Set TFCLOUD_STAGING_BUCKET (staging_bucket= in run()) and a project.")
     base = plan_base_image(job, repository=_repository(job.spec, settings))
@@ -135,9 +137,9 @@ def stage_package(job: PreparedJob, settings: Settings, *, console: Console | No
         job.spec, settings, console=console, build_logs=build_logs))
     if recorder is not None:
         recorder.begin("push")
-    clients = Clients(endpoint=settings.emulator_host, region=settings.region)
+    clients = Clients(endpoint=google.emulator_host, region=google.region)
     try:
-        package = upload_package(plan, storage=clients.storage(settings.project), bucket=settings.staging_bucket,
+        package = upload_package(plan, storage=clients.storage(google.project), bucket=google.bucket,
                                  console=console, policy=RetryPolicy.from_setting(settings.retry_deadline))
     finally:
         clients.close()
@@ -154,8 +156,7 @@ def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None 
     if spec.target.data_in_place:
         env = {d.var: d.source for d in spec.data}
     else:
-        target_settings = spec.target.settings_for(settings)
-        store = spec.target.data_store(target_settings)
+        store = spec.target.data_store(settings)
         local = [d for d in spec.data if not d.remote]
         if local and store is None:
             raise ConfigurationError(f"--data on {spec.target.name} ships the data to a store: none is set.",
@@ -165,8 +166,10 @@ def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None 
         if local and store is not None and store.startswith("gs://"):
             from tfcloud.gcloud import Clients
 
-            clients = Clients(endpoint=target_settings.emulator_host, region=target_settings.region)
-            storage = clients.storage(target_settings.project or "tfcloud")
+            google = spec.target.google()  # a target that is not Google's (Ray) reaches Cloud Storage itself
+            clients = (Clients(endpoint=google.emulator_host, region=google.region) if google is not None
+                       else Clients())
+            storage = clients.storage((google.project if google else None) or "tfcloud")
         try:
             from tfcloud.statedir import state_dir
 
@@ -183,7 +186,7 @@ def _repository(spec: JobSpec, settings: Settings) -> str:
 
     if spec.docker_config.image:
         return spec.docker_config.image.rsplit(":", 1)[0].rsplit("/", 1)[0]
-    repo = settings.repository
+    repo = spec.target.repository(settings)
     if repo is None:
         raise ConfigurationError(
             "No image repository: tfcloud does not know where to push the image.",

@@ -211,7 +211,8 @@ def _price_dict(price: JobPrice) -> dict[str, object]:
 
     return {"region": price.region, "capacity": price.capacity, "per_hour_usd": price.per_hour,
             "at_most_per_hour_usd": price.at_most_per_hour, "charged": price.capacity != "persistent-resource",
-            "billing": price.billing(),
+            "billing": price.billing(), "basis": price.basis, "excludes": list(price.excludes),
+            "compute_engine_spot_per_hour_usd": price.compute_engine_spot_per_hour, "sources": list(price.sources()),
             "ceiling_usd": price.ceiling, "timeout_s": price.timeout_s, "on_demand_as_ceiling": price.fallback,
             "pools": [{"role": p.role, "replicas": p.replicas, "per_hour_usd": p.per_hour, "missing": p.missing}
                       for p in price.pools],
@@ -274,7 +275,7 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         notes=tuple(notes),
         warnings=tuple(warnings),
         data=tuple(describe(spec.data, in_place=spec.target.data_in_place,
-                            store=spec.target.data_store(spec.target.settings_for(settings)))),
+                            store=spec.target.data_store(settings))),
         endpoint=_endpoint(spec, settings),
         image=image,
         package=package,
@@ -300,10 +301,11 @@ def _package_plan(job: PreparedJob, settings: Settings) -> PackagePlanView:
 
     spec = job.spec
     planned = plan_package(job, context_dir=spec.context_dir)
-    bucket = (settings.staging_bucket or "STAGING_BUCKET").removeprefix("gs://").strip("/")
+    google = spec.target.google()
+    bucket = (google.bucket if google is not None else None) or "STAGING_BUCKET"
     ctx = planned.context
     generated = {f.path for f in ctx.files if f.data is not None}
-    base = plan_base_image(job, repository=spec.target.settings_for(settings).repository or "REPOSITORY")
+    base = plan_base_image(job, repository=spec.target.repository(settings) or "REPOSITORY")
     return PackagePlanView(
         uri=f"gs://{bucket}/{planned.object_name()}", module=PACKAGE_MODULE,
         size=planned.measure().size,  # written to nowhere: never held in memory

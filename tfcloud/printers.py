@@ -156,7 +156,7 @@ def print_price(spec: JobSpec, settings: Settings) -> None:
     that bills nothing, or for a job on the emulator (it bills nothing either)."""
     from tfcloud.plan import price_of
 
-    price = None if settings.emulator_host else price_of(spec, settings)
+    price = None if spec.target.emulated else price_of(spec, settings)
     for line in price.lines(pools=False) if price is not None else ():
         say(line)
 
@@ -171,7 +171,7 @@ def confirm_launch(spec: JobSpec, settings: Settings, *, yes: bool = False) -> N
     from tfcloud.console import get_console
     from tfcloud.plan import price_of
 
-    if yes or _truthy(settings.yes) or settings.emulator_host or price_of(spec, settings) is None:
+    if yes or _truthy(settings.yes) or spec.target.emulated or price_of(spec, settings) is None:
         return
     console = get_console()
     if console.quiet or not (sys.stdin.isatty() and console.is_terminal):

@@ -224,7 +224,7 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
     _require_extras(entry_point, found.rest, target=found.target, intent=intent)
     spec = build_spec(entry_point=entry_point, target=found.target, settings=found.settings, intent=intent,
                       **found.rest)
-    return spec, found.target.settings_for(found.settings)
+    return spec, found.settings
 
 
 def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: Any, intent: str) -> None:
@@ -456,7 +456,7 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
                               hint="Leave out --no-build (build=False in tune()) to tune on Vertex AI with an "
                                    "image, or tune on this machine with --local.")
     require_tune_extra(search=not spec.target.container)  # optuna searches on this machine
-    tuner = _load(spec.target.tuner)(settings)
+    tuner = _load(spec.target.tuner)(settings, target=spec.target)
     try:
         with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
             job = None
@@ -488,7 +488,7 @@ def attach_study(study_id: str, *, target: object = None, **options: Any) -> Stu
     if value.tuner is None:
         raise ValidationError("target", "a target that runs tuning studies", value.name)
     require_extras(target=value, build=False)
-    tuner = _load(value.tuner)(value.settings_for(found.settings))
+    tuner = _load(value.tuner)(found.settings, target=value)
     try:
         handle, entry_point, args, flags = tuner.attach(study_id)
     except BaseException:
@@ -521,7 +521,7 @@ def list_studies(*, target: object = None, limit: int = 50, **options: Any) -> l
         raise ValidationError("target", "a target that runs tuning studies: " + ", ".join(
             c.name for c in targets.builtin_targets() if c.tuner), value.name)
     require_extras(target=value, build=False)
-    tuner = _load(value.tuner)(value.settings_for(found.settings))
+    tuner = _load(value.tuner)(found.settings, target=value)
     try:
         studies: list[StudyInfo] = tuner.list(limit=limit)
     finally:

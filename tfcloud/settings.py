@@ -4,12 +4,15 @@
 2. a ``TFCLOUD_*`` environment variable;
 3. ``[tool.tfcloud]`` in the nearest pyproject.toml (the project's config);
 4. the user's config: ``$TFCLOUD_CONFIG``, else ``$XDG_CONFIG_HOME/tfcloud/config.toml`` (``~/.config/...``);
-5. other tools' settings: ``GOOGLE_CLOUD_PROJECT``-style variables, then (for the ``vertex`` target) the
-   active gcloud configuration's ``[core] project`` and ``[ai]``/``[compute] region``;
+5. other tools' settings: an option's ``fallback_env`` (``GOOGLE_CLOUD_PROJECT``, ``RAY_ADDRESS``, ...), then
+   (for a target with ``gcloud_defaults``: Vertex AI) the active gcloud configuration's ``[core] project`` and
+   ``[ai]``/``[compute] region``;
 6. the default.
 
-:func:`resolve_settings` gives the :class:`Settings` (where jobs go, how to reach them);
-:func:`resolve_job_defaults` fills the job options a caller left out (``worker_count``, ``chief_config``, ...).
+:func:`resolve_settings` gives the :class:`Settings` (what is no one target's: the default target, the image
+repository, the Docker engine, the state directory, deadlines); :func:`resolve_job_defaults` fills the job
+options a caller left out (``worker_count``, ``chief_config``, ...) and the chosen target's options (Vertex AI's
+``project``, ``region``, ``staging_bucket``, ``emulator_host``; they resolve into the target value).
 Both record where each value came from (``Settings.sources``, shown in the plan). A bad value in a config file
 is a :class:`~tfcloud.errors.ConfigurationError` (exit 2) naming the file and the key. Library code receives a
 :class:`Settings`; it never reads globals.
@@ -27,46 +30,36 @@ from typing import Any
 from tfcloud._docs import page
 from tfcloud.errors import ConfigurationError, TfcloudError
 
-__all__ = ["JOB_DEFAULTS", "Settings", "find_pyproject", "gcloud_config", "resolve_job_defaults",
+__all__ = ["JOB_DEFAULTS", "Settings", "find_pyproject", "gcloud_config", "given_origin", "resolve_job_defaults",
            "resolve_settings", "user_config_path"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
-    """Where jobs go and how tfcloud reaches it. Each field's env var is ``TFCLOUD_<FIELD>``."""
+    """What is no one target's: the target chosen by default, the image repository, the Docker engine, the state
+    directory, the deadlines and the launch confirmation. Each field's env var is ``TFCLOUD_<FIELD>``. A target's
+    own settings (Vertex AI's ``project``, ``region``, ``staging_bucket``, ``emulator_host``; Ray's
+    ``ray_address``) are its options: they resolve into the target value (:func:`tfcloud.where.resolve`)."""
 
     target: str = "local"
-    project: str | None = None
-    region: str = "us-central1"
-    staging_bucket: str | None = None
-    image_repository: str | None = None  # default: {region}-docker.pkg.dev/{project}/tfcloud
-    emulator_host: str | None = None  # host:port of the tfcloud emulator (Vertex AI, Cloud Build, Logging)
+    image_repository: str | None = None  # default: the target's (Vertex AI: {region}-docker.pkg.dev/{project}/tfcloud)
     docker_host: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
     retry_deadline: str | None = None  # seconds to keep retrying a Google Cloud call that fails transiently
     yes: str | None = None  # "1"/"true": submit a paid job without asking first (tfcloud.printers.confirm_launch)
-    #: setting name -> where its value came from ("--flag", "TFCLOUD_REGION", "[tool.tfcloud] in PATH", ...);
-    #: a setting left at its default has no entry.
+    #: setting or option name -> where its value came from ("--project", "-o spot", "project= (keyword)",
+    #: "TFCLOUD_REGION", "[tool.tfcloud] in PATH", "gcloud configuration PATH", ...); a value left at its default
+    #: has no entry.
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     #: the job defaults the environment and config files supplied (JOB_DEFAULTS keys), set by tfcloud.sdk
     job_defaults: Mapping[str, object] = field(default_factory=dict, compare=False, repr=False)
-
-    @property
-    def repository(self) -> str | None:
-        if self.image_repository:
-            return self.image_repository
-        if self.project:
-            return f"{self.region}-docker.pkg.dev/{self.project}/tfcloud"
-        return None
 
 
 _SETTING_NAMES = tuple(f.name for f in fields(Settings) if f.name not in ("sources", "job_defaults"))
 _ENV_NAMES = {name: f"TFCLOUD_{name.upper()}" for name in _SETTING_NAMES}
 _ENV_NAMES["state_dir"] = "TFCLOUD_HOME"
 #: Other tools' variables, read after tfcloud's own and the config files.
-_FALLBACK_ENV = {"project": ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"),
-                 "region": ("CLOUDSDK_AI_REGION", "CLOUDSDK_COMPUTE_REGION"),
-                 "docker_host": ("DOCKER_HOST",)}
+_FALLBACK_ENV = {"docker_host": ("DOCKER_HOST",)}
 
 
 # --- job defaults: config key -> (the JobOptions key it fills, what it holds) ------------------------------------
@@ -209,16 +202,19 @@ def resolve_settings(
     *,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    given_as: Mapping[str, str] | None = None,
 ) -> Settings:
     """Resolve every setting. ``flags`` holds explicit values (CLI options, ``run()`` keywords); ``None``
-    values count as not given."""
+    values count as not given. ``given_as``: how the caller spelled each one (the CLI: ``--vertex``); by default
+    a keyword (``image_repository= (keyword)``)."""
     flags = flags or {}
     environ = os.environ if environ is None else environ
     layers = _layers(cwd or Path.cwd(), environ)
     values: dict[str, str] = {}
     sources: dict[str, str] = {}
     for name in _SETTING_NAMES:
-        candidates: list[tuple[object, str, _Layer | None]] = [(flags.get(name), "given", None)]
+        candidates: list[tuple[object, str, _Layer | None]] = [(flags.get(name), given_origin(name, given_as),
+                                                                None)]
         candidates.append((environ.get(_ENV_NAMES[name]) or None, _ENV_NAMES[name], None))
         candidates += [(layer.table.get(name), layer.origin, layer) for layer in layers]
         candidates += [(environ.get(var) or None, var, None) for var in _FALLBACK_ENV.get(name, ())]
@@ -231,12 +227,13 @@ def resolve_settings(
                 raise ConfigurationError(f"Invalid setting `{name}`: expected a string, received {value!r}.")
             values[name], sources[name] = value, origin
             break
-    if _uses_gcloud(values.get("target", "local")) and not ({"project", "region"} <= set(values)):
-        found, path = gcloud_config(environ)
-        for name, value in found.items():
-            if name not in values:
-                values[name], sources[name] = value, f"gcloud configuration {path}"
     return Settings(sources=sources, **values)  # type: ignore[arg-type]  # values: the str fields only
+
+
+def given_origin(name: str, given_as: Mapping[str, str] | None = None) -> str:
+    """Where a value a call gave came from, as the plan names it: the caller's spelling (``given_as``: the CLI's
+    ``--project`` or ``-o project``), else the Python keyword (``project= (keyword)``)."""
+    return (given_as or {}).get(name) or f"{name}= (keyword)"
 
 
 def target_defaults(target: object = None, *, plugins: bool = False) -> dict[str, tuple[str, str, object]]:
@@ -256,18 +253,6 @@ def target_defaults(target: object = None, *, plugins: bool = False) -> dict[str
             if option.setting and option.setting not in _SETTING_NAMES:
                 found.setdefault(option.setting, (option.name, _KIND_OF.get(option.type, _TEXT), option))
     return found
-
-
-def _uses_gcloud(target: str) -> bool:
-    """Whether the target reads gcloud's configuration (``Target.gcloud_defaults``); an unknown name is left to
-    the validation that names it."""
-    import tfcloud.targets as targets
-    from tfcloud.errors import ValidationError
-
-    try:
-        return targets.get(target).gcloud_defaults
-    except ValidationError:
-        return False
 
 
 def resolve_job_defaults(
@@ -293,7 +278,7 @@ def resolve_job_defaults(
                                                  in JOB_DEFAULTS.items() if jobs}
     table.update(target_defaults(target))
     for key, (option, kind, spec) in table.items():
-        if option in given:
+        if option in given and (spec is None or given[option] is not None):  # a target option None: not given
             continue
         var = f"TFCLOUD_{key.upper()}"
         if environ.get(var):
@@ -315,7 +300,29 @@ def resolve_job_defaults(
                     values[option], sources[key] = _by_spec(spec, value, lambda e, v=other: ConfigurationError(  # type: ignore[misc]
                         f"Invalid `{v}`: expected {e}, received {environ[v]!r}.")), other
                     break
+    if target is not None and _uses_gcloud(target):
+        _from_gcloud(target, given, values, sources, environ)
     return values, sources
+
+
+def _uses_gcloud(target: object) -> bool:
+    import tfcloud.targets as targets
+
+    return isinstance(target, type) and issubclass(target, targets.Target) and target.gcloud_defaults
+
+
+def _from_gcloud(target: object, given: Mapping[str, object], values: dict[str, object], sources: dict[str, str],
+                 environ: Mapping[str, str]) -> None:
+    """A target with ``gcloud_defaults`` (Vertex AI) gets its ``project`` and ``region`` options, when nothing
+    else gave them, from the active gcloud configuration (read only then: it is a file of another tool)."""
+    wanted = [name for name in ("project", "region") if given.get(name) is None and name not in values
+              and target.option(name) is not None]  # type: ignore[attr-defined]
+    if not wanted:
+        return
+    found, path = gcloud_config(environ)
+    for name in wanted:
+        if name in found:
+            values[name], sources[name] = found[name], f"gcloud configuration {path}"
 
 
 def _by_spec(spec: object, value: object, error: Callable[[str], ConfigurationError]) -> object:
@@ -327,7 +334,13 @@ def _by_spec(spec: object, value: object, error: Callable[[str], ConfigurationEr
     try:
         spec.convert(value)  # type: ignore[attr-defined]
     except ValidationError as exc:
-        raise error(exc.expected) from None
+        failure = error(exc.expected)
+        example = spec.example  # type: ignore[attr-defined]
+        if failure.hint is None and example is not None and not isinstance(example, bool):
+            flag = spec.cli_flag.partition("/")[0]  # type: ignore[attr-defined]
+            failure.hint = f"Give a value such as {example!r} there, or remove it" + (
+                f" (a flag overrides it: {flag})." if flag else ".")
+        raise failure from None
     return value
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ValidationError
 
@@ -40,6 +40,7 @@ __all__ = [
     "study_dir",
     "target_dir",
     "timeline_record",
+    "unreadable_jobs",
 ]
 
 #: The state dir when no setting names one.
@@ -156,3 +157,48 @@ def build_lock(locks: Path, tag: str) -> Path:
     import hashlib  # here: OpenSSL's start-up would cost every `tfcloud status`
 
     return locks / f"build-{hashlib.sha256(tag.encode()).hexdigest()[:32]}.lock"
+
+
+_PLANS: dict[str, tuple[tuple[int, int], str | None]] = {}
+
+
+def unreadable_jobs(home: Path | None = None) -> list[dict[str, Any]]:
+    """The jobs in the state directory whose ``job.json`` is missing or corrupt (the local target leaves them out
+    of its listing: they cannot be attached to; ``LocalTarget.unreadable`` names this function), each with why, as
+    the dashboard shows them, newest first; read again only when the file changes."""
+    import json
+
+    root = jobs_dir(home or default_state_dir())
+    found = []
+    try:
+        dirs = [d for d in root.iterdir() if d.is_dir()]
+    except OSError:
+        return []
+    for job_dir in dirs:
+        plan = job_dir / "job.json"
+        try:
+            stat = plan.stat()
+            key = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            key = (0, -1)
+        except OSError as exc:
+            found.append({"kind": "unreadable", "job_id": job_dir.name, "why": f"job.json: {exc}", "created": 0.0})
+            continue
+        cached = _PLANS.get(str(plan))
+        if cached is None or cached[0] != key:
+            why: str | None = None
+            if key == (0, -1):
+                why = "its job.json is missing"
+            else:
+                try:
+                    data = json.loads(plan.read_text(encoding="utf-8"))
+                    if not isinstance(data, dict) or not isinstance(data.get("job_id"), str) \
+                            or not isinstance(data.get("replicas"), list):
+                        why = "its job.json is not a job's plan"
+                except (OSError, ValueError) as exc:
+                    why = f"its job.json cannot be read: {exc}"
+            cached = _PLANS[str(plan)] = (key, why)
+        if cached[1]:
+            created = key[0] / 1e9 if key[0] else 0.0
+            found.append({"kind": "unreadable", "job_id": job_dir.name, "why": cached[1], "created": created})
+    return sorted(found, key=lambda row: row["created"] or 0.0, reverse=True)

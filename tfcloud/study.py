@@ -479,10 +479,10 @@ class StudyHandle(Protocol):
 
 
 class Tuner(Protocol):
-    """A target's tuner (``Target.tuner``, ``"module:Class"``), built as ``Class(settings)``: what
-    :func:`tfcloud.sdk.tune`, ``attach_study`` and ``list_studies`` call."""
+    """A target's tuner (``Target.tuner``, ``"module:Class"``), built as ``Class(settings, target=<the target
+    value>)``: what :func:`tfcloud.sdk.tune`, ``attach_study`` and ``list_studies`` call."""
 
-    def __init__(self, settings: Settings) -> None: ...
+    def __init__(self, settings: Settings, *, target: Any) -> None: ...
 
     def start(self, study: StudySpec, spec: JobSpec, *, job: PreparedJob | None = None,
               rerun_flags: Sequence[str] = ()) -> tuple[StudyHandle, Sequence[str]]:

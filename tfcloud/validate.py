@@ -419,8 +419,8 @@ def build_spec(
         secrets=secret_refs,
         data=data_sets,
     )
-    if settings is not None:  # as the target reaches Google (its own --staging-bucket over a file's)
-        check_settings(where.settings_for(settings))
+    if settings is not None:  # the settings it reaches Docker and a registry with (a target's own: its options)
+        check_settings(settings)
     import tfcloud.targets as targets
 
     with targets.plugin_errors(type(where), "check_job()"):

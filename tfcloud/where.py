@@ -39,26 +39,64 @@ def resolve(target: object, options: Mapping[str, object], *, job_keys: frozense
     """The target value for ``target`` (a name, a value, or None: the ``target`` setting) and ``options``: the
     keywords of the call. A keyword that is a job option (``job_keys``) stays in :attr:`Resolved.rest`; every
     other one, and ``target_options``, must be the target's (refused otherwise, naming the targets that take
-    it). ``flags``: settings given by the call (``image_repository``)."""
+    it). ``flags``: settings given by the call (``image_repository``). ``options["given_as"]`` (optional): how
+    the caller spelled each value it gave (the CLI: ``{"project": "--project", "spot": "-o spot"}``), for the
+    plan's sources; by default a keyword's name (``project= (keyword)``, ``target_options["spot"]``)."""
     import tfcloud.targets as targets
-    from tfcloud.settings import JOB_DEFAULTS, resolve_job_defaults, resolve_settings, target_defaults
+    from tfcloud.settings import JOB_DEFAULTS, given_origin, resolve_job_defaults, resolve_settings, target_defaults
     from tfcloud.targets._given import make_target, split_options
 
     given: dict[str, Any] = dict(options)
+    given_as = _given_as(given.pop("given_as", None))
     value = target if isinstance(target, targets.Target) else None
-    settings = resolve_settings({"target": value.name if value is not None else target, **(flags or {})})
+    settings = resolve_settings({"target": value.name if value is not None else target, **(flags or {})},
+                                given_as=given_as)
     cls = type(value) if value is not None else targets.get(settings.target)
+    by_name = given.get("target_options")
+    named = {k: f"target_options[{k!r}]" for k in by_name} if isinstance(by_name, Mapping) else {}
     target_options = split_options(cls, given, job_keys=set(job_keys))  # -o KEY=VALUE too
-    defaults, sources = resolve_job_defaults({**given, **target_options}, target=cls, jobs=bool(job_keys))
+    inside = value.given() if value is not None else {}  # the options a target value carries are given
+    defaults, sources = resolve_job_defaults({**given, **inside, **target_options}, target=cls, jobs=bool(job_keys))
     for option, default in defaults.items():
         (target_options if cls.option(option) is not None else given)[option] = default
     by_key = {key: defaults[option] for key, (option, _) in JOB_DEFAULTS.items() if key in sources}
     by_key.update({key: defaults[option] for key, (option, _, _) in target_defaults(cls).items() if key in sources})
-    given_sources = {k: "given" for k, v in target_options.items() if k not in defaults and v is not None}
+    given_sources = {k: given_as.get(k) or named.get(k) or given_origin(k) for k, v in target_options.items()
+                     if k not in defaults and v is not None}
+    given_sources.update({k: f"{type(value).__name__}({k}=...)" for k in inside})
     settings = dataclasses.replace(settings, sources={**settings.sources, **given_sources, **sources},
                                    job_defaults=by_key)
-    where = make_target(value if value is not None else cls.name, target_options, settings=settings)
+    if value is not None:  # options beside a value are refused (given twice); its unset ones take the defaults
+        where = make_target(value, {k: v for k, v in target_options.items() if k not in defaults})
+        where = _filled(where, {k: v for k, v in target_options.items() if k in defaults}, settings)
+    else:
+        where = make_target(cls.name, target_options, settings=settings)
     return Resolved(target=where, settings=settings, rest=given)
+
+
+def _given_as(value: object) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                 for k, v in value.items()):
+        raise ValidationError("given_as", "a mapping of option names to how they were given (str to str)", value,
+                              hint='Leave out given_as (the CLI sets it), or give e.g. {"project": "--project"}.')
+    return dict(value)
+
+
+def _filled(value: Target, defaults: Mapping[str, object], settings: Settings) -> Target:
+    """A target value a caller made, with the options it leaves unset taken from the variables, config files
+    (and gcloud's configuration) as a target named by the call would get them; checked again."""
+    if not defaults:
+        return value
+    changes = {}
+    for name, default in defaults.items():
+        spec = type(value).option(name)
+        assert spec is not None
+        changes[spec.attribute] = spec.convert(default)
+    filled = dataclasses.replace(value, **changes)  # type: ignore[type-var]  # targets are dataclasses
+    filled.check(settings)
+    return filled
 
 
 def resolve_for_job(job_id: str | None, target: object, options: Mapping[str, object]) -> Resolved:

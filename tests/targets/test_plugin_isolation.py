@@ -140,6 +140,7 @@ def vertex_job(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, 
     from tfcloud.gcloud import RetryPolicy
     from tfcloud.pipeline import prepare
     from tfcloud.settings import Settings
+    from tfcloud.targets import VertexTarget
     from tfcloud.targets.vertex.backend import VertexBackend
     from tfcloud.validate import build_spec
 
@@ -147,8 +148,9 @@ def vertex_job(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, 
                   entrypoints={IMAGE: [sys.executable, "-c", "print('trained on vertex')"]}) as emu:
         work = tmp_path_factory.mktemp("vertex-job")
         (work / "train.py").write_text("pass\n")
-        settings = Settings(target="vertex", project="tfcloud-test", region="us-central1", emulator_host=emu.endpoint)
-        backend = VertexBackend(settings=settings, retry=RetryPolicy(initial=0.01, maximum=0.05, deadline=10))
+        where = VertexTarget(project="tfcloud-test", region="us-central1", emulator_host=emu.endpoint)
+        backend = VertexBackend(settings=Settings(target="vertex"), target=where,
+                                retry=RetryPolicy(initial=0.01, maximum=0.05, deadline=10))
         try:
             spec = build_spec(entry_point=str(work / "train.py"), target="vertex", project="tfcloud-test",
                               region="us-central1", distribution_strategy=None)

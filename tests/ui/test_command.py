@@ -32,6 +32,14 @@ from tfcloud.cli import main
                                                                 "more), received '(hidden)'."),
     (["--target", "kubernetes"], "Error: Invalid `--target`: expected one of local, vertex, ray, received "
                                  "'kubernetes'."),
+    # the targets' options, as every verb takes them: each must be a listed target's; -o needs one target
+    (["--target", "local", "--project", "my-project"], "Error: Invalid `project`: expected an option of a listed "
+                                                       "target (local), received 'my-project'."),
+    (["-o", "spot=true"], "Error: Invalid `-o`: expected one --target with -o KEY=VALUE (-o sets that target's "
+                          "options), received <-o with local, vertex, ray>."),
+    (["--target", "local", "-o", "spot=true"], "Error: Invalid `-o spot`: expected an option of the local target "
+                                               "(container, max_restarts, liveness_timeout, base_output_dir), "
+                                               "received 'true'."),
 ])
 def test_a_bad_address_or_token_exits_2_before_anything_starts(argv: list[str], message: str,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
@@ -150,3 +158,33 @@ def test_a_weak_token_on_loopback_is_taken_with_a_note() -> None:
     assert url.endswith("/?token=password") and proc.returncode == 130
     assert ("Note: that --token is easy to guess (8 characters of that kind are about 38 bits, fewer than 64); it "
             "would be refused on an address other than loopback.") in " ".join(err.split())
+
+
+def test_the_dashboard_gives_each_target_the_options_it_takes() -> None:
+    """``tfcloud ui --project P --emulator-host H --ray A``: the Vertex AI listing and pages get the project and
+    emulator, Ray's the address, the local target none; -o goes to the one target listed."""
+    from tfcloud.ui.views import Sources
+
+    sources = Sources(options={"project": "my-project", "emulator_host": "127.0.0.1:1", "ray_address": "http://h:1",
+                               "given_as": {"project": "--project"}})
+    assert sources.options_for("1234") == {"project": "my-project", "emulator_host": "127.0.0.1:1"}
+    assert sources.options_for("ray-x-20260101-000000-abcd") == {"ray_address": "http://h:1"}
+    assert sources.options_for("local-x-20260101-000000-abcd") == {}
+    one = Sources(["vertex"], options={"target_options": {"region": "europe-west4"}})
+    assert one.options_for("1234") == {"target_options": {"region": "europe-west4"}}
+
+
+def test_jobs_a_target_cannot_read_come_from_the_target_it_declares(tmp_path: Path) -> None:
+    """The dashboard lists the unreadable records of the targets that keep them (``Target.unreadable``), by no
+    target's name."""
+    import tfcloud.targets as targets
+    from tfcloud.statedir import default_state_dir, jobs_dir
+    from tfcloud.ui.views import Sources
+
+    broken = jobs_dir(default_state_dir()) / "local-broken-20260101-000000-abcd"
+    broken.mkdir(parents=True)
+    (broken / "job.json").write_text("{not json")
+    assert [c.name for c in targets.builtin_targets() if c.unreadable] == ["local"]
+    rows = Sources(["local", "vertex"]).unreadable()
+    assert [(r["job_id"], r["why"].split(":")[0]) for r in rows] == [(broken.name, "its job.json cannot be read")]
+    assert Sources(["vertex"]).unreadable() == []

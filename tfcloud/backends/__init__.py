@@ -25,8 +25,5 @@ def get_backend(target: Target | str, **options: object) -> Backend:
         target = targets.get(target)()
     with targets.plugin_errors(type(target), f"backend ({target.backend})"):
         cls = targets.load(target.backend)
-        settings = options.get("settings")
-        if settings is not None:
-            options["settings"] = target.settings_for(settings)  # type: ignore[arg-type]
         backend: Backend = cls(target=target, **options)
     return backend

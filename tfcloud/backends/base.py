@@ -62,11 +62,13 @@ class LogBatch:
 
 @dataclass(frozen=True, kw_only=True)
 class ReplicaInfo:
-    """One replica of a job: ``chief-0``, ``worker-1``..., its state and (once it ended) its exit code."""
+    """One replica of a job: ``chief-0``, ``worker-1``..., its state and (once it ended) its exit code; ``pid``:
+    its process on this machine, for a target whose replicas run here (local) once it started; None elsewhere."""
 
     name: str
     state: JobState
     exit_code: int | None = None
+    pid: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -166,10 +166,12 @@ def given_target_options(ctx: typer.Context, values: dict[str, Any], *, target: 
     from tfcloud.errors import ValidationError
 
     given: dict[str, Any] = {}
+    given_as: dict[str, str] = {}  # how each was given, for the plan's sources (tfcloud.where.resolve)
     for name, value in values.items():
         source = ctx.get_parameter_source(name)
         if source is not None and source.name != "DEFAULT":
             given[name] = value
+            given_as[name] = _spelling(ctx, name, value)
     texts: dict[str, str] = {}
     for item in plugin_options or []:
         key, sep, text = item.partition("=")
@@ -179,9 +181,27 @@ def given_target_options(ctx: typer.Context, values: dict[str, Any], *, target: 
             raise ValidationError(f"-o {key}", "each KEY once", f"{key}={texts[key]} and {item}",
                                   hint=f"Give -o {key}=... once.")
         texts[key] = text
+        given_as[key] = f"-o {key}"
     if texts:
         given["target_options"] = texts
+    chose = [_spelling(ctx, name, True) for name in ("local", "vertex", "target")
+             if (source := ctx.get_parameter_source(name)) is not None and source.name != "DEFAULT"]
+    if target is not None and (chose or "ray_address" in given_as):
+        given_as["target"] = chose[0] if chose else given_as["ray_address"]
+    if given_as:
+        given["given_as"] = given_as
     return given
+
+
+def _spelling(ctx: typer.Context, name: str, value: object) -> str:
+    """The flag a command's parameter ``name`` was given with (``--project``; ``--no-build`` for a flag turned
+    off)."""
+    param = next((p for p in ctx.command.params if p.name == name), None)
+    if param is None or not param.opts:
+        return "--" + name.replace("_", "-")
+    if value is False and param.secondary_opts:
+        return param.secondary_opts[0]
+    return max(param.opts, key=len)
 
 
 def with_where(command: Callable[..., Any]) -> Callable[..., Any]:

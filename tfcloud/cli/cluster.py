@@ -54,6 +54,8 @@ def cluster_create(
     project: ProjectOpt = None,
     region: RegionOpt = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once it is being provisioned.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Check it and show what it would cost per hour while "
+                                                            "it exists; create nothing.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print it as JSON.")] = False,
 ) -> None:
     """Create a persistent resource with a resource pool per role, sized like a job (--chief-config,
@@ -69,7 +71,7 @@ def cluster_create(
         ps_config="CPU" if ps_config is None else machine(ps_config, "ps_config"), ps_count=ps_count,
         evaluator_count=int(evaluator), display_name=display_name, labels=pairs(label, "--label"),
         network=network, custom_service_account=custom_service_account, project=project, region=region,
-        wait=not no_wait)
+        wait=not no_wait, dry_run=dry_run)
     _print_clusters([info], json_output=json_output, one=True)
 
 

@@ -173,6 +173,9 @@ def build(
         "chief_config": machine(chief_config, "chief_config"),
         "worker_config": machine(worker_config, "worker_config"), "worker_count": worker_count,
         "ps_count": ps_count})
+    given_as = {name: f"--{name}" for name, value in (("project", project), ("region", region)) if value}
+    if given_as:
+        options["given_as"] = given_as  # the plan's sources name the flags
     docker_config = docker(image, parent_image, cache_from, image_build_bucket)
     if dry_run:
         plan = sdk.plan(entry_point, target="vertex", project=project, region=region, context_dir=context,

@@ -21,15 +21,16 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import TfcloudError, ValidationError
-from tfcloud.targets._base import Option, Target
+from tfcloud.targets._base import GoogleCloud, Option, Target
 
 if TYPE_CHECKING:
     from tfcloud.targets.local import LocalTarget
     from tfcloud.targets.ray import RayTarget
     from tfcloud.targets.vertex import VertexTarget
 
-__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "LocalTarget", "Option", "RayTarget", "Target", "VertexTarget",
-           "builtin_targets", "for_job_id", "get", "load", "loadable", "names", "plugin_errors", "plugin_package"]
+__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "GoogleCloud", "LocalTarget", "Option", "RayTarget", "Target",
+           "VertexTarget", "builtin_targets", "for_job_id", "get", "load", "loadable", "names", "plugin_errors",
+           "plugin_package"]
 
 log = logging.getLogger("tfcloud")
 ENTRY_POINT_GROUP = "tfcloud.targets"

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec, PoolSpec
 
-__all__ = ["LazyPattern", "Option", "Target", "check_bool", "check_count", "check_text", "refuse_control"]
+__all__ = ["GoogleCloud", "LazyPattern", "Option", "Target", "check_bool", "check_count", "check_text",
+           "refuse_control"]
 
 class LazyPattern:
     """A regular expression compiled on first use: the targets' modules load at every command's start-up (the
@@ -226,6 +227,34 @@ def check_count(name: str, value: object, *, maximum: int | None = 100) -> int |
     return value
 
 
+class GoogleCloud:
+    """Where a target reaches Google Cloud: its ``project`` (None: none was found), ``region``, the tfcloud
+    emulator's ``emulator_host`` (None: Google itself) and ``staging_bucket`` (None: none set)."""
+
+    __slots__ = ("emulator_host", "project", "region", "staging_bucket")
+
+    def __init__(self, *, project: str | None, region: str, emulator_host: str | None = None,
+                 staging_bucket: str | None = None) -> None:
+        self.project = project
+        self.region = region
+        self.emulator_host = emulator_host
+        self.staging_bucket = staging_bucket
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GoogleCloud) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, k) for k in self.__slots__))
+
+    def __repr__(self) -> str:
+        return "GoogleCloud(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
+
+    @property
+    def bucket(self) -> str | None:
+        """The staging bucket's bare name (no ``gs://``)."""
+        return self.staging_bucket.removeprefix("gs://").rstrip("/") if self.staging_bucket else None
+
+
 class Target:
     """The base of every target value. Subclasses are frozen, keyword-only dataclasses whose fields are the
     options' values; they set the class variables below and may override the methods. (The base itself is a
@@ -264,6 +293,10 @@ class Target:
     data_in_place: ClassVar[bool] = False
     #: ``"module:Class"`` of its tuner (see :mod:`tfcloud.sdk`'s ``tune``), or None: it runs no studies.
     tuner: ClassVar[str | None] = None
+    #: ``"module:function"`` that lists the jobs it keeps but cannot attach to (a record missing or corrupt), as
+    #: rows ``{"kind": "unreadable", "job_id", "why", "created"}`` the dashboard shows rather than drops; None:
+    #: it keeps none.
+    unreadable: ClassVar[str | None] = None
     @property
     def container(self) -> bool:
         """Whether its replicas run from the job's container image (the stages build one first)."""
@@ -285,6 +318,12 @@ class Target:
     def pushes_image(self) -> bool:
         """Whether its image goes to a registry (else it stays in the local engine)."""
         return self.container
+
+    @property
+    def emulated(self) -> bool:
+        """Whether its jobs go to an emulator (Vertex AI's ``emulator_host``): nothing is billed, so no price is
+        printed before a submission and none is confirmed (the plan still prices the job)."""
+        return False
 
     @property
     def max_restarts_or_zero(self) -> int:
@@ -373,9 +412,15 @@ class Target:
         :attr:`data_in_place` then refuses local data sets)."""
         return None
 
-    def settings_for(self, settings: Settings) -> Settings:
-        """The settings this target's backend reaches it with (a target may fill some from its own options)."""
-        return settings
+    def google(self) -> GoogleCloud | None:
+        """How this target's jobs reach Google Cloud, for the stages that call Google for it (Cloud Build, the
+        staging bucket a package or data set goes to); None: they do not."""
+        return None
+
+    def repository(self, settings: Settings) -> str | None:
+        """Where the job's image is pushed: the ``image_repository`` setting (a target may default it: Vertex AI's
+        Artifact Registry of its project); None: nowhere is known."""
+        return settings.image_repository
 
     def given(self) -> dict[str, object]:
         """The options whose values differ from the defaults (for the plan and a study's rerun command)."""

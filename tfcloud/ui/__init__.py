@@ -25,16 +25,19 @@ __all__ = ["ui"]
 
 def ui(*, host: str = "127.0.0.1", port: int | None = None, token: str | None = None,
        open_browser: bool | None = None, targets: Sequence[str] | None = None,
-       ray_address: str | None = None) -> Dashboard:
+       ray_address: str | None = None, **options: Any) -> Dashboard:
     """Start the dashboard in a background thread and return it (``.url``, ``.stop()``). ``open_browser``: open
     it in the web browser (default: yes, except in a notebook, which shows the returned dashboard's link).
     ``host``, ``port``, ``token``, ``targets``, ``ray_address``: as ``tfcloud ui``'s options (a host other than
-    loopback needs a token of your own)."""
+    loopback needs a token of your own); ``options``: the targets' options as every verb takes them
+    (``project=``, ``emulator_host=``, ``target_options={...}`` with one target), each passed to the listed
+    targets that take it."""
     from tfcloud.extras import require_ui_extra
     from tfcloud.ui.server import Dashboard
 
     require_ui_extra()
-    dashboard = Dashboard(host=host, port=port, token=token, targets=targets, ray_address=ray_address).start()
+    dashboard = Dashboard(host=host, port=port, token=token, targets=targets, ray_address=ray_address,
+                          options=options).start()
     if open_browser if open_browser is not None else "ipykernel" not in sys.modules:
         import webbrowser
 

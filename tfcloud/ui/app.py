@@ -52,7 +52,7 @@ from tfcloud._version import __version__
 from tfcloud.errors import JobNotFoundError, TfcloudError
 from tfcloud.ui import logroutes, views
 from tfcloud.ui.jobdata import JobData
-from tfcloud.ui.records import record_problem, unreadable_local_jobs
+from tfcloud.ui.records import record_problem
 from tfcloud.ui.security import LOOPBACK_NAMES, Guard, local_path
 
 __all__ = ["HEADER", "TokenGate", "create_app"]
@@ -176,9 +176,8 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
 
         jobs, notes, studies = await run_in_threadpool(gather)
         rows = views.job_rows(jobs, studies)
-        if chosen["target"] in ("", "local") and "local" in sources.targets and not chosen["state"] \
-                and not chosen["label"]:  # the local jobs that cannot be read are shown as such, not dropped
-            rows = sorted(rows + await run_in_threadpool(unreadable_local_jobs),
+        if not chosen["state"] and not chosen["label"]:  # jobs a target cannot read are shown so, not dropped
+            rows = sorted(rows + await run_in_threadpool(sources.unreadable, chosen["target"] or None),
                           key=lambda row: (row["job"].created if "job" in row else row["created"]) or 0.0,
                           reverse=True)
         number = views.page_number(request.query_params.get("page"))
@@ -217,7 +216,7 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
     async def job(request: Request) -> Response:
         job_id = request.path_params["job_id"]
         try:
-            info = await run_in_threadpool(views.job_page, job_id, ray_address=sources.ray_for(job_id))
+            info = await run_in_threadpool(views.job_page, job_id, options=sources.options_for(job_id))
         except TfcloudError as exc:
             return problem(exc)
         return page("job.html", **info)
@@ -225,7 +224,7 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
     async def job_fragment(request: Request) -> Response:
         job_id = request.path_params["job_id"]
         try:
-            info = await run_in_threadpool(views.job_page, job_id, ray_address=sources.ray_for(job_id), details=False)
+            info = await run_in_threadpool(views.job_page, job_id, options=sources.options_for(job_id), details=False)
         except TfcloudError as exc:
             return PlainTextResponse(exc.message, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
         return page("_job_status.html", **info)
@@ -233,7 +232,7 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
     async def artifacts_fragment(request: Request) -> Response:
         job_id = request.path_params["job_id"]
         try:
-            found = await run_in_threadpool(views.artifacts, job_id, ray_address=sources.ray_for(job_id))
+            found = await run_in_threadpool(views.artifacts, job_id, options=sources.options_for(job_id))
         except TfcloudError as exc:
             found = {"base": None, "files": [], "note": exc.message, "browse": None, "local": False, "job_id": job_id}
         return page("_artifacts.html", **found)
@@ -245,7 +244,7 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         job_id = request.path_params["job_id"]
         try:
             found = await run_in_threadpool(views.artifact_file, job_id, request.query_params.get("path", ""),
-                                            ray_address=sources.ray_for(job_id))
+                                            options=sources.options_for(job_id))
         except TfcloudError as exc:
             return JSONResponse({"error": exc.message, "hint": exc.hint},
                                 status_code=404 if isinstance(exc, JobNotFoundError) else 400)
@@ -257,7 +256,7 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         from tfcloud import sdk
 
         def stop() -> str:
-            with sdk.attached(job_id, ray_address=sources.ray_for(job_id)) as handle:
+            with sdk.attached(job_id, **sources.options_for(job_id)) as handle:
                 handle.cancel()
                 return handle.info().state.value
 
@@ -275,9 +274,9 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         job_id, what = request.path_params["job_id"], request.url.path.rpartition("/")[2]
 
         def get() -> dict[str, Any]:
-            with sdk.attached(job_id, ray_address=sources.ray_for(job_id)) as handle:
+            with sdk.attached(job_id, **sources.options_for(job_id)) as handle:
                 info = handle.info()
-                pids = local_pids(handle) if what == "resources" else None
+                pids = local_pids(info) if what == "resources" else None
             found = (data.curves(job_id, info.output_dir, views.trial_metrics_file(job_id, sources))
                      if what == "curves" else data.resources(job_id, pids, info.state.is_final))
             return {**found, "state": info.state.value, "final": info.state.is_final}
@@ -291,10 +290,10 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
         async def route(request: Request) -> Response:
             job_id = request.path_params["job_id"]
             try:
-                ray_address = sources.ray_for(job_id)
+                options = sources.options_for(job_id)
             except TfcloudError as exc:
                 return JSONResponse({"error": exc.message}, status_code=400)
-            return await handler(request, job_id, ray_address, stopping=stopping)  # type: ignore[no-any-return]
+            return await handler(request, job_id, options, stopping=stopping)  # type: ignore[no-any-return]
 
         return route
 

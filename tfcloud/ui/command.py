@@ -8,16 +8,18 @@ unless told not to, and serves until Ctrl-C (exit 130).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = ["ui_command"]
 
 
 def ui_command(host: str = "127.0.0.1", port: int | None = None, token: str | None = None,
                open_browser: bool = True, *, targets: Sequence[str] | None = None,
-               ray_address: str | None = None) -> int:
+               ray_address: str | None = None, options: Mapping[str, Any] | None = None) -> int:
     """Serve the dashboard until Ctrl-C; the exit code (130 when interrupted). ``targets``: which targets to
-    list (default every one: local, vertex, ray); ``ray_address``: the Ray cluster's dashboard address."""
+    list (default every one: local, vertex, ray); ``options``: the targets' options as every verb takes them
+    (``ray_address``, ``project``, ``target_options``...; ``ray_address``: the Ray cluster's address)."""
     import typer
 
     from tfcloud.console import get_console
@@ -34,7 +36,8 @@ def ui_command(host: str = "127.0.0.1", port: int | None = None, token: str | No
             raise ValidationError("--target", "one of " + ", ".join(known), name)
     from tfcloud.ui.server import Dashboard
 
-    dashboard = Dashboard(host=host, port=port, token=token, targets=targets, ray_address=ray_address)
+    dashboard = Dashboard(host=host, port=port, token=token, targets=targets, ray_address=ray_address,
+                          options=options)
     console = get_console()
     from tfcloud.ui.server import weak_token
 

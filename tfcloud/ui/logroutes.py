@@ -21,7 +21,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +56,13 @@ def _number(value: str | None, default: int, *, low: int = 0, high: int = 1 << 6
         return default
 
 
-def _attach(job_id: str, ray_address: str | None) -> Any:
+def _attach(job_id: str, options: Mapping[str, Any]) -> Any:
     from tfcloud import sdk
 
-    return sdk.attach(job_id, ray_address=ray_address)
+    return sdk.attach(job_id, **options)  # the target options the dashboard was given (Sources.options_for)
 
 
-async def events(request: Request, job_id: str, ray_address: str | None,
+async def events(request: Request, job_id: str, options: Mapping[str, Any],
                  stopping: threading.Event | None = None) -> Response:
     """The log stream of ``job_id`` (see the module's docstring). ``stopping``: set when the server stops; the
     stream ends then (within :data:`_POLL_S`), so that Ctrl-C never waits on an open page."""
@@ -70,7 +70,7 @@ async def events(request: Request, job_id: str, ray_address: str | None,
     resume = request.headers.get("last-event-id") or request.query_params.get("from")
     n = _number(request.query_params.get("tail"), TAIL, high=100_000)
     try:
-        handle = await run_in_threadpool(_attach, job_id, ray_address)
+        handle = await run_in_threadpool(_attach, job_id, options)
     except TfcloudError as exc:
         return StreamingResponse(_one(_event("problem", {"message": exc.message})), media_type="text/event-stream",
                                  headers=_SSE_HEADERS)
@@ -236,12 +236,12 @@ async def _pump(handle: Any, since: float | None, skip: int, n: int,
         gone.set()
 
 
-async def earlier(request: Request, job_id: str, ray_address: str | None, **_: Any) -> Response:
+async def earlier(request: Request, job_id: str, options: Mapping[str, Any], **_: Any) -> Response:
     """The lines before a cursor (``before``), at most ``n`` (default :data:`TAIL`): a local job's only."""
     before = _number(request.query_params.get("before"), 0)
     n = _number(request.query_params.get("n"), TAIL, low=1, high=20_000)
     try:
-        handle = await run_in_threadpool(_attach, job_id, ray_address)
+        handle = await run_in_threadpool(_attach, job_id, options)
     except TfcloudError as exc:
         return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
     path = logstream.local_lines_file(handle)
@@ -264,23 +264,23 @@ def _all_lines(handle: Any) -> Iterator[dict[str, Any]]:
             yield found
 
 
-async def search(request: Request, job_id: str, ray_address: str | None, **_: Any) -> Response:
+async def search(request: Request, job_id: str, options: Mapping[str, Any], **_: Any) -> Response:
     """The lines of the whole log that hold ``q`` (case-insensitive): the first 200, and how many in all."""
     query = request.query_params.get("q", "")
     if not query.strip():
         return JSONResponse({"error": "Type something to search for."}, status_code=400)
     try:
-        handle = await run_in_threadpool(_attach, job_id, ray_address)
+        handle = await run_in_threadpool(_attach, job_id, options)
         found, count = await run_in_threadpool(logstream.search, _all_lines(handle), query, 200)
     except TfcloudError as exc:
         return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)
     return JSONResponse({"query": query, "count": count, "lines": found})
 
 
-async def download(request: Request, job_id: str, ray_address: str | None, **_: Any) -> Response:
+async def download(request: Request, job_id: str, options: Mapping[str, Any], **_: Any) -> Response:
     """The whole log as text (``chief-0 | text`` lines, as the terminal prints them), streamed."""
     try:
-        handle = await run_in_threadpool(_attach, job_id, ray_address)
+        handle = await run_in_threadpool(_attach, job_id, options)
         width = max((len(r.name) for r in (await run_in_threadpool(handle.info)).replicas), default=7)
     except TfcloudError as exc:
         return JSONResponse({"error": exc.message}, status_code=404 if isinstance(exc, JobNotFoundError) else 400)

@@ -18,7 +18,10 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tfcloud import JobInfo
 
 __all__ = ["CHUNK", "after", "before", "line_dict", "line_filter", "local_lines_file", "local_pids", "mark_hidden",
            "search", "tail", "text_line"]
@@ -37,13 +40,11 @@ def local_lines_file(handle: object) -> Path | None:
     return handle.job_dir / LINES_FILE if isinstance(handle, LocalJob) else None
 
 
-def local_pids(handle: object) -> dict[str, int] | None:
-    """Each replica's process id of a local job's handle (those started so far); None for another target's."""
-    from tfcloud.targets.local.backend import LocalJob
-
-    if not isinstance(handle, LocalJob):
-        return None
-    return {name: int(r["pid"]) for name, r in handle.replicas.items() if isinstance(r.get("pid"), int)}
+def local_pids(info: JobInfo) -> dict[str, int] | None:
+    """Each replica's process id on this machine (:attr:`ReplicaInfo.pid`: those started so far); None when none
+    runs here (another target's job)."""
+    pids = {r.name: r.pid for r in info.replicas if r.pid is not None}
+    return pids or None
 
 
 def line_dict(data: Any, *, noise: bool | None = None) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tfcloud.errors import ConfigurationError, ValidationError
@@ -112,8 +112,13 @@ class Dashboard:
     background thread) and :meth:`stop`. ``port`` None: :data:`DEFAULT_PORT` when free, else any free port."""
 
     def __init__(self, *, host: str = DEFAULT_HOST, port: int | None = None, token: str | None = None,
-                 targets: Sequence[str] | None = None, ray_address: str | None = None) -> None:
+                 targets: Sequence[str] | None = None, ray_address: str | None = None,
+                 options: Mapping[str, Any] | None = None) -> None:
         check_bind(host, port, token)
+        from tfcloud.ui.views import check_options, listed_targets
+
+        self.options = {**(options or {}), **({"ray_address": ray_address} if ray_address else {})}
+        check_options(tuple(targets or listed_targets()), self.options)  # before the socket is bound
         self.host = host
         self.token = token or new_token()
         if port is None:
@@ -125,7 +130,6 @@ class Dashboard:
             self._socket = _bind(host, port)
         self.port = int(self._socket.getsockname()[1])
         self.targets = tuple(targets) if targets else None
-        self.ray_address = ray_address
         self._server: Any = None
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -157,7 +161,7 @@ class Dashboard:
         from tfcloud.ui.views import Sources
 
         stopping = self._stopping
-        sources = Sources(self.targets, ray_address=self.ray_address)
+        sources = Sources(self.targets, options=self.options)
         sources.warm()
         app = create_app(token=self.token, sources=sources,
                          cookie=f"tfcloud_ui_{self.port}", hosts=allowed_hosts(self.host), stopping=stopping)

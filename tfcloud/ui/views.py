@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from tfcloud.timeline import Timeline
 
 __all__ = ["INTERNAL_LABELS", "PAGE", "TARGETS", "Sources", "artifact_file", "artifacts", "bucket_console",
-           "job_page", "job_rows", "killed_replicas", "listed_targets", "page_number", "parse_label", "replica_class",
+           "check_options", "job_page", "job_rows", "killed_replicas", "listed_targets", "page_number", "parse_label",
+           "replica_class",
            "rerun_parts", "shown_labels", "study_page", "study_plot", "study_rows", "study_view", "timeline_bars",
            "trial_metrics_file"]
 
@@ -105,16 +106,41 @@ def _classify(exc: BaseException) -> tuple[str, bool]:
     return f"{type(exc).__name__}: {exc}", False
 
 
+def check_options(names: Sequence[str], options: Mapping[str, Any]) -> None:
+    """Each target option given to the dashboard is one a listed target (``names``) takes (refused otherwise, as
+    on every verb); ``target_options`` (``-o``) needs one target, whose options its keys must be."""
+    import tfcloud.targets as targets
+    from tfcloud.targets._given import FIELD, target_options
+
+    classes = [targets.get(name) for name in names]
+    for name, value in options.items():
+        if name == "target_options":
+            if len(classes) != 1:
+                raise ValidationError(FIELD, "one --target with -o KEY=VALUE (-o sets that target's options)",
+                                      "<-o with " + (", ".join(names)) + ">",
+                                      hint="Add --target NAME (one), or leave out -o.")
+            target_options(classes[0], value, options)
+        elif name != "given_as" and value is not None and not any(cls.option(name) is not None for cls in classes):
+            takers = [c.name for c in targets.builtin_targets() if c.option(name) is not None]
+            raise ValidationError(name, "an option of a listed target (" + ", ".join(names) + ")", value,
+                                  hint="Leave it out" + (f", or list {' or '.join(takers)} (--target "
+                                                         f"{takers[0]})" if takers else "") + ".")
+
+
 class Sources:
     """The targets the dashboard lists: ``targets`` (default: :func:`listed_targets`; one that is not
-    configured, such as Ray without a cluster address, is shown as a note), ``ray_address`` for Ray. Each
+    configured, such as Ray without a cluster address, is shown as a note) and the target options given to the
+    dashboard as to any verb (``options``: ``ray_address``, ``project``, ``emulator_host``..., each passed to the
+    targets that take it; ``target_options``, ``-o``, to the one target listed; ``ray_address``: a shorthand). Each
     listing runs on its own thread (:class:`~tfcloud.ui.sources.Fetcher`): a page waits at most ``deadline``
     seconds for them together, and says which target is still answering or unreachable, and why."""
 
-    def __init__(self, targets: Sequence[str] | None = None, *, ray_address: str | None = None,
-                 limit: int = 100, deadline: float = DEADLINE_S) -> None:
+    def __init__(self, targets: Sequence[str] | None = None, *, options: Mapping[str, Any] | None = None,
+                 ray_address: str | None = None, limit: int = 100, deadline: float = DEADLINE_S) -> None:
         self.targets = tuple(targets or listed_targets())
-        self.ray_address = ray_address
+        given = {k: v for k, v in (options or {}).items() if k != "given_as" and v is not None}
+        self.options = {**given, **({"ray_address": ray_address} if ray_address else {})}
+        check_options(self.targets, self.options)
         self.limit = limit
         self.deadline = deadline
         self._fetcher = Fetcher()
@@ -124,7 +150,7 @@ class Sources:
 
         key = ("jobs", target, state, tuple(sorted(labels.items())))
         self._fetcher.start(key, lambda: sdk.list_jobs(target=target, state=state, labels=labels, limit=self.limit,
-                                                       ray_address=self._address_for(target)), _classify)
+                                                       **self._options_for(target)), _classify)
         return key
 
     @staticmethod
@@ -199,17 +225,35 @@ class Sources:
                 notes[name] = note
         return found, notes
 
-    def ray_for(self, job_id: str) -> str | None:
-        """The Ray cluster's address for a job of the target that takes one (``ray-...``)."""
+    def options_for(self, job_id: str) -> dict[str, Any]:
+        """The target options for a job of its target (the one whose ids look like ``job_id``), as
+        :func:`tfcloud.sdk.attached` takes them."""
         import tfcloud.targets as targets
 
-        return self._address_for(targets.for_job_id(job_id).name)
+        return self._options_for(targets.for_job_id(job_id).name)
 
-    def _address_for(self, target: str) -> str | None:
-        """``ray_address`` for the target that takes it (an option of its own), None for the others."""
+    def _options_for(self, target: str) -> dict[str, Any]:
+        """The options given that ``target`` takes (an option of its own); ``target_options`` (``-o``) when it is
+        the one target listed."""
         import tfcloud.targets as targets
 
-        return self.ray_address if targets.get(target).option("ray_address") is not None else None
+        cls = targets.get(target)
+        found = {k: v for k, v in self.options.items() if k != "target_options" and cls.option(k) is not None}
+        if self.options.get("target_options") and self.targets == (target,):
+            found["target_options"] = self.options["target_options"]
+        return found
+
+    def unreadable(self, target: str | None = None) -> list[dict[str, Any]]:
+        """The jobs the listed targets (or ``target``) keep but cannot attach to (:attr:`Target.unreadable`), as
+        rows: shown as unreadable, with why, rather than dropped."""
+        import tfcloud.targets as targets
+
+        rows: list[dict[str, Any]] = []
+        for name in [target] if target else self.targets:
+            ref = targets.get(name).unreadable if name in self.targets else None
+            if ref is not None:
+                rows += targets.load(ref)()
+        return rows
 
 
 # --- one job ---------------------------------------------------------------------------------------------------
@@ -292,11 +336,11 @@ def killed_replicas(info: JobInfo) -> list[str]:
             if r.exit_code in _SIGKILL_CODES and r.state is JobState.FAILED]
 
 
-def job_page(job_id: str, *, ray_address: str | None = None, details: bool = True) -> dict[str, Any]:
+def job_page(job_id: str, *, options: Mapping[str, Any] | None = None, details: bool = True) -> dict[str, Any]:
     """Everything a job's page shows. ``details``: also the plan (the status fragment refreshes without it)."""
     from tfcloud import sdk
 
-    with sdk.attached(job_id, ray_address=ray_address) as handle:
+    with sdk.attached(job_id, **(options or {})) as handle:
         info = handle.info()
         error = sdk.failure(handle) if info.state.is_final and info.state is not JobState.SUCCEEDED else None
         stages = sdk.timeline(handle, info=info)
@@ -337,12 +381,12 @@ def rerun_parts(plan: Mapping[str, Any]) -> dict[str, str]:
     return {"head": shlex.join(head), "args": shlex.join(str(a) for a in plan.get("args") or [])}
 
 
-def artifacts(job_id: str, *, ray_address: str | None = None) -> dict[str, Any]:
+def artifacts(job_id: str, *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The files the job wrote under its output directory (:mod:`tfcloud.outputs`), or why there are none."""
     from tfcloud import sdk
     from tfcloud.outputs import job_output_dir, list_artifacts
 
-    with sdk.attached(job_id, ray_address=ray_address) as handle:
+    with sdk.attached(job_id, **(options or {})) as handle:
         info = handle.info()
     try:
         base = job_output_dir(info)
@@ -363,7 +407,7 @@ def bucket_console(base: str) -> str | None:
     return "https://console.cloud.google.com/storage/browser/" + quote(base[len("gs://"):].rstrip("/"), safe="/")
 
 
-def artifact_file(job_id: str, path: str, *, ray_address: str | None = None) -> Path:
+def artifact_file(job_id: str, path: str, *, options: Mapping[str, Any] | None = None) -> Path:
     """One file the job wrote under its output directory on this machine, for download: ``path`` relative to
     that directory, never outside it (``..``, an absolute path or a link out of it is refused)."""
     from pathlib import Path
@@ -371,7 +415,7 @@ def artifact_file(job_id: str, path: str, *, ray_address: str | None = None) -> 
     from tfcloud import sdk
     from tfcloud.outputs import job_output_dir
 
-    with sdk.attached(job_id, ray_address=ray_address) as handle:
+    with sdk.attached(job_id, **(options or {})) as handle:
         base = job_output_dir(handle.info())
     if "://" in base:
         raise ValidationError("path", "a file of a job whose outputs are on this machine", base,

@@ -25,6 +25,7 @@ from tfcloud.gcloud import RetryPolicy
 from tfcloud.pipeline import prepare
 from tfcloud.settings import Settings
 from tfcloud.states import JobState
+from tfcloud.targets import VertexTarget
 from tfcloud.targets.vertex.backend import VertexBackend, VertexJob
 from tfcloud.validate import build_spec
 
@@ -84,9 +85,10 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
 @pytest.fixture
 def backend(emulator: object) -> Iterator[VertexBackend]:
-    settings = Settings(target="vertex", project="tfcloud-test", region="us-central1",
-                        emulator_host=emulator.endpoint)  # type: ignore[attr-defined]
-    backend = VertexBackend(settings=settings, retry=RetryPolicy(initial=0.01, maximum=0.05, deadline=10))
+    where = VertexTarget(project="tfcloud-test", region="us-central1",
+                         emulator_host=emulator.endpoint)  # type: ignore[attr-defined]
+    backend = VertexBackend(settings=Settings(target="vertex"), target=where,
+                            retry=RetryPolicy(initial=0.01, maximum=0.05, deadline=10))
     yield backend
     backend.clients.close()
     emulator.faults.clear()  # type: ignore[attr-defined]
@@ -285,7 +287,7 @@ def test_missing_credentials_say_how_to_log_in(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
     monkeypatch.setenv("NO_GCE_CHECK", "True")
     monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
-    backend = VertexBackend(settings=Settings(target="vertex", project="my-project"))
+    backend = VertexBackend(settings=Settings(target="vertex"), target=VertexTarget(project="my-project"))
     with pytest.raises(ConfigurationError) as err:
         backend.attach("123")
     assert err.value.message == "No Google Cloud credentials found (Application Default Credentials)."

@@ -24,6 +24,7 @@ from tfcloud.gcloud import RetryPolicy
 from tfcloud.pipeline import prepare
 from tfcloud.settings import Settings
 from tfcloud.states import JobState
+from tfcloud.targets import VertexTarget
 from tfcloud.targets.vertex import clusters
 from tfcloud.targets.vertex.backend import VertexBackend, VertexJob
 from tfcloud.validate import build_spec
@@ -56,8 +57,9 @@ def env(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 @pytest.fixture
 def backend(env: Any) -> Iterator[VertexBackend]:
-    settings = Settings(target="vertex", project="tfcloud-test", region="us-central1", emulator_host=env.endpoint)
-    backend = VertexBackend(settings=settings, retry=RetryPolicy(initial=0.01, maximum=0.05, deadline=10))
+    where = VertexTarget(project="tfcloud-test", region="us-central1", emulator_host=env.endpoint)
+    backend = VertexBackend(settings=Settings(target="vertex"), target=where,
+                            retry=RetryPolicy(initial=0.01, maximum=0.05, deadline=10))
     yield backend
     backend.close()
 

@@ -23,6 +23,7 @@ from tfcloud.errors import OutcomeUnknownError, SubmitError
 from tfcloud.gcloud import RetryPolicy
 from tfcloud.settings import Settings
 from tfcloud.states import JobState
+from tfcloud.targets import VertexTarget
 from tfcloud.targets.vertex.backend import VertexBackend, VertexJob
 from tfcloud.validate import build_spec
 
@@ -90,8 +91,8 @@ def faults(emulator: Any) -> Iterator[Any]:
 
 
 def _backend(emulator: Any, policy: RetryPolicy = FAST) -> VertexBackend:
-    settings = Settings(target="vertex", project=PROJECT, region="us-central1", emulator_host=emulator.endpoint)
-    return VertexBackend(settings=settings, retry=policy)
+    where = VertexTarget(project=PROJECT, region="us-central1", emulator_host=emulator.endpoint)
+    return VertexBackend(settings=Settings(target="vertex"), target=where, retry=policy)
 
 
 @pytest.fixture

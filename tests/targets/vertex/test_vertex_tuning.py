@@ -28,6 +28,7 @@ from tfcloud.pipeline import prepare
 from tfcloud.settings import Settings
 from tfcloud.states import JobState
 from tfcloud.study import StudySpec, make_study
+from tfcloud.targets import VertexTarget
 from tfcloud.targets.vertex.backend import VertexBackend
 from tfcloud.targets.vertex.tuning import VertexStudies, VertexStudy
 from tfcloud.validate import build_spec
@@ -90,13 +91,18 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @pytest.fixture
-def settings(emulator: Any) -> Settings:
-    return Settings(target="vertex", project=PROJECT, region="us-central1", emulator_host=emulator.endpoint)
+def settings() -> Settings:
+    return Settings(target="vertex")
 
 
 @pytest.fixture
-def studies(emulator: Any, settings: Settings) -> Iterator[VertexStudies]:
-    studies = VertexStudies(settings, retry=FAST)
+def vertex(emulator: Any) -> VertexTarget:
+    return VertexTarget(project=PROJECT, region="us-central1", emulator_host=emulator.endpoint)
+
+
+@pytest.fixture
+def studies(emulator: Any, settings: Settings, vertex: VertexTarget) -> Iterator[VertexStudies]:
+    studies = VertexStudies(settings, target=vertex, retry=FAST)
     yield studies
     studies.close()
     emulator.faults.clear()
@@ -115,8 +121,8 @@ def _name() -> str:
     return f"study-{uuid.uuid4().hex[:8]}"
 
 
-def _trial_logs(settings: Settings, job_id: str) -> list[str]:
-    backend = VertexBackend(settings=settings, retry=FAST)
+def _trial_logs(settings: Settings, vertex: VertexTarget, job_id: str) -> list[str]:
+    backend = VertexBackend(settings=settings, target=vertex, retry=FAST)
     try:
         return [line.text for line in backend.attach(job_id).logs(replica="chief-0")]
     finally:
@@ -124,7 +130,7 @@ def _trial_logs(settings: Settings, job_id: str) -> list[str]:
 
 
 def test_random_study_runs_trials_with_their_args_and_reports_the_best(
-        studies: VertexStudies, settings: Settings, tmp_path: Path) -> None:
+        studies: VertexStudies, settings: Settings, vertex: VertexTarget, tmp_path: Path) -> None:
     study = make_study(["x=double:-1:1", "y=categorical:a,b"], metric="score", max_trials=4, parallel_trials=2)
     handle = studies.submit(_job(tmp_path, _name(), "--sleep", "0.5"), study)
     info = handle.wait(timeout=120)
@@ -150,7 +156,7 @@ def test_random_study_runs_trials_with_their_args_and_reports_the_best(
     # Each trial is a CustomJob of the trial spec, with the spec's args and then its own, as Vertex AI passes them.
     assert len({t.job_id for t in info.trials}) == 4
     trial = info.trials[2]
-    lines = _trial_logs(settings, trial.job_id or "")
+    lines = _trial_logs(settings, vertex, trial.job_id or "")
     x_arg = f"--x={trial.params['x']!r}"
     assert f"trial 3 args ['--sleep', '0.5', '{x_arg}', '--y={trial.params['y']}']" in lines
     assert "reported" in lines
@@ -191,7 +197,7 @@ def test_a_study_whose_trials_all_fail_fails(studies: VertexStudies, tmp_path: P
 
 
 def test_cancel_stops_the_running_trials_and_starts_no_more(
-        studies: VertexStudies, settings: Settings, tmp_path: Path) -> None:
+        studies: VertexStudies, settings: Settings, vertex: VertexTarget, tmp_path: Path) -> None:
     study = make_study(["x=double:0:1", "y=categorical:a"], metric="score", max_trials=6, parallel_trials=2)
     handle = studies.submit(_job(tmp_path, _name(), "--sleep", "60"), study)
     running = handle.info()
@@ -205,7 +211,7 @@ def test_cancel_stops_the_running_trials_and_starts_no_more(
     info = handle.wait(timeout=60)
     assert info.state is JobState.CANCELLED
     assert len(info.trials) == 2 and all(t.state is JobState.FAILED for t in info.trials)
-    backend = VertexBackend(settings=settings, retry=FAST)
+    backend = VertexBackend(settings=settings, target=vertex, retry=FAST)
     try:
         for trial in info.trials:
             assert backend.attach(trial.job_id or "").wait(timeout=30).state is JobState.CANCELLED
@@ -270,14 +276,14 @@ def test_study_spec_round_trips_through_the_job() -> None:
 
 
 def test_get_retried_through_unavailable_and_unknown_when_it_never_answers(
-        studies: VertexStudies, emulator: Any, settings: Settings, tmp_path: Path) -> None:
+        studies: VertexStudies, emulator: Any, settings: Settings, vertex: VertexTarget, tmp_path: Path) -> None:
     from tfcloud.errors import OutcomeUnknownError
 
     study = make_study(["x=double:0:1", "y=categorical:a"], metric="score", max_trials=1)
     handle = studies.submit(_job(tmp_path, _name()), study)
     emulator.faults.fail("GetHyperparameterTuningJob", code="UNAVAILABLE", times=2)
     assert handle.wait(timeout=120).state is JobState.SUCCEEDED  # two failed looks, retried
-    impatient = VertexStudies(settings, retry=RetryPolicy(initial=0.02, maximum=0.05, deadline=0.5))
+    impatient = VertexStudies(settings, target=vertex, retry=RetryPolicy(initial=0.02, maximum=0.05, deadline=0.5))
     try:
         emulator.faults.fail("GetHyperparameterTuningJob", code="UNAVAILABLE", times=10_000)
         with pytest.raises(OutcomeUnknownError) as err:
@@ -299,7 +305,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_early_stopping_stops_the_bad_trials_as_vertex_ai_does(
-        studies: VertexStudies, settings: Settings, emulator: Any, tmp_path: Path) -> None:
+        studies: VertexStudies, settings: Settings, vertex: VertexTarget, emulator: Any, tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     study = make_study(["x=double:0:1", "y=categorical:a"], metric="score", max_trials=6, parallel_trials=2,
@@ -312,7 +318,7 @@ def test_early_stopping_stops_the_bad_trials_as_vertex_ai_does(
     assert info.study.early_stopping  # read back from the job's median_automated_stopping_spec
     by_id = {t.trial_id: t for t in info.trials}
     assert sorted(by_id) == ["1", "2", "3", "4", "5", "6"]
-    backend = VertexBackend(settings=settings, retry=FAST)
+    backend = VertexBackend(settings=settings, target=vertex, retry=FAST)
     try:
         for trial_id in ("4", "6"):
             trial = by_id[trial_id]

@@ -53,6 +53,7 @@ class LocalTarget(Target):
     poll_interval: ClassVar[float] = 0.5
     backend: ClassVar[str] = "tfcloud.targets.local.backend:LocalBackend"
     tuner: ClassVar[str | None] = "tfcloud.targets.local.tuning:LocalTuner"
+    unreadable: ClassVar[str | None] = "tfcloud.statedir:unreadable_jobs"
 
     use_container: bool = False
     max_restarts: int = 0

@@ -537,4 +537,6 @@ def _replica_info(name: str, recorded: Mapping[str, Any]) -> ReplicaInfo:
     state = to_job_state("process", str(recorded.get("state")), exit_code=code)
     if state is JobState.FAILED and recorded.get("stopped_by_tfcloud"):
         state = JobState.CANCELLED
-    return ReplicaInfo(name=name, state=state, exit_code=code)
+    pid = recorded.get("pid")
+    return ReplicaInfo(name=name, state=state, exit_code=code,
+                       pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None)

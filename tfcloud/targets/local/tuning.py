@@ -511,8 +511,8 @@ class LocalTuner:
     """The local target's tuner (``LocalTarget.tuner``): studies run by optuna on this machine, each trial a
     local job. ``start`` returns at once; ``attach`` finds a study from any process."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, settings: Settings, *, target: object = None) -> None:
+        self.settings = settings  # the local target's value holds nothing its studies need
 
     def start(self, study: StudySpec, spec: JobSpec, *, job: object = None,
               rerun_flags: Sequence[str] = ()) -> tuple[LocalStudy, tuple[str, ...]]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from tfcloud._docs import page
 from tfcloud.errors import ValidationError
-from tfcloud.targets._base import LazyPattern, Option, Target, check_text
+from tfcloud.targets._base import GoogleCloud, LazyPattern, Option, Target, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
 from tfcloud.targets.vertex import options as _capacity
 from tfcloud.targets.vertex.options import SchedulingStrategy
@@ -22,13 +22,15 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.spec import DockerConfig, JobSpec, PoolSpec
 
-__all__ = ["MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarget", "check_project", "check_region",
-           "refuse_image_options"]
+__all__ = ["DEFAULT_REGION", "MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrategy", "VertexTarget",
+           "check_project", "check_region", "refuse_image_options"]
 
 #: The regions Vertex AI serves custom training in (Google's "Vertex AI locations" page, from the rules table
 #: :data:`tfcloud.vertexrules.TRAINING_REGIONS`). A region outside it would be refused by Vertex AI only after the
 #: image was built and pushed.
 VERTEX_REGIONS: frozenset[str] = TRAINING_REGIONS
+#: The region a job runs in when no call, variable, config file or gcloud configuration names one.
+DEFAULT_REGION = "us-central1"
 MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
 _PROJECT = LazyPattern(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _NETWORK = LazyPattern(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -65,6 +67,22 @@ def _timeout(name: str, value: object) -> int | None:
     return value
 
 
+def _staging_bucket(name: str, value: object) -> str | None:
+    from tfcloud.checks import validate_bucket
+
+    text = check_text(name, value, expected="a Cloud Storage bucket name")
+    if text is not None:
+        validate_bucket(name, text, hint="Name a bucket of 3 to 63 lowercase letters, digits, '-', '_' or '.', "
+                                         "such as --staging-bucket gs://my-bucket.")
+    return text
+
+
+def _emulator_host(name: str, value: object) -> str | None:
+    from tfcloud.checks import validate_host_port
+
+    return validate_host_port(name, check_text(name, value, expected="HOST:PORT"), flag="--emulator-host")
+
+
 #: The image options ``--no-build`` leaves nothing to act on: DockerConfig field → its CLI flag. (The base image
 #: takes ``--parent-image``, and ``--image-build-bucket`` to build it with Cloud Build: tfcloud.baseimage.)
 _IMAGE_OPTIONS = {"image": "--image", "cache_from": "--cache-from"}
@@ -82,16 +100,18 @@ def refuse_image_options(docker: DockerConfig) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class VertexTarget(Target):
-    """A Vertex AI CustomJob. ``project``/``region`` None: the settings' (the backend says when there is no
-    project)."""
+    """A Vertex AI CustomJob. Its ``project``, ``region``, ``staging_bucket`` and ``emulator_host`` are options
+    like the others: a call gives them, else ``TFCLOUD_*`` variables, the config files, other tools' variables and
+    gcloud's configuration fill them (:func:`tfcloud.where.resolve`). ``project`` None: none was found (the
+    backend says so); ``region`` None: :data:`DEFAULT_REGION` (:attr:`location`)."""
 
     name: ClassVar[str] = "vertex"
     title: ClassVar[str] = "Vertex AI"
     options: ClassVar[tuple[Option, ...]] = (
         Option(name="project", setting="project", check=check_project, metavar="PROJECT", example="my-project",
-               help="Google Cloud project."),
+               fallback_env=("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"), help="Google Cloud project."),
         Option(name="region", setting="region", check=check_region, metavar="REGION", help="Vertex AI region.",
-               example="europe-west4"),
+               fallback_env=("CLOUDSDK_AI_REGION", "CLOUDSDK_COMPUTE_REGION"), example="europe-west4"),
         Option(name="service_account", setting="service_account", metavar="EMAIL",
                example="trainer@my-project.iam.gserviceaccount.com",
                check=_pattern(_SERVICE_ACCOUNT, "a service account e-mail such as "
@@ -142,9 +162,10 @@ class VertexTarget(Target):
                              ("service_account", "trainer@my-project.iam.gserviceaccount.com")),
                help="Its run in that experiment (with --experiment)."),
         Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT", example="127.0.0.1:8470",
+               check=_emulator_host,
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (" + page("emulator") + ")."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
-               help="Cloud Storage bucket for staged files."),
+               check=_staging_bucket, help="Cloud Storage bucket for staged files."),
         Option(name="build", type=bool, flag="--build/--no-build", setting="build", example=False,
                help="--no-build (build=False): build no image of the code; ship the job's files as a package to the "
                     "staging bucket and run it on the job's base image (TensorFlow and the requirements, built and "
@@ -212,38 +233,41 @@ class VertexTarget(Target):
     def needs_for(self, *, strategy_runs_tensorflow: bool) -> tuple[tuple[str, str], ...]:
         return () if self.build else (("google.cloud.storage", "cloud"),)  # the package goes to Cloud Storage
 
+    @property
+    def emulated(self) -> bool:
+        return self.emulator_host is not None
+
+    @property
+    def location(self) -> str:
+        """The job's region: the ``region`` option, else :data:`DEFAULT_REGION`."""
+        return self.region or DEFAULT_REGION
+
     def data_store(self, settings: Settings) -> str | None:
-        bucket = self.staging_bucket or settings.staging_bucket
+        bucket = self.google().bucket
         return f"gs://{bucket}/tfcloud-data" if bucket else None
 
-    def settings_for(self, settings: Settings) -> Settings:
-        from dataclasses import replace
+    def google(self) -> GoogleCloud:
+        return GoogleCloud(project=self.project, region=self.location, emulator_host=self.emulator_host,
+                           staging_bucket=self.staging_bucket)
 
-        return replace(settings, project=self.project or settings.project, region=self.region or settings.region,
-                       emulator_host=self.emulator_host or settings.emulator_host,
-                       staging_bucket=self.staging_bucket or settings.staging_bucket)
+    def repository(self, settings: Settings) -> str | None:
+        """``image_repository``, else Artifact Registry's ``tfcloud`` repository of the project in the region."""
+        if settings.image_repository:
+            return settings.image_repository
+        return f"{self.location}-docker.pkg.dev/{self.project}/tfcloud" if self.project else None
 
     def check(self, settings: Settings | None) -> None:
-        from tfcloud.checks import check_settings
-
-        if settings is not None:
-            settings = self.settings_for(settings)
-            check_project("project", settings.project)
-            check_region("region", settings.region)
-            check_settings(settings)  # the emulator host and staging bucket given here
-        _capacity.check_rules(self, region=settings.region if settings is not None else self.region,
-                              staging_bucket=settings.staging_bucket if settings is not None else self.staging_bucket,
-                              project=settings.project if settings is not None else self.project)
+        _capacity.check_rules(self, region=self.location if settings is not None else self.region,
+                              staging_bucket=self.staging_bucket, project=self.project)
 
     def check_job(self, spec: JobSpec, *, intent: str, settings: Settings | None) -> None:
         from tfcloud.targets.vertex.gate import check_google_rules
 
         _capacity.check_pools(self, spec)
-        region = self.region or (settings.region if settings is not None else None) or "us-central1"
-        check_google_rules(spec, self, region=region)  # Google's documented rules (tfcloud.vertexrules)
+        check_google_rules(spec, self, region=self.location)  # Google's documented rules (tfcloud.vertexrules)
         if not self.build:
             refuse_image_options(spec.docker_config)
-            if settings is not None and intent == "submit" and not (self.staging_bucket or settings.staging_bucket):
+            if settings is not None and intent == "submit" and not self.staging_bucket:
                 raise ValidationError("staging_bucket", "a Cloud Storage bucket for the job's package (--no-build "
                                       "uploads it there)", None, hint="Pass --staging-bucket, or set "
                                       "TFCLOUD_STAGING_BUCKET (staging_bucket= in run() or [tool.tfcloud]).")
@@ -251,13 +275,13 @@ class VertexTarget(Target):
             return
         # Google is reached to submit, and to build with Cloud Build; a Docker build pushes with Docker's login.
         if intent == "submit" or (intent == "build" and spec.docker_config.image_build_bucket):
-            if not (self.project or settings.project):
+            if not self.project:
                 raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
                                       hint="Pass --project (project= in run()), or set TFCLOUD_PROJECT or "
                                            "GOOGLE_CLOUD_PROJECT.")
             from tfcloud.checks import check_credentials
 
-            check_credentials(self.settings_for(settings))
+            check_credentials(emulator_host=self.emulator_host)
 
     def auto_machine(self) -> MachineConfig:
         from tfcloud.machines import COMMON_MACHINE_CONFIGS
@@ -283,10 +307,9 @@ class VertexTarget(Target):
         return machine.machine_type
 
     def endpoint(self, settings: Settings) -> str:
-        settings = self.settings_for(settings)
-        if settings.emulator_host:
-            return f"the tfcloud emulator at {settings.emulator_host} (no web console: tfcloud status JOB)"
-        return f"Vertex AI: project {settings.project or '(not set: --project)'}, region {settings.region}"
+        if self.emulator_host:
+            return f"the tfcloud emulator at {self.emulator_host} (no web console: tfcloud status JOB)"
+        return f"Vertex AI: project {self.project or '(not set: --project)'}, region {self.location}"
 
     def check_service(self, spec: JobSpec, settings: Settings) -> None:
         """A persistent resource the job names exists, runs, and has a pool for each of the job's pools (machine,
@@ -294,7 +317,7 @@ class VertexTarget(Target):
         if self.persistent_resource:
             from tfcloud.targets.vertex.fit import check_job_fits
 
-            check_job_fits(spec, self, self.settings_for(settings))
+            check_job_fits(spec, self, settings)
 
     def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
         """The job's hourly price by how Google bills its capacity (:mod:`tfcloud.prices`): on a persistent
@@ -302,7 +325,7 @@ class VertexTarget(Target):
         from tfcloud.prices import job_price
 
         return job_price([(pool.role.value, pool.replica_count, pool.machine) for pool in spec.pools],
-                         region=self.settings_for(settings).region, spot=self.spot,
+                         region=self.location, spot=self.spot,
                          flex_start=self.scheduling is SchedulingStrategy.FLEX_START,
                          persistent_resource=self.persistent_resource, reservation=self.reservation,
                          timeout_s=self.timeout_s)

@@ -19,7 +19,6 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tfcloud.artifacts import PreparedJob
@@ -102,21 +101,23 @@ class VertexBackend:
 
     def __init__(self, *, settings: Settings, target: VertexTarget | None = None,
                  retry: RetryPolicy | None = None, poll_interval: float | None = None) -> None:
-        if target is not None and (target.project or target.region):
-            settings = replace(settings, project=target.project or settings.project,
-                               region=target.region or settings.region)
-        if not settings.project:
+        if target is None:
+            from tfcloud.targets.vertex import VertexTarget
+
+            target = VertexTarget()
+        if not target.project:
             raise ConfigurationError(
                 "No Google Cloud project for Vertex AI.",
                 hint="Pass --project (project= in run()), set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT, or add "
                      "project = \"...\" to [tool.tfcloud] in pyproject.toml.")
         self.settings = settings
-        self.project: str = settings.project
-        self.region = settings.region
-        self.clients = Clients(endpoint=settings.emulator_host, region=settings.region)
+        self.target = target  # where: the project, region, emulator and staging bucket are its options
+        self.project: str = target.project
+        self.region = target.location
+        self.clients = Clients(endpoint=target.emulator_host, region=self.region)
         self.retry = retry if retry is not None else RetryPolicy.from_setting(settings.retry_deadline)
         self.poll_interval = poll_interval if poll_interval is not None else (
-            EMULATOR_POLL_S if settings.emulator_host else POLL_S)
+            EMULATOR_POLL_S if target.emulator_host else POLL_S)
 
     @property
     def parent(self) -> str:
@@ -129,9 +130,9 @@ class VertexBackend:
         return f"{self.parent}/customJobs/{job_id}"
 
     def default_output_dir(self, display_name: str) -> str | None:
-        if not self.settings.staging_bucket:
+        bucket = self.target.google().bucket
+        if not bucket:
             return None
-        bucket = self.settings.staging_bucket.removeprefix("gs://").rstrip("/")
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
         return f"gs://{bucket}/tfcloud/{display_name}-{stamp}"
 
@@ -240,7 +241,7 @@ class VertexJob:
 
     @property
     def console_url(self) -> str:
-        return console_url(self.name, emulator_host=self.backend.settings.emulator_host)
+        return console_url(self.name, emulator_host=self.backend.target.emulator_host)
 
     def refresh(self) -> CustomJob:
         client = self.backend.clients.jobs()

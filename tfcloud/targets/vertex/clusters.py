@@ -31,6 +31,7 @@ from tfcloud.targets.vertex.request import BOOT_DISK, SUBMISSION_LABEL, machine_
 if TYPE_CHECKING:
     from tfcloud.prices import ClusterPrice
     from tfcloud.settings import Settings
+    from tfcloud.targets.vertex import VertexTarget
 
 __all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "cluster_pools", "cluster_price",
            "create_cluster", "delete_cluster", "list_clusters", "persistent_resource_request"]
@@ -186,20 +187,20 @@ def _info(resource: Any) -> ClusterInfo:
 
 
 class ClusterService:
-    """Persistent resources in the settings' project and region (or the emulator's)."""
+    """Persistent resources in the target's project and region (or the emulator's)."""
 
-    def __init__(self, *, settings: Settings, retry: RetryPolicy | None = None,
+    def __init__(self, *, settings: Settings, target: VertexTarget, retry: RetryPolicy | None = None,
                  poll_interval: float | None = None) -> None:
         from tfcloud.errors import ConfigurationError
 
-        if not settings.project:
+        if not target.project:
             raise ConfigurationError("No Google Cloud project for Vertex AI.",
                                      hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
-        self.parent = f"projects/{settings.project}/locations/{settings.region}"
-        self.clients = Clients(endpoint=settings.emulator_host, region=settings.region)
+        self.parent = f"projects/{target.project}/locations/{target.location}"
+        self.clients = Clients(endpoint=target.emulator_host, region=target.location)
         self.retry = retry if retry is not None else RetryPolicy.from_setting(settings.retry_deadline)
         self.poll_interval = poll_interval if poll_interval is not None else (
-            EMULATOR_POLL_S if settings.emulator_host else POLL_S)
+            EMULATOR_POLL_S if target.emulator_host else POLL_S)
 
     def name(self, cluster_id: str) -> str:
         return cluster_id if cluster_id.startswith("projects/") else f"{self.parent}/persistentResources/{cluster_id}"
@@ -333,22 +334,41 @@ class ClusterService:
 
 
 # -- the SDK's cluster functions (``tfcloud cluster`` calls them) ------------------------------------------------
-def _service(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
-    """The persistent resources' client for the settings (flag > TFCLOUD_* > config > default), checked."""
-    from tfcloud.checks import check_credentials, check_settings
-    from tfcloud.settings import resolve_settings
-    from tfcloud.targets.vertex import check_project, check_region
+def _resolved(project: str | None, region: str | None, emulator_host: str | None) -> tuple[Settings, VertexTarget]:
+    """The Vertex AI target's project, region and emulator, resolved as a job's (flag > TFCLOUD_* > config > other
+    tools' variables > gcloud's configuration > default), checked, with the settings."""
+    from tfcloud.checks import check_settings
+    from tfcloud.targets.vertex import VertexTarget
+    from tfcloud.where import resolve
 
-    settings = resolve_settings({"target": "vertex", "project": project, "region": region,
-                                 "emulator_host": emulator_host})
-    check_settings(settings)
-    check_project("project", settings.project)
-    check_region("region", settings.region)
-    if not settings.project:
+    found = resolve(VertexTarget.name, {"project": project, "region": region, "emulator_host": emulator_host})
+    check_settings(found.settings)
+    target = found.target
+    assert isinstance(target, VertexTarget)
+    if not target.project:
         raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
                               hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
-    check_credentials(settings)
-    return ClusterService(settings=settings)
+    return found.settings, target
+
+
+def _service(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
+    """The persistent resources' client for the Vertex AI target, with credentials checked."""
+    from tfcloud.checks import check_credentials
+
+    settings, target = _resolved(project, region, emulator_host)
+    check_credentials(emulator_host=target.emulator_host)
+    return ClusterService(settings=settings, target=target)
+
+
+def _planned(cluster_id: str, request: dict[str, Any], *, parent: str) -> ClusterInfo:
+    """What ``request`` would create, not created (``state`` DRY_RUN): its pools, for the price it would cost."""
+    pools = tuple(ClusterPool(
+        pool_id=pool["id"], machine_type=pool["machine_spec"]["machine_type"],
+        accelerator=(f"{pool['machine_spec']['accelerator_count']} x {pool['machine_spec']['accelerator_type']}"
+                     if pool["machine_spec"].get("accelerator_count") else "-"),
+        replica_count=int(pool["replica_count"])) for pool in request["resource_pools"])
+    return ClusterInfo(cluster_id=cluster_id, name=f"{parent}/persistentResources/{cluster_id}", state="DRY_RUN",
+                       display_name=request.get("display_name"), pools=pools)
 
 
 def check_display_name(value: object) -> str | None:
@@ -378,10 +398,13 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
                    ps_config: Any = "CPU", ps_count: int = 0, evaluator_count: int = 0,
                    display_name: str | None = None, labels: Mapping[str, str] | None = None,
                    network: str | None = None, custom_service_account: bool = False, project: str | None = None,
-                   region: str | None = None, emulator_host: str | None = None, wait: bool = True) -> ClusterInfo:
+                   region: str | None = None, emulator_host: str | None = None, wait: bool = True,
+                   dry_run: bool = False) -> ClusterInfo:
     """Create a Vertex AI persistent resource (``tfcloud cluster create``) whose resource pools hold the machines
     a job of this shape asks for; jobs then run on it with ``persistent_resource=`` (docs/vertex.md). With
-    ``wait``, returns once it is RUNNING. Every field is checked as a job's would be before anything is created;
+    ``wait``, returns once it is RUNNING; with ``dry_run``, checks everything and returns what it would create
+    (state ``DRY_RUN``, for its price per hour: :func:`cluster_price`) without creating it or needing
+    credentials. Every field is checked as a job's would be before anything is created;
     the create is idempotent by submission (a ``tfcloud-submission`` label): a retry never reports another
     cluster of that ID as created, and a create whose answer was lost is found by looking."""
     import uuid
@@ -408,10 +431,19 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
         pools, display_name=display_name or cluster_id,
         labels={**checked_labels, SUBMISSION_LABEL: uuid.uuid4().hex[:16]}, network=network,
         custom_service_account=custom_service_account)
+    if not isinstance(dry_run, bool):
+        raise ValidationError("dry_run", "a bool", dry_run)
+    if dry_run and not wait:
+        raise ValidationError("wait", "True with dry_run (a dry run creates nothing to wait for)", wait,
+                              hint="Drop --no-wait or --dry-run.")
+    from tfcloud.targets.vertex.gate import check_persistent_resource_request
+
+    if dry_run:
+        _, target = _resolved(project, region, emulator_host)
+        check_persistent_resource_request(request, region=target.location)  # Google's rules
+        return _planned(cluster_id, request, parent=f"projects/{target.project}/locations/{target.location}")
     service = _service(project, region, emulator_host)
     try:
-        from tfcloud.targets.vertex.gate import check_persistent_resource_request
-
         check_persistent_resource_request(request, region=service.parent.rsplit("/", 1)[-1])  # Google's rules
         return service.create(cluster_id, request, wait=wait)
     finally:

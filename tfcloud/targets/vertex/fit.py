@@ -31,10 +31,10 @@ def _shown(machine_type: str, accelerator: tuple[str, int]) -> str:
     return f"{machine_type} + {accelerator[1]} x {accelerator[0]}" if accelerator[1] else machine_type
 
 
-def _lookup(cluster: str, settings: Settings) -> Any:
-    parent = f"projects/{settings.project}/locations/{settings.region}"
+def _lookup(cluster: str, target: Any, settings: Settings) -> Any:
+    parent = f"projects/{target.project}/locations/{target.location}"
     name = cluster if cluster.startswith("projects/") else f"{parent}/persistentResources/{cluster}"
-    clients = Clients(endpoint=settings.emulator_host, region=settings.region)
+    clients = Clients(endpoint=target.emulator_host, region=target.location)
     policy = RetryPolicy.from_setting(settings.retry_deadline)
     try:
         client = clients.persistent_resources()
@@ -52,7 +52,7 @@ def check_job_fits(spec: JobSpec, target: Any, settings: Settings) -> None:
     """Refuse (:class:`~tfcloud.errors.ValidationError`, exit 2, naming the option) a job that the persistent
     resource ``target.persistent_resource`` cannot run."""
     cluster = str(target.persistent_resource)
-    resource = _lookup(cluster, settings)
+    resource = _lookup(cluster, target, settings)
     cluster_id = cluster.rsplit("/", 1)[-1]
     if resource.state.name != "RUNNING":
         raise ValidationError("persistent_resource", "a persistent resource that is RUNNING",

@@ -44,6 +44,8 @@ from tfcloud.targets.vertex.request import ALGORITHMS, SUBMISSION_LABEL, tuning_
 if TYPE_CHECKING:
     from google.cloud.aiplatform_v1 import HyperparameterTuningJob
 
+    from tfcloud.targets.vertex import VertexTarget
+
 __all__ = ["Rerun", "VertexStudies", "VertexStudy", "console_url", "rerun_of", "save_rerun", "study_from_job"]
 
 log = logging.getLogger("tfcloud")
@@ -65,10 +67,10 @@ def _may_be_running(study_id: str) -> tuple[str, str]:
 class VertexStudies:
     """Submits studies to Vertex AI (or the emulator) as HyperparameterTuningJobs and finds them again."""
 
-    def __init__(self, settings: Settings, *, retry: RetryPolicy | None = None,
+    def __init__(self, settings: Settings, *, target: VertexTarget | None = None, retry: RetryPolicy | None = None,
                  poll_interval: float | None = None) -> None:
-        self.backend = VertexBackend(settings=settings, retry=retry, poll_interval=poll_interval)
-        self.max_poll = MAX_POLL_S / 10 if settings.emulator_host else MAX_POLL_S
+        self.backend = VertexBackend(settings=settings, target=target, retry=retry, poll_interval=poll_interval)
+        self.max_poll = MAX_POLL_S / 10 if self.backend.target.emulator_host else MAX_POLL_S
 
     @property
     def parent(self) -> str:
@@ -401,9 +403,9 @@ class VertexTuner:
     """The Vertex AI target's tuner (``VertexTarget.tuner``): a HyperparameterTuningJob per study, its trials
     run from the job's image (built before :meth:`start`)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, target: VertexTarget | None = None) -> None:
         self.settings = settings
-        self.studies = VertexStudies(settings)
+        self.studies = VertexStudies(settings, target=target)
 
     def start(self, study: StudySpec, spec: Any, *, job: PreparedJob | None = None,
               rerun_flags: Sequence[str] = ()) -> tuple[VertexStudy, tuple[str, ...]]:
