@@ -11,6 +11,18 @@ For each run, the script's lines are read from the command's stdout (a pipe, as 
 tfcloud's fixed start-up), the lines received (0 lost, in order), and the client's peak memory (its RSS,
 sampled every 50 ms). Prints the ratios of the rates, tfcloud / each pipe: goal ≥ 0.5 (against the
 unbuffered pipe, the same writes). Asserts nothing about time; on a shared machine, run it with --rounds 3+.
+
+Measured (2026-11-26, the project's 2-core machine, shared with three other sessions running tests: load average
+0.6 to 4.5 over the day; ``--rounds 3``; rate tfcloud / unbuffered pipe, of the medians of a run's rounds;
+before at load 0.6; docs/local.md#heavy-output):
+
+    load          before (main)   after: three runs at load 1.2 (other runs of the day)
+    short lines   0.28x           0.94x, 0.92x, 0.82x  (0.68x to 1.42x)     0 lost; client RSS 42 -> 32 MiB
+    2 kB lines    0.12x           0.28x, 0.32x, 0.31x  (0.24x to 0.54x)     0 lost; client RSS 39 -> 32 MiB
+
+The last state (16:52, load 2.9), twice: short lines 1.25x, 1.26x; 2 kB lines 0.35x, 0.50x.
+1M short lines and 100k lines of 2 kB: client RSS 32.2 and 31.8 MiB (flat), 1.19x and 0.48x. 2 kB lines do not
+reach the goal yet: docs/local.md#heavy-output says where their time goes.
 """
 
 from __future__ import annotations

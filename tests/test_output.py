@@ -154,3 +154,84 @@ def test_many_lines_are_written_in_batches() -> None:
             printer.print(LogLine(replica="chief-0", text=f"line {i}"))
     assert out.getvalue().splitlines() == [f"chief-0 | line {i}" for i in range(10_000)]
     assert Counting.writes <= 10_000 // 512 + 10
+
+
+def _batched(batches: list[tuple[str, list[str]]], **options: object) -> list[str]:
+    from tfcloud.backends.base import LogBatch
+
+    out = io.StringIO()
+    with LogPrinter(Console(file=out, width=300, color_system=None), **options) as printer:  # type: ignore[arg-type]
+        for replica, texts in batches:
+            printer.print_batch(LogBatch(replica=replica, texts=texts, timestamp=100.0))
+    return out.getvalue().splitlines()
+
+
+#: Lines of every kind the filter looks at: noise, a dump after it, a traceback with tfcloud's frames, text.
+KINDS = ["Epoch 1/3", "loss: 0.5", "x" * 600,
+         "I0000 00:00:1795431374.452381    5161 port.cc:153] oneDNN custom operations are on.",
+         "2024-01-01 10:00:00.123456: I external/local_tsl/tsl/cuda/cudart_stub.cc:31] Could not find cuda drivers "
+         "on your machine, GPU will not be used.",
+         "I0000 00:00:1795431374.452381    5161 master_session.cc:1136] Start master session 03149 with config: ",
+         "device_count {", '  key: "CPU"', "}", "Traceback (most recent call last):",
+         '  File "/job/tfcloud_launcher.py", line 292, in <module>', "    main()",
+         '  File "/job/train.py", line 5, in <module>', "    fit()", "ValueError: no", "bell\x07 and \r return"]
+
+
+@pytest.mark.parametrize(("show_noise", "timestamps"), [(False, False), (True, False), (False, True)])
+def test_a_batch_shows_what_its_lines_one_by_one_show(show_noise: bool, timestamps: bool) -> None:
+    """print_batch (a local job's lines, as they are read) filters and prints exactly as print, line after line:
+    noise, dumps, launcher frames in a traceback, control characters, on long lines and short ones."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(40):
+        batches = [(rng.choice(["chief-0", "worker-0"]), [rng.choice(KINDS) for _ in range(rng.randint(1, 30))])
+                   for _ in range(rng.randint(1, 8))]
+        options = {"replicas": ["chief-0", "worker-0"], "show_noise": show_noise, "all_replicas": True,
+                   "timestamps": timestamps}
+        one_by_one = _printed([LogLine(replica=r, text=t, timestamp=100.0) for r, texts in batches for t in texts],
+                              **options)
+        assert _batched(batches, **options) == one_by_one
+
+
+def test_a_batch_is_written_with_one_write_and_folds_as_lines_do() -> None:
+    class Counting(io.StringIO):
+        writes = 0
+
+        def write(self, s: str) -> int:
+            Counting.writes += 1
+            return super().write(s)
+
+    from tfcloud.backends.base import LogBatch
+
+    out = Counting()
+    with LogPrinter(Console(file=out, width=300, color_system=None), replicas=["chief-0"]) as printer:
+        printer.print_batch(LogBatch(replica="chief-0", texts=[f"line {i}" for i in range(10_000)]))
+        assert Counting.writes == 1
+    assert out.getvalue().splitlines() == [f"chief-0 | line {i}" for i in range(10_000)]
+    # Several replicas: alike lines still fold, whether they came in batches or one by one.
+    lines = [("chief-0", ["Epoch 1/2", "mine"]), ("worker-0", ["Epoch 1/2", "yours"])]
+    assert _batched(lines, replicas=["chief-0", "worker-0"]) == _printed(
+        [LogLine(replica=r, text=t, timestamp=100.0) for r, texts in lines for t in texts],
+        replicas=["chief-0", "worker-0"]) == ["2 replicas | Epoch 1/2", "chief-0    | mine", "worker-0   | yours"]
+
+
+def test_every_line_reaches_the_terminal_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A replica that prints 30,000 lines of every kind (short, 3 kB long, quotes, backslashes, tabs, non-ASCII,
+    colour codes, a trailing carriage return) through `tfcloud submit`: each one shows once, in order, as printed
+    (the lines.jsonl fast path and its JSON path both, batch after batch)."""
+    script = tmp_path / "talk.py"
+    script.write_text(
+        "import sys\n"
+        "kinds = ['plain {}', 'say \"{}\"', 'back\\\\slash {}', 'tab\\t{}', 'caf\\u00e9 {} \\u20ac',\n"
+        "         '\\x1b[1m{}\\x1b[0m', '{} progress\\r', 'x' * 3000 + ' {}']\n"
+        "for i in range(30000):\n"
+        "    print(kinds[(i // 1000) % len(kinds)].format(i))\n"
+        "print('done', file=sys.stderr)\n")
+    assert main(["submit", str(script), "--strategy", "none"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    kinds = ["plain {}", 'say "{}"', "back\\slash {}", "tab\t{}", "caf\u00e9 {} \u20ac", "\x1b[1m{}\x1b[0m",
+             "{} progress", "x" * 3000 + " {}"]
+    expected = [f"chief-0 | {kinds[(i // 1000) % len(kinds)].format(i)}" for i in range(30000)]
+    assert [line for line in out if line != "chief-0 | done"] == expected
+    assert out.count("chief-0 | done") == 1

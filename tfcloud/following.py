@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tfcloud.backends.base import JobInfo, LogLine, failure
+from tfcloud.backends.base import BatchedLogs, JobInfo, LogLine, failure
 from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -50,15 +50,17 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
     waiting = _Waiting(get_console(), enabled=target_of(first).queues)  # local replicas start at once
     waiting.update(first.state, since=first.created)
     try:
-        for line in handle.logs(follow=True, replica=replica, tail=tail, since=since):
-            if waiting.active:
-                if line.replica == "job":  # a state change: Vertex AI's follower says "ID is queued" as the job's
-                    said = _said_state(line.text, handle.job_id)
-                    if said is not None:
-                        waiting.update(said)
-                else:
-                    waiting.stop()
-            printer.print(line)
+        if isinstance(handle, BatchedLogs):  # a local job: as its lines are read, a batch at a time
+            for batch in handle.log_batches(follow=True, replica=replica, tail=tail, since=since):
+                if waiting.active:
+                    for text in batch.texts:
+                        waiting.said(batch.replica, text, handle.job_id)
+                printer.print_batch(batch)
+        else:
+            for line in handle.logs(follow=True, replica=replica, tail=tail, since=since):
+                if waiting.active:
+                    waiting.said(line.replica, line.text, handle.job_id)
+                printer.print(line)
     finally:
         printer.close()
         waiting.stop()
@@ -132,6 +134,16 @@ class _Waiting:
         if self._status is None and self.enabled:
             self._status = self.console.status(self, spinner="dots")
             self._status.start()
+
+    def said(self, replica: str, text: str, job_id: str) -> None:
+        """A line came: a state change (Vertex AI's follower says "ID is queued" as the job's), or the first
+        line of a replica (the wait is over)."""
+        if replica == "job":
+            said = _said_state(text, job_id)
+            if said is not None:
+                self.update(said)
+        else:
+            self.stop()
 
     def __rich__(self) -> Any:
         import time

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfcloud.backends.base import LogLine, format_tail, tail
+from tfcloud.backends.base import LogBatch, LogLine, format_tail, tail
 from tfcloud.noise import NOISE, is_noise
 
 if TYPE_CHECKING:
@@ -55,8 +55,10 @@ FOLD_WINDOW_S = 1.0
 #: Lines are written in batches: at most this long after they came in (seconds), or this many at once.
 _FLUSH_S = 0.05
 _FLUSH_LINES = 512
+_TEXT_BYTES = 64 * 1024
 #: Characters rich's Text leaves out of a line (bell, backspace, vertical tab, form feed, carriage return).
 _CONTROL = dict.fromkeys((7, 8, 11, 12, 13))
+_CONTROL_CHARS = tuple(map(chr, _CONTROL))
 
 
 class _Group:
@@ -123,6 +125,8 @@ class LogPrinter:
         self._last: dict[tuple[str, str], int] = {}  # (replica, stream) -> the group its last line went to
         self._index = 0
         self._out: list[tuple[str, LogLine]] = []  # (prefix label, line) waiting to be written
+        self._text: list[str] = []  # batches made into text, waiting to be written
+        self._text_size = 0
         self._prefixes: dict[tuple[str, int], str] = {}
         self._lock = threading.RLock()
         self._timer: threading.Thread | None = None
@@ -159,6 +163,57 @@ class LogPrinter:
             if len(self._out) >= _FLUSH_LINES:
                 self._write()
             elif self._timer is None:  # it writes what waits, every _FLUSH_S
+                self._start_timer()
+
+    def print_batch(self, batch: LogBatch) -> None:
+        """Take a batch of one replica's lines (:class:`~tfcloud.backends.base.LogBatch`, as a local job's are
+        read): filtered with a few calls for the batch, and, unless they wait to be folded, made into text with
+        one join, written with the batches that follow it in one write (64 KiB, or at most :data:`_FLUSH_S`
+        later), never one call per line."""
+        with self._lock:
+            texts = self._filter.kept(batch.replica, list(batch.texts))
+            self.hidden += len(batch.texts) - len(texts)
+            if not texts:
+                return
+            shown = self._shown.get(batch.replica)
+            if shown is None:
+                shown = self._shown[batch.replica] = collections.deque(maxlen=20)
+            shown.extend(texts[-20:])
+            if self._fold or self.json_lines or self.through_rich or self._notebook is not None:
+                for text in texts:
+                    line = LogLine(replica=batch.replica, text=text, stream=batch.stream, timestamp=batch.timestamp)
+                    if self._fold:
+                        now = time.monotonic()
+                        self._add(line, now)
+                        self._release(now)
+                    else:
+                        self._out.append((line.replica, line))
+                if len(self._out) >= _FLUSH_LINES:
+                    self._write()
+                elif self._timer is None:
+                    self._start_timer()
+                return
+            if self._out:
+                self._write()  # lines that wait go first
+            if self.console.quiet:
+                return
+            prefix = self._prefix(batch.replica)
+            if self.timestamps:
+                prefix += self._dim(format_time(batch.timestamp) + " ")
+            # One join makes the whole text (the first line gets its prefix, the last its newline, beforehand):
+            # no second copy of a batch that may be a few hundred kB.
+            texts[0] = prefix + texts[0]
+            texts[-1] += "\n"
+            out = ("\n" + prefix).join(texts)
+            if any(c in out for c in _CONTROL_CHARS):
+                out = out.translate(_CONTROL)
+            # Written with the batches after it (one read of a local job's lines is a few batches) once they
+            # are 64 KiB, or by the thread that writes what waits (every _FLUSH_S), or on flush and close.
+            self._text.append(out)
+            self._text_size += len(out)
+            if self._text_size >= _TEXT_BYTES:
+                self._write()
+            elif self._timer is None:
                 self._start_timer()
 
     def _add(self, line: LogLine, now: float) -> None:
@@ -216,10 +271,14 @@ class LogPrinter:
                 now = time.monotonic()
                 if self._fold:
                     self._release(now)
-                if self._out:
+                if self._out or self._text:
                     self._write()
 
     def _write(self) -> None:
+        if self._text:  # batches' text, older than any line in _out
+            text, self._text, self._text_size = "".join(self._text), [], 0
+            self.console.file.write(text)
+            self.console.file.flush()
         batch, self._out = self._out, []
         if not batch or self.console.quiet:
             return

@@ -9,6 +9,8 @@ key: "CPU" ... }`` protobuf text after it), and, inside a traceback, the frames 
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 
 __all__ = ["NOISE", "LineFilter", "is_noise", "without_launcher_frames"]
@@ -48,14 +50,48 @@ _AT_START = re.compile("|".join(f"(?:{p.pattern[1:]})" for p in NOISE if p.patte
 _ANYWHERE = tuple(p for p in NOISE if not p.pattern.startswith("^"))
 
 
+#: Those of the others that are plain text (all of them today), found in a batch's joined text with ``in``.
+_ANYWHERE_TEXT = tuple(p.pattern for p in _ANYWHERE if not any(c in p.pattern for c in "\\.^$*+?{}[]|()"))
+_ANYWHERE_RE = tuple(p for p in _ANYWHERE if p.pattern not in _ANYWHERE_TEXT)
+
+
 def is_noise(text: str) -> bool:
     """Whether ``text`` (one log line) is known TensorFlow start-up noise (:data:`NOISE`)."""
     return _AT_START.match(text) is not None or any(p.search(text) for p in _ANYWHERE)
 
 
-#: The first line of a traceback, and a frame of tfcloud's launcher or of runpy in it (the launcher runs the
-#: user's script with ``runpy.run_path``; its frames lead every replica's traceback and say nothing of the script).
+def _starts() -> str:
+    """What a line that :class:`LineFilter` looks at line by line starts with: :data:`NOISE`'s patterns that start
+    at the line's start (those after the absl prefix factored, so that a line that is no absl line fails at once),
+    or a traceback's first line."""
+    absl = [p.pattern[len(_ABSL):] for p in NOISE if p.pattern.startswith(_ABSL)]
+    others = [p.pattern[1:] for p in NOISE if p.pattern.startswith("^") and not p.pattern.startswith(_ABSL)]
+    return "|".join([f"{_ABSL[1:]}(?:{'|'.join(absl)})", *others, re.escape(_TRACEBACK)])
+
+
 _TRACEBACK = "Traceback (most recent call last):"
+#: Tried at a line's start; and after every newline of a batch's lines joined (``$`` at each line's end).
+_START = re.compile(_starts())
+_AFTER_NEWLINE = re.compile(f"\n(?:{_starts()})", re.MULTILINE)
+
+
+def _look_closer(texts: list[str], *, noise: bool) -> bool:
+    """Whether a line of ``texts`` may be a traceback's first line or, with ``noise``, noise: a few calls for a
+    batch, never a line missed (a batch that may hold one goes line by line). Short lines are joined and searched
+    at once; long ones (where a search of the joined text costs more than a call a line) one by one."""
+    if sum(map(len, texts)) > 256 * len(texts):
+        if any(map(_START.match, texts)):
+            return True
+        return noise and (any(any(map(operator.contains, texts, itertools.repeat(t))) for t in _ANYWHERE_TEXT)
+                          or any(p.search(text) for p in _ANYWHERE_RE for text in texts))
+    joined = "\n".join(texts)
+    if _START.match(texts[0]) is not None or _AFTER_NEWLINE.search(joined) is not None:
+        return True
+    return noise and (any(t in joined for t in _ANYWHERE_TEXT) or any(p.search(joined) for p in _ANYWHERE_RE))
+
+
+#: A frame of tfcloud's launcher or of runpy in a traceback (the launcher runs the user's script with
+#: ``runpy.run_path``; its frames lead every replica's traceback and say nothing of the script).
 _OWN_FRAME = re.compile(r'^\s*File "(?:[^"]*[/\\])?(?:tfcloud_launcher\.py|runpy\.py|<frozen runpy>)", line \d+')
 _FRAME = re.compile(r'^\s*File "')
 #: A line of protobuf text format (``device_count {``, ``  key: "CPU"``, ``}``): the body of a dumped config.
@@ -106,6 +142,15 @@ class LineFilter:
         self._own_frame.discard(replica)
         return False
 
+
+    def kept(self, replica: str, texts: list[str]) -> list[str]:
+        """The lines of ``texts`` (``replica``'s next lines, in order) that are not hidden: ``texts`` itself when
+        none is, found with a few calls for the whole batch (a batch with a noise line or a traceback, or met
+        inside a dump or a traceback, goes line by line through :meth:`hides`)."""
+        if (texts and replica not in self._dump and replica not in self._traceback
+                and not _look_closer(texts, noise=not self.show_noise)):
+            return texts
+        return [text for text in texts if not self.hides(replica, text)]
 
     def _noise(self, replica: str, text: str) -> bool:
         """A noise line: hidden; one that opens a dump (``... with config:``, ``... {``) hides the dump too."""

@@ -23,8 +23,8 @@ from tfcloud.artifacts import PreparedJob
 from tfcloud.errors import JobFailedError, OutcomeUnknownError
 from tfcloud.states import JobState
 
-__all__ = ["Backend", "JobHandle", "JobInfo", "LogLine", "ReplicaInfo", "failure", "format_tail", "select_lines",
-           "tail"]
+__all__ = ["Backend", "BatchedLogs", "JobHandle", "JobInfo", "LogBatch", "LogLine", "ReplicaInfo", "failure",
+           "format_tail", "select_lines", "tail"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +40,24 @@ class LogLine:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: ``time`` (ISO 8601, UTC, or None), ``replica``, ``text``, ``stream``."""
         return {"time": _iso(self.timestamp), "replica": self.replica, "text": self.text, "stream": self.stream}
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogBatch:
+    """Lines that one replica printed on one stream and that were read together (a local job's supervisor reads
+    a replica's pipe up to 64 KiB at a time): they share the replica, the stream and the time. A terminal takes
+    them a batch at a time (:meth:`tfcloud.logview.LogPrinter.print_batch`): what can be done once per batch is
+    not done once per line."""
+
+    replica: str
+    texts: Sequence[str]
+    stream: str = "stdout"
+    timestamp: float | None = None
+
+    def lines(self) -> Iterator[LogLine]:
+        """The batch, a :class:`LogLine` per line."""
+        for text in self.texts:
+            yield LogLine(replica=self.replica, text=text, stream=self.stream, timestamp=self.timestamp)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,6 +138,19 @@ class JobHandle(Protocol):
 
     def cancel(self) -> None:
         """Ask the job to stop; returns at once (``wait`` follows it to the end)."""
+        ...
+
+
+@runtime_checkable
+class BatchedLogs(Protocol):
+    """A job handle that reads its lines in bulk (a local job: ``lines.jsonl``, 128 KiB at a time) and can hand them
+    over as they were read: ``tfcloud submit`` and ``tfcloud logs -f`` follow such a job a batch at a time
+    (:func:`tfcloud.following.follow`), and a job that prints 200k lines reaches the terminal at the pace of a
+    pipe. Optional: a handle without it is followed line by line (:meth:`JobHandle.logs`)."""
+
+    def log_batches(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
+                    since: float | None = None) -> Iterator[LogBatch]:
+        """The lines :meth:`JobHandle.logs` yields with the same arguments, in the same order, in batches."""
         ...
 
 

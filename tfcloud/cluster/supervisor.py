@@ -60,8 +60,15 @@ SILENT_S = 5.0
 
 _TICK_S = 0.05
 _MAX_PARTIAL = 64 * 1024
+_READ_BYTES = 65536
+#: What JSON escapes (``"``, ``\\``, control characters but the newline that splits lines) to ``"``, the rest to
+#: itself: ``b'"' not in raw.translate(_ESCAPED)`` says ``raw``'s lines go into lines.jsonl as they are.
+_ESCAPED = bytes(0x22 if (b < 0x20 and b != 0x0A) or b == 0x5C else b for b in range(256))
 _SMALL_READ = 16 * 1024
 _GATHER_S = 0.002
+_CHECK_S = 0.01
+#: The buffers of lines.jsonl and the log files: written out every _CHECK_S, or when full.
+_BUFFER_BYTES = 256 * 1024
 _EOF_WAIT_S = 2.0  # after every replica ended: how long to wait for pipes held open by escaped processes
 _CANCEL_EXIT_CODE = 130
 
@@ -106,6 +113,35 @@ def _process_state(pid: int) -> str | None:
     return stat[stat.rfind(b")") + 2:][:1].decode() or None
 
 
+def _names(replica: str, stream: str) -> bytes:
+    """A record of ``lines.jsonl`` between its time and its text: ``, "r": ..., "s": ..., "x": ``."""
+    return f', "r": {json.dumps(replica, ensure_ascii=False)}, "s": {json.dumps(stream)}, "x": '.encode()
+
+
+def _head(names: bytes) -> bytes:
+    """A record up to its text, as json.dumps writes it, the time now: made once for a read's lines."""
+    return b'{"t": ' + repr(round(time.time(), 3)).encode() + names
+
+
+def _queued(fd: int) -> int:
+    """How many bytes wait in the pipe ``fd`` (FIONREAD); where that cannot be told, as if it were full."""
+    import fcntl
+    import termios
+
+    try:
+        return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder, signed=True)
+    except (OSError, AttributeError):
+        return _SMALL_READ
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class _Pipe:
     """One output stream of one replica: splits bytes into lines."""
 
@@ -115,6 +151,7 @@ class _Pipe:
         self.fileobj = fileobj
         self.partial = b""
         self.eof = False
+        self.names = _names(replica.name, stream)
 
 
 class _Replica:
@@ -194,7 +231,7 @@ class Supervisor:
         self.ended_at: float | None = None
         self.selector = selectors.DefaultSelector()
         (job_dir / LOG_DIR).mkdir(mode=0o700, exist_ok=True)
-        self.lines: IO[str] = open_private(job_dir / LINES_FILE, "a")
+        self.lines: IO[bytes] = open_private(job_dir / LINES_FILE, "ab", buffering=_BUFFER_BYTES)
         self._dirty = False
 
     # -- status ------------------------------------------------------------------------------------------
@@ -227,7 +264,7 @@ class Supervisor:
             if self.cancel_requested:
                 break
             if r.log is None:
-                r.log = open_private(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=0)
+                r.log = open_private(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=_BUFFER_BYTES)
             env = {**os.environ, **r.env, "TFCLOUD_ATTEMPT": str(self.attempt), **self.heartbeat_env(r)}
             try:
                 r.proc = subprocess.Popen(
@@ -290,20 +327,32 @@ class Supervisor:
             return
         self.fail(r, code, f"{r.name} {describe_exit(r.returncode)}.")
 
-    def _emit(self, pipe: _Pipe, raw: bytes) -> None:
-        self._line(pipe.replica.name, pipe.stream, raw.decode("utf-8", errors="replace").rstrip("\r"))
-
     def _line(self, replica: str, stream: str, text: str) -> None:
-        # {"t": ..., "r": ..., "s": ..., "x": ...} as json.dumps writes it, made from its parts: a job's every line
-        # comes through here (json.dumps of a str alone is a fast path)
-        self.lines.write(f'{{"t": {round(time.time(), 3)!r}, "r": {json.dumps(replica, ensure_ascii=False)}, '
-                         f'"s": {json.dumps(stream)}, "x": {json.dumps(text, ensure_ascii=False)}}}\n')
+        """One line of tfcloud's own (a restart) into ``lines.jsonl``."""
+        self.lines.write(_head(_names(replica, stream)) + json.dumps(text, ensure_ascii=False).encode() + b"}\n")
+        self._dirty = True
+
+    def _emit(self, pipe: _Pipe, raw: bytes) -> None:
+        """The lines of ``raw`` (whole lines joined by newlines) into ``lines.jsonl``, a JSON object each, with one
+        write: copied as they are when nothing needs escaping (nearly always), else through one ``json.dumps``
+        (a trailing carriage return dropped; bytes that are not UTF-8 become U+FFFD)."""
+        head = _head(pipe.names)
+        if b'"' not in raw.translate(_ESCAPED) and (raw.isascii() or _is_utf8(raw)):
+            self.lines.write(b"".join((head, b'"', raw.replace(b"\n", b'"}\n' + head + b'"'), b'"}\n')))
+        else:
+            texts = raw.decode("utf-8", errors="replace").split("\n")
+            if b"\r" in raw:
+                texts = [text.rstrip("\r") for text in texts]
+            # '["a"\n"b"]': a JSON string never holds a raw newline, so it only separates two items.
+            items = json.dumps(texts, ensure_ascii=False, separators=("\n", ": "))[1:-1].encode()
+            self.lines.write(b"".join((head, items.replace(b"\n", b"}\n" + head), b"}\n")))
         self._dirty = True
 
     def _read(self, pipe: _Pipe) -> int:
-        """Read what ``pipe`` holds (64 KiB at most): the bytes read."""
+        """Read what ``pipe`` holds (64 KiB at most): the bytes read. Its whole lines go to ``lines.jsonl`` at
+        once; the rest waits for the next read (or EOF, or to be longer than :data:`_MAX_PARTIAL`)."""
         try:
-            data = os.read(pipe.fileobj.fileno(), 65536)
+            data = os.read(pipe.fileobj.fileno(), _READ_BYTES)
         except BlockingIOError:
             return 0
         except OSError:
@@ -320,14 +369,36 @@ class Supervisor:
             return 0
         assert pipe.replica.log is not None
         pipe.replica.log.write(data)
-        chunks = (pipe.partial + data).split(b"\n")
-        pipe.partial = chunks.pop()
-        for chunk in chunks:
-            self._emit(pipe, chunk)
+        self._dirty = True
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            pipe.partial += data
+        else:
+            self._emit(pipe, pipe.partial + data[:cut] if pipe.partial else data[:cut])
+            pipe.partial = data[cut + 1:]
         if len(pipe.partial) > _MAX_PARTIAL:
             self._emit(pipe, pipe.partial)
             pipe.partial = b""
         return len(data)
+
+    def gather(self) -> None:
+        """Wait up to :data:`_GATHER_S` for lines to gather, less once a pipe holds :data:`_SMALL_READ` (a pipe
+        holds 16 writes: a replica printing 2 kB lines would wait on a full one)."""
+        deadline = time.monotonic() + _GATHER_S
+        fds = [key.fd for key in self.selector.get_map().values()]
+        while True:
+            time.sleep(_GATHER_S / 20)
+            if time.monotonic() >= deadline or any(_queued(fd) >= _SMALL_READ for fd in fds):
+                return
+
+    def flush(self) -> None:
+        """Write out what waits for ``lines.jsonl`` and the replicas' log files."""
+        if self._dirty:
+            self.lines.flush()
+            for r in self.replicas:
+                if r.log is not None:
+                    r.log.flush()
+            self._dirty = False
 
     def _signal_group(self, r: _Replica, sig: int) -> None:
         if r.pid is None:
@@ -432,16 +503,20 @@ class Supervisor:
         self.write_status()
         self.start()
         eof_deadline: float | None = None
+        checked = 0.0
         while True:
             read = sum(self._read(key.data) for key, _ in self.selector.select(timeout=_TICK_S))
             if 0 < read < _SMALL_READ:
                 # A replica writes a line at a time (its launcher line-buffers): let a few gather, rather than
                 # a turn of this loop (and a write to lines.jsonl) per line. Lines still show within ms.
-                time.sleep(_GATHER_S)
-            if self._dirty:
-                self.lines.flush()
-                self._dirty = False
+                self.gather()
             now = time.monotonic()
+            if read and now - checked < _CHECK_S:
+                # Lines are coming (a pipe holds 16 lines of 2 kB: a turn every few of them): what was read is
+                # written out, and the replicas' processes and heartbeats looked at, every _CHECK_S meanwhile.
+                continue
+            checked = now
+            self.flush()
             if self.reap():
                 self.decide(now)
                 self.write_status()

@@ -36,10 +36,10 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from tfcloud.artifacts import PreparedJob, script_beside_launcher
-from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
+from tfcloud.backends.base import JobInfo, LogBatch, LogLine, ReplicaInfo, select_lines
 from tfcloud.cluster import aip_env, loopback_env, plan_cluster, split_gpus, stop_on_chief_end, visible_gpus
 from tfcloud.cluster import supervisor as sup
 from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError
@@ -55,10 +55,14 @@ if TYPE_CHECKING:
 __all__ = ["LocalBackend", "LocalJob"]
 
 _POLL_S = 0.05
-_READ_BYTES = 1 << 20  # read lines.jsonl 1 MiB at a time
+_READ_BYTES = 128 * 1024  # read lines.jsonl 128 KiB at a time
+#: After a read of lines.jsonl that brought less than this, wait this long before the next: the lines that come
+#: meanwhile are read (and written to the terminal) together, not a few at a time with a look at the status each.
+_GATHER_BYTES = 64 * 1024
+_GATHER_S = 0.01
 _START_TIMEOUT_S = 60.0  # a job whose supervisor never recorded itself in this time never will
 #: Marks the end of one read of ``lines.jsonl`` while following (never shown).
-_BATCH_END = LogLine(replica="", text="")
+_READ_END = LogBatch(replica="", texts=())
 _STATES = ("starting", "running", "succeeded", "failed", "stopping", "cancelled")
 
 
@@ -329,48 +333,68 @@ class LocalJob:
         """Every line so far (in the order they arrived); with ``follow``, then new lines until the job is
         final and every replica's output has been read to its end. ``since``/``tail`` select among the lines
         there already (every line carries the time the supervisor read it)."""
-        lines = self._lines(follow=follow, replica=replica)
+        for batch in self.log_batches(follow=follow, replica=replica, tail=tail, since=since):
+            yield from batch.lines()
+
+    def log_batches(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
+                    since: float | None = None) -> Iterator[LogBatch]:
+        """:meth:`logs` as it reads them: the lines of one read of a replica's pipe at a time
+        (:class:`~tfcloud.backends.base.BatchedLogs`)."""
+        from tfcloud.targets.local.linesfile import group
+
+        batches = self._batches(follow=follow, replica=replica)
         if tail is None and since is None:
-            yield from (line for line in lines if line is not _BATCH_END)
+            yield from (batch for batch in batches if batch is not _READ_END)
             return
         first: list[LogLine] = []
-        for line in lines:
-            if line is _BATCH_END:  # what was there when the read began: select among it, then stream the rest
-                yield from select_lines(first, tail=tail, since=since)
-                first = []
+        for batch in batches:
+            if batch is _READ_END:  # what was there when the read began: select among it, then stream the rest
                 break
-            first.append(line)
-        yield from select_lines(first, tail=tail, since=since)
-        for line in lines:
-            if line is not _BATCH_END and (since is None or line.timestamp is None or line.timestamp >= since):
-                yield line
+            first.extend(batch.lines())
+        selected = [(ln.replica, ln.stream, ln.timestamp, ln.text)
+                    for ln in select_lines(first, tail=tail, since=since)]
+        yield from (LogBatch(replica=r, texts=texts, stream=s, timestamp=t) for r, s, t, texts in group(selected))
+        for batch in batches:
+            if batch is not _READ_END and (since is None or batch.timestamp is None or batch.timestamp >= since):
+                yield batch
 
-    def _lines(self, *, follow: bool, replica: str | None) -> Iterator[LogLine]:
-        """The lines of ``lines.jsonl``; after each read of the file, :data:`_BATCH_END` (only with follow)."""
+    def _batches(self, *, follow: bool, replica: str | None) -> Iterator[LogBatch]:
+        """The lines of ``lines.jsonl``, read to its end (128 KiB at a time: the client's memory stays flat, and
+        no read is so large that its strings cost page faults), then :data:`_READ_END` (only with follow). A
+        round that brought little is followed by a short pause, so that lines gather."""
+        from tfcloud.targets.local.linesfile import parse_runs
+
         path = self.job_dir / sup.LINES_FILE
-        offset = 0
         partial = b""
-        while True:
-            final = (not follow) or self._state().is_final  # decided before reading: then nothing is missed
-            try:
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    data = f.read(_READ_BYTES)  # a bounded read: the client's memory stays flat
-            except FileNotFoundError:
-                data = b""
-            offset += len(data)
-            chunks = (partial + data).split(b"\n")
-            partial = chunks.pop()
-            for line in _parse_lines(chunks):
-                if replica is None or line.replica == replica:
-                    yield line
-            if len(data) == _READ_BYTES:
-                continue  # the file goes on: read it to its end first
-            if final:
-                return
-            yield _BATCH_END
-            if not data:
-                self._pause(0.1)
+        f: BinaryIO | None = None
+        try:
+            while True:
+                final = (not follow) or self._state().is_final  # decided before reading: then nothing is missed
+                if f is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        f = open(path, "rb")  # noqa: SIM115 (kept open between reads; closed below)
+                got = 0
+                while f is not None:
+                    data = f.read(_READ_BYTES)
+                    got += len(data)
+                    cut = data.rfind(b"\n") + 1
+                    if cut:
+                        whole, partial = partial + data[:cut], data[cut:]
+                        for name, stream, when, texts in parse_runs(whole):
+                            if replica is None or name == replica:
+                                yield LogBatch(replica=name, texts=texts, stream=stream, timestamp=when)
+                    else:
+                        partial += data
+                    if len(data) < _READ_BYTES:
+                        break
+                if final:
+                    return
+                yield _READ_END
+                if got < _GATHER_BYTES:
+                    self._pause(_GATHER_S if got else 0.1)
+        finally:
+            if f is not None:
+                f.close()
 
     # -- waiting and stopping -----------------------------------------------------------------------------
     def wait(self, timeout: float | None = None) -> JobInfo:
@@ -516,30 +540,3 @@ def _replica_info(name: str, recorded: Mapping[str, Any]) -> ReplicaInfo:
     pid = recorded.get("pid")
     return ReplicaInfo(name=name, state=state, exit_code=code,
                        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None)
-
-
-def _parse_lines(chunks: list[bytes]) -> list[LogLine]:
-    """The lines of ``chunks`` (lines of lines.jsonl), decoded as one JSON array: one call into the C parser for a
-    whole read, not one per line. A batch with a line that is not JSON (a torn write) goes line by line."""
-    if not chunks:
-        return []
-    try:
-        records = json.loads(b"[" + b",".join(c for c in chunks if c.strip()) + b"]")
-    except ValueError:
-        return [line for line in map(_parse_line, chunks) if line is not None]
-    try:
-        return [LogLine(replica=str(d["r"]), text=str(d["x"]), stream=str(d.get("s", "stdout")), timestamp=d.get("t"))
-                for d in records]
-    except (KeyError, TypeError, AttributeError):
-        return [line for line in map(_parse_line, chunks) if line is not None]
-
-
-def _parse_line(raw: bytes) -> LogLine | None:
-    try:
-        data = json.loads(raw.decode("utf-8", errors="replace"))  # str: json skips guessing the encoding
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or "r" not in data or "x" not in data:
-        return None
-    return LogLine(replica=str(data["r"]), text=str(data["x"]), stream=str(data.get("s", "stdout")),
-                   timestamp=data.get("t"))
