@@ -7,7 +7,9 @@
   counts it takes, the boot disk types it takes, Arm or not), and :data:`TPU_MACHINES` (TPU VM machine types: chips
   per host, the ``tpu_topology`` values and their hosts, the frameworks Google supports on the generation);
 - :data:`N1_GPU_LIMITS`: the vCPUs and memory an N1 machine may have for each GPU count;
-- :data:`TRAINING_REGIONS`, :data:`FLEX_START`, :data:`BOOT_DISK`, :data:`LABELS`, :data:`DISPLAY_NAME`.
+- :data:`TRAINING_REGIONS`, :data:`FLEX_START`, :data:`BOOT_DISK`, :data:`LABELS`, :data:`DISPLAY_NAME`;
+- :data:`REGION_CHECKS`: for each row of regions, which regions a read Google page confirmed (and which page), and
+  :data:`SDK_ONLY_REGIONS`, the regions the SDK lists and the table refuses.
 
 Where Google's pages leave a rule unclear, the table takes the reading that refuses before a paid build (the
 regions that serve an accelerator: only those Google lists; an N1 machine's vCPU limit for 4 x P100: the smaller
@@ -22,8 +24,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 __all__ = ["ACCELERATORS", "ACCELERATOR_NUMBERS", "BOOT_DISK", "DISPLAY_NAME", "FLEX_START", "LABELS",
-           "MACHINE_TYPES", "N1_GPU_LIMITS", "TPU_MACHINES", "TRAINING_REGIONS", "Accelerator", "BootDisk",
-           "FlexStart", "LabelRules", "MachineTypeRow", "N1Limit", "TpuMachine"]
+           "MACHINE_TYPES", "N1_GPU_LIMITS", "REGION_CHECKS", "SDK_ONLY_REGIONS", "TPU_MACHINES", "TRAINING_REGIONS",
+           "Accelerator", "BootDisk", "FlexStart", "LabelRules", "MachineTypeRow", "N1Limit", "RegionCheck",
+           "TpuMachine"]
 
 
 # -- regions -----------------------------------------------------------------------------------------------------
@@ -115,6 +118,54 @@ _ACCELERATORS = (
 )
 #: Every accelerator by its enum name (``TPU_V6E``: tfcloud's name; Google's enum has none).
 ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType({a.name: a for a in _ACCELERATORS})
+
+
+# -- what a read of Google's pages confirmed ------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class RegionCheck:
+    """What reading Google's pages on :data:`~tfcloud.vertexrules.sources.READ` found for one row of regions
+    (:data:`TRAINING_REGIONS` or an accelerator's ``regions``): ``confirmed`` maps each region a page listed to that
+    page's source key. A region of the row that no page confirmed is kept (the row's own source names it) and
+    docs/vertex.md lists it as not confirmed. "tpu-regions" confirms only that Compute Engine makes TPU VMs of that
+    generation in the region, not that Vertex AI trains on them there."""
+
+    row: str
+    regions: frozenset[str]
+    confirmed: Mapping[str, str]
+
+    @property
+    def unconfirmed(self) -> frozenset[str]:
+        return self.regions - frozenset(self.confirmed)
+
+
+def _confirmed(**by_source: str) -> dict[str, str]:
+    return {region: key.replace("_", "-") for key, text in by_source.items() for region in text.split()}
+
+
+_CONFIRMED: dict[str, dict[str, str]] = {
+    # The Locations page's "Available locations" list, as far as its stored copies reach (the rest of the list and
+    # its per-accelerator tables could not be read); the SDK lists every training region (source "sdk-regions").
+    "TRAINING_REGIONS": _confirmed(
+        locations_ja="us-central1 us-east1 us-east4 us-east5 us-south1 us-west1 us-west2 us-west3 us-west4",
+        locations_ja_2023="northamerica-northeast1 northamerica-northeast2 southamerica-east1 southamerica-west1",
+        locations_zh_cn="europe-west1 europe-west2 europe-west4"),
+    # Cloud TPU's zone tables, where the stored copies show a zone (Europe's and Asia Pacific's zones are cut off).
+    "TPU_V2": _confirmed(tpu_regions="us-central1"),
+    "TPU_V3": _confirmed(tpu_regions="us-central1"),
+    "TPU_V5_LITEPOD": _confirmed(tpu_regions="us-central1 us-west1 us-west4"),
+    "TPU_V6E": _confirmed(tpu_regions="us-central1 us-east1 us-east5 europe-west4"),
+}
+#: Each row of regions and what Google's pages confirmed of it on the day they were read (GPU rows: nothing; the
+#: Locations page's accelerator tables could not be read).
+REGION_CHECKS: Mapping[str, RegionCheck] = MappingProxyType({
+    row: RegionCheck(row=row, regions=regions, confirmed=MappingProxyType(_CONFIRMED.get(row, {})))
+    for row, regions in (("TRAINING_REGIONS", TRAINING_REGIONS),
+                         *((a.name, a.regions) for a in _ACCELERATORS if a.offered))})
+#: Regions the SDK's ``SUPPORTED_REGIONS`` (source "sdk-regions") lists and :data:`TRAINING_REGIONS` does not:
+#: no read copy of the Locations page lists them (its United States list has no us-east7 or us-west8), so they
+#: are refused before a paid build (``global`` is no region for custom training).
+SDK_ONLY_REGIONS: frozenset[str] = frozenset({"europe-north2", "us-east7", "us-west8", "global"})
+
 #: ``AcceleratorType`` numbers → names (requests may carry either; source "accelerator-enum").
 ACCELERATOR_NUMBERS: Mapping[int, str] = MappingProxyType(
     {0: "ACCELERATOR_TYPE_UNSPECIFIED", 10: "TPU_V4_POD", 18: "NVIDIA_RTX_PRO_6000",

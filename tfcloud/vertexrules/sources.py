@@ -43,6 +43,14 @@ SOURCES: dict[str, Source] = {
                                "vertex-ai/docs/training/configure-compute"),
     "locations": _page("Vertex AI locations (accelerators available for training)",
                        "vertex-ai/docs/general/locations"),
+    "locations-ja": _page("Vertex AI locations, Japanese copy: Available locations, United States (the nine US "
+                          "regions; the copy stops at Canada)", "vertex-ai/docs/general/locations?hl=ja"),
+    "locations-ja-2023": _page("Vertex AI locations, an older Japanese copy: Available locations, United States, "
+                               "Canada and South America", "ai-platform-unified/docs/general/locations?hl=ja"),
+    "locations-zh-cn": _page("Vertex AI locations, an older Chinese copy: Vertex AI regions, Americas and the "
+                             "first of Europe", "vertex-ai/docs/general/locations?hl=zh-cn"),
+    "tpu-regions": _page("Cloud TPU: TPU regions and zones (the zones Compute Engine creates TPU VMs in)",
+                         "tpu/docs/regions-zones"),
     "tpu-training": _page("Training with TPU VMs (Vertex AI)", "vertex-ai/docs/training/training-with-tpu-vm"),
     "tpu-frameworks": _page("Cloud TPU: TPU v6e (supported frameworks: JAX and PyTorch)", "tpu/docs/v6e"),
     "spot": _page("Use Spot VMs with training (limitations: Spot VMs with TPU Pods isn't supported)",
@@ -71,6 +79,8 @@ SOURCES: dict[str, Source] = {
                                    "persistent_resource.proto"),
     "sdk-tpu-topology": _sdk("worker_spec_utils: tpu_topology is required for the TPU v5 versions; TPU jobs only "
                              "allow 1 replica", "utils/worker_spec_utils.py"),
+    "sdk-regions": _sdk("constants.base.SUPPORTED_REGIONS, the locations aiplatform.init accepts "
+                        "(google-cloud-aiplatform 2.7.0; commit 91cc8ce, 2026-08-21)", "constants/base.py"),
     "sdk-experiment": _sdk("jobs.CustomJob.submit: 'experiment' and 'tensorboard' cannot be set together; "
                            "service_account is required with experiment", "jobs.py"),
 }
