@@ -41,14 +41,8 @@ def _sdk(what: str, path: str) -> Source:
 SOURCES: dict[str, Source] = {
     "configure-compute": _page("Configure compute resources for custom training",
                                "vertex-ai/docs/training/configure-compute"),
-    "locations": _page("Vertex AI locations (accelerators available for training)",
+    "locations": _page("Vertex AI locations (Available locations; Using accelerators; page last updated 2026-04-10)",
                        "vertex-ai/docs/general/locations"),
-    "locations-ja": _page("Vertex AI locations, Japanese copy: Available locations, United States (the nine US "
-                          "regions; the copy stops at Canada)", "vertex-ai/docs/general/locations?hl=ja"),
-    "locations-ja-2023": _page("Vertex AI locations, an older Japanese copy: Available locations, United States, "
-                               "Canada and South America", "ai-platform-unified/docs/general/locations?hl=ja"),
-    "locations-zh-cn": _page("Vertex AI locations, an older Chinese copy: Vertex AI regions, Americas and the "
-                             "first of Europe", "vertex-ai/docs/general/locations?hl=zh-cn"),
     "tpu-regions": _page("Cloud TPU: TPU regions and zones (the zones Compute Engine creates TPU VMs in)",
                          "tpu/docs/regions-zones"),
     "tpu-training": _page("Training with TPU VMs (Vertex AI)", "vertex-ai/docs/training/training-with-tpu-vm"),

@@ -178,25 +178,31 @@ def rules_table() -> str:
 
 
 def regions_table() -> str:
-    """Each row of regions (the training regions, each offered accelerator's), what a read of Google's pages
-    confirmed of it and from which page, and what it did not confirm."""
-    from tfcloud.vertexrules.data import REGION_CHECKS, SDK_ONLY_REGIONS
-    from tfcloud.vertexrules.sources import READ
+    """The Locations page's accelerator table as tfcloud reads it: for each accelerator the catalog offers, the
+    regions that serve it for training, those the page lists it in but not for training (†), and those it lists
+    for training that tfcloud refuses (with the page that disagrees); then the regions only the SDK names."""
+    from tfcloud.vertexrules.locations import (
+        ACCELERATORS_BY_REGION,
+        PAGE_NAMES,
+        REFUSED_THOUGH_LISTED,
+        SDK_ONLY_REGIONS,
+    )
 
-    keys = sorted({key for check in REGION_CHECKS.values() for key in check.confirmed.values()} | {"sdk-regions"})
-    lines = ["Pages: " + "; ".join(f"`{key}`: {_source(key)}" for key in keys) + ".", "",
-             f"| Row | Regions | Confirmed on {READ.isoformat()} (page) | Not confirmed on {READ.isoformat()} |",
-             "|---|---|---|---|"]
-    for check in REGION_CHECKS.values():
-        by: dict[str, list[str]] = {}
-        for region, key in sorted(check.confirmed.items()):
-            by.setdefault(key, []).append(region)
-        confirmed = "; ".join(f"{', '.join(regions)} (`{key}`)" for key, regions in by.items()) or "–"
-        missing = ", ".join(sorted(check.unconfirmed)) or "–"
-        if check.row == "TRAINING_REGIONS" and check.unconfirmed:
-            missing += " (listed by `sdk-regions` only)"
-        lines.append(f"| {check.row} | {len(check.regions)} | {confirmed} | {missing} |")
-    lines += ["", "Listed by `sdk-regions`, refused by tfcloud (no read copy of the Locations page lists them): "
+    lines = ["| Accelerator | The page's name | Regions that serve it for training | Listed, not for training (†) | "
+             "Listed for training, refused by tfcloud |", "|---|---|---|---|---|"]
+    for info in ACCELERATORS.values():
+        if not info.offered:
+            continue
+        labels = [label for label, name in PAGE_NAMES.items() if name == info.name]
+        dagger = sorted(region for region, row in ACCELERATORS_BY_REGION.items()
+                        if any(row.get(label) is False for label in labels))
+        refused = [f"{region} ({_source(key)})" for (name, region), key in sorted(REFUSED_THOUGH_LISTED.items())
+                   if name == info.name]
+        lines.append(f"| {info.name} | {', '.join(labels)} | {', '.join(sorted(info.regions))} | "
+                     f"{', '.join(dagger) or '–'} | {'; '.join(refused) or '–'} |")
+    left_out = sorted(label for label, name in PAGE_NAMES.items() if name is None or name not in ACCELERATORS)
+    lines += ["", "Listed by the page, not in tfcloud's catalog: " + ", ".join(left_out) + ". Named by "
+              + _source("sdk-regions") + " and not by the page's Available locations, so refused: "
               + ", ".join(sorted(SDK_ONLY_REGIONS)) + "."]
     return "\n".join(lines) + "\n"
 
