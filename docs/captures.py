@@ -164,17 +164,21 @@ def write_rules_tables() -> int:
         MACHINES_START,
         PRICES_END,
         PRICES_START,
+        REGIONS_END,
+        REGIONS_START,
         RULES_END,
         RULES_START,
         machines_tables,
         prices_tables,
+        regions_table,
         rules_table,
         with_block,
     )
 
     for name, start, end, block in (("machines.md", MACHINES_START, MACHINES_END, machines_tables()),
                                     ("machines.md", PRICES_START, PRICES_END, prices_tables()),
-                                    ("vertex.md", RULES_START, RULES_END, rules_table())):
+                                    ("vertex.md", RULES_START, RULES_END, rules_table()),
+                                    ("vertex.md", REGIONS_START, REGIONS_END, regions_table())):
         page = ROOT / "docs" / name
         page.write_text(with_block(page.read_text(encoding="utf-8"), start, end, block), encoding="utf-8")
         print(f"{page.relative_to(ROOT)}: Google's rules tables")

@@ -275,7 +275,7 @@ def test_docs_machines_prices_tables_are_generated_from_the_table() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "machines.md").read_text(encoding="utf-8")
     block = text.partition(rulesdoc.PRICES_START + "\n")[2].partition(rulesdoc.PRICES_END)[0]
     assert block == rulesdoc.prices_tables(), "run `python docs/captures.py options` and commit docs/machines.md"
-    assert "| a3-ultragpu-8g | – | – | – | 0 of 5 | all |" in block  # a gap is listed, never filled in
+    assert "| a3-ultragpu-8g | – | – | – | 0 of 9 | all |" in block  # a gap is listed, never filled in
 
 
 def test_cluster_create_dry_run_shows_what_the_cluster_costs_per_hour_and_creates_nothing(

@@ -74,6 +74,20 @@ def test_boot_disks_regions_and_every_violation_at_once(emulator: Any, jobs: Any
     assert "\t2.Field: " in message
 
 
+@pytest.mark.parametrize(("region", "spec", "field"), [
+    ("europe-west6", {"machine_type": "g2-standard-4", "accelerator_type": vertex.AcceleratorType.NVIDIA_L4,
+                      "accelerator_count": 1}, f"{POOL}.machine_spec.accelerator_type"),  # † on the Locations page
+    ("us-east1", {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "2x2"},
+     f"{POOL}.machine_spec.accelerator_type"),  # listed there, but Cloud TPU makes no v5e in us-east1
+    ("us-east7", {}, "location"),  # the SDK names it, the Locations page does not
+], ids=["l4-dagger", "v5e-us-east1", "sdk-only-region"])
+def test_regions_as_the_locations_page_says(emulator: Any, jobs: Any, region: str, spec: dict[str, Any],
+                                            field: str) -> None:
+    parent = emulator.parent.rsplit("/", 1)[0] + "/" + region
+    _, fields = refused(lambda: jobs.create_custom_job(parent=parent, custom_job=machine(**spec)))
+    assert field in fields
+
+
 @pytest.mark.parametrize(("labels", "field"), [
     ({"team": "Research"}, "labels['team']"),
     ({"team": "x" * 100}, "labels['team']"),

@@ -9,6 +9,9 @@
 - :data:`N1_GPU_LIMITS`: the vCPUs and memory an N1 machine may have for each GPU count;
 - :data:`TRAINING_REGIONS`, :data:`FLEX_START`, :data:`BOOT_DISK`, :data:`LABELS`, :data:`DISPLAY_NAME`.
 
+The training regions and each accelerator's regions are taken from the Locations page as
+:mod:`tfcloud.vertexrules.locations` transcribes it.
+
 Where Google's pages leave a rule unclear, the table takes the reading that refuses before a paid build (the
 regions that serve an accelerator: only those Google lists; an N1 machine's vCPU limit for 4 x P100: the smaller
 one Google lists), and docs/vertex.md says so.
@@ -21,26 +24,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from tfcloud.vertexrules.locations import AVAILABLE_LOCATIONS, training_regions
+
 __all__ = ["ACCELERATORS", "ACCELERATOR_NUMBERS", "BOOT_DISK", "DISPLAY_NAME", "FLEX_START", "LABELS",
            "MACHINE_TYPES", "N1_GPU_LIMITS", "TPU_MACHINES", "TRAINING_REGIONS", "Accelerator", "BootDisk",
            "FlexStart", "LabelRules", "MachineTypeRow", "N1Limit", "TpuMachine"]
 
 
 # -- regions -----------------------------------------------------------------------------------------------------
-#: The regions Vertex AI serves custom training in (source "locations").
-TRAINING_REGIONS: frozenset[str] = frozenset({
-    "us-central1", "us-east1", "us-east4", "us-east5", "us-south1", "us-west1", "us-west2", "us-west3", "us-west4",
-    "northamerica-northeast1", "northamerica-northeast2", "southamerica-east1", "southamerica-west1",
-    "europe-central2", "europe-north1", "europe-southwest1", "europe-west1", "europe-west2", "europe-west3",
-    "europe-west4", "europe-west6", "europe-west8", "europe-west9", "europe-west12",
-    "me-central1", "me-central2", "me-west1", "africa-south1",
-    "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3", "asia-south1",
-    "asia-south2", "asia-southeast1", "asia-southeast2", "australia-southeast1", "australia-southeast2",
-})
-
-
-def _regions(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+#: The regions Vertex AI serves custom training in (source "locations": its "Available locations").
+TRAINING_REGIONS: frozenset[str] = AVAILABLE_LOCATIONS
 
 
 # -- accelerators ------------------------------------------------------------------------------------------------
@@ -72,49 +65,43 @@ _ACCELERATORS = (
                 offered=False, end_of_support=datetime.date(2024, 5, 1), replacement="T4_1X (NVIDIA T4) or L4_1X",
                 source="k80-eol"),
     Accelerator(name="NVIDIA_TESLA_P100", number=2, kind="gpu", title="NVIDIA P100",
-                regions=_regions("us-central1 us-east1 us-west1 europe-west1 europe-west4 asia-east1"),
+                regions=training_regions("NVIDIA_TESLA_P100"),
                 end_of_support=datetime.date(2026, 9, 15), replacement="T4_1X (NVIDIA T4) or L4_1X",
                 source="p100-eol"),
     Accelerator(name="NVIDIA_TESLA_V100", number=3, kind="gpu", title="NVIDIA V100",
-                regions=_regions("us-central1 us-east1 us-west1 europe-west4 asia-east1")),
+                regions=training_regions("NVIDIA_TESLA_V100")),
     Accelerator(name="NVIDIA_TESLA_P4", number=4, kind="gpu", title="NVIDIA P4",
-                regions=_regions("us-central1 us-east4 us-west2 northamerica-northeast1 europe-west4 "
-                                 "asia-southeast1 australia-southeast1")),
+                regions=training_regions("NVIDIA_TESLA_P4")),
     Accelerator(name="NVIDIA_TESLA_T4", number=5, kind="gpu", title="NVIDIA T4",
-                regions=_regions("us-central1 us-east1 us-east4 us-west1 us-west2 us-west4 northamerica-northeast1 "
-                                 "southamerica-east1 europe-west1 europe-west2 europe-west3 europe-west4 "
-                                 "asia-east1 asia-northeast1 asia-northeast3 asia-south1 asia-southeast1 "
-                                 "australia-southeast1")),
+                regions=training_regions("NVIDIA_TESLA_T4")),
     Accelerator(name="NVIDIA_TESLA_A100", number=8, kind="gpu", title="NVIDIA A100 40GB",
-                regions=_regions("us-central1 us-east1 us-west1 us-west3 us-west4 europe-west4 asia-northeast1 "
-                                 "asia-northeast3 asia-southeast1 me-west1")),
+                regions=training_regions("NVIDIA_TESLA_A100")),
     Accelerator(name="NVIDIA_A100_80GB", number=9, kind="gpu", title="NVIDIA A100 80GB",
-                regions=_regions("us-central1 us-east4 us-east5 europe-west4 asia-southeast1")),
+                regions=training_regions("NVIDIA_A100_80GB")),
     Accelerator(name="NVIDIA_L4", number=11, kind="gpu", title="NVIDIA L4",
-                regions=_regions("us-central1 us-east1 us-east4 us-west1 us-west4 europe-west1 europe-west3 "
-                                 "europe-west4 asia-east1 asia-northeast1 asia-northeast3 asia-south1 "
-                                 "asia-southeast1")),
+                regions=training_regions("NVIDIA_L4")),
     Accelerator(name="NVIDIA_H100_80GB", number=13, kind="gpu", title="NVIDIA H100 80GB",
-                regions=_regions("us-central1 us-east4 us-east5 us-west1 us-west4 europe-west4 asia-northeast1 "
-                                 "asia-southeast1")),
+                regions=training_regions("NVIDIA_H100_80GB")),
     Accelerator(name="NVIDIA_H100_MEGA_80GB", number=14, kind="gpu", title="NVIDIA H100 Mega 80GB",
-                regions=_regions("us-central1 us-east4 us-east5 europe-west4 asia-southeast1")),
+                regions=training_regions("NVIDIA_H100_MEGA_80GB")),
     Accelerator(name="NVIDIA_H200_141GB", number=15, kind="gpu", title="NVIDIA H200 141GB",
-                regions=_regions("us-central1 us-east4 us-east5 europe-west1 asia-south1")),
+                regions=training_regions("NVIDIA_H200_141GB")),
     Accelerator(name="NVIDIA_B200", number=16, kind="gpu", title="NVIDIA B200",
-                regions=_regions("us-central1 us-east4 us-east5 europe-west4")),
+                regions=training_regions("NVIDIA_B200")),
     Accelerator(name="NVIDIA_GB200", number=17, kind="gpu", title="NVIDIA GB200", needs_reservation=True,
-                regions=_regions("us-central1 us-east4")),
+                regions=training_regions("NVIDIA_GB200")),
     Accelerator(name="TPU_V2", number=6, kind="tpu", title="TPU v2",
-                regions=_regions("us-central1 europe-west4 asia-east1")),
-    Accelerator(name="TPU_V3", number=7, kind="tpu", title="TPU v3", regions=_regions("us-central1 europe-west4")),
+                regions=training_regions("TPU_V2")),
+    Accelerator(name="TPU_V3", number=7, kind="tpu", title="TPU v3",
+                regions=training_regions("TPU_V3")),
     Accelerator(name="TPU_V5_LITEPOD", number=12, kind="tpu", title="TPU v5e",
-                regions=_regions("us-central1 us-west1 us-west4")),
+                regions=training_regions("TPU_V5_LITEPOD")),
     Accelerator(name="TPU_V6E", number=None, kind="tpu", title="TPU v6e (Trillium)",
-                regions=_regions("us-central1 us-east1 us-east5 europe-west4 asia-northeast1")),
+                regions=training_regions("TPU_V6E")),
 )
 #: Every accelerator by its enum name (``TPU_V6E``: tfcloud's name; Google's enum has none).
 ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType({a.name: a for a in _ACCELERATORS})
+
 #: ``AcceleratorType`` numbers → names (requests may carry either; source "accelerator-enum").
 ACCELERATOR_NUMBERS: Mapping[int, str] = MappingProxyType(
     {0: "ACCELERATOR_TYPE_UNSPECIFIED", 10: "TPU_V4_POD", 18: "NVIDIA_RTX_PRO_6000",

@@ -41,8 +41,10 @@ def _sdk(what: str, path: str) -> Source:
 SOURCES: dict[str, Source] = {
     "configure-compute": _page("Configure compute resources for custom training",
                                "vertex-ai/docs/training/configure-compute"),
-    "locations": _page("Vertex AI locations (accelerators available for training)",
+    "locations": _page("Vertex AI locations (Available locations; Using accelerators; page last updated 2026-04-10)",
                        "vertex-ai/docs/general/locations"),
+    "tpu-regions": _page("Cloud TPU: TPU regions and zones (the zones Compute Engine creates TPU VMs in)",
+                         "tpu/docs/regions-zones"),
     "tpu-training": _page("Training with TPU VMs (Vertex AI)", "vertex-ai/docs/training/training-with-tpu-vm"),
     "tpu-frameworks": _page("Cloud TPU: TPU v6e (supported frameworks: JAX and PyTorch)", "tpu/docs/v6e"),
     "spot": _page("Use Spot VMs with training (limitations: Spot VMs with TPU Pods isn't supported)",
@@ -71,6 +73,8 @@ SOURCES: dict[str, Source] = {
                                    "persistent_resource.proto"),
     "sdk-tpu-topology": _sdk("worker_spec_utils: tpu_topology is required for the TPU v5 versions; TPU jobs only "
                              "allow 1 replica", "utils/worker_spec_utils.py"),
+    "sdk-regions": _sdk("constants.base.SUPPORTED_REGIONS, the locations aiplatform.init accepts "
+                        "(google-cloud-aiplatform 2.7.0; commit 91cc8ce, 2026-08-21)", "constants/base.py"),
     "sdk-experiment": _sdk("jobs.CustomJob.submit: 'experiment' and 'tensorboard' cannot be set together; "
                            "service_account is required with experiment", "jobs.py"),
 }

@@ -40,7 +40,7 @@ CASES: dict[str, dict[str, Any]] = {
     "tpu_v6e_multihost": {"worker_count": 1, "worker_config": "TPU_V6E_16X", "distribution_strategy": "none"},
     # Boot disks: hyperdisk-balanced where Google's machine takes no Persistent Disk (A3 Ultra, A4).
     "h200_hyperdisk": {"chief_config": "H200_8X"},
-    "b200_hyperdisk": {"chief_config": "B200_8X", "region": "us-east5"},
+    "b200_hyperdisk": {"chief_config": "B200_8X", "region": "us-east4"},
     # Capacity (docs/vertex.md, "Capacity"), TensorBoard and experiments.
     "flex_start": {"chief_config": "A100_1X", "worker_count": 1, "worker_config": "A100_1X",
                    "scheduling": "flex-start", "max_wait": "30m", "timeout": 3600},
