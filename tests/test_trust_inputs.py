@@ -111,7 +111,7 @@ CASES: list[Case] = [
     Case("sdk-create-cluster-display", "call", lambda d: clusters().create_cluster("c1", display_name="x\n"),
          "display_name"),
     # --- 6. a bad bucket from a settings file names the file ------------------------------------------------------
-    Case("settings-bad-bucket", "call", lambda d: bad_bucket_in_file(d), "staging_bucket"),
+    Case("settings-bad-bucket", "call", lambda d: bad_bucket_in_file(d), "tool.tfcloud.staging_bucket"),
 ]
 
 
@@ -232,10 +232,11 @@ def test_a_bad_bucket_names_its_file_and_a_flag_over_it_wins(files: Path, monkey
     monkeypatch.chdir(project)
     with pytest.raises(TfcloudError) as caught:
         tfcloud.run(str(project / "train.py"), target="vertex", build=False, dry_run=True)
-    assert f"set by [tool.tfcloud] in {project / 'pyproject.toml'}" in str(caught.value)
+    assert f"Invalid `tool.tfcloud.staging_bucket` in {project / 'pyproject.toml'}" in str(caught.value)
+    assert "--staging-bucket" in str(caught.value)  # the hint names the flag that overrides it
     plan = tfcloud.run(str(project / "train.py"), target="vertex", build=False, staging_bucket="good-bucket",
                        dry_run=True)
-    assert plan.to_dict()["sources"]["staging_bucket"] == {"value": "good-bucket", "from": "given"}
+    assert plan.to_dict()["sources"]["staging_bucket"] == {"value": "good-bucket", "from": "staging_bucket= (keyword)"}
 
 
 def test_o_under_the_target_setting_from_the_cli(files: Path, monkeypatch: pytest.MonkeyPatch,
