@@ -234,10 +234,6 @@ class Target:
         printed before a submission and none is confirmed (the plan still prices the job)."""
         return False
 
-    @property
-    def max_restarts_or_zero(self) -> int:
-        return int(getattr(self, "max_restarts", 0) or 0)
-
     def needs_for(self, *, strategy_runs_tensorflow: bool) -> tuple[tuple[str, str], ...]:
         """What a job of this value needs besides :attr:`needs` (``strategy_runs_tensorflow``: the launcher sets
         up a TensorFlow strategy)."""
