@@ -126,6 +126,21 @@ def test_the_cli_and_the_dashboard_call_the_sdk_only(path: Path) -> None:
     assert found == []
 
 
+@pytest.mark.parametrize("path", sorted((PACKAGE / "cli").glob("*.py")), ids=lambda p: _module(p))
+def test_the_cli_never_imports_a_targets_modules(path: Path) -> None:
+    """A command reaches a target through the SDK's edge (``tfcloud cluster``: :mod:`tfcloud.clusters`), never a
+    module inside a target's package (``tfcloud.targets.vertex.clusters``)."""
+    found = [(line, target) for line, target, names in _imports(path) if _a_targets_module(target, names)]
+    assert found == []
+
+
+def _a_targets_module(module: str, names: tuple[str, ...] = ()) -> bool:
+    """Whether importing ``module`` (``names`` from it) reaches a module inside a target's package
+    (``tfcloud.targets.vertex.clusters``, or ``clusters`` from ``tfcloud.targets.vertex``)."""
+    reached = [f"{module}.{name}" for name in names if f"{module}.{name}" in MODULES] or [module]
+    return any(len(name.split(".")) > 3 and _target_of(name) for name in reached)
+
+
 def test_nothing_below_the_edge_imports_the_dashboard() -> None:
     found = [(_module(path), line) for path in SOURCES
              if _module(path) not in EDGE and not _module(path).startswith(CLI + ".")
@@ -219,6 +234,10 @@ def test_the_rules_see_what_they_forbid() -> None:
     assert {_module(p) for p in BELOW_THE_REGISTRY} >= {"tfcloud.targets._base", "tfcloud.targets.local.tuning",
                                                          "tfcloud.targets.vertex.clusters"}
     assert not {_module(p) for p in BELOW_THE_REGISTRY} & REGISTRY
+    assert _a_targets_module("tfcloud.targets.vertex", ("clusters",))
+    assert _a_targets_module("tfcloud.targets.vertex.clusters", ("cluster_price",))
+    assert not _a_targets_module("tfcloud.targets.vertex", ("VertexTarget",))
+    assert not _a_targets_module("tfcloud.clusters")
 
 
 def test_the_target_rule_sees_imports_in_functions_and_type_checking(tmp_path: Path) -> None:
