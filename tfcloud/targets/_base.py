@@ -200,7 +200,8 @@ class Target:
     #: Whether its replicas read ``--data`` directories where they are (local); else they are shipped to
     #: :meth:`data_store`.
     data_in_place: ClassVar[bool] = False
-    #: ``"module:Class"`` of its tuner (see :mod:`tfcloud.sdk`'s ``tune``), or None: it runs no studies.
+    #: ``"module:Class"`` of its tuner, a class that keeps :class:`tfcloud.study.Tuner` (:mod:`tfcloud.sdk`'s
+    #: ``tune`` builds it and passes ``submit_trial`` to its ``start``), or None: it runs no studies.
     tuner: ClassVar[str | None] = None
     #: ``"module:function"`` that lists the jobs it keeps but cannot attach to (a record missing or corrupt), as
     #: rows ``{"kind": "unreadable", "job_id", "why", "created"}`` the dashboard shows rather than drops; None:
