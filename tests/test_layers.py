@@ -3,7 +3,9 @@
 Read from the source (no imports run), so a new module that reaches back up fails here with its line. The
 nevers: the build stages never import a target; a target never imports another target, nor the presentation
 (CLI, console, log printers, rich, plan and study printers); validate never imports a target's internals and no
-target imports validate (the checks both use sit below both, in checks.py); no two modules import each other
+target imports validate (the checks both use sit below both, in checks.py); no target imports anything above
+the targets (the pipeline, the SDK, where, the registry: what it needs from there comes in as an argument); the CLI
+never imports a module inside a target's package; no two modules import each other
 (directly or round a circle), not even when every edge a reader follows counts (imports under ``if
 TYPE_CHECKING:`` and the registry's ``"module:Class"`` strings: :func:`_strict_graph`); no module is over 600
 lines.
