@@ -3,7 +3,9 @@
 Read from the source (no imports run), so a new module that reaches back up fails here with its line. The
 nevers: the build stages never import a target; a target never imports another target, nor the presentation
 (CLI, console, log printers, rich, plan and study printers); validate never imports a target's internals and no
-target imports validate (the checks both use sit below both, in checks.py); no two modules import each other
+target imports validate (the checks both use sit below both, in checks.py); no target imports anything above
+the targets (the pipeline, the SDK, where, the registry: what it needs from there comes in as an argument); the CLI
+never imports a module inside a target's package; no two modules import each other
 (directly or round a circle), not even when every edge a reader follows counts (imports under ``if
 TYPE_CHECKING:`` and the registry's ``"module:Class"`` strings: :func:`_strict_graph`); no module is over 600
 lines.
@@ -25,11 +27,11 @@ EDGE = {"tfcloud", "tfcloud.cli", "tfcloud.api", "tfcloud.sdk", "tfcloud.__main_
         "tfcloud.ui.command", "tfcloud.ui.server", "tfcloud.ui.views", "tfcloud.ui.logroutes",
         "tfcloud.ui.jobdata", "tfcloud.ui.records", "tfcloud.ui.logstream"}
 EDGE |= {"tfcloud.printers", "tfcloud.following"}  # what people see: plans, studies, a followed job
+EDGE |= {"tfcloud.clusters"}  # the SDK's cluster functions: they resolve the target (where) for the vertex package
 #: The command-line package: every module in it is part of the edge.
 CLI = "tfcloud.cli"
-#: Modules that sequence stages: only the edge (and plan, which runs the pure stages, and the local tuner,
-#: which submits each trial through the pipeline) may import them.
-ORCHESTRATION = {"tfcloud.pipeline", "tfcloud.plan", "tfcloud.targets.local.tuning"}
+#: Modules that sequence stages: only the edge (and plan, which runs the pure stages) may import them.
+ORCHESTRATION = {"tfcloud.pipeline", "tfcloud.plan"}
 
 
 def _module(path: Path) -> str:
@@ -126,6 +128,21 @@ def test_the_cli_and_the_dashboard_call_the_sdk_only(path: Path) -> None:
     assert found == []
 
 
+@pytest.mark.parametrize("path", sorted((PACKAGE / "cli").glob("*.py")), ids=lambda p: _module(p))
+def test_the_cli_never_imports_a_targets_modules(path: Path) -> None:
+    """A command reaches a target through the SDK's edge (``tfcloud cluster``: :mod:`tfcloud.clusters`), never a
+    module inside a target's package (``tfcloud.targets.vertex.clusters``)."""
+    found = [(line, target) for line, target, names in _imports(path) if _a_targets_module(target, names)]
+    assert found == []
+
+
+def _a_targets_module(module: str, names: tuple[str, ...] = ()) -> bool:
+    """Whether importing ``module`` (``names`` from it) reaches a module inside a target's package
+    (``tfcloud.targets.vertex.clusters``, or ``clusters`` from ``tfcloud.targets.vertex``)."""
+    reached = [f"{module}.{name}" for name in names if f"{module}.{name}" in MODULES] or [module]
+    return any(len(name.split(".")) > 3 and _target_of(name) for name in reached)
+
+
 def test_nothing_below_the_edge_imports_the_dashboard() -> None:
     found = [(_module(path), line) for path in SOURCES
              if _module(path) not in EDGE and not _module(path).startswith(CLI + ".")
@@ -168,6 +185,35 @@ def test_no_target_calls_the_gate_back(path: Path) -> None:
     assert found == []
 
 
+#: What sits above every target: the stages' sequence, the gate, the SDK and where a verb's target is resolved.
+ABOVE_THE_TARGETS = ("tfcloud.pipeline", "tfcloud.validate", "tfcloud.sdk", "tfcloud.where")
+#: The registry: the package ``tfcloud.targets`` itself and its helpers that read it (a target's own package and
+#: the shared modules below the registry, ``_base`` and ``_shared``, are not it).
+REGISTRY = {"tfcloud.targets", "tfcloud.targets._given", "tfcloud.targets._doc"}
+#: The modules below the registry: every target's package, and what they share.
+BELOW_THE_REGISTRY = [p for p in ALL_SOURCES if _target_of(_module(p))
+                      or _module(p) in ("tfcloud.targets._base", "tfcloud.targets._shared")]
+
+
+def _above_the_targets(module: str, names: tuple[str, ...] = ()) -> bool:
+    """Whether an import of ``module`` (``names`` from it) reaches above the targets: the pipeline, validate, the
+    SDK, where, or the registry (``import tfcloud.targets``, ``from tfcloud.targets import ...``)."""
+    if _is(module, *ABOVE_THE_TARGETS) or module in REGISTRY:
+        return True
+    return module == "tfcloud" and bool({"pipeline", "validate", "sdk", "where", "targets"} & set(names))
+
+
+@pytest.mark.parametrize("path", BELOW_THE_REGISTRY, ids=lambda p: _module(p))
+def test_a_target_imports_only_the_layers_below_it(path: Path) -> None:
+    """A target's package (and ``_base``, ``_shared``) never imports the pipeline, validate, the SDK, where or the
+    registry, not even inside a function or under ``TYPE_CHECKING``: what it needs from above is passed in
+    through its declared interface (the local tuner's trials: :data:`tfcloud.study.SubmitTrial`; the cluster
+    functions' target: resolved by :mod:`tfcloud.clusters`)."""
+    found = [f"line {line}: imports {target}" for line, target, names in _imports(path)
+             if _above_the_targets(target, names)]
+    assert found == []
+
+
 def test_validate_never_imports_a_targets_internals() -> None:
     found = [f"line {line}: imports {target}" for line, target, names in _imports(PACKAGE / "validate.py")
              if _target_of(target, names)]
@@ -182,6 +228,29 @@ def test_the_rules_see_what_they_forbid() -> None:
     assert _target_of("tfcloud.cluster") == set()
     assert _is("rich.console", *PRESENTATION) and not _is("tfcloud.planner", *PRESENTATION)
     assert len(TARGET_SOURCES) >= 3 and any(_is(_module(p), "tfcloud.builders") for p in ALL_SOURCES)
+    assert _above_the_targets("tfcloud.pipeline", ("submit",)) and _above_the_targets("tfcloud.where")
+    assert _above_the_targets("tfcloud.targets", ("Target",)) and _above_the_targets("tfcloud", ("sdk",))
+    assert _above_the_targets("tfcloud.targets._given") and _above_the_targets("tfcloud.validate.x")
+    assert not _above_the_targets("tfcloud.targets._base") and not _above_the_targets("tfcloud.targets.local.backend")
+    assert not _above_the_targets("tfcloud.pipelines") and not _above_the_targets("tfcloud", ("_version",))
+    assert {_module(p) for p in BELOW_THE_REGISTRY} >= {"tfcloud.targets._base", "tfcloud.targets.local.tuning",
+                                                         "tfcloud.targets.vertex.clusters"}
+    assert not {_module(p) for p in BELOW_THE_REGISTRY} & REGISTRY
+    assert _a_targets_module("tfcloud.targets.vertex", ("clusters",))
+    assert _a_targets_module("tfcloud.targets.vertex.clusters", ("cluster_price",))
+    assert not _a_targets_module("tfcloud.targets.vertex", ("VertexTarget",))
+    assert not _a_targets_module("tfcloud.clusters")
+
+
+def test_the_target_rule_sees_imports_in_functions_and_type_checking(tmp_path: Path) -> None:
+    """The imports the local tuner and the cluster functions had (inside a function, and under ``if
+    TYPE_CHECKING:``) are what :func:`test_a_target_imports_only_the_layers_below_it` finds."""
+    source = tmp_path / "module.py"
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import tfcloud.targets as targets\n"
+                      "def run():\n    from tfcloud.pipeline import submit\n    from tfcloud.where import resolve\n"
+                      "    from tfcloud.targets._base import Target\n", encoding="utf-8")
+    found = [(line, target) for line, target, names in _imports(source) if _above_the_targets(target, names)]
+    assert found == [(3, "tfcloud.targets"), (5, "tfcloud.pipeline"), (6, "tfcloud.where")]
 
 
 def _graph(*, top_level_only: bool) -> dict[str, set[str]]:

@@ -116,7 +116,7 @@ CASES: list[Case] = [
 
 
 def clusters() -> Any:
-    from tfcloud.targets.vertex import clusters
+    import tfcloud.clusters as clusters
 
     return clusters
 

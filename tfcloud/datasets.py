@@ -28,12 +28,14 @@ import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from tfcloud.errors import ConfigurationError, ValidationError
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from tfcloud.settings_value import Settings
 
 __all__ = ["DATA_PREFIX", "STORE_DIR", "DataSet", "DataUpload", "Manifest", "data_excludes", "job_data",
            "parse_data", "scan", "stage_data", "transfer_progress"]
@@ -127,11 +129,20 @@ def parse_data(value: object) -> tuple[DataSet, ...]:
     return tuple(out)
 
 
-def job_data(value: object, *, target: Any, env: Mapping[str, str], settings: Any) -> tuple[DataSet, ...]:
+class DataPlace(Protocol):
+    """What the ``--data`` step reads of a job's target (every :class:`~tfcloud.targets.Target` keeps it; declared
+    here because the spec imports this module and the targets import the spec)."""
+
+    name: ClassVar[str]
+    data_in_place: ClassVar[bool]
+
+    def data_store(self, settings: Settings) -> str | None: ...
+
+
+def job_data(value: object, *, target: DataPlace, env: Mapping[str, str],
+             settings: Settings | None) -> tuple[DataSet, ...]:
     """The gate's step for ``--data``: the checked data sets (:func:`parse_data`), none with a variable ``env``
-    sets; with ``settings`` (a submission), a target that ships local data sets must have a store for them.
-    ``target``: a :class:`~tfcloud.targets.Target`, ``settings``: :class:`~tfcloud.settings.Settings` (typed
-    loosely: the spec imports this module, and the Target base imports the spec)."""
+    sets; with ``settings`` (a submission), a target that ships local data sets must have a store for them."""
     data_sets = parse_data(value)
     for d in data_sets:
         if d.var in env:

@@ -7,18 +7,24 @@ labels, requirements, notebook notes) is printed as plain text, never as markup.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from tfcloud.plan import ImagePlan, Plan
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec
-    from tfcloud.study import StudyInfo
+    from tfcloud.study import StudyInfo, TrialInfo
 
 __all__ = ["confirm_launch", "print_image_plan", "print_plan", "print_price", "say", "study_outcome"]
 
 
-def study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
+class RerunsTrials(Protocol):
+    """What :func:`study_outcome` asks of a study (:class:`tfcloud.sdk.Study`, which imports this module)."""
+
+    def rerun_command(self, trial: TrialInfo | None = None) -> str | None: ...
+
+
+def study_outcome(study: RerunsTrials, info: StudyInfo, plot: Path | None) -> None:
     """After a study: why it failed, the command that reruns the best trial, where the plots are."""
     import typer
 
@@ -44,7 +50,7 @@ def study_outcome(study: Any, info: StudyInfo, plot: Path | None) -> None:
         html = plot.suffix.lower() in (".html", ".htm")
         write_plots(info, png=None if html else plot, html_path=plot if html else None)
         console.print(f"Plot: {plot}", markup=False)
-    paths = study.plot_paths
+    paths = info.plots  # the local tuner's (StudyInfo.plots)
     if paths is not None and paths[0].is_file():
         console.print(f"Plots: {paths[0]}\n       {paths[1]}", markup=False)
 

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from tfcloud.settings import Settings
     from tfcloud.spec import JobSpec
     from tfcloud.states import JobState
-    from tfcloud.study import StudyHandle, StudyInfo, TrialInfo, Tuner
+    from tfcloud.study import StudyHandle, StudyInfo, SubmitTrial, TrialInfo, Tuner
     from tfcloud.timeline import Timeline
 
 __all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
@@ -466,7 +466,8 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
                 job, _ = prepare(spec, Path(tmp))
                 job = stage_data(job, settings, console=get_console()) if spec.data else job  # --data: shipped
                 job = replace(job, image=build_image(job, settings, console=get_console(), build_logs=build_logs))
-            handle, rerun_flags = tuner.start(study, spec, job=job, rerun_flags=flags)
+            handle, rerun_flags = tuner.start(study, spec, job=job, rerun_flags=flags,
+                                              submit_trial=_trial_submitter(settings))
     except BaseException:
         tuner.close()
         raise
@@ -474,6 +475,25 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
         get_console().print(f"Submitted study [bold]{handle.study_id}[/bold].")
     return Study(handle, entry_point=str(entry_point), args=[str(a) for a in spec.entry_point_args],
                  flags=rerun_flags, closer=tuner)
+
+
+def _trial_submitter(settings: Settings) -> SubmitTrial:
+    """What a tuner calls to run one trial as a job of its target: every stage of :func:`tfcloud.pipeline.submit`
+    on the trial's target's backend, as :func:`submit` runs a job (so that no target imports the pipeline). The
+    backend stays open for the handle, as a submitted :class:`Job`'s does."""
+    from tfcloud.backends import get_backend
+    from tfcloud.pipeline import submit as submit_stages
+    from tfcloud.targets._base import target_of
+
+    def submit_trial(trial: JobSpec) -> JobHandle:
+        backend = get_backend(target_of(trial), settings=settings)
+        try:
+            return submit_stages(trial, settings, backend)[0]
+        except BaseException:
+            backend.close()
+            raise
+
+    return submit_trial
 
 
 def attach_study(study_id: str, *, target: object = None, **options: Any) -> Study:

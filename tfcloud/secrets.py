@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import ClassVar, Protocol
 
 from tfcloud.errors import ValidationError
 
@@ -103,7 +103,15 @@ def parse_secrets(value: object, *, local_sources: bool, target: str,
     return MappingProxyType(out)
 
 
-def job_secrets(value: object, *, target: Any, env: Mapping[str, str],
+class SecretsPlace(Protocol):
+    """What the ``--secret`` step reads of a job's target (every :class:`~tfcloud.targets.Target` keeps it;
+    declared here because the spec imports this module and the targets import the spec)."""
+
+    name: ClassVar[str]
+    local_sources: ClassVar[bool]
+
+
+def job_secrets(value: object, *, target: SecretsPlace, env: Mapping[str, str],
                 warn: bool) -> tuple[Mapping[str, str], Mapping[str, str]]:
     """The gate's step for ``--secret``: the checked references (:func:`parse_secrets`) and ``env`` with the
     variable that carries them; ``warn``: log :func:`env_warnings` for ``env`` (a submission, not a plan)."""

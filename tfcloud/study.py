@@ -30,17 +30,18 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from tfcloud.errors import ValidationError
 from tfcloud.states import JobState
 
 if TYPE_CHECKING:
     from tfcloud.artifacts import PreparedJob
+    from tfcloud.backends.base import JobHandle
     from tfcloud.settings_value import Settings
-    from tfcloud.spec import JobSpec
+    from tfcloud.spec import JobSpec, Where
 
 __all__ = [
     "DEFAULT_METRICS_FILE",
@@ -478,16 +479,25 @@ class StudyHandle(Protocol):
         ...
 
 
+#: How a tuner runs one trial as a normal job of its target: the trial's job spec in (the study's job with the
+#: trial's ``--NAME=VALUE`` arguments and metric variables), the job's handle out. :func:`tfcloud.sdk.tune` passes
+#: one that runs every stage (:func:`tfcloud.pipeline.submit`) on the target's backend: the caller, above the
+#: targets, submits, so that no target imports the pipeline.
+SubmitTrial: TypeAlias = "Callable[[JobSpec], JobHandle]"
+
+
 class Tuner(Protocol):
     """A target's tuner (``Target.tuner``, ``"module:Class"``), built as ``Class(settings, target=<the target
     value>)``: what :func:`tfcloud.sdk.tune`, ``attach_study`` and ``list_studies`` call."""
 
-    def __init__(self, settings: Settings, *, target: Any) -> None: ...
+    def __init__(self, settings: Settings, *, target: Where) -> None: ...
 
     def start(self, study: StudySpec, spec: JobSpec, *, job: PreparedJob | None = None,
-              rerun_flags: Sequence[str] = ()) -> tuple[StudyHandle, Sequence[str]]:
-        """Start the study (``job``: its prepared job with the image built, for a target that runs images);
-        returns at once: the study's handle and the ``tfcloud submit`` flags that rerun a trial."""
+              rerun_flags: Sequence[str] = (), submit_trial: SubmitTrial) -> tuple[StudyHandle, Sequence[str]]:
+        """Start the study (``job``: its prepared job with the image built, for a target that runs images;
+        ``submit_trial``: what runs a trial as a job of the target, for a tuner whose trials are its target's jobs,
+        such as the local one); returns at once: the study's handle and the ``tfcloud submit`` flags that rerun a
+        trial."""
         ...
 
     def attach(self, study_id: str) -> tuple[StudyHandle, str, Sequence[str], Sequence[str]]:

@@ -193,7 +193,7 @@ def _pool_machine(role: str, config: object, count: int, *, auto: MachineConfig)
         return None
     if count == 0 and not (isinstance(config, str) and config.lower() == "auto"):
         raise ValidationError(f"{role}_config", f'"auto" (or None) when {role}_count is 0: the pool has no '
-                              "replicas", getattr(config, "describe", lambda: config)(),
+                              "replicas", config.describe() if isinstance(config, MachineConfig) else config,
                               hint=f"Give {role}_count (--{role}-count N) too, or leave out {role}_config.")
     return _machine(f"{role}_config", config, auto=auto)
 

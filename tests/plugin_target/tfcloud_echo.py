@@ -2,7 +2,8 @@
 
 It keeps each job as one JSON file in the state dir's ``targets/echo/`` (:func:`tfcloud.statedir.target_dir`), so
 that every command finds it again: ``tfcloud status/logs/cancel/artifacts echo-...``, ``list --target echo``, the
-dashboard."""
+dashboard. Its tuner (:class:`EchoTuner`) runs a study's trials as echo jobs through the ``submit_trial`` tfcloud
+passes it (the Tuner protocol, :mod:`tfcloud.study`): the plug-in never runs tfcloud's stages itself."""
 
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ import secrets
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
 from tfcloud.errors import JobNotFoundError, UnsupportedOptionError
 from tfcloud.statedir import target_dir
 from tfcloud.states import JobState
+from tfcloud.study import ParamKind, StudyInfo, StudySpec, SubmitTrial, TrialInfo, trial_args
 from tfcloud.targets import Option, Target
 
 
@@ -37,6 +39,7 @@ class EchoTarget(Target):
     cancel_on_interrupt: ClassVar[bool] = True
     queues: ClassVar[bool] = False
     backend: ClassVar[str] = "tfcloud_echo:EchoBackend"
+    tuner: ClassVar[str | None] = "tfcloud_echo:EchoTuner"
 
     greeting: str = "hello"
     repeat: int = 1
@@ -115,3 +118,50 @@ class EchoJob:
 
     def cancel(self) -> None:
         """Nothing to stop: the job ended inside ``submit``."""
+
+
+class EchoTuner:
+    """Studies whose trials are echo jobs, one after another: trial n takes each parameter's n-th value (a range's
+    low end), and ``submit_trial`` (tfcloud's: every stage of a submission) runs it. Its studies are not kept."""
+
+    def __init__(self, settings: Any, *, target: Any = None) -> None:
+        self.settings = settings
+
+    def start(self, study: StudySpec, spec: Any, *, job: Any = None, rerun_flags: Sequence[str] = (),
+              submit_trial: SubmitTrial) -> tuple[EchoStudy, tuple[str, ...]]:
+        trials = []
+        for n in range(study.max_trials):
+            params = {p.name: p.values[n % len(p.values)] if p.kind in (ParamKind.CATEGORICAL, ParamKind.DISCRETE)
+                      else (int(p.low or 0) if p.kind is ParamKind.INTEGER else float(p.low or 0))
+                      for p in study.params}
+            trial = replace(spec, entry_point_args=(*spec.entry_point_args, *trial_args(study, params)))
+            info = submit_trial(trial).info()
+            trials.append(TrialInfo(trial_id=str(n + 1), params=params, state=info.state, job_id=info.job_id,
+                                    started=info.started, ended=info.ended))
+        state = JobState.SUCCEEDED if all(t.state is JobState.SUCCEEDED for t in trials) else JobState.FAILED
+        return EchoStudy(StudyInfo(study_id=f"echo-study-{secrets.token_hex(2)}", target="echo", state=state,
+                                   study=study, trials=tuple(trials))), tuple(rerun_flags)
+
+    def attach(self, study_id: str) -> tuple[EchoStudy, str, tuple[str, ...], tuple[str, ...]]:
+        raise JobNotFoundError(f"No echo study `{study_id}`: echo studies are not kept.")
+
+    def list(self, *, limit: int | None = 50) -> list[StudyInfo]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+class EchoStudy:
+    def __init__(self, info: StudyInfo) -> None:
+        self._info = info
+        self.study_id = info.study_id
+
+    def info(self) -> StudyInfo:
+        return self._info
+
+    def wait(self, timeout: float | None = None) -> StudyInfo:
+        return self._info
+
+    def cancel(self) -> None:
+        """Nothing to stop: its trials ended inside ``start``."""

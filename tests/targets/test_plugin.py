@@ -96,6 +96,30 @@ def test_a_job_runs_on_the_plugin_target_from_run(installed: Path, script: Path)
     ]
 
 
+def test_a_plugin_targets_tuner_runs_its_trials_through_submit_trial(installed: Path, script: Path,
+                                                                      tmp_path: Path) -> None:
+    """The plug-in's tuner keeps the Tuner protocol: tfcloud hands it ``submit_trial``, and each trial it submits
+    is a job of the plug-in's target, with the trial's ``--NAME=VALUE`` after the script's own arguments."""
+    program = textwrap.dedent(f"""
+        import tfcloud
+
+        study = tfcloud.tune({str(script)!r}, target="echo", params=["opt=categorical:adam,sgd"], metric="loss",
+                             max_trials=2, distribution_strategy=None, entry_point_args=["--epochs", "1"])
+        info = study.wait()
+        print(info.state.value, [(t.trial_id, dict(t.params), t.job_id[:5]) for t in info.trials])
+        for trial in info.trials:
+            print([line.text for line in tfcloud.attach(trial.job_id, target="echo").logs()])
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          env={**_env(installed), "TFCLOUD_HOME": str(tmp_path)}, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "succeeded [('1', {'opt': 'adam'}, 'echo-'), ('2', {'opt': 'sgd'}, 'echo-')]",
+        "['hello', \"trained with ['--epochs', '1', '--opt=adam']\"]",
+        "['hello', \"trained with ['--epochs', '1', '--opt=sgd']\"]",
+    ]
+
+
 def test_start_up_reads_no_entry_points(installed: Path) -> None:
     """`tfcloud --help` lists the built-in targets' flags without looking for plug-ins (reading entry points
     is what importlib.metadata costs at every start-up)."""

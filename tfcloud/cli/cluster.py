@@ -1,6 +1,6 @@
 """``tfcloud cluster create|list|delete``: Vertex AI persistent resources, clusters that jobs run on with
 ``--persistent-resource ID`` without waiting for VMs. Thin commands over the Vertex AI target's SDK functions
-(:mod:`tfcloud.targets.vertex.clusters`: ``create_cluster``, ``list_clusters``, ``delete_cluster``)."""
+(:mod:`tfcloud.clusters`: ``create_cluster``, ``list_clusters``, ``delete_cluster``)."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
 from typing import Annotated, Any, Optional
@@ -63,7 +63,7 @@ def cluster_create(
 
     Example: tfcloud cluster create my-cluster --chief-config A100_1X --worker-config A100_1X --worker-count 3
     """
-    from tfcloud.targets.vertex import clusters
+    import tfcloud.clusters as clusters
 
     info = clusters.create_cluster(
         cluster_id, chief_config=machine(chief_config, "chief_config"),
@@ -82,7 +82,7 @@ def cluster_list(
     json_output: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
 ) -> None:
     """List the persistent resources in the project and region."""
-    from tfcloud.targets.vertex import clusters
+    import tfcloud.clusters as clusters
 
     _print_clusters(clusters.list_clusters(project=project, region=region), json_output=json_output)
 
@@ -98,14 +98,14 @@ def cluster_delete(
 ) -> None:
     """Delete a persistent resource (billing for it stops once it is gone); refused while jobs run on it, naming
     them, unless --force."""
-    from tfcloud.targets.vertex import clusters
+    import tfcloud.clusters as clusters
 
     clusters.delete_cluster(cluster_id, project=project, region=region, wait=not no_wait, force=force)
     typer.echo(f"{cluster_id}\tdeleted" if not no_wait else f"{cluster_id}\tdeleting")
 
 
 def _print_clusters(clusters: list[Any], *, json_output: bool, one: bool = False) -> None:
-    from tfcloud.targets.vertex.clusters import cluster_price
+    from tfcloud.clusters import cluster_price
 
     if json_output:
         rows = [{**info.to_dict(), "price_per_hour_usd": cluster_price(info).per_hour} for info in clusters]

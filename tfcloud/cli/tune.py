@@ -37,7 +37,7 @@ from tfcloud.cli._options import (
 from tfcloud.console import get_console, verbosity
 
 if TYPE_CHECKING:
-    from tfcloud.sdk import JobOptions
+    from tfcloud.sdk import JobOptions, Study, TrialLogs
     from tfcloud.study import StudyInfo
 
 __all__ = ["tune"]
@@ -169,7 +169,7 @@ def tune(
     raise typer.Exit(0 if info.best_trial is not None else 1)
 
 
-def _live_study(study: Any, logs: Any = None) -> "StudyInfo":
+def _live_study(study: "Study", logs: "TrialLogs | None" = None) -> "StudyInfo":
     """Follow a study with a live table of its trials until it ends (``logs``: a :class:`tfcloud.sdk.TrialLogs`
     whose trials' lines scroll above the table); its info then."""
     import time
@@ -182,7 +182,7 @@ def _live_study(study: Any, logs: Any = None) -> "StudyInfo":
     info: StudyInfo = study.info()
     ended = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
     if verbosity() < 0:
-        return study.wait()  # type: ignore[no-any-return]
+        return study.wait()
     pause = study.poll_interval
     with Live(study_table(info), console=get_console(), auto_refresh=False) as live:
         while info.state not in ended:
@@ -197,5 +197,5 @@ def _live_study(study: Any, logs: Any = None) -> "StudyInfo":
             logs.start(info)  # a trial that started and ended between two looks
             logs.finish()
     get_console().print()
-    return study.wait()  # type: ignore[no-any-return]
+    return study.wait()
 

@@ -200,7 +200,8 @@ class Target:
     #: Whether its replicas read ``--data`` directories where they are (local); else they are shipped to
     #: :meth:`data_store`.
     data_in_place: ClassVar[bool] = False
-    #: ``"module:Class"`` of its tuner (see :mod:`tfcloud.sdk`'s ``tune``), or None: it runs no studies.
+    #: ``"module:Class"`` of its tuner, a class that keeps :class:`tfcloud.study.Tuner` (:mod:`tfcloud.sdk`'s
+    #: ``tune`` builds it and passes ``submit_trial`` to its ``start``), or None: it runs no studies.
     tuner: ClassVar[str | None] = None
     #: ``"module:function"`` that lists the jobs it keeps but cannot attach to (a record missing or corrupt), as
     #: rows ``{"kind": "unreadable", "job_id", "why", "created"}`` the dashboard shows rather than drops; None:
@@ -233,10 +234,6 @@ class Target:
         """Whether its jobs go to an emulator (Vertex AI's ``emulator_host``): nothing is billed, so no price is
         printed before a submission and none is confirmed (the plan still prices the job)."""
         return False
-
-    @property
-    def max_restarts_or_zero(self) -> int:
-        return int(getattr(self, "max_restarts", 0) or 0)
 
     def needs_for(self, *, strategy_runs_tensorflow: bool) -> tuple[tuple[str, str], ...]:
         """What a job of this value needs besides :attr:`needs` (``strategy_runs_tensorflow``: the launcher sets

@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
+from tfcloud import clusters
 from tfcloud.artifacts import ImageRef
 from tfcloud.cli import main
 from tfcloud.errors import SubmitError, TfcloudError, ValidationError
@@ -25,7 +26,6 @@ from tfcloud.pipeline import prepare
 from tfcloud.settings import Settings
 from tfcloud.states import JobState
 from tfcloud.targets import VertexTarget
-from tfcloud.targets.vertex import clusters
 from tfcloud.targets.vertex.backend import VertexBackend, VertexJob
 from tfcloud.validate import build_spec
 

@@ -1,15 +1,16 @@
 """The local tuner: a study's trials as local tfcloud jobs, the search by optuna.
 
-:func:`start_local_study` checks the tune extra, makes the study's directory and starts the tuner (a thread
-of the calling process) that asks optuna for parameters (TPE for ``Algorithm.DEFAULT``, random, or grid),
-submits each trial as a normal local job (the user's arguments, then ``--NAME=VALUE`` per parameter, any
-cluster shape), runs ``parallel_trials`` at a time, reads each trial's final metric from its metrics file
-(:func:`tfcloud.study.read_metric`) and tells optuna. A trial that fails, or succeeds without reporting the
-metric, is recorded as failed and the study goes on. With ``StudySpec.early_stopping`` the tuner also reads
-each running trial's intermediate measurements (:func:`tfcloud.study.read_measurements`), reports them to
+:func:`start_local_study` checks the tune extra, makes the study's directory and starts the tuner (a thread of the
+calling process) that asks optuna for parameters (TPE for ``Algorithm.DEFAULT``, random, or grid), has each trial
+submitted as a normal local job (the user's arguments, then ``--NAME=VALUE`` per parameter, any cluster shape) by
+the ``submit_trial`` its caller passes (:data:`tfcloud.study.SubmitTrial`: the SDK runs the pipeline's stages; a
+target never imports the pipeline), runs ``parallel_trials`` at a time, reads each trial's final metric from its
+metrics file (:func:`tfcloud.study.read_metric`) and tells optuna. A trial that fails, or succeeds without
+reporting the metric, is recorded as failed and the study goes on. With ``StudySpec.early_stopping`` the tuner also
+reads each running trial's intermediate measurements (:func:`tfcloud.study.read_measurements`), reports them to
 optuna (``trial.report(value, step)``) and, when optuna's ``MedianPruner`` says so, cancels the trial's job and
-records it SUCCEEDED with ``stopped_at`` (its last measurement is its metric, as on Vertex AI). Every change
-is written to ``study.json``, so ``tfcloud status study-...`` (:func:`attach_local_study`) works from another process.
+records it SUCCEEDED with ``stopped_at`` (its last measurement is its metric, as on Vertex AI). Every change is
+written to ``study.json``, so ``tfcloud status study-...`` (:func:`attach_local_study`) works from another process.
 
 A study's directory, ``<state dir>/studies/<study id>/``::
 
@@ -63,8 +64,8 @@ from tfcloud.study import (
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobHandle
     from tfcloud.settings_value import Settings
-    from tfcloud.spec import JobSpec
-    from tfcloud.targets.local.backend import LocalBackend
+    from tfcloud.spec import JobSpec, Where
+    from tfcloud.study import SubmitTrial
 
 __all__ = [
     "STUDY_FILE",
@@ -243,13 +244,12 @@ class _Trial:
 
 
 class _Tuner(threading.Thread):
-    def __init__(self, *, study: StudySpec, spec: JobSpec, settings: Settings, backend: LocalBackend,
-                 study_dir: Path, record: Mapping[str, Any]) -> None:
+    def __init__(self, *, study: StudySpec, spec: JobSpec, submit_trial: SubmitTrial, study_dir: Path,
+                 record: Mapping[str, Any]) -> None:
         super().__init__(name=f"tfcloud-tuner-{study_dir.name}")
         self.study = study
         self.spec = spec
-        self.settings = settings
-        self.backend = backend
+        self.submit_trial = submit_trial
         self.dir = study_dir
         self.record = dict(record)
         self.stop = threading.Event()
@@ -318,8 +318,6 @@ class _Tuner(threading.Thread):
             self.stop.wait(_POLL_S)
 
     def _start(self, optuna_trial: Any, number: int) -> _Trial:
-        from tfcloud.pipeline import submit
-
         metrics = self.dir / "trials" / str(number) / "output.metrics"
         metrics.parent.mkdir(parents=True, exist_ok=True)
         trial = _Trial(number=number, params=dict(optuna_trial.params), metrics=metrics, optuna_trial=optuna_trial)
@@ -330,7 +328,7 @@ class _Tuner(threading.Thread):
                                                      *trial_args(self.study, trial.params)))
         trial.started = time.time()
         try:
-            trial.handle, _ = submit(spec, self.settings, self.backend)
+            trial.handle = self.submit_trial(spec)
             trial.state = JobState.RUNNING
         except TfcloudError as exc:
             trial.state, trial.ended, trial.message = JobState.FAILED, time.time(), exc.message
@@ -463,24 +461,23 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *,
+def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *, submit_trial: SubmitTrial,
                       rerun_flags: Sequence[str] = ()) -> LocalStudy:
     """Make the study's directory and start the tuner; returns at once. ``spec`` is the trials' job (the
-    user's arguments; each trial adds its ``--NAME=VALUE``)."""
+    user's arguments; each trial adds its ``--NAME=VALUE``), each run by ``submit_trial``."""
     from tfcloud.cluster import spec_roles
     from tfcloud.errors import ConfigurationError
-    from tfcloud.targets.local.backend import LocalBackend
 
     require_tune_extra()
-    backend = LocalBackend(settings=settings)
-    check_state_dir(backend.home, source=source_of(settings))
+    home = state_dir(settings)  # where the local backend keeps the trials' jobs
+    check_state_dir(home, source=source_of(settings))
     replicas = len(spec_roles(spec))
     cores = _cores()
     if study.parallel_trials * replicas > cores:
         logger.warning("%d trials at once x %d replica(s) each = %d processes on %d CPU core(s): trials will be "
                        "slow; lower --parallel.", study.parallel_trials, replicas,
                        study.parallel_trials * replicas, cores)
-    study_dir = study_path(backend.home, make_study_id(spec.entry_point))
+    study_dir = study_path(home, make_study_id(spec.entry_point))
     try:
         study_dir.mkdir(mode=0o700, parents=True)
     except OSError as exc:
@@ -488,7 +485,7 @@ def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *,
                                  hint="Set TFCLOUD_HOME to a directory you can write to.") from exc
     record = {"entry_point": str(spec.entry_point), "entry_point_args": list(spec.entry_point_args),
               "rerun_flags": list(rerun_flags), "tuner_pid": os.getpid(), "created": time.time()}
-    tuner = _Tuner(study=study, spec=spec, settings=settings, backend=backend, study_dir=study_dir, record=record)
+    tuner = _Tuner(study=study, spec=spec, submit_trial=submit_trial, study_dir=study_dir, record=record)
     tuner.save()
     tuner.start()
     return LocalStudy(study_dir, tuner=tuner)
@@ -511,13 +508,15 @@ class LocalTuner:
     """The local target's tuner (``LocalTarget.tuner``): studies run by optuna on this machine, each trial a
     local job. ``start`` returns at once; ``attach`` finds a study from any process."""
 
-    def __init__(self, settings: Settings, *, target: object = None) -> None:
+    def __init__(self, settings: Settings, *, target: Where | None = None) -> None:
         self.settings = settings  # the local target's value holds nothing its studies need
 
-    def start(self, study: StudySpec, spec: JobSpec, *, job: object = None,
-              rerun_flags: Sequence[str] = ()) -> tuple[LocalStudy, tuple[str, ...]]:
-        """The study's handle and the flags that rerun a trial with ``tfcloud submit``."""
-        return start_local_study(study, spec, self.settings, rerun_flags=rerun_flags), tuple(rerun_flags)
+    def start(self, study: StudySpec, spec: JobSpec, *, job: object = None, rerun_flags: Sequence[str] = (),
+              submit_trial: SubmitTrial) -> tuple[LocalStudy, tuple[str, ...]]:
+        """The study's handle and the flags that rerun a trial with ``tfcloud submit``; each trial is a local job
+        that ``submit_trial`` (the caller's: the SDK runs the pipeline) submits."""
+        return (start_local_study(study, spec, self.settings, submit_trial=submit_trial, rerun_flags=rerun_flags),
+                tuple(rerun_flags))
 
     def attach(self, study_id: str) -> tuple[LocalStudy, str, tuple[str, ...], tuple[str, ...]]:
         """The study's handle, its script, the script's arguments and the rerun flags."""

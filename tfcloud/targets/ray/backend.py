@@ -372,7 +372,7 @@ def _recovery(spec: JobSpec) -> dict[str, Any]:
     from tfcloud.targets.ray.value import RayOptions
 
     target = spec.target if isinstance(spec.target, RayOptions) else RayOptions()
-    return {"max_restarts": target.max_restarts_or_zero, "output_dir": target.output_dir}
+    return {"max_restarts": int(target.max_restarts or 0), "output_dir": target.output_dir}
 
 
 def _ray_state(status: Any) -> JobState:

@@ -9,8 +9,11 @@ with ``--persistent-resource ID``, skipping the VMs' provisioning.
   tested as a value: ``tests/golden/vertex/cluster_*.json``).
 - :class:`ClusterService` makes the calls through :mod:`tfcloud.gcloud` (retries, error translation): create
   (exactly once, as a job's create), get, list and delete, optionally waiting for the long-running change.
-- :func:`create_cluster`, :func:`list_clusters`, :func:`delete_cluster`: the SDK's functions, with the settings
-  resolved and every argument checked before anything is created (``tfcloud cluster`` is a thin layer on them).
+- :func:`cluster_request`, :func:`check_delete`: every argument checked before any setting is read; then, given
+  the resolved Vertex AI target and settings, :func:`planned_cluster` (a dry run), :func:`create_on`,
+  :func:`list_on` and :func:`delete_on`. The SDK's functions (:mod:`tfcloud.clusters`: ``create_cluster``,
+  ``list_clusters``, ``delete_cluster``, which ``tfcloud cluster`` calls) resolve the target as every verb does
+  and call these: this package never imports :mod:`tfcloud.where`.
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ from tfcloud.targets.vertex.request import BOOT_DISK, SUBMISSION_LABEL, machine_
 if TYPE_CHECKING:
     from tfcloud.prices import ClusterPrice
     from tfcloud.settings_value import Settings
-    from tfcloud.targets.vertex import VertexTarget
+    from tfcloud.targets.vertex.value import VertexOptions
 
-__all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "cluster_pools", "cluster_price",
-           "create_cluster", "delete_cluster", "list_clusters", "persistent_resource_request"]
+__all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "check_delete", "cluster_pools",
+           "cluster_price", "cluster_request", "create_on", "delete_on", "list_on", "persistent_resource_request",
+           "planned_cluster", "require_project"]
 
 _ID = re.compile(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")
 MAX_POOL_REPLICAS = 1000
@@ -189,7 +193,7 @@ def _info(resource: Any) -> ClusterInfo:
 class ClusterService:
     """Persistent resources in the target's project and region (or the emulator's)."""
 
-    def __init__(self, *, settings: Settings, target: VertexTarget, retry: RetryPolicy | None = None,
+    def __init__(self, *, settings: Settings, target: VertexOptions, retry: RetryPolicy | None = None,
                  poll_interval: float | None = None) -> None:
         from tfcloud.errors import ConfigurationError
 
@@ -333,29 +337,19 @@ class ClusterService:
         self.clients.close()
 
 
-# -- the SDK's cluster functions (``tfcloud cluster`` calls them) ------------------------------------------------
-def _resolved(project: str | None, region: str | None, emulator_host: str | None) -> tuple[Settings, VertexTarget]:
-    """The Vertex AI target's project, region and emulator, resolved as a job's (flag > TFCLOUD_* > config > other
-    tools' variables > gcloud's configuration > default), checked, with the settings."""
-    from tfcloud.checks import check_settings
-    from tfcloud.targets.vertex import VertexTarget
-    from tfcloud.where import resolve
-
-    found = resolve(VertexTarget.name, {"project": project, "region": region, "emulator_host": emulator_host})
-    check_settings(found.settings)
-    target = found.target
-    assert isinstance(target, VertexTarget)
+# -- what the SDK's cluster functions (tfcloud.clusters) do once the target is resolved -------------------------
+def require_project(target: VertexOptions) -> VertexOptions:
+    """The resolved Vertex AI target, which must name a project (a cluster lives in one)."""
     if not target.project:
         raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
                               hint="Pass --project, or set TFCLOUD_PROJECT or GOOGLE_CLOUD_PROJECT.")
-    return found.settings, target
+    return target
 
 
-def _service(project: str | None, region: str | None, emulator_host: str | None) -> ClusterService:
-    """The persistent resources' client for the Vertex AI target, with credentials checked."""
+def _service(settings: Settings, target: VertexOptions) -> ClusterService:
+    """The persistent resources' client for the resolved Vertex AI target, with credentials checked."""
     from tfcloud.checks import check_credentials
 
-    settings, target = _resolved(project, region, emulator_host)
     check_credentials(emulator_host=target.emulator_host)
     return ClusterService(settings=settings, target=target)
 
@@ -394,27 +388,22 @@ def _check_pools(pools: tuple[tuple[str, MachineConfig, int], ...]) -> None:
             raise ValidationError(f"{role}_config", "a CPU or GPU machine (as a job)", machine.describe())
 
 
-def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config: Any = "auto", worker_count: int = 0,
-                   ps_config: Any = "CPU", ps_count: int = 0, evaluator_count: int = 0,
-                   display_name: str | None = None, labels: Mapping[str, str] | None = None,
-                   network: str | None = None, custom_service_account: bool = False, project: str | None = None,
-                   region: str | None = None, emulator_host: str | None = None, wait: bool = True,
-                   dry_run: bool = False) -> ClusterInfo:
-    """Create a Vertex AI persistent resource (``tfcloud cluster create``) whose resource pools hold the machines
-    a job of this shape asks for; jobs then run on it with ``persistent_resource=`` (docs/vertex.md). With
-    ``wait``, returns once it is RUNNING; with ``dry_run``, checks everything and returns what it would create
-    (state ``DRY_RUN``, for its price per hour: :func:`cluster_price`) without creating it or needing
-    credentials. Every field is checked as a job's would be before anything is created;
-    the create is idempotent by submission (a ``tfcloud-submission`` label): a retry never reports another
-    cluster of that ID as created, and a create whose answer was lost is found by looking."""
+def cluster_request(cluster_id: str, *, chief_config: Any = "auto", worker_config: Any = "auto",
+                    worker_count: int = 0, ps_config: Any = "CPU", ps_count: int = 0, evaluator_count: int = 0,
+                    display_name: str | None = None, labels: Mapping[str, str] | None = None,
+                    network: str | None = None, custom_service_account: bool = False, wait: bool = True,
+                    dry_run: bool = False) -> tuple[str, dict[str, Any]]:
+    """Every argument of ``tfcloud cluster create`` checked as a job's would be, before any setting is read or
+    anything is created: the cluster's ID and its ``PersistentResource`` request, idempotent by submission (a
+    ``tfcloud-submission`` label)."""
     import uuid
 
     from tfcloud.checks import validate_labels
-    from tfcloud.targets.vertex import VertexTarget
+    from tfcloud.targets.vertex.value import VertexOptions
 
     cluster_id = check_cluster_id(cluster_id)
     check_display_name(display_name)
-    network_option = VertexTarget.option("network")
+    network_option = VertexOptions.option("network")
     assert network_option is not None
     network_option.convert(network)
     if not isinstance(custom_service_account, bool):
@@ -436,13 +425,26 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
     if dry_run and not wait:
         raise ValidationError("wait", "True with dry_run (a dry run creates nothing to wait for)", wait,
                               hint="Drop --no-wait or --dry-run.")
+    return cluster_id, request
+
+
+def planned_cluster(cluster_id: str, request: dict[str, Any], *, target: VertexOptions) -> ClusterInfo:
+    """A dry run: ``request`` checked against Google's rules in the target's region, and what it would create
+    (state ``DRY_RUN``), without credentials."""
     from tfcloud.targets.vertex.gate import check_persistent_resource_request
 
-    if dry_run:
-        _, target = _resolved(project, region, emulator_host)
-        check_persistent_resource_request(request, region=target.location)  # Google's rules
-        return _planned(cluster_id, request, parent=f"projects/{target.project}/locations/{target.location}")
-    service = _service(project, region, emulator_host)
+    check_persistent_resource_request(request, region=target.location)  # Google's rules
+    return _planned(cluster_id, request, parent=f"projects/{target.project}/locations/{target.location}")
+
+
+def create_on(cluster_id: str, request: dict[str, Any], *, settings: Settings, target: VertexOptions,
+              wait: bool = True) -> ClusterInfo:
+    """Create the checked ``request`` (:func:`cluster_request`) in the target's project and region (exactly
+    once: a retry never reports another cluster of that ID as created, and a create whose answer was lost is
+    found by looking); with ``wait``, returns once it is RUNNING."""
+    from tfcloud.targets.vertex.gate import check_persistent_resource_request
+
+    service = _service(settings, target)
     try:
         check_persistent_resource_request(request, region=service.parent.rsplit("/", 1)[-1])  # Google's rules
         return service.create(cluster_id, request, wait=wait)
@@ -450,28 +452,30 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
         service.close()
 
 
-
-def list_clusters(*, project: str | None = None, region: str | None = None,
-                  emulator_host: str | None = None) -> list[ClusterInfo]:
-    """The persistent resources in the project and region (``tfcloud cluster list``)."""
-    service = _service(project, region, emulator_host)
+def list_on(*, settings: Settings, target: VertexOptions) -> list[ClusterInfo]:
+    """The persistent resources in the target's project and region."""
+    service = _service(settings, target)
     try:
         return service.list()
     finally:
         service.close()
 
 
-def delete_cluster(cluster_id: str, *, project: str | None = None, region: str | None = None,
-                   emulator_host: str | None = None, wait: bool = True, force: bool = False) -> None:
-    """Delete a persistent resource (``tfcloud cluster delete``); with ``wait``, until it is gone. ``cluster_id``:
-    its ID, or its full name in the project and region. Refused while jobs run on it (naming them) unless
-    ``force``."""
+def check_delete(cluster_id: object, *, force: object) -> None:
+    """``tfcloud cluster delete``'s arguments, before any setting is read: ``../../x`` is refused however the
+    settings are."""
     refuse_control("cluster_id", cluster_id)
     if not cluster_id or not isinstance(cluster_id, str) or not cluster_id.startswith("projects/"):
-        check_cluster_id(cluster_id)  # before the settings: `../../x` is refused however it is set up
+        check_cluster_id(cluster_id)
     if not isinstance(force, bool):
         raise ValidationError("force", "a bool", force)
-    service = _service(project, region, emulator_host)
+
+
+def delete_on(cluster_id: str, *, settings: Settings, target: VertexOptions, wait: bool = True,
+              force: bool = False) -> None:
+    """Delete a persistent resource of the target's project and region (its ID, or its full name there); with
+    ``wait``, until it is gone. Refused while jobs run on it (naming them) unless ``force``."""
+    service = _service(settings, target)
     try:
         parent = service.parent.split("/")
         service.delete(check_cluster_name(cluster_id, project=parent[1], region=parent[3]), wait=wait, force=force)

@@ -2,8 +2,8 @@
 and the image: its worker pools (machine, boot disk, reservation, code), scheduling and the rest of the
 ``CustomJobSpec``. :func:`tfcloud.targets.vertex.request.custom_job_request` is its front door; the gate
 (:mod:`tfcloud.targets.vertex.gate`) builds the same body to check it against Google's rules before anything is
-built. It never imports the target's package (the target calls the gate), hence ``target: Any``, as in
-:mod:`tfcloud.targets.vertex.options`."""
+built. The value's rules call the gate, so the body never names the value's class: it takes what it reads,
+:class:`~tfcloud.targets.vertex.place.VertexPlace`, which the value keeps."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from tfcloud.targets.vertex.options import (
 
 if TYPE_CHECKING:
     from tfcloud.artifacts import PackageRef
+    from tfcloud.targets.vertex.place import VertexPlace
 
 __all__ = ["BOOT_DISK", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_body", "disk_spec", "machine_spec",
            "replica_name", "reservation_affinity", "restart_options"]
@@ -44,7 +45,7 @@ def replica_name(task_name: str) -> str:
     return task_name
 
 
-def restart_options(spec: JobSpec, target: Any) -> dict[str, Any]:
+def restart_options(spec: JobSpec, target: VertexPlace) -> dict[str, Any]:
     """``max_restarts`` (and ``spot``) as Vertex AI's restart options, which take no count:
 
     - ``max_restarts=0`` or ``disable_retries``: ``disable_retries`` (Vertex AI then restarts nothing);
@@ -115,7 +116,7 @@ def _code_spec(spec: JobSpec, *, image_uri: str | None, package: PackageRef | No
     return {"container_spec": code}
 
 
-def custom_job_body(spec: JobSpec, target: Any, *, image_uri: str | None = None, submission_id: str,
+def custom_job_body(spec: JobSpec, target: VertexPlace, *, image_uri: str | None = None, submission_id: str,
                     base_output_dir: str | None = None, package: PackageRef | None = None,
                     tensorflow_version: str | None = None, region: str | None = None,
                     parent: str | None = None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tfcloud.machines import MachineConfig
     from tfcloud.settings_value import Settings
     from tfcloud.spec import JobSpec
+    from tfcloud.targets.vertex.place import VertexPlace
 
 __all__ = ["check_job_fits"]
 
@@ -31,7 +32,7 @@ def _shown(machine_type: str, accelerator: tuple[str, int]) -> str:
     return f"{machine_type} + {accelerator[1]} x {accelerator[0]}" if accelerator[1] else machine_type
 
 
-def _lookup(cluster: str, target: Any, settings: Settings) -> Any:
+def _lookup(cluster: str, target: VertexPlace, settings: Settings) -> Any:
     parent = f"projects/{target.project}/locations/{target.location}"
     name = cluster if cluster.startswith("projects/") else f"{parent}/persistentResources/{cluster}"
     clients = Clients(endpoint=target.emulator_host, region=target.location)
@@ -48,7 +49,7 @@ def _lookup(cluster: str, target: Any, settings: Settings) -> Any:
         clients.close()
 
 
-def check_job_fits(spec: JobSpec, target: Any, settings: Settings) -> None:
+def check_job_fits(spec: JobSpec, target: VertexPlace, settings: Settings) -> None:
     """Refuse (:class:`~tfcloud.errors.ValidationError`, exit 2, naming the option) a job that the persistent
     resource ``target.persistent_resource`` cannot run."""
     cluster = str(target.persistent_resource)

@@ -15,6 +15,7 @@ from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
+    from tfcloud.targets.vertex.place import VertexPlace
     from tfcloud.vertexrules import Violation
 
 __all__ = ["check_google_rules", "check_persistent_resource_request", "option_for", "to_error", "violations"]
@@ -54,10 +55,10 @@ def to_error(violation: Violation, *, tpu_first: bool = False) -> ValidationErro
                                 f"{violation.source}.)")
 
 
-def violations(spec: JobSpec, target: Any, *, region: str,
+def violations(spec: JobSpec, target: VertexPlace, *, region: str,
                today: datetime.date | None = None) -> list[Violation]:
-    """Every documented rule the CustomJob of ``spec`` on ``target`` (its VertexTarget) breaks in ``region`` on
-    ``today`` (None: the day of the run)."""
+    """Every documented rule the CustomJob of ``spec`` on ``target`` (its Vertex AI target's value) breaks in
+    ``region`` on ``today`` (None: the day of the run)."""
     from tfcloud.spec import Strategy
     from tfcloud.targets.vertex.customjob import custom_job_body
     from tfcloud.vertexrules import check_custom_job, check_framework, check_image_architecture, check_sdk_rules
@@ -73,7 +74,7 @@ def violations(spec: JobSpec, target: Any, *, region: str,
     return found
 
 
-def check_google_rules(spec: JobSpec, target: Any, *, region: str, today: datetime.date | None = None) -> None:
+def check_google_rules(spec: JobSpec, target: VertexPlace, *, region: str, today: datetime.date | None = None) -> None:
     """Raise the first violation as a :class:`ValidationError` (exit 2)."""
     found = violations(spec, target, region=region, today=today)
     if found:

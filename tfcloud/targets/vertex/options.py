@@ -17,18 +17,19 @@ functions (``(name, value) -> value``: each option alone), its ``check`` calls :
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tfcloud.digits import is_ascii_digits
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import LazyPattern
+from tfcloud.targets.vertex.place import SchedulingStrategy
 from tfcloud.vertexrules.data import FLEX_START
 
 if TYPE_CHECKING:
     from tfcloud.spec import JobSpec
+    from tfcloud.targets.vertex.place import VertexPlace
 
 __all__ = [
     "DWS_ACCELERATORS",
@@ -82,22 +83,6 @@ _EXPERIMENT_NAME = r"[a-z0-9][a-z0-9-]{0,127}"
 _EXPERIMENT = LazyPattern(rf"^(?P<store>projects/(?:{_PROJECT})/locations/(?P<region>[a-z0-9-]+)/metadataStores/"
                          rf"[a-z0-9-]+)/contexts/(?P<name>{_EXPERIMENT_NAME})$")
 _SHORT_EXPERIMENT = LazyPattern(rf"^{_EXPERIMENT_NAME}$")
-
-
-class SchedulingStrategy(str, enum.Enum):
-    """Where a Vertex AI job's VMs come from (``Scheduling.strategy``; the value is the API's name, and the member
-    is that string, so that a plan's JSON shows it):
-    ``STANDARD`` on-demand VMs, ``SPOT`` preemptible Spot VMs, ``FLEX_START`` the Dynamic Workload Scheduler
-    (the job waits up to ``Scheduling.max_wait_duration`` for all of its VMs at once)."""
-
-    STANDARD = "STANDARD"
-    SPOT = "SPOT"
-    FLEX_START = "FLEX_START"
-
-    @property
-    def flag(self) -> str:
-        """Its name on the command line: ``standard``, ``spot``, ``flex-start``."""
-        return self.value.lower().replace("_", "-")
 
 
 _FLEX = SchedulingStrategy.FLEX_START.flag
@@ -412,7 +397,7 @@ def option_experiment_run(name: str, value: object) -> str | None:
     return check_experiment_run(value, "")
 
 
-def check_rules(target: Any, *, region: str | None, staging_bucket: str | None,
+def check_rules(target: VertexPlace, *, region: str | None, staging_bucket: str | None,
                 project: str | None = None) -> None:
     """The rules between a VertexTarget's options (``region``: the job's, from the option or the settings;
     ``staging_bucket``: the settings', which gives a job its output directory when it has none)."""
@@ -437,7 +422,7 @@ def check_rules(target: Any, *, region: str | None, staging_bucket: str | None,
                        staging_bucket=staging_bucket)
 
 
-def check_pools(target: Any, spec: JobSpec) -> None:
+def check_pools(target: VertexPlace, spec: JobSpec) -> None:
     """The rules between a VertexTarget's options and the job's pools (FLEX_START's machines and timeout)."""
     if target.scheduling is SchedulingStrategy.FLEX_START:
         _check_flex_start(target.timeout_s, [(f"{p.role.value}_config", p.machine.machine_type,

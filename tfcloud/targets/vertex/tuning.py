@@ -44,6 +44,8 @@ from tfcloud.targets.vertex.request import ALGORITHMS, SUBMISSION_LABEL, tuning_
 if TYPE_CHECKING:
     from google.cloud.aiplatform_v1 import HyperparameterTuningJob
 
+    from tfcloud.spec import JobSpec
+    from tfcloud.study import SubmitTrial
     from tfcloud.targets.vertex.value import VertexOptions
 
 __all__ = ["Rerun", "VertexStudies", "VertexStudy", "console_url", "rerun_of", "save_rerun", "study_from_job"]
@@ -407,10 +409,11 @@ class VertexTuner:
         self.settings = settings
         self.studies = VertexStudies(settings, target=target)
 
-    def start(self, study: StudySpec, spec: Any, *, job: PreparedJob | None = None,
-              rerun_flags: Sequence[str] = ()) -> tuple[VertexStudy, tuple[str, ...]]:
+    def start(self, study: StudySpec, spec: JobSpec, *, job: PreparedJob | None = None,
+              rerun_flags: Sequence[str] = (), submit_trial: SubmitTrial | None = None,
+              ) -> tuple[VertexStudy, tuple[str, ...]]:
         """Submit the study (``job``: the trials' prepared job, with its image); the script's path is kept for
-        the rerun command (the job does not hold it)."""
+        the rerun command (the job does not hold it). Vertex AI runs the trials (``submit_trial`` is not used)."""
         from tfcloud.statedir import state_dir
 
         assert job is not None, "the Vertex AI tuner needs the prepared job with its image"

@@ -13,7 +13,7 @@ from tfcloud.errors import ValidationError
 from tfcloud.targets._base import GoogleCloud, LazyPattern, Option, Target, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
 from tfcloud.targets.vertex import options as _capacity
-from tfcloud.targets.vertex.options import SchedulingStrategy
+from tfcloud.targets.vertex.place import SchedulingStrategy
 from tfcloud.vertexrules.data import TRAINING_REGIONS
 
 if TYPE_CHECKING:
@@ -331,3 +331,9 @@ class VertexOptions(Target):
             return ["TPU: the TPU host runs your program as the job's one pool (pool 0, one replica), as Vertex AI "
                     "requires; no CPU/GPU chief is added."]
         return []
+
+
+if TYPE_CHECKING:  # the value keeps what its request and checks read (mypy checks it here)
+    from tfcloud.targets.vertex.place import VertexPlace
+
+    _PLACE: type[VertexPlace] = VertexOptions
