@@ -373,3 +373,9 @@ def apply_read_mask(messages: list[Any], request: Any, context: grpc.ServicerCon
         mask.MergeMessage(message_type.pb(message), target)
         cut.append(message_type.wrap(target))
     return cut
+
+
+def bound(service: object, rpcs: Mapping[str, str]) -> dict[str, Handler]:
+    """``rpcs`` (an RPC's short name → the name of the method of ``service`` that answers it) as the callables
+    :func:`generic_handler` serves."""
+    return {rpc: getattr(service, method) for rpc, method in rpcs.items()}

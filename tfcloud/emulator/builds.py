@@ -37,11 +37,11 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import grpc
 
-from tfcloud.emulator._grpc import list_predicate, page
+from tfcloud.emulator._grpc import Handler, bound, list_predicate, page
 from tfcloud.emulator._reaper import Reaper, guarded_argv
 from tfcloud.emulator.faults import Faults
 from tfcloud.emulator.logs import LogStore
@@ -117,13 +117,12 @@ class BuildService:
         self._builds = {build.id: _Build(build=build, operation="") for build, _ in self._store.restore()}
         self._stopping = threading.Event()
 
-    def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
-        return {
-            "CreateBuild": self.create_build,
-            "GetBuild": self.get_build,
-            "ListBuilds": self.list_builds,
-            "CancelBuild": self.cancel_build,
-        }
+    #: The RPCs it serves, each with the method that answers it.
+    RPCS: ClassVar[dict[str, str]] = {"CreateBuild": "create_build", "GetBuild": "get_build",
+                                      "ListBuilds": "list_builds", "CancelBuild": "cancel_build"}
+
+    def implementations(self) -> dict[str, Handler]:
+        return bound(self, self.RPCS)
 
     # -- RPCs ----------------------------------------------------------------------------------------------
     def create_build(self, request: Any, context: grpc.ServicerContext) -> Any:

@@ -34,15 +34,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import grpc
 
 from tfcloud.emulator._common import JobTimings, job_record, project_number
 from tfcloud.emulator._grpc import (
     JOB_FILTER,
+    Handler,
     abort_invalid,
     apply_read_mask,
+    bound,
     clear_output_only,
     list_predicate,
     page,
@@ -116,14 +118,13 @@ class JobService:
         self._jobs = {job.name: _Job(job=job, **extra) for job, extra in self._store.restore()}
         self._stopping = threading.Event()
 
-    def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
-        return {
-            "CreateCustomJob": self.create_custom_job,
-            "GetCustomJob": self.get_custom_job,
-            "ListCustomJobs": self.list_custom_jobs,
-            "CancelCustomJob": self.cancel_custom_job,
-            "DeleteCustomJob": self.delete_custom_job,
-        }
+    #: The RPCs it serves, each with the method that answers it.
+    RPCS: ClassVar[dict[str, str]] = {"CreateCustomJob": "create_custom_job", "GetCustomJob": "get_custom_job",
+                                      "ListCustomJobs": "list_custom_jobs", "CancelCustomJob": "cancel_custom_job",
+                                      "DeleteCustomJob": "delete_custom_job"}
+
+    def implementations(self) -> dict[str, Handler]:
+        return bound(self, self.RPCS)
 
     # -- names ---------------------------------------------------------------------------------------------
     def _parent(self, parent: str, context: grpc.ServicerContext) -> tuple[str, str]:

@@ -20,12 +20,12 @@ import queue
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import grpc
 
 from tfcloud.emulator._filter import FilterError, FilterField, Severity, compile_filter
-from tfcloud.emulator._grpc import abort_invalid, list_predicate, page_token, read_page_token
+from tfcloud.emulator._grpc import Handler, abort_invalid, bound, list_predicate, page_token, read_page_token
 
 __all__ = ["ListRead", "LogStore", "LoggingService", "StoredEntry"]
 
@@ -199,13 +199,12 @@ class LoggingService:
         self.store = store
         self._stopping = stopping
 
-    def implementations(self) -> dict[str, Any]:
-        return {
-            "WriteLogEntries": self.write_log_entries,
-            "ListLogEntries": self.list_log_entries,
-            "TailLogEntries": self.tail_log_entries,
-            "ListLogs": self.list_logs,
-        }
+    #: The RPCs it serves, each with the method that answers it.
+    RPCS: ClassVar[dict[str, str]] = {"WriteLogEntries": "write_log_entries", "ListLogEntries": "list_log_entries",
+                                      "TailLogEntries": "tail_log_entries", "ListLogs": "list_logs"}
+
+    def implementations(self) -> dict[str, Handler]:
+        return bound(self, self.RPCS)
 
     def write_log_entries(self, request: Any, context: grpc.ServicerContext) -> Any:
         from google.cloud.logging_v2.types import WriteLogEntriesResponse

@@ -21,13 +21,12 @@ import datetime as dt
 import random
 import re
 import threading
-from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
-from tfcloud.emulator._grpc import abort_invalid, clear_output_only, page
+from tfcloud.emulator._grpc import Handler, abort_invalid, bound, clear_output_only, page
 from tfcloud.emulator._rules import persistent_resource_violations
 from tfcloud.emulator.operations import OperationStore
 from tfcloud.emulator.store import Store
@@ -60,13 +59,12 @@ class PersistentResourceService:
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
 
-    def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
-        return {
-            "CreatePersistentResource": self.create,
-            "GetPersistentResource": self.get,
-            "ListPersistentResources": self.list,
-            "DeletePersistentResource": self.delete,
-        }
+    #: The RPCs it serves, each with the method that answers it.
+    RPCS: ClassVar[dict[str, str]] = {"CreatePersistentResource": "create", "GetPersistentResource": "get",
+                                      "ListPersistentResources": "list", "DeletePersistentResource": "delete"}
+
+    def implementations(self) -> dict[str, Handler]:
+        return bound(self, self.RPCS)
 
     # -- names ---------------------------------------------------------------------------------------------
     @staticmethod

@@ -17,10 +17,11 @@ from __future__ import annotations
 import datetime
 import re
 import threading
-from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import grpc
+
+from tfcloud.emulator._grpc import Handler, bound
 
 __all__ = ["SecretManagerService", "secret_manager_handlers"]
 
@@ -39,14 +40,13 @@ class SecretManagerService:
         self._secrets: dict[str, tuple[Any, list[bytes]]] = {}
         self._project_ids = project_ids or {}  # project number -> id: names are kept with the id
 
-    def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
-        return {
-            "CreateSecret": self.create,
-            "GetSecret": self.get,
-            "AddSecretVersion": self.add_version,
-            "AccessSecretVersion": self.access,
-            "DeleteSecret": self.delete,
-        }
+    #: The RPCs it serves, each with the method that answers it.
+    RPCS: ClassVar[dict[str, str]] = {"CreateSecret": "create", "GetSecret": "get",
+                                      "AddSecretVersion": "add_version", "AccessSecretVersion": "access",
+                                      "DeleteSecret": "delete"}
+
+    def implementations(self) -> dict[str, Handler]:
+        return bound(self, self.RPCS)
 
     def _canonical(self, name: str) -> str:
         parts = name.split("/")

@@ -37,18 +37,20 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import grpc
 
 from tfcloud.emulator._common import JobTimings, project_number
 from tfcloud.emulator._grpc import (
     JOB_FILTER,
+    Handler,
     abort_invalid,
     apply_read_mask,
+    bound,
     clear_output_only,
     list_predicate,
     page,
@@ -112,14 +114,14 @@ class TuningService:
         self._studies = {job.name: _Study(job=job, **extra) for job, extra in self._store.restore()}
         self._stopping = threading.Event()
 
-    def implementations(self) -> dict[str, Callable[[Any, grpc.ServicerContext], Any]]:
-        return {
-            "CreateHyperparameterTuningJob": self.create,
-            "GetHyperparameterTuningJob": self.get,
-            "ListHyperparameterTuningJobs": self.list,
-            "CancelHyperparameterTuningJob": self.cancel,
-            "DeleteHyperparameterTuningJob": self.delete,
-        }
+    #: The RPCs it serves, each with the method that answers it.
+    RPCS: ClassVar[dict[str, str]] = {"CreateHyperparameterTuningJob": "create",
+                                      "GetHyperparameterTuningJob": "get", "ListHyperparameterTuningJobs": "list",
+                                      "CancelHyperparameterTuningJob": "cancel",
+                                      "DeleteHyperparameterTuningJob": "delete"}
+
+    def implementations(self) -> dict[str, Handler]:
+        return bound(self, self.RPCS)
 
     def _find(self, name: str, context: grpc.ServicerContext) -> _Study:
         match = _NAME.match(name)
