@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tfcloud.backends.base import BatchedLogs, JobInfo, LogLine, failure
+from tfcloud.backends.base import BatchedLogs, JobInfo, LinesFile, LogLine, failure
 from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from tfcloud.timeline import Timeline
 
 __all__ = ["TrialLogs", "cancels_on_interrupt", "check_replica", "debugging", "follow", "interrupted", "keep_stages",
-           "keep_submission", "latest_job", "prefix_names", "state_dir", "submitted_plan", "target_of", "timeline",
-           "trial_job", "watch"]
+           "keep_submission", "latest_job", "lines_file", "prefix_names", "state_dir", "submitted_plan", "target_of",
+           "timeline", "trial_job", "watch"]
 
 
 def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = None, since: float | None = None,
@@ -83,6 +83,12 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
         if error.log_tail and not (failed and shown and error.log_tail == format_tail(failed, shown)):
             console.print(error.log_tail, markup=False, highlight=False)
     return 1
+
+
+def lines_file(handle: object) -> Path | None:
+    """The file a job's lines are in on this machine, when its handle declares one
+    (:class:`~tfcloud.backends.base.LinesFile`: a local job's ``lines.jsonl``); None for another's."""
+    return handle.lines_file if isinstance(handle, LinesFile) else None
 
 
 def debugging() -> bool:

@@ -17,14 +17,15 @@ import collections
 import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from tfcloud.artifacts import PreparedJob
 from tfcloud.errors import JobFailedError, OutcomeUnknownError
 from tfcloud.states import JobState
 
-__all__ = ["Backend", "BatchedLogs", "JobHandle", "JobInfo", "LogBatch", "LogLine", "ReplicaInfo", "failure",
-           "format_tail", "select_lines", "tail"]
+__all__ = ["Backend", "BatchedLogs", "JobHandle", "JobInfo", "LinesFile", "LogBatch", "LogLine", "ReplicaInfo",
+           "failure", "format_tail", "select_lines", "tail"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,6 +153,17 @@ class BatchedLogs(Protocol):
                     since: float | None = None) -> Iterator[LogBatch]:
         """The lines :meth:`JobHandle.logs` yields with the same arguments, in the same order, in batches."""
         ...
+
+
+@runtime_checkable
+class LinesFile(Protocol):
+    """A job handle whose lines are one file on this machine, in the local supervisor's form (``lines.jsonl``: one
+    JSON object a line, ``{"t", "r", "s", "x"}``, in the order they came): the dashboard reads it by byte offset
+    (:mod:`tfcloud.ui.logstream`), so a page opens on a huge log's last lines and resumes where it left off.
+    Optional: another handle's lines come through :meth:`JobHandle.logs`."""
+
+    @property
+    def lines_file(self) -> Path: ...
 
 
 @runtime_checkable

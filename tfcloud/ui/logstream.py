@@ -28,16 +28,15 @@ __all__ = ["CHUNK", "after", "before", "line_dict", "line_filter", "local_lines_
 
 #: Bytes read at a time (the most a reader holds, besides one line longer than that).
 CHUNK = 256 * 1024
-#: The file a local job's supervisor writes every replica's lines to, in the order they came.
-LINES_FILE = "lines.jsonl"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
 def local_lines_file(handle: object) -> Path | None:
-    """The lines file of a local job's handle; None for another target's (read through the SDK)."""
-    from tfcloud.targets.local.backend import LocalJob
+    """The file a job's lines are in on this machine (a handle that is a
+    :class:`~tfcloud.backends.base.LinesFile`: a local job's); None for another's (read through the SDK)."""
+    from tfcloud.following import lines_file
 
-    return handle.job_dir / LINES_FILE if isinstance(handle, LocalJob) else None
+    return lines_file(handle)
 
 
 def local_pids(info: JobInfo) -> dict[str, int] | None:

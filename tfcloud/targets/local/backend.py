@@ -272,6 +272,11 @@ class LocalJob:
         return self.job_dir / sup.LOG_DIR
 
     @property
+    def lines_file(self) -> Path:
+        """Every replica's lines, as the supervisor wrote them (:class:`~tfcloud.backends.base.LinesFile`)."""
+        return self.job_dir / sup.LINES_FILE
+
+    @property
     def replica_names(self) -> list[str]:
         return [str(r["name"]) for r in self._plan["replicas"]]
 
@@ -364,7 +369,7 @@ class LocalJob:
         round that brought little is followed by a short pause, so that lines gather."""
         from tfcloud.targets.local.linesfile import parse_runs
 
-        path = self.job_dir / sup.LINES_FILE
+        path = self.lines_file
         partial = b""
         f: BinaryIO | None = None
         try:
