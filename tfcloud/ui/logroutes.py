@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.requests import Request
@@ -31,6 +31,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from tfcloud.errors import JobNotFoundError, TfcloudError
 from tfcloud.ui import followers, logstream
+
+if TYPE_CHECKING:
+    from tfcloud import JobHandle
 
 __all__ = ["TAIL", "download", "earlier", "events", "search"]
 
@@ -56,7 +59,7 @@ def _number(value: str | None, default: int, *, low: int = 0, high: int = 1 << 6
         return default
 
 
-def _attach(job_id: str, options: Mapping[str, Any]) -> Any:
+def _attach(job_id: str, options: Mapping[str, Any]) -> JobHandle:
     from tfcloud import sdk
 
     return sdk.attach(job_id, **options)  # the target options the dashboard was given (Sources.options_for)
@@ -83,7 +86,7 @@ async def _one(text: str) -> AsyncIterator[str]:
     yield text
 
 
-async def _local(handle: Any, path: Path, resume: str | None, n: int,
+async def _local(handle: JobHandle, path: Path, resume: str | None, n: int,
                  stopping: threading.Event) -> AsyncIterator[str]:
     yield "retry: 1000\n: stream open\n\n"
     hidden = logstream.line_filter()  # sees this stream's lines in order (a resumed stream starts it afresh)
@@ -122,7 +125,7 @@ async def _local(handle: Any, path: Path, resume: str | None, n: int,
         await asyncio.sleep(_POLL_S)
 
 
-def _sdk(handle: Any, resume: str | None, n: int, stopping: threading.Event) -> AsyncIterator[str]:
+def _sdk(handle: JobHandle, resume: str | None, n: int, stopping: threading.Event) -> AsyncIterator[str]:
     """Another target's lines through the SDK, from the job's shared follower (:mod:`tfcloud.ui.followers`).
     The cursor is ``EPOCH:NUMBER:TIME:K``: the follower, the number of the last line sent, the time of that line
     and how many lines of that time were sent. A page resumes on the same follower from NUMBER; when that follower
@@ -174,7 +177,7 @@ async def _shared(found: followers.Follower, after: int, at_text: str, count: in
         found.leave()
 
 
-async def _pump(handle: Any, since: float | None, skip: int, n: int,
+async def _pump(handle: JobHandle, since: float | None, skip: int, n: int,
                 stopping: threading.Event) -> AsyncIterator[str]:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -253,7 +256,7 @@ async def earlier(request: Request, job_id: str, options: Mapping[str, Any], **_
     return JSONResponse({"start": start, "lines": logstream.mark_hidden(lines, logstream.line_filter())})
 
 
-def _all_lines(handle: Any) -> Iterator[dict[str, Any]]:
+def _all_lines(handle: JobHandle) -> Iterator[dict[str, Any]]:
     path = logstream.local_lines_file(handle)
     if path is not None:
         yield from logstream.file_lines(path)
