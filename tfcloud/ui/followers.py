@@ -16,10 +16,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from tfcloud import JobHandle
+from typing import Any
 
 __all__ = ["KEEP", "LINGER_S", "Follower", "find", "follower"]
 
@@ -35,7 +32,7 @@ _LOCK = threading.Lock()
 class Follower:
     """A job's lines as they come, numbered from 1, in a buffer of the last :data:`KEEP`; then ``end``."""
 
-    def __init__(self, handle: JobHandle, tail: int, convert: Callable[[Any], dict[str, Any] | None]) -> None:
+    def __init__(self, handle: Any, tail: int, convert: Callable[[Any], dict[str, Any] | None]) -> None:
         self.epoch = next(_EPOCHS)
         self.lines: deque[tuple[int, dict[str, Any]]] = deque(maxlen=KEEP)
         self.count = 0
@@ -95,7 +92,7 @@ class Follower:
             return self.readers == 0 and time.monotonic() - self.last_read > LINGER_S and not self.thread.is_alive()
 
 
-def follower(key: str, handle: JobHandle, tail: int, convert: Callable[[Any], dict[str, Any] | None]) -> Follower:
+def follower(key: str, handle: Any, tail: int, convert: Callable[[Any], dict[str, Any] | None]) -> Follower:
     """The follower of ``key`` (a job), started with ``handle`` when there is none (or only one that gave up)."""
     with _LOCK:
         for name in [k for k, f in _FOLLOWERS.items() if f.stale]:
