@@ -140,20 +140,25 @@ def test_a_dump_is_hidden_whole_and_launcher_frames_only_inside_a_traceback() ->
     assert LineFilter(show_frames=True).hides("c", traceback[1]) is False
 
 
+class Counting(io.StringIO):
+    """A stream that counts the writes made to it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, s: str) -> int:
+        self.writes += 1
+        return super().write(s)
+
+
 def test_many_lines_are_written_in_batches() -> None:
-    class Counting(io.StringIO):
-        writes = 0
-
-        def write(self, s: str) -> int:
-            Counting.writes += 1
-            return super().write(s)
-
     out = Counting()
     with LogPrinter(Console(file=out, width=300, color_system=None), replicas=["chief-0"]) as printer:
         for i in range(10_000):
             printer.print(LogLine(replica="chief-0", text=f"line {i}"))
     assert out.getvalue().splitlines() == [f"chief-0 | line {i}" for i in range(10_000)]
-    assert Counting.writes <= 10_000 // 512 + 10
+    assert out.writes <= 10_000 // 512 + 10
 
 
 def _batched(batches: list[tuple[str, list[str]]], **options: object) -> list[str]:
@@ -195,19 +200,12 @@ def test_a_batch_shows_what_its_lines_one_by_one_show(show_noise: bool, timestam
 
 
 def test_a_batch_is_written_with_one_write_and_folds_as_lines_do() -> None:
-    class Counting(io.StringIO):
-        writes = 0
-
-        def write(self, s: str) -> int:
-            Counting.writes += 1
-            return super().write(s)
-
     from tfcloud.backends.base import LogBatch
 
     out = Counting()
     with LogPrinter(Console(file=out, width=300, color_system=None), replicas=["chief-0"]) as printer:
         printer.print_batch(LogBatch(replica="chief-0", texts=[f"line {i}" for i in range(10_000)]))
-        assert Counting.writes == 1
+        assert out.writes == 1
     assert out.getvalue().splitlines() == [f"chief-0 | line {i}" for i in range(10_000)]
     # Several replicas: alike lines still fold, whether they came in batches or one by one.
     lines = [("chief-0", ["Epoch 1/2", "mine"]), ("worker-0", ["Epoch 1/2", "yours"])]

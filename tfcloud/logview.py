@@ -150,20 +150,32 @@ class LogPrinter:
             if self._filter.hides(line.replica, line.text):
                 self.hidden += 1
                 return
-            shown = self._shown.get(line.replica)
-            if shown is None:
-                shown = self._shown[line.replica] = collections.deque(maxlen=20)
-            shown.append(line.text)
-            if self._fold:
-                now = time.monotonic()
-                self._add(line, now)
-                self._release(now)
-            else:
-                self._out.append((line.replica, line))
-            if len(self._out) >= _FLUSH_LINES:
-                self._write()
-            elif self._timer is None:  # it writes what waits, every _FLUSH_S
-                self._start_timer()
+            self._remember(line.replica, [line.text])
+            self._queue(line)
+            self._schedule()
+
+    def _remember(self, replica: str, texts: list[str]) -> None:
+        """Keep the last 20 of ``texts`` as what ``replica`` showed (:meth:`shown_tail`)."""
+        shown = self._shown.get(replica)
+        if shown is None:
+            shown = self._shown[replica] = collections.deque(maxlen=20)
+        shown.extend(texts[-20:])
+
+    def _queue(self, line: LogLine) -> None:
+        """``line`` waits to be written: to be folded with other replicas' same lines, or in turn."""
+        if self._fold:
+            now = time.monotonic()
+            self._add(line, now)
+            self._release(now)
+        else:
+            self._out.append((line.replica, line))
+
+    def _schedule(self) -> None:
+        """Write what waits once there is enough of it; else it is written every :data:`_FLUSH_S`."""
+        if len(self._out) >= _FLUSH_LINES:
+            self._write()
+        elif self._timer is None:
+            self._start_timer()
 
     def print_batch(self, batch: LogBatch) -> None:
         """Take a batch of one replica's lines (:class:`~tfcloud.backends.base.LogBatch`, as a local job's are
@@ -175,23 +187,12 @@ class LogPrinter:
             self.hidden += len(batch.texts) - len(texts)
             if not texts:
                 return
-            shown = self._shown.get(batch.replica)
-            if shown is None:
-                shown = self._shown[batch.replica] = collections.deque(maxlen=20)
-            shown.extend(texts[-20:])
+            self._remember(batch.replica, texts)
             if self._fold or self.json_lines or self.through_rich or self._notebook is not None:
                 for text in texts:
-                    line = LogLine(replica=batch.replica, text=text, stream=batch.stream, timestamp=batch.timestamp)
-                    if self._fold:
-                        now = time.monotonic()
-                        self._add(line, now)
-                        self._release(now)
-                    else:
-                        self._out.append((line.replica, line))
-                if len(self._out) >= _FLUSH_LINES:
-                    self._write()
-                elif self._timer is None:
-                    self._start_timer()
+                    self._queue(LogLine(replica=batch.replica, text=text, stream=batch.stream,
+                                        timestamp=batch.timestamp))
+                self._schedule()
                 return
             if self._out:
                 self._write()  # lines that wait go first
