@@ -38,9 +38,12 @@ NOISE: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     r"^WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR$",
     r"^To enable the following instructions: .*rebuild TensorFlow with the appropriate compiler flags\.$",
     r"^/job:[a-z_]+/replica:\d+/task:\d+$",  # the coordination service's list of stragglers
-    r"TF-TRT Warning: Could not find TensorRT",
-    r"Could not find cuda drivers on your machine, GPU will not be used",
-    r"failed call to cuInit",
+    # CUDA probing on a machine without a GPU, and TensorRT's absence: each a log line of its own, from any source
+    # file (TensorFlow moves them between versions). Anchored at the log prefix like the others, so that a line
+    # is matched at its start only: a job's 2 kB lines are not searched through (benchmarks/bench_logs.py).
+    _ABSL + r"\S*?[\w.-]+\.(?:cc|h):\d+\] TF-TRT Warning: Could not find TensorRT",
+    _ABSL + r"\S*?[\w.-]+\.(?:cc|h):\d+\] Could not find cuda drivers on your machine, GPU will not be used",
+    _ABSL + r"\S*?[\w.-]+\.(?:cc|h):\d+\] (?:\S+ )*?failed call to cuInit",
 ))
 
 

@@ -10,6 +10,7 @@ from tfcloud.cli._app import app, dumps
 from tfcloud.cli._common import AllReplicasOpt, ascii_integer, pairs
 from tfcloud.cli._options import where, with_where
 from tfcloud.console import get_console, get_error_console, verbosity
+from tfcloud.heap import keep_freed_memory
 
 __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
 
@@ -124,6 +125,7 @@ def logs(
     with sdk.attached(job, **chosen) as handle:
         info = handle.info()
         sdk.check_replica(info, replica)
+        keep_freed_memory()  # this process is the command's own: it may keep freed memory for its next read
         try:
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,

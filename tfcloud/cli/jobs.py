@@ -40,6 +40,7 @@ from tfcloud.cli._options import (
 )
 from tfcloud.console import get_console
 from tfcloud.errors import ValidationError
+from tfcloud.heap import keep_freed_memory
 
 if TYPE_CHECKING:
     from tfcloud.sdk import JobOptions
@@ -130,6 +131,7 @@ def submit(
             typer.echo(job.job_id)
             get_console().print(f"Follow it with: tfcloud logs {job.job_id} -f", markup=False)
             return
+        keep_freed_memory()  # this process is the command's own: it may keep freed memory for its next read
         # the backend's handle: its log sources fix the prefix's width from the first line (Vertex AI)
         code = sdk.watch(job.handle, cancel_on_interrupt=cancel_on_interrupt, all_replicas=all_replicas)
     raise typer.Exit(code)

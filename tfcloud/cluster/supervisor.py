@@ -60,15 +60,23 @@ SILENT_S = 5.0
 
 _TICK_S = 0.05
 _MAX_PARTIAL = 64 * 1024
-_READ_BYTES = 65536
-#: What JSON escapes (``"``, ``\\``, control characters but the newline that splits lines) to ``"``, the rest to
-#: itself: ``b'"' not in raw.translate(_ESCAPED)`` says ``raw``'s lines go into lines.jsonl as they are.
-_ESCAPED = bytes(0x22 if (b < 0x20 and b != 0x0A) or b == 0x5C else b for b in range(256))
+#: A read of a pipe: a quarter of a replica's stdout pipe, which is widened to :data:`_STDOUT_PIPE_BYTES` (where
+#: the system lets it): a replica printing 2 kB lines waits on a full pipe after 500 of them, not 30, and a read
+#: takes hundreds of lines (and their processing stays in the processor's cache). ``_read`` empties the pipe,
+#: stdout before stderr: what a replica printed to stdout before a line to stderr comes before it (as with the
+#: kernel's 64 KiB pipes, where the replica waits for the supervisor; tests/targets/local/test_local.py).
+_READ_BYTES = 256 * 1024
+_STDOUT_PIPE_BYTES = 1024 * 1024
+#: The bytes JSON takes as they are in a string (all but ``"``, ``\\`` and control characters), and the newline
+#: that splits lines: ``not raw.translate(None, _PLAIN)`` (``raw`` without them is empty) says ``raw``'s lines go
+#: into lines.jsonl as they are.
+_PLAIN = bytes(b for b in range(256) if (b >= 0x20 and b not in (0x22, 0x5C)) or b == 0x0A)
 _SMALL_READ = 16 * 1024
 _GATHER_S = 0.002
 _CHECK_S = 0.01
-#: The buffers of lines.jsonl and the log files: written out every _CHECK_S, or when full.
-_BUFFER_BYTES = 256 * 1024
+#: The buffers of lines.jsonl and the log files: written out every _CHECK_S, or when full. A write larger than
+#: this (a read of a pipe that held many lines) goes to the file at once, without a copy into the buffer.
+_BUFFER_BYTES = 16 * 1024
 _EOF_WAIT_S = 2.0  # after every replica ended: how long to wait for pipes held open by escaped processes
 _CANCEL_EXIT_CODE = 130
 
@@ -123,6 +131,17 @@ def _head(names: bytes) -> bytes:
     return b'{"t": ' + repr(round(time.time(), 3)).encode() + names
 
 
+def _widen(fd: int) -> None:
+    """Make the pipe ``fd`` hold :data:`_STDOUT_PIPE_BYTES` (Linux's ``F_SETPIPE_SZ``); where the system refuses
+    (``/proc/sys/fs/pipe-max-size``, a user's pipe pages spent) or has no such call, it keeps its size."""
+    import fcntl
+
+    setting = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setting is not None:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, setting, _STDOUT_PIPE_BYTES)
+
+
 def _queued(fd: int) -> int:
     """How many bytes wait in the pipe ``fd`` (FIONREAD); where that cannot be told, as if it were full."""
     import fcntl
@@ -140,6 +159,10 @@ def _is_utf8(raw: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def _stderr_last(pipe: _Pipe) -> bool:
+    return pipe.stream == "stderr"
 
 
 class _Pipe:
@@ -279,6 +302,8 @@ class Supervisor:
             for stream, fileobj in (("stdout", r.proc.stdout), ("stderr", r.proc.stderr)):
                 assert fileobj is not None
                 os.set_blocking(fileobj.fileno(), False)
+                if stream == "stdout":
+                    _widen(fileobj.fileno())
                 pipe = _Pipe(r, stream, fileobj)
                 r.pipes.append(pipe)
                 self.selector.register(fileobj, selectors.EVENT_READ, pipe)
@@ -333,14 +358,19 @@ class Supervisor:
         self._dirty = True
 
     def _emit(self, pipe: _Pipe, raw: bytes) -> None:
-        """The lines of ``raw`` (whole lines joined by newlines) into ``lines.jsonl``, a JSON object each, with one
-        write: copied as they are when nothing needs escaping (nearly always), else through one ``json.dumps``
-        (a trailing carriage return dropped; bytes that are not UTF-8 become U+FFFD)."""
+        """The lines of ``raw`` (whole lines, each ending with its newline) into ``lines.jsonl``, a JSON object
+        each: copied as they are when nothing needs escaping (nearly always: one ``translate`` to tell, one
+        ``replace`` to make the records, no other copy), else through one ``json.dumps`` (a trailing carriage
+        return dropped; bytes that are not UTF-8 become U+FFFD)."""
         head = _head(pipe.names)
-        if b'"' not in raw.translate(_ESCAPED) and (raw.isascii() or _is_utf8(raw)):
-            self.lines.write(b"".join((head, b'"', raw.replace(b"\n", b'"}\n' + head + b'"'), b'"}\n')))
+        if not raw.translate(None, _PLAIN) and (raw.isascii() or _is_utf8(raw)):
+            # 'a\nb\n' -> '{head}"a"}\n{head}"b"}\n{head}"': written without its last head.
+            records = raw.replace(b"\n", b'"}\n' + head + b'"')
+            self.lines.write(head + b'"')
+            self.lines.write(memoryview(records)[:len(records) - len(head) - 1])
         else:
             texts = raw.decode("utf-8", errors="replace").split("\n")
+            texts.pop()  # after the last newline
             if b"\r" in raw:
                 texts = [text.rstrip("\r") for text in texts]
             # '["a"\n"b"]': a JSON string never holds a raw newline, so it only separates two items.
@@ -348,9 +378,19 @@ class Supervisor:
             self.lines.write(b"".join((head, items.replace(b"\n", b"}\n" + head), b"}\n")))
         self._dirty = True
 
+    def _drain(self, pipe: _Pipe) -> int:
+        """Read ``pipe`` until it is empty (or ends): the bytes read."""
+        total = 0
+        while True:
+            got = self._read(pipe)
+            total += got
+            if got < _READ_BYTES:
+                return total
+
     def _read(self, pipe: _Pipe) -> int:
-        """Read what ``pipe`` holds (64 KiB at most): the bytes read. Its whole lines go to ``lines.jsonl`` at
-        once; the rest waits for the next read (or EOF, or to be longer than :data:`_MAX_PARTIAL`)."""
+        """Read what ``pipe`` holds (:data:`_READ_BYTES` at most): the bytes read. Its whole lines go to
+        ``lines.jsonl`` at once; the rest waits for the next read (or EOF, or to be longer than
+        :data:`_MAX_PARTIAL`)."""
         try:
             data = os.read(pipe.fileobj.fileno(), _READ_BYTES)
         except BlockingIOError:
@@ -362,7 +402,7 @@ class Supervisor:
             self.selector.unregister(pipe.fileobj)
             pipe.fileobj.close()
             if pipe.partial:
-                self._emit(pipe, pipe.partial)
+                self._emit(pipe, pipe.partial + b"\n")
                 assert pipe.replica.log is not None
                 pipe.replica.log.write(b"\n")
                 pipe.partial = b""
@@ -370,14 +410,17 @@ class Supervisor:
         assert pipe.replica.log is not None
         pipe.replica.log.write(data)
         self._dirty = True
-        cut = data.rfind(b"\n")
-        if cut < 0:
+        cut = data.rfind(b"\n") + 1
+        if not cut:
             pipe.partial += data
+        elif cut == len(data) and not pipe.partial:  # whole lines (nearly always): no copy
+            self._emit(pipe, data)
+            pipe.partial = b""
         else:
             self._emit(pipe, pipe.partial + data[:cut] if pipe.partial else data[:cut])
-            pipe.partial = data[cut + 1:]
+            pipe.partial = data[cut:]
         if len(pipe.partial) > _MAX_PARTIAL:
-            self._emit(pipe, pipe.partial)
+            self._emit(pipe, pipe.partial + b"\n")
             pipe.partial = b""
         return len(data)
 
@@ -505,7 +548,8 @@ class Supervisor:
         eof_deadline: float | None = None
         checked = 0.0
         while True:
-            read = sum(self._read(key.data) for key, _ in self.selector.select(timeout=_TICK_S))
+            ready = sorted((key.data for key, _ in self.selector.select(timeout=_TICK_S)), key=_stderr_last)
+            read = sum(self._drain(pipe) for pipe in ready)
             if 0 < read < _SMALL_READ:
                 # A replica writes a line at a time (its launcher line-buffers): let a few gather, rather than
                 # a turn of this loop (and a write to lines.jsonl) per line. Lines still show within ms.
@@ -586,6 +630,9 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: _supervisor.py JOB_DIR\n")
         return 2
+    from tfcloud.heap import keep_freed_memory
+
+    keep_freed_memory()  # every read of a pipe is a block of up to 64 KiB, made and freed again
     supervisor = Supervisor(Path(argv[1]))
     try:
         return supervisor.run()

@@ -15,9 +15,11 @@ import sys
 
 faulthandler.enable()
 os.environ["TFCLOUD_REMOTE"] = "1"
+# A line is written at its newline, with one write: PYTHONUNBUFFERED (set for the script's own child processes)
+# would make each write a write(2) of its own (print("x") is two: the text, then the newline).
 for _stream in (sys.stdout, sys.stderr):
     if hasattr(_stream, "reconfigure"):
-        _stream.reconfigure(line_buffering=True)
+        _stream.reconfigure(line_buffering=True, write_through=False)
 
 SCRIPT = 'train.py'
 

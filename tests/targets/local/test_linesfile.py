@@ -34,12 +34,13 @@ class _Pipe:
 
 
 def _written(*reads: tuple[_Pipe, bytes]) -> bytes:
-    """What the supervisor writes to lines.jsonl for these reads (each: whole lines joined by newlines)."""
+    """What the supervisor writes to lines.jsonl for these reads (each: whole lines joined by newlines; the
+    supervisor takes them with the newline that ends the last)."""
     supervisor = sup.Supervisor.__new__(sup.Supervisor)
     supervisor.lines = io.BytesIO()
     supervisor._dirty = False
     for pipe, raw in reads:
-        supervisor._emit(pipe, raw)  # type: ignore[arg-type]
+        supervisor._emit(pipe, raw + b"\n")  # type: ignore[arg-type]
     return supervisor.lines.getvalue()
 
 

@@ -60,6 +60,10 @@ _READ_BYTES = 128 * 1024  # read lines.jsonl 128 KiB at a time
 #: meanwhile are read (and written to the terminal) together, not a few at a time with a look at the status each.
 _GATHER_BYTES = 64 * 1024
 _GATHER_S = 0.01
+#: While following, a read that found nothing new waits :data:`_GATHER_S`, then twice as long after each further
+#: empty read, up to this: a quiet job is looked at 10 times a second, and a job that talks again (or whose
+#: supervisor had not yet written out its last lines) is read again within ms, not a tenth of a second later.
+_IDLE_S = 0.1
 _START_TIMEOUT_S = 60.0  # a job whose supervisor never recorded itself in this time never will
 #: Marks the end of one read of ``lines.jsonl`` while following (never shown).
 _READ_END = LogBatch(replica="", texts=())
@@ -366,12 +370,14 @@ class LocalJob:
     def _batches(self, *, follow: bool, replica: str | None) -> Iterator[LogBatch]:
         """The lines of ``lines.jsonl``, read to its end (128 KiB at a time: the client's memory stays flat, and
         no read is so large that its strings cost page faults), then :data:`_READ_END` (only with follow). A
-        round that brought little is followed by a short pause, so that lines gather."""
+        round that brought little is followed by a short pause, so that lines gather; rounds that bring nothing
+        pause longer and longer, up to :data:`_IDLE_S`."""
         from tfcloud.targets.local.linesfile import parse_runs
 
         path = self.lines_file
         partial = b""
         f: BinaryIO | None = None
+        idle = _GATHER_S
         try:
             while True:
                 final = (not follow) or self._state().is_final  # decided before reading: then nothing is missed
@@ -395,8 +401,13 @@ class LocalJob:
                 if final:
                     return
                 yield _READ_END
-                if got < _GATHER_BYTES:
-                    self._pause(_GATHER_S if got else 0.1)
+                if got:
+                    idle = _GATHER_S
+                    if got < _GATHER_BYTES:
+                        self._pause(_GATHER_S)
+                else:
+                    self._pause(idle)
+                    idle = min(idle * 2, _IDLE_S)
         finally:
             if f is not None:
                 f.close()
