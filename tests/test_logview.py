@@ -79,6 +79,9 @@ NOT_NOISE = [
     "Traceback (most recent call last):",
     "ValueError: the port.cc:153] of my own program",
     "print('/job:chief/replica:0/task:0')",
+    # TensorFlow's CUDA and TensorRT notices are its log lines: the same words elsewhere are the job's own
+    "hint: 'failed call to cuInit' means this machine has no GPU",
+    "TF-TRT Warning: Could not find TensorRT",
 ]
 
 

@@ -482,3 +482,31 @@ def test_a_line_to_stderr_after_many_to_stdout_shows_while_the_replica_runs(tmp_
     finally:
         job.cancel()
         job.wait(60)
+
+
+def test_a_replica_prints_a_line_with_one_write_into_a_widened_stdout_pipe(submit, write_script) -> None:  # type: ignore[no-untyped-def]
+    """The replica's stdout pipe holds 1 MiB (its stderr keeps the kernel's 64 KiB), and its launcher writes a
+    line at its newline, with one write, although PYTHONUNBUFFERED is set for the script's child processes."""
+    import fcntl
+
+    script = write_script("pipes.py", "import fcntl, os, sys\n"
+                                      f"print(fcntl.fcntl(1, {fcntl.F_GETPIPE_SZ}), fcntl.fcntl(2, {fcntl.F_GETPIPE_SZ}),"
+                                      " sys.stdout.line_buffering, sys.stdout.write_through,"
+                                      " os.environ['PYTHONUNBUFFERED'])\n")
+    handle = submit(script, distribution_strategy=None)
+    assert handle.wait(30).state is JobState.SUCCEEDED
+    limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    stdout_size = 1024 * 1024 if limit >= 1024 * 1024 or os.geteuid() == 0 else 64 * 1024
+    assert [ln.text for ln in handle.logs()][-1] == f"{stdout_size} 65536 True False 1"
+
+
+def test_stdout_printed_before_a_stderr_line_comes_before_it_beyond_a_full_pipe(submit, write_script) -> None:  # type: ignore[no-untyped-def]
+    """Three times what the widened pipe holds goes to stdout, then one line to stderr: every stdout line, in
+    order, before the stderr line (the supervisor empties stdout before it reads stderr), none lost."""
+    script = write_script("burst.py", "import sys\nfor i in range(300000):\n    print(f'line {i:07d}')\n"
+                                      "print('to stderr', file=sys.stderr)\n")
+    handle = submit(script, distribution_strategy=None)
+    assert handle.wait(60).state is JobState.SUCCEEDED
+    texts = [ln.text for ln in handle.logs()]
+    assert texts.index("to stderr") == len(texts) - 1
+    assert texts[:-1] == [f"line {i:07d}" for i in range(300000)]
