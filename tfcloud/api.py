@@ -2,7 +2,8 @@
 
 tensorflow-cloud users switch by changing the import: the same positional arguments, its deprecated
 ``docker_base_image=``/``docker_image_bucket_name=``, and a result that answers ``result["job_id"]`` and
-``result["docker_image"]``. Where tfcloud deliberately differs, docs/compat.md says so.
+``result["docker_image"]``. Where tfcloud deliberately differs, https://tfcloud.readthedocs.io/en/latest/compat/
+says so.
 """
 
 from __future__ import annotations
@@ -129,9 +130,10 @@ def run(
     ``docker_config.image_build_bucket`` when those are unset. tfcloud adds more worker pools (``ps_*``,
     ``evaluator_*``), the ``target`` (``"local"``, the default, ``"vertex"`` or ``"ray"``) and its options (``project``,
     ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``; for Ray
-    ``ray_address``, ``ray_cpus``: see docs/ray.md), ``max_restarts`` for every target (docs/recovery.md),
-    ``display_name``, ``env``, ``secrets`` and ``data`` (docs/data.md), ``context_dir`` and the endpoint
-    settings; ``dry_run`` and ``stream_logs`` are options of this call.
+    ``ray_address``, ``ray_cpus``: see https://tfcloud.readthedocs.io/en/latest/ray/), ``max_restarts`` for every target
+    (https://tfcloud.readthedocs.io/en/latest/recovery/), ``display_name``, ``env``, ``secrets`` and ``data``
+    (https://tfcloud.readthedocs.io/en/latest/data/), ``context_dir`` and the endpoint settings; ``dry_run`` and
+    ``stream_logs`` are options of this call.
 
     - Inside a launched job (:func:`tfcloud.remote` is True) it returns ``None`` at once and does nothing.
     - ``dry_run=True`` returns the :class:`~tfcloud.plan.Plan` without submitting anything.

@@ -44,12 +44,13 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
                    region: str | None = None, emulator_host: str | None = None, wait: bool = True,
                    dry_run: bool = False) -> ClusterInfo:
     """Create a Vertex AI persistent resource (``tfcloud cluster create``) whose resource pools hold the machines
-    a job of this shape asks for; jobs then run on it with ``persistent_resource=`` (docs/vertex.md). With
-    ``wait``, returns once it is RUNNING; with ``dry_run``, checks everything and returns what it would create
-    (state ``DRY_RUN``, for its price per hour: :func:`cluster_price`) without creating it or needing
-    credentials. Every field is checked as a job's would be before anything is created;
-    the create is idempotent by submission (a ``tfcloud-submission`` label): a retry never reports another
-    cluster of that ID as created, and a create whose answer was lost is found by looking."""
+    a job of this shape asks for; jobs then run on it with ``persistent_resource=``
+    (https://tfcloud.readthedocs.io/en/latest/vertex/#persistent-resources-tfcloud-cluster). With ``wait``,
+    returns once it is RUNNING; with ``dry_run``, checks everything and returns what it would create (state
+    ``DRY_RUN``, for its price per hour: :func:`cluster_price`) without creating it or needing credentials.
+    Every field is checked as a job's would be before anything is created; the create is idempotent by
+    submission (a ``tfcloud-submission`` label): a retry never reports another cluster of that ID as created,
+    and a create whose answer was lost is found by looking."""
     from tfcloud.targets.vertex.clusters import cluster_request, create_on, planned_cluster
 
     cluster_id, request = cluster_request(

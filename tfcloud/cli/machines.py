@@ -61,4 +61,4 @@ def machines(
                    "known (never guessed). TRAINING/H: Vertex AI training on demand "
                    f"({PRICE_SOURCE}). CE/H and CE SPOT/H: Compute Engine on demand (what a reservation bills) and "
                    f"Spot ({PRICE_SOURCES['compute-engine']}). Spot, Flex Start, reservations and persistent "
-                   "resources are billed as docs/vertex.md, \"Price in the plan\", says.")
+                   f"resources are billed as {page('vertex', 'price-in-the-plan')} says.")

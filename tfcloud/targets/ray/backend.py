@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tfcloud._docs import page
 from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
 from tfcloud.datasets import data_excludes
@@ -192,7 +193,7 @@ class RayBackend:
                 "--output-dir: without it each replica's checkpoints stay on its node, and a restarted replica "
                 "may run on another one.",
                 hint="Pass --output-dir with a path every node reaches (a shared filesystem, e.g. "
-                     "/mnt/shared/out) or gs://BUCKET/PATH (docs/ray.md, Restarts).")
+                     "/mnt/shared/out) or gs://BUCKET/PATH (" + page("ray", "output-directory-and-restarts") + ").")
 
     def alive_nodes(self) -> builtins.list[str]:
         """The addresses of the cluster's alive nodes (Ray's state API, through the dashboard)."""
