@@ -1,33 +1,18 @@
 """The local job supervisor: one detached process per local job that runs its replicas and decides the outcome.
 
-Started by :class:`tfcloud.targets.local.backend.LocalBackend` as ``python -I _supervisor.py JOB_DIR`` in its own
+Started by :class:`tfcloud.targets.local.backend.LocalBackend` as ``python -I supervisor.py JOB_DIR`` in its own
 session. It uses the standard library only (it runs by path, without importing tfcloud), reads
 ``JOB_DIR/job.json`` and:
 
-- starts each replica in its own process group (``start_new_session``; the kernel kills a replica if the
-  supervisor itself dies, ``PR_SET_PDEATHSIG``), stdin from ``/dev/null``;
+- starts each replica in its own process group (the kernel kills it if the supervisor dies: ``PR_SET_PDEATHSIG``),
+  stdin from ``/dev/null``;
 - pumps each replica's stdout and stderr until EOF into ``logs/<replica>.log`` (the bytes as printed) and
-  ``lines.jsonl`` (one JSON object per line: time, replica, stream, text; the order in which lines arrived);
-- decides the outcome, as Vertex AI and Kubeflow's TFJob do, by the chief:
-
-  * the chief exits 0: the job succeeded. Parameter servers (and, under ParameterServerStrategy, workers,
-    which only serve) are stopped at once; other replicas get ``finish_grace_s`` to end on their own.
-  * the chief exits non-zero, or any other replica exits non-zero while the chief runs: the job failed; every
-    replica is stopped. When another replica had already gone silent (no heartbeat for :data:`SILENT_S`), the
-    failure is that replica's: TensorFlow's collectives fail a survivor about ten seconds after a peer stopped.
-  * liveness (``liveness_timeout_s`` in job.json; 0: off): each replica's launcher touches its heartbeat file
-    (:data:`HEARTBEAT_VAR`) every :data:`BEAT_INTERVAL_S` from a daemon thread; a replica whose file is older
-    than the timeout (stopped by SIGSTOP or a debugger, frozen, wedged in native code that holds the GIL) fails
-    the job, named as the failing replica.
-  * SIGTERM, SIGINT or SIGHUP to the supervisor: the job is cancelled; every replica is stopped.
-  * ``max_restarts`` (job.json, default 0): a failure other than a cancel, while restarts are left, restarts the
-    whole cluster instead (MultiWorkerMirrored needs every replica): every replica is stopped and reaped, then
-    all start again with the same ``TF_CONFIG`` and ``TFCLOUD_ATTEMPT`` one higher. Each restart is a line
-    from ``tfcloud`` in the logs and an entry in ``status.json``'s ``restarts``.
-
-  Stopping a replica: SIGTERM (and SIGCONT) to its process group, SIGKILL after ``stop_grace_s``.
-- writes ``status.json`` atomically on every change; the final state is written only after every replica
-  has been reaped and every pipe read to EOF, so a reader that sees a final state has every line.
+  ``lines.jsonl`` (one JSON object per line: time, replica, stream, text; in the order lines arrived);
+- decides the outcome by the chief, as Vertex AI and Kubeflow's TFJob do, with heartbeats (:data:`HEARTBEAT_VAR`,
+  :data:`SILENT_S`), cancels (SIGTERM, SIGINT, SIGHUP) and ``max_restarts``: docs/local.md, "Who decides the
+  outcome", says each rule. Stopping a replica: SIGTERM (and SIGCONT) to its group, SIGKILL after ``stop_grace_s``;
+- writes ``status.json`` atomically on every change; the final state only once every replica has been reaped and
+  every pipe read to EOF, so a reader that sees a final state has every line.
 
 Exit codes follow the shell: a replica killed by signal N exited with 128 + N.
 """
@@ -44,7 +29,13 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING or __package__:
+    from tfcloud.cluster.linepump import SMALL_READ, LinePump, Pipe, stderr_last, widen
+else:  # run by path (python -I supervisor.py JOB_DIR): tfcloud is not importable; its sibling is, from here
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from linepump import SMALL_READ, LinePump, Pipe, stderr_last, widen
 
 STATUS_FILE = "status.json"
 JOB_FILE = "job.json"
@@ -59,20 +50,6 @@ BEAT_INTERVAL_S = 1.0
 SILENT_S = 5.0
 
 _TICK_S = 0.05
-_MAX_PARTIAL = 64 * 1024
-#: A read of a pipe: a quarter of a replica's stdout pipe, which is widened to :data:`_STDOUT_PIPE_BYTES` (where
-#: the system lets it): a replica printing 2 kB lines waits on a full pipe after 500 of them, not 30, and a read
-#: takes hundreds of lines (and their processing stays in the processor's cache). ``_read`` empties the pipe,
-#: stdout before stderr: what a replica printed to stdout before a line to stderr comes before it (as with the
-#: kernel's 64 KiB pipes, where the replica waits for the supervisor; tests/targets/local/test_local.py).
-_READ_BYTES = 256 * 1024
-_STDOUT_PIPE_BYTES = 1024 * 1024
-#: The bytes JSON takes as they are in a string (all but ``"``, ``\\`` and control characters), and the newline
-#: that splits lines: ``not raw.translate(None, _PLAIN)`` (``raw`` without them is empty) says ``raw``'s lines go
-#: into lines.jsonl as they are.
-_PLAIN = bytes(b for b in range(256) if (b >= 0x20 and b not in (0x22, 0x5C)) or b == 0x0A)
-_SMALL_READ = 16 * 1024
-_GATHER_S = 0.002
 _CHECK_S = 0.01
 #: The buffers of lines.jsonl and the log files: written out every _CHECK_S, or when full. A write larger than
 #: this (a read of a pipe that held many lines) goes to the file at once, without a copy into the buffer.
@@ -121,62 +98,6 @@ def _process_state(pid: int) -> str | None:
     return stat[stat.rfind(b")") + 2:][:1].decode() or None
 
 
-def _names(replica: str, stream: str) -> bytes:
-    """A record of ``lines.jsonl`` between its time and its text: ``, "r": ..., "s": ..., "x": ``."""
-    return f', "r": {json.dumps(replica, ensure_ascii=False)}, "s": {json.dumps(stream)}, "x": '.encode()
-
-
-def _head(names: bytes) -> bytes:
-    """A record up to its text, as json.dumps writes it, the time now: made once for a read's lines."""
-    return b'{"t": ' + repr(round(time.time(), 3)).encode() + names
-
-
-def _widen(fd: int) -> None:
-    """Make the pipe ``fd`` hold :data:`_STDOUT_PIPE_BYTES` (Linux's ``F_SETPIPE_SZ``); where the system refuses
-    (``/proc/sys/fs/pipe-max-size``, a user's pipe pages spent) or has no such call, it keeps its size."""
-    import fcntl
-
-    setting = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if setting is not None:
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(fd, setting, _STDOUT_PIPE_BYTES)
-
-
-def _queued(fd: int) -> int:
-    """How many bytes wait in the pipe ``fd`` (FIONREAD); where that cannot be told, as if it were full."""
-    import fcntl
-    import termios
-
-    try:
-        return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder, signed=True)
-    except (OSError, AttributeError):
-        return _SMALL_READ
-
-
-def _is_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _stderr_last(pipe: _Pipe) -> bool:
-    return pipe.stream == "stderr"
-
-
-class _Pipe:
-    """One output stream of one replica: splits bytes into lines."""
-
-    def __init__(self, replica: _Replica, stream: str, fileobj: IO[bytes]) -> None:
-        self.replica = replica
-        self.stream = stream
-        self.fileobj = fileobj
-        self.partial = b""
-        self.eof = False
-        self.names = _names(replica.name, stream)
-
-
 class _Replica:
     def __init__(self, name: str, role: str, env: dict[str, str]) -> None:
         self.name = name
@@ -192,7 +113,7 @@ class _Replica:
         self.returncode: int | None = None
         self.stop_sent: float | None = None
         self.kill_sent = False
-        self.pipes: list[_Pipe] = []
+        self.pipes: list[Pipe] = []
 
     @property
     def running(self) -> bool:
@@ -230,7 +151,20 @@ def _pdeathsig() -> Any:
     return preexec
 
 
-class Supervisor:
+def _keep_freed_memory() -> None:
+    """glibc's malloc keeps freed blocks up to 4 MiB for reuse (a read of a pipe, 256 KiB, is made and freed
+    again: unmapped, each would cost page faults). :func:`tfcloud.heap.keep_freed_memory`'s settings, which this
+    module may not import (it runs by path)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            mallopt = ctypes.CDLL(None).mallopt
+            mallopt(-3, 4 << 20)  # M_MMAP_THRESHOLD
+            mallopt(-1, 64 << 20)  # M_TRIM_THRESHOLD
+
+
+class Supervisor(LinePump):
     def __init__(self, job_dir: Path) -> None:
         self.job_dir = job_dir
         self.job: dict[str, Any] = json.loads((job_dir / JOB_FILE).read_text(encoding="utf-8"))
@@ -303,8 +237,8 @@ class Supervisor:
                 assert fileobj is not None
                 os.set_blocking(fileobj.fileno(), False)
                 if stream == "stdout":
-                    _widen(fileobj.fileno())
-                pipe = _Pipe(r, stream, fileobj)
+                    widen(fileobj.fileno())
+                pipe = Pipe(r, stream, fileobj)
                 r.pipes.append(pipe)
                 self.selector.register(fileobj, selectors.EVENT_READ, pipe)
         if self.state == "starting":
@@ -351,88 +285,6 @@ class Supervisor:
                                 f"{describe_exit(r.returncode)} after losing it.")
             return
         self.fail(r, code, f"{r.name} {describe_exit(r.returncode)}.")
-
-    def _line(self, replica: str, stream: str, text: str) -> None:
-        """One line of tfcloud's own (a restart) into ``lines.jsonl``."""
-        self.lines.write(_head(_names(replica, stream)) + json.dumps(text, ensure_ascii=False).encode() + b"}\n")
-        self._dirty = True
-
-    def _emit(self, pipe: _Pipe, raw: bytes) -> None:
-        """The lines of ``raw`` (whole lines, each ending with its newline) into ``lines.jsonl``, a JSON object
-        each: copied as they are when nothing needs escaping (nearly always: one ``translate`` to tell, one
-        ``replace`` to make the records, no other copy), else through one ``json.dumps`` (a trailing carriage
-        return dropped; bytes that are not UTF-8 become U+FFFD)."""
-        head = _head(pipe.names)
-        if not raw.translate(None, _PLAIN) and (raw.isascii() or _is_utf8(raw)):
-            # 'a\nb\n' -> '{head}"a"}\n{head}"b"}\n{head}"': written without its last head.
-            records = raw.replace(b"\n", b'"}\n' + head + b'"')
-            self.lines.write(head + b'"')
-            self.lines.write(memoryview(records)[:len(records) - len(head) - 1])
-        else:
-            texts = raw.decode("utf-8", errors="replace").split("\n")
-            texts.pop()  # after the last newline
-            if b"\r" in raw:
-                texts = [text.rstrip("\r") for text in texts]
-            # '["a"\n"b"]': a JSON string never holds a raw newline, so it only separates two items.
-            items = json.dumps(texts, ensure_ascii=False, separators=("\n", ": "))[1:-1].encode()
-            self.lines.write(b"".join((head, items.replace(b"\n", b"}\n" + head), b"}\n")))
-        self._dirty = True
-
-    def _drain(self, pipe: _Pipe) -> int:
-        """Read ``pipe`` until it is empty (or ends): the bytes read."""
-        total = 0
-        while True:
-            got = self._read(pipe)
-            total += got
-            if got < _READ_BYTES:
-                return total
-
-    def _read(self, pipe: _Pipe) -> int:
-        """Read what ``pipe`` holds (:data:`_READ_BYTES` at most): the bytes read. Its whole lines go to
-        ``lines.jsonl`` at once; the rest waits for the next read (or EOF, or to be longer than
-        :data:`_MAX_PARTIAL`)."""
-        try:
-            data = os.read(pipe.fileobj.fileno(), _READ_BYTES)
-        except BlockingIOError:
-            return 0
-        except OSError:
-            data = b""
-        if not data:
-            pipe.eof = True
-            self.selector.unregister(pipe.fileobj)
-            pipe.fileobj.close()
-            if pipe.partial:
-                self._emit(pipe, pipe.partial + b"\n")
-                assert pipe.replica.log is not None
-                pipe.replica.log.write(b"\n")
-                pipe.partial = b""
-            return 0
-        assert pipe.replica.log is not None
-        pipe.replica.log.write(data)
-        self._dirty = True
-        cut = data.rfind(b"\n") + 1
-        if not cut:
-            pipe.partial += data
-        elif cut == len(data) and not pipe.partial:  # whole lines (nearly always): no copy
-            self._emit(pipe, data)
-            pipe.partial = b""
-        else:
-            self._emit(pipe, pipe.partial + data[:cut] if pipe.partial else data[:cut])
-            pipe.partial = data[cut:]
-        if len(pipe.partial) > _MAX_PARTIAL:
-            self._emit(pipe, pipe.partial + b"\n")
-            pipe.partial = b""
-        return len(data)
-
-    def gather(self) -> None:
-        """Wait up to :data:`_GATHER_S` for lines to gather, less once a pipe holds :data:`_SMALL_READ` (a pipe
-        holds 16 writes: a replica printing 2 kB lines would wait on a full one)."""
-        deadline = time.monotonic() + _GATHER_S
-        fds = [key.fd for key in self.selector.get_map().values()]
-        while True:
-            time.sleep(_GATHER_S / 20)
-            if time.monotonic() >= deadline or any(_queued(fd) >= _SMALL_READ for fd in fds):
-                return
 
     def flush(self) -> None:
         """Write out what waits for ``lines.jsonl`` and the replicas' log files."""
@@ -548,9 +400,9 @@ class Supervisor:
         eof_deadline: float | None = None
         checked = 0.0
         while True:
-            ready = sorted((key.data for key, _ in self.selector.select(timeout=_TICK_S)), key=_stderr_last)
+            ready = sorted((key.data for key, _ in self.selector.select(timeout=_TICK_S)), key=stderr_last)
             read = sum(self._drain(pipe) for pipe in ready)
-            if 0 < read < _SMALL_READ:
+            if 0 < read < SMALL_READ:
                 # A replica writes a line at a time (its launcher line-buffers): let a few gather, rather than
                 # a turn of this loop (and a write to lines.jsonl) per line. Lines still show within ms.
                 self.gather()
@@ -630,9 +482,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: _supervisor.py JOB_DIR\n")
         return 2
-    from tfcloud.heap import keep_freed_memory
-
-    keep_freed_memory()  # every read of a pipe is a block of up to 64 KiB, made and freed again
+    _keep_freed_memory()
     supervisor = Supervisor(Path(argv[1]))
     try:
         return supervisor.run()

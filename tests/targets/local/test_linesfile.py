@@ -11,7 +11,7 @@ import random
 import pytest
 
 from tfcloud.backends.base import BatchedLogs, LogLine
-from tfcloud.cluster import supervisor as sup
+from tfcloud.cluster import linepump
 from tfcloud.targets.local.linesfile import parse_runs
 
 #: Lines with what JSON escapes, what it does not, and what a split at quotes or newlines could be misled by.
@@ -30,18 +30,18 @@ class _Pipe:
         self.replica = _Replica()
         self.replica.name = replica
         self.stream = stream
-        self.names = sup._names(replica, stream)
+        self.names = linepump.names(replica, stream)
 
 
 def _written(*reads: tuple[_Pipe, bytes]) -> bytes:
     """What the supervisor writes to lines.jsonl for these reads (each: whole lines joined by newlines; the
     supervisor takes them with the newline that ends the last)."""
-    supervisor = sup.Supervisor.__new__(sup.Supervisor)
-    supervisor.lines = io.BytesIO()
-    supervisor._dirty = False
+    pump = linepump.LinePump()
+    pump.lines = io.BytesIO()
+    pump._dirty = False
     for pipe, raw in reads:
-        supervisor._emit(pipe, raw + b"\n")  # type: ignore[arg-type]
-    return supervisor.lines.getvalue()
+        pump._emit(pipe, raw + b"\n")  # type: ignore[arg-type]
+    return pump.lines.getvalue()
 
 
 def _one_by_one(data: bytes) -> list[LogLine]:

@@ -123,3 +123,19 @@ def test_a_supervisor_that_cannot_start_leaves_a_failed_job(tmp_path: Path) -> N
     info = backend.attach(job_id).info()
     assert info.state is JobState.FAILED
     assert info.message is not None and "could not be started" in info.message
+
+
+def test_the_supervisor_runs_by_path_on_the_standard_library_alone(tmp_path: Path) -> None:
+    """The backend starts it as ``python -I supervisor.py JOB_DIR``: copied away from the package, with no
+    site-packages (``-S``: no tfcloud to import), it and its sibling module load, and it says how to call it."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tfcloud.cluster import linepump, supervisor
+
+    for module in (supervisor, linepump):
+        shutil.copy(module.__file__, tmp_path)  # type: ignore[arg-type]
+    done = subprocess.run([sys.executable, "-I", "-S", str(tmp_path / "supervisor.py")], capture_output=True,
+                          text=True, check=False)
+    assert (done.returncode, done.stderr) == (2, "usage: _supervisor.py JOB_DIR\n")
