@@ -489,8 +489,9 @@ def test_a_replica_prints_a_line_with_one_write_into_a_widened_stdout_pipe(submi
     line at its newline, with one write, although PYTHONUNBUFFERED is set for the script's child processes."""
     import fcntl
 
+    size = fcntl.F_GETPIPE_SZ
     script = write_script("pipes.py", "import fcntl, os, sys\n"
-                                      f"print(fcntl.fcntl(1, {fcntl.F_GETPIPE_SZ}), fcntl.fcntl(2, {fcntl.F_GETPIPE_SZ}),"
+                                      f"print(fcntl.fcntl(1, {size}), fcntl.fcntl(2, {size}),"
                                       " sys.stdout.line_buffering, sys.stdout.write_through,"
                                       " os.environ['PYTHONUNBUFFERED'])\n")
     handle = submit(script, distribution_strategy=None)
