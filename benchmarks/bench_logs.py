@@ -3,26 +3,25 @@ script writing to a pipe (issue 33). Two loads: 200k short lines, and 20k lines 
 
     python benchmarks/bench_logs.py [--short N] [--long N] [--rounds N] [--quick]
 
-The script runs three ways, round after round: writing to a pipe as Python does by default (block-buffered),
-writing to a pipe unbuffered (``python -u``: a write per line, as a job's replica does, whose launcher
-line-buffers its output so that lines show as they are printed), and through ``tfcloud submit --local``.
+The script runs three ways, round after round: writing to a pipe as Python does by default (block-buffered:
+``PYTHONUNBUFFERED`` is taken out of its environment), writing to a pipe unbuffered (``python -u``: lines show
+as they are printed, as a job's replica's do; ``print`` is two writes there, the text and the newline, where a
+replica's launcher line-buffers and writes a line with one), and through ``tfcloud submit --local``.
 For each run, the script's lines are read from the command's stdout (a pipe, as a terminal pager or
 ``| tee`` would): the wall time, the time from the first line to the last (the streaming rate, without
 tfcloud's fixed start-up), the lines received (0 lost, in order), and the client's peak memory (its RSS,
 sampled every 50 ms). Prints the ratios of the rates, tfcloud / each pipe: goal ≥ 0.5 (against the
-unbuffered pipe, the same writes). Asserts nothing about time; on a shared machine, run it with --rounds 3+.
+unbuffered pipe: lines that show as they are printed). Asserts nothing about time; on a shared machine, run it with --rounds 3+.
 
-Measured (2026-11-26, the project's 2-core machine, shared with three other sessions running tests: load average
-0.6 to 4.5 over the day; ``--rounds 3``; rate tfcloud / unbuffered pipe, of the medians of a run's rounds;
-before at load 0.6; docs/local.md#heavy-output):
+Measured (2026-11-26, 19:58, the project's 2-core machine, load average 0.8 to 1.5; ``--rounds 5``; rate
+tfcloud / unbuffered pipe, of the medians of a run's rounds; docs/local.md#heavy-output), three runs:
 
-    load          before (main)   after: three runs at load 1.2 (other runs of the day)
-    short lines   0.28x           0.94x, 0.92x, 0.82x  (0.68x to 1.42x)     0 lost; client RSS 42 -> 32 MiB
-    2 kB lines    0.12x           0.28x, 0.32x, 0.31x  (0.24x to 0.54x)     0 lost; client RSS 39 -> 32 MiB
+    load          before (issue 33)   session 7 (16:42)   now
+    short lines   0.02x (22 s)        0.82x to 0.94x      1.38x, 1.32x, 1.18x   0 lost; client RSS 32.7-33.0 MiB
+    2 kB lines    0.03x               0.28x to 0.32x      0.56x, 0.61x, 0.60x   0 lost; client RSS 32.7-32.8 MiB
 
-The last state (16:52, load 2.9), twice: short lines 1.25x, 1.26x; 2 kB lines 0.35x, 0.50x.
-1M short lines and 100k lines of 2 kB: client RSS 32.2 and 31.8 MiB (flat), 1.19x and 0.48x. 2 kB lines do not
-reach the goal yet: docs/local.md#heavy-output says where their time goes.
+1M short lines and 100k lines of 2 kB: client RSS 32.9 and 32.7 MiB (flat), 0.95x and 0.54x to 0.70x. A 20k-line
+run of 2 kB lines lasts 0.07 s on a pipe: while other work runs on the machine, single runs measured 0.43x to 1.00x.
 """
 
 from __future__ import annotations
@@ -111,7 +110,8 @@ def main() -> None:
         for label, n, width in (("short lines", args.short, 40), ("2 kB lines", args.long, 2048)):
             pipe, unbuffered, ours = [], [], []
             for _ in range(args.rounds):
-                pipe.append(run([sys.executable, str(script), str(n), str(width)], n, prefixed=False, env=env))
+                buffered = {k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"}  # Python's own default
+                pipe.append(run([sys.executable, str(script), str(n), str(width)], n, prefixed=False, env=buffered))
                 unbuffered.append(run([sys.executable, "-u", str(script), str(n), str(width)], n, prefixed=False,
                                       env=env))
                 ours.append(run([sys.executable, "-m", "tfcloud.cli", "submit", "--local", "--strategy", "none",
