@@ -11,7 +11,8 @@ For each run, the script's lines are read from the command's stdout (a pipe, as 
 ``| tee`` would): the wall time, the time from the first line to the last (the streaming rate, without
 tfcloud's fixed start-up), the lines received (0 lost, in order), and the client's peak memory (its RSS,
 sampled every 50 ms). Prints the ratios of the rates, tfcloud / each pipe: goal ≥ 0.5 (against the
-unbuffered pipe: lines that show as they are printed). Asserts nothing about time; on a shared machine, run it with --rounds 3+.
+unbuffered pipe: lines that show as they are printed). Asserts nothing about time; on a shared machine, run
+it with --rounds 5.
 
 Measured (2026-11-26, 19:58, the project's 2-core machine, load average 0.8 to 1.5; ``--rounds 5``; rate
 tfcloud / unbuffered pipe, of the medians of a run's rounds; docs/local.md#heavy-output), three runs:
