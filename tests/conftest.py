@@ -4,6 +4,7 @@ state dir, a temporary working directory, and loopback excluded from any proxy."
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,12 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"
+
+# A suite started in the background by a script (`.ci/run &`: no job control) inherits SIGINT ignored, and so
+# would every process a test starts: the Ctrl-C tests (tests/test_cli_interrupt.py, the Ray and emulator ones)
+# would wait for a command that cannot hear it. A handler here is reset to the default in each child.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
