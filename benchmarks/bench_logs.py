@@ -14,15 +14,15 @@ sampled every 50 ms). Prints the ratios of the rates, tfcloud / each pipe: goal 
 unbuffered pipe: lines that show as they are printed). Asserts nothing about time; on a shared machine, run
 it with --rounds 5.
 
-Measured (2026-11-26, 19:58, the project's 2-core machine, load average 0.8 to 1.5; ``--rounds 5``; rate
-tfcloud / unbuffered pipe, of the medians of a run's rounds; docs/local.md#heavy-output), three runs:
+Measured (2026-11-26, 19:57 to 20:01, the project's 2-core machine, load average 0.5 to 1.5; ``--rounds 5``;
+rate tfcloud / unbuffered pipe, of the medians of a run's rounds; docs/local.md#heavy-output), every run:
 
     load          before (issue 33)   session 7 (16:42)   now
-    short lines   0.02x (22 s)        0.82x to 0.94x      1.38x, 1.32x, 1.18x   0 lost; client RSS 32.7-33.0 MiB
-    2 kB lines    0.03x               0.28x to 0.32x      0.56x, 0.61x, 0.60x   0 lost; client RSS 32.7-32.8 MiB
+    short lines   0.02x (22 s)        0.82x to 0.94x      1.18x to 1.44x (7 runs)             0 lost; RSS 32.7-33.0 MiB
+    2 kB lines    0.03x               0.28x to 0.32x      0.56 0.61 0.60 0.44 0.46 0.45 0.43 0.54 0.49 (median 0.49x)
 
 1M short lines and 100k lines of 2 kB: client RSS 32.9 and 32.7 MiB (flat), 0.95x and 0.54x to 0.70x. A 20k-line
-run of 2 kB lines lasts 0.07 s on a pipe: while other work runs on the machine, single runs measured 0.43x to 1.00x.
+run of 2 kB lines lasts 0.05 to 0.08 s on a pipe, so single runs move with the machine's other work.
 """
 
 from __future__ import annotations
