@@ -14,12 +14,13 @@ sampled every 50 ms). Prints the ratios of the rates, tfcloud / each pipe: goal 
 unbuffered pipe: lines that show as they are printed). Asserts nothing about time; on a shared machine, run
 it with --rounds 5.
 
-Measured (2026-11-26, 19:57 to 20:01, the project's 2-core machine, load average 0.5 to 1.5; ``--rounds 5``;
-rate tfcloud / unbuffered pipe, of the medians of a run's rounds; docs/local.md#heavy-output), every run:
+Measured (2026-11-26, the project's 2-core machine, load average 0.5 to 1.6; ``--rounds 5``; rate tfcloud /
+unbuffered pipe, of the medians of a run's rounds; docs/local.md#heavy-output), every run of the final code:
 
-    load          before (issue 33)   session 7 (16:42)   now
-    short lines   0.02x (22 s)        0.82x to 0.94x      1.18x to 1.44x (7 runs)             0 lost; RSS 32.7-33.0 MiB
-    2 kB lines    0.03x               0.28x to 0.32x      0.56 0.61 0.60 0.44 0.46 0.45 0.43 0.54 0.49 (median 0.49x)
+    short lines  before 0.02x (22 s); session 7 0.82x to 0.94x; now 1.01x to 1.45x (15 runs), 0 lost, RSS 33 MiB
+    2 kB lines   before 0.03x; session 7 0.28x to 0.32x; now median 0.59x over 17 runs:
+                 0.56 0.61 0.60 0.44 0.46 0.45 0.43 0.54 0.49 (19:57-20:01)  0.66 0.61 0.61 0.61 0.62 0.58 0.59 0.73
+                 (21:19-21:21); 0 lost, client RSS 32.7-32.8 MiB
 
 1M short lines and 100k lines of 2 kB: client RSS 32.9 and 32.7 MiB (flat), 0.95x and 0.54x to 0.70x. A 20k-line
 run of 2 kB lines lasts 0.05 to 0.08 s on a pipe, so single runs move with the machine's other work.
