@@ -181,8 +181,9 @@ class LinePump:
         return len(data)
 
     def gather(self) -> None:
-        """Wait up to :data:`_GATHER_S` for lines to gather, less once a pipe holds :data:`SMALL_READ` (a pipe
-        holds 16 writes: a replica printing 2 kB lines would wait on a full one)."""
+        """Wait up to :data:`_GATHER_S` for lines to gather (a replica prints a line at a time), less once a pipe
+        holds :data:`SMALL_READ` (a stderr pipe keeps the kernel's 64 KiB: a replica printing 2 kB lines to it
+        would soon wait on a full one)."""
         deadline = time.monotonic() + _GATHER_S
         fds = [key.fd for key in self.selector.get_map().values()]
         while True:
