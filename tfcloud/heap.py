@@ -4,9 +4,9 @@ every string made from it costs page faults (measured: a copy of 40 MB of 2 kB l
 the memory kept; ``benchmarks/bench_logs.py``). :func:`keep_freed_memory` asks ``malloc`` to keep such blocks for
 reuse: blocks up to 4 MiB come from the heap, and up to 64 MiB of freed heap stays mapped.
 
-Called by processes that are tfcloud's own (the local supervisor, the ``tfcloud`` command while it streams
-logs), never in a user's Python process (a notebook keeps ``malloc``'s defaults). Imports nothing of tfcloud's:
-the supervisor runs without the rest of the package.
+Called by the ``tfcloud`` command while it streams logs (a process of tfcloud's own), never in a user's Python
+process (a notebook keeps ``malloc``'s defaults). The local supervisor takes the same settings in its own
+three-line copy (``tfcloud.cluster.supervisor._keep_freed_memory``): it runs by path and may not import this.
 """
 
 from __future__ import annotations
