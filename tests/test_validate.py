@@ -18,9 +18,10 @@ from tfcloud.validate import build_spec
 T4 = COMMON_MACHINE_CONFIGS["T4_1X"]
 TPU = COMMON_MACHINE_CONFIGS["TPU"]
 CPU = COMMON_MACHINE_CONFIGS["CPU"]
-LABEL_RULE = ("keys of 1 to 63 characters that start with a lowercase letter and contain only lowercase letters, "
-              "digits, '_' and '-'")
-VALUE_RULE = "a value of at most 63 characters containing only lowercase letters, digits, '_' and '-'"
+LABEL_RULE = ("a key of 1 to 63 lowercase letters, digits, '_' or '-', starting with a letter (international "
+              "characters allowed)")
+LABEL_HINT = "\nLowercase it and replace other characters with '-'."
+VALUE_RULE = "a value of up to 63 lowercase letters, digits, '_' or '-' (international characters allowed)"
 
 # (keyword arguments for run(), the exact message)
 SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
@@ -58,18 +59,19 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
      "Invalid `job_labels`: expected keys other than 'tfcloud-submission' (tfcloud sets it), "
      "received 'tfcloud-submission'."),
     ("label-key-long", {"job_labels": {"k" * 64: "v"}},
-     f"Invalid `job_labels`: expected {LABEL_RULE}, received '{'k' * 64}'."),
+     f"Invalid `job_labels`: expected {LABEL_RULE}, received '{'k' * 64}'." + LABEL_HINT),
     ("label-key-start", {"job_labels": {"1team": "ml"}},
-     f"Invalid `job_labels`: expected {LABEL_RULE}, received '1team'."),
+     f"Invalid `job_labels`: expected {LABEL_RULE}, received '1team'." + LABEL_HINT),
     ("label-key-upper", {"job_labels": {"Team": "ml"}},
-     f"Invalid `job_labels`: expected {LABEL_RULE}, received 'Team'."),
+     f"Invalid `job_labels`: expected {LABEL_RULE}, received 'Team'." + LABEL_HINT),
     ("label-key-char", {"job_labels": {"team.name": "ml"}},
-     f"Invalid `job_labels`: expected {LABEL_RULE}, received 'team.name'."),
-    ("label-key-empty", {"job_labels": {"": "ml"}}, f"Invalid `job_labels`: expected {LABEL_RULE}, received ''."),
+     f"Invalid `job_labels`: expected {LABEL_RULE}, received 'team.name'." + LABEL_HINT),
+    ("label-key-empty", {"job_labels": {"": "ml"}},
+     f"Invalid `job_labels`: expected {LABEL_RULE}, received ''." + LABEL_HINT),
     ("label-value-long", {"job_labels": {"team": "v" * 64}},
-     f"Invalid `job_labels['team']`: expected {VALUE_RULE}, received '{'v' * 64}'."),
+     f"Invalid `job_labels['team']`: expected {VALUE_RULE}, received '{'v' * 64}'." + LABEL_HINT),
     ("label-value-char", {"job_labels": {"team": "ML Ops"}},
-     f"Invalid `job_labels['team']`: expected {VALUE_RULE}, received 'ML Ops'."),
+     f"Invalid `job_labels['team']`: expected {VALUE_RULE}, received 'ML Ops'." + LABEL_HINT),
     ("args-type", {"entry_point_args": "--epochs 3"},
      "Invalid `entry_point_args`: expected a list of strings, received '--epochs 3'."),
     ("args-items", {"entry_point_args": ["--epochs", 3]},

@@ -18,13 +18,10 @@ from tfcloud.usertext import refuse_control as check_text
 if TYPE_CHECKING:
     from tfcloud.settings_value import Settings
 
-__all__ = ["MAX_LABELS", "MAX_LABEL_LENGTH", "check_credentials", "check_settings",
+__all__ = ["MAX_LABELS", "check_credentials", "check_settings",
            "validate_bucket", "validate_host_port", "validate_image_reference", "validate_labels"]
 
 MAX_LABELS = 63  # Vertex AI allows 64; tfcloud adds one (tfcloud-submission) to make retries idempotent
-MAX_LABEL_LENGTH = 63
-_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]*$")
-_LABEL_VALUE = re.compile(r"^[a-z0-9_-]*$")
 # Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@sha256:digest].
 # Lowercase registry hosts only: Docker's grammar allows `LOCALHOST:5000/x`, but the engine then takes
 # `UPPER/x`'s first part for a host, and registries and Artifact Registry are named in lowercase; refused here
@@ -40,37 +37,33 @@ _HOST_PORT = re.compile(r"^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
 
 
-def validate_labels(value: object) -> Mapping[str, str]:
-    """GCP label rules: ≤ 64 labels (63 here: tfcloud adds one); keys 1–63 chars starting with a lowercase
-    letter; keys and values only lowercase letters, digits, ``_`` and ``-``; values ≤ 63 chars (may be empty)."""
+def validate_labels(value: object, *, field: str = "job_labels") -> Mapping[str, str]:
+    """A job's labels by Google's Labels rules, the one copy in :data:`tfcloud.vertexrules.LABELS` (international
+    lowercase letters allowed), with at most 63 labels here: tfcloud adds one (``tfcloud-submission``), which a
+    caller may not set. The first rule broken is raised naming ``field[key]``."""
+    from tfcloud.vertexrules import LABELS, check_labels
+
     if value is None:
         return MappingProxyType({})
     if not isinstance(value, Mapping):
-        raise ValidationError("job_labels", "a dict of str to str", value)
+        raise ValidationError(field, "a dict of str to str", value)
     if len(value) > MAX_LABELS:
-        raise ValidationError("job_labels", f"at most {MAX_LABELS} labels (Vertex AI allows 64; tfcloud adds one)",
-                              f"<{len(value)} labels>")
+        raise ValidationError(field, f"at most {MAX_LABELS} labels (Vertex AI allows {LABELS.max_labels}; tfcloud "
+                                     "adds one)", f"<{len(value)} labels>")
     labels: dict[str, str] = {}
     for key, val in value.items():
-        check_text("job_labels", key)
-        check_text(f"job_labels[{key!r}]", val)
+        check_text(field, key)
+        check_text(f"{field}[{key!r}]", val)
         if key == "tfcloud-submission":
-            raise ValidationError("job_labels", "keys other than 'tfcloud-submission' (tfcloud sets it)", key)
-        if not isinstance(key, str) or not key or len(key) > MAX_LABEL_LENGTH or not _LABEL_KEY.match(key):
-            raise ValidationError(
-                "job_labels",
-                f"keys of 1 to {MAX_LABEL_LENGTH} characters that start with a lowercase letter and contain "
-                "only lowercase letters, digits, '_' and '-'",
-                key,
-            )
-        if not isinstance(val, str) or len(val) > MAX_LABEL_LENGTH or not _LABEL_VALUE.match(val):
-            raise ValidationError(
-                f"job_labels[{key!r}]",
-                f"a value of at most {MAX_LABEL_LENGTH} characters containing only lowercase letters, digits, "
-                "'_' and '-'",
-                val,
-            )
+            raise ValidationError(field, "keys other than 'tfcloud-submission' (tfcloud sets it)", key)
+        if not isinstance(key, str):
+            raise ValidationError(field, "str keys", key)
+        if not isinstance(val, str):
+            raise ValidationError(f"{field}[{key!r}]", "a str value", val)
         labels[key] = val
+    for found in check_labels(labels, field=field):  # a key's rule names the labels, a value's its key
+        raise ValidationError(field if found.rule == "label-key" else found.field, found.expected,
+                              found.received, hint=found.hint)
     return MappingProxyType(labels)
 
 

@@ -348,27 +348,21 @@ def _check_flex_start(field: str, used: list[tuple[int, Mapping[str, Any]]]) -> 
 
 
 # -- labels and names --------------------------------------------------------------------------------------------
-def _label_text(text: str, *, key: bool) -> bool:
-    if key and (not text or not (text[0].isalpha() and not text[0].isupper())):
-        return False
-    return all((c.isalpha() and not c.isupper()) or c.isdigit() or c in "_-" for c in text)
-
-
 def check_labels(labels: Mapping[str, str], *, field: str = "labels") -> list[Violation]:
-    """Keys and values: up to 64 characters, lowercase letters (international ones too), digits, '_' and '-'; a
-    key starts with a letter; at most 64 labels."""
+    """Keys and values by :data:`~tfcloud.vertexrules.data.LABELS`: up to 63 characters, lowercase letters
+    (international ones too), numbers, '_' and '-'; a key starts with a lowercase letter; at most 64 labels."""
     found: list[Violation] = []
     if len(labels) > LABELS.max_labels:
         found.append(_violation(field, "labels-count", "label-count", expected=f"at most {LABELS.max_labels} labels",
                                 received=len(labels), hint="Drop some labels."))
     for key, value in labels.items():
-        if not isinstance(key, str) or len(key) > LABELS.max_length or not _label_text(key, key=True):
+        if not isinstance(key, str) or not LABELS.allows(key, key=True):
             found.append(_violation(
                 f"{field}[{key!r}]", "label-key", "labels",
                 expected=f"a key of 1 to {LABELS.max_length} lowercase letters, digits, '_' or '-', starting with "
                          "a letter (international characters allowed)", received=key,
                 hint="Lowercase it and replace other characters with '-'."))
-        if not isinstance(value, str) or len(value) > LABELS.max_length or not _label_text(value, key=False):
+        if not isinstance(value, str) or not LABELS.allows(value, key=False):
             found.append(_violation(
                 f"{field}[{key!r}]", "label-value", "labels",
                 expected=f"a value of up to {LABELS.max_length} lowercase letters, digits, '_' or '-' "

@@ -20,6 +20,7 @@ one Google lists), and docs/vertex.md says so.
 from __future__ import annotations
 
 import datetime
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -316,12 +317,28 @@ FLEX_START = FlexStart(
 # -- names -------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
 class LabelRules:
-    """``labels`` (sources "labels" and "label-count"). The proto allows keys and values of 64 characters, the
-    Labels overview 63: the table takes 63, the reading that refuses before a paid build."""
+    """``labels`` (sources "labels" and "label-count"), Google's Labels requirements: at most 64 labels; keys of 1
+    to 63 characters that start with a lowercase letter (international ones too: Unicode ``Ll`` or ``Lo``); keys
+    and values of lowercase letters, numbers, ``_`` and ``-`` only (``[\\p{Ll}\\p{Lo}\\p{N}_-]``), values
+    possibly empty. The proto allows 64 characters, the Labels overview 63: the table takes 63, the reading that
+    refuses before a paid build."""
 
     max_labels: int = 64
     max_length: int = 63
+    #: Unicode categories a key may start with, and those every other character may have (besides ``chars``):
+    #: letters without case (``Lo``, ``Lm``: the Japanese ``チーム`` has a ``Lm``) count as lowercase.
+    first_categories: frozenset[str] = frozenset({"Ll", "Lo"})
+    categories: frozenset[str] = frozenset({"Ll", "Lo", "Lm", "Nd", "Nl", "No"})
+    chars: str = "_-"
     source: str = "labels"
+
+    def allows(self, text: str, *, key: bool) -> bool:
+        """Whether ``text`` is a label key (``key``) or value by these rules."""
+        if len(text) > self.max_length or (key and not text):
+            return False
+        if key and unicodedata.category(text[0]) not in self.first_categories:
+            return False
+        return all(c in self.chars or unicodedata.category(c) in self.categories for c in text)
 
 
 LABELS = LabelRules()

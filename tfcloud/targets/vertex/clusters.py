@@ -408,11 +408,7 @@ def cluster_request(cluster_id: str, *, chief_config: Any = "auto", worker_confi
     network_option.convert(network)
     if not isinstance(custom_service_account, bool):
         raise ValidationError("custom_service_account", "a bool", custom_service_account)
-    try:
-        checked_labels = dict(validate_labels(labels))
-    except ValidationError as exc:
-        raise ValidationError(exc.field.replace("job_labels", "labels"), exc.expected, exc.received,
-                              hint=exc.hint) from None
+    checked_labels = dict(validate_labels(labels, field="labels"))
     pools = cluster_pools(chief_config=chief_config, worker_config=worker_config, worker_count=worker_count,
                           ps_config=ps_config, ps_count=ps_count, evaluator_count=evaluator_count)
     _check_pools(pools)
