@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tfcloud.cli import main
-from tfcloud.errors import ConfigurationError
+from tfcloud.errors import ConfigurationError, ValidationError
 from tfcloud.settings import Settings, gcloud_config, resolve_job_defaults, resolve_settings, user_config_path
 from tfcloud.targets import LocalTarget, VertexTarget
 
@@ -249,3 +249,88 @@ def test_build_reads_the_job_defaults_too(tmp_path: Path, capsys: pytest.Capture
     assert main(["build", "train.py"]) == 2
     assert capsys.readouterr().err == (f"Error: Invalid `tool.tfcloud.requirements` in {tmp_path / 'pyproject.toml'}: "
                                        "expected a path (a string), received 3.\n")
+
+
+# -- one rule per setting, whichever source gives it ------------------------------------------------------------
+@pytest.mark.parametrize("target", [[], ["--vertex"]], ids=["local", "vertex"])
+def test_a_region_in_pyproject_is_checked_as_the_flag_is(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         target: list[str]) -> None:
+    """Another target's option in the file (Vertex AI's region on a local run) is checked too: never accepted
+    silently to fail the day that target is chosen."""
+    _pyproject(tmp_path, "[tool.tfcloud]\nregion = 5\n")
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    os.chdir(tmp_path)
+    assert main(["submit", "train.py", *target, "--dry-run"]) == 2
+    assert capsys.readouterr().err == (f"Error: Invalid `tool.tfcloud.region` in {tmp_path / 'pyproject.toml'}: "
+                                       "expected a string, received 5.\n")
+    _pyproject(tmp_path, '[tool.tfcloud]\nregion = "mars-1"\n')
+    assert main(["submit", "train.py", *target, "--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"Error: Invalid `tool.tfcloud.region` in {tmp_path / 'pyproject.toml'}: expected a region Vertex AI serves "
+        "custom training in, such as us-central1, received 'mars-1'.")
+    _pyproject(tmp_path, '[tool.tfcloud]\nregion = "europe-west4"\n')
+    assert main(["submit", "train.py", "--dry-run"]) == 0  # a good one is kept for the day --vertex is given
+
+
+@pytest.mark.parametrize("target", [[], ["--vertex"]], ids=["local", "vertex"])
+def test_a_region_in_the_environment_names_the_variable(monkeypatch: pytest.MonkeyPatch, script: Path,
+                                                        capsys: pytest.CaptureFixture[str], target: list[str]) -> None:
+    monkeypatch.setenv("TFCLOUD_REGION", "5")
+    assert main(["submit", str(script), *target, "--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith("Error: Invalid `TFCLOUD_REGION`: expected a region Vertex AI serves "
+                                              "custom training in, such as us-central1, received '5'.")
+
+
+@pytest.mark.parametrize(("name", "bad", "expected"), [
+    ("target", "mars", '"local" or "vertex" or "ray"'),
+    ("yes", "maybe", "1, true, yes, on, 0, false, no or off"),
+    ("retry_deadline", "soon", "a number of seconds > 0"),
+    ("docker_host", "nothing", "a Docker engine address: unix:///PATH, tcp://HOST:PORT, ssh://HOST, "
+                               "npipe:////./pipe/NAME, http(s)://HOST:PORT"),
+    ("image_repository", "UP/x", "an image repository such as us-central1-docker.pkg.dev/my-project/tfcloud "
+                                 "(no tag, lowercase)"),
+])
+def test_every_setting_has_one_rule_for_every_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
+                                                     bad: str, expected: str) -> None:
+    """The same rule refuses the same value from a keyword (naming the setting), a variable (naming it), the
+    project's file and the user's (naming the file and key)."""
+    with pytest.raises(ValidationError) as raised:
+        resolve_settings({name: bad}, environ={}, cwd=tmp_path)
+    assert (raised.value.field, raised.value.expected) == (name, expected)
+    var = "TFCLOUD_HOME" if name == "state_dir" else f"TFCLOUD_{name.upper()}"
+    with pytest.raises(ConfigurationError) as err:
+        resolve_settings({}, environ={var: bad}, cwd=tmp_path)
+    assert err.value.message == f"Invalid `{var}`: expected {expected}, received {bad!r}."
+    _pyproject(tmp_path, f'[tool.tfcloud]\n{name} = "{bad}"\n')
+    with pytest.raises(ConfigurationError) as err:
+        resolve_settings({}, environ={}, cwd=tmp_path)
+    assert err.value.message == (f"Invalid `tool.tfcloud.{name}` in {tmp_path / 'pyproject.toml'}: expected "
+                                 f"{expected}, received {bad!r}.")
+    (tmp_path / "pyproject.toml").unlink()
+    user = _user_config(f'{name} = "{bad}"\n')
+    with pytest.raises(ConfigurationError) as err:
+        resolve_settings({}, environ=dict(os.environ), cwd=tmp_path)
+    assert err.value.message == f"Invalid `{name}` in {user}: expected {expected}, received {bad!r}."
+
+
+def test_a_region_from_gcloud_names_its_file_and_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str], script: Path) -> None:
+    base = tmp_path / "gcloud"
+    _gcloud(base, "default", "[core]\nproject = my-project\n[compute]\nregion = mars-1\n")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(base))
+    assert main(["submit", str(script), "--vertex", "--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"Error: Invalid `[compute] region` in the gcloud configuration {base / 'configurations' / 'config_default'}: "
+        "expected a region Vertex AI serves custom training in, such as us-central1, received 'mars-1'.")
+    assert main(["submit", str(script), "--vertex", "--region", "us-east1", "--dry-run"]) == 0  # the flag wins
+
+
+def test_labels_from_a_file_follow_googles_rule_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                script: Path) -> None:
+    _pyproject(tmp_path, '[tool.tfcloud]\nlabels = { team = "ML" }\n')
+    os.chdir(tmp_path)
+    assert main(["submit", str(script), "--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith(f"Error: Invalid `tool.tfcloud.labels['team']` in "
+                                              f"{tmp_path / 'pyproject.toml'}: expected a value of up to 63 ")
+    _pyproject(tmp_path, '[tool.tfcloud]\nlabels = { "équipe" = "données" }\n')
+    assert main(["submit", str(script), "--dry-run"]) == 0

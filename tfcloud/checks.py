@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from tfcloud.settings_value import Settings
 
 __all__ = ["MAX_LABELS", "check_credentials", "check_settings",
-           "validate_bucket", "validate_host_port", "validate_image_reference", "validate_labels"]
+           "validate_bucket", "validate_host_port", "validate_image_reference", "validate_image_repository",
+           "validate_labels"]
 
 MAX_LABELS = 63  # Vertex AI allows 64; tfcloud adds one (tfcloud-submission) to make retries idempotent
 # Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@sha256:digest].
@@ -92,19 +93,26 @@ def validate_image_reference(field: str, value: object) -> str:
     return value
 
 
+def validate_image_repository(value: object, *, field: str = "image_repository") -> str:
+    """An image repository (no tag): Docker's reference grammar, lowercase, at most 255 characters."""
+    if not isinstance(value, str) or not _IMAGE_REPO.match(value) or len(value) > 255:
+        raise ValidationError(field, "an image repository such as us-central1-docker.pkg.dev/my-project/tfcloud "
+                              "(no tag, lowercase)", value,
+                              hint="Name a repository without a tag, such as "
+                                   "us-central1-docker.pkg.dev/my-project/tfcloud (TFCLOUD_IMAGE_REPOSITORY, "
+                                   "image_repository= in run() or [tool.tfcloud]).")
+    return value
+
+
 def check_settings(settings: Settings) -> None:
     """The settings a submission reaches Docker and a registry with: each checked before anything is built. (A
-    target's own, such as Vertex AI's staging bucket and emulator host, are its options: its checks.)"""
+    target's own, such as Vertex AI's staging bucket and emulator host, are its options: its checks.) Settings
+    resolved by :func:`tfcloud.settings.resolve_settings` were checked there, naming their source; this checks
+    one built by hand the same way."""
     for name, value in vars(settings).items():
         check_text(name, value, origin=settings.sources.get(name))
-    origin = settings.sources.get("image_repository")
-    if settings.image_repository is not None and (
-            not _IMAGE_REPO.match(settings.image_repository) or len(settings.image_repository) > 255):
-        raise ValidationError("image_repository", "an image repository such as "
-                              "us-central1-docker.pkg.dev/my-project/tfcloud (no tag, lowercase)",
-                              settings.image_repository, hint="Name a repository without a tag, such as "
-                              "us-central1-docker.pkg.dev/my-project/tfcloud" + (f", in {origin}" if origin else "")
-                              + " (TFCLOUD_IMAGE_REPOSITORY, image_repository= in run() or [tool.tfcloud]).")
+    if settings.image_repository is not None:
+        validate_image_repository(settings.image_repository)
 
 
 def validate_host_port(field: str, value: object, *, flag: str) -> str | None:

@@ -106,7 +106,8 @@ class RetryPolicy:
 
         seconds = ascii_float(deadline)  # ASCII only: float() also takes "١٢٣", "1_0", "inf"
         if seconds is None or not seconds > 0:
-            raise ValidationError("retry_deadline", "a number of seconds > 0 (TFCLOUD_RETRY_DEADLINE)", deadline)
+            raise ValidationError("retry_deadline", "a number of seconds > 0", deadline,
+                                  hint="Set it with TFCLOUD_RETRY_DEADLINE or retry_deadline in [tool.tfcloud].")
         return cls(deadline=seconds, initial=min(0.5, seconds / 10), call_timeout=min(30.0, seconds),
                    create_timeout=min(60.0, seconds))
 

@@ -190,4 +190,6 @@ def confirm_launch(spec: JobSpec, settings: Settings, *, yes: bool = False) -> N
 
 
 def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+    from tfcloud.settings import TRUE_WORDS
+
+    return (value or "").strip().lower() in TRUE_WORDS

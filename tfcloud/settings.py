@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tfcloud._docs import page
-from tfcloud.errors import ConfigurationError, TfcloudError
+from tfcloud.errors import ConfigurationError, TfcloudError, ValidationError
 from tfcloud.settings_value import Settings
 
 __all__ = ["JOB_DEFAULTS", "Settings", "find_pyproject", "gcloud_config", "given_origin", "resolve_job_defaults",
@@ -65,6 +65,55 @@ _EXPECTED = {
     _COUNT: "an integer ≥ 0", _SECONDS: "an integer > 0 (seconds)", _TEXT: "a string", _PATH: "a path (a string)",
     _FLAG: "true or false", _PAIRS: "a table of strings (KEY = \"VALUE\")",
     _MACHINE: "a name from `tfcloud machines`, or \"auto\"", _STRATEGY: "a strategy name",
+}
+
+
+def _check_target(value: str) -> None:
+    import tfcloud.targets as targets
+
+    known = targets.names()
+    if value not in known:
+        raise ValidationError("target", " or ".join(f'"{n}"' for n in known), value)
+
+
+def _check_image_repository(value: str) -> None:
+    from tfcloud.checks import validate_image_repository
+
+    validate_image_repository(value)
+
+
+def _check_docker_host(value: str) -> None:
+    scheme, sep, rest = value.partition("://")
+    if not sep or scheme not in _DOCKER_SCHEMES or not rest or any(c.isspace() for c in value):
+        raise ValidationError("docker_host", "a Docker engine address: unix:///PATH, tcp://HOST:PORT, ssh://HOST, "
+                              "npipe:////./pipe/NAME, http(s)://HOST:PORT", value)
+
+
+def _check_state_dir(value: str) -> None:
+    if not value.strip():
+        raise ValidationError("state_dir", "a directory path", value)
+
+
+def _check_retry_deadline(value: str) -> None:
+    from tfcloud.gcloud import RetryPolicy
+
+    RetryPolicy.from_setting(value)
+
+
+def _check_yes(value: str) -> None:
+    if value.strip().lower() not in (*TRUE_WORDS, *FALSE_WORDS):
+        raise ValidationError("yes", "1, true, yes, on, 0, false, no or off", value)
+
+
+#: Text that turns a setting on, or off (the ``yes`` setting, ``TFCLOUD_*`` flags).
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+_DOCKER_SCHEMES = ("unix", "tcp", "ssh", "npipe", "fd", "http", "https")
+#: Each setting's one rule (a :class:`~tfcloud.errors.ValidationError` naming it), applied to its value wherever
+#: it came from: a flag or keyword, a ``TFCLOUD_*`` variable, a config file, another tool's variable.
+_SETTING_CHECKS: Mapping[str, Callable[[str], None]] = {
+    "target": _check_target, "image_repository": _check_image_repository, "docker_host": _check_docker_host,
+    "state_dir": _check_state_dir, "retry_deadline": _check_retry_deadline, "yes": _check_yes,
 }
 
 
@@ -152,6 +201,12 @@ def gcloud_config(environ: Mapping[str, str] | None = None) -> tuple[dict[str, s
     missing) and the file they came from: ``$CLOUDSDK_CONFIG`` (else ``~/.config/gcloud``), its
     ``active_config`` (or ``$CLOUDSDK_ACTIVE_CONFIG_NAME``), ``configurations/config_NAME``: ``[core] project``,
     ``[ai] region``, else ``[compute] region``. Unreadable files count as absent (gcloud is not tfcloud's)."""
+    found, path = _gcloud_entries(environ)
+    return {name: value for name, (value, _) in found.items()}, path
+
+
+def _gcloud_entries(environ: Mapping[str, str] | None) -> tuple[dict[str, tuple[str, str]], Path | None]:
+    """:func:`gcloud_config`, each value with the key it was read from (``[compute] region``)."""
     import configparser
 
     environ = os.environ if environ is None else environ
@@ -167,13 +222,13 @@ def gcloud_config(environ: Mapping[str, str] | None = None) -> tuple[dict[str, s
             return {}, None
     except (configparser.Error, UnicodeDecodeError):
         return {}, None
-    found = {}
-    project = parser.get("core", "project", fallback="").strip()
-    region = (parser.get("ai", "region", fallback="") or parser.get("compute", "region", fallback="")).strip()
-    if project:
-        found["project"] = project
-    if region:
-        found["region"] = region
+    found: dict[str, tuple[str, str]] = {}
+    for name, keys in (("project", (("core", "project"),)), ("region", (("ai", "region"), ("compute", "region")))):
+        for section, option in keys:
+            value = parser.get(section, option, fallback="").strip()
+            if value:
+                found[name] = (value, f"[{section}] {option}")
+                break
     return found, path
 
 
@@ -205,9 +260,26 @@ def resolve_settings(
                 if layer is not None:
                     raise layer.error(name, "a string", value)
                 raise ConfigurationError(f"Invalid setting `{name}`: expected a string, received {value!r}.")
+            _check_setting(name, value, origin, layer)  # one rule, whichever source gave the value
             values[name], sources[name] = value, origin
             break
     return Settings(sources=sources, **values)  # type: ignore[arg-type]  # values: the str fields only
+
+
+def _check_setting(name: str, value: str, origin: str, layer: _Layer | None) -> None:
+    """``name``'s one rule on ``value``; a bad value names where it came from: the file and key, the variable, or
+    (a flag or keyword) the setting itself."""
+    try:
+        _SETTING_CHECKS[name](value)
+    except ValidationError as exc:
+        if layer is not None:
+            failure = layer.error(name, exc.expected, value)
+        elif origin.startswith("TFCLOUD_") or origin in _FALLBACK_ENV.get(name, ()):
+            failure = ConfigurationError(f"Invalid `{origin}`: expected {exc.expected}, received {value!r}.")
+        else:
+            raise
+        failure.hint = exc.hint
+        raise failure from None
 
 
 def given_origin(name: str, given_as: Mapping[str, str] | None = None) -> str:
@@ -280,9 +352,34 @@ def resolve_job_defaults(
                     values[option], sources[key] = _by_spec(spec, value, lambda e, v=other: ConfigurationError(  # type: ignore[misc]
                         f"Invalid `{v}`: expected {e}, received {environ[v]!r}.")), other
                     break
+    _check_unused(table, layers, environ, cwd)
     if target is not None and _uses_gcloud(target):
         _from_gcloud(target, given, values, sources, environ)
     return values, sources
+
+
+def _check_unused(table: Mapping[str, object], layers: list[_Layer], environ: Mapping[str, str], cwd: Path) -> None:
+    """Another target's options in the variables and files (Vertex AI's ``region`` on a local run) are not used
+    here, but are checked by their option's rule all the same: a value the flag would refuse is never accepted
+    silently, to fail only the day that target is chosen."""
+    in_files = {key for layer in layers for key in layer.table} - {*table, *_SETTING_NAMES, *JOB_DEFAULTS}
+    in_env = {var.removeprefix("TFCLOUD_").lower() for var in environ if var.startswith("TFCLOUD_") and environ[var]}
+    in_env -= {*table, *_SETTING_NAMES, *JOB_DEFAULTS}
+    if not in_files and not in_env:
+        return
+    others = target_defaults()  # a plug-in's are read only for a file that names one (its variables: by it)
+    if in_files - set(others):
+        others = target_defaults(plugins=True)
+    others = {key: found for key, found in others.items() if key in in_files | in_env}
+    for key, (_, kind, spec) in others.items():
+        var = f"TFCLOUD_{key.upper()}"
+        if environ.get(var):
+            _by_spec(spec, _from_env(var, environ[var], kind, cwd), lambda e, v=var: ConfigurationError(  # type: ignore[misc]
+                f"Invalid `{v}`: expected {e}, received {environ[v]!r}."))
+        for layer in layers:
+            if key in layer.table:
+                _by_spec(spec, _from_file(layer, key, layer.table[key], kind),
+                         lambda e, lay=layer, k=key: lay.error(k, e, lay.table[k]))  # type: ignore[misc]
 
 
 def _uses_gcloud(target: object) -> bool:
@@ -299,10 +396,13 @@ def _from_gcloud(target: object, given: Mapping[str, object], values: dict[str, 
               and target.option(name) is not None]  # type: ignore[attr-defined]
     if not wanted:
         return
-    found, path = gcloud_config(environ)
+    found, path = _gcloud_entries(environ)
     for name in wanted:
         if name in found:
-            values[name], sources[name] = found[name], f"gcloud configuration {path}"
+            value, key = found[name]
+            values[name] = _by_spec(target.option(name), value, lambda e, k=key, v=value: ConfigurationError(  # type: ignore[attr-defined, misc]
+                f"Invalid `{k}` in the gcloud configuration {path}: expected {e}, received {v!r}."))
+            sources[name] = f"gcloud configuration {path}"
 
 
 def _by_spec(spec: object, value: object, error: Callable[[str], ConfigurationError]) -> object:
@@ -352,11 +452,25 @@ def _check(kind: str, value: object) -> object:
     return value
 
 
+def _job_rule(key: str, value: object) -> None:
+    """A job default's own rule beyond its kind (the labels: Google's, :func:`tfcloud.checks.validate_labels`)."""
+    if key == "labels":
+        from tfcloud.checks import validate_labels
+
+        validate_labels(value, field="labels")
+
+
 def _from_file(layer: _Layer, key: str, value: object, kind: str) -> object:
     try:
         checked = _check(kind, value)
     except (ValueError, TfcloudError):
         raise layer.error(key, _expected(kind), value) from None
+    try:
+        _job_rule(key, checked)
+    except ValidationError as exc:
+        failure = layer.error(exc.field, exc.expected, exc.received)
+        failure.hint = exc.hint
+        raise failure from None
     if kind == _PATH:  # relative to the file that names it
         return str(layer.path.parent / str(checked))
     return checked
@@ -364,7 +478,7 @@ def _from_file(layer: _Layer, key: str, value: object, kind: str) -> object:
 
 def _flag(text: str) -> object:
     lowered = text.lower()
-    return True if lowered in ("1", "true", "yes", "on") else False if lowered in ("0", "false", "no", "off") else text
+    return True if lowered in TRUE_WORDS else False if lowered in FALSE_WORDS else text
 
 
 def _pairs(text: str) -> object:
@@ -390,6 +504,11 @@ def _from_env(var: str, text: str, kind: str, cwd: Path) -> object:
         expected = _expected(kind).replace('a table of strings (KEY = "VALUE")', "KEY=VALUE[,KEY=VALUE...]")
         expected = expected.replace("true or false", "1, true, 0 or false")
         raise ConfigurationError(f"Invalid `{var}`: expected {expected}, received {text!r}.") from None
+    try:
+        _job_rule(var.removeprefix("TFCLOUD_").lower(), checked)
+    except ValidationError as exc:
+        raise ConfigurationError(f"Invalid `{var}`: expected {exc.expected} ({exc.field}), received {text!r}.",
+                                 hint=exc.hint) from None
     if kind == _PATH:
         return str(cwd / str(checked))
     return checked

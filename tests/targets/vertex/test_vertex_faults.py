@@ -346,4 +346,4 @@ def test_a_bad_retry_deadline_is_bad_input(cli_env: None, monkeypatch: pytest.Mo
     monkeypatch.setenv("TFCLOUD_RETRY_DEADLINE", "soon")
     assert main(["status", "123"]) == 2
     assert capsys.readouterr().err.startswith(
-        "Error: Invalid `retry_deadline`: expected a number of seconds > 0 (TFCLOUD_RETRY_DEADLINE), received 'soon'.")
+        "Error: Invalid `TFCLOUD_RETRY_DEADLINE`: expected a number of seconds > 0, received 'soon'.")
