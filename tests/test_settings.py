@@ -24,7 +24,8 @@ def _vertex(given: dict[str, object], *, environ: dict[str, str],
 
 def test_settings_keep_only_what_is_no_targets() -> None:
     fields = set(Settings.__dataclass_fields__) - {"sources", "job_defaults"}
-    assert fields == {"target", "image_repository", "docker_host", "state_dir", "retry_deadline", "yes"}
+    assert fields == {"target", "image_repository", "docker_host", "image_build_bucket", "state_dir", "retry_deadline",
+                      "yes"}
 
 
 def test_precedence_flag_env_pyproject_default(tmp_path: Path) -> None:
@@ -334,3 +335,22 @@ def test_labels_from_a_file_follow_googles_rule_naming_the_file(tmp_path: Path, 
                                               f"{tmp_path / 'pyproject.toml'}: expected a value of up to 63 ")
     _pyproject(tmp_path, '[tool.tfcloud]\nlabels = { "équipe" = "données" }\n')
     assert main(["submit", str(script), "--dry-run"]) == 0
+
+
+def test_the_image_build_bucket_setting_makes_cloud_build_the_builder(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], script: Path) -> None:
+    """The setting, as ``--image-build-bucket`` does for one job (the flag wins); a local run takes no image."""
+    monkeypatch.setenv("TFCLOUD_IMAGE_BUILD_BUCKET", "my-builds")
+
+    def builder(*flags: str) -> str:
+        assert main(["submit", str(script), *flags, "--dry-run"]) == 0
+        captured = capsys.readouterr()
+        return next((line for line in (captured.out + captured.err).splitlines() if line.startswith("Builder:")), "")
+
+    assert builder("--vertex") == "Builder: Cloud Build (sources staged in gs://my-builds)"
+    assert builder("--vertex", "--image-build-bucket", "theirs") == "Builder: Cloud Build (sources staged in gs://theirs)"
+    assert builder() == ""  # the local target builds no image
+    monkeypatch.setenv("TFCLOUD_IMAGE_BUILD_BUCKET", "goog-builds")
+    assert main(["submit", str(script), "--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith("Error: Invalid `TFCLOUD_IMAGE_BUILD_BUCKET`: expected a Cloud Storage "
+                                              "bucket name")

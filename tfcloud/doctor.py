@@ -2,23 +2,28 @@
 
 Each :class:`Check` is one line: what was looked at, what was found, and, when something is missing, the command
 that fixes it. A check is ``needed`` when the chosen target cannot run a job without it; :func:`can_run` is
-whether every needed check passed (``tfcloud doctor`` exits 0 then, 2 otherwise). Nothing here creates,
-uploads or builds anything: the Docker engine is pinged, a Ray dashboard asked its version, and the Google
-credentials looked for as files (no network call to Google).
+whether every needed check passed (``tfcloud doctor`` exits 0 then, 2 otherwise).
+
+The lines: the installed extras; the build path a job on the chosen target takes (the builder: the Docker
+engine, or Cloud Build with the ``image_build_bucket`` setting or ``--image-build-bucket``; and the TensorFlow
+and parent image its images are built on, :func:`tfcloud.dockerfile.default_base_image`, the one a ``--no-build``
+job's base image also starts from); then, as SkyPilot loops over its clouds, each target's own checks (its
+``doctor_checks``: Vertex AI's credentials, project, region and one cheap call to its endpoint; Ray's address),
+the chosen target's needed. Nothing here creates, uploads or builds anything.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from tfcloud.targets._doctor import Check
 
 if TYPE_CHECKING:
     from tfcloud.settings import Settings
-    from tfcloud.targets import GoogleCloud
-    from tfcloud.where import Resolved
+    from tfcloud.targets import Target
 
 __all__ = ["EXTRAS", "Check", "can_run", "checks", "doctor"]
 
@@ -34,22 +39,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "ui": ("starlette", "uvicorn"),
     "emulator": ("gcp_storage_emulator", "psutil"),
 }
-#: The extras each built-in target needs to run a job (local: a job with a TensorFlow strategy).
-
-
-@dataclass(frozen=True, kw_only=True)
-class Check:
-    """One line of ``tfcloud doctor``: ``ok`` True (fine), False (missing or broken) or None (not set, and not
-    needed); ``needed``: the chosen target cannot run without it."""
-
-    name: str
-    ok: bool | None
-    found: str
-    fix: str = ""
-    needed: bool = False
-
-    def to_dict(self) -> dict[str, object]:
-        return {"check": self.name, "ok": self.ok, "found": self.found, "fix": self.fix, "needed": self.needed}
+#: The fix a line gives for the builder: the flags named are ``tfcloud doctor``'s own (and ``submit``'s).
+BUILDER_FIX = ("Start Docker, or point DOCKER_HOST (or TFCLOUD_DOCKER_HOST) at a running engine; or build with "
+               "Cloud Build: --image-build-bucket BUCKET (or TFCLOUD_IMAGE_BUILD_BUCKET).")
 
 
 def can_run(found: list[Check]) -> bool:
@@ -64,44 +56,61 @@ def _installed(module: str) -> bool:
         return False
 
 
-def doctor(target: str | None = None, *, ray_address: str | None = None) -> tuple[str, list[Check]]:
-    """The target chosen (``target``, else the ``target`` setting) and every check for it."""
+def doctor(target: str | None = None, *, ray_address: str | None = None,
+           image_build_bucket: str | None = None) -> tuple[str, list[Check]]:
+    """The target chosen (``target``, else the ``target`` setting) and every check for it. ``ray_address``: the
+    Ray target's (``--ray``); ``image_build_bucket``: build with Cloud Build (else the setting's)."""
     from tfcloud.settings import resolve_settings
-    from tfcloud.where import resolve
 
-    settings = resolve_settings({"target": target})
-    # the Ray target's address as a job would get it: --ray, else TFCLOUD_RAY_ADDRESS, the config files, RAY_ADDRESS
-    ray = resolve("ray", {"ray_address": ray_address}).target.given().get("ray_address")
-    return settings.target, checks(settings.target, settings, ray_address=str(ray) if ray else None)
+    settings = resolve_settings({"target": target, "image_build_bucket": image_build_bucket},
+                                given_as={"image_build_bucket": "--image-build-bucket"})
+    return settings.target, checks(settings.target, settings, places={"ray": {"ray_address": ray_address}})
 
 
-def checks(target: str, settings: Settings, *, environ: dict[str, str] | None = None,
-           ray_address: str | None = None) -> list[Check]:
-    """Every check, in the order ``tfcloud doctor`` prints them, for a job on ``target`` (``ray_address``: the
-    Ray target's, resolved as a job's)."""
-    from tfcloud.targets import get as target_class
+def checks(target: str, settings: Settings, *, environ: Mapping[str, str] | None = None,
+           places: Mapping[str, Mapping[str, object]] | None = None) -> list[Check]:
+    """Every check, in the order ``tfcloud doctor`` prints them, for a job on ``target``. ``places``: options
+    given for a target by name (``{"ray": {"ray_address": ...}}``); the rest come from the settings."""
+    import tfcloud.targets as targets
 
     env = dict(os.environ if environ is None else environ)
-    cls = target_class(target)
+    cls = targets.get(target)
     value = cls.from_options({})  # the target as a job gets it with no options: what it needs is its own to say
+    builds = value.pushes_image or value.packaged
+    cloud_build = bool(settings.image_build_bucket) and builds
     needed_extras = {extra for _, extra in (*cls.needs, *value.needs_for(strategy_runs_tensorflow=True))}
-    if value.pushes_image:
+    if cloud_build:
+        needed_extras.add("cloud")
+    elif value.pushes_image:
         needed_extras.add("docker")
     found = [_extra(name, modules, needed=name in needed_extras) for name, modules in EXTRAS.items()]
-    found.append(_docker(settings, needed=value.pushes_image))
+    found += _builder(settings, needed=builds, cloud_build=cloud_build, pushes=value.pushes_image)
+    found.append(_tensorflow())
+    others = [c for c in targets.builtin_targets() if c is not cls]
+    for each in (cls, *others):
+        found += _target_checks(each, (places or {}).get(each.name, {}), env, needed=each is cls)
+    return found
+
+
+def _target_checks(cls: type[Target], given: Mapping[str, object], env: dict[str, str], *,
+                   needed: bool) -> list[Check]:
+    """The lines ``cls`` declares (its ``doctor_checks``), for its value as a job would get it: ``given``, then
+    the variables, config files and gcloud's configuration. A bad setting there is a line to fix."""
+    if cls.doctor_checks is None:
+        return []
+    import tfcloud.targets as targets
     from tfcloud.errors import TfcloudError
+    from tfcloud.where import resolve
 
     try:
-        google = _google_target(cls)
-    except TfcloudError as exc:  # a bad project, region, bucket or emulator in a variable or file: a row to fix
-        google = None
-        found.append(Check(name="Google Cloud settings", ok=False if cls.gcloud_defaults else None,
-                           found=exc.message, fix=exc.hint or "", needed=cls.gcloud_defaults))
-    else:
-        found += _google(google, env, needed=cls.gcloud_defaults)
-    found.append(_ray(ray_address, needed=cls.option("ray_address") is not None))
-    found.append(_tensorflow(google.target.google() if google is not None else None))
-    return found
+        found = resolve(cls.name, {k: v for k, v in given.items() if v is not None})
+    except TfcloudError as exc:
+        return [Check(name=f"{cls.title or cls.name} settings", ok=False if needed else None, found=exc.message,
+                      fix=exc.hint or "", needed=needed)]
+    with targets.plugin_errors(cls, f"doctor checks ({cls.doctor_checks})"):
+        run = targets.load(cls.doctor_checks)
+    rows: list[Check] = run(found.target, found.settings, needed=needed, environ=env)
+    return rows
 
 
 def _extra(name: str, modules: tuple[str, ...], *, needed: bool) -> Check:
@@ -112,12 +121,26 @@ def _extra(name: str, modules: tuple[str, ...], *, needed: bool) -> Check:
                  fix=f'pip install "tfcloud[{name}]"', needed=needed)
 
 
-def _docker(settings: Settings, *, needed: bool) -> Check:
-    """The Docker engine the image builds run on: ping it (a few seconds at most)."""
+def _builder(settings: Settings, *, needed: bool, cloud_build: bool, pushes: bool) -> list[Check]:
+    """Who builds the job's images: Cloud Build with the bucket (``image_build_bucket``), else the Docker engine.
+    With Cloud Build, the engine is not needed (its line says so)."""
+    if not cloud_build:
+        return [_docker(settings, needed=needed and pushes)]
+    source = settings.sources.get("image_build_bucket") or "image_build_bucket"
+    return [Check(name="image builder", ok=True, found=f"Cloud Build, sources staged in "
+                                                       f"gs://{settings.image_build_bucket} (from {source})",
+                  needed=needed),
+            _docker(settings, needed=False, instead="not needed: Cloud Build builds the images")]
+
+
+def _docker(settings: Settings, *, needed: bool, instead: str = "") -> Check:
+    """The Docker engine the image builds run on: ping it (a few seconds at most). ``instead``: why it is not
+    needed (said when it does not answer)."""
     name = "Docker engine"
     if not _installed("docker"):
-        return Check(name=name, ok=False if needed else None, found="not checked: the docker extra is missing",
-                     fix='pip install "tfcloud[docker]"', needed=needed)
+        return Check(name=name, ok=False if needed else None,
+                     found=instead or "not checked: the docker extra is missing",
+                     fix="" if instead else 'pip install "tfcloud[docker]"', needed=needed)
     from tfcloud.builders.docker import DockerBuilder
     from tfcloud.errors import TfcloudError
 
@@ -126,120 +149,30 @@ def _docker(settings: Settings, *, needed: bool) -> Check:
         with DockerBuilder(docker_host=settings.docker_host, timeout=5) as builder:
             version = builder.api.version().get("Version", "?")
     except TfcloudError as exc:
-        return Check(name=name, ok=False if needed else None, found=exc.message,
-                     fix="Start Docker, or point DOCKER_HOST (or TFCLOUD_DOCKER_HOST) at a running engine; "
-                         "or build with Cloud Build: --image-build-bucket BUCKET.", needed=needed)
+        failed = exc.message
     except Exception as exc:  # the docker SDK's and requests' own errors: unreachable all the same
-        return Check(name=name, ok=False if needed else None, found=f"unreachable at {where}: {exc}",
-                     fix="Start Docker, or point DOCKER_HOST (or TFCLOUD_DOCKER_HOST) at a running engine; "
-                         "or build with Cloud Build: --image-build-bucket BUCKET.", needed=needed)
-    return Check(name=name, ok=True, found=f"Docker {version} at {where}", needed=needed)
-
-
-def _google_target(cls: Any) -> Resolved | None:
-    """The target whose jobs reach Google Cloud, as a job would get it (its project, region, bucket and emulator
-    from the variables, config files and gcloud's configuration): the chosen one when it reads gcloud's
-    configuration, else the first built-in target that does; None: none does."""
-    import tfcloud.targets as targets
-    from tfcloud.where import resolve
-
-    google = cls if cls.gcloud_defaults else next((c for c in targets.builtin_targets() if c.gcloud_defaults), None)
-    return resolve(google.name, {}) if google is not None else None
-
-
-def _google(found: Resolved | None, env: dict[str, str], *, needed: bool) -> list[Check]:
-    """Credentials (as files: no call to Google), project and region (and where they came from), the staging
-    bucket and the image registry."""
-    rows: list[Check] = []
-    google = found.target.google() if found is not None else None
-    if found is None or google is None:
-        return rows
-    settings = found.settings
-    if google.emulator_host:
-        rows.append(Check(name="Google credentials", ok=True, found=f"not needed: the emulator at "
-                                                                    f"{google.emulator_host}", needed=needed))
+        failed = f"unreachable at {where}: {exc}"
     else:
-        rows.append(_credentials(env, needed=needed))
-    source = settings.sources.get("project")
-    if google.project:
-        rows.append(Check(name="project", ok=True, found=f"{google.project} (from {source or 'the default'})",
-                          needed=needed))
-    else:
-        rows.append(Check(name="project", ok=False if needed else None, found="not set",
-                          fix="gcloud config set project PROJECT, or TFCLOUD_PROJECT=PROJECT, or --project PROJECT",
-                          needed=needed))
-    region_source = settings.sources.get("region") or "the default"
-    rows.append(Check(name="region", ok=True, found=f"{google.region} (from {region_source})", needed=needed))
-    if google.staging_bucket:
-        rows.append(Check(name="staging bucket", ok=True, found=google.staging_bucket))
-    else:
-        rows.append(Check(name="staging bucket", ok=None, found="not set: jobs get no output directory "
-                                                                 "(AIP_MODEL_DIR)",
-                          fix="TFCLOUD_STAGING_BUCKET=gs://BUCKET (or staging_bucket in [tool.tfcloud])"))
-    repository = found.target.repository(settings)
-    if repository:
-        origin = "image_repository" if settings.image_repository else "from the project and region"
-        rows.append(Check(name="image registry", ok=True, found=f"{repository} ({origin})",
-                          needed=needed))
-    else:
-        rows.append(Check(name="image registry", ok=False if needed else None,
-                          found="none: it follows from the project", fix="set the project (above), or "
-                          "TFCLOUD_IMAGE_REPOSITORY=REGION-docker.pkg.dev/PROJECT/REPO", needed=needed))
-    return rows
+        return Check(name=name, ok=True, found=f"Docker {version} at {where}", needed=needed)
+    if instead:
+        return Check(name=name, ok=None, found=f"{instead} ({failed})")
+    return Check(name=name, ok=False if needed else None, found=failed, fix=BUILDER_FIX, needed=needed)
 
 
-def _credentials(env: dict[str, str], *, needed: bool) -> Check:
-    name = "Google credentials"
-    given = env.get("GOOGLE_APPLICATION_CREDENTIALS")
-    if given:
-        if Path(given).is_file():
-            return Check(name=name, ok=True, found=f"{given} (GOOGLE_APPLICATION_CREDENTIALS)", needed=needed)
-        return Check(name=name, ok=False if needed else None,
-                     found=f"GOOGLE_APPLICATION_CREDENTIALS names {given}, which is not a file",
-                     fix="point GOOGLE_APPLICATION_CREDENTIALS at a key file, or unset it and run "
-                         "gcloud auth application-default login", needed=needed)
-    base = Path(env.get("CLOUDSDK_CONFIG") or Path("~/.config/gcloud").expanduser())
-    adc = base / "application_default_credentials.json"
-    if adc.is_file():
-        return Check(name=name, ok=True, found=f"{adc} (gcloud's application default credentials)", needed=needed)
-    return Check(name=name, ok=False if needed else None, found="none found (no GOOGLE_APPLICATION_CREDENTIALS, no "
-                 "application default credentials)", fix="gcloud auth application-default login", needed=needed)
-
-
-def _ray(address: str | None, *, needed: bool) -> Check:
-    """A Ray cluster's dashboard, asked its version (a few seconds at most)."""
-    name = "Ray address"
-    if not address:
-        return Check(name=name, ok=False if needed else None, found="not set",
-                     fix="--ray http://HEAD:8265, or TFCLOUD_RAY_ADDRESS (or RAY_ADDRESS)", needed=needed)
-    import json
-    import urllib.error
-    import urllib.request
-
-    url = address.rstrip("/") + "/api/version"
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:  # the user's own address
-            version = json.loads(response.read().decode("utf-8", errors="replace")).get("ray_version", "?")
-    except (OSError, ValueError, urllib.error.URLError) as exc:
-        return Check(name=name, ok=False if needed else None, found=f"{address} unreachable: {exc}",
-                     fix="start the cluster (ray start --head --dashboard-host 0.0.0.0), or fix the address",
-                     needed=needed)
-    return Check(name=name, ok=True, found=f"{address} (Ray {version})", needed=needed)
-
-
-def _tensorflow(google: GoogleCloud | None) -> Check:
-    """The installed TensorFlow against the images a job would use: the official image of the same version
-    (built jobs), and Vertex AI's newest prebuilt not newer than it (jobs without a build)."""
-    from tfcloud.dockerfile import installed_tensorflow_version
-    from tfcloud.prebuilt import prebuilt_training_image
+def _tensorflow() -> Check:
+    """The TensorFlow a job's images carry and the parent image they are built on: the installed TensorFlow's
+    official image (:func:`tfcloud.dockerfile.default_base_image`), for a built image and for a ``--no-build``
+    job's base image (:mod:`tfcloud.baseimage`) alike."""
+    from tfcloud.baseimage import BASE_IMAGE_NAME
+    from tfcloud.dockerfile import default_base_image, installed_tensorflow_version
 
     version = installed_tensorflow_version()
-    prebuilt = prebuilt_training_image(version, device="cpu", region=google.region if google else "us-central1")
     if version is None:
-        return Check(name="TensorFlow", ok=None, found=f"not installed: built images need --parent-image; "
-                                                       f"prebuilt images run TensorFlow {prebuilt.version}",
+        return Check(name="TensorFlow", ok=None, found="not installed: a job's image then needs a parent image "
+                                                       "(submit's --parent-image)",
                      fix='pip install "tfcloud[tensorflow]"')
-    minor = ".".join(version.split(".")[:2])
-    same = "the same" if minor == prebuilt.version else f"TensorFlow {prebuilt.version}, older"
-    return Check(name="TensorFlow", ok=True, found=f"{version}: built images use tensorflow/tensorflow:{version}; "
-                                                   f"prebuilt ones (no build) run {same}")
+    parent = default_base_image(gpu=False, tensorflow_version=version)
+    gpu = default_base_image(gpu=True, tensorflow_version=version)
+    return Check(name="TensorFlow", ok=True,
+                 found=f"{version}: images are built on {parent} ({gpu} for GPUs), and build-free jobs "
+                       f"(--no-build) run {BASE_IMAGE_NAME} built on the same, TensorFlow {version}")

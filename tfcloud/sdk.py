@@ -222,10 +222,25 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
     check_entry_point(entry_point)
     found = resolve(target, given, job_keys=frozenset(JobOptions.__annotations__),
                     flags={k: given.get(k) for k in SETTINGS_OPTIONS})
-    _require_extras(entry_point, found.rest, target=found.target, intent=intent)
-    spec = build_spec(entry_point=entry_point, target=found.target, settings=found.settings, intent=intent,
-                      **found.rest)
+    builds = found.target.pushes_image or found.target.packaged
+    rest = _with_build_bucket(found.rest, found.settings, pushes_image=builds)
+    _require_extras(entry_point, rest, target=found.target, intent=intent)
+    spec = build_spec(entry_point=entry_point, target=found.target, settings=found.settings, intent=intent, **rest)
     return spec, found.settings
+
+
+def _with_build_bucket(options: dict[str, Any], settings: Settings, *, pushes_image: bool) -> dict[str, Any]:
+    """The ``image_build_bucket`` setting (Cloud Build builds) for a job whose image is pushed (its own, or a
+    ``--no-build`` job's base image) and whose ``docker_config`` names no bucket of its own."""
+    from tfcloud.spec import DockerConfig
+
+    docker = options.get("docker_config", "auto")
+    docker = DockerConfig() if docker is None or docker == "auto" else docker
+    if not settings.image_build_bucket or not pushes_image or not isinstance(docker, DockerConfig) or \
+            docker.image_build_bucket:
+        return options
+    return {**options, "docker_config": DockerConfig(docker.image, docker.parent_image, docker.cache_from,
+                                                     settings.image_build_bucket)}
 
 
 def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: Any, intent: str) -> None:

@@ -89,6 +89,12 @@ def _check_docker_host(value: str) -> None:
                               "npipe:////./pipe/NAME, http(s)://HOST:PORT", value)
 
 
+def _check_image_build_bucket(value: str) -> None:
+    from tfcloud.checks import validate_bucket
+
+    validate_bucket("image_build_bucket", value)
+
+
 def _check_state_dir(value: str) -> None:
     if not value.strip():
         raise ValidationError("state_dir", "a directory path", value)
@@ -113,7 +119,7 @@ _DOCKER_SCHEMES = ("unix", "tcp", "ssh", "npipe", "fd", "http", "https")
 #: it came from: a flag or keyword, a ``TFCLOUD_*`` variable, a config file, another tool's variable.
 _SETTING_CHECKS: Mapping[str, Callable[[str], None]] = {
     "target": _check_target, "image_repository": _check_image_repository, "docker_host": _check_docker_host,
-    "state_dir": _check_state_dir, "retry_deadline": _check_retry_deadline, "yes": _check_yes,
+    "image_build_bucket": _check_image_build_bucket, "state_dir": _check_state_dir, "retry_deadline": _check_retry_deadline, "yes": _check_yes,
 }
 
 

@@ -12,7 +12,8 @@ __all__ = ["Settings"]
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
-    """What is no one target's: the target chosen by default, the image repository, the Docker engine, the state
+    """What is no one target's: the target chosen by default, the image repository, the builder (the Docker engine,
+    or Cloud Build with a bucket), the state
     directory, the deadlines and the launch confirmation. Each field's env var is ``TFCLOUD_<FIELD>``. A target's
     own settings (Vertex AI's ``project``, ``region``, ``staging_bucket``, ``emulator_host``; Ray's
     ``ray_address``) are its options: they resolve into the target value (:func:`tfcloud.where.resolve`)."""
@@ -20,6 +21,9 @@ class Settings:
     target: str = "local"
     image_repository: str | None = None  # default: the target's (Vertex AI: {region}-docker.pkg.dev/{project}/tfcloud)
     docker_host: str | None = None
+    #: A Cloud Storage bucket: build images with Cloud Build (its sources go there) instead of the Docker engine;
+    #: ``--image-build-bucket`` (``DockerConfig.image_build_bucket``) overrides it for one job.
+    image_build_bucket: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
     retry_deadline: str | None = None  # seconds to keep retrying a Google Cloud call that fails transiently
     yes: str | None = None  # "1"/"true": submit a paid job without asking first (tfcloud.printers.confirm_launch)

@@ -21,15 +21,22 @@ def doctor(
     target: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--target", metavar="NAME", help="Check for this target (default: the target setting).",
         show_default=False)] = None,
+    image_build_bucket: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--image-build-bucket", metavar="BUCKET", help="Check for builds with Cloud Build, staging the source in "
+        "this bucket, as submit's flag does (default: the image_build_bucket setting); no Docker engine needed.",
+        show_default=False)] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ) -> None:
-    """Check this machine before a first job: installed extras, the Docker engine, Google credentials, project
-    and region (and whether gcloud's configuration gave them), the staging bucket, the image registry, a Ray
-    address, TensorFlow against the images. Exit 0 when the chosen target can run a job, 2 otherwise."""
+    """Check this machine before a first job: installed extras, the builder (the Docker engine, or Cloud Build),
+    the TensorFlow and parent image the job's images are built on, then each target's own checks: Google
+    credentials, project and region (and whether gcloud's configuration gave them), the staging bucket, the image
+    registry and one call to Vertex AI's endpoint; a Ray address. Exit 0 when the chosen target can run a job, 2
+    otherwise."""
     from tfcloud.doctor import can_run
     from tfcloud.doctor import doctor as run_checks
 
-    name, found = run_checks(selected_target(local, vertex, ray, target), ray_address=ray)
+    name, found = run_checks(selected_target(local, vertex, ray, target), ray_address=ray,
+                             image_build_bucket=image_build_bucket)
     ready = can_run(found)
     if json_output:
         typer.echo(dumps({"target": name, "can_run": ready, "checks": [c.to_dict() for c in found]},

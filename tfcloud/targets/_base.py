@@ -11,6 +11,7 @@ about it, so that nothing outside the target's own package branches on its name:
   its jobs;
 - ``needs``: the optional extras its backend imports (checked before anything happens);
 - ``backend``, ``tuner``: ``"module:attribute"`` strings, imported only when a job is submitted or tuned;
+- ``doctor_checks``: ``"module:function"``, its lines of ``tfcloud doctor`` (imported only there);
 - :meth:`Target.describe_machine`, :meth:`Target.endpoint`, :meth:`Target.notes`: its rows in the plan.
 
 A plug-in needs nothing from tfcloud but this module's two classes and the backend protocol
@@ -209,6 +210,10 @@ class Target:
     #: rows ``{"kind": "unreadable", "job_id", "why", "created"}`` the dashboard shows rather than drops; None:
     #: it keeps none.
     unreadable: ClassVar[str | None] = None
+    #: ``"module:function"`` of its own ``tfcloud doctor`` lines (credentials, its endpoint, its address...):
+    #: ``function(value, settings, *, needed, environ) -> list[Check]`` (:class:`tfcloud.targets._doctor.Check`;
+    #: ``needed``: it is the chosen target, so a missing piece stops its jobs); None: none of its own.
+    doctor_checks: ClassVar[str | None] = None
     @property
     def container(self) -> bool:
         """Whether its replicas run from the job's container image (the stages build one first)."""

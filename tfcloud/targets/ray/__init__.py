@@ -28,3 +28,4 @@ class RayTarget(RayOptions):
     """
 
     backend: ClassVar[str] = "tfcloud.targets.ray.backend:RayBackend"
+    doctor_checks: ClassVar[str | None] = "tfcloud.targets.ray.doctor:checks"

@@ -33,4 +33,5 @@ class VertexTarget(VertexOptions):
     (:attr:`location`)."""
 
     backend: ClassVar[str] = "tfcloud.targets.vertex.backend:VertexBackend"
+    doctor_checks: ClassVar[str | None] = "tfcloud.targets.vertex.doctor:checks"
     tuner: ClassVar[str | None] = "tfcloud.targets.vertex.tuning:VertexTuner"
