@@ -119,7 +119,8 @@ _DOCKER_SCHEMES = ("unix", "tcp", "ssh", "npipe", "fd", "http", "https")
 #: it came from: a flag or keyword, a ``TFCLOUD_*`` variable, a config file, another tool's variable.
 _SETTING_CHECKS: Mapping[str, Callable[[str], None]] = {
     "target": _check_target, "image_repository": _check_image_repository, "docker_host": _check_docker_host,
-    "image_build_bucket": _check_image_build_bucket, "state_dir": _check_state_dir, "retry_deadline": _check_retry_deadline, "yes": _check_yes,
+    "image_build_bucket": _check_image_build_bucket, "state_dir": _check_state_dir,
+    "retry_deadline": _check_retry_deadline, "yes": _check_yes,
 }
 
 
