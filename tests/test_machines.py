@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tfcloud import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig, ValidationError
@@ -172,3 +174,40 @@ def test_every_gpu_is_named_as_the_installed_vertex_client_names_it() -> None:
     for accelerator in AcceleratorType:
         if accelerator.is_gpu:
             assert accelerator.value in names
+
+
+# -- what can run: GB200 (Arm) is marked and refused with one reason (issue 40) ----------------------------------
+def test_only_the_arm_machine_is_not_yet_runnable() -> None:
+    from tfcloud.machines import IMAGE_ARCHITECTURES, not_yet_runnable
+    from tfcloud.vertexrules import MACHINE_TYPES
+
+    blocked = {name for name, config in COMMON_MACHINE_CONFIGS.items() if not_yet_runnable(config)}
+    assert blocked == {"GB200_4X"}
+    assert MACHINE_TYPES["a4x-highgpu-4g"].arm and "arm64" not in IMAGE_ARCHITECTURES  # the two facts it reads
+
+
+@pytest.mark.parametrize("flags", [["--chief-config", "GB200_4X"],
+                                   ["--chief-config", "GB200_4X", "--reservation", "us-central1-a/gb200"],
+                                   ["--worker-count", "1", "--worker-config", "GB200_4X", "--chief-config", "B200_8X",
+                                    "--reservation", "any", "--region", "us-central1"]],
+                         ids=["chief", "chief-with-reservation", "worker"])
+def test_machines_marks_gb200_and_a_job_on_it_is_refused_with_the_same_reason(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]) -> None:
+    import json
+
+    from tfcloud.cli import main
+    from tfcloud.machines import not_yet_runnable
+
+    reason = not_yet_runnable(COMMON_MACHINE_CONFIGS["GB200_4X"])
+    assert reason is not None and reason.startswith("not yet runnable: a4x-highgpu-4g has Arm CPUs")
+    assert main(["machines"]) == 0
+    out = capsys.readouterr().out
+    assert "\nGB200_4X *  " in out and f"\n* GB200_4X: {reason}.\n" in out
+    assert main(["machines", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["GB200_4X"]["not_yet_runnable"] == reason
+    script = tmp_path / "train.py"
+    script.write_text("print('hi')\n")
+    assert main(["submit", str(script), "--vertex", *flags, "--dry-run"]) == 2
+    option = "worker_config" if "--worker-config" in flags else "chief_config"
+    assert capsys.readouterr().err == (f"Error: Invalid `{option}`: expected a machine a job can run on, received "
+                                       f"'GB200_4X'.\nGB200_4X is {reason}.\n")

@@ -339,6 +339,25 @@ def machine_config_from_name(value: str, *, field: str) -> MachineConfig:
     raise ValidationError(field, "a name from `tfcloud machines`: " + ", ".join(COMMON_MACHINE_CONFIGS), value)
 
 
+#: The CPU architectures of the images tfcloud builds and runs (its Dockerfile, built on an amd64 engine or Cloud
+#: Build, and the official TensorFlow images it starts from): amd64 only.
+IMAGE_ARCHITECTURES = frozenset({"amd64"})
+
+
+def not_yet_runnable(config: MachineConfig) -> str | None:
+    """Why no job can run on ``config`` yet, or None: an Arm host (A4X, the GB200's; Google's table,
+    :mod:`tfcloud.vertexrules`) runs arm64 images only, and tfcloud builds :data:`IMAGE_ARCHITECTURES`. The one
+    reason ``tfcloud machines`` marks the machine with and a job on it is refused with."""
+    from tfcloud.vertexrules import MACHINE_TYPES
+
+    row = MACHINE_TYPES.get(config.machine_type)
+    if row is None or not row.arm or "arm64" in IMAGE_ARCHITECTURES:
+        return None
+    return (f"not yet runnable: {config.machine_type} has Arm CPUs, which run arm64 images only, and tfcloud builds "
+            f"{', '.join(sorted(IMAGE_ARCHITECTURES))} images; pick an x86 machine (B200_8X, H200_8X) until it "
+            "builds arm64 ones")
+
+
 def offered_configs(today: datetime.date | None = None) -> dict[str, MachineConfig]:
     """The catalog less what Vertex AI does not offer on ``today`` (None: the day of the run): an accelerator past
     its end of support (P100 from 2026-09-15) is left out, as Google's table says (:mod:`tfcloud.vertexrules`)."""

@@ -20,9 +20,10 @@ def machines(
 ) -> None:
     """List the machine configs Vertex AI offers today and the training machine each maps to (Google's table, on
     the docs site's Machines page)."""
-    from tfcloud.machines import offered_configs
+    from tfcloud.machines import not_yet_runnable, offered_configs
 
     catalog = offered_configs()
+    blocked = {name: reason for name, m in catalog.items() if (reason := not_yet_runnable(m)) is not None}
 
     if prices:
         from tfcloud.price_table import PRICE_SOURCES
@@ -36,7 +37,8 @@ def machines(
             name: {"machine_type": m.machine_type, "cpu_cores": m.cpu_cores, "memory_gb": m.memory,
                    "accelerator_type": m.accelerator_type.name, "accelerator_count": m.accelerator_count,
                    **({"tpu_topology": m.tpu_topology, "tpu_hosts": m.tpu_hosts} if m.tpu_topology else {}),
-                   **({key: machine_price(m, capacity=kind)[0] for key, kind, _ in kinds} if prices else {})}
+                   **({key: machine_price(m, capacity=kind)[0] for key, kind, _ in kinds} if prices else {}),
+                   **({"not_yet_runnable": blocked[name]} if name in blocked else {})}
             for name, m in catalog.items()
         }, indent=2))
         return
@@ -46,7 +48,8 @@ def machines(
         accel = "-" if m.accelerator_count == 0 else f"{m.accelerator_count} x {m.accelerator_type.name}"
         if m.tpu_hosts > 1:
             accel += f" x {m.tpu_hosts} hosts ({m.tpu_topology})"
-        rows.append([name, m.machine_type, str(m.cpu_cores or "-"), f"{m.memory:g}" if m.memory else "-", accel,
+        rows.append([name + (" *" if name in blocked else ""), m.machine_type, str(m.cpu_cores or "-"),
+                     f"{m.memory:g}" if m.memory else "-", accel,
                      *([price_table_line(m, capacity=kind) for _, kind, _ in kinds] if prices else [])])
     # Plain aligned columns (no rich table: rich's console is most of this command's start-up otherwise).
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -54,6 +57,8 @@ def machines(
         typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
     from tfcloud._docs import page
 
+    for name, reason in blocked.items():
+        typer.echo(f"\n* {name}: {reason}.")
     typer.echo("\nOnly what Vertex AI offers today; the regions that serve each accelerator, TPU topologies and the "
                f"other rules: {page('machines')} and {page('vertex')}.")
     if prices:

@@ -485,6 +485,5 @@ def check_image_architecture(pools: Sequence[Mapping[str, Any]], architectures: 
                 f"{field}[{i}].machine_spec.machine_type", "arm-image-required", "accelerator-family",
                 expected=f"an arm64 image on {row.name} (its CPUs are Arm)",
                 received="an image for " + ", ".join(sorted(architectures) or ["amd64"]),
-                hint="tfcloud builds amd64 images only: pick an x86 machine (B200_8X, H200_8X) until it builds "
-                     "arm64 ones."))
+                hint="Run an image built for arm64 on it, or pick an x86 machine."))
     return found

@@ -33,8 +33,7 @@ REFUSED = [
      "tpu-one-pool-one-replica"),
     (["--worker-count", "1", "--worker-config", "TPU_V5E_16X", "--spot"], "worker_config", "spot-multi-host-tpu"),
     (["--chief-config", "P100_1X"], "chief_config", "accelerator-end-of-support"),
-    (["--chief-config", "GB200_4X"], "reservation", "reservation-required"),
-    (["--chief-config", "GB200_4X", "--reservation", "us-central1-a/gb200"], "chief_config", "arm-image-required"),
+    # GB200_4X (Arm) is refused before Google's rules, as `tfcloud machines` marks it: tests/test_machines.py
     (["--experiment", "exp", "--tensorboard", "42", "--service-account", SA, "--output-dir", "gs://bkt/out"],
      "tensorboard", "experiment-with-tensorboard"),
     (["--experiment", "exp"], "service_account", "experiment-service-account"),

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
 __all__ = ["check_google_rules", "check_persistent_resource_request", "option_for", "to_error", "violations"]
 
-#: The architectures of the images tfcloud runs (its Dockerfile and Google's prebuilt images): amd64 only.
-IMAGE_ARCHITECTURES = frozenset({"amd64"})
 _POOL = re.compile(r"^job_spec\.worker_pool_specs\[(\d+)\](.*)$")
 _CLUSTER_POOL = re.compile(r"^resource_pools\[\d+\].*$")
 _FIELDS = {"location": "region", "display_name": "display_name", "job_spec.tensorboard": "tensorboard",
@@ -70,12 +68,23 @@ def violations(spec: JobSpec, target: VertexPlace, *, region: str,
     found += check_sdk_rules(request)
     if spec.strategy is not Strategy.NONE:  # the launcher runs a TensorFlow strategy
         found += check_framework(pools, "tensorflow")
+    from tfcloud.machines import IMAGE_ARCHITECTURES
+
     found += check_image_architecture(pools, IMAGE_ARCHITECTURES)
     return found
 
 
 def check_google_rules(spec: JobSpec, target: VertexPlace, *, region: str, today: datetime.date | None = None) -> None:
-    """Raise the first violation as a :class:`ValidationError` (exit 2)."""
+    """Raise the first violation as a :class:`ValidationError` (exit 2): first a machine no job can run on yet
+    (:func:`tfcloud.machines.not_yet_runnable`, the reason ``tfcloud machines`` shows), then Google's rules."""
+    from tfcloud.machines import COMMON_MACHINE_CONFIGS, not_yet_runnable
+
+    for pool in spec.pools:
+        reason = not_yet_runnable(pool.machine)
+        if reason is not None:
+            name = next((n for n, c in COMMON_MACHINE_CONFIGS.items() if c == pool.machine), pool.machine.machine_type)
+            raise ValidationError(f"{pool.role.value}_config", "a machine a job can run on", name,
+                                  hint=f"{name} is {reason}.")
     found = violations(spec, target, region=region, today=today)
     if found:
         raise to_error(found[0], tpu_first=spec.chief.machine.is_tpu)

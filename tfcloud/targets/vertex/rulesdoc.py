@@ -26,7 +26,7 @@ def _source(key: str) -> str:
 
 
 def _catalog() -> list[str]:
-    from tfcloud.machines import COMMON_MACHINE_CONFIGS, RETIRED_CONFIGS
+    from tfcloud.machines import COMMON_MACHINE_CONFIGS, RETIRED_CONFIGS, not_yet_runnable
 
     lines = ["| Name | Machine type | Accelerator | Boot disk | Regions that serve it for training | Note |",
              "|---|---|---|---|---|---|"]
@@ -43,8 +43,8 @@ def _catalog() -> list[str]:
             notes.append(f"refused from {info.end_of_support.isoformat()} (end of support; use {info.replacement})")
         if info is not None and info.needs_reservation:
             notes.append("reservation only")
-        if row.arm:
-            notes.append("Arm host: refused until tfcloud builds arm64 images")
+        if not_yet_runnable(config):
+            notes.append(f"{not_yet_runnable(config)} (marked in `tfcloud machines`, refused at plan time)")
         tpu = TPU_MACHINES.get(row.name)
         if tpu is not None and "tensorflow" not in tpu.frameworks:
             notes.append("JAX/PyTorch only (`--strategy none`); TensorFlow refused")
