@@ -54,7 +54,10 @@ def tests(session: nox.Session) -> None:
     _ensure_docker(session)
     _ensure_browser(session)
     _install(session)
-    session.run("pytest", *(session.posargs or ["-q"]))
+    # The 30 slowest tests in CI's log, and the whole report as a file (.nox/tests-report.xml) a later session
+    # can read for where the time goes.
+    report = ["--durations=30", f"--junitxml={ROOT / '.nox' / 'tests-report.xml'}"]
+    session.run("pytest", *(session.posargs or ["-q", *report]))
 
 
 @nox.session
