@@ -34,6 +34,7 @@ from tfcloud.strategy import EXPLICIT
 if TYPE_CHECKING:
     from tfcloud.artifacts import PreparedJob
     from tfcloud.prices import JobPrice
+    from tfcloud.submission import Rerun
 
 __all__ = ["ContextEntry", "ImagePlan", "PackagePlanView", "Plan", "PoolRow", "generated_files", "make_plan",
            "plan_html", "plan_rows", "plan_text", "price_of", "script_warnings"]
@@ -172,6 +173,14 @@ class Plan:
 
     def _repr_html_(self) -> str:  # a notebook shows the plan as tables
         return plan_html(self)
+
+    @property
+    def rerun(self) -> Rerun:
+        """The command that submits this job again (:func:`tfcloud.submission.rerun`; env values included, so
+        it is kept out of :meth:`to_dict`, which names env variables only)."""
+        from tfcloud.submission import rerun
+
+        return rerun(self.spec)
 
     @property
     def command_line(self) -> str:

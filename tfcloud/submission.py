@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfcloud._files import write_private_json
+from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
     from tfcloud.settings_value import Settings
     from tfcloud.spec import JobSpec
+    from tfcloud.targets import Option, Target
 
-__all__ = ["latest", "load", "record_path", "save", "summary"]
+__all__ = ["Rerun", "latest", "load", "record_path", "rerun", "save", "summary"]
 
 _RECORD_DIR = "submissions"
 
@@ -48,6 +51,7 @@ def summary(spec: JobSpec, settings: Settings, *, image: str | None = None) -> d
         "labels": dict(spec.job_labels),
         "sources": {name: {"value": _plain(values.get(name)), "from": origin}
                     for name, origin in sorted(settings.sources.items())},
+        "rerun": rerun(spec).to_dict(),
     }
 
 
@@ -103,3 +107,120 @@ def _entries(directory: Path) -> list[Path]:
         return list(directory.iterdir())
     except OSError:
         return []
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rerun:
+    """The command that submits a job again: ``head`` (``tfcloud submit ENTRY`` and every option that shaped
+    the job), ``args`` (the script's own arguments, after ``--``) and ``not_reproduced`` (what the command
+    line cannot say: a custom machine config; each with why)."""
+
+    head: tuple[str, ...]
+    args: tuple[str, ...]
+    not_reproduced: tuple[str, ...] = ()
+
+    @property
+    def argv(self) -> list[str]:
+        return [*self.head, *(["--", *self.args] if self.args else [])]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"head": list(self.head), "args": list(self.args), "not_reproduced": list(self.not_reproduced)}
+
+
+def rerun(spec: JobSpec) -> Rerun:
+    """The one place a job becomes the command line that submits it again (the dashboard's Rerun, the JSON
+    plan's ``rerun``): the target and each of its options the job was given, the cluster (counts, machines by
+    their catalog names, the strategy when one was asked for), requirements, labels, env, secrets by reference,
+    data sets, the image options, the build context and the display name. Settings that came from the
+    environment or a config file are left to them, as they were the first time."""
+    from tfcloud.machines import COMMON_MACHINE_CONFIGS
+    from tfcloud.spec import Role, Strategy
+    from tfcloud.strategy import EXPLICIT
+    from tfcloud.targets import BUILTIN
+    from tfcloud.targets._base import target_of
+    from tfcloud.validate import RESERVED_ENV, default_display_name
+
+    target = target_of(spec)
+    head = ["tfcloud", "submit", str(spec.entry_point), "--target", target.name]
+    missing: list[str] = []
+    for name, value in _target_words(target).items():  # a built-in target's options are flags; a plug-in's -o
+        option = target.option(name)
+        assert option is not None
+        if target.name in BUILTIN and option.cli_flag:
+            head += option.cli_args(value)
+        else:
+            head += ["-o", f"{name}={value}"]
+    flag_of = {Role.CHIEF: "--chief-config", Role.WORKER: "--worker-config", Role.PS: "--ps-config"}
+    count_of = {Role.WORKER: "--worker-count", Role.PS: "--ps-count"}
+    for pool in spec.pools:
+        if pool.role in count_of and pool.replica_count:
+            head += [count_of[pool.role], str(pool.replica_count)]
+        if pool.role is Role.EVALUATOR:
+            head.append("--evaluator")
+            continue
+        known = next((n for n, c in COMMON_MACHINE_CONFIGS.items() if c == pool.machine), None)
+        if known is not None:
+            head += [flag_of[pool.role], known]
+        else:
+            missing.append(f"the {pool.role.value} machine ({pool.machine!r}): not a catalog name, which is all "
+                           "the command line takes; tfcloud.run() takes it as a MachineConfig")
+    if spec.strategy is Strategy.NONE:
+        head += ["--strategy", "none"]
+    elif spec.strategy_reason == EXPLICIT:
+        head += ["--strategy", spec.strategy.value]
+    if spec.requirements_txt is not None:
+        head += ["-r", str(spec.requirements_txt)]
+    for flag, pairs in (("--label", spec.job_labels), ("--env", spec.env), ("--secret", spec.secrets)):
+        for key, value in pairs.items():
+            if flag != "--env" or key not in RESERVED_ENV:  # tfcloud's own (the secrets' references)
+                head += [flag, f"{key}={value}"]
+    for data in spec.data:
+        head += ["--data", f"{data.name}={data.source}"]
+    docker = spec.docker_config
+    for flag, value in (("--image", docker.image), ("--parent-image", docker.parent_image),
+                        ("--cache-from", docker.cache_from), ("--image-build-bucket", docker.image_build_bucket)):
+        if isinstance(value, str) and value:
+            head += [flag, value]
+    if spec.context_dir is not None:
+        head += ["--context", str(spec.context_dir)]
+    if spec.display_name != default_display_name(spec.entry_point):
+        head += ["--display-name", spec.display_name]
+    return Rerun(head=tuple(head), args=tuple(spec.entry_point_args), not_reproduced=tuple(missing))
+
+
+def _target_words(target: Target) -> dict[str, Any]:
+    """The target's given options as the command line takes them (a bool as itself, the rest as text; an enum
+    field as the choice that gives it), less those another given option implies (``--spot`` sets
+    ``scheduling``)."""
+    import enum
+
+    given: dict[str, Any] = {}
+    for name, value in target.given().items():
+        option = target.option(name)
+        if option is None:
+            continue
+        if isinstance(value, bool):
+            given[name] = value if option.type is bool else ("true" if value else "false")
+        elif isinstance(value, enum.Enum):
+            given[name] = next((c for c in option.choices if _converts(option, c) == value),
+                               str(value.value).lower().replace("_", "-"))
+        else:
+            given[name] = value if option.type in (int, float) else str(value)
+    for name in list(given):
+        rest = {k: v for k, v in given.items() if k != name}
+        try:
+            without = type(target).from_options(rest)
+        except ValidationError:  # the option is needed (its absence breaks a rule): keep it
+            continue
+        option = target.option(name)
+        assert option is not None
+        if getattr(without, option.attribute) == getattr(target, option.attribute):
+            del given[name]
+    return given
+
+
+def _converts(option: Option, text: str) -> object:
+    try:
+        return option.convert(text)
+    except ValidationError:  # not this choice
+        return None

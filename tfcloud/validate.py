@@ -61,7 +61,7 @@ MAX_ENV_LENGTH = 131_071
 MAX_ENV_TOTAL = 1_000_000  # every --env variable together; Linux's ARG_MAX (2 MiB) also holds the arguments
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: What tfcloud sets in every replica (TFCLOUD_AUTO_CHECKPOINT, TFCLOUD_LOGICAL_CPUS... are the user's to set).
-_RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT",
+RESERVED_ENV = _RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT",
                  "TFCLOUD_SECRET_REFS")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DISPLAY_NAME_MAX = 128
@@ -279,6 +279,11 @@ def _context_dir(value: object, entry: Path) -> Path | None:
     if not found:
         raise ValidationError("context_dir", expected, str(value))
     return path
+
+
+def default_display_name(entry: Path) -> str:
+    """The display name a job gets when none is given (``tfcloud-<the entry point's stem>``)."""
+    return _display_name(None, entry)
 
 
 def _display_name(value: object, entry: Path) -> str:

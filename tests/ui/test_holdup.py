@@ -471,7 +471,7 @@ def test_an_output_file_downloads_from_the_page_and_the_rerun_command_takes_edit
         status, _, _ = _raw(served, f"/api/jobs/{job.job_id}/artifact?path={urllib.parse.quote(outside)}")
         assert status == 404, outside
 
-    command = f"tfcloud submit {tmp_path / 'save.py'} --target local"
+    command = f"tfcloud submit {tmp_path / 'save.py'} --target local --chief-config CPU --strategy none"
     assert _text(browser, "rerun-command") == f"{command} -- --epochs 3"
     field = browser.find_element("id", "rerun-args")
     field.clear()

@@ -368,17 +368,20 @@ def job_page(job_id: str, *, options: Mapping[str, Any] | None = None, details: 
     return page
 
 
-def rerun_parts(plan: Mapping[str, Any]) -> dict[str, str]:
-    """The command that submits a job again, from the plan this machine kept (:func:`tfcloud.sdk.submitted_plan`):
-    ``head`` (``tfcloud submit ENTRY --target T`` and each setting that was given as an option) and ``args``
-    (the script's arguments, shell-quoted), which the page lets you edit."""
+def rerun_parts(plan: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The command that submits a job again, from the plan this machine kept (:func:`tfcloud.sdk.submitted_plan`,
+    its ``rerun``: :func:`tfcloud.submission.rerun`): ``head`` (``tfcloud submit ENTRY`` and every option that
+    shaped the job) and ``args`` (the script's arguments, shell-quoted), which the page lets you edit, and
+    ``not_reproduced``: what the command line cannot say. A plan kept by an older tfcloud has no ``rerun``: then
+    None (the page shows no command rather than one that would run a different job)."""
     import shlex
 
-    head = ["tfcloud", "submit", str(plan.get("entry_point", "")), "--target", str(plan.get("target", ""))]
-    for name, source in sorted((plan.get("sources") or {}).items()):
-        if isinstance(source, Mapping) and source.get("from") == "given" and source.get("value") not in (None, ""):
-            head += [f"--{name.replace('_', '-')}", str(source["value"])]
-    return {"head": shlex.join(head), "args": shlex.join(str(a) for a in plan.get("args") or [])}
+    kept = plan.get("rerun")
+    if not isinstance(kept, Mapping):
+        return None
+    return {"head": shlex.join(str(w) for w in kept.get("head") or []),
+            "args": shlex.join(str(a) for a in kept.get("args") or []),
+            "not_reproduced": [str(n) for n in kept.get("not_reproduced") or []]}
 
 
 def artifacts(job_id: str, *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
