@@ -34,16 +34,17 @@ def options_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def flag_rows() -> tuple[tuple[str, str, str, str | None, str, str, tuple[str, ...]], ...]:
+def flag_rows() -> tuple[tuple[str, str, str, str | None, str, str, tuple[str, ...], bool], ...]:
     """One row per built-in target option with a CLI flag: (name, flag, type name, metavar, help, the help
-    panel, the targets that take it)."""
+    panel, the targets that take it, whether it is a place option: every verb takes it)."""
     rows: dict[str, tuple[Option, list[str], str]] = {}
     for cls in targets.builtin_targets():
         for option in cls.options:
             if option.flag == "":
                 continue
             rows.setdefault(option.name, (option, [], cls.title or cls.name))[1].append(cls.name)
-    return tuple((name, option.cli_flag, option.type.__name__, option.metavar, option.help, panel, tuple(takers))
+    return tuple((name, option.cli_flag, option.type.__name__, option.metavar, option.help, panel, tuple(takers),
+                  option.place)
                  for name, (option, takers, panel) in rows.items())
 
 
@@ -51,7 +52,8 @@ def flags_module() -> str:
     """The text of ``tfcloud/cli/_target_flags.py``."""
     lines = ['"""The built-in targets\' CLI flags, generated from their option specs by `python docs/captures.py '
              'options`;',
-             "do not edit (tests/test_docs.py checks it). Each row: (name, flag, type, metavar, help, panel, targets)."
+             "do not edit (tests/test_docs.py checks it). Each row: (name, flag, type, metavar, help, panel, targets, "
+             "place)."
              '"""', "", "FLAGS = ("]
     lines += [f"    {row!r}," for row in flag_rows()]
     lines += [")", ""]
