@@ -19,18 +19,20 @@ MARK_END = "<!-- /target-options -->"
 
 def options_table() -> str:
     """One row per option: its flag, ``run()`` keyword, setting key (``[tool.tfcloud]`` / ``TFCLOUD_*``), the
-    targets that act on it, and its help."""
+    targets that act on it, its half (place: every verb takes it; job: only the verbs that start jobs), and its
+    help."""
     rows: dict[str, tuple[Option, list[str]]] = {}
     for cls in targets.builtin_targets():
         for option in cls.options:
             rows.setdefault(option.name, (option, []))[1].append(cls.name)
-    lines = ["| Flag | `run()` keyword | Setting | Targets | What it does |", "|---|---|---|---|---|"]
+    lines = ["| Flag | `run()` keyword | Setting | Targets | Half | What it does |", "|---|---|---|---|---|---|"]
     for name, (option, takers) in rows.items():
         flag = option.cli_flag
         value = "" if option.type is bool else f" {option.metavar or 'VALUE'}"
         setting = f"`{option.setting}`" if option.setting else "-"
         text = option.help.replace("|", "\\|")
-        lines.append(f"| `{flag}{value}` | `{name}` | {setting} | {', '.join(takers)} | {text} |")
+        half = "place" if option.place else "job"
+        lines.append(f"| `{flag}{value}` | `{name}` | {setting} | {', '.join(takers)} | {half} | {text} |")
     return "\n".join(lines) + "\n"
 
 
