@@ -94,3 +94,17 @@ def test_typer_is_in_the_pinned_range() -> None:
     (pin,) = [Requirement(r) for r in pyproject["project"]["dependencies"] if Requirement(r).name == "typer"]
     assert pin.specifier.contains(typer.__version__), (
         f"typer {typer.__version__} is outside the tested range {pin.specifier} (pyproject.toml)")
+
+
+def test_a_verb_on_existing_jobs_lists_only_what_it_acts_on(capsys: pytest.CaptureFixture[str]) -> None:
+    """cancel takes a job and the place it is reached at (the targets' place options), none of a job's setup."""
+    assert main(["cancel", "--help"]) == 0
+    sections = _sections(capsys.readouterr().out)
+    assert sections == {"Arguments": ["[JOB]"], "Target": ["--local", "--vertex", "--target", "-o"],
+                        "Vertex AI": ["--project", "--region", "--emulator-host"], "Ray": ["--ray"],
+                        "Options": ["--study", "-h"]}
+    for verb in (["status"], ["logs"], ["list"], ["artifacts"], ["tensorboard"], ["ui"], ["cluster", "list"]):
+        assert main([*verb, "--help"]) == 0
+        flags = {flag for names in _sections(capsys.readouterr().out).values() for flag in names}
+        assert not flags & {"--spot", "--max-restarts", "--staging-bucket", "--ray-cpus", "--no-build"}, verb
+        assert "--project" in flags, verb

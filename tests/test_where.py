@@ -92,3 +92,22 @@ def test_the_plan_names_where_each_value_came_from_in_python(script: Path, tmp_p
     sources = {name: row["from"] for name, row in plan.to_dict()["sources"].items()}
     assert sources["spot"] == "VertexTarget(spot=...)" and sources["project"] == "GOOGLE_CLOUD_PROJECT"
     assert plan.spec.target.project == "other-project"  # type: ignore[attr-defined]
+
+
+def test_a_verb_on_existing_jobs_takes_the_place_only(capsys: pytest.CaptureFixture[str]) -> None:
+    """A job option's flag is an unknown option there, and one given by name (-o, a keyword) is refused naming it."""
+    assert main(["list", "--max-restarts", "3"]) == 2
+    assert "No such option: --max-restarts" in capsys.readouterr().err
+    assert main(["status", "local-a-20260101-120000-ab12", "--spot"]) == 2
+    assert "No such option: --spot" in capsys.readouterr().err
+    assert main(["list", "--vertex", "-o", "spot=1"]) == 2
+    assert capsys.readouterr().err.splitlines()[:2] == [
+        "Error: Invalid `-o spot`: expected a place option of the vertex target (project, region, emulator_host), "
+        "received 'spot, a job option'.",
+        "spot sets up a job: give it to submit, plan, build or tune, not to a verb that talks to existing jobs."]
+    with pytest.raises(ValidationError) as err:
+        sdk.attach("1234", spot=True)
+    assert err.value.field == "spot" and "a place option of the vertex target" in err.value.expected
+    with pytest.raises(ValidationError) as err:
+        sdk.list_jobs(target="ray", target_options={"ray_cpus": "2"})
+    assert err.value.field == "ray_cpus" and "(ray_address)" in err.value.expected

@@ -23,14 +23,19 @@ if TYPE_CHECKING:
 __all__ = ["ClusterInfo", "ClusterPool", "cluster_price", "create_cluster", "delete_cluster", "list_clusters"]
 
 
-def _resolved(project: str | None, region: str | None, emulator_host: str | None) -> tuple[Settings, VertexOptions]:
-    """The Vertex AI target (its project, region and emulator resolved as a job's), checked, with the settings."""
+def _resolved(project: str | None, region: str | None, emulator_host: str | None,
+              target_options: Mapping[str, str] | None = None) -> tuple[Settings, VertexOptions]:
+    """The Vertex AI target (its place: project, region and emulator resolved as a job's, also by name and text in
+    ``target_options``; a job option there is refused), checked, with the settings."""
     from tfcloud.checks import check_settings
     from tfcloud.targets.vertex import VertexTarget
     from tfcloud.targets.vertex.clusters import require_project
     from tfcloud.where import resolve
 
-    found = resolve(VertexTarget.name, {"project": project, "region": region, "emulator_host": emulator_host})
+    given: dict[str, object] = {"project": project, "region": region, "emulator_host": emulator_host}
+    if target_options:
+        given["target_options"] = dict(target_options)
+    found = resolve(VertexTarget.name, given, place_only=True)
     check_settings(found.settings)
     target = found.target
     assert isinstance(target, VertexTarget)
@@ -42,7 +47,7 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
                    display_name: str | None = None, labels: Mapping[str, str] | None = None,
                    network: str | None = None, custom_service_account: bool = False, project: str | None = None,
                    region: str | None = None, emulator_host: str | None = None, wait: bool = True,
-                   dry_run: bool = False) -> ClusterInfo:
+                   dry_run: bool = False, target_options: Mapping[str, str] | None = None) -> ClusterInfo:
     """Create a Vertex AI persistent resource (``tfcloud cluster create``) whose resource pools hold the machines
     a job of this shape asks for; jobs then run on it with ``persistent_resource=``
     (https://tfcloud.readthedocs.io/en/latest/vertex/#persistent-resources-tfcloud-cluster). With ``wait``,
@@ -57,28 +62,31 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
         cluster_id, chief_config=chief_config, worker_config=worker_config, worker_count=worker_count,
         ps_config=ps_config, ps_count=ps_count, evaluator_count=evaluator_count, display_name=display_name,
         labels=labels, network=network, custom_service_account=custom_service_account, wait=wait, dry_run=dry_run)
-    settings, target = _resolved(project, region, emulator_host)
+    settings, target = _resolved(project, region, emulator_host, target_options)
     if dry_run:
         return planned_cluster(cluster_id, request, target=target)
     return create_on(cluster_id, request, settings=settings, target=target, wait=wait)
 
 
-def list_clusters(*, project: str | None = None, region: str | None = None,
-                  emulator_host: str | None = None) -> list[ClusterInfo]:
-    """The persistent resources in the project and region (``tfcloud cluster list``)."""
+def list_clusters(*, project: str | None = None, region: str | None = None, emulator_host: str | None = None,
+                  target_options: Mapping[str, str] | None = None) -> list[ClusterInfo]:
+    """The persistent resources in the project and region (``tfcloud cluster list``). Each function here takes
+    the Vertex AI target's place only: ``project``, ``region``, ``emulator_host`` (or by name in
+    ``target_options``, the CLI's ``-o``)."""
     from tfcloud.targets.vertex.clusters import list_on
 
-    settings, target = _resolved(project, region, emulator_host)
+    settings, target = _resolved(project, region, emulator_host, target_options)
     return list_on(settings=settings, target=target)
 
 
 def delete_cluster(cluster_id: str, *, project: str | None = None, region: str | None = None,
-                   emulator_host: str | None = None, wait: bool = True, force: bool = False) -> None:
+                   emulator_host: str | None = None, wait: bool = True, force: bool = False,
+                   target_options: Mapping[str, str] | None = None) -> None:
     """Delete a persistent resource (``tfcloud cluster delete``); with ``wait``, until it is gone. ``cluster_id``:
     its ID, or its full name in the project and region. Refused while jobs run on it (naming them) unless
     ``force``."""
     from tfcloud.targets.vertex.clusters import check_delete, delete_on
 
     check_delete(cluster_id, force=force)
-    settings, target = _resolved(project, region, emulator_host)
+    settings, target = _resolved(project, region, emulator_host, target_options)
     delete_on(cluster_id, settings=settings, target=target, wait=wait, force=force)

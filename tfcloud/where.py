@@ -35,13 +35,15 @@ class Resolved:
 
 
 def resolve(target: object, options: Mapping[str, object], *, job_keys: frozenset[str] = frozenset(),
-            flags: Mapping[str, object] | None = None) -> Resolved:
+            flags: Mapping[str, object] | None = None, place_only: bool = False) -> Resolved:
     """The target value for ``target`` (a name, a value, or None: the ``target`` setting) and ``options``: the
     keywords of the call. A keyword that is a job option (``job_keys``) stays in :attr:`Resolved.rest`; every
     other one, and ``target_options``, must be the target's (refused otherwise, naming the targets that take
     it). ``flags``: settings given by the call (``image_repository``). ``options["given_as"]`` (optional): how
     the caller spelled each value it gave (the CLI: ``{"project": "--project", "spot": "-o spot"}``), for the
-    plan's sources; by default a keyword's name (``project= (keyword)``, ``target_options["spot"]``)."""
+    plan's sources; by default a keyword's name (``project= (keyword)``, ``target_options["spot"]``).
+    ``place_only``: a verb that talks to existing jobs or to the place takes the target's place options only
+    (:attr:`tfcloud.targets.Option.place`); a job option is refused, naming it."""
     import tfcloud.targets as targets
     from tfcloud.settings import JOB_DEFAULTS, given_origin, resolve_job_defaults, resolve_settings, target_defaults
     from tfcloud.targets._given import make_target, split_options
@@ -53,6 +55,8 @@ def resolve(target: object, options: Mapping[str, object], *, job_keys: frozense
                                 given_as=given_as)
     cls = type(value) if value is not None else targets.get(settings.target)
     by_name = given.get("target_options")
+    if place_only:
+        _refuse_job_options(cls, [*given, *(by_name if isinstance(by_name, Mapping) else ())], given_as)
     named = {k: f"target_options[{k!r}]" for k in by_name} if isinstance(by_name, Mapping) else {}
     target_options = split_options(cls, given, job_keys=set(job_keys))  # -o KEY=VALUE too
     inside = value.given() if value is not None else {}  # the options a target value carries are given
@@ -72,6 +76,19 @@ def resolve(target: object, options: Mapping[str, object], *, job_keys: frozense
     else:
         where = make_target(cls.name, target_options, settings=settings)
     return Resolved(target=where, settings=settings, rest=given)
+
+
+def _refuse_job_options(cls: type[Target], names: list[str], given_as: Mapping[str, str]) -> None:
+    """Refuse a job option (:meth:`~tfcloud.targets.Target.job_options`) given to a verb that takes the place only."""
+    jobs = {o.name: o for o in cls.job_options()}
+    for name in names:
+        if name in jobs:
+            place = ", ".join(o.name for o in cls.place_options()) or "none"
+            spelled = given_as.get(name) or name
+            raise ValidationError(spelled, f"a place option of the {cls.name} target ({place})",
+                                  f"{name}, a job option",
+                                  hint=f"{name} sets up a job: give it to submit, plan, build or tune, not to a verb "
+                                       "that talks to existing jobs.")
 
 
 def _given_as(value: object) -> dict[str, str]:
@@ -116,7 +133,7 @@ def resolve_for_job(job_id: str | None, target: object, options: Mapping[str, ob
                                       hint=f"Leave out the target ({targets.for_job_id(job_id).name} runs such "
                                            "jobs), or give the id of one of its jobs (`tfcloud list --target "
                                            f"{cls.name}`).")
-    return resolve(target, options)
+    return resolve(target, options, place_only=True)
 
 
 def sources(target: Target, settings: Settings) -> dict[str, dict[str, object]]:

@@ -27,11 +27,17 @@ from tfcloud.targets import Option, Target
 
 @dataclass(frozen=True, kw_only=True)
 class EchoTarget(Target):
-    """Where the job runs, and the options it takes: each becomes a keyword of run() and `-o NAME=VALUE`."""
+    """Where the job runs, and the options it takes: each becomes a keyword of run() and `-o NAME=VALUE`.
+
+    Its two halves: the *place* (``place=True``: how it is reached, here which shelf of the state dir keeps its
+    jobs; every verb takes it, ``status``/``logs``/``list``... too) and the *job setup* (the rest: what one job
+    does there; only ``submit``, ``plan``, ``build`` and ``tune`` take it, the other verbs refuse it)."""
 
     name: ClassVar[str] = "echo"
     title: ClassVar[str] = "Echo"
     options: ClassVar[tuple[Option, ...]] = (
+        Option(name="shelf", place=True, example="spare",
+               help="The shelf of the state dir its jobs are kept on (default: the echo target's own)."),
         Option(name="greeting", help="The first line the job's log shows.", example="hello"),
         Option(name="repeat", type=int, help="How often the greeting is said.", example=2),
     )
@@ -41,7 +47,8 @@ class EchoTarget(Target):
     backend: ClassVar[str] = "tfcloud_echo:EchoBackend"
     tuner: ClassVar[str | None] = "tfcloud_echo:EchoTuner"
 
-    greeting: str = "hello"
+    shelf: str | None = None  # its place
+    greeting: str = "hello"  # its job setup
     repeat: int = 1
 
     def check_job(self, spec: Any, *, intent: str, settings: Any) -> None:
@@ -59,7 +66,7 @@ class EchoBackend:
 
     def __init__(self, *, target: EchoTarget, settings: Any = None) -> None:
         self.target = target
-        self.home = target_dir(settings, "echo")
+        self.home = target_dir(settings, "echo") / (target.shelf or "")
 
     def submit(self, job: Any) -> EchoJob:
         spec = job.spec

@@ -128,3 +128,15 @@ def test_artifacts_of_a_vertex_job_come_from_cloud_storage(tfcloud_emulator_env:
     assert main(["artifacts", job_id]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == ["# gs://tfcloud-out/run1", f"{2:>12}  logs/events.out.tfevents.2", f"{5:>12}  model/saved_model.pb"]
+
+
+def test_artifacts_download_without_a_job_takes_the_last_one(local_job: Any, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """As status, logs and cancel do: no JOB is the job this machine submitted last (said on stderr)."""
+    assert main(["artifacts", "--download", str(tmp_path / "copy")]) == 0
+    captured = capsys.readouterr()
+    assert f"Latest job: {local_job.job_id}" in captured.err
+    assert captured.out == f"3 file(s) from {local_job.job_dir / 'output'} in {tmp_path / 'copy'}\n"
+    assert (tmp_path / "copy" / "model" / "model.txt").read_text() == "weights"
+    assert main(["artifacts", "--json"]) == 0
+    assert {"path": "model/model.txt", "size": 7} in json.loads(capsys.readouterr().out)["artifacts"]

@@ -183,7 +183,39 @@ def test_a_plugin_job_given_another_target_is_refused(installed: Path, echo_job:
     assert "expected a job id of the local target (local-NAME-DATE-TIME-XXXX)" in done.stderr
     assert "(echo runs such jobs)" in done.stderr
     done = _cli(installed, "list", "--target", "echo", "--spot", home=home)
-    assert done.returncode == 2 and "`spot`" in done.stderr
+    assert done.returncode == 2 and "Error: No such option: --spot" in done.stderr
+
+
+def test_the_plugin_targets_place_goes_to_every_verb_and_its_job_setup_to_none(installed: Path,
+                                                                              tmp_path: Path) -> None:
+    """The echo target declares its place (``shelf``) and its job setup (``greeting``, ``repeat``) in its module:
+    a job submitted on a shelf is found there by every verb, and the job setup is refused by each of them."""
+    home = tmp_path / "home"
+    script = tmp_path / "train.py"
+    script.write_text("import os, pathlib\npathlib.Path(os.environ['AIP_MODEL_DIR'], 'w.txt').write_text('1')\n")
+    done = _cli(installed, "submit", str(script), "--target", "echo", "-o", "shelf=spare", "-o", "greeting=hi",
+                "--strategy", "none", home=home)
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"Submitted job (echo-[a-z0-9-]+)", done.stderr)
+    assert found is not None, done.stderr
+    job_id = found.group(1)
+    on_shelf = ["--target", "echo", "-o", "shelf=spare"]
+    assert _cli(installed, "status", job_id, *on_shelf, home=home).stdout.startswith(f"{job_id}  succeeded")
+    assert _cli(installed, "status", job_id, home=home).returncode != 0  # not on the target's own shelf
+    done = _cli(installed, "logs", job_id, *on_shelf, home=home)
+    assert [line.split("| ", 1)[-1] for line in done.stdout.splitlines()] == ["hi"], done.stderr
+    done = _cli(installed, "cancel", job_id, *on_shelf, home=home)
+    assert (done.returncode, done.stdout) == (0, f"{job_id}\tsucceeded\n"), done.stderr
+    done = _cli(installed, "artifacts", job_id, *on_shelf, "--json", home=home)
+    assert json.loads(done.stdout)["artifacts"] == [{"path": "model/w.txt", "size": 1}], done.stderr
+    done = _cli(installed, "list", *on_shelf, "--json", home=home)
+    assert [row["job_id"] for row in json.loads(done.stdout)] == [job_id], done.stderr
+    assert json.loads(_cli(installed, "list", "--target", "echo", "--json", home=home).stdout) == []
+    for verb in (["status", job_id], ["logs", job_id], ["cancel", job_id], ["artifacts", job_id], ["list"]):
+        done = _cli(installed, *verb, *on_shelf, "-o", "greeting=hey", home=home)
+        assert done.returncode == 2, (verb, done.stderr)
+        assert done.stderr.splitlines()[0] == ("Error: Invalid `-o greeting`: expected a place option of the "
+                                               "echo target (shelf), received 'greeting, a job option'."), verb
 
 
 def test_the_dashboard_shows_a_plugin_targets_jobs(installed: Path, echo_job: tuple[str, Path]) -> None:

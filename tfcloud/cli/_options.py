@@ -21,7 +21,7 @@ from tfcloud.cli._common import ascii_integer, pairs
 
 __all__ = ["DEFAULTABLE", "EntryPointArg", "LocalOpt", "TargetOpt", "TargetOptionOpt", "VertexOpt",
            "given_target_options", "leave_defaults", "machine", "pairs", "strategy_value", "where",
-           "with_target_options", "with_where"]
+           "with_place_options", "with_target_options", "with_where"]
 
 
 def machine(value: str | None, field: str) -> object:
@@ -120,14 +120,17 @@ TargetOptionOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
 
 
 @functools.cache
-def _parameters() -> tuple[inspect.Parameter, ...]:
+def _parameters(*, place_only: bool = False) -> tuple[inspect.Parameter, ...]:
     """One typer parameter per built-in target option, from ``tfcloud/cli/_target_flags.py`` (generated from
     the targets' option specs: reading it costs start-up nothing, importing every target would); once per
-    process (submit and tune both take them)."""
+    process (submit and tune both take them). ``place_only``: only the place options (how a target is
+    reached), for the verbs that talk to existing jobs or to the place."""
     from tfcloud.cli._target_flags import FLAGS
 
     params = []
-    for name, flag, kind, metavar, text, panel, takers in FLAGS:
+    for name, flag, kind, metavar, text, panel, takers, place in FLAGS:
+        if place_only and not place:
+            continue
         shared = len(takers) > 1
         text += f" ({', '.join(takers)})" if shared else ""
         panel = "Targets" if shared else panel
@@ -152,6 +155,17 @@ def with_target_options(command: Callable[..., Any]) -> Callable[..., Any]:
     signature = inspect.signature(command)
     params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
     params += _parameters()
+    command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in params}}
+    return command
+
+
+def with_place_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`with_target_options` with the built-in targets' place flags only (``--project``, ``--region``,
+    ``--emulator-host``, ``--ray``): for a command that talks to the places, not to one job's setup."""
+    signature = inspect.signature(command)
+    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    params += _parameters(place_only=True)
     command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     command.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in params}}
     return command
@@ -205,8 +219,10 @@ def _spelling(ctx: typer.Context, name: str, value: object) -> str:
 
 
 def with_where(command: Callable[..., Any]) -> Callable[..., Any]:
-    """:func:`with_target_options` for a command that talks to a job: it also gets ``--local``, ``--vertex``,
-    ``--target NAME`` and ``-o KEY=VALUE`` (into its ``**target_options``; :func:`where` reads them)."""
+    """For a command that talks to existing jobs or to the place: ``--local``, ``--vertex``, ``--target NAME``,
+    ``-o KEY=VALUE`` and the built-in targets' *place* flags only (``--project``, ``--region``,
+    ``--emulator-host``, ``--ray``), into its ``**target_options`` (:func:`where` reads them). A job option's flag
+    is then an unknown option (exit 2), and one given as ``-o`` is refused by :func:`tfcloud.where.resolve_for_job`."""
     where_params = (
         inspect.Parameter("local", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=LocalOpt),
         inspect.Parameter("vertex", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=VertexOpt),
@@ -215,7 +231,7 @@ def with_where(command: Callable[..., Any]) -> Callable[..., Any]:
     )
     signature = inspect.signature(command)
     params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    params += [*where_params, *_parameters()]
+    params += [*where_params, *_parameters(place_only=True)]
     command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     command.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in params}}
     return command

@@ -13,13 +13,13 @@ from tfcloud.cli._app import _Typer, dumps
 from tfcloud.cli._options import (
     ChiefConfigOpt,
     LabelOpt,
-    ProjectOpt,
     PsCountOpt,
-    RegionOpt,
     WorkerConfigOpt,
     WorkerCountOpt,
     machine,
     pairs,
+    where,
+    with_where,
 )
 
 __all__ = ["cluster_app"]
@@ -32,7 +32,9 @@ ClusterIdArg = Annotated[str, typer.Argument(metavar="ID", help="The cluster's (
 
 
 @cluster_app.command("create")
+@with_where
 def cluster_create(
+    ctx: typer.Context,
     cluster_id: ClusterIdArg,
     chief_config: ChiefConfigOpt = None,
     worker_config: WorkerConfigOpt = None,
@@ -51,12 +53,11 @@ def cluster_create(
     custom_service_account: Annotated[bool, typer.Option(
         "--custom-service-account", help="Jobs on it run as their own --service-account (every job on it must "
                                          "give one); without it, as Vertex AI's Custom Code Service Agent.")] = False,
-    project: ProjectOpt = None,
-    region: RegionOpt = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once it is being provisioned.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check it and show what it would cost per hour while "
                                                             "it exists; create nothing.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print it as JSON.")] = False,
+    **target_options: Any,
 ) -> None:
     """Create a persistent resource with a resource pool per role, sized like a job (--chief-config,
     --worker-config, --worker-count, ...); jobs of that shape then run on it with --persistent-resource ID.
@@ -70,38 +71,54 @@ def cluster_create(
         worker_config=machine(worker_config, "worker_config"), worker_count=worker_count,
         ps_config="CPU" if ps_config is None else machine(ps_config, "ps_config"), ps_count=ps_count,
         evaluator_count=int(evaluator), display_name=display_name, labels=pairs(label, "--label"),
-        network=network, custom_service_account=custom_service_account, project=project, region=region,
-        wait=not no_wait, dry_run=dry_run)
+        network=network, custom_service_account=custom_service_account, wait=not no_wait, dry_run=dry_run,
+        **_place(ctx, target_options))
     _print_clusters([info], json_output=json_output, one=True)
 
 
 @cluster_app.command("list")
+@with_where
 def cluster_list(
-    project: ProjectOpt = None,
-    region: RegionOpt = None,
+    ctx: typer.Context,
     json_output: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
+    **target_options: Any,
 ) -> None:
     """List the persistent resources in the project and region."""
     import tfcloud.clusters as clusters
 
-    _print_clusters(clusters.list_clusters(project=project, region=region), json_output=json_output)
+    _print_clusters(clusters.list_clusters(**_place(ctx, target_options)), json_output=json_output)
 
 
 @cluster_app.command("delete")
+@with_where
 def cluster_delete(
+    ctx: typer.Context,
     cluster_id: ClusterIdArg,
-    project: ProjectOpt = None,
-    region: RegionOpt = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once the deletion started.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Delete it even while jobs run on it (they lose its "
                                                         "machines).")] = False,
+    **target_options: Any,
 ) -> None:
     """Delete a persistent resource (billing for it stops once it is gone); refused while jobs run on it, naming
     them, unless --force."""
     import tfcloud.clusters as clusters
 
-    clusters.delete_cluster(cluster_id, project=project, region=region, wait=not no_wait, force=force)
+    clusters.delete_cluster(cluster_id, wait=not no_wait, force=force, **_place(ctx, target_options))
     typer.echo(f"{cluster_id}\tdeleted" if not no_wait else f"{cluster_id}\tdeleting")
+
+
+def _place(ctx: typer.Context, values: dict[str, Any]) -> dict[str, Any]:
+    """The Vertex AI target's place the flags give (``--vertex``, ``--project``, ``--region``,
+    ``--emulator-host``, ``-o KEY=VALUE``), as the cluster functions take it; another target is refused."""
+    from tfcloud.errors import ValidationError
+
+    options = where(ctx, values)
+    chosen = options.pop("target")
+    options.pop("given_as", None)
+    if chosen not in (None, "vertex"):
+        raise ValidationError("target", "vertex (a cluster is a Vertex AI persistent resource)", chosen,
+                              hint="Give --vertex, or leave the target out.")
+    return options
 
 
 def _print_clusters(clusters: list[Any], *, json_output: bool, one: bool = False) -> None:

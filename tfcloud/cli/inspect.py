@@ -173,14 +173,15 @@ def cancel(
 @with_where
 def artifacts(
     ctx: typer.Context,
-    job: JobArg,
+    job: LatestJobArg = None,
     # text, not a Path: typer turns '' into Path('.'), and an empty --download would write into the current directory
     download: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Copy them into this directory.", show_default=False, metavar="PATH")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
     **target_options: Any,
 ) -> None:
-    """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/."""
+    """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/ (without
+    JOB: the job this machine submitted last)."""
     from tfcloud import sdk
     from tfcloud.outputs import download_artifacts, job_output_dir, list_artifacts
 
@@ -188,6 +189,7 @@ def artifacts(
         from tfcloud.outputs import check_download_dir
 
         destination = check_download_dir(download)
+    job = sdk.latest_job(job)
     with sdk.attached(job, **where(ctx, target_options)) as handle:
         base = job_output_dir(handle.info())
     if download is not None:

@@ -7,13 +7,13 @@ import typer
 
 from tfcloud.cli._app import app
 from tfcloud.cli._common import ascii_integer
-from tfcloud.cli._options import TargetOptionOpt, given_target_options, with_target_options
+from tfcloud.cli._options import TargetOptionOpt, given_target_options, with_place_options
 
 __all__ = ["ui"]
 
 
 @app.command()
-@with_target_options
+@with_place_options
 def ui(
     ctx: typer.Context,
     host: Annotated[str, typer.Option(help="The address to listen on; another than loopback needs --token.")]

@@ -66,11 +66,17 @@ class Option:
       its flag, a job option's ``--`` and its name with dashes.
     - ``fallback_env``: other tools' variables that give the setting when neither ``TFCLOUD_<KEY>`` nor a config
       file does (``RAY_ADDRESS``).
+    - ``place``: whether it is part of the target's *place*, how the target is reached (a project, a region, an
+      endpoint, a Ray address), rather than of a *job setup* (how one job runs there: machines, capacity,
+      restarts, buckets it writes to). Every verb takes the place; only the verbs that start jobs (``submit``,
+      ``run()``, ``plan``, ``build``, ``tune``) take the job setup, and the verbs that talk to existing jobs or
+      to the place (``status``, ``logs``, ``cancel``, ``list``, ``artifacts``, ``tensorboard``, ``ui``,
+      ``doctor``, ``cluster``) refuse it.
     """
 
     # A plain class, not a frozen dataclass: every command's start-up defines it (a dataclass costs ~1 ms there).
     __slots__ = ("check", "choices", "example", "example_with", "fallback_env", "field", "flag", "help", "metavar",
-                 "name", "setting", "type")
+                 "name", "place", "setting", "type")
 
     name: str
     type: builtins.type
@@ -84,15 +90,17 @@ class Option:
     example: object
     example_with: tuple[tuple[str, object], ...]
     fallback_env: tuple[str, ...]
+    place: bool
 
     def __init__(self, *, name: str, type: builtins.type = str, help: str = "",
                  flag: str | None = None, setting: str | None = None, field: str | None = None,
                  check: Callable[[str, object], object] | None = None, metavar: str | None = None,
                  choices: tuple[str, ...] = (), example: object = None,
-                 example_with: tuple[tuple[str, object], ...] = (), fallback_env: tuple[str, ...] = ()) -> None:
+                 example_with: tuple[tuple[str, object], ...] = (), fallback_env: tuple[str, ...] = (),
+                 place: bool = False) -> None:
         values = {"name": name, "type": type, "help": help, "flag": flag, "setting": setting, "field": field,
                   "check": check, "metavar": metavar, "choices": choices, "example": example,
-                  "example_with": example_with, "fallback_env": fallback_env}
+                  "example_with": example_with, "fallback_env": fallback_env, "place": place}
         for key, value in values.items():
             object.__setattr__(self, key, value)
 
@@ -259,6 +267,17 @@ class Target:
     def job_id_form(cls) -> str:
         """This target's job ids, as a message shows them (``local-NAME-DATE-TIME-XXXX``)."""
         return cls.id_form or f"{cls.id_prefix or cls.name + ' '}..."
+
+    @classmethod
+    def place_options(cls) -> tuple[Option, ...]:
+        """Its place: the options that say how it is reached (:attr:`Option.place`), all that the verbs which
+        talk to existing jobs or to the place take."""
+        return tuple(o for o in cls.options if o.place)
+
+    @classmethod
+    def job_options(cls) -> tuple[Option, ...]:
+        """Its job setup: every other option, taken only by the verbs that start jobs."""
+        return tuple(o for o in cls.options if not o.place)
 
     @classmethod
     def option(cls, name: str) -> Option | None:

@@ -19,31 +19,34 @@ MARK_END = "<!-- /target-options -->"
 
 def options_table() -> str:
     """One row per option: its flag, ``run()`` keyword, setting key (``[tool.tfcloud]`` / ``TFCLOUD_*``), the
-    targets that act on it, and its help."""
+    targets that act on it, its half (place: every verb takes it; job: only the verbs that start jobs), and its
+    help."""
     rows: dict[str, tuple[Option, list[str]]] = {}
     for cls in targets.builtin_targets():
         for option in cls.options:
             rows.setdefault(option.name, (option, []))[1].append(cls.name)
-    lines = ["| Flag | `run()` keyword | Setting | Targets | What it does |", "|---|---|---|---|---|"]
+    lines = ["| Flag | `run()` keyword | Setting | Targets | Half | What it does |", "|---|---|---|---|---|---|"]
     for name, (option, takers) in rows.items():
         flag = option.cli_flag
         value = "" if option.type is bool else f" {option.metavar or 'VALUE'}"
         setting = f"`{option.setting}`" if option.setting else "-"
         text = option.help.replace("|", "\\|")
-        lines.append(f"| `{flag}{value}` | `{name}` | {setting} | {', '.join(takers)} | {text} |")
+        half = "place" if option.place else "job"
+        lines.append(f"| `{flag}{value}` | `{name}` | {setting} | {', '.join(takers)} | {half} | {text} |")
     return "\n".join(lines) + "\n"
 
 
-def flag_rows() -> tuple[tuple[str, str, str, str | None, str, str, tuple[str, ...]], ...]:
+def flag_rows() -> tuple[tuple[str, str, str, str | None, str, str, tuple[str, ...], bool], ...]:
     """One row per built-in target option with a CLI flag: (name, flag, type name, metavar, help, the help
-    panel, the targets that take it)."""
+    panel, the targets that take it, whether it is a place option: every verb takes it)."""
     rows: dict[str, tuple[Option, list[str], str]] = {}
     for cls in targets.builtin_targets():
         for option in cls.options:
             if option.flag == "":
                 continue
             rows.setdefault(option.name, (option, [], cls.title or cls.name))[1].append(cls.name)
-    return tuple((name, option.cli_flag, option.type.__name__, option.metavar, option.help, panel, tuple(takers))
+    return tuple((name, option.cli_flag, option.type.__name__, option.metavar, option.help, panel, tuple(takers),
+                  option.place)
                  for name, (option, takers, panel) in rows.items())
 
 
@@ -51,7 +54,8 @@ def flags_module() -> str:
     """The text of ``tfcloud/cli/_target_flags.py``."""
     lines = ['"""The built-in targets\' CLI flags, generated from their option specs by `python docs/captures.py '
              'options`;',
-             "do not edit (tests/test_docs.py checks it). Each row: (name, flag, type, metavar, help, panel, targets)."
+             "do not edit (tests/test_docs.py checks it). Each row: (name, flag, type, metavar, help, panel, targets, "
+             "place)."
              '"""', "", "FLAGS = ("]
     lines += [f"    {row!r}," for row in flag_rows()]
     lines += [")", ""]

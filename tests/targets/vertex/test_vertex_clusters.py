@@ -265,3 +265,26 @@ def test_a_job_on_a_cluster_that_cannot_hold_it_is_refused_before_anything_is_bu
         assert list(jobs.list_custom_jobs(parent=env.parent)) == before
     finally:
         jobs.transport.close()
+
+
+def test_the_cluster_verbs_take_the_place_as_every_verb_does(env: Any, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """--vertex, --project, --region, --emulator-host and -o reach the emulator with no TFCLOUD_EMULATOR_HOST set;
+    a job option and another target are refused (exit 2)."""
+    monkeypatch.delenv("TFCLOUD_EMULATOR_HOST")
+    place = ["--vertex", "--emulator-host", env.endpoint, "--project", "tfcloud-test", "--region", "us-central1"]
+    assert main(["cluster", "create", "c41", *SHAPE, *place]) == 0
+    capsys.readouterr()
+    assert main(["cluster", "list", "--vertex", "--emulator-host", env.endpoint, "--json"]) == 0
+    assert [row["cluster_id"] for row in json.loads(capsys.readouterr().out)] == ["c41"]
+    assert main(["cluster", "list", "-o", f"emulator_host={env.endpoint}"]) == 0
+    assert capsys.readouterr().out.startswith("c41\t")
+    assert main(["cluster", "list", *place, "-o", "spot=1"]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "Error: Invalid `spot`: expected a place option of the vertex target (project, region, emulator_host), "
+        "received 'spot, a job option'.")
+    assert main(["cluster", "list", "--local"]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "Error: Invalid `target`: expected vertex (a cluster is a Vertex AI persistent resource), received 'local'.")
+    assert main(["cluster", "delete", "c41", *place]) == 0
+    assert capsys.readouterr().out == "c41\tdeleted\n"

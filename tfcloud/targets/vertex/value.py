@@ -106,9 +106,9 @@ class VertexOptions(Target):
     name: ClassVar[str] = "vertex"
     title: ClassVar[str] = "Vertex AI"
     options: ClassVar[tuple[Option, ...]] = (
-        Option(name="project", setting="project", check=check_project, metavar="PROJECT", example="my-project",
+        Option(name="project", place=True, setting="project", check=check_project, metavar="PROJECT", example="my-project",
                fallback_env=("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"), help="Google Cloud project."),
-        Option(name="region", setting="region", check=check_region, metavar="REGION", help="Vertex AI region.",
+        Option(name="region", place=True, setting="region", check=check_region, metavar="REGION", help="Vertex AI region.",
                fallback_env=("CLOUDSDK_AI_REGION", "CLOUDSDK_COMPUTE_REGION"), example="europe-west4"),
         Option(name="service_account", setting="service_account", metavar="EMAIL",
                example="trainer@my-project.iam.gserviceaccount.com",
@@ -159,7 +159,7 @@ class VertexOptions(Target):
                example_with=(("experiment", "my-experiment"),
                              ("service_account", "trainer@my-project.iam.gserviceaccount.com")),
                help="Its run in that experiment (with --experiment)."),
-        Option(name="emulator_host", setting="emulator_host", metavar="HOST:PORT", example="127.0.0.1:8470",
+        Option(name="emulator_host", place=True, setting="emulator_host", metavar="HOST:PORT", example="127.0.0.1:8470",
                check=_emulator_host,
                help="Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (" + page("emulator") + ")."),
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
