@@ -161,3 +161,23 @@ def test_the_endpoint_call_names_a_refusal(tfcloud_emulator_env: object, tfcloud
     row = _rows(capsys)["Vertex AI endpoint"]
     assert row["ok"] is False and row["needed"] is True
     assert str(row["found"]).startswith("the emulator at 127.0.0.1:") and "refused a call" in str(row["found"])
+
+
+@pytest.mark.emulator
+def test_doctor_takes_the_place_as_every_other_verb(tfcloud_emulator_env: Any,  # noqa: F811
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The endpoint and project given as flags (nothing in the environment): the endpoint line reaches them. A job
+    option is not doctor's: an unknown flag, or refused by name."""
+    host = tfcloud_emulator_env.env["TFCLOUD_EMULATOR_HOST"]
+    monkeypatch.delenv("TFCLOUD_EMULATOR_HOST")
+    monkeypatch.setenv("TFCLOUD_IMAGE_BUILD_BUCKET", "my-builds")
+    assert main(["doctor", "--vertex", "--emulator-host", host, "--project", tfcloud_emulator_env.project,
+                 "--region", "us-central1", "--json"]) == 0
+    rows = _rows(capsys)
+    assert rows["Vertex AI endpoint"]["ok"] is True
+    assert str(rows["Vertex AI endpoint"]["found"]).startswith(f"the emulator at {host}")
+    assert main(["doctor", "--vertex", "--spot"]) == 2
+    assert "No such option: --spot" in capsys.readouterr().err
+    assert main(["doctor", "--vertex", "-o", "spot=1"]) == 2
+    assert "Invalid `-o spot`: expected a place option of the vertex target" in capsys.readouterr().err

@@ -56,15 +56,20 @@ def _installed(module: str) -> bool:
         return False
 
 
-def doctor(target: str | None = None, *, ray_address: str | None = None,
+def doctor(target: str | None = None, *, place: Mapping[str, object] | None = None,
            image_build_bucket: str | None = None) -> tuple[str, list[Check]]:
-    """The target chosen (``target``, else the ``target`` setting) and every check for it. ``ray_address``: the
-    Ray target's (``--ray``); ``image_build_bucket``: build with Cloud Build (else the setting's)."""
+    """The target chosen (``target``, else the ``target`` setting) and every check for it. ``place``: the chosen
+    target's place options, as every job verb takes them (``project=``, ``ray_address=``; ``target_options=``
+    by name; its job options are refused); ``image_build_bucket``: build with Cloud Build (else the setting's)."""
     from tfcloud.settings import resolve_settings
 
     settings = resolve_settings({"target": target, "image_build_bucket": image_build_bucket},
                                 given_as={"image_build_bucket": "--image-build-bucket"})
-    return settings.target, checks(settings.target, settings, places={"ray": {"ray_address": ray_address}})
+    if set(place or {}) - {"given_as"}:  # what the call gave is checked as every verb checks it (exit 2)
+        from tfcloud.where import resolve
+
+        resolve(settings.target, dict(place or {}), place_only=True)
+    return settings.target, checks(settings.target, settings, places={settings.target: dict(place or {})})
 
 
 def checks(target: str, settings: Settings, *, environ: Mapping[str, str] | None = None,
@@ -103,7 +108,7 @@ def _target_checks(cls: type[Target], given: Mapping[str, object], env: dict[str
     from tfcloud.where import resolve
 
     try:
-        found = resolve(cls.name, {k: v for k, v in given.items() if v is not None})
+        found = resolve(cls.name, {k: v for k, v in given.items() if v is not None}, place_only=True)
     except TfcloudError as exc:
         return [Check(name=f"{cls.title or cls.name} settings", ok=False if needed else None, found=exc.message,
                       fix=exc.hint or "", needed=needed)]

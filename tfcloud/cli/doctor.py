@@ -1,12 +1,12 @@
 """``tfcloud doctor``: what this machine can do, each line with its fix (thin: :mod:`tfcloud.doctor` checks)."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from tfcloud.cli._app import app, dumps
-from tfcloud.cli._common import RayOpt, selected_target
+from tfcloud.cli._options import where, with_where
 
 __all__ = ["doctor"]
 
@@ -14,29 +14,27 @@ _MARKS = {True: "ok", False: "FIX", None: " - "}
 
 
 @app.command()
+@with_where
 def doctor(
-    local: Annotated[bool, typer.Option("--local", help="Check for local jobs.")] = False,
-    vertex: Annotated[bool, typer.Option("--vertex", help="Check for Vertex AI jobs.")] = False,
-    ray: RayOpt = None,
-    target: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        "--target", metavar="NAME", help="Check for this target (default: the target setting).",
-        show_default=False)] = None,
+    ctx: typer.Context,
     image_build_bucket: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--image-build-bucket", metavar="BUCKET", help="Check for builds with Cloud Build, staging the source in "
         "this bucket, as submit's flag does (default: the image_build_bucket setting); no Docker engine needed.",
         show_default=False)] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+    **target_options: Any,
 ) -> None:
     """Check this machine before a first job: installed extras, the builder (the Docker engine, or Cloud Build),
     the TensorFlow and parent image the job's images are built on, then each target's own checks: Google
     credentials, project and region (and whether gcloud's configuration gave them), the staging bucket, the image
     registry and one call to Vertex AI's endpoint; a Ray address. Exit 0 when the chosen target can run a job, 2
-    otherwise."""
+    otherwise. The target and its place (--project, --region, --emulator-host; --ray; -o) are given as to
+    every other verb."""
     from tfcloud.doctor import can_run
     from tfcloud.doctor import doctor as run_checks
 
-    name, found = run_checks(selected_target(local, vertex, ray, target), ray_address=ray,
-                             image_build_bucket=image_build_bucket)
+    chosen = where(ctx, target_options)
+    name, found = run_checks(chosen.pop("target"), place=chosen, image_build_bucket=image_build_bucket)
     ready = can_run(found)
     if json_output:
         typer.echo(dumps({"target": name, "can_run": ready, "checks": [c.to_dict() for c in found]},
