@@ -105,7 +105,8 @@ def test_machines_prices_lists_the_table_and_its_source(capsys: pytest.CaptureFi
 def test_run_build_false_is_the_same_option(script: Path) -> None:
     import tfcloud
 
-    plan = tfcloud.run(str(script), target="vertex", build=False, chief_config="CPU", dry_run=True)
+    plan = tfcloud.run(str(script), target="vertex", build=False, staging_bucket="my-staging", chief_config="CPU",
+                       dry_run=True)
     assert plan.image is None and plan.package is not None  # type: ignore[union-attr]
     assert plan.package.tensorflow == _tensorflow()  # type: ignore[union-attr]
     with pytest.raises(tfcloud.ValidationError, match="`build`"):

@@ -97,7 +97,7 @@ def test_the_plan_lists_each_data_set_and_vertex_without_a_bucket_is_refused(
                  "--data", f"train={data}"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "a place on vertex to ship local data sets to" in err and "--staging-bucket" in err
+    assert "a place on the vertex target to ship local data sets to" in err and "--staging-bucket" in err
 
 
 def test_a_local_replica_reads_the_directory_in_place(project: Path, tmp_path: Path,

@@ -149,7 +149,7 @@ def job_data(value: object, *, target: DataPlace, env: Mapping[str, str],
             raise ValidationError("data", f"a name whose variable {d.var} --env does not set too", d.name)
     if settings is not None and not target.data_in_place and any(not d.remote for d in data_sets) \
             and target.data_store(settings) is None:
-        raise ValidationError("data", f"a place on {target.name} to ship local data sets to", None,
+        raise ValidationError("data", f"a place on the {target.name} target to ship local data sets to", None,
                               hint="Vertex AI: set a staging bucket (--staging-bucket, TFCLOUD_STAGING_BUCKET); "
                                    "Ray: --output-dir gs://BUCKET/PATH or a directory every node reaches.")
     return data_sets

@@ -53,12 +53,13 @@ _RESERVED = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA",
              "PATH", "PYTHONPATH", "HOME")
 
 
-def parse_secrets(value: object, *, local_sources: bool, target: str,
-                  env: Mapping[str, str] | None = None) -> Mapping[str, str]:
+def parse_secrets(value: object, *, local_sources: bool, target: str, env: Mapping[str, str] | None = None,
+                  here: Mapping[str, str] | None = None) -> Mapping[str, str]:
     """Check ``--secret`` (``run(secrets={NAME: REF})``) and return NAME -> reference (``file:`` paths made
     absolute). ``local_sources``: whether the target's replicas can read ``env:`` and ``file:`` sources (they
     run where tfcloud does, or on a cluster the user starts them on); ``env``: the job's ``--env``, whose names a
-    secret may not take too."""
+    secret may not take too; ``here``: the environment the replicas start from, when they start from this
+    process's (local): an ``env:`` source's variable must be set in it."""
     if value is None:
         return MappingProxyType({})
     if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
@@ -93,6 +94,11 @@ def parse_secrets(value: object, *, local_sources: bool, target: str,
         if kind == "env":
             if not _NAME.match(rest):
                 raise ValidationError(field, "env:VARIABLE with a variable name", _shown(ref))
+            if here is not None and rest not in here:
+                raise ValidationError(field, f"env:VARIABLE naming a variable set here (the {target} target's "
+                                      "replicas start from this environment)", _shown(ref),
+                                      hint=f"Set it first (`export {rest}=...`), or pass the secret as "
+                                           f"--secret {name}=file:PATH.")
             out[name] = ref
         else:
             path = Path(rest).expanduser()
@@ -109,6 +115,7 @@ class SecretsPlace(Protocol):
 
     name: ClassVar[str]
     local_sources: ClassVar[bool]
+    secrets_from_here: ClassVar[bool]
 
 
 def job_secrets(value: object, *, target: SecretsPlace, env: Mapping[str, str],
@@ -116,8 +123,10 @@ def job_secrets(value: object, *, target: SecretsPlace, env: Mapping[str, str],
     """The gate's step for ``--secret``: the checked references (:func:`parse_secrets`) and ``env`` with the
     variable that carries them; ``warn``: log :func:`env_warnings` for ``env`` (a submission, not a plan)."""
     import logging
+    import os
 
-    refs = parse_secrets(value, local_sources=target.local_sources, target=target.name, env=env)
+    refs = parse_secrets(value, local_sources=target.local_sources, target=target.name, env=env,
+                         here=os.environ if target.secrets_from_here else None)
     if warn:
         for warning in env_warnings(env):
             logging.getLogger("tfcloud").warning(warning)

@@ -393,7 +393,9 @@ def build_spec(
     labels = validate_labels(job_labels)
     environment = _env(env)
     secret_refs, environment = job_secrets(secrets, target=where, env=environment, warn=intent != "plan")
-    data_sets = job_data(data, target=where, env=environment, settings=settings if intent == "submit" else None)
+    # a dry run runs the submission's checks (a store for local data sets): it differs only in doing nothing
+    data_sets = job_data(data, target=where, env=environment,
+                         settings=settings if intent in ("submit", "plan") else None)
     context = _context_dir(context_dir, entry)
     if requirements is not None and intent != "plan":  # a plan reaches no network
         from tfcloud.requirements import check_remote_includes

@@ -162,7 +162,7 @@ def test_a_vertex_option_reaches_the_customjob_request(entry: Path) -> None:
         if option.name in connection:
             continue
         if option.name == "build":  # no image: the pools run a package instead (the plan's `package`)
-            plan = tfcloud.run(str(entry), target="vertex", dry_run=True, build=False)
+            plan = tfcloud.run(str(entry), target="vertex", dry_run=True, build=False, **_with(option)[1])
             assert plan.image is None and plan.package is not None  # type: ignore[attr-defined]
             continue
         companions = _with(option)[1]

@@ -54,7 +54,11 @@ JOB_OPTIONS: dict[str, tuple[list[str], dict[str, Any], Callable[[dict[str, Any]
 
 
 @pytest.fixture
-def entry(tmp_path: Path) -> Path:
+def entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # Where a target ships local data sets (a dry run checks there is one, as the submission does): Vertex AI's
+    # staging bucket, Ray's output directory.
+    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", "my-staging-bucket")
+    monkeypatch.setenv("TFCLOUD_OUTPUT_DIR", "gs://my-staging-bucket/out")
     (tmp_path / "requirements.txt").write_text("six\n")
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "part-0.csv").write_text("1,2\n")

@@ -208,6 +208,9 @@ class Target:
     #: Whether its replicas can read ``env:`` and ``file:`` secret sources (``--secret``): they run where tfcloud
     #: runs, or on machines the user set up. False: Secret Manager versions only (:mod:`tfcloud.secrets`).
     local_sources: ClassVar[bool] = False
+    #: Whether its replicas start from this process's environment (they run here): an ``env:`` secret's variable
+    #: must then be set here, checked before anything happens (a dry run too).
+    secrets_from_here: ClassVar[bool] = False
     #: Whether its replicas read ``--data`` directories where they are (local); else they are shipped to
     #: :meth:`data_store`.
     data_in_place: ClassVar[bool] = False

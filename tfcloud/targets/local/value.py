@@ -29,6 +29,7 @@ class LocalOptions(Target):
 
     name: ClassVar[str] = "local"
     local_sources: ClassVar[bool] = True  # replicas run here: env: and file: secrets are read here
+    secrets_from_here: ClassVar[bool] = True  # an env: secret's variable must be set in tfcloud's environment
     data_in_place: ClassVar[bool] = True  # --data directories are used where they are
     title: ClassVar[str] = "Local"
     options: ClassVar[tuple[Option, ...]] = (

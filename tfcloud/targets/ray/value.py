@@ -78,7 +78,8 @@ class RayOptions(Target):
     local_sources: ClassVar[bool] = True  # the user runs the nodes: env: and file: sources are theirs
     title: ClassVar[str] = "Ray"
     options: ClassVar[tuple[Option, ...]] = (
-        Option(name="ray_address", place=True, flag="--ray", setting="ray_address", field="address", check=check_address,
+        Option(name="ray_address", place=True, flag="--ray", setting="ray_address", field="address",
+               check=check_address,
                metavar="ADDRESS", example="http://127.0.0.1:8265", fallback_env=("RAY_ADDRESS",),
                help="The Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, then "
                     "RAY_ADDRESS). See " + page("ray") + "."),

@@ -106,9 +106,11 @@ class VertexOptions(Target):
     name: ClassVar[str] = "vertex"
     title: ClassVar[str] = "Vertex AI"
     options: ClassVar[tuple[Option, ...]] = (
-        Option(name="project", place=True, setting="project", check=check_project, metavar="PROJECT", example="my-project",
+        Option(name="project", place=True, setting="project", check=check_project, metavar="PROJECT",
+               example="my-project",
                fallback_env=("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"), help="Google Cloud project."),
-        Option(name="region", place=True, setting="region", check=check_region, metavar="REGION", help="Vertex AI region.",
+        Option(name="region", place=True, setting="region", check=check_region, metavar="REGION",
+               help="Vertex AI region.",
                fallback_env=("CLOUDSDK_AI_REGION", "CLOUDSDK_COMPUTE_REGION"), example="europe-west4"),
         Option(name="service_account", setting="service_account", metavar="EMAIL",
                example="trainer@my-project.iam.gserviceaccount.com",
@@ -165,6 +167,7 @@ class VertexOptions(Target):
         Option(name="staging_bucket", setting="staging_bucket", metavar="BUCKET", example="my-staging-bucket",
                check=_staging_bucket, help="Cloud Storage bucket for staged files."),
         Option(name="build", type=bool, flag="--build/--no-build", setting="build", example=False,
+               example_with=(("staging_bucket", "my-staging-bucket"),),
                help="--no-build (build=False): build no image of the code; ship the job's files as a package to the "
                     "staging bucket and run it on the job's base image (TensorFlow and the requirements, built and "
                     "pushed once; " + page("vertex") + ")."),
@@ -263,7 +266,7 @@ class VertexOptions(Target):
         check_google_rules(spec, self, region=self.location)  # Google's documented rules (tfcloud.vertexrules)
         if not self.build:
             refuse_image_options(spec.docker_config)
-            if settings is not None and intent == "submit" and not self.staging_bucket:
+            if settings is not None and intent in ("submit", "plan") and not self.staging_bucket:  # a dry run too
                 raise ValidationError("staging_bucket", "a Cloud Storage bucket for the job's package (--no-build "
                                       "uploads it there)", None, hint="Pass --staging-bucket, or set "
                                       "TFCLOUD_STAGING_BUCKET (staging_bucket= in run() or [tool.tfcloud]).")
