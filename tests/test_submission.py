@@ -28,6 +28,9 @@ def test_a_local_submission_keeps_its_plan_beside_the_job(tmp_path: Path, monkey
         "image": None, "labels": {}, "job_id": job.job_id,
         "sources": {"state_dir": {"value": os.environ["TFCLOUD_HOME"], "from": "TFCLOUD_HOME"},
                     "worker_count": {"value": 1, "from": "TFCLOUD_WORKER_COUNT"}},
+        "rerun": {"head": ["tfcloud", "submit", str(script), "--target", "local", "--chief-config", "CPU",
+                           "--worker-count", "1", "--worker-config", "CPU", "--strategy", "none"],
+                  "args": ["--epochs", "2"], "not_reproduced": []},
     }
     record = Path(os.environ["TFCLOUD_HOME"]) / "jobs" / job.job_id / "plan.json"
     assert stat.S_IMODE(record.stat().st_mode) == 0o600

@@ -175,6 +175,14 @@ class Plan:
         return plan_html(self)
 
     @property
+    def env_names(self) -> list[str]:
+        """The names of the variables ``--env`` sets (never their values; the secrets' carrier left out: the
+        secrets are listed by reference)."""
+        from tfcloud.secrets import SECRETS_VAR
+
+        return sorted(name for name in self.spec.env if name != SECRETS_VAR)
+
+    @property
     def rerun(self) -> Rerun:
         """The command that submits this job again (:func:`tfcloud.submission.rerun`; env values included, so
         it is kept out of :meth:`to_dict`, which names env variables only)."""
@@ -204,7 +212,7 @@ class Plan:
             "labels": dict(self.spec.job_labels),
             "secrets": dict(self.spec.secrets),
             "data": [dict(d) for d in self.data],
-            "env": sorted(self.spec.env),  # the names only: values may be secrets
+            "env": self.env_names,  # the names only: values may be secrets
             "display_name": self.spec.display_name,
             "sources": {name: dict(source) for name, source in self.sources.items()},
             "endpoint": self.endpoint,
@@ -461,6 +469,8 @@ def plan_rows(plan: Plan, *, python: bool = False) -> list[tuple[str, str]]:
     if spec.job_labels:
         rows.append(("Labels", ", ".join(f"{k}={v}" for k, v in spec.job_labels.items())))
     rows += [("Secret", f"{name} from {ref}") for name, ref in plan.spec.secrets.items()]
+    if plan.env_names:
+        rows.append(("Env", ", ".join(plan.env_names) + " (values not shown)"))
     from tfcloud.context import format_size
 
     for d in plan.data:

@@ -56,7 +56,6 @@ def study_outcome(study: RerunsTrials, info: StudyInfo, plot: Path | None) -> No
 
 
 def print_plan(plan: Plan, *, show_files: bool = False) -> None:
-    import json
 
     from rich.markup import escape
     from rich.table import Table
@@ -73,29 +72,17 @@ def print_plan(plan: Plan, *, show_files: bool = False) -> None:
     for row in plan.pools:
         table.add_row(Text(row.role), str(row.replicas), Text(row.machine_type), Text(row.accelerator))
     console.print(table)
-    # User text (args, labels, requirements, notebook notes) is printed as plain text, never as markup.
-    say("Each replica runs: " + plan.command_line)
-    say("Script args: " + (json.dumps(list(plan.args)) if plan.args else "(none)"))
-    if spec.job_labels:
-        say("Labels: " + ", ".join(f"{k}={v}" for k, v in spec.job_labels.items()))
-    for requirement in plan.requirements:
-        say(f"Requirement: {requirement}")
-    if plan.endpoint:
-        say(f"Runs on: {plan.endpoint}")
-    for note in plan.notes:
-        say(f"Note: {note}")
-    for name, source in plan.sources.items():  # where each setting not left at its default came from
-        value = source["value"]
-        shown = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else value
-        say(f"Setting: {name} = {shown} (from {source['from']})")
-    for warning in plan.warnings:
-        say(f"Warning: {warning}", style="yellow")
-    for line in plan.price.lines() if plan.price is not None else ():
-        say(line)
+    # The facts are the ones every view shows (tfcloud.plan.plan_rows: the notebook's HTML, plan_text), printed
+    # as plain text, never as markup; the image part and the generated files in full below.
+    from tfcloud.plan import plan_rows
+
+    # the image's rows are printed whole by print_image_plan (a --no-build package's "Base image" is its own)
+    image_rows = {"Generated"} | ({"Image", "Base image", "Builder", "Build context"} if plan.image else set())
+    for label, value in plan_rows(plan):
+        if label not in image_rows:
+            say(f"{label}: {value}", style="yellow" if label == "Warning" else None)
     if plan.image is not None:
         print_image_plan(plan.image)
-    for line in plan.package.lines() if plan.package is not None else ():
-        say(line)
     if not show_files:  # the plan stays on screen; the generated files only when asked for
         from tfcloud.plan import generated_files
 

@@ -131,8 +131,8 @@ def rerun(spec: JobSpec) -> Rerun:
     """The one place a job becomes the command line that submits it again (the dashboard's Rerun, the JSON
     plan's ``rerun``): the target and each of its options the job was given, the cluster (counts, machines by
     their catalog names, the strategy when one was asked for), requirements, labels, env, secrets by reference,
-    data sets, the image options, the build context and the display name. Settings that came from the
-    environment or a config file are left to them, as they were the first time."""
+    data sets, the image options, the build context and the display name. Values that came from the
+    environment or a config file are written out as flags, so the command does not depend on them."""
     from tfcloud.machines import COMMON_MACHINE_CONFIGS
     from tfcloud.spec import Role, Strategy
     from tfcloud.strategy import EXPLICIT
