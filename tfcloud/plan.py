@@ -155,6 +155,9 @@ class Plan:
     package: PackagePlanView | None = None  # --no-build: the package instead of an image
     price: JobPrice | None = None  # Vertex AI: the hourly list price (tfcloud.prices)
     script: str | None = None  # a converted notebook's script
+    #: The request the target's backend sends to start the job (Vertex AI: the CustomJob, as Google receives it);
+    #: None: the target sends no one request (``Target.request``).
+    request: Mapping[str, Any] | None = None
 
     @property
     def args(self) -> tuple[str, ...]:
@@ -220,6 +223,7 @@ class Plan:
             "package": None if self.package is None else self.package.to_dict(),
             "price": None if self.price is None else _price_dict(self.price),
             "script": self.script,
+            "request": None if self.request is None else dict(self.request),
         }
 
 
@@ -298,7 +302,21 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         package=package,
         price=price_of(spec, settings),
         script=notebook_script,
+        request=_request(spec, image, package, settings),
     )
+
+
+def _request(spec: JobSpec, image: ImagePlan | None, package: PackagePlanView | None,
+             settings: Settings) -> dict[str, Any] | None:
+    """What the target's backend would send (the image's planned tag, or the package on its base image)."""
+    from tfcloud.artifacts import PackageRef
+
+    ref = None if package is None else PackageRef(uri=package.uri, module=package.module, digest="",
+                                                    size=package.size)
+    image_uri = package.base_image if package is not None else image.uri if image is not None else None
+    if image_uri is None and spec.target.pushes_image:  # no image planned (nothing to name in the request)
+        return None
+    return spec.target.request(spec, image_uri=image_uri, package=ref, settings=settings)
 
 
 def _endpoint(spec: JobSpec, settings: Settings) -> str:

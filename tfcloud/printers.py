@@ -55,7 +55,7 @@ def study_outcome(study: RerunsTrials, info: StudyInfo, plot: Path | None) -> No
         console.print(f"Plots: {paths[0]}\n       {paths[1]}", markup=False)
 
 
-def print_plan(plan: Plan, *, show_files: bool = False) -> None:
+def print_plan(plan: Plan, *, show_files: bool = False, show_request: bool = False) -> None:
 
     from rich.markup import escape
     from rich.table import Table
@@ -83,6 +83,15 @@ def print_plan(plan: Plan, *, show_files: bool = False) -> None:
             say(f"{label}: {value}", style="yellow" if label == "Warning" else None)
     if plan.image is not None:
         print_image_plan(plan.image)
+    if show_request:  # the request as the service receives it (--json holds it too)
+        import json
+
+        if plan.request is None:
+            say(f"Request: none (the {spec.target.name} target sends no one request to start a job)")
+        else:
+            console.rule("request")
+            console.print(json.dumps(plan.request, indent=2, ensure_ascii=False), markup=False, highlight=False,
+                          soft_wrap=True)
     if not show_files:  # the plan stays on screen; the generated files only when asked for
         from tfcloud.plan import generated_files
 

@@ -38,7 +38,8 @@ HELP_PANELS = {
                      "no_push"], "Image"),
     # a target's own options carry their target's panel (tfcloud.cli._options.with_target_options)
     **dict.fromkeys(["project", "region", "cancel_on_interrupt"], "Vertex AI"),
-    **dict.fromkeys(["dry_run", "show_files", "json_output", "detach", "follow", "all_replicas", "yes"], "Output"),
+    **dict.fromkeys(["dry_run", "show_files", "show_request", "json_output", "detach", "follow", "all_replicas",
+                     "yes"], "Output"),
 }
 
 COMMAND_HELP_PANELS = {

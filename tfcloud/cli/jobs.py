@@ -85,6 +85,9 @@ def submit(
     show_files: Annotated[bool, typer.Option("--show-files", help="With --dry-run: also print the generated "
                                                                   "launcher (and a notebook's script).")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
+    show_request: Annotated[bool, typer.Option(
+        "--show-request", help="With --dry-run: also print the request the target sends to start the job (Vertex "
+                               "AI: the CustomJob; --json always holds it).")] = False,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Print the job id and return; do not follow "
                                                                 "the logs.")] = False,
     all_replicas: AllReplicasOpt = False,
@@ -124,7 +127,7 @@ def submit(
         if json_output:
             typer.echo(dumps(plan.to_dict(), indent=2))
         else:
-            print_plan(plan, show_files=show_files)
+            print_plan(plan, show_files=show_files, show_request=show_request)
         return
     with sdk.submit(entry_point, build_logs=build_logs, yes=yes, **options) as job:
         if detach:

@@ -341,6 +341,13 @@ class Target:
         target bills nothing."""
         return None
 
+    def request(self, spec: JobSpec, *, image_uri: str | None, package: Any = None,
+                settings: Settings | None = None) -> dict[str, Any] | None:
+        """The request its backend sends for ``spec`` to start the job, as the service receives it (the plan's
+        ``request``; ``package``: a ``--no-build`` job's :class:`~tfcloud.artifacts.PackageRef`); None: no one
+        request says it (a local cluster)."""
+        return None
+
     def data_store(self, settings: Settings) -> str | None:
         """Where ``--data`` directories are shipped for this target's replicas (``gs://BUCKET/PATH`` or a directory
         every node reaches; :mod:`tfcloud.datasets`); None: none is configured (a target that is not

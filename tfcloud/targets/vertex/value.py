@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tfcloud._docs import page
 from tfcloud.errors import ValidationError
@@ -317,6 +317,18 @@ class VertexOptions(Target):
             from tfcloud.targets.vertex.fit import check_job_fits
 
             check_job_fits(spec, self, settings)
+
+    def request(self, spec: JobSpec, *, image_uri: str | None, package: Any = None,
+                settings: Settings | None = None) -> dict[str, Any] | None:
+        """The CustomJob as Google receives it, built as the backend builds it
+        (:func:`~tfcloud.targets.vertex.customjob.custom_job_body`), but for what only the submission knows: its id
+        (label ``tfcloud-submission``: ``planned``) and the default output directory, which carries the time of
+        submission."""
+        from tfcloud.dockerfile import installed_tensorflow_version
+        from tfcloud.targets.vertex.customjob import custom_job_body
+
+        return custom_job_body(spec, self, image_uri=image_uri, package=package, submission_id="planned",
+                               tensorflow_version=installed_tensorflow_version(), region=self.location)
 
     def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
         """The job's hourly price by how Google bills its capacity (:mod:`tfcloud.prices`): on a persistent
