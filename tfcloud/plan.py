@@ -302,12 +302,11 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         package=package,
         price=price_of(spec, settings),
         script=notebook_script,
-        request=_request(spec, image, package, settings),
+        request=_request(spec, image, package),
     )
 
 
-def _request(spec: JobSpec, image: ImagePlan | None, package: PackagePlanView | None,
-             settings: Settings) -> dict[str, Any] | None:
+def _request(spec: JobSpec, image: ImagePlan | None, package: PackagePlanView | None) -> dict[str, Any] | None:
     """What the target's backend would send (the image's planned tag, or the package on its base image)."""
     from tfcloud.artifacts import PackageRef
 
@@ -316,7 +315,7 @@ def _request(spec: JobSpec, image: ImagePlan | None, package: PackagePlanView | 
     image_uri = package.base_image if package is not None else image.uri if image is not None else None
     if image_uri is None and spec.target.pushes_image:  # no image planned (nothing to name in the request)
         return None
-    return spec.target.request(spec, image_uri=image_uri, package=ref, settings=settings)
+    return spec.target.request(spec, image_uri=image_uri, package=ref)
 
 
 def _endpoint(spec: JobSpec, settings: Settings) -> str:

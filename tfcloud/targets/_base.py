@@ -341,8 +341,7 @@ class Target:
         target bills nothing."""
         return None
 
-    def request(self, spec: JobSpec, *, image_uri: str | None, package: Any = None,
-                settings: Settings | None = None) -> dict[str, Any] | None:
+    def request(self, spec: JobSpec, *, image_uri: str | None, package: Any = None) -> dict[str, Any] | None:
         """The request its backend sends for ``spec`` to start the job, as the service receives it (the plan's
         ``request``; ``package``: a ``--no-build`` job's :class:`~tfcloud.artifacts.PackageRef`); None: no one
         request says it (a local cluster)."""

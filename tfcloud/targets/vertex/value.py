@@ -318,8 +318,7 @@ class VertexOptions(Target):
 
             check_job_fits(spec, self, settings)
 
-    def request(self, spec: JobSpec, *, image_uri: str | None, package: Any = None,
-                settings: Settings | None = None) -> dict[str, Any] | None:
+    def request(self, spec: JobSpec, *, image_uri: str | None, package: Any = None) -> dict[str, Any] | None:
         """The CustomJob as Google receives it, built as the backend builds it
         (:func:`~tfcloud.targets.vertex.customjob.custom_job_body`), but for what only the submission knows: its id
         (label ``tfcloud-submission``: ``planned``) and the default output directory, which carries the time of
