@@ -101,26 +101,60 @@ def _printed(lines: list[LogLine], **options: object) -> list[str]:
     return out.getvalue().splitlines()
 
 
-def test_lines_that_differ_are_never_folded_and_each_replica_keeps_its_order() -> None:
+def test_lines_that_differ_in_a_word_are_never_folded_and_each_replica_keeps_its_order() -> None:
     names = ["chief-0", "worker-0"]
     lines = [LogLine(replica="chief-0", text="step 1 loss 0.50", timestamp=100.0),
-             LogLine(replica="worker-0", text="step 1 loss 0.51", timestamp=100.0),
+             LogLine(replica="worker-0", text="step 1 gain 0.50", timestamp=100.0),
              LogLine(replica="chief-0", text="B", timestamp=100.1),
              LogLine(replica="worker-0", text="A", timestamp=100.1),  # A, then B: never shown as B, A
              LogLine(replica="chief-0", text="A", timestamp=100.2),
              LogLine(replica="worker-0", text="B", timestamp=100.2)]
     shown = _printed(lines, replicas=names)
-    assert shown[:2] == ["chief-0    | step 1 loss 0.50", "worker-0   | step 1 loss 0.51"]
+    assert shown[:2] == ["chief-0    | step 1 loss 0.50", "worker-0   | step 1 gain 0.50"]
     worker = [line for line in shown if line.startswith(("worker-0", "2 replicas"))]
     chief = [line for line in shown if line.startswith(("chief-0", "2 replicas"))]
     assert [line.split("| ")[1] for line in worker][1:] == ["A", "B"]
     assert [line.split("| ")[1] for line in chief][1:] == ["B", "A"]
 
 
-def test_identical_lines_far_apart_in_time_are_not_folded() -> None:
-    lines = [LogLine(replica="chief-0", text="saving", timestamp=100.0),
-             LogLine(replica="worker-0", text="saving", timestamp=160.0)]
-    assert _printed(lines, replicas=["chief-0", "worker-0"]) == ["chief-0    | saving", "worker-0   | saving"]
+def test_lines_that_differ_only_in_words_with_digits_fold_as_the_first() -> None:
+    """As Ray's log deduplication: Keras's epoch lines of three replicas differ in their times, and read as one."""
+    names = ["chief-0", "worker-0", "worker-1"]
+    times = {"chief-0": "915ms/epoch", "worker-0": "930ms/epoch", "worker-1": "1s/epoch"}
+    lines = [LogLine(replica=r, text=f"23/23 - 1s - loss: 0.1740 - {t}", timestamp=100.0) for r, t in times.items()]
+    lines += [LogLine(replica=r, text=f"I am {r}", timestamp=100.0) for r in names]  # its own name: its own line
+    assert _printed(lines, replicas=names) == ["3 replicas | 23/23 - 1s - loss: 0.1740 - 915ms/epoch",
+                                               "chief-0    | I am chief-0", "worker-0   | I am worker-0",
+                                               "worker-1   | I am worker-1"]
+
+
+def test_a_replica_three_seconds_late_folds_by_content_not_time() -> None:
+    """One replica's lines come 3 s after the others' (its timestamps too): they fold all the same, in order."""
+    from tfcloud.logview import fold
+
+    names = ["chief-0", "worker-0", "worker-1"]
+    texts = ["Epoch 1/2", "loss: 0.5", "Epoch 2/2", "loss: 0.4", "saved"]
+    lines = [LogLine(replica=r, text=t, timestamp=100.0 + i / 10) for i, t in enumerate(texts)
+             for r in names[:2]]
+    lines += [LogLine(replica="worker-1", text=t, timestamp=103.0 + i / 10) for i, t in enumerate(texts)]
+    folded = fold(lines, names)
+    assert [(label, line.text) for label, line in folded] == [("3 replicas", t) for t in texts]
+    assert _printed(lines, replicas=names) == [f"3 replicas | {t}" for t in texts]
+
+
+def test_identical_lines_far_apart_in_lines_are_not_folded() -> None:
+    """The window is of lines per replica: a line FOLD_LINES lines later than another replica's is its own."""
+    from tfcloud.logview import Folder
+
+    folder, shown = Folder(["chief-0", "worker-0"], lines=3), []
+    for text in ["saving", "a", "b", "c", "d"]:
+        folder.add(LogLine(replica="chief-0", text=text), 0.0)
+        shown += folder.release(0.0)
+    folder.add(LogLine(replica="worker-0", text="saving"), 0.0)
+    shown += folder.release(0.0, everything=True)
+    assert [(label, line.text) for label, line in shown] == [
+        ("chief-0", "saving"), ("chief-0", "a"), ("chief-0", "b"), ("chief-0", "c"), ("chief-0", "d"),
+        ("worker-0", "saving")]
 
 
 def test_a_dump_is_hidden_whole_and_launcher_frames_only_inside_a_traceback() -> None:
@@ -233,3 +267,34 @@ def test_every_line_reaches_the_terminal_in_order(tmp_path: Path, capsys: pytest
     expected = [f"chief-0 | {kinds[(i // 1000) % len(kinds)].format(i)}" for i in range(30000)]
     assert [line for line in out if line != "chief-0 | done"] == expected
     assert out.count("chief-0 | done") == 1
+
+
+LATE = """\
+import os, time
+if os.environ["TFCLOUD_REPLICA"] == "worker-1":
+    time.sleep(3)  # starts 3 s after the others, as TensorFlow's replicas may
+for epoch in (1, 2, 3):
+    print(f"Epoch {epoch}/3", flush=True)
+    print(f"23/23 - 1s - loss: 0.17{epoch} - {900 + os.getpid() % 90}ms/epoch", flush=True)
+print("done", flush=True)
+"""
+
+
+def test_a_replica_that_starts_3_s_late_folds_and_tail_counts_lines_as_they_read(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "late.py"
+    script.write_text(LATE)
+    assert main(["submit", str(script), "--strategy", "none", "--worker-count", "2"]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    for epoch in (1, 2, 3):
+        assert lines.count(f"3 replicas | Epoch {epoch}/3") == 1, out
+        assert sum(line.startswith(f"3 replicas | 23/23 - 1s - loss: 0.17{epoch} - ") for line in lines) == 1, out
+    assert lines[-1] == "3 replicas | done", out
+    assert not any(line.startswith(("chief-0", "worker-")) for line in lines), out
+
+    job_id = _job_id(err)
+    assert main(["logs", job_id, "--tail", "3"]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0] == "3 replicas | Epoch 3/3" and shown[2] == "3 replicas | done", shown
+    assert len(shown) == 3 and shown[1].startswith("3 replicas | 23/23 - 1s - loss: 0.173 - "), shown

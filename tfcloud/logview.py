@@ -15,10 +15,11 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.backends.base import LogBatch, LogLine, format_tail, tail
 from tfcloud.noise import NOISE, is_noise
@@ -26,8 +27,8 @@ from tfcloud.noise import NOISE, is_noise
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["FOLD_WINDOW_S", "NOISE", "LogPrinter", "fold_label", "format_tail", "format_time", "is_noise",
-           "last_lines", "print_lines", "replica_color", "tail"]
+__all__ = ["FOLD_LINES", "FOLD_WINDOW_S", "NOISE", "Folder", "LogPrinter", "fold", "fold_key", "fold_label",
+           "format_tail", "format_time", "is_noise", "last_lines", "print_lines", "print_tail", "replica_color", "tail"]
 
 _ROLE_COLORS: dict[str, tuple[str, ...]] = {
     "chief": ("bold cyan",),
@@ -49,9 +50,13 @@ def replica_color(replica: str) -> str:
     return palette[int(index) % len(palette)]
 
 
-#: How long a line waits for the other replicas to print the same text (seconds): identical lines within it
-#: are shown once, with how many replicas printed them.
-FOLD_WINDOW_S = 1.0
+#: The longest a line waits for the other replicas to print it too (seconds): a replica that starts a few
+#: seconds late (TensorFlow's do) still folds. A line is shown sooner once every replica printed it, or printed
+#: something after it. Which lines fold is decided by their text, never by when they were printed.
+FOLD_WINDOW_S = 5.0
+#: How many lines of one replica a line waits behind at most for the other replicas (the window of lines, per
+#: replica, over which lines fold by their text).
+FOLD_LINES = 1000
 #: Lines are written in batches: at most this long after they came in (seconds), or this many at once.
 _FLUSH_S = 0.05
 _FLUSH_LINES = 512
@@ -62,16 +67,99 @@ _CONTROL_CHARS = tuple(map(chr, _CONTROL))
 
 
 class _Group:
-    """Lines with the same text from several replicas, shown as one (``replicas``: who printed it)."""
+    """Lines with the same text (but for numbers) from several replicas, shown as one (the first; ``replicas``:
+    who printed it; ``seq``: how many lines its first replica had printed before it)."""
 
-    __slots__ = ("arrived", "complete", "index", "line", "replicas")
+    __slots__ = ("arrived", "index", "key", "line", "replicas", "seq")
 
-    def __init__(self, line: LogLine, index: int, arrived: float) -> None:
+    def __init__(self, line: LogLine, key: str, index: int, seq: int, arrived: float) -> None:
         self.line = line
+        self.key = key
         self.replicas = [line.replica]
         self.index = index
+        self.seq = seq
         self.arrived = arrived
-        self.complete = False
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def fold_key(text: str, replica: str = "") -> str:
+    """What of a line must match for it to fold with another replica's: its words, each word with a digit in it
+    as a wildcard (as Ray's log deduplication reads them: ``loss: 0.1740 - 915ms/epoch`` and ``loss: 0.1741 -
+    930ms/epoch`` fold), but for a word naming ``replica`` itself (``I am worker-1`` stays its own)."""
+    if not _DIGIT.search(text):
+        return text
+    return " ".join("\0" if _DIGIT.search(word) and not (replica and replica in word) else word
+                    for word in text.split(" "))
+
+
+class Folder:
+    """Folds the lines of a job's replicas into what reads as one program: a line joins the oldest waiting
+    line of another replica with the same :func:`fold_key` that comes after the group of its own previous line
+    (each replica's lines keep their order), whatever the time between them. A waiting line is let go, oldest
+    first, once every replica printed it or something after it, once its replica printed :data:`FOLD_LINES`
+    lines after it, or after ``wait`` seconds (:data:`FOLD_WINDOW_S`). ``replicas``: the job's replica names
+    (pseudo-replicas without an index, Vertex AI's ``job`` or ``service``, are not waited for)."""
+
+    def __init__(self, replicas: Sequence[str], *, wait: float = FOLD_WINDOW_S, lines: int = FOLD_LINES) -> None:
+        self.names = sorted({r for r in replicas if r.rpartition("-")[2].isdigit()})
+        self.wait = wait
+        self.lines = lines
+        self._pending: collections.deque[_Group] = collections.deque()
+        self._open: dict[str, list[_Group]] = {}  # key -> its waiting groups, oldest first
+        self._last: dict[tuple[str, str], int] = {}  # (replica, stream) -> the group its last line went to
+        self._past: dict[str, int] = {}  # replica -> the newest group any of its lines went to
+        self._seen: dict[str, int] = {}  # replica -> lines it printed
+        self._index = 0
+
+    def add(self, line: LogLine, now: float) -> None:
+        """Fold ``line`` into a waiting group, or start one."""
+        key = fold_key(line.text, line.replica)
+        stream = (line.replica, line.stream)  # a replica's stdout and stderr come through two pipes: each in order
+        after = self._last.get(stream, -1)
+        seq = self._seen.get(line.replica, 0)
+        self._seen[line.replica] = seq + 1
+        for group in self._open.get(key, ()):
+            if group.index > after and line.replica not in group.replicas:
+                group.replicas.append(line.replica)
+                self._went(stream, group.index)
+                return
+        group = _Group(line, key, self._index, seq, now)
+        self._index += 1
+        self._pending.append(group)
+        self._open.setdefault(key, []).append(group)
+        self._went(stream, group.index)
+
+    def _went(self, stream: tuple[str, str], index: int) -> None:
+        self._last[stream] = index
+        self._past[stream[0]] = max(index, self._past.get(stream[0], -1))
+
+    def _done(self, group: _Group, now: float) -> bool:
+        return (now - group.arrived >= self.wait
+                or self._seen[group.line.replica] - group.seq > self.lines
+                or all(self._past.get(r, -1) > group.index for r in self.names if r not in group.replicas))
+
+    def release(self, now: float, *, everything: bool = False) -> list[tuple[str, LogLine]]:
+        """The lines done waiting, oldest first, each with its prefix's label (its replica, or ``N replicas``)."""
+        out = []
+        while self._pending and (everything or self._done(self._pending[0], now)):
+            group = self._pending.popleft()
+            same = self._open[group.key]
+            same.remove(group)
+            if not same:
+                del self._open[group.key]
+            out.append((group.replicas[0] if len(group.replicas) == 1 else fold_label(len(group.replicas)),
+                        group.line))
+        return out
+
+
+def fold(lines: Iterable[LogLine], replicas: Sequence[str]) -> list[tuple[str, LogLine]]:
+    """Every line of ``lines`` (all at hand: a finished job's) folded as :class:`Folder` folds them."""
+    folder = Folder(replicas)
+    for line in lines:
+        folder.add(line, 0.0)
+    return folder.release(0.0, everything=True)
 
 
 class LogPrinter:
@@ -79,10 +167,11 @@ class LogPrinter:
     per batch, not one rich call per line: rich costs ~105 µs a call). ``replicas``: the job's replica names, so
     that the prefix has its final width from the first line.
 
-    What people see of a multi-replica job reads like one program: a line that several replicas print with the
-    same text within :data:`FOLD_WINDOW_S` is shown once, its prefix saying how many (``3 replicas | Epoch
-    1/5``); lines that differ, in a number or anything else, are never folded, and each replica's own lines keep
-    their order. ``all_replicas``: every line of every replica instead (``--all-replicas``, ``-v``).
+    What people see of a multi-replica job reads like one program: a line that several replicas print alike
+    (the same words; words with digits in them may differ: :func:`fold_key`) is shown once, the first replica's,
+    its prefix saying how many (``3 replicas | Epoch 1/5``), however late a replica starts (:class:`Folder`);
+    lines that differ in a word are never folded, and each replica's own lines keep their order.
+    ``all_replicas``: every line of every replica instead (``--all-replicas``, ``-v``).
     ``show_noise``: print known TensorFlow start-up noise and whole protobuf dumps too
     (:class:`~tfcloud.noise.LineFilter`); ``show_frames``: keep tfcloud's launcher and ``runpy`` frames in a
     traceback (``TFCLOUD_DEBUG=1``); ``hidden`` counts the lines left off. ``timestamps``: each line with the
@@ -90,12 +179,13 @@ class LogPrinter:
     (``time``, ``replica``, ``text``, ``stream``; every line, noise too, nothing folded). ``through_rich``: print
     each batch with ``console.print`` (a console under a live display) instead of writing to its file; left
     None, a notebook's console gets one output that grows (:class:`NotebookLog`). Call :meth:`close` (or use it
-    as a context manager) to print what is still waiting."""
+    as a context manager) to print what is still waiting. ``last``: only the last ``last`` lines as they read
+    (folded), written on :meth:`close` (``logs --tail N``; :attr:`kept` counts them)."""
 
     def __init__(self, console: Console | None = None, *, replicas: Sequence[str] = (),
                  show_noise: bool = False, timestamps: bool = False, json_lines: bool = False,
                  all_replicas: bool = False, show_frames: bool = False, window: float = FOLD_WINDOW_S,
-                 through_rich: bool | None = None) -> None:
+                 through_rich: bool | None = None, last: int | None = None) -> None:
         import threading
 
         from tfcloud.noise import LineFilter
@@ -117,13 +207,13 @@ class LogPrinter:
         # Only replicas (role-index) print alike; pseudo-replicas (Vertex AI's "job", "service") never fold.
         self._replicas = len({r for r in replicas if r.rpartition("-")[2].isdigit()})
         self._fold = not (all_replicas or json_lines) and self._replicas > 1
+        self._folder = Folder(replicas, wait=window) if self._fold else None
         names = [*replicas, fold_label(self._replicas)] if self._fold else list(replicas)
         self._width = max((len(r) for r in names), default=0)
         self._shown: dict[str, collections.deque[str]] = {}
-        self._pending: collections.deque[_Group] = collections.deque()
-        self._open: dict[str, list[_Group]] = {}  # text -> its pending groups
-        self._last: dict[tuple[str, str], int] = {}  # (replica, stream) -> the group its last line went to
-        self._index = 0
+        self.last = last
+        #: With ``last``: the last lines (prefix label, line), written on close.
+        self.kept: collections.deque[tuple[str, LogLine]] = collections.deque(maxlen=max(last or 0, 0))
         self._out: list[tuple[str, LogLine]] = []  # (prefix label, line) waiting to be written
         self._text: list[str] = []  # batches made into text, waiting to be written
         self._text_size = 0
@@ -163,16 +253,19 @@ class LogPrinter:
 
     def _queue(self, line: LogLine) -> None:
         """``line`` waits to be written: to be folded with other replicas' same lines, or in turn."""
-        if self._fold:
+        if self._folder is not None:
             now = time.monotonic()
-            self._add(line, now)
-            self._release(now)
+            self._folder.add(line, now)
+            self._out.extend(self._folder.release(now))
         else:
             self._out.append((line.replica, line))
 
     def _schedule(self) -> None:
         """Write what waits once there is enough of it; else it is written every :data:`_FLUSH_S`."""
-        if len(self._out) >= _FLUSH_LINES:
+        if self.last is not None:
+            self.kept.extend(self._out)  # written on close
+            self._out = []
+        elif len(self._out) >= _FLUSH_LINES:
             self._write()
         elif self._timer is None:
             self._start_timer()
@@ -188,7 +281,8 @@ class LogPrinter:
             if not texts:
                 return
             self._remember(batch.replica, texts)
-            if self._fold or self.json_lines or self.through_rich or self._notebook is not None:
+            if (self._fold or self.json_lines or self.through_rich or self._notebook is not None
+                    or self.last is not None):
                 for text in texts:
                     self._queue(LogLine(replica=batch.replica, text=text, stream=batch.stream,
                                         timestamp=batch.timestamp))
@@ -217,42 +311,23 @@ class LogPrinter:
             elif self._timer is None:
                 self._start_timer()
 
-    def _add(self, line: LogLine, now: float) -> None:
-        """Fold ``line`` into a waiting group with its text (one its replica is not in yet, after the group of
-        its previous line on the same stream, printed within the window), or start a group."""
-        stream = (line.replica, line.stream)  # a replica's stdout and stderr come through two pipes: each in order
-        after = self._last.get(stream, -1)
-        for group in self._open.get(line.text, ()):
-            if (group.index > after and line.replica not in group.replicas
-                    and _close_in_time(group.line.timestamp, line.timestamp, self.window)):
-                group.replicas.append(line.replica)
-                group.complete = len(group.replicas) >= self._replicas
-                self._last[stream] = group.index
-                return
-        group = _Group(line, self._index, now)
-        self._index += 1
-        self._pending.append(group)
-        self._open.setdefault(line.text, []).append(group)
-        self._last[stream] = group.index
-
-    def _release(self, now: float, *, everything: bool = False) -> None:
-        """Move the groups that are done waiting (every replica printed them, or the window passed), oldest
-        first, to the lines to write."""
-        while self._pending and (everything or self._pending[0].complete
-                                 or now - self._pending[0].arrived >= self.window):
-            group = self._pending.popleft()
-            same = self._open[group.line.text]
-            same.remove(group)
-            if not same:
-                del self._open[group.line.text]
-            label = group.replicas[0] if len(group.replicas) == 1 else fold_label(len(group.replicas))
-            self._out.append((label, group.line))
-
     def flush(self) -> None:
         """Write every line taken so far, waiting ones too."""
         with self._lock:
-            self._release(time.monotonic(), everything=True)
+            self.settle()
+            if self.last is not None:
+                self._out = [*self.kept, *self._out][-self.last:] if self.last > 0 else []
+                self.kept.clear()
             self._write()
+
+    def settle(self) -> None:
+        """Let every line that waits to be folded go (to be written next, or kept with ``last``)."""
+        with self._lock:
+            if self._folder is not None:
+                self._out.extend(self._folder.release(time.monotonic(), everything=True))
+            if self.last is not None:
+                self.kept.extend(self._out)
+                self._out = []
 
     def close(self) -> None:
         """:meth:`flush`, and stop the thread that writes waiting lines while none come in."""
@@ -270,8 +345,10 @@ class LogPrinter:
         while not self._closed.wait(_FLUSH_S):
             with self._lock:
                 now = time.monotonic()
-                if self._fold:
-                    self._release(now)
+                if self._folder is not None:
+                    self._out.extend(self._folder.release(now))
+                if self.last is not None:
+                    continue
                 if self._out or self._text:
                     self._write()
 
@@ -386,12 +463,6 @@ def _label_color(label: str) -> str:
     return "dim" if label.endswith(" replicas") else replica_color(label)
 
 
-def _close_in_time(first: float | None, then: float | None, window: float) -> bool:
-    """Whether two lines' print times are within ``window`` of each other (unknown times are: the lines came in
-    within the window, which is what the printer waits)."""
-    return first is None or then is None or abs(then - first) <= window
-
-
 def format_time(timestamp: float | None) -> str:
     """``2026-11-23T14:05:00.123Z`` (UTC, milliseconds; always 24 characters: dashes when unknown)."""
     if timestamp is None:
@@ -411,6 +482,27 @@ def print_lines(lines: Iterable[LogLine], console: Console | None = None, *,
                     json_lines=json_lines, all_replicas=all_replicas, show_frames=show_frames) as printer:
         for line in lines:
             printer.print(line)
+
+
+def print_tail(fetch: Callable[[int], Iterable[LogLine]], n: int, console: Console | None = None, *,
+               replicas: Sequence[str] = (), **options: Any) -> None:
+    """Print the last ``n`` lines of a job as they read (folded, noise left off: ``logs --tail N``), not its last
+    ``n`` lines as printed. ``fetch(k)``: the job's last ``k`` lines; asked for ``n`` a replica first, then for
+    four times as many until the last ``n`` lines read the same twice running (a replica that printed late
+    folds with lines before the first window) or the job has no more."""
+    ask = max(n, 1) * max(len(replicas), 1)
+    before: list[tuple[str, str]] | None = None
+    while True:
+        got = list(fetch(ask))
+        printer = LogPrinter(console, replicas=replicas, last=n, **options)
+        for line in got:
+            printer.print(line)
+        printer.settle()
+        now = [(label, line.text) for label, line in printer.kept]
+        if len(got) < ask or (now == before and len(now) >= n):
+            printer.close()
+            return
+        before, ask = now, ask * 4
 
 
 def last_lines(path: Path, n: int = 20, *, block: int = 8192) -> list[str]:

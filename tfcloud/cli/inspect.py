@@ -113,7 +113,7 @@ def logs(
     """Print a job's logs, one prefix per replica (without JOB: the job this machine submitted last). With -f,
     exit with the job's outcome (0 or 1). A study's trial: tfcloud logs STUDY_ID --trial N."""
     from tfcloud import sdk
-    from tfcloud.logview import print_lines
+    from tfcloud.logview import print_lines, print_tail
 
     job = sdk.latest_job(job)
     last, after = sdk.log_window(tail=tail, since=since)
@@ -130,10 +130,14 @@ def logs(
             if follow:
                 raise typer.Exit(sdk.follow(handle, replica=replica, tail=last, since=after, timestamps=timestamps,
                                             json_lines=json_output, all_replicas=all_replicas))
-            print_lines(handle.logs(follow=False, replica=replica, tail=last, since=after),
-                        show_noise=verbosity() > 0, timestamps=timestamps, json_lines=json_output,
-                        replicas=sdk.prefix_names(handle, info, replica),
-                        all_replicas=all_replicas or verbosity() > 0, show_frames=sdk.debugging())
+            shown: dict[str, Any] = {
+                "show_noise": verbosity() > 0, "timestamps": timestamps, "json_lines": json_output,
+                "replicas": sdk.prefix_names(handle, info, replica),
+                "all_replicas": all_replicas or verbosity() > 0, "show_frames": sdk.debugging()}
+            if last is None:
+                print_lines(handle.logs(follow=False, replica=replica, since=after), **shown)
+            else:  # the last N lines as they read (folded, noise left off), not the last N printed
+                print_tail(lambda n: handle.logs(follow=False, replica=replica, tail=n, since=after), last, **shown)
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
 
