@@ -1,8 +1,8 @@
 // A job's page: its log (server-sent events from /api/jobs/ID/logs): the last lines first, "Earlier lines" on
 // demand, then new lines as they come; each with its replica's prefix and colour as in the terminal, ANSI colour
 // codes drawn as colours, stderr marked; TensorFlow's start-up noise hidden unless "Show everything" is on; one
-// replica or all; a line several replicas print alike within a second once, its prefix saying how many (as in
-// the terminal); a search over the whole log; the whole log to download; cancel (after a confirmation). At most
+// replica or all; a line several replicas print alike (however late one starts) once, its prefix saying how many
+// (as in the terminal); a search over the whole log; the whole log to download; cancel (after a confirmation). At most
 // MAX_LINES lines are in the page (older ones leave it; "Earlier lines" brings them back). A reconnect resumes
 // from the last line the page had (the browser sends its Last-Event-ID). Every line is set as text
 // (textContent), never as HTML.
@@ -90,22 +90,29 @@ function counts() {
   hiddenCount.textContent = hidden ? `${hidden} start-up line${hidden === 1 ? "" : "s"} hidden` : "";
 }
 
-// Several replicas printing the same line within a second show it once, its prefix saying how many, as in the
-// terminal (lines that differ are never folded; each replica's own lines keep their order).
-const FOLD_S = 1.0;
-const recent = new Map(); // text -> {element, prefix, replicas, t, seq, n}: rows that may still fold a replica in
+// Several replicas printing a line alike show it once, the first replica's, its prefix saying how many, as in the
+// terminal (tfcloud/logview.py fold_key): the same words, a word with a digit in it matching any such word (but a
+// word naming the replica itself), however late a replica starts; lines that differ in a word are never folded,
+// and each replica's own lines keep their order.
+const FOLD_LINES = 1000; // as the terminal's window of lines (logview.FOLD_LINES)
+// fold key -> [{element, prefix, replicas, seq, n}]: rows that may still fold a replica in, oldest first
+const recent = new Map();
+
+function foldKey(text, replica) {
+  if (!/\d/.test(text)) return text;
+  return text.split(" ").map((word) => (/\d/.test(word) && !word.includes(replica) ? "\u0000" : word)).join(" ");
+}
 const lastSeq = new Map(); // replica and stream -> the seq of the row its last line went to
 let seq = 0;
 if (replicaClasses.size > 1) width = Math.max(width, `${replicaClasses.size} replicas`.length);
 
 function fold(line) {
   const key = `${line.r}\u0000${line.s}`;
-  const found = recent.get(line.x);
-  const t = line.t ?? 0;
-  if (!found || found.replicas.has(line.r) || found.n !== Boolean(line.n) || found.seq <= (lastSeq.get(key) ?? -1)
-      || Math.abs(t - found.t) > FOLD_S || found.element.parentNode === null) {
-    return false;
-  }
+  const after = lastSeq.get(key) ?? -1;
+  const found = (recent.get(foldKey(line.x, line.r)) ?? []).find(
+    (entry) => entry.seq > after && !entry.replicas.has(line.r) && entry.n === Boolean(line.n)
+      && entry.element.parentNode !== null);
+  if (!found) return false;
   found.replicas.add(line.r);
   found.element.dataset.replica = [...found.replicas].join(" ");
   const label = `${found.replicas.size} replicas`;
@@ -118,8 +125,10 @@ function fold(line) {
 
 function remember(line, element) {
   seq += 1;
-  recent.set(line.x, { element, prefix: element.firstElementChild, replicas: new Set([line.r]), t: line.t ?? 0,
-                       seq, n: Boolean(line.n) });
+  const key = foldKey(line.x, line.r);
+  if (!recent.has(key)) recent.set(key, []);
+  recent.get(key).push({ element, prefix: element.firstElementChild, replicas: new Set([line.r]), seq,
+                         n: Boolean(line.n) });
   lastSeq.set(`${line.r}\u0000${line.s}`, seq);
 }
 
@@ -133,8 +142,9 @@ function addLines(lines) {
     remember(line, element);
     fragment.append(element);
   }
-  for (const [text, entry] of recent) { // keep only what a line to come may still fold into
-    if (seq - entry.seq > 500) recent.delete(text);
+  for (const [key, entries] of recent) { // keep only what a line to come may still fold into (1,000 rows back)
+    while (entries.length && seq - entries[0].seq > FOLD_LINES) entries.shift();
+    if (!entries.length) recent.delete(key);
   }
   log.append(fragment);
   let extra = log.childElementCount - MAX_LINES;
