@@ -32,15 +32,15 @@ import time
 import types
 from pathlib import Path
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.builders.docker import DockerBuilder
-from tfcloud.containerize import containerize, plan_image
-from tfcloud.context import format_size
-from tfcloud.launcher import LAUNCHER_NAME, render_launcher
-from tfcloud.spec import DockerConfig
+from tfcloud.entry.launcher import LAUNCHER_NAME, render_launcher
+from tfcloud.flow.validate import build_spec
+from tfcloud.image.builders.docker import DockerBuilder
+from tfcloud.image.containerize import containerize, plan_image
+from tfcloud.image.context import format_size
+from tfcloud.job.artifacts import PreparedJob
+from tfcloud.job.spec import DockerConfig
 from tfcloud.targets.local import LocalTarget
 from tfcloud.testing.dockerd import docker_engine, python_base_image
-from tfcloud.validate import build_spec
 
 TFC_VERSION = "0.1.16"
 

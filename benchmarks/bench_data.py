@@ -1,5 +1,5 @@
 """Benchmark: shipping a ``--data`` directory to a Cloud Storage data store (the storage emulator on loopback),
-by content (:func:`tfcloud.datasets.stage_data`) against uploading the directory whole every time.
+by content (:func:`tfcloud.job.datasets.stage_data`) against uploading the directory whole every time.
 
 One data set of 40 files, 2 MiB each (80 MiB), three submissions in a row:
 
@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tfcloud.context import format_size
-from tfcloud.datasets import parse_data, stage_data
+from tfcloud.image.context import format_size
+from tfcloud.job.datasets import parse_data, stage_data
 
 FILES, SIZE = 40, 2 * 1024 * 1024
 GOAL = 0.05

@@ -24,12 +24,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.cluster import loopback_env, plan_cluster
-from tfcloud.launcher import render_launcher
-from tfcloud.spec import JobSpec
+from tfcloud.entry.launcher import render_launcher
+from tfcloud.flow.validate import build_spec
+from tfcloud.job.artifacts import PreparedJob
+from tfcloud.job.spec import JobSpec
+from tfcloud.replicas import loopback_env, plan_cluster
 from tfcloud.targets.local.backend import LocalBackend
-from tfcloud.validate import build_spec
 
 REPO = Path(__file__).resolve().parent.parent
 

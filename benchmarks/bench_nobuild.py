@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from tfcloud import sdk
-from tfcloud.context import format_size
-from tfcloud.spec import DockerConfig
+from tfcloud.image.context import format_size
+from tfcloud.job.spec import DockerConfig
 
 BUCKET = "bench-staging"
 GOAL_S, GOAL_BYTES = 2.0, 100_000

@@ -4,7 +4,7 @@ bytes is not counted).
 
 Measured in a fresh child process: ``ru_maxrss`` before the upload (the job planned: the interpreter, the
 clients) and after it. The archive is spooled to a temporary file and uploaded in 8 MiB chunks
-(:mod:`tfcloud.package`), so the upload adds about one chunk, not the archive.
+(:mod:`tfcloud.google.staging.package`), so the upload adds about one chunk, not the archive.
 
 Measured 2026-11-26 on the shared 2-core machine: 300 MiB peak when the archive was built in memory (before
 issue 29), 87 MiB after (73 MiB before the upload).
@@ -38,9 +38,9 @@ import resource, sys, tempfile
 from pathlib import Path
 import google.cloud.storage as storage
 from google.auth.credentials import AnonymousCredentials
-from tfcloud.package import plan_package, upload_package
-from tfcloud.pipeline import prepare
-from tfcloud.validate import build_spec
+from tfcloud.google.staging.package import plan_package, upload_package
+from tfcloud.flow.pipeline import prepare
+from tfcloud.flow.validate import build_spec
 
 endpoint, project = sys.argv[1], Path(sys.argv[2])
 client = storage.Client(project="bench", credentials=AnonymousCredentials(), client_options={"api_endpoint": endpoint})

@@ -27,9 +27,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.pipeline import prepare
-from tfcloud.states import JobState
+from tfcloud.flow.pipeline import prepare
+from tfcloud.flow.validate import build_spec
+from tfcloud.job.artifacts import PreparedJob
+from tfcloud.job.states import JobState
 from tfcloud.targets.ray.backend import RayBackend
 from tfcloud.testing.netns import (
     DASHBOARD_PORT,
@@ -41,7 +42,6 @@ from tfcloud.testing.netns import (
     two_hosts,
     wait_for_jobs_api,
 )
-from tfcloud.validate import build_spec
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "tests" / "targets" / "ray" / "scripts" / "train_hosts.py"

@@ -1,5 +1,5 @@
 """A griffe extension for the API reference: tfcloud's docstrings cite with Sphinx roles (``:func:`attach```,
-``:class:`~tfcloud.plan.Plan```), which Markdown shows as they are. This turns each into a cross-reference
+``:class:`~tfcloud.flow.plan.Plan```), which Markdown shows as they are. This turns each into a cross-reference
 to the object when the reference renders it, and into plain code when it does not (autorefs' ``optional``:
 no warning under ``mkdocs build --strict``), and an RST ``::`` before a literal block into ``:``.
 

@@ -100,8 +100,8 @@ def timeline() -> int:
     sys.path.insert(0, str(ROOT))
     from tfcloud import DockerConfig, sdk
     from tfcloud.emulator import Emulator, JobTimings
+    from tfcloud.records.timeline import render_timeline
     from tfcloud.testing.dockerd import docker_engine, dockerd_available, python_base_image
-    from tfcloud.timeline import render_timeline
 
     reason = dockerd_available()
     if reason:
@@ -158,8 +158,8 @@ def write_options_table() -> int:
 
 
 def write_rules_tables() -> int:
-    """docs/machines.md's and docs/vertex.md's tables of Google's rules, made again from tfcloud.vertexrules."""
-    from tfcloud.targets.vertex.rulesdoc import (
+    """docs/machines.md's and docs/vertex.md's tables of Google's rules, made again from tfcloud.google.rules."""
+    from tfcloud.google.vertex.rulesdoc import (
         MACHINES_END,
         MACHINES_START,
         PRICES_END,

@@ -1,10 +1,11 @@
-"""Write tfcloud/price_rows.csv, the Compute Engine rows of tfcloud's price table, from saved copies of the
+"""Write tfcloud/google/catalog/price_rows.csv, the Compute Engine rows of tfcloud's price table, from saved copies of
+the
 Cloud Billing Catalog as two public repositories record it: Cyclenerd/google-cloud-pricing-cost-calculator (its
 ``pricing.yml``: machine types) and skypilot-org/skypilot-catalog (its ``catalogs/v8/gcp/vms.csv``: the GPUs
 attached to N1 machines, which pricing.yml lacks).
 
 The numbers are data read from that file, never computed: each machine type of Vertex AI's training catalog
-(:data:`tfcloud.vertexrules.MACHINE_TYPES`) gets, in every region tfcloud's rules table serves it in (its
+(:data:`tfcloud.google.rules.MACHINE_TYPES`) gets, in every region tfcloud's rules table serves it in (its
 accelerator's regions, or every training region for a machine without a fixed accelerator) and the file prices it
 in, two rows: ``compute-engine`` (the file's ``hour``: Compute Engine's on-demand price, what a reservation bills)
 and ``compute-engine-spot`` (its ``hour_spot``: Compute Engine's Spot price). An accelerator-optimized machine type
@@ -21,7 +22,8 @@ Refresh (the file is data; it is not kept in this repository)::
     git clone https://github.com/skypilot-org/skypilot-catalog /tmp/skypilot
     python scripts/price_rows.py /tmp/pricing.yml --gpus /tmp/skypilot/catalogs/v8/gcp/vms.csv --read YYYY-MM-DD
 
-then update ``PRICE_SOURCES["compute-engine"]`` and ``["compute-engine-gpus"]`` in tfcloud/price_table.py (commits,
+then update ``PRICE_SOURCES["compute-engine"]`` and ``["compute-engine-gpus"]`` in
+tfcloud/google/catalog/price_table.py (commits,
 their dates) and run ``python docs/captures.py options``. Needs PyYAML (``pip install pyyaml``).
 """
 
@@ -34,10 +36,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tfcloud.vertexrules.data import MachineTypeRow
+    from tfcloud.google.rules.data import MachineTypeRow
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "tfcloud" / "price_rows.csv"
+OUT = ROOT / "tfcloud" / "google" / "catalog" / "price_rows.csv"
 FIELDS = ("item", "region", "capacity", "usd_per_hour", "source", "read", "with_accelerators", "note")
 _BUNDLED = ("a2", "a3", "a4", "a4x", "g2")  # Compute Engine prices these machine types with their GPUs
 #: vms.csv's names of the GPUs an N1 machine takes → their AcceleratorType names.
@@ -45,7 +47,7 @@ _N1_GPUS = {"T4": "NVIDIA_TESLA_T4", "V100": "NVIDIA_TESLA_V100", "P4": "NVIDIA_
 
 
 def _regions(row: MachineTypeRow) -> frozenset[str]:
-    from tfcloud.vertexrules import ACCELERATORS, TRAINING_REGIONS
+    from tfcloud.google.rules import ACCELERATORS, TRAINING_REGIONS
 
     if row.family in _BUNDLED and row.accelerators:
         regions: set[str] = set()
@@ -56,7 +58,7 @@ def _regions(row: MachineTypeRow) -> frozenset[str]:
 
 
 def rows(pricing: dict[str, object], *, read: str) -> list[dict[str, str]]:
-    from tfcloud.vertexrules import MACHINE_TYPES
+    from tfcloud.google.rules import MACHINE_TYPES
 
     instances = pricing["compute"]["instance"]  # type: ignore[index]
     out = []
@@ -81,7 +83,7 @@ def rows(pricing: dict[str, object], *, read: str) -> list[dict[str, str]]:
 
 def gpu_rows(vms: Path, *, read: str) -> list[dict[str, str]]:
     """One row per (N1 GPU, region, kind) from vms.csv's one-GPU rows, where the region's zones agree."""
-    from tfcloud.vertexrules import ACCELERATORS
+    from tfcloud.google.rules import ACCELERATORS
 
     seen: dict[tuple[str, str], set[tuple[str, str]]] = {}
     with vms.open(encoding="utf-8", newline="") as handle:

@@ -197,7 +197,7 @@ class Site:
             return "has a query: the site's pages take none"
         if path and not path.endswith("/"):
             return (f"{path!r} is not a page's address: mkdocs (use_directory_urls) serves docs/NAME.md as "
-                    "NAME/ (tfcloud._docs.page() writes it)")
+                    "NAME/ (tfcloud.config.docsite.page() writes it)")
         page = self.source(path)
         if page is None:
             return f"no page: neither docs/{path.rstrip('/') or 'index'}.md nor docs/{path}index.md exists"

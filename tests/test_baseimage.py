@@ -1,4 +1,5 @@
-"""The --no-build base image as a value (tfcloud.baseimage): what goes in it, what names it, what each pool runs.
+"""The --no-build base image as a value (tfcloud.google.staging.baseimage): what goes in it, what names it, what each
+pool runs.
 No builder, no network: the planned context, Dockerfile and bootstrap are read back."""
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from tfcloud.baseimage import container_command, plan_base_image
-from tfcloud.pipeline import prepare
-from tfcloud.spec import DockerConfig
-from tfcloud.validate import build_spec
+from tfcloud.flow.pipeline import prepare
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.staging.baseimage import container_command, plan_base_image
+from tfcloud.job.spec import DockerConfig
 
 REPO = "us-central1-docker.pkg.dev/p/tfcloud"
 
@@ -73,7 +74,7 @@ def test_a_parent_image_is_taken_and_its_tensorflow_checked_when_built(script: P
     bootstrap.write_text(_file(plan, ".tfcloud/base/bootstrap.py"))
     # Run here, where TensorFlow is what it is: the check names what the image was made for and what it has.
     done = subprocess.run([sys.executable, str(bootstrap), "--check"], capture_output=True, text=True, check=False)
-    from tfcloud.dockerfile import installed_tensorflow_version
+    from tfcloud.image.dockerfile import installed_tensorflow_version
 
     if installed_tensorflow_version() == "2.21.0":
         assert done.returncode == 0 and done.stdout == "tfcloud: the base image has TensorFlow 2.21.0.\n"
@@ -91,8 +92,8 @@ def test_each_pool_runs_the_bootstrap_on_the_package_under_gcs() -> None:
 
 def test_without_tensorflow_the_plan_refuses_naming_why(script: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from tfcloud import baseimage
     from tfcloud.errors import ConfigurationError
+    from tfcloud.google.staging import baseimage
 
     monkeypatch.setattr(baseimage, "installed_tensorflow_version", lambda: None)
     spec = build_spec(entry_point=str(script), target="vertex", build=False, chief_config="CPU")
@@ -111,7 +112,7 @@ class _Builder:
         return tag in self.present
 
     def build(self, context: Any, tag: str, *, push: bool = True, cache_from: str | None = None) -> Any:
-        from tfcloud.artifacts import ImageRef
+        from tfcloud.job.artifacts import ImageRef
 
         self.built.append(tag)
         self.present.add(tag)
@@ -123,7 +124,7 @@ class _Builder:
 
 def test_the_base_image_is_built_once_and_a_registry_that_has_it_needs_no_builder(script: Path,
                                                                                   tmp_path: Path) -> None:
-    from tfcloud.baseimage import ensure_base_image
+    from tfcloud.google.staging.baseimage import ensure_base_image
 
     plan = _plan(script, tmp_path, chief_config="CPU")
     made: list[_Builder] = []
@@ -142,7 +143,7 @@ def test_the_base_image_is_built_once_and_a_registry_that_has_it_needs_no_builde
 
 
 def test_a_registry_is_asked_over_http_only_where_tfcloud_can_authenticate() -> None:
-    from tfcloud.baseimage import registry_has
+    from tfcloud.google.staging.baseimage import registry_has
 
     assert registry_has("ghcr.io/me/tfcloud-base:abc") is None  # Docker's credentials: the builder asks
     assert registry_has("127.0.0.1:9/tfcloud/tfcloud-base:abc") is None  # nothing listens: the builder asks

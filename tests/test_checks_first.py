@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tfcloud.cli import main
-from tfcloud.validate import MAX_ENV_LENGTH
+from tfcloud.flow.validate import MAX_ENV_LENGTH
 
 
 def _name_that_is_not_utf8(directory: Path) -> str:
@@ -53,8 +53,8 @@ def test_env_values_up_to_what_linux_takes(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_a_ray_working_directory_too_big_to_upload_is_refused_naming_what_is_big(tmp_path: Path) -> None:
-    from tfcloud.context import collect_context
     from tfcloud.errors import ConfigurationError
+    from tfcloud.image.context import collect_context
     from tfcloud.targets.ray.workdir import RAY_MAX_UPLOAD, check_size
 
     assert RAY_MAX_UPLOAD == 104_857_600  # Ray's dashboard: "Maximum request body size 104857600 exceeded"

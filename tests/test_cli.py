@@ -89,7 +89,7 @@ def test_dry_run_plan_text_shows_strategy_pools_launcher_and_args(script: Path,
 
 def test_sdk_dry_run_returns_the_plan(script: Path) -> None:
     import tfcloud
-    from tfcloud.plan import Plan
+    from tfcloud.flow.plan import Plan
 
     plan = tfcloud.run(entry_point=str(script), worker_count=1, worker_config="CPU", dry_run=True)
     assert isinstance(plan, Plan)
@@ -131,7 +131,7 @@ def test_run_is_a_no_op_inside_a_job(script: Path, monkeypatch: pytest.MonkeyPat
 
 def test_local_job_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import tfcloud
-    from tfcloud.states import JobState
+    from tfcloud.job.states import JobState
     from tfcloud.targets.local.backend import LocalJob
 
     (tmp_path / "hello.py").write_text("print('hello from', __import__('os').environ['TFCLOUD_REPLICA'])\n")
@@ -232,7 +232,7 @@ def test_the_tfcloud_logger_is_configured_once_and_prints_each_warning_once(
         capsys: pytest.CaptureFixture[str]) -> None:
     import logging
 
-    from tfcloud.console import configure, reset
+    from tfcloud.view.console import configure, reset
 
     logger = logging.getLogger("tfcloud")
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.targets.localjobs import assert_no_survivors
-from tfcloud.states import JobState
+from tfcloud.job.states import JobState
 from tfcloud.targets.local.backend import LocalBackend
 
 SLOW = "import time\nprint('started', flush=True)\ntime.sleep(300)\n"

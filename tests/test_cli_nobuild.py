@@ -13,7 +13,7 @@ from tfcloud.cli import main
 
 
 def _tensorflow() -> str:
-    from tfcloud.dockerfile import installed_tensorflow_version
+    from tfcloud.image.dockerfile import installed_tensorflow_version
 
     version = installed_tensorflow_version()
     if version is None:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud import completion
-from tfcloud.machines import COMMON_MACHINE_CONFIGS
-from tfcloud.spec import Strategy
-from tfcloud.states import JobState
-from tfcloud.strategy import parse_strategy
+from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS
+from tfcloud.job.spec import Strategy
+from tfcloud.job.states import JobState
+from tfcloud.job.strategy import parse_strategy
+from tfcloud.view import completion
 
 
 def test_strategies_are_what_submit_accepts() -> None:

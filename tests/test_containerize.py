@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tfcloud.artifacts import ImageRef, PreparedJob
-from tfcloud.builders import Builder
-from tfcloud.containerize import containerize, plan_image, runtime_package_files, tfcloud_package_files
-from tfcloud.context import BuildContext
-from tfcloud.launcher import LAUNCHER_NAME
-from tfcloud.spec import DockerConfig
-from tfcloud.validate import build_spec
+from tfcloud.entry.launcher import LAUNCHER_NAME
+from tfcloud.flow.validate import build_spec
+from tfcloud.image.builders import Builder
+from tfcloud.image.containerize import containerize, plan_image, runtime_package_files, tfcloud_package_files
+from tfcloud.image.context import BuildContext
+from tfcloud.job.artifacts import ImageRef, PreparedJob
+from tfcloud.job.spec import DockerConfig
 
 
 def _job(tmp_path: Path, *, script_outside: bool = False, requirements: tuple[str, ...] = (),
@@ -106,7 +106,7 @@ def test_the_image_package_is_enough_for_a_job(tmp_path: Path) -> None:
     package = tmp_path / ".tfcloud" / "python"
     code = (
         "import os, sys; sys.path.insert(0, sys.argv[1]); os.environ['TFCLOUD_REMOTE'] = '1'\n"
-        "import tfcloud, tfcloud.study\n"
+        "import tfcloud, tfcloud.job.study\n"
         "[getattr(tfcloud, name) for name in tfcloud.__all__]\n"
         "assert tfcloud.remote() and tfcloud.run(entry_point='x.py', worker_count=2) is None\n"
         "mods = {n: m.__file__ for n, m in sys.modules.items() if n.split('.')[0] == 'tfcloud'}\n"

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tfcloud.context import SECRET_PATTERNS, TAR_MTIME, collect_context
 from tfcloud.errors import TfcloudError, ValidationError
-from tfcloud.secretscan import SNIFF_SIZE as _SNIFF_SIZE
+from tfcloud.image.context import SECRET_PATTERNS, TAR_MTIME, collect_context
+from tfcloud.image.secretscan import SNIFF_SIZE as _SNIFF_SIZE
 
 PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
 SA_KEY = '{\n  "type": "service_account",\n  "project_id": "p",\n  "private_key_id": "1",\n  "private_key": "x"\n}\n'
@@ -468,7 +468,7 @@ def test_a_file_that_cannot_be_read_is_a_validation_error(tmp_path: Path) -> Non
 _WALK = """
 import sys
 from pathlib import Path
-from tfcloud.context import collect_context
+from tfcloud.image.context import collect_context
 from tfcloud.errors import ValidationError
 try:
     print(len(collect_context(Path(sys.argv[1])).files))

@@ -17,7 +17,7 @@ import pytest
 
 from tests.dockervertex import docker_emulator, google_base, vertex_env
 from tfcloud.cli import main
-from tfcloud.datasets import parse_data, scan
+from tfcloud.job.datasets import parse_data, scan
 
 __all__ = ["google_base"]  # a fixture, imported for its tests
 
@@ -110,8 +110,8 @@ def test_a_local_replica_reads_the_directory_in_place(project: Path, tmp_path: P
 
 
 def test_data_inside_the_project_stays_out_of_the_package(project: Path) -> None:
-    from tfcloud.context import collect_context
-    from tfcloud.datasets import data_excludes
+    from tfcloud.image.context import collect_context
+    from tfcloud.job.datasets import data_excludes
 
     data = make_data(project / "data", 2, 10)
     assert collect_context(project).get("data/part-001.bin") is not None
@@ -244,8 +244,8 @@ def test_a_replica_reads_shipped_objects_where_cloud_storage_fuse_shows_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On Vertex AI the bucket is under /gcs/ (Cloud Storage FUSE): the data set's links point there and nothing is
     fetched. Here a directory stands for /gcs (the store is written as Cloud Storage would hold it)."""
-    import tfcloud.datamount as datamount
-    from tfcloud.datasets import stage_data
+    import tfcloud.runtime.datamount as datamount
+    from tfcloud.job.datasets import stage_data
 
     gcs = tmp_path / "gcs"
     data = make_data(tmp_path / "train", 4, 500)
@@ -271,7 +271,7 @@ def test_a_gs_source_copy_follows_rewritten_and_removed_objects(tmp_path: Path,
     (here the storage emulator): a second start fetches an object rewritten with the same size, and drops one
     that is gone."""
     pytest.importorskip("gcp_storage_emulator", reason="the storage emulator needs tfcloud[emulator]")
-    import tfcloud.datamount as datamount
+    import tfcloud.runtime.datamount as datamount
     from tfcloud.emulator.storage import StorageEmulator
 
     server = StorageEmulator()
@@ -327,7 +327,7 @@ def test_uploads_show_a_progress_bar_with_bytes_and_rate(tmp_path: Path) -> None
 
     from rich.console import Console
 
-    from tfcloud.datasets import stage_data
+    from tfcloud.job.datasets import stage_data
 
     data = make_data(tmp_path / "train", 3, 400_000)
     out = io.StringIO()

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.dockerfile import (
+from tfcloud.errors import ConfigurationError
+from tfcloud.image.dockerfile import (
     default_base_image,
     installed_tensorflow_version,
     render_dockerfile,
     tensorflow_tpu_requirement,
     tf_keras_requirement,
 )
-from tfcloud.errors import ConfigurationError
 
 GOLDEN = Path(__file__).parent / "golden" / "dockerfile"
 UPDATE = os.environ.get("TFCLOUD_UPDATE_GOLDEN") == "1"
@@ -70,7 +70,7 @@ def test_tf_keras_requirement() -> None:
 
 
 def test_no_tensorflow_no_parent_image(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tfcloud.dockerfile as mod
+    import tfcloud.image.dockerfile as mod
 
     monkeypatch.setattr(mod, "_TF_DISTRIBUTIONS", ("no-such-distribution",))
     with pytest.raises(ConfigurationError, match="TensorFlow is not installed here") as info:

@@ -1,4 +1,4 @@
-"""``.dockerignore`` follows Docker's rules (tfcloud.dockerignore), checked against the docker SDK's own matcher
+"""``.dockerignore`` follows Docker's rules (tfcloud.image.dockerignore), checked against the docker SDK's own matcher
 (``docker.utils.build.exclude_paths``) on a tricky ignore file and on generated ones, and against moby's rules
 where the SDK differs from Docker (escapes, ``**x``, bad patterns)."""
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tfcloud.context import collect_context
-from tfcloud.dockerignore import DockerIgnore, DockerIgnoreError, clean, read_patterns
 from tfcloud.errors import ValidationError
+from tfcloud.image.context import collect_context
+from tfcloud.image.dockerignore import DockerIgnore, DockerIgnoreError, clean, read_patterns
 
 TREE = [
     "train.py", "a.csv", "data/x.csv", "data/deep/y.csv", "data/keep.txt", "logs/run.txt", "logs/keep.txt",

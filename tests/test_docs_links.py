@@ -2,7 +2,7 @@
 and the site is published the way CI builds it.
 
 The links are the site's addresses in the package's strings (help texts, hints, error messages, docstrings:
-every ``.py`` file, read with ``ast``, and the templates), the addresses ``tfcloud._docs.page("name",
+every ``.py`` file, read with ``ast``, and the templates), the addresses ``tfcloud.config.docsite.page("name",
 "anchor")`` makes where it is called with literal arguments, and the absolute addresses in README.md and
 docs/ (mkdocs --strict checks the links between pages, not these). Each one must name a page in mkdocs.yml's
 nav and, with ``#anchor``, a heading of that page as mkdocs makes its anchor (tests/docsite.py).
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests import docsite
-from tfcloud._docs import SITE_URL, page
+from tfcloud.config.docsite import SITE_URL, page
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,15 +43,16 @@ def _addresses(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _page_names(tree: ast.Module) -> tuple[set[str], set[str]]:
-    """The names that are ``tfcloud._docs.page`` in this module, and the names bound to ``tfcloud._docs``."""
+    """The names that are ``tfcloud.config.docsite.page`` in this module, and the names bound to
+    ``tfcloud.config.docsite``."""
     functions, modules = set(), set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "tfcloud._docs":
+        if isinstance(node, ast.ImportFrom) and node.module == "tfcloud.config.docsite":
             functions |= {alias.asname or alias.name for alias in node.names if alias.name == "page"}
-        elif isinstance(node, ast.ImportFrom) and node.module == "tfcloud":
-            modules |= {alias.asname or alias.name for alias in node.names if alias.name == "_docs"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "tfcloud.config":
+            modules |= {alias.asname or alias.name for alias in node.names if alias.name == "docsite"}
         elif isinstance(node, ast.Import):
-            modules |= {alias.asname for alias in node.names if alias.name == "tfcloud._docs" and alias.asname}
+            modules |= {alias.asname for alias in node.names if alias.name == "tfcloud.config.docsite" and alias.asname}
     return functions, modules
 
 
@@ -64,8 +65,8 @@ def python_links(path: Path, source: str) -> list[tuple[str, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found += [(node.lineno + offset, address) for offset, address in _addresses(node.value)]
-        elif isinstance(node, ast.Name) and node.id == "SITE_URL" and path.name != "_docs.py":
-            found.append((node.lineno, "SITE_URL used directly: make the address with tfcloud._docs.page()"))
+        elif isinstance(node, ast.Name) and node.id == "SITE_URL" and path.name != "docsite.py":
+            found.append((node.lineno, "SITE_URL used directly: make the address with tfcloud.config.docsite.page()"))
         elif isinstance(node, ast.Call) and (
                 (isinstance(node.func, ast.Name) and node.func.id in functions)
                 or (isinstance(node.func, ast.Attribute) and node.func.attr == "page"
@@ -117,7 +118,7 @@ def test_the_links_are_found() -> None:
     assert page("architecture", "adding-a-target") in addresses  # tfcloud/cli/_options.py
     assert page("notebooks") in addresses and page("machines") in addresses  # f-strings; machines.py's lazy import
     places = {where.partition(":")[0] for where, address in found if address.startswith(SITE_URL)}
-    assert {"tfcloud/cli/_target_flags.py", "docs/cli.md", "tfcloud/settings.py"} <= places, places
+    assert {"tfcloud/cli/_target_flags.py", "docs/cli.md", "tfcloud/flow/settings.py"} <= places, places
     assert len(found) >= 20, found
 
 
@@ -173,8 +174,8 @@ def test_a_custom_slugify_is_refused_not_guessed(tmp_path: Path) -> None:
     ("## Some *emphasis*, __strong__ and snake_case", {"some-emphasis-strong-and-snake_case"}),
     ("### Training ([Configure compute](https://cloud.google.com/x), read 2026-11-26)",
      {"training-configure-compute-read-2026-11-26"}),
-    ("### Local Docker engine — `tfcloud.builders.docker.DockerBuilder`",
-     {"local-docker-engine-tfcloudbuildersdockerdockerbuilder"}),
+    ("### Local Docker engine — `tfcloud.image.builders.docker.DockerBuilder`",
+     {"local-docker-engine-tfcloudimagebuildersdockerdockerbuilder"}),
     ("# Usage\n## Usage\n## Usage", {"usage", "usage_1", "usage_2"}),
     ("## Named {#my-id}\n## Also named { #other .cls }", {"my-id", "other"}),
     ("```\n# not a heading\n```\n    ```python\n    # nor this\n    ```\n## After", {"after"}),
@@ -196,10 +197,11 @@ def test_anchors_are_the_ones_mkdocs_makes(tmp_path: Path, markdown: str, anchor
 
 
 def test_page_calls_are_read_and_checked(tmp_path: Path, site: docsite.Site) -> None:
-    """A page() call from tfcloud._docs (however imported) is checked; a function of that name from elsewhere is
-    not a link; a call with a variable is refused, since nothing could check it."""
+    """A page() call from tfcloud.config.docsite (however imported) is checked; a function of that name from
+    elsewhere is not a link; a call with a variable is refused, since nothing could check it."""
     source = (
-        "from tfcloud._docs import page\nfrom tfcloud import _docs as d\nfrom tfcloud.emulator._grpc import page as p\n"
+        "from tfcloud.config.docsite import page\nfrom tfcloud.config import docsite as d\n"
+        "from tfcloud.emulator._grpc import page as p\n"
         "A = page('ray', 'no-such-heading')\nB = f\"see {d.page('no-such-page')}\"\nC = p([], None, None)\n"
         "D = page(NAME)\nE = 'https://tfcloud.readthedocs.io/en/latest/ray/#restarts.'\n")
     found = python_links(Path("m.py"), source)
@@ -240,7 +242,7 @@ def test_read_the_docs_builds_the_site_as_nox_does() -> None:
 
 def test_the_published_site_is_where_the_links_point() -> None:
     """Read the Docs serves a project's default version at https://PROJECT.readthedocs.io/en/latest/; mkdocs.yml's
-    site_url and tfcloud._docs.SITE_URL are that address, and the docs say so."""
+    site_url and tfcloud.config.docsite.SITE_URL are that address, and the docs say so."""
     assert docsite.load().url == SITE_URL == "https://tfcloud.readthedocs.io/en/latest/"
     for doc in ("README.md", "docs/index.md", "docs/development.md"):
         assert SITE_URL in (ROOT / doc).read_text(encoding="utf-8"), doc

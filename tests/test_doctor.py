@@ -94,7 +94,7 @@ def _rows(capsys: pytest.CaptureFixture[str]) -> dict[str, dict[str, object]]:
 def test_doctor_names_the_tensorflow_and_base_image_the_build_path_uses(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """What a --no-build plan says its base image carries is what doctor says, from the same function."""
-    from tfcloud.dockerfile import installed_tensorflow_version
+    from tfcloud.image.dockerfile import installed_tensorflow_version
 
     version = installed_tensorflow_version()
     if version is None:

@@ -205,8 +205,8 @@ def test_cloud_build_variant(cloud_env: str, tensorflow_base: str, docker_emulat
 def test_sdk_run_without_stream_logs_returns_the_handle(cloud_env: str, python_base: str, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     import tfcloud
-    from tfcloud.states import JobState
-    from tfcloud.targets.vertex.backend import VertexJob
+    from tfcloud.google.vertex.backend import VertexJob
+    from tfcloud.job.states import JobState
 
     project = tmp_path / "quick"
     project.mkdir()

@@ -79,7 +79,7 @@ def cloud_env(engine: object, docker_emulator: object, monkeypatch: pytest.Monke
 def test_no_build_job_runs_on_its_base_image_and_a_code_change_builds_and_pushes_nothing(
         cloud_env: object, engine: object, tensorflow_base: str, tmp_path: Path,
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from tfcloud.dockerfile import installed_tensorflow_version
+    from tfcloud.image.dockerfile import installed_tensorflow_version
 
     tensorflow = installed_tensorflow_version()
     project = tmp_path / "project"

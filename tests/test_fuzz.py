@@ -21,7 +21,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from tfcloud import COMMON_MACHINE_CONFIGS, DockerConfig  # noqa: E402
 from tfcloud.errors import TfcloudError, ValidationError  # noqa: E402
-from tfcloud.validate import build_spec  # noqa: E402
+from tfcloud.flow.validate import build_spec  # noqa: E402
 
 
 def fuzz(examples: int) -> settings:
@@ -77,7 +77,7 @@ _NOTEBOOK = st.one_of(
 @fuzz(1500)
 @given(notebook=_NOTEBOOK, raw=st.one_of(st.none(), st.binary(max_size=40)))
 def test_notebook_conversion_raises_only_tfcloud_errors(work: Path, notebook: Any, raw: bytes | None) -> None:
-    from tfcloud.notebook import convert_notebook
+    from tfcloud.entry.notebook import convert_notebook
 
     path = work / "fuzz.ipynb"
     if raw is not None:
@@ -136,7 +136,7 @@ _REQ_LINE = st.one_of(
 @fuzz(3000)
 @given(lines=st.lists(_REQ_LINE, max_size=5), raw=st.one_of(st.none(), st.binary(max_size=30)))
 def test_requirements_raise_only_tfcloud_errors(work: Path, lines: list[str], raw: bytes | None) -> None:
-    from tfcloud.requirements import check_requirements, validate_requirements_file
+    from tfcloud.entry.requirements import check_requirements, validate_requirements_file
 
     path = work / "fuzz-requirements.txt"
     if raw is not None:
@@ -171,7 +171,7 @@ _ARG = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=30)
 @fuzz(2000)
 @given(args=st.lists(_ARG, max_size=6))
 def test_script_arguments_arrive_unchanged_or_are_refused(work: Path, args: list[str]) -> None:
-    from tfcloud.targets.vertex.request import custom_job_request
+    from tfcloud.google.vertex.request import custom_job_request
 
     try:
         spec = build_spec(entry_point=str(work / "train.py"), entry_point_args=args, target="vertex",

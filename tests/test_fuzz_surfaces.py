@@ -22,8 +22,8 @@ from hypothesis import strategies as st  # noqa: E402
 import tfcloud.targets as targets  # noqa: E402
 from tfcloud.cli import main  # noqa: E402
 from tfcloud.errors import TfcloudError  # noqa: E402
+from tfcloud.flow.settings import JOB_DEFAULTS, target_defaults  # noqa: E402
 from tfcloud.sdk import JobOptions, make_spec  # noqa: E402
-from tfcloud.settings import JOB_DEFAULTS, target_defaults  # noqa: E402
 
 #: Pieces careless input is made of, mixed with any text.
 PIECES = ["\n", "\r", "\t", "\x1b[31m", "\x00", "\u00b2", "\u0661\u0662\u0663", "../../x", "[bold]", "=", ",",

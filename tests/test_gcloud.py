@@ -16,7 +16,7 @@ from tfcloud.errors import (
     SubmitError,
     ValidationError,
 )
-from tfcloud.gcloud import TRANSIENT, Clients, RetryPolicy, call, translate
+from tfcloud.google.cloud.gcloud import TRANSIENT, Clients, RetryPolicy, call, translate
 
 
 @pytest.mark.parametrize(("exc", "kind", "exit_code", "message"), [

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.context import collect_context
 from tfcloud.errors import ValidationError
-from tfcloud.images import artifact_registry, content_digest, image_name, image_uri, split_image
+from tfcloud.image.context import collect_context
+from tfcloud.image.tags import artifact_registry, content_digest, image_name, image_uri, split_image
 
 
 def test_digest_covers_dockerfile_context_base_and_args(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ import pytest
 
 import tfcloud
 from tfcloud.cli import main
-from tfcloud.jobview import jobs_lines
-from tfcloud.states import JobState
+from tfcloud.job.states import JobState
+from tfcloud.view.jobview import jobs_lines
 
 ROW = {"job_id": "local-unicode-donn-es-entra-nement-tr-s-long-20261125-032432-3f2a", "state": "failed",
        "exit_code": 1, "created": "2026-11-25T03:24:32.123456Z", "display_name": "tfcloud-unicode_données"}

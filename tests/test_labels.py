@@ -1,4 +1,4 @@
-"""Labels: one rule, Google's (:data:`tfcloud.vertexrules.LABELS`), whoever checks them: the gate, ``tfcloud cluster
+"""Labels: one rule, Google's (:data:`tfcloud.google.rules.LABELS`), whoever checks them: the gate, ``tfcloud cluster
 create`` and the emulator. International lowercase letters are labels Google takes; what Google refuses is refused
 before anything is built, naming the field."""
 
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from tfcloud.checks import validate_labels
 from tfcloud.cli import main
 from tfcloud.errors import ValidationError
-from tfcloud.vertexrules import LABELS, SOURCES, check_labels
+from tfcloud.google.rules import LABELS, SOURCES, check_labels
+from tfcloud.job.checks import validate_labels
 
 INTERNATIONAL = {"équipe": "données", "チーム": "研究", "k" * 63: "v" * 63}
 
@@ -58,8 +58,8 @@ def test_a_label_google_refuses_is_refused_naming_the_field(script: Path, capsys
 @pytest.mark.emulator
 def test_the_emulator_takes_the_planned_request_through_googles_client(tfcloud_emulator: Any, script: Path) -> None:
     aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
-    from tfcloud.targets.vertex.request import custom_job_request
-    from tfcloud.validate import build_spec
+    from tfcloud.flow.validate import build_spec
+    from tfcloud.google.vertex.request import custom_job_request
 
     spec = build_spec(entry_point=str(script), target="vertex", chief_config="CPU",
                       job_labels={"équipe": "données", "チーム": "研究"})

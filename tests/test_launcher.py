@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.launcher import render_launcher
-from tfcloud.validate import build_spec
+from tfcloud.entry.launcher import render_launcher
+from tfcloud.flow.validate import build_spec
 
 GOLDEN = Path(__file__).parent / "golden" / "launcher"
 UPDATE = os.environ.get("TFCLOUD_UPDATE_GOLDEN") == "1"

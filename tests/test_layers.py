@@ -7,8 +7,8 @@ target imports validate (the checks both use sit below both, in checks.py); no t
 the targets (the pipeline, the SDK, where, the registry: what it needs from there comes in as an argument); the CLI
 never imports a module inside a target's package; no two modules import each other
 (directly or round a circle), not even when every edge a reader follows counts (imports under ``if
-TYPE_CHECKING:`` and the registry's ``"module:Class"`` strings: :func:`_strict_graph`); no module is over 600
-lines.
+TYPE_CHECKING:`` and the registry's ``"module:Class"`` strings: :func:`_strict_graph`); and every edge between
+the package's rooms (``ls tfcloud/``) is one docs/architecture.md draws, and each it draws is there.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tfcloud"
 EDGE = {"tfcloud", "tfcloud.cli", "tfcloud.api", "tfcloud.sdk", "tfcloud.__main__", "tfcloud.ui", "tfcloud.ui.app",
         "tfcloud.ui.command", "tfcloud.ui.server", "tfcloud.ui.views", "tfcloud.ui.logroutes",
         "tfcloud.ui.jobdata", "tfcloud.ui.records", "tfcloud.ui.logstream"}
-EDGE |= {"tfcloud.printers", "tfcloud.following"}  # what people see: plans, studies, a followed job
-EDGE |= {"tfcloud.clusters"}  # the SDK's cluster functions: they resolve the target (where) for the vertex package
+EDGE |= {"tfcloud.view.printers", "tfcloud.view.following"}  # what people see: plans, studies, a followed job
+EDGE |= {"tfcloud.flow.clusters"}  # the SDK's cluster functions: they resolve the target (where) for the vertex package
 #: The command-line package: every module in it is part of the edge.
 CLI = "tfcloud.cli"
 #: Modules that sequence stages: only the edge (and plan, which runs the pure stages) may import them.
-ORCHESTRATION = {"tfcloud.pipeline", "tfcloud.plan"}
+ORCHESTRATION = {"tfcloud.flow.pipeline", "tfcloud.flow.plan"}
 
 
 def _module(path: Path) -> str:
@@ -75,30 +75,34 @@ SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if "emulator" not in p.parts a
 ALL_SOURCES = sorted(PACKAGE.rglob("*.py"))
 MODULES = {_module(p): p for p in ALL_SOURCES}
 #: The build stages: from the build context to an image. A target runs an image; a build never knows where.
-BUILD = ("tfcloud.builders", "tfcloud.containerize", "tfcloud.context", "tfcloud.dockerfile", "tfcloud.dockerignore",
-         "tfcloud.gitignore", "tfcloud.images", "tfcloud.secretscan")
+BUILD = ("tfcloud.image",)
 #: What prints for people; a target returns values and lines, the edge prints them.
-PRESENTATION = ("tfcloud.cli", "tfcloud.console", "tfcloud.tuneview", "tfcloud.plan", "rich")
-#: The printers of :mod:`tfcloud.logview` (its readers, such as ``last_lines``, are not presentation).
+PRESENTATION = ("tfcloud.cli", "tfcloud.view.console", "tfcloud.view.tuneview", "tfcloud.flow.plan", "rich")
+#: The printers of :mod:`tfcloud.view.logview` (its readers, such as ``last_lines``, are not presentation).
 LOG_PRINTERS = {"LogPrinter", "print_lines", "replica_color"}
-#: Modules over the limit that are being split (issue 20): the list only shrinks.
-TOO_LONG_FOR_NOW: set[str] = set()  # modules being split (none now)
-MAX_LINES = 600
 
 
 def _is(module: str, *prefixes: str) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
+#: The built-in targets' packages (the registry's ``BUILTIN`` strings name them; the Vertex AI target lives in the
+#: Google wing): :func:`test_the_target_packages_are_the_registrys` keeps this in step.
+TARGET_PACKAGES = {"tfcloud.targets.local": "local", "tfcloud.targets.ray": "ray", "tfcloud.google.vertex": "vertex"}
+
+
 def _target_of(module: str, names: tuple[str, ...] = ()) -> set[str]:
-    """The target packages (``tfcloud.targets.<name>``) an import of ``module`` (``names`` from it) reaches;
+    """The target packages (``TARGET_PACKAGES``) an import of ``module`` (``names`` from it) reaches;
     ``tfcloud.targets`` itself and its ``_private`` helper modules are shared, not a target's."""
-    parts = module.split(".")
-    if parts[:2] != ["tfcloud", "targets"]:
-        return set()
-    if len(parts) > 2:
-        return set() if parts[2].startswith("_") else {parts[2]}
-    return {name for name in names if (PACKAGE / "targets" / name).is_dir()}
+    reached = [f"{module}.{name}" for name in names] + [module]
+    return {target for name in reached for package, target in TARGET_PACKAGES.items() if _is(name, package)}
+
+
+def test_the_target_packages_are_the_registrys() -> None:
+    from tfcloud.targets import BUILTIN
+
+    assert {ref.partition(":")[0] for ref in BUILTIN.values()} == set(TARGET_PACKAGES)
+    assert all((PACKAGE.parent / package.replace(".", "/")).is_dir() for package in TARGET_PACKAGES)
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: _module(p))
@@ -114,7 +118,7 @@ def test_no_import_runs_back_up_the_layers(path: Path) -> None:
             problems.append(f"line {line}: imports {target}, the edge")
         if target in ORCHESTRATION and module not in ORCHESTRATION:
             problems.append(f"line {line}: imports {target}, which sequences the stages")
-        if module.startswith(("tfcloud.backends", "tfcloud.builders")) and target in ("tfcloud.validate",):
+        if module.startswith(("tfcloud.backends", "tfcloud.image.builders")) and target in ("tfcloud.flow.validate",):
             problems.append(f"line {line}: a backend or builder imports {target}")
     assert problems == []
 
@@ -122,25 +126,25 @@ def test_no_import_runs_back_up_the_layers(path: Path) -> None:
 @pytest.mark.parametrize("path", [*sorted((PACKAGE / "cli").glob("*.py")), *sorted((PACKAGE / "ui").glob("*.py"))],
                          ids=lambda p: _module(p))
 def test_the_cli_and_the_dashboard_call_the_sdk_only(path: Path) -> None:
-    forbidden = ("tfcloud.backends", "tfcloud.pipeline", "tfcloud.validate", "tfcloud.spec", "tfcloud.settings",
-                 "tfcloud.targets.local.tuning")
+    forbidden = ("tfcloud.backends", "tfcloud.flow.pipeline", "tfcloud.flow.validate", "tfcloud.job.spec",
+                 "tfcloud.flow.settings", "tfcloud.targets.local.tuning")
     found = [(line, target) for line, target, _ in _imports(path) if target.startswith(forbidden)]
     assert found == []
 
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "cli").glob("*.py")), ids=lambda p: _module(p))
 def test_the_cli_never_imports_a_targets_modules(path: Path) -> None:
-    """A command reaches a target through the SDK's edge (``tfcloud cluster``: :mod:`tfcloud.clusters`), never a
-    module inside a target's package (``tfcloud.targets.vertex.clusters``)."""
+    """A command reaches a target through the SDK's edge (``tfcloud cluster``: :mod:`tfcloud.flow.clusters`), never a
+    module inside a target's package (``tfcloud.google.vertex.clusters``)."""
     found = [(line, target) for line, target, names in _imports(path) if _a_targets_module(target, names)]
     assert found == []
 
 
 def _a_targets_module(module: str, names: tuple[str, ...] = ()) -> bool:
     """Whether importing ``module`` (``names`` from it) reaches a module inside a target's package
-    (``tfcloud.targets.vertex.clusters``, or ``clusters`` from ``tfcloud.targets.vertex``)."""
+    (``tfcloud.google.vertex.clusters``, or ``clusters`` from ``tfcloud.google.vertex``)."""
     reached = [f"{module}.{name}" for name in names if f"{module}.{name}" in MODULES] or [module]
-    return any(len(name.split(".")) > 3 and _target_of(name) for name in reached)
+    return any(name.startswith(package + ".") for name in reached for package in TARGET_PACKAGES)
 
 
 def test_nothing_below_the_edge_imports_the_dashboard() -> None:
@@ -171,7 +175,7 @@ def test_a_target_never_imports_another_target(path: Path) -> None:
 @pytest.mark.parametrize("path", TARGET_SOURCES, ids=lambda p: _module(p))
 def test_a_target_never_imports_the_presentation(path: Path) -> None:
     found = [f"line {line}: imports {target}" for line, target, names in _imports(path)
-             if _is(target, *PRESENTATION) or (target == "tfcloud.logview" and LOG_PRINTERS & set(names))
+             if _is(target, *PRESENTATION) or (target == "tfcloud.view.logview" and LOG_PRINTERS & set(names))
              or (target == "tfcloud" and {"cli", "console", "tuneview", "plan"} & set(names))]
     assert found == []
 
@@ -180,13 +184,14 @@ def test_a_target_never_imports_the_presentation(path: Path) -> None:
                          ids=lambda p: _module(p))
 def test_no_target_calls_the_gate_back(path: Path) -> None:
     """The gate (validate) calls the targets; a target never calls the gate: the checks both use (buckets, labels,
-    settings, credentials) sit below both, in :mod:`tfcloud.checks`."""
-    found = [f"line {line}: imports {target}" for line, target, _ in _imports(path) if target == "tfcloud.validate"]
+    settings, credentials) sit below both, in :mod:`tfcloud.job.checks`."""
+    found = [f"line {line}: imports {target}" for line, target, _ in _imports(path)
+             if target == "tfcloud.flow.validate"]
     assert found == []
 
 
 #: What sits above every target: the stages' sequence, the gate, the SDK and where a verb's target is resolved.
-ABOVE_THE_TARGETS = ("tfcloud.pipeline", "tfcloud.validate", "tfcloud.sdk", "tfcloud.where")
+ABOVE_THE_TARGETS = ("tfcloud.flow.pipeline", "tfcloud.flow.validate", "tfcloud.sdk", "tfcloud.flow.where")
 #: The registry: the package ``tfcloud.targets`` itself and its helpers that read it (a target's own package and
 #: the shared modules below the registry, ``_base`` and ``_shared``, are not it).
 REGISTRY = {"tfcloud.targets", "tfcloud.targets._given", "tfcloud.targets._doc"}
@@ -207,15 +212,15 @@ def _above_the_targets(module: str, names: tuple[str, ...] = ()) -> bool:
 def test_a_target_imports_only_the_layers_below_it(path: Path) -> None:
     """A target's package (and ``_base``, ``_shared``) never imports the pipeline, validate, the SDK, where or the
     registry, not even inside a function or under ``TYPE_CHECKING``: what it needs from above is passed in
-    through its declared interface (the local tuner's trials: :data:`tfcloud.study.SubmitTrial`; the cluster
-    functions' target: resolved by :mod:`tfcloud.clusters`)."""
+    through its declared interface (the local tuner's trials: :data:`tfcloud.job.study.SubmitTrial`; the cluster
+    functions' target: resolved by :mod:`tfcloud.flow.clusters`)."""
     found = [f"line {line}: imports {target}" for line, target, names in _imports(path)
              if _above_the_targets(target, names)]
     assert found == []
 
 
 def test_validate_never_imports_a_targets_internals() -> None:
-    found = [f"line {line}: imports {target}" for line, target, names in _imports(PACKAGE / "validate.py")
+    found = [f"line {line}: imports {target}" for line, target, names in _imports(PACKAGE / "flow" / "validate.py")
              if _target_of(target, names)]
     assert found == []
 
@@ -224,22 +229,23 @@ def test_the_rules_see_what_they_forbid() -> None:
     """The helpers above would find the imports they forbid (a rule that sees nothing passes for nothing)."""
     assert _target_of("tfcloud.targets.local.backend") == {"local"}
     assert _target_of("tfcloud.targets", ("local", "LocalTarget")) == {"local"}
-    assert _target_of("tfcloud.targets._values") == set()
-    assert _target_of("tfcloud.cluster") == set()
+    assert _target_of("tfcloud.targets._values") == set() and _target_of("tfcloud.google.rules") == set()
+    assert _target_of("tfcloud.google", ("vertex", "rules")) == {"vertex"}
+    assert _target_of("tfcloud.replicas") == set()
     assert _is("rich.console", *PRESENTATION) and not _is("tfcloud.planner", *PRESENTATION)
-    assert len(TARGET_SOURCES) >= 3 and any(_is(_module(p), "tfcloud.builders") for p in ALL_SOURCES)
-    assert _above_the_targets("tfcloud.pipeline", ("submit",)) and _above_the_targets("tfcloud.where")
+    assert len(TARGET_SOURCES) >= 3 and any(_is(_module(p), "tfcloud.image.builders") for p in ALL_SOURCES)
+    assert _above_the_targets("tfcloud.flow.pipeline", ("submit",)) and _above_the_targets("tfcloud.flow.where")
     assert _above_the_targets("tfcloud.targets", ("Target",)) and _above_the_targets("tfcloud", ("sdk",))
-    assert _above_the_targets("tfcloud.targets._given") and _above_the_targets("tfcloud.validate.x")
+    assert _above_the_targets("tfcloud.targets._given") and _above_the_targets("tfcloud.flow.validate.x")
     assert not _above_the_targets("tfcloud.targets._base") and not _above_the_targets("tfcloud.targets.local.backend")
     assert not _above_the_targets("tfcloud.pipelines") and not _above_the_targets("tfcloud", ("_version",))
     assert {_module(p) for p in BELOW_THE_REGISTRY} >= {"tfcloud.targets._base", "tfcloud.targets.local.tuning",
-                                                         "tfcloud.targets.vertex.clusters"}
+                                                         "tfcloud.google.vertex.clusters"}
     assert not {_module(p) for p in BELOW_THE_REGISTRY} & REGISTRY
-    assert _a_targets_module("tfcloud.targets.vertex", ("clusters",))
-    assert _a_targets_module("tfcloud.targets.vertex.clusters", ("cluster_price",))
-    assert not _a_targets_module("tfcloud.targets.vertex", ("VertexTarget",))
-    assert not _a_targets_module("tfcloud.clusters")
+    assert _a_targets_module("tfcloud.google.vertex", ("clusters",))
+    assert _a_targets_module("tfcloud.google.vertex.clusters", ("cluster_price",))
+    assert not _a_targets_module("tfcloud.google.vertex", ("VertexTarget",))
+    assert not _a_targets_module("tfcloud.flow.clusters")
 
 
 def test_the_target_rule_sees_imports_in_functions_and_type_checking(tmp_path: Path) -> None:
@@ -247,10 +253,11 @@ def test_the_target_rule_sees_imports_in_functions_and_type_checking(tmp_path: P
     TYPE_CHECKING:``) are what :func:`test_a_target_imports_only_the_layers_below_it` finds."""
     source = tmp_path / "module.py"
     source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import tfcloud.targets as targets\n"
-                      "def run():\n    from tfcloud.pipeline import submit\n    from tfcloud.where import resolve\n"
+                      "def run():\n    from tfcloud.flow.pipeline import submit\n"
+                      "    from tfcloud.flow.where import resolve\n"
                       "    from tfcloud.targets._base import Target\n", encoding="utf-8")
     found = [(line, target) for line, target, names in _imports(source) if _above_the_targets(target, names)]
-    assert found == [(3, "tfcloud.targets"), (5, "tfcloud.pipeline"), (6, "tfcloud.where")]
+    assert found == [(3, "tfcloud.targets"), (5, "tfcloud.flow.pipeline"), (6, "tfcloud.flow.where")]
 
 
 def _graph(*, top_level_only: bool) -> dict[str, set[str]]:
@@ -314,7 +321,7 @@ _REFERENCE = re.compile(r"^(tfcloud(?:\.[A-Za-z_][A-Za-z0-9_]*)+):[A-Za-z_][A-Za
 
 def _strict_graph() -> dict[str, set[str]]:
     """Every edge a reader counts: imports at any level, those under ``if TYPE_CHECKING:`` too, and registry
-    references (``"tfcloud.targets.vertex:VertexTarget"``)."""
+    references (``"tfcloud.google.vertex:VertexTarget"``)."""
     edges: dict[str, set[str]] = {}
     for module, path in MODULES.items():
         reached: list[str] = []
@@ -333,14 +340,14 @@ def _strict_graph() -> dict[str, set[str]]:
 
 def test_no_circle_in_the_strict_graph() -> None:
     """No circle either when every edge a reader follows counts: type-only imports and the registry's strings
-    (issue 30, "gate below targets"). The spec names its target through :class:`tfcloud.spec.Where`, the
-    Settings value sits in :mod:`tfcloud.settings_value`, and each target's value sits below its backend
+    (issue 30, "gate below targets"). The spec names its target through :class:`tfcloud.job.spec.Where`, the
+    Settings value sits in :mod:`tfcloud.config.value`, and each target's value sits below its backend
     (``targets/<name>/value.py``), the package's class binding the two."""
     assert _circles(_strict_graph()) == []
-    assert "tfcloud.targets.vertex" in _strict_graph()["tfcloud.targets"]  # registry strings are edges
-    assert "tfcloud.targets.vertex.backend" in _strict_graph()["tfcloud.targets.vertex"]  # and a target's too
-    assert "tfcloud.spec" in _strict_graph()["tfcloud.targets._base"]  # an import under TYPE_CHECKING is one
-    assert "tfcloud.spec" not in _graph(top_level_only=False)["tfcloud.targets._base"]  # (the loose graph's is not)
+    assert "tfcloud.google.vertex" in _strict_graph()["tfcloud.targets"]  # registry strings are edges
+    assert "tfcloud.google.vertex.backend" in _strict_graph()["tfcloud.google.vertex"]  # and a target's too
+    assert "tfcloud.job.spec" in _strict_graph()["tfcloud.targets._base"]  # an import under TYPE_CHECKING is one
+    assert "tfcloud.job.spec" not in _graph(top_level_only=False)["tfcloud.targets._base"]  # (the loose graph's is not)
 
 
 def test_the_circle_finder_finds_circles() -> None:
@@ -348,10 +355,68 @@ def test_the_circle_finder_finds_circles() -> None:
     assert _circles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_module_is_over_600_lines() -> None:
-    lengths = {_module(p): len(p.read_text(encoding="utf-8").splitlines()) for p in ALL_SOURCES}
-    over = sorted(f"{module}: {n} lines" for module, n in lengths.items()
-                  if n > MAX_LINES and module not in TOO_LONG_FOR_NOW)
-    assert over == []
-    assert sorted(m for m in TOO_LONG_FOR_NOW if lengths.get(m, 0) <= MAX_LINES) == [], (
-        "split already: take it off TOO_LONG_FOR_NOW")
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+#: Wings: an entry of ``ls tfcloud/`` whose own entries are rooms (the Google wing: catalog, rules, cloud, staging,
+#: vertex).
+WINGS = ("google",)
+
+
+def _room(module: str) -> str:
+    """The room of the house a module is in: the entry of ``ls tfcloud/`` that holds it (``tfcloud`` for the
+    package's face, ``tfcloud/__init__.py``), or in a wing, the wing's entry (``google/rules``)."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] in WINGS:
+        return f"{parts[1]}/{parts[2]}"
+    return parts[1] if len(parts) > 1 else "tfcloud"
+
+
+def _room_edges() -> dict[str, set[str]]:
+    """Room → the rooms it imports: every edge of :func:`_strict_graph` (imports at any level, those under ``if
+    TYPE_CHECKING:``, a package's ``__init__`` and the registry's strings), between two rooms."""
+    rooms: dict[str, set[str]] = {}
+    for module, targets in _strict_graph().items():
+        for target in targets:
+            if _room(module) != _room(target):
+                rooms.setdefault(_room(module), set()).add(_room(target))
+    return rooms
+
+
+def _drawn_edges() -> dict[str, set[str]]:
+    """The rooms' table of docs/architecture.md (between ``<!-- rooms -->`` and ``<!-- /rooms -->``): for each
+    room (`` `name/` `` or `` `name.py` ``), the rooms it imports (its last column)."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    table = text.split("<!-- rooms -->", 1)[1].split("<!-- /rooms -->", 1)[0]
+    drawn: dict[str, set[str]] = {}
+    for row in table.splitlines():
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].startswith("`"):
+            continue
+        room = cells[0].strip("`").removeprefix("tfcloud/").removesuffix("/").removesuffix(".py")
+        drawn[room] = {c.strip("` ").removeprefix("tfcloud/").removesuffix("/").removesuffix(".py")
+                       for c in cells[-1].split(",")
+                       if c.strip() and c.strip() != "—"}
+    return drawn
+
+
+def test_every_edge_between_the_rooms_is_drawn_and_each_drawn_is_there() -> None:
+    """docs/architecture.md's rooms table is the house's plan: a room that imports one the table does not let it
+    fails here with the modules that do, and an edge the table draws that no module makes is stale."""
+    actual, drawn = _room_edges(), _drawn_edges()
+    def entries(where: Path, prefix: str = "") -> set[str]:
+        return {prefix + p.name.removesuffix(".py") for p in where.iterdir()
+                if (p.suffix == ".py" or (p / "__init__.py").is_file()) and p.name != "__init__.py"}
+
+    rooms = entries(PACKAGE) - set(WINGS) | {"tfcloud"}
+    rooms |= {room for wing in WINGS for room in entries(PACKAGE / wing, f"{wing}/")} | set(WINGS)
+    assert set(drawn) == rooms, "every room of ls tfcloud/ has its row"
+    undrawn = sorted(f"{room} -> {other}" for room, others in actual.items() for other in others - drawn[room])
+    stale = sorted(f"{room} -> {other}" for room, others in drawn.items() for other in others - actual.get(room, set()))
+    assert (undrawn, stale) == ([], [])
+
+
+def test_the_rooms_are_a_handful() -> None:
+    """``ls tfcloud/`` shows the pipeline's rooms, not every module: at most 25 entries."""
+    entries = [p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"]
+    assert len(entries) <= 25, sorted(entries)

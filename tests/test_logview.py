@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from tfcloud.backends.base import LogLine
-from tfcloud.logview import LogPrinter, format_tail, is_noise, last_lines, print_lines, replica_color, tail
+from tfcloud.view.logview import LogPrinter, format_tail, is_noise, last_lines, print_lines, replica_color, tail
 
 
 def test_prefixes_are_aligned_and_text_is_not_markup() -> None:

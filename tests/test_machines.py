@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tfcloud import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig, ValidationError
-from tfcloud.machines import machine_config_from_name
+from tfcloud.google.catalog.machines import machine_config_from_name
 
 TFC_NAMES = ["CPU", "P100_1X", "P100_4X", "P4_1X", "P4_4X", "V100_1X", "V100_4X", "T4_1X", "T4_4X", "TPU"]
 
@@ -121,8 +121,8 @@ def test_configs_map_only_to_valid_training_machines(kwargs: dict[str, object], 
 
 
 def test_catalog_is_derived_from_google_rules_table() -> None:
-    from tfcloud.machines import MACHINE_TYPES
-    from tfcloud.vertexrules import MACHINE_TYPES as ROWS
+    from tfcloud.google.catalog.machines import MACHINE_TYPES
+    from tfcloud.google.rules import MACHINE_TYPES as ROWS
 
     assert set(MACHINE_TYPES) == set(ROWS)
     assert "ct5p-hightpu-4t" not in MACHINE_TYPES and "n1-highcpu-8" not in MACHINE_TYPES
@@ -178,8 +178,8 @@ def test_every_gpu_is_named_as_the_installed_vertex_client_names_it() -> None:
 
 # -- what can run: GB200 (Arm) is marked and refused with one reason (issue 40) ----------------------------------
 def test_only_the_arm_machine_is_not_yet_runnable() -> None:
-    from tfcloud.machines import IMAGE_ARCHITECTURES, not_yet_runnable
-    from tfcloud.vertexrules import MACHINE_TYPES
+    from tfcloud.google.catalog.machines import IMAGE_ARCHITECTURES, not_yet_runnable
+    from tfcloud.google.rules import MACHINE_TYPES
 
     blocked = {name for name, config in COMMON_MACHINE_CONFIGS.items() if not_yet_runnable(config)}
     assert blocked == {"GB200_4X"}
@@ -196,7 +196,7 @@ def test_machines_marks_gb200_and_a_job_on_it_is_refused_with_the_same_reason(
     import json
 
     from tfcloud.cli import main
-    from tfcloud.machines import not_yet_runnable
+    from tfcloud.google.catalog.machines import not_yet_runnable
 
     reason = not_yet_runnable(COMMON_MACHINE_CONFIGS["GB200_4X"])
     assert reason is not None and reason.startswith("not yet runnable: a4x-highgpu-4g has Arm CPUs")

@@ -13,8 +13,8 @@ from rich.console import Console
 
 from tfcloud.backends.base import LogLine
 from tfcloud.cli import main
-from tfcloud.logview import LogPrinter
-from tfcloud.noise import LineFilter, without_launcher_frames
+from tfcloud.view.logview import LogPrinter
+from tfcloud.view.noise import LineFilter, without_launcher_frames
 
 #: Every replica prints the same lines, then one line of its own, then fails the same way. They start together
 #: (a barrier of files): what is compared is the output, not how fast three processes start on a busy machine.
@@ -130,7 +130,7 @@ def test_lines_that_differ_only_in_words_with_digits_fold_as_the_first() -> None
 
 def test_a_replica_three_seconds_late_folds_by_content_not_time() -> None:
     """One replica's lines come 3 s after the others' (its timestamps too): they fold all the same, in order."""
-    from tfcloud.logview import fold
+    from tfcloud.view.logview import fold
 
     names = ["chief-0", "worker-0", "worker-1"]
     texts = ["Epoch 1/2", "loss: 0.5", "Epoch 2/2", "loss: 0.4", "saved"]
@@ -144,7 +144,7 @@ def test_a_replica_three_seconds_late_folds_by_content_not_time() -> None:
 
 def test_identical_lines_far_apart_in_lines_are_not_folded() -> None:
     """The window is of lines per replica: a line FOLD_LINES lines later than another replica's is its own."""
-    from tfcloud.logview import Folder
+    from tfcloud.view.logview import Folder
 
     folder, shown = Folder(["chief-0", "worker-0"], lines=3), []
     for text in ["saving", "a", "b", "c", "d"]:

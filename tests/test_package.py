@@ -11,9 +11,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from tfcloud.package import PACKAGE_MODULE, plan_package
-from tfcloud.pipeline import prepare
-from tfcloud.validate import build_spec
+from tfcloud.flow.pipeline import prepare
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.staging.package import PACKAGE_MODULE, plan_package
 
 
 def _project(tmp_path: Path) -> Path:

@@ -21,11 +21,11 @@ pytest.importorskip("gcp_storage_emulator", reason="the storage emulator needs t
 pytest.importorskip("google.cloud.storage", reason="uploads need tfcloud[cloud]")
 
 from tfcloud.errors import SubmitError
-from tfcloud.gcloud import RetryPolicy
-from tfcloud.package import PackagePlan, plan_package, upload_package
-from tfcloud.pipeline import prepare
+from tfcloud.flow.pipeline import prepare
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.cloud.gcloud import RetryPolicy
+from tfcloud.google.staging.package import PackagePlan, plan_package, upload_package
 from tfcloud.testing.proxy import failing_proxy
-from tfcloud.validate import build_spec
 
 BUCKET = "packages-test"
 
@@ -189,7 +189,7 @@ def test_the_archive_is_spooled_with_its_hashes(tmp_path: Path) -> None:
 def test_artifacts_of_storage_out_of_reach_end_at_the_deadline_as_unknown(
         client: Any, storage_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tfcloud.errors import OutcomeUnknownError
-    from tfcloud.outputs import download_artifacts, list_artifacts
+    from tfcloud.flow.outputs import download_artifacts, list_artifacts
 
     client.bucket(BUCKET).blob("job/model/weights.bin").upload_from_string(b"w")
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", storage_endpoint)

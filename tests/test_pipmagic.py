@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.pipmagic import PipLineError, install_args, parse_pip_install
+from tfcloud.entry.pipmagic import PipLineError, install_args, parse_pip_install
 
 
 def parse(command: str, folder: Path, written: dict[str, str] | None = None) -> tuple[str, ...] | None:

@@ -1,4 +1,4 @@
-"""The dry-run plan (tfcloud/plan.py): every field in the JSON and in the text, the image part computed without
+"""The dry-run plan (tfcloud/flow/plan.py): every field in the JSON and in the text, the image part computed without
 an engine (and equal to what the containerize stage builds), a notebook's script, and the warnings read from the
 script: Keras-3-only APIs under tf-keras, and a strategy the script builds itself under auto."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfcloud.cli import main
-from tfcloud.dockerfile import installed_tensorflow_version
+from tfcloud.image.dockerfile import installed_tensorflow_version
 
 KERAS3 = """\
 import keras
@@ -91,11 +91,11 @@ def test_the_json_plan_has_the_image_the_endpoint_and_a_quoted_command(
 def test_the_planned_tag_is_the_one_the_build_uses(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import tempfile
 
-    from tfcloud.artifacts import ImageRef
-    from tfcloud.containerize import containerize
-    from tfcloud.context import BuildContext
-    from tfcloud.pipeline import prepare
-    from tfcloud.validate import build_spec
+    from tfcloud.flow.pipeline import prepare
+    from tfcloud.flow.validate import build_spec
+    from tfcloud.image.containerize import containerize
+    from tfcloud.image.context import BuildContext
+    from tfcloud.job.artifacts import ImageRef
 
     plan = _plan_json(capsys, str(project / "train.py"), "--vertex", "--project", "my-project", "--chief-config",
                       "CPU")
@@ -186,8 +186,8 @@ def test_keras3_apis_under_tf_keras_are_a_warning(tmp_path: Path, capsys: pytest
 
 
 def test_keras_src_and_aliases_are_found(tmp_path: Path) -> None:
-    from tfcloud.plan import script_warnings
-    from tfcloud.validate import build_spec
+    from tfcloud.flow.plan import script_warnings
+    from tfcloud.flow.validate import build_spec
 
     script = tmp_path / "t.py"
     script.write_text("import keras as k\nfrom keras.src.layers import Dense\nimport tf_keras\n"

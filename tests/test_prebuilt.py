@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tfcloud.prebuilt import PREBUILT_TRAINING, prebuilt_available, prebuilt_training_image, tensorflow_tpu_release
+from tfcloud.google.catalog.prebuilt import (
+    PREBUILT_TRAINING,
+    prebuilt_available,
+    prebuilt_training_image,
+    tensorflow_tpu_release,
+)
 
 
 def test_the_tpu_build_is_the_newest_published_not_newer_than_tensorflow() -> None:

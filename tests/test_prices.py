@@ -1,4 +1,5 @@
-"""Prices by how Google bills (tfcloud.prices over the dated rows of tfcloud.price_table): the sums as values, and the
+"""Prices by how Google bills (tfcloud.google.catalog.prices over the dated rows of
+tfcloud.google.catalog.price_table): the sums as values, and the
 plan of a job on each capacity kind (on demand, Spot, Flex Start, a reservation, a persistent resource) through the
 CLI's --dry-run --json and text plan. No network."""
 
@@ -10,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from tfcloud.cli import main
-from tfcloud.machines import COMMON_MACHINE_CONFIGS
-from tfcloud.price_table import BILLING, PRICE_SOURCES, ROW_KINDS, VERTEX_ROWS, PriceRow, price_rows
-from tfcloud.prices import PRICE_DATE, cluster_price, job_price, machine_price
-from tfcloud.vertexrules import ACCELERATORS, MACHINE_TYPES, TRAINING_REGIONS
+from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS
+from tfcloud.google.catalog.price_table import BILLING, PRICE_SOURCES, ROW_KINDS, VERTEX_ROWS, PriceRow, price_rows
+from tfcloud.google.catalog.prices import PRICE_DATE, cluster_price, job_price, machine_price
+from tfcloud.google.rules import ACCELERATORS, MACHINE_TYPES, TRAINING_REGIONS
 
 T4 = COMMON_MACHINE_CONFIGS["T4_1X"]
 CPU = COMMON_MACHINE_CONFIGS["CPU"]
@@ -270,7 +271,7 @@ def test_the_docs_price_section_and_machines_prices_show_the_table(capsys: pytes
 
 
 def test_docs_machines_prices_tables_are_generated_from_the_table() -> None:
-    from tfcloud.targets.vertex import rulesdoc
+    from tfcloud.google.vertex import rulesdoc
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "machines.md").read_text(encoding="utf-8")
     block = text.partition(rulesdoc.PRICES_START + "\n")[2].partition(rulesdoc.PRICES_END)[0]

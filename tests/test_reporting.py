@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import tfcloud
-from tfcloud.reporting import is_chief
-from tfcloud.states import JobState
-from tfcloud.study import StudyInfo, TrialInfo, make_study, read_measurements, read_metric, trial_args
+from tfcloud.job.states import JobState
+from tfcloud.job.study import StudyInfo, TrialInfo, make_study, read_measurements, read_metric, trial_args
+from tfcloud.runtime.reporting import is_chief
 
 
 def test_report_appends_measurements_and_the_last_is_the_trials_result(tmp_path: Path,
@@ -102,7 +102,7 @@ def test_processes_writing_one_metrics_file_at_once_never_fail(tmp_path: Path) -
     """Replicas of a local cluster (or of one emulated trial) can share a metrics file: each write replaces the
     file through a temporary file of its own, so no writer finds its temporary file taken by another."""
     path = tmp_path / "output.metrics"
-    writer = ("import sys; from pathlib import Path; from tfcloud.study import write_metric\n"
+    writer = ("import sys; from pathlib import Path; from tfcloud.job.study import write_metric\n"
               "for step in range(1, 151):\n"
               "    write_metric({'score': float(sys.argv[2])}, step=step, path=Path(sys.argv[1]))\n")
     env = {**os.environ, "PYTHONPATH": str(Path(tfcloud.__file__).resolve().parent.parent)}

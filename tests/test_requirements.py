@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tfcloud.entry.requirements import check_requirements, ensure_requirements, parse_requirements_file
 from tfcloud.errors import ConfigurationError
-from tfcloud.requirements import check_requirements, ensure_requirements, parse_requirements_file
 
 PYTEST = importlib.metadata.version("pytest")
 
@@ -68,7 +68,7 @@ def test_unreadable_requirements_are_reported(tmp_path: Path) -> None:
 
 
 def test_bundle_copies_every_include_beside_the_top_file(tmp_path: Path) -> None:
-    from tfcloud.requirements import bundle_requirements
+    from tfcloud.entry.requirements import bundle_requirements
 
     (tmp_path / "deps").mkdir()
     (tmp_path / "deps" / "base.txt").write_text("-c ../constraints.txt\nnumpy\n--requirement=more/base.txt\n")
@@ -91,8 +91,8 @@ def test_bundle_copies_every_include_beside_the_top_file(tmp_path: Path) -> None
 
 
 def test_a_missing_constraints_file_is_a_validation_error(tmp_path: Path) -> None:
+    from tfcloud.entry.requirements import validate_requirements_file
     from tfcloud.errors import ValidationError
-    from tfcloud.requirements import validate_requirements_file
 
     top = tmp_path / "requirements.txt"
     top.write_text("numpy\n-c constraints.txt\n")

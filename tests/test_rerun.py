@@ -1,4 +1,4 @@
-"""The command that submits a job again (tfcloud.submission.rerun: the dashboard's Rerun, Plan.rerun), run: it
+"""The command that submits a job again (tfcloud.flow.submission.rerun: the dashboard's Rerun, Plan.rerun), run: it
 plans the same job as the one it was made from."""
 
 from __future__ import annotations

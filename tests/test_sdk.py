@@ -13,8 +13,8 @@ import pytest
 import tfcloud
 from tfcloud import sdk
 from tfcloud.errors import JobFailedError, ValidationError
+from tfcloud.flow.validate import build_spec
 from tfcloud.targets import LocalTarget, VertexTarget
-from tfcloud.validate import build_spec
 
 
 def test_run_has_typed_keyword_options(script: Path) -> None:

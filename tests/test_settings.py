@@ -8,7 +8,7 @@ import pytest
 
 from tfcloud.cli import main
 from tfcloud.errors import ConfigurationError, ValidationError
-from tfcloud.settings import Settings, gcloud_config, resolve_job_defaults, resolve_settings, user_config_path
+from tfcloud.flow.settings import Settings, gcloud_config, resolve_job_defaults, resolve_settings, user_config_path
 from tfcloud.targets import LocalTarget, VertexTarget
 
 

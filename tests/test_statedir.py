@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud import statedir
 from tfcloud.errors import ValidationError
-from tfcloud.settings import resolve_settings
+from tfcloud.flow.settings import resolve_settings
+from tfcloud.records import statedir
 
 
 def test_the_root_comes_from_the_settings_else_tfcloud_home_else_the_default(

@@ -9,8 +9,8 @@ import pytest
 
 from tfcloud.backends.base import JobInfo, ReplicaInfo
 from tfcloud.cli import main
-from tfcloud.states import JobState
-from tfcloud.statusview import next_command, status_lines
+from tfcloud.job.states import JobState
+from tfcloud.view.statusview import next_command, status_lines
 
 
 def test_status_cancel_and_logs_without_an_id_act_on_the_latest_job(

@@ -4,8 +4,8 @@ import pytest
 
 from tfcloud import COMMON_MACHINE_CONFIGS as M
 from tfcloud import MachineConfig
-from tfcloud.spec import Strategy
-from tfcloud.strategy import choose_strategy, one_device_name, parse_strategy
+from tfcloud.job.spec import Strategy
+from tfcloud.job.strategy import choose_strategy, one_device_name, parse_strategy
 
 
 @pytest.mark.parametrize(("chief", "worker", "workers", "ps", "expected", "reason"), [

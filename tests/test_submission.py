@@ -1,4 +1,4 @@
-"""The plan in brief that a submission keeps (tfcloud.submission), read back through the SDK from any process:
+"""The plan in brief that a submission keeps (tfcloud.flow.submission), read back through the SDK from any process:
 what ``tfcloud ui`` shows on a job's page."""
 
 from __future__ import annotations

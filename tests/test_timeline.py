@@ -1,4 +1,4 @@
-"""Stage timings (tfcloud.timeline): the recorder, the job's whole timeline, its record, the Gantt chart; a
+"""Stage timings (tfcloud.records.timeline): the recorder, the job's whole timeline, its record, the Gantt chart; a
 real local run through the CLI (``status --timeline``, ``--json``) and ``tfcloud logs`` with its options."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from tfcloud.cli import main
-from tfcloud.timeline import (
+from tfcloud.records.timeline import (
     STAGES,
     Recorder,
     Stage,

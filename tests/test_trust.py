@@ -183,9 +183,9 @@ def test_a_file_name_that_is_not_utf8_is_refused_before_the_upload(
 
 def test_the_size_warning_applies_to_the_package(env: Any, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from tfcloud.package import plan_package
-    from tfcloud.pipeline import prepare
-    from tfcloud.validate import build_spec
+    from tfcloud.flow.pipeline import prepare
+    from tfcloud.flow.validate import build_spec
+    from tfcloud.google.staging.package import plan_package
 
     project = _project(tmp_path)
     with open(project / "big.bin", "wb") as f:
@@ -256,7 +256,7 @@ def test_run_max_wait_in_another_script_is_a_validation_error(tmp_path: Path) ->
 
 
 def test_the_ascii_parser() -> None:
-    from tfcloud.digits import ascii_float, ascii_int, parse_duration
+    from tfcloud.config.digits import ascii_float, ascii_int, parse_duration
 
     assert [ascii_int(t) for t in ("12", " 12 ", "²", "١٢", "1_0", "-1", "", "1\n", "9" * 2000)] == [
         12, 12, None, None, None, None, None, None, None]

@@ -28,10 +28,10 @@ NUMBERISH = st.one_of(
 @FUZZ
 @given(text=NUMBERISH)
 def test_number_and_duration_parsers_raise_only_validation_errors(text: str) -> None:
-    from tfcloud.digits import ascii_float, ascii_int, parse_duration
-    from tfcloud.gcloud import RetryPolicy
-    from tfcloud.targets.vertex.options import SchedulingStrategy, check_max_wait
-    from tfcloud.validate import parse_since, validate_tail
+    from tfcloud.config.digits import ascii_float, ascii_int, parse_duration
+    from tfcloud.flow.validate import parse_since, validate_tail
+    from tfcloud.google.cloud.gcloud import RetryPolicy
+    from tfcloud.google.vertex.options import SchedulingStrategy, check_max_wait
 
     for value in (ascii_int(text), ascii_float(text), parse_duration(text)):
         assert value is None or value >= 0
@@ -50,7 +50,7 @@ def test_number_and_duration_parsers_raise_only_validation_errors(text: str) -> 
        option=st.sampled_from(["--index-url ", "-i ", "--extra-index-url=", "--find-links ", "pkg @ ", "-r "]))
 def test_a_credential_in_any_requirements_line_is_refused_and_never_shown(
         user: str, password: str, option: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    from tfcloud.requirements import validate_requirements_file
+    from tfcloud.entry.requirements import validate_requirements_file
 
     hypothesis.assume(password not in user and "${" not in user)
     path: Path = tmp_path_factory.mktemp("req") / "requirements.txt"

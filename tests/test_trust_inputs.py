@@ -116,7 +116,7 @@ CASES: list[Case] = [
 
 
 def clusters() -> Any:
-    import tfcloud.clusters as clusters
+    import tfcloud.flow.clusters as clusters
 
     return clusters
 

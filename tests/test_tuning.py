@@ -16,8 +16,8 @@ import pytest
 
 import tfcloud
 from tfcloud.cli import main
-from tfcloud.states import JobState
-from tfcloud.study import read_metric
+from tfcloud.job.states import JobState
+from tfcloud.job.study import read_metric
 from tfcloud.targets.local.backend import LocalBackend
 
 pytest.importorskip("optuna", reason="local tuning needs tfcloud[tune]")

@@ -12,8 +12,8 @@ import pytest
 import tfcloud
 from tfcloud import COMMON_MACHINE_CONFIGS, MachineConfig, ValidationError
 from tfcloud.cli import main
-from tfcloud.spec import Role, Strategy
-from tfcloud.validate import build_spec
+from tfcloud.flow.validate import build_spec
+from tfcloud.job.spec import Role, Strategy
 
 T4 = COMMON_MACHINE_CONFIGS["T4_1X"]
 TPU = COMMON_MACHINE_CONFIGS["TPU"]

@@ -43,7 +43,7 @@ def test_the_wheel_installs_and_runs_without_the_source_tree(tmp_path: Path) -> 
     (wheel,) = dist.glob("tfcloud-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("tfcloud/_templates/launcher.py.j2", "tfcloud/_templates/Dockerfile.j2", "tfcloud/py.typed",
-                   "tfcloud/price_rows.csv",
+                   "tfcloud/google/catalog/price_rows.csv",
                    "tfcloud/ui/static/ui.js", "tfcloud/ui/static/ui.css"):
         assert needed in names, needed
     assert any(n.startswith("tfcloud/ui/templates/") for n in names)
@@ -100,8 +100,8 @@ def test_help_texts_link_to_the_docs_site_not_to_repository_paths(capsys: pytest
 
     import typer.main
 
-    from tfcloud._docs import SITE_URL, page
     from tfcloud.cli import app, main
+    from tfcloud.config.docsite import SITE_URL, page
 
     assert f"site_url: {SITE_URL}\n" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     group = typer.main.get_command(app)

@@ -1,4 +1,4 @@
-"""Where is one value on every verb (tfcloud/where.py): the SDK's job functions take the target as submit does
+"""Where is one value on every verb (tfcloud/flow/where.py): the SDK's job functions take the target as submit does
 (a name or a value, its options as keywords or ``target_options``), a JOB finds its target by its id, a target
 given beside a JOB must own it, and the plan shows a target option's value as the target holds it."""
 

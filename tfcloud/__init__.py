@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
     from tfcloud.api import remote, run
     from tfcloud.backends.base import JobHandle, JobInfo, LogLine, ReplicaInfo
-    from tfcloud.datamount import data
     from tfcloud.errors import (
         BuildError,
         ConfigurationError,
@@ -25,15 +24,16 @@ if TYPE_CHECKING:
         TfcloudError,
         ValidationError,
     )
-    from tfcloud.machines import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig
-    from tfcloud.reporting import report
+    from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS, AcceleratorType, MachineConfig
+    from tfcloud.google.vertex import VertexTarget
+    from tfcloud.job.spec import DockerConfig
+    from tfcloud.job.states import JobState
+    from tfcloud.runtime.datamount import data
+    from tfcloud.runtime.reporting import report
     from tfcloud.sdk import Job, attach, build, list_jobs, submit, tune
-    from tfcloud.spec import DockerConfig
-    from tfcloud.states import JobState
     from tfcloud.targets import Option, Target
     from tfcloud.targets.local import LocalTarget
     from tfcloud.targets.ray import RayTarget
-    from tfcloud.targets.vertex import VertexTarget
     from tfcloud.ui import ui
 
 

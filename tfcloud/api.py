@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
-    from tfcloud.machines import MachineConfig
-    from tfcloud.plan import Plan
+    from tfcloud.flow.plan import Plan
+    from tfcloud.google.catalog.machines import MachineConfig
+    from tfcloud.job.spec import DockerConfig
     from tfcloud.sdk import Job, JobOptions
-    from tfcloud.spec import DockerConfig
 
 __all__ = ["NEW_OPTIONS", "known_options", "remote", "run"]
 
@@ -136,7 +136,7 @@ def run(
     ``stream_logs`` are options of this call.
 
     - Inside a launched job (:func:`tfcloud.remote` is True) it returns ``None`` at once and does nothing.
-    - ``dry_run=True`` returns the :class:`~tfcloud.plan.Plan` without submitting anything.
+    - ``dry_run=True`` returns the :class:`~tfcloud.flow.plan.Plan` without submitting anything.
     - Otherwise it returns the :class:`~tfcloud.sdk.Job` (``info()``, ``logs()``, ``wait()``, ``cancel()``;
       ``job["job_id"]``, ``job["docker_image"]``). With ``stream_logs=True`` it first follows the logs until
       the job ends, prints how long each stage took (``Stages: context … · run …``, as ``tfcloud submit``), and
@@ -159,7 +159,7 @@ def run(
 
     exit_after = False
     if entry_point is None:
-        from tfcloud.discovery import current_entry_point
+        from tfcloud.entry.discovery import current_entry_point
 
         found, in_notebook = current_entry_point()
         entry_point, exit_after = found, not in_notebook
@@ -196,7 +196,7 @@ def _docker_config(value: object, base_image: str | None, bucket: str | None) ->
     ``parent_image``/``image_build_bucket`` when those are unset (its own values win)."""
     from dataclasses import replace
 
-    from tfcloud.spec import DockerConfig
+    from tfcloud.job.spec import DockerConfig
 
     for name, given in (("docker_base_image", base_image), ("docker_image_bucket_name", bucket)):
         if given is not None and (not isinstance(given, str) or not given):

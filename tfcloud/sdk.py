@@ -7,12 +7,12 @@
 - :func:`follow`, :func:`watch`: stream a job's logs to the terminal until it ends (the CLI and
   ``run(stream_logs=True)``); while the job waits for resources a status line says so, and at the end one
   line says how long each stage took.
-- :func:`timeline`: how long each stage of a job took (:mod:`tfcloud.timeline`; ``tfcloud status --timeline``).
+- :func:`timeline`: how long each stage of a job took (:mod:`tfcloud.records.timeline`; ``tfcloud status --timeline``).
 - :func:`tune`, :func:`attach_study`, :func:`list_studies`: hyperparameter tuning studies
   (https://tfcloud.readthedocs.io/en/latest/tuning/).
 
 Options are ``run()``'s keyword names (:class:`JobOptions`); settings (``target``, ``project``, ``region``,
-endpoints) resolve as flag > ``TFCLOUD_*`` > pyproject.toml > default, and :func:`tfcloud.validate.build_spec`
+endpoints) resolve as flag > ``TFCLOUD_*`` > pyproject.toml > default, and :func:`tfcloud.flow.validate.build_spec`
 stays the one gate every option passes.
 """
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from tfcloud.backends.base import JobInfo, LogLine, failure
 from tfcloud.errors import UnsupportedOptionError, ValidationError
-from tfcloud.following import (
+from tfcloud.view.following import (
     TrialLogs,
     cancels_on_interrupt,
     check_replica,
@@ -48,15 +48,15 @@ from tfcloud.following import (
 if TYPE_CHECKING:
     from typing_extensions import Self, Unpack
 
-    from tfcloud.artifacts import ImageRef
     from tfcloud.backends.base import Backend, JobHandle
     from tfcloud.errors import JobFailedError
-    from tfcloud.plan import Plan
-    from tfcloud.settings import Settings
-    from tfcloud.spec import JobSpec
-    from tfcloud.states import JobState
-    from tfcloud.study import StudyHandle, StudyInfo, SubmitTrial, TrialInfo, Tuner
-    from tfcloud.timeline import Timeline
+    from tfcloud.flow.plan import Plan
+    from tfcloud.flow.settings import Settings
+    from tfcloud.job.artifacts import ImageRef
+    from tfcloud.job.spec import JobSpec
+    from tfcloud.job.states import JobState
+    from tfcloud.job.study import StudyHandle, StudyInfo, SubmitTrial, TrialInfo, Tuner
+    from tfcloud.records.timeline import Timeline
 
 __all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
            "debugging", "failure", "follow", "interrupted", "latest_job", "list_jobs", "list_studies", "log_window",
@@ -89,8 +89,8 @@ class JobOptions(TypedDict, total=False):
     region: str | None
     display_name: str | None
     env: Mapping[str, str] | None
-    secrets: Mapping[str, str] | None  # NAME -> a reference (tfcloud.secrets)
-    data: Any  # "DIR", "NAME=DIR", a list of them, or {NAME: DIR} (tfcloud.datasets)
+    secrets: Mapping[str, str] | None  # NAME -> a reference (tfcloud.job.secretrefs)
+    data: Any  # "DIR", "NAME=DIR", a list of them, or {NAME: DIR} (tfcloud.job.datasets)
     emulator_host: str | None
     image_repository: str | None
     staging_bucket: str | None
@@ -121,7 +121,7 @@ _InfoT = TypeVar("_InfoT", covariant=True)
 
 
 class _Handle(Protocol[_InfoT]):
-    """What a job's and a study's handles both have (:class:`JobHandle`, :class:`~tfcloud.study.StudyHandle`)."""
+    """What a job's and a study's handles both have (:class:`JobHandle`, :class:`~tfcloud.job.study.StudyHandle`)."""
 
     def info(self) -> _InfoT: ...
 
@@ -175,7 +175,7 @@ class Job(_Wrapper[JobInfo]):
         self.image = image
 
     def _repr_html_(self) -> str:  # a notebook shows the job: state, outcome, replicas, times, links
-        from tfcloud.statusview import status_html
+        from tfcloud.view.statusview import status_html
 
         return status_html(self.info())
 
@@ -209,13 +209,13 @@ class Job(_Wrapper[JobInfo]):
 
 def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
               **options: Unpack[JobOptions]) -> tuple[JobSpec, Settings]:
-    """Resolve the settings and check every option and setting (:func:`~tfcloud.validate.build_spec`, for
+    """Resolve the settings and check every option and setting (:func:`~tfcloud.flow.validate.build_spec`, for
     ``intent`` plan, build or submit): the spec and the settings to reach its target with.
 
     The order a user meets the checks in: the entry point first (a missing or broken script is named before
     anything else), then the options the target does not take, then the extras the call needs, then the rest."""
-    from tfcloud.validate import build_spec, check_entry_point
-    from tfcloud.where import resolve
+    from tfcloud.flow.validate import build_spec, check_entry_point
+    from tfcloud.flow.where import resolve
 
     given: dict[str, Any] = dict(options)
     target = given.pop("target", None)
@@ -232,7 +232,7 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
 def _with_build_bucket(options: dict[str, Any], settings: Settings, *, pushes_image: bool) -> dict[str, Any]:
     """The ``image_build_bucket`` setting (Cloud Build builds) for a job whose image is pushed (its own, or a
     ``--no-build`` job's base image) and whose ``docker_config`` names no bucket of its own."""
-    from tfcloud.spec import DockerConfig
+    from tfcloud.job.spec import DockerConfig
 
     docker = options.get("docker_config", "auto")
     docker = DockerConfig() if docker is None or docker == "auto" else docker
@@ -244,8 +244,8 @@ def _with_build_bucket(options: dict[str, Any], settings: Settings, *, pushes_im
 
 
 def _require_extras(entry_point: object, options: Mapping[str, Any], *, target: Any, intent: str) -> None:
-    """Every optional extra this call will import, checked before anything else happens (tfcloud.extras)."""
-    from tfcloud.extras import require_extras
+    """Every optional extra this call will import, checked before anything else happens (tfcloud.config.extras)."""
+    from tfcloud.config.extras import require_extras
 
     bucket = getattr(options.get("docker_config"), "image_build_bucket", None)
     if intent == "build":
@@ -259,9 +259,9 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
     """What :func:`submit` would do, submitting nothing."""
     import dataclasses
 
-    from tfcloud.plan import make_plan
+    from tfcloud.flow.plan import make_plan
+    from tfcloud.flow.where import sources
     from tfcloud.targets._base import target_of
-    from tfcloud.where import sources
 
     spec, settings = make_spec(entry_point, intent="plan", **options)
     return dataclasses.replace(make_plan(spec, settings=settings), sources=sources(target_of(spec), settings))
@@ -270,13 +270,13 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
 def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes: bool = False,
            **options: Unpack[JobOptions]) -> Job:
     """Run every stage and submit the job to its target; progress, id and console link go to stderr. ``build_logs``:
-    print the build's log; ``yes``: never ask before a paid job (:func:`~tfcloud.printers.confirm_launch`)."""
+    print the build's log; ``yes``: never ask before a paid job (:func:`~tfcloud.view.printers.confirm_launch`)."""
     from tfcloud.backends import get_backend
-    from tfcloud.console import get_console
-    from tfcloud.pipeline import submit as submit_stages
-    from tfcloud.printers import confirm_launch, print_price
+    from tfcloud.flow.pipeline import submit as submit_stages
+    from tfcloud.records.timeline import Recorder
     from tfcloud.targets._base import target_of
-    from tfcloud.timeline import Recorder
+    from tfcloud.view.console import get_console
+    from tfcloud.view.printers import confirm_launch, print_price
 
     spec, settings = make_spec(entry_point, **options)
     if build_logs and not (spec.target.container or spec.target.packaged):  # nothing is built: no build log
@@ -306,8 +306,8 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
           **options: Unpack[JobOptions]) -> ImageRef:
     """Build (or find) the job's image for a container target (default ``vertex``) and return its reference;
     submit nothing."""
-    from tfcloud.console import get_console
-    from tfcloud.pipeline import build_image, prepare
+    from tfcloud.flow.pipeline import build_image, prepare
+    from tfcloud.view.console import get_console
 
     options.setdefault("target", "vertex")
     spec, settings = make_spec(entry_point, intent="build", **options)
@@ -321,11 +321,11 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
 
 
 def _backend(target: object, job_id: str | None, options: Mapping[str, Any]) -> Backend:
-    """The backend of the target a verb talks to (:func:`tfcloud.where.resolve_for_job`: by default the target
+    """The backend of the target a verb talks to (:func:`tfcloud.flow.where.resolve_for_job`: by default the target
     whose job ids look like ``job_id``, else the ``target`` setting), its extras checked first."""
     from tfcloud.backends import get_backend
-    from tfcloud.extras import require_extras
-    from tfcloud.where import resolve_for_job
+    from tfcloud.config.extras import require_extras
+    from tfcloud.flow.where import resolve_for_job
 
     found = resolve_for_job(job_id, target, options)
     require_extras(target=found.target, build=False)
@@ -353,8 +353,8 @@ def list_jobs(*, target: object = None, state: JobState | str | None = None,
               labels: Mapping[str, str] | None = None, limit: int = 50, **options: Any) -> list[JobInfo]:
     """A target's jobs (default: the ``target`` setting's; ``target`` and its options as :func:`attach` takes
     them), newest first, by state and labels."""
-    from tfcloud.states import JobState
-    from tfcloud.validate import validate_limit
+    from tfcloud.flow.validate import validate_limit
+    from tfcloud.job.states import JobState
 
     validate_limit(limit)
     if isinstance(state, str):
@@ -374,7 +374,7 @@ def list_jobs(*, target: object = None, state: JobState | str | None = None,
 def log_window(*, tail: object = None, since: object = None) -> tuple[int | None, float | None]:
     """``tfcloud logs --tail N --since WHEN`` checked: the number of lines and the time (epoch seconds) to pass
     to :meth:`JobHandle.logs` (a :class:`ValidationError` naming the option otherwise)."""
-    from tfcloud.validate import parse_since, validate_tail
+    from tfcloud.flow.validate import parse_since, validate_tail
 
     return (None if tail is None else validate_tail(tail), None if since is None else parse_since(since))
 
@@ -382,7 +382,7 @@ def log_window(*, tail: object = None, since: object = None) -> tuple[int | None
 # --- tuning (docs/tuning.md) ----------------------------------------------------------------------------------
 class Study(_Wrapper["StudyInfo"]):
     """A tuning study on its target: its handle's ``info()``, ``wait()``, ``cancel()`` (a
-    :class:`tfcloud.study.StudyHandle`), the best trial so far, and the command that reruns a trial.
+    :class:`tfcloud.job.study.StudyHandle`), the best trial so far, and the command that reruns a trial.
     ``close()`` (or ``with study:``) releases the target's clients."""
 
     handle: StudyHandle
@@ -417,7 +417,7 @@ class Study(_Wrapper["StudyInfo"]):
     def rerun_command(self, trial: TrialInfo | None = None) -> str | None:
         """``tfcloud submit ENTRY_POINT [the study's job flags] -- ARGS --NAME=VALUE...`` for ``trial`` (default:
         the best), shell-quoted; None when there is no such trial."""
-        from tfcloud.tuneview import rerun_command
+        from tfcloud.view.tuneview import rerun_command
 
         info = self.info()
         trial = trial or info.best_trial
@@ -435,7 +435,7 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
          max_trials: int = 10, parallel_trials: int = 1, algorithm: str = "default", build_logs: bool = False,
          early_stopping: bool = False, **options: Unpack[JobOptions]) -> Study:
     """Start a hyperparameter tuning study of ``entry_point``: ``params`` as ``["lr=double:1e-4:1e-1:log",
-    "units=int:32:512"]`` (or :class:`tfcloud.study.ParamSpec` values, or a dict name → spec text), the
+    "units=int:32:512"]`` (or :class:`tfcloud.job.study.ParamSpec` values, or a dict name → spec text), the
     ``metric`` the script reports (``tfcloud.report``, or Keras ``fit``'s epoch logs) and its ``goal``; at most
     ``max_trials`` trials, ``parallel_trials`` at a time. Each trial is a job with the options of
     :func:`submit` (any cluster shape) whose script gets ``--NAME=VALUE`` after its own arguments.
@@ -450,10 +450,10 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
     import tempfile
     from dataclasses import replace
 
-    from tfcloud.console import get_console
-    from tfcloud.extras import require_tune_extra
-    from tfcloud.pipeline import build_image, prepare, stage_data
-    from tfcloud.study import METRIC_ENV, make_study
+    from tfcloud.config.extras import require_tune_extra
+    from tfcloud.flow.pipeline import build_image, prepare, stage_data
+    from tfcloud.job.study import METRIC_ENV, make_study
+    from tfcloud.view.console import get_console
 
     study = make_study(params, metric=metric, goal=goal, max_trials=max_trials, parallel_trials=parallel_trials,
                        algorithm=algorithm, early_stopping=early_stopping)
@@ -494,11 +494,11 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
 
 
 def _trial_submitter(settings: Settings) -> SubmitTrial:
-    """What a tuner calls to run one trial as a job of its target: every stage of :func:`tfcloud.pipeline.submit`
+    """What a tuner calls to run one trial as a job of its target: every stage of :func:`tfcloud.flow.pipeline.submit`
     on the trial's target's backend, as :func:`submit` runs a job (so that no target imports the pipeline). The
     backend stays open for the handle, as a submitted :class:`Job`'s does."""
     from tfcloud.backends import get_backend
-    from tfcloud.pipeline import submit as submit_stages
+    from tfcloud.flow.pipeline import submit as submit_stages
     from tfcloud.targets._base import target_of
 
     def submit_trial(trial: JobSpec) -> JobHandle:
@@ -516,8 +516,8 @@ def attach_study(study_id: str, *, target: object = None, **options: Any) -> Stu
     """A study again by id: ``study-...`` a local one; any other id a Vertex AI HyperparameterTuningJob
     (``target`` and its options as :func:`attach` takes them)."""
     import tfcloud.targets as targets
-    from tfcloud.extras import require_extras
-    from tfcloud.where import resolve
+    from tfcloud.config.extras import require_extras
+    from tfcloud.flow.where import resolve
 
     if target is None:
         target = targets.for_job_id(study_id, studies=True).name
@@ -548,9 +548,9 @@ def list_studies(*, target: object = None, limit: int = 50, **options: Any) -> l
     ``vertex`` the project's HyperparameterTuningJobs (``target`` and its options as :func:`attach` takes
     them)."""
     import tfcloud.targets as targets
-    from tfcloud.extras import require_extras
-    from tfcloud.validate import validate_limit
-    from tfcloud.where import resolve
+    from tfcloud.config.extras import require_extras
+    from tfcloud.flow.validate import validate_limit
+    from tfcloud.flow.where import resolve
 
     validate_limit(limit)
     found = resolve(target or "local", options)
@@ -569,8 +569,8 @@ def list_studies(*, target: object = None, limit: int = 50, **options: Any) -> l
 
 def _rerun_flags(options: Mapping[str, Any]) -> list[str]:
     """The ``tfcloud submit`` flags that give a trial's job shape (for the command that reruns a trial)."""
-    from tfcloud.datasets import data_flags
-    from tfcloud.machines import COMMON_MACHINE_CONFIGS
+    from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS
+    from tfcloud.job.datasets import data_flags
 
     flags: list[str] = []
     for key, flag in (("worker_count", "--worker-count"), ("ps_count", "--ps-count")):

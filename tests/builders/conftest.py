@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.launcher import LAUNCHER_NAME, render_launcher
-from tfcloud.spec import DockerConfig
+from tfcloud.entry.launcher import LAUNCHER_NAME, render_launcher
+from tfcloud.flow.validate import build_spec
+from tfcloud.job.artifacts import PreparedJob
+from tfcloud.job.spec import DockerConfig
 from tfcloud.testing.dockerd import Engine
-from tfcloud.validate import build_spec
 
 # `engine` and `python_base` are the session's (tests/conftest.py): one engine for every Docker test.
 

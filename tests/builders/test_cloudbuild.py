@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.builders import Builder
-from tfcloud.builders.cloudbuild import STAGING_PREFIX, CloudBuildBuilder, build_request, manifest_exists
-from tfcloud.containerize import containerize, plan_image
 from tfcloud.errors import BuildError, ConfigurationError
+from tfcloud.google.staging.cloudbuild import STAGING_PREFIX, CloudBuildBuilder, build_request, manifest_exists
+from tfcloud.image.builders import Builder
+from tfcloud.image.containerize import containerize, plan_image
+from tfcloud.job.artifacts import PreparedJob
 from tfcloud.testing.dockerd import Engine
 
 MakeJob = Callable[..., PreparedJob]  # the make_job fixture (conftest.py)
@@ -160,7 +160,7 @@ def test_a_damaged_staged_context_is_uploaded_again(cloud: CloudBuildBuilder, ma
 
 def test_a_staging_upload_cut_every_time_ends_at_the_deadline(emulator: Any, make_job: MakeJob,
                                                               repository: str) -> None:
-    from tfcloud.gcloud import RetryPolicy
+    from tfcloud.google.cloud.gcloud import RetryPolicy
     from tfcloud.testing.proxy import failing_proxy
 
     ctx = plan_image(make_job({"cut.py": "1"}), repository=repository).context

@@ -15,9 +15,9 @@ import pytest
 
 pytest.importorskip("google.cloud.devtools.cloudbuild_v1", reason="the Cloud Build tests need tfcloud[cloud]")
 
-from tfcloud.builders.cloudbuild import CloudBuildBuilder
 from tfcloud.errors import BuildError, OutcomeUnknownError
-from tfcloud.gcloud import RetryPolicy
+from tfcloud.google.cloud.gcloud import RetryPolicy
+from tfcloud.google.staging.cloudbuild import CloudBuildBuilder
 
 pytestmark = pytest.mark.emulator
 

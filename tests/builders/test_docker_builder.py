@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.builders import Builder
-from tfcloud.builders.docker import DockerBuilder
-from tfcloud.containerize import containerize, plan_image
 from tfcloud.errors import BuildError, ConfigurationError
+from tfcloud.image.builders import Builder
+from tfcloud.image.builders.docker import DockerBuilder
+from tfcloud.image.containerize import containerize, plan_image
+from tfcloud.job.artifacts import PreparedJob
 from tfcloud.testing.dockerd import Engine, registry
 
 MakeJob = Callable[..., PreparedJob]  # the make_job fixture (conftest.py)

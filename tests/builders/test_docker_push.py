@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tfcloud.artifacts import ImageRef, PreparedJob
-from tfcloud.builders.docker import DockerBuilder
-from tfcloud.containerize import containerize, plan_image
 from tfcloud.errors import BuildError
+from tfcloud.image.builders.docker import DockerBuilder
+from tfcloud.image.containerize import containerize, plan_image
+from tfcloud.job.artifacts import ImageRef, PreparedJob
 from tfcloud.testing.dockerd import Engine, registry
 from tfcloud.testing.proxy import failing_proxy
 
@@ -118,8 +118,8 @@ def test_concurrent_builds_of_one_tag_build_once_and_all_succeed(engine: Engine,
 
 
 def test_the_lock_dir_follows_the_state_dir_setting(make_job: MakeJob, tmp_path: Path) -> None:
-    from tfcloud.pipeline import make_builder
-    from tfcloud.settings import Settings
+    from tfcloud.flow.pipeline import make_builder
+    from tfcloud.flow.settings import Settings
 
     spec = make_job().spec
     builder = make_builder(spec, Settings(state_dir=str(tmp_path / "state")))
@@ -130,8 +130,8 @@ def test_the_lock_dir_follows_the_state_dir_setting(make_job: MakeJob, tmp_path:
 _BUILD_SCRIPT = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from tfcloud.builders.docker import DockerBuilder
-    from tfcloud.context import collect_context
+    from tfcloud.image.builders.docker import DockerBuilder
+    from tfcloud.image.context import collect_context
 
     docker_host, root, tag, base = sys.argv[1:5]
     context = collect_context(Path(root), generated={".tfcloud/Dockerfile": f"FROM {base}\\nCOPY . /app/\\n".encode()})
@@ -173,6 +173,6 @@ def test_concurrent_builds_in_processes_build_once(engine: Engine, python_base: 
     ("name unknown: repository name not known to registry", False),
 ])
 def test_which_push_errors_are_tried_again(message: str, retried: bool) -> None:
-    from tfcloud.builders.docker import _retryable
+    from tfcloud.image.builders.docker import _retryable
 
     assert _retryable(message) is retried

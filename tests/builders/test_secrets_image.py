@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.builders.docker import DockerBuilder
 from tfcloud.cli import main
-from tfcloud.containerize import containerize
+from tfcloud.image.builders.docker import DockerBuilder
+from tfcloud.image.containerize import containerize
+from tfcloud.job.artifacts import PreparedJob
 from tfcloud.testing.dockerd import Engine
 
 MakeJob = Callable[..., PreparedJob]  # the make_job fixture (conftest.py)

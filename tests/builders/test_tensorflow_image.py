@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.builders.docker import DockerBuilder
-from tfcloud.containerize import containerize
+from tfcloud.image.builders.docker import DockerBuilder
+from tfcloud.image.containerize import containerize
+from tfcloud.job.artifacts import PreparedJob
 from tfcloud.testing.dockerd import Engine
 
 MakeJob = Callable[..., PreparedJob]  # the make_job fixture (conftest.py)

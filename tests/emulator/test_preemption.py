@@ -20,10 +20,10 @@ from google.cloud.logging_v2.types import ListLogEntriesRequest
 from tests.emulator.test_jobs import follow, job_id
 from tfcloud.emulator import Emulator
 from tfcloud.emulator.jobs import MAX_REPLICA_RESTARTS
+from tfcloud.entry.launcher import render_launcher
 from tfcloud.errors import ValidationError
-from tfcloud.launcher import render_launcher
-from tfcloud.targets.vertex.request import custom_job_request, restart_scheduling
-from tfcloud.validate import build_spec
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.vertex.request import custom_job_request, restart_scheduling
 
 pytestmark = pytest.mark.emulator
 

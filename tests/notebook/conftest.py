@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.notebook.nbhelpers import notebook, run_script
-from tfcloud.notebook import ConvertedNotebook, convert_notebook
+from tfcloud.entry.notebook import ConvertedNotebook, convert_notebook
 
 DATA = Path(__file__).parent / "data"
 

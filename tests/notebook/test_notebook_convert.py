@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tfcloud.entry.notebook import convert_notebook
 from tfcloud.errors import NotebookError, ValidationError
-from tfcloud.notebook import convert_notebook
 
 # -- shell lines ------------------------------------------------------------------------------------------
 

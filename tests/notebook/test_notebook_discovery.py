@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from tfcloud import discovery
+from tfcloud.entry import discovery
 from tfcloud.errors import ValidationError
 
 
@@ -111,6 +111,6 @@ def test_discovery_imports_nothing_heavy():
     import subprocess
 
     heavy = ("IPython", "ipykernel", "nbformat", "tensorflow")
-    code = f"import sys, tfcloud.discovery; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    code = f"import sys, tfcloud.entry.discovery; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

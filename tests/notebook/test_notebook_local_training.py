@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.notebook.nbhelpers import notebook
-from tfcloud.states import JobState
+from tfcloud.job.states import JobState
 
 pytestmark = pytest.mark.tensorflow
 

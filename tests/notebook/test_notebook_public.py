@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.notebook.nbhelpers import run_script
-from tfcloud.notebook import convert_notebook
+from tfcloud.entry.notebook import convert_notebook
 
 DATA = Path(__file__).parent / "data"
 

@@ -1,9 +1,10 @@
 """The ``echo`` target: runs the job's chief on this machine, at once, and keeps its output (a plug-in example).
 
-It keeps each job as one JSON file in the state dir's ``targets/echo/`` (:func:`tfcloud.statedir.target_dir`), so
+It keeps each job as one JSON file in the state dir's ``targets/echo/`` (:func:`tfcloud.records.statedir.target_dir`),
+so
 that every command finds it again: ``tfcloud status/logs/cancel/artifacts echo-...``, ``list --target echo``, the
 dashboard. Its tuner (:class:`EchoTuner`) runs a study's trials as echo jobs through the ``submit_trial`` tfcloud
-passes it (the Tuner protocol, :mod:`tfcloud.study`): the plug-in never runs tfcloud's stages itself."""
+passes it (the Tuner protocol, :mod:`tfcloud.job.study`): the plug-in never runs tfcloud's stages itself."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ from typing import Any, ClassVar
 
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
 from tfcloud.errors import JobNotFoundError, UnsupportedOptionError
-from tfcloud.statedir import target_dir
-from tfcloud.states import JobState
-from tfcloud.study import ParamKind, StudyInfo, StudySpec, SubmitTrial, TrialInfo, trial_args
+from tfcloud.job.states import JobState
+from tfcloud.job.study import ParamKind, StudyInfo, StudySpec, SubmitTrial, TrialInfo, trial_args
+from tfcloud.records.statedir import target_dir
 from tfcloud.targets import Option, Target
 
 

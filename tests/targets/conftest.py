@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from tfcloud.artifacts import PreparedJob
-from tfcloud.launcher import render_launcher
+from tfcloud.entry.launcher import render_launcher
+from tfcloud.flow.validate import build_spec
+from tfcloud.job.artifacts import PreparedJob
 from tfcloud.targets.local.backend import LocalBackend, LocalJob
-from tfcloud.validate import build_spec
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 

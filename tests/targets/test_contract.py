@@ -148,7 +148,7 @@ def test_a_vertex_option_reaches_the_customjob_request(entry: Path) -> None:
     """Honoured means acted on: each Vertex AI option that is not a setting of the connection changes the
     CustomJob request the backend sends (the pure request builder, parsed by the real aiplatform_v1 type)."""
     pytest.importorskip("google.cloud.aiplatform_v1", reason="the request is checked with tfcloud[cloud]")
-    from tfcloud.targets.vertex.request import custom_job_request
+    from tfcloud.google.vertex.request import custom_job_request
 
     vertex = targets.get("vertex")
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tfcloud.cli import main
-from tfcloud.states import JobState
+from tfcloud.job.states import JobState
 
 # Writes into the three AIP_* directories, as a script written to Vertex AI's docs does.
 WRITER = r'''

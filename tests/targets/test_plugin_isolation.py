@@ -135,14 +135,14 @@ IMAGE = "localhost:5000/tfcloud/isolation:test"
 @pytest.fixture(scope="module")
 def vertex_job(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
     pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI job needs tfcloud[cloud]")
-    from tfcloud.artifacts import ImageRef
     from tfcloud.emulator import Emulator
-    from tfcloud.gcloud import RetryPolicy
-    from tfcloud.pipeline import prepare
-    from tfcloud.settings import Settings
+    from tfcloud.flow.pipeline import prepare
+    from tfcloud.flow.settings import Settings
+    from tfcloud.flow.validate import build_spec
+    from tfcloud.google.cloud.gcloud import RetryPolicy
+    from tfcloud.google.vertex.backend import VertexBackend
+    from tfcloud.job.artifacts import ImageRef
     from tfcloud.targets import VertexTarget
-    from tfcloud.targets.vertex.backend import VertexBackend
-    from tfcloud.validate import build_spec
 
     with Emulator(project="tfcloud-test", storage=False,
                   entrypoints={IMAGE: [sys.executable, "-c", "print('trained on vertex')"]}) as emu:

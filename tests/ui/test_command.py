@@ -178,7 +178,7 @@ def test_jobs_a_target_cannot_read_come_from_the_target_it_declares(tmp_path: Pa
     """The dashboard lists the unreadable records of the targets that keep them (``Target.unreadable``), by no
     target's name."""
     import tfcloud.targets as targets
-    from tfcloud.statedir import default_state_dir, jobs_dir
+    from tfcloud.records.statedir import default_state_dir, jobs_dir
     from tfcloud.ui.views import Sources
 
     broken = jobs_dir(default_state_dir()) / "local-broken-20260101-000000-abcd"

@@ -9,9 +9,9 @@ pytest.importorskip("starlette", reason="the dashboard needs tfcloud[ui]")
 
 from tfcloud.backends.base import JobInfo
 from tfcloud.errors import ValidationError
-from tfcloud.states import JobState
-from tfcloud.study import StudyInfo, TrialInfo, make_study
-from tfcloud.timeline import Stage, Timeline
+from tfcloud.job.states import JobState
+from tfcloud.job.study import StudyInfo, TrialInfo, make_study
+from tfcloud.records.timeline import Stage, Timeline
 from tfcloud.ui.app import _templates
 from tfcloud.ui.views import job_rows, parse_label, study_view, timeline_bars
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tfcloud.vertexrules import (
+from tfcloud.google.rules import (
     ACCELERATORS,
     MACHINE_TYPES,
     SOURCES,

@@ -1,4 +1,4 @@
-"""The region rows of the rules table against Google's Locations page as tfcloud.vertexrules.locations transcribes
+"""The region rows of the rules table against Google's Locations page as tfcloud.google.rules.locations transcribes
 it: the training regions are its Available locations, each accelerator's regions are the page's rows for it less
 those marked † (and the one another Google page contradicts), the SDK's list differs only where docs/vertex.md says,
 and docs/vertex.md's table is the one the data makes."""
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.vertexrules.test_checks import check, job, only, pool
-from tfcloud.vertexrules import ACCELERATORS, SOURCES, TRAINING_REGIONS
-from tfcloud.vertexrules.locations import (
+from tfcloud.google.rules import ACCELERATORS, SOURCES, TRAINING_REGIONS
+from tfcloud.google.rules.locations import (
     ACCELERATORS_BY_REGION,
     AVAILABLE_LOCATIONS,
     PAGE_NAMES,
@@ -86,7 +86,7 @@ def test_regions_only_the_sdk_names_are_refused(region: str) -> None:
 
 
 def test_the_docs_table_of_the_page_is_generated_from_the_data() -> None:
-    from tfcloud.targets.vertex import rulesdoc
+    from tfcloud.google.vertex import rulesdoc
 
     text = (ROOT / "docs" / "vertex.md").read_text(encoding="utf-8")
     block = text.partition(rulesdoc.REGIONS_START + "\n")[2].partition(rulesdoc.REGIONS_END)[0]

@@ -1,4 +1,4 @@
-"""tfcloud.vertexrules.requests: the request fields beyond machines, as the emulator enforces them."""
+"""tfcloud.google.rules.requests: the request fields beyond machines, as the emulator enforces them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tfcloud.vertexrules.requests import REQUEST_RULES, REQUEST_SOURCES, check_job_fields
+from tfcloud.google.rules.requests import REQUEST_RULES, REQUEST_SOURCES, check_job_fields
 
 
 def _pool(**changes: Any) -> dict[str, Any]:

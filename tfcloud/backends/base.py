@@ -1,6 +1,6 @@
 """The backend interface, closed: four verbs on the backend, four on the job handle (httpx's transport shape).
 
-A backend takes a :class:`~tfcloud.artifacts.PreparedJob` (the spec, plus what the earlier stages produced:
+A backend takes a :class:`~tfcloud.job.artifacts.PreparedJob` (the spec, plus what the earlier stages produced:
 the launcher and the image) and returns a :class:`JobHandle`; ``attach`` finds an existing job again by id
 (for ``tfcloud status/logs/cancel``), ``list`` describes the backend's jobs, ``close`` releases its clients.
 
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from tfcloud.artifacts import PreparedJob
 from tfcloud.errors import JobFailedError, OutcomeUnknownError
-from tfcloud.states import JobState
+from tfcloud.job.artifacts import PreparedJob
+from tfcloud.job.states import JobState
 
 __all__ = ["Backend", "BatchedLogs", "JobHandle", "JobInfo", "LinesFile", "LogBatch", "LogLine", "ReplicaInfo",
            "failure", "format_tail", "select_lines", "tail"]
@@ -47,7 +47,7 @@ class LogLine:
 class LogBatch:
     """Lines that one replica printed on one stream and that were read together (a local job's supervisor reads
     a replica's pipe up to 64 KiB at a time): they share the replica, the stream and the time. A terminal takes
-    them a batch at a time (:meth:`tfcloud.logview.LogPrinter.print_batch`): what can be done once per batch is
+    them a batch at a time (:meth:`tfcloud.view.logview.LogPrinter.print_batch`): what can be done once per batch is
     not done once per line."""
 
     replica: str
@@ -146,7 +146,7 @@ class JobHandle(Protocol):
 class BatchedLogs(Protocol):
     """A job handle that reads its lines in bulk (a local job: ``lines.jsonl``, 128 KiB at a time) and can hand them
     over as they were read: ``tfcloud submit`` and ``tfcloud logs -f`` follow such a job a batch at a time
-    (:func:`tfcloud.following.follow`), and a job that prints 200k lines reaches the terminal at the pace of a
+    (:func:`tfcloud.view.following.follow`), and a job that prints 200k lines reaches the terminal at the pace of a
     pipe. Optional: a handle without it is followed line by line (:meth:`JobHandle.logs`)."""
 
     def log_batches(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
@@ -220,7 +220,7 @@ def failure(handle: JobHandle, n: int = 20, *, show_frames: bool = False) -> Job
         except OutcomeUnknownError as exc:  # the logs cannot be read now; the outcome is known all the same
             log_tail = f"(The last lines of {info.failed_replica} could not be read: {exc.message})"
         else:
-            from tfcloud.noise import LineFilter
+            from tfcloud.view.noise import LineFilter
 
             hidden = LineFilter(show_frames=show_frames)
             texts = [line.text for line in lines if not hidden.hides(line.replica, line.text)]
@@ -231,8 +231,8 @@ def failure(handle: JobHandle, n: int = 20, *, show_frames: bool = False) -> Job
 def tail(lines: Iterable[LogLine], n: int = 20, *, replica: str | None = None,
          skip_noise: bool = False) -> list[LogLine]:
     """The last ``n`` lines of ``lines`` (of one replica when ``replica`` is given; without the known start-up
-    noise, :mod:`tfcloud.noise`, with ``skip_noise``)."""
-    from tfcloud.noise import is_noise  # here: compiling its patterns costs `tfcloud status` start-up
+    noise, :mod:`tfcloud.view.noise`, with ``skip_noise``)."""
+    from tfcloud.view.noise import is_noise  # here: compiling its patterns costs `tfcloud status` start-up
 
     kept: collections.deque[LogLine] = collections.deque(maxlen=max(n, 0))
     for line in lines:

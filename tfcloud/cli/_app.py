@@ -3,7 +3,7 @@
 :func:`main` turns a :class:`~tfcloud.errors.TfcloudError` into a message and its exit code (2 bad input or
 configuration, 1 the job or build failed); Ctrl-C exits 130. Tracebacks only with ``TFCLOUD_DEBUG=1``.
 Commands live one family per module (:mod:`tfcloud.cli.jobs`, ``tune``, ``inspect``, ``machines``); the plan
-and study printers in :mod:`tfcloud.printers`.
+and study printers in :mod:`tfcloud.view.printers`.
 """
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up, and
@@ -197,7 +197,7 @@ def _root(
                                                               "progress or warnings.")] = False,
 ) -> None:
     """Run a TensorFlow script or notebook as a distributed job, locally, on Ray or on Vertex AI."""
-    from tfcloud.console import configure
+    from tfcloud.view.console import configure
 
     configure(verbosity=-1 if quiet else verbose)
 
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         from rich.markup import escape
 
-        from tfcloud.console import get_error_console
+        from tfcloud.view.console import get_error_console
 
         console = get_error_console()
         console.print(f"[bold red]Error:[/bold red] {escape(exc.message)}", highlight=False, soft_wrap=True)
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         code = exc.exit_code
     finally:
         if argv is not None:  # run in the caller's process (tests, scripts): leave its logging as it was
-            from tfcloud.console import reset
+            from tfcloud.view.console import reset
 
             reset()
     if argv is None:

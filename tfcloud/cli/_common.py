@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from tfcloud._docs import page
+from tfcloud.config.docsite import page
 from tfcloud.errors import ValidationError
 
 __all__ = ["AllReplicasOpt", "RayOpt", "ascii_integer", "pairs", "selected_target"]
@@ -17,7 +17,7 @@ def ascii_integer(value: Any) -> int:
     """An integer flag's text read as ASCII digits (an optional ``-`` sign): click's own ``INT`` calls ``int()``,
     which takes ``١٢٠٠`` for 1200 and raises on ``²``. Every integer flag is read with it (``parser=``); the
     message is click's (``Invalid value for '--worker-count': '²' is not a valid integer.``, exit 2)."""
-    from tfcloud.digits import ascii_int
+    from tfcloud.config.digits import ascii_int
 
     if isinstance(value, int) and not isinstance(value, bool):
         return value

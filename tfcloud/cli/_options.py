@@ -15,9 +15,9 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from tfcloud import completion
-from tfcloud._docs import page
 from tfcloud.cli._common import ascii_integer, pairs
+from tfcloud.config.docsite import page
+from tfcloud.view import completion
 
 __all__ = ["DEFAULTABLE", "EntryPointArg", "LocalOpt", "TargetOpt", "TargetOptionOpt", "VertexOpt",
            "given_target_options", "leave_defaults", "machine", "pairs", "strategy_value", "where",
@@ -27,7 +27,7 @@ __all__ = ["DEFAULTABLE", "EntryPointArg", "LocalOpt", "TargetOpt", "TargetOptio
 def machine(value: str | None, field: str) -> object:
     if value is None or value.lower() == "auto":
         return "auto"
-    from tfcloud.machines import machine_config_from_name
+    from tfcloud.google.catalog.machines import machine_config_from_name
 
     return machine_config_from_name(value, field=field)
 
@@ -79,7 +79,7 @@ SecretOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
 
 
 #: CLI parameter -> the job option it sets, for those the environment and config files can default
-#: (tfcloud.settings.JOB_DEFAULTS): left out of the SDK call unless given on the command line.
+#: (tfcloud.flow.settings.JOB_DEFAULTS): left out of the SDK call unless given on the command line.
 DEFAULTABLE = {"worker_count": "worker_count", "ps_count": "ps_count", "chief_config": "chief_config",
                "worker_config": "worker_config", "ps_config": "ps_config", "strategy": "distribution_strategy",
                "requirements": "requirements_txt", "label": "job_labels", "env": "env",
@@ -180,7 +180,7 @@ def given_target_options(ctx: typer.Context, values: dict[str, Any], *, target: 
     from tfcloud.errors import ValidationError
 
     given: dict[str, Any] = {}
-    given_as: dict[str, str] = {}  # how each was given, for the plan's sources (tfcloud.where.resolve)
+    given_as: dict[str, str] = {}  # how each was given, for the plan's sources (tfcloud.flow.where.resolve)
     for name, value in values.items():
         source = ctx.get_parameter_source(name)
         if source is not None and source.name != "DEFAULT":
@@ -222,7 +222,8 @@ def with_where(command: Callable[..., Any]) -> Callable[..., Any]:
     """For a command that talks to existing jobs or to the place: ``--local``, ``--vertex``, ``--target NAME``,
     ``-o KEY=VALUE`` and the built-in targets' *place* flags only (``--project``, ``--region``,
     ``--emulator-host``, ``--ray``), into its ``**target_options`` (:func:`where` reads them). A job option's flag
-    is then an unknown option (exit 2), and one given as ``-o`` is refused by :func:`tfcloud.where.resolve_for_job`."""
+    is then an unknown option (exit 2), and one given as ``-o`` is refused by
+    :func:`tfcloud.flow.where.resolve_for_job`."""
     where_params = (
         inspect.Parameter("local", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=LocalOpt),
         inspect.Parameter("vertex", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=VertexOpt),

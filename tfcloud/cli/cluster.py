@@ -1,14 +1,12 @@
 """``tfcloud cluster create|list|delete``: Vertex AI persistent resources, clusters that jobs run on with
 ``--persistent-resource ID`` without waiting for VMs. Thin commands over the Vertex AI target's SDK functions
-(:mod:`tfcloud.clusters`: ``create_cluster``, ``list_clusters``, ``delete_cluster``)."""
+(:mod:`tfcloud.flow.clusters`: ``create_cluster``, ``list_clusters``, ``delete_cluster``)."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
 from typing import Annotated, Any, Optional
 
 import typer
 
-from tfcloud import completion
-from tfcloud._docs import page
 from tfcloud.cli._app import _Typer, dumps
 from tfcloud.cli._options import (
     ChiefConfigOpt,
@@ -21,6 +19,8 @@ from tfcloud.cli._options import (
     where,
     with_where,
 )
+from tfcloud.config.docsite import page
+from tfcloud.view import completion
 
 __all__ = ["cluster_app"]
 
@@ -64,7 +64,7 @@ def cluster_create(
 
     Example: tfcloud cluster create my-cluster --chief-config A100_1X --worker-config A100_1X --worker-count 3
     """
-    import tfcloud.clusters as clusters
+    import tfcloud.flow.clusters as clusters
 
     info = clusters.create_cluster(
         cluster_id, chief_config=machine(chief_config, "chief_config"),
@@ -84,7 +84,7 @@ def cluster_list(
     **target_options: Any,
 ) -> None:
     """List the persistent resources in the project and region."""
-    import tfcloud.clusters as clusters
+    import tfcloud.flow.clusters as clusters
 
     _print_clusters(clusters.list_clusters(**_place(ctx, target_options)), json_output=json_output)
 
@@ -101,7 +101,7 @@ def cluster_delete(
 ) -> None:
     """Delete a persistent resource (billing for it stops once it is gone); refused while jobs run on it, naming
     them, unless --force."""
-    import tfcloud.clusters as clusters
+    import tfcloud.flow.clusters as clusters
 
     clusters.delete_cluster(cluster_id, wait=not no_wait, force=force, **_place(ctx, target_options))
     typer.echo(f"{cluster_id}\tdeleted" if not no_wait else f"{cluster_id}\tdeleting")
@@ -122,7 +122,7 @@ def _place(ctx: typer.Context, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _print_clusters(clusters: list[Any], *, json_output: bool, one: bool = False) -> None:
-    from tfcloud.clusters import cluster_price
+    from tfcloud.flow.clusters import cluster_price
 
     if json_output:
         rows = [{**info.to_dict(), "price_per_hour_usd": cluster_price(info).per_hour} for info in clusters]

@@ -1,4 +1,4 @@
-"""``tfcloud doctor``: what this machine can do, each line with its fix (thin: :mod:`tfcloud.doctor` checks)."""
+"""``tfcloud doctor``: what this machine can do, each line with its fix (thin: :mod:`tfcloud.flow.doctor` checks)."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
 from typing import Annotated, Any, Optional
@@ -30,8 +30,8 @@ def doctor(
     registry and one call to Vertex AI's endpoint; a Ray address. Exit 0 when the chosen target can run a job, 2
     otherwise. The target and its place (--project, --region, --emulator-host; --ray; -o) are given as to
     every other verb."""
-    from tfcloud.doctor import can_run
-    from tfcloud.doctor import doctor as run_checks
+    from tfcloud.flow.doctor import can_run
+    from tfcloud.flow.doctor import doctor as run_checks
 
     chosen = where(ctx, target_options)
     name, found = run_checks(chosen.pop("target"), place=chosen, image_build_bucket=image_build_bucket)

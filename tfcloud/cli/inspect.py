@@ -5,12 +5,12 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from tfcloud import completion
 from tfcloud.cli._app import app, dumps
 from tfcloud.cli._common import AllReplicasOpt, ascii_integer, pairs
 from tfcloud.cli._options import where, with_where
-from tfcloud.console import get_console, get_error_console, verbosity
-from tfcloud.heap import keep_freed_memory
+from tfcloud.replicas.heap import keep_freed_memory
+from tfcloud.view import completion
+from tfcloud.view.console import get_console, get_error_console, verbosity
 
 __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
 
@@ -55,14 +55,14 @@ def status(
     if json_output:
         typer.echo(dumps({**info.to_dict(), "timeline": stages.to_list() if stages else []}, indent=2))
         return
-    from tfcloud.statusview import status_lines
+    from tfcloud.view.statusview import status_lines
 
     typer.echo("\n".join(status_lines(info)))
     if stages is not None:
         typer.echo("")
         from rich.console import Console
 
-        from tfcloud.timeline import render_timeline
+        from tfcloud.records.timeline import render_timeline
 
         Console(highlight=False).print(render_timeline(stages))
     if error is not None:
@@ -73,7 +73,7 @@ def _study_status(study_id: str, *, json_output: bool, **chosen: Any) -> None:
     from rich.console import Console
 
     from tfcloud import sdk
-    from tfcloud.tuneview import study_table
+    from tfcloud.view.tuneview import study_table
 
     with sdk.attach_study(study_id, **chosen) as study:
         info = study.info()
@@ -113,7 +113,7 @@ def logs(
     """Print a job's logs, one prefix per replica (without JOB: the job this machine submitted last). With -f,
     exit with the job's outcome (0 or 1). A study's trial: tfcloud logs STUDY_ID --trial N."""
     from tfcloud import sdk
-    from tfcloud.logview import print_lines, print_tail
+    from tfcloud.view.logview import print_lines, print_tail
 
     job = sdk.latest_job(job)
     last, after = sdk.log_window(tail=tail, since=since)
@@ -187,10 +187,10 @@ def artifacts(
     """List (or --download) what a job wrote under its output directory: model/, checkpoints/, logs/ (without
     JOB: the job this machine submitted last)."""
     from tfcloud import sdk
-    from tfcloud.outputs import download_artifacts, job_output_dir, list_artifacts
+    from tfcloud.flow.outputs import download_artifacts, job_output_dir, list_artifacts
 
     if download is not None:  # checked before the job is looked up: an unwritable place copies nothing
-        from tfcloud.outputs import check_download_dir
+        from tfcloud.flow.outputs import check_download_dir
 
         destination = check_download_dir(download)
     job = sdk.latest_job(job)
@@ -230,7 +230,7 @@ def tensorboard(
     import subprocess
 
     from tfcloud import sdk
-    from tfcloud.outputs import job_output_dir, tensorboard_command
+    from tfcloud.flow.outputs import job_output_dir, tensorboard_command
 
     with sdk.attached(job, **where(ctx, target_options)) as handle:
         command = tensorboard_command(job_output_dir(handle.info()), port=port)
@@ -265,7 +265,7 @@ def list_jobs(
         return
     import shutil
 
-    from tfcloud.jobview import jobs_lines
+    from tfcloud.view.jobview import jobs_lines
 
     if not rows:
         get_console().print(f"No {target + ' ' if target else ''}jobs{' in state ' + state if state else ''}.",

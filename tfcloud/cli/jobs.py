@@ -5,7 +5,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from tfcloud import completion
 from tfcloud.cli._app import app, dumps
 from tfcloud.cli._common import AllReplicasOpt, selected_target
 from tfcloud.cli._options import (
@@ -38,9 +37,10 @@ from tfcloud.cli._options import (
     strategy_value,
     with_target_options,
 )
-from tfcloud.console import get_console
 from tfcloud.errors import ValidationError
-from tfcloud.heap import keep_freed_memory
+from tfcloud.replicas.heap import keep_freed_memory
+from tfcloud.view import completion
+from tfcloud.view.console import get_console
 
 if TYPE_CHECKING:
     from tfcloud.sdk import JobOptions
@@ -104,7 +104,7 @@ def submit(
     Example: tfcloud submit train.py --worker-count 2 -- --epochs 5
     """
     from tfcloud import sdk
-    from tfcloud.printers import print_plan
+    from tfcloud.view.printers import print_plan
 
     if json_output and not dry_run:
         raise ValidationError("--json", "to be given with --dry-run (it prints the plan, and submits nothing)",
@@ -168,7 +168,7 @@ def build(
     The tag is a digest of everything that determines the image: unchanged code costs one look-up.
     """
     from tfcloud import sdk
-    from tfcloud.printers import print_image_plan
+    from tfcloud.view.printers import print_image_plan
 
     if json_output and not dry_run:
         raise ValidationError("--json", "to be given with --dry-run (it prints the plan, and builds nothing)",

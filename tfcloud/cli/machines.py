@@ -20,14 +20,14 @@ def machines(
 ) -> None:
     """List the machine configs Vertex AI offers today and the training machine each maps to (Google's table, on
     the docs site's Machines page)."""
-    from tfcloud.machines import not_yet_runnable, offered_configs
+    from tfcloud.google.catalog.machines import not_yet_runnable, offered_configs
 
     catalog = offered_configs()
     blocked = {name: reason for name, m in catalog.items() if (reason := not_yet_runnable(m)) is not None}
 
     if prices:
-        from tfcloud.price_table import PRICE_SOURCES
-        from tfcloud.prices import PRICE_DATE, PRICE_SOURCE, machine_price, price_table_line
+        from tfcloud.google.catalog.price_table import PRICE_SOURCES
+        from tfcloud.google.catalog.prices import PRICE_DATE, PRICE_SOURCE, machine_price, price_table_line
 
         kinds = (("price_per_hour_usd", "on-demand", "TRAINING/H"),
                  ("compute_engine_per_hour_usd", "compute-engine", "CE/H"),
@@ -55,7 +55,7 @@ def machines(
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-    from tfcloud._docs import page
+    from tfcloud.config.docsite import page
 
     for name, reason in blocked.items():
         typer.echo(f"\n* {name}: {reason}.")

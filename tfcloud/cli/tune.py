@@ -34,11 +34,11 @@ from tfcloud.cli._options import (
     strategy_value,
     with_target_options,
 )
-from tfcloud.console import get_console, verbosity
+from tfcloud.view.console import get_console, verbosity
 
 if TYPE_CHECKING:
+    from tfcloud.job.study import StudyInfo
     from tfcloud.sdk import JobOptions, Study, TrialLogs
-    from tfcloud.study import StudyInfo
 
 __all__ = ["tune"]
 
@@ -107,7 +107,7 @@ def tune(
     --metric val_accuracy --trials 12 --parallel 3 -- --epochs 5
     """
     from tfcloud import sdk
-    from tfcloud.printers import study_outcome
+    from tfcloud.view.printers import study_outcome
 
     chosen = selected_target(local, vertex, target_options.get("ray_address"), target)
     options: JobOptions = {
@@ -130,7 +130,7 @@ def tune(
         if follow_trial > trials:
             raise ValidationError("--follow-trial", f"a trial's number, 1 to {trials} (--trials)", follow_trial)
     if plot is not None:  # checked before the first trial, not after the last
-        from tfcloud.tuneview import check_plot_path
+        from tfcloud.view.tuneview import check_plot_path
 
         plot = check_plot_path(plot)
     study = sdk.tune(entry_point, params=list(param or []), metric=metric, goal=goal, max_trials=trials,
@@ -176,8 +176,8 @@ def _live_study(study: "Study", logs: "TrialLogs | None" = None) -> "StudyInfo":
 
     from rich.live import Live
 
-    from tfcloud.states import JobState
-    from tfcloud.tuneview import study_table
+    from tfcloud.job.states import JobState
+    from tfcloud.view.tuneview import study_table
 
     info: StudyInfo = study.info()
     ended = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)

@@ -1,9 +1,9 @@
 """What Vertex AI refuses with INVALID_ARGUMENT, checked against the same table the client checks against
-(:mod:`tfcloud.vertexrules`), so the two cannot drift: a request that slips past the client (the SDK's
+(:mod:`tfcloud.google.rules`), so the two cannot drift: a request that slips past the client (the SDK's
 ``MachineConfig``, a user's own call) is refused here too.
 
 The services' messages (proto-plus) become the dicts the table reads (``to_dict`` with snake_case names,
-enums as numbers, unset fields left out); each :class:`~tfcloud.vertexrules.Violation` becomes a
+enums as numbers, unset fields left out); each :class:`~tfcloud.google.rules.Violation` becomes a
 ``(field, description)`` pair for :func:`tfcloud.emulator._grpc.abort_invalid`.
 """
 
@@ -36,8 +36,8 @@ def custom_job_violations(job: Any, *, location: str, spec_field: str = "job_spe
                           today: dt.date | None = None) -> list[Violation]:
     """Every documented rule a CustomJob (proto-plus) in ``location`` breaks; ``spec_field`` names its spec in
     the fields (``trial_job_spec`` for a tuning job's trials)."""
-    from tfcloud.vertexrules import check_custom_job
-    from tfcloud.vertexrules.requests import check_job_fields
+    from tfcloud.google.rules import check_custom_job
+    from tfcloud.google.rules.requests import check_job_fields
 
     as_dict = _as_dict(job)
     found = check_custom_job(as_dict, location=location, today=today)
@@ -47,6 +47,6 @@ def custom_job_violations(job: Any, *, location: str, spec_field: str = "job_spe
 
 def persistent_resource_violations(resource: Any, *, location: str, today: dt.date | None = None) -> list[Violation]:
     """Every documented rule a PersistentResource (proto-plus) in ``location`` breaks."""
-    from tfcloud.vertexrules import check_persistent_resource
+    from tfcloud.google.rules import check_persistent_resource
 
     return _pairs(check_persistent_resource(_as_dict(resource), location=location, today=today))

@@ -59,8 +59,8 @@ def start(
     from rich.console import Console
     from rich.markup import escape
 
+    from tfcloud.config.extras import require_extras
     from tfcloud.errors import TfcloudError
-    from tfcloud.extras import require_extras
 
     errors = Console(highlight=False, stderr=True)
     try:

@@ -120,7 +120,7 @@ class Emulator:
     # -- lifecycle -----------------------------------------------------------------------------------------
     def start(self) -> EmulatorSettings:
         """Start every service; return the settings. Raises ConfigurationError when an extra is missing."""
-        from tfcloud.extras import require_extras
+        from tfcloud.config.extras import require_extras
 
         require_extras(emulator=True, emulator_docker=self._docker_host is not None)
         if self._server is not None:

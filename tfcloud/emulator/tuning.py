@@ -13,7 +13,7 @@ every combination in order for ``GRID_SEARCH``), keeps ``parallel_trial_count`` 
   same path; the chief's pool's file is the one read, the other pools write files of their own). The trial's
   job is found by its name (``Trial.custom_job``) but not listed;
 - its final measurement is read from that file as the service reads cloudml-hypertune's
-  (:func:`tfcloud.study.read_measurements`: the last line holding the metric, ``step_count`` its
+  (:func:`tfcloud.job.study.read_measurements`: the last line holding the metric, ``step_count`` its
   ``global_step``); the trial then SUCCEEDED, or is INFEASIBLE (``infeasible_reason``) when its job failed or it
   reported no metric;
 - with ``study_spec.median_automated_stopping_spec`` (on steps; ``use_elapsed_duration`` is refused), the
@@ -67,7 +67,7 @@ from tfcloud.emulator.jobs import (
 )
 from tfcloud.emulator.operations import OperationStore
 from tfcloud.emulator.store import Store
-from tfcloud.study import read_measurements
+from tfcloud.job.study import read_measurements
 
 __all__ = ["TuningService", "suggestions", "validate_tuning_job"]
 
@@ -419,7 +419,7 @@ def _should_stop(measurements: list[tuple[int, float]], finished: list[list[tupl
     ``EARLY_STOPPING_WARMUP_STEPS``."""
     import statistics
 
-    from tfcloud.study import EARLY_STOPPING_MIN_TRIALS, EARLY_STOPPING_WARMUP_STEPS
+    from tfcloud.job.study import EARLY_STOPPING_MIN_TRIALS, EARLY_STOPPING_WARMUP_STEPS
 
     step = measurements[-1][0]
     if len(finished) < EARLY_STOPPING_MIN_TRIALS or step < EARLY_STOPPING_WARMUP_STEPS:

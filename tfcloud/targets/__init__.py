@@ -1,7 +1,7 @@
 """Targets: *where* a job runs, as frozen values that carry their own options (XManager's executor), and the
 registry that finds them by name.
 
-The :class:`~tfcloud.spec.JobSpec` says *what* runs; its ``target`` is a :class:`Target` value. Each target is a
+The :class:`~tfcloud.job.spec.JobSpec` says *what* runs; its ``target`` is a :class:`Target` value. Each target is a
 package (``tfcloud/targets/local``, ``vertex``, ``ray``) that owns its options, rules, plan rows, backend and
 tuner (:mod:`tfcloud.targets._base` says what a target declares). Other packages add targets through the
 ``tfcloud.targets`` entry-point group, read only when a name is not a built-in one (start-up never reads it)::
@@ -24,9 +24,9 @@ from tfcloud.errors import TfcloudError, ValidationError
 from tfcloud.targets._base import GoogleCloud, Option, Target
 
 if TYPE_CHECKING:
+    from tfcloud.google.vertex import VertexTarget
     from tfcloud.targets.local import LocalTarget
     from tfcloud.targets.ray import RayTarget
-    from tfcloud.targets.vertex import VertexTarget
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "GoogleCloud", "LocalTarget", "Option", "RayTarget", "Target",
            "VertexTarget", "builtin_targets", "for_job_id", "get", "load", "loadable", "names", "plugin_errors",
@@ -37,7 +37,7 @@ ENTRY_POINT_GROUP = "tfcloud.targets"
 #: The built-in targets, by name: the module and class of each (one line per target; the first is the default).
 BUILTIN: dict[str, str] = {
     "local": "tfcloud.targets.local:LocalTarget",
-    "vertex": "tfcloud.targets.vertex:VertexTarget",
+    "vertex": "tfcloud.google.vertex:VertexTarget",
     "ray": "tfcloud.targets.ray:RayTarget",
 }
 _PLUGINS: dict[str, list[Any]] | None = None  # name -> its entry points (one, unless packages clash), read once

@@ -26,17 +26,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tfcloud.cloudplace import GoogleCloud
+from tfcloud.config.usertext import LazyPattern, check_bool, check_count, check_text, refuse_control
 from tfcloud.errors import ValidationError
-from tfcloud.usertext import LazyPattern, check_bool, check_count, check_text, refuse_control
+from tfcloud.google.cloud.place import GoogleCloud
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from tfcloud.machines import MachineConfig
-    from tfcloud.prices import JobPrice
-    from tfcloud.settings_value import Settings
-    from tfcloud.spec import JobSpec, PoolSpec
+    from tfcloud.config.value import Settings
+    from tfcloud.google.catalog.machines import MachineConfig
+    from tfcloud.google.catalog.prices import JobPrice
+    from tfcloud.job.spec import JobSpec, PoolSpec
 
 __all__ = ["GoogleCloud", "LazyPattern", "Option", "Target", "check_bool", "check_count", "check_text",
            "refuse_control", "target_of"]
@@ -206,7 +206,7 @@ class Target:
     #: ``Class(target=<this value>, settings=<Settings>)``.
     backend: ClassVar[str]
     #: Whether its replicas can read ``env:`` and ``file:`` secret sources (``--secret``): they run where tfcloud
-    #: runs, or on machines the user set up. False: Secret Manager versions only (:mod:`tfcloud.secrets`).
+    #: runs, or on machines the user set up. False: Secret Manager versions only (:mod:`tfcloud.job.secretrefs`).
     local_sources: ClassVar[bool] = False
     #: Whether its replicas start from this process's environment (they run here): an ``env:`` secret's variable
     #: must then be set here, checked before anything happens (a dry run too).
@@ -214,7 +214,7 @@ class Target:
     #: Whether its replicas read ``--data`` directories where they are (local); else they are shipped to
     #: :meth:`data_store`.
     data_in_place: ClassVar[bool] = False
-    #: ``"module:Class"`` of its tuner, a class that keeps :class:`tfcloud.study.Tuner` (:mod:`tfcloud.sdk`'s
+    #: ``"module:Class"`` of its tuner, a class that keeps :class:`tfcloud.job.study.Tuner` (:mod:`tfcloud.sdk`'s
     #: ``tune`` builds it and passes ``submit_trial`` to its ``start``), or None: it runs no studies.
     tuner: ClassVar[str | None] = None
     #: ``"module:function"`` that lists the jobs it keeps but cannot attach to (a record missing or corrupt), as
@@ -233,7 +233,7 @@ class Target:
     @property
     def packaged(self) -> bool:
         """Whether its replicas run from a Python package of the job's files instead (the stages make and upload
-        it first: :func:`tfcloud.pipeline.stage_package`)."""
+        it first: :func:`tfcloud.flow.pipeline.stage_package`)."""
         return False
 
     @property
@@ -316,7 +316,7 @@ class Target:
 
     def auto_machine(self) -> MachineConfig:
         """The machine an ``"auto"`` chief or worker config gets on this target."""
-        from tfcloud.machines import COMMON_MACHINE_CONFIGS
+        from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS
 
         return COMMON_MACHINE_CONFIGS["CPU"]
 
@@ -337,19 +337,20 @@ class Target:
         return []
 
     def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
-        """The job's hourly list price (:mod:`tfcloud.prices`), for the plan and the submission; None: this
+        """The job's hourly list price (:mod:`tfcloud.google.catalog.prices`), for the plan and the submission; None:
+        this
         target bills nothing."""
         return None
 
     def request(self, spec: JobSpec, *, image_uri: str | None, package: Any = None) -> dict[str, Any] | None:
         """The request its backend sends for ``spec`` to start the job, as the service receives it (the plan's
-        ``request``; ``package``: a ``--no-build`` job's :class:`~tfcloud.artifacts.PackageRef`); None: no one
+        ``request``; ``package``: a ``--no-build`` job's :class:`~tfcloud.job.artifacts.PackageRef`); None: no one
         request says it (a local cluster)."""
         return None
 
     def data_store(self, settings: Settings) -> str | None:
         """Where ``--data`` directories are shipped for this target's replicas (``gs://BUCKET/PATH`` or a directory
-        every node reaches; :mod:`tfcloud.datasets`); None: none is configured (a target that is not
+        every node reaches; :mod:`tfcloud.job.datasets`); None: none is configured (a target that is not
         :attr:`data_in_place` then refuses local data sets)."""
         return None
 
@@ -378,8 +379,8 @@ class Target:
 
 
 def target_of(spec: JobSpec) -> Target:
-    """The spec's target as the :class:`Target` value it is: :class:`~tfcloud.spec.JobSpec`, below the targets,
-    names only its :class:`~tfcloud.spec.Where` view (the gate always puts a Target value there)."""
+    """The spec's target as the :class:`Target` value it is: :class:`~tfcloud.job.spec.JobSpec`, below the targets,
+    names only its :class:`~tfcloud.job.spec.Where` view (the gate always puts a Target value there)."""
     target = spec.target
     if not isinstance(target, Target):
         raise TypeError(f"JobSpec.target: expected a tfcloud.targets.Target value, received {target!r}")

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from tfcloud.config.usertext import refuse_control
 from tfcloud.errors import UnsupportedOptionError, ValidationError
-from tfcloud.usertext import refuse_control
 
 if TYPE_CHECKING:
-    from tfcloud.settings_value import Settings
+    from tfcloud.config.value import Settings
     from tfcloud.targets._base import Target
 
 __all__ = ["FIELD", "flag_for", "make_target", "refuse_options", "split_options", "target_options"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tfcloud._docs import page
+from tfcloud.config.docsite import page
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import Option, check_count, check_text
 
@@ -47,7 +47,7 @@ def check_gcs_uri(name: str, value: object) -> str:
     """A ``gs://BUCKET[/PATH]`` URI with a valid bucket name."""
     import re
 
-    from tfcloud.checks import validate_bucket
+    from tfcloud.job.checks import validate_bucket
 
     text = check_text(name, value, expected="a Cloud Storage URI such as gs://my-bucket/outputs")
     if text is None or not re.match(r"^gs://[^/]+(/.*)?$", text):

@@ -48,8 +48,8 @@ def private_state_dir() -> Iterator[Path]:
 def _check() -> str | None:
     """Why the demo cannot run here (None: it can)."""
     import tfcloud.targets as targets
+    from tfcloud.config.extras import require_extras
     from tfcloud.errors import MissingExtraError, require
-    from tfcloud.extras import require_extras
     from tfcloud.testing.dockerd import dockerd_available
 
     try:

@@ -32,7 +32,7 @@ def ui(*, host: str = "127.0.0.1", port: int | None = None, token: str | None = 
     loopback needs a token of your own); ``options``: the targets' options as every verb takes them
     (``project=``, ``emulator_host=``, ``target_options={...}`` with one target), each passed to the listed
     targets that take it."""
-    from tfcloud.extras import require_ui_extra
+    from tfcloud.config.extras import require_ui_extra
     from tfcloud.ui.server import Dashboard
 
     require_ui_extra()

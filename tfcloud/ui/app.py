@@ -199,7 +199,7 @@ def create_app(*, token: str, sources: views.Sources | None = None, cookie: str 
             table = {"jobs": [], "rows": [], "notes": {}, "filters": filters(request), "page": 1, "pages": 1,
                      "total": 0, "newer": None, "older": None}
         studies, study_notes = await run_in_threadpool(sources.studies)
-        from tfcloud.states import JobState
+        from tfcloud.job.states import JobState
 
         return page("jobs.html", status_code=400 if filter_problem else 200, targets=sources.targets,
                     states=[s.value for s in JobState], studies=views.study_rows(studies), study_notes=study_notes,

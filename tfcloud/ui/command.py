@@ -22,11 +22,11 @@ def ui_command(host: str = "127.0.0.1", port: int | None = None, token: str | No
     (``ray_address``, ``project``, ``target_options``...; ``ray_address``: the Ray cluster's address)."""
     import typer
 
-    from tfcloud.console import get_console
+    from tfcloud.config.extras import require_ui_extra
     from tfcloud.errors import ValidationError
-    from tfcloud.extras import require_ui_extra
     from tfcloud.ui.server import check_bind
     from tfcloud.ui.views import listed_targets
+    from tfcloud.view.console import get_console
 
     require_ui_extra()
     check_bind(host, port, token)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tfcloud.study import ParamSpec, StudyInfo
+    from tfcloud.job.study import ParamSpec, StudyInfo
 
 __all__ = ["BINS", "MIN_TRIALS", "importance", "study_data"]
 
@@ -29,7 +29,7 @@ MIN_TRIALS = 4
 
 
 def _axis(spec: ParamSpec) -> dict[str, Any]:
-    from tfcloud.study import ParamKind, Scale
+    from tfcloud.job.study import ParamKind, Scale
 
     if spec.kind is ParamKind.CATEGORICAL:
         return {"name": spec.name, "kind": "categorical", "values": [str(v) for v in spec.values]}
@@ -42,7 +42,7 @@ def _axis(spec: ParamSpec) -> dict[str, Any]:
 
 def _position(spec: ParamSpec, value: object) -> float | None:
     """A value as a number on its axis: a category's index, a number (its log where the scale is log)."""
-    from tfcloud.study import ParamKind, Scale
+    from tfcloud.job.study import ParamKind, Scale
 
     if value is None:
         return None
@@ -70,7 +70,7 @@ def _eta_squared(groups: Sequence[Sequence[float]]) -> float:
 
 def importance(info: StudyInfo) -> list[dict[str, Any]]:
     """Each parameter's share of the metric's spread (see the module), largest first; [] with too few trials."""
-    from tfcloud.study import ParamKind
+    from tfcloud.job.study import ParamKind
 
     done = [t for t in info.trials if t.metric is not None and math.isfinite(t.metric)]
     if len(done) < MIN_TRIALS:

@@ -34,7 +34,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)
 def local_lines_file(handle: object) -> Path | None:
     """The file a job's lines are in on this machine (a handle that is a
     :class:`~tfcloud.backends.base.LinesFile`: a local job's); None for another's (read through the SDK)."""
-    from tfcloud.following import lines_file
+    from tfcloud.view.following import lines_file
 
     return lines_file(handle)
 
@@ -49,7 +49,7 @@ def local_pids(info: JobInfo) -> dict[str, int] | None:
 def line_dict(data: Any, *, noise: bool | None = None) -> dict[str, Any] | None:
     """One line as the page takes it (``r`` replica, ``x`` text, ``s`` stream, ``t`` time, ``n`` start-up
     noise), from the supervisor's JSON object or a :class:`~tfcloud.backends.base.LogLine`."""
-    from tfcloud.logview import is_noise
+    from tfcloud.view.logview import is_noise
 
     if isinstance(data, dict):
         try:
@@ -65,7 +65,7 @@ def line_dict(data: Any, *, noise: bool | None = None) -> dict[str, Any] | None:
 
 def mark_hidden(lines: list[dict[str, Any]], hidden: Any) -> list[dict[str, Any]]:
     """Set each line's ``n`` (hidden unless "Show everything") with ``hidden``, a
-    :class:`~tfcloud.noise.LineFilter` that has seen the stream's earlier lines in order: start-up noise, the
+    :class:`~tfcloud.view.noise.LineFilter` that has seen the stream's earlier lines in order: start-up noise, the
     whole of a TensorFlow protobuf dump, and tfcloud's launcher and ``runpy`` frames in a traceback, as in the
     terminal."""
     for line in lines:
@@ -74,9 +74,9 @@ def mark_hidden(lines: list[dict[str, Any]], hidden: Any) -> list[dict[str, Any]
 
 
 def line_filter() -> Any:
-    """A new :class:`~tfcloud.noise.LineFilter` for one stream (frames kept with ``TFCLOUD_DEBUG=1``)."""
-    from tfcloud.following import debugging
-    from tfcloud.noise import LineFilter
+    """A new :class:`~tfcloud.view.noise.LineFilter` for one stream (frames kept with ``TFCLOUD_DEBUG=1``)."""
+    from tfcloud.view.following import debugging
+    from tfcloud.view.noise import LineFilter
 
     return LineFilter(show_frames=debugging())
 

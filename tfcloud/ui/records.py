@@ -1,6 +1,6 @@
 """Records the dashboard shows as unreadable rather than dropping or dressing up: a job a target keeps but
 cannot attach to (:attr:`tfcloud.targets.Target.unreadable`: a local job whose ``job.json`` is missing or
-corrupt, :func:`tfcloud.statedir.unreadable_jobs`), and a local job whose ``status.json`` is corrupt (the local
+corrupt, :func:`tfcloud.records.statedir.unreadable_jobs`), and a local job whose ``status.json`` is corrupt (the local
 target reports it failed with exit code 1, so that it stays listable and removable; the pages say "unreadable",
 with why, and show no exit code it never had).
 """

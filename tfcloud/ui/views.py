@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ConfigurationError, JobNotFoundError, TfcloudError, ValidationError
-from tfcloud.states import JobState
+from tfcloud.job.states import JobState
 from tfcloud.targets import BUILTIN
 from tfcloud.ui.sources import DEADLINE_S, PATIENCE_S, Answer, Fetcher
 
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tfcloud import JobInfo
-    from tfcloud.study import StudyInfo
-    from tfcloud.timeline import Timeline
+    from tfcloud.job.study import StudyInfo
+    from tfcloud.records.timeline import Timeline
 
 __all__ = ["INTERNAL_LABELS", "PAGE", "TARGETS", "Sources", "artifact_file", "artifacts", "bucket_console",
            "check_options", "job_page", "job_rows", "killed_replicas", "listed_targets", "page_number", "parse_label",
@@ -265,8 +265,9 @@ _REPLICA_CLASSES = {"bold cyan": "c-cyan b", "green": "c-green", "magenta": "c-m
 
 
 def replica_class(replica: str) -> str:
-    """The CSS classes of a replica's prefix: the terminal's colour for it (:func:`tfcloud.logview.replica_color`)."""
-    from tfcloud.logview import replica_color
+    """The CSS classes of a replica's prefix: the terminal's colour for it
+    (:func:`tfcloud.view.logview.replica_color`)."""
+    from tfcloud.view.logview import replica_color
 
     return _REPLICA_CLASSES.get(replica_color(replica), "c-white")
 
@@ -274,7 +275,7 @@ def replica_class(replica: str) -> str:
 def timeline_bars(stages: Timeline, *, now: float | None = None) -> list[dict[str, Any]]:
     """The stage timeline as bars on one axis: each stage's name, left and width (percent of the whole),
     when it started (``+1.2s``) and how long it took (``3.4s``; ``+`` while it is still on)."""
-    from tfcloud.timeline import format_duration
+    from tfcloud.records.timeline import format_duration
 
     now = time.time() if now is None else now
     if not stages.stages:
@@ -305,7 +306,7 @@ def _pools_from_replicas(info: JobInfo) -> list[dict[str, Any]]:
 def trial_metrics_file(job_id: str, sources: Sources) -> Path | None:
     """The metrics file ``tfcloud.report()`` writes to in the job of a local study's trial (its
     ``CLOUD_ML_HP_METRIC_FILE``: ``<study dir>/trials/<n>/output.metrics``), or None for another job."""
-    from tfcloud.statedir import default_state_dir, study_dir
+    from tfcloud.records.statedir import default_state_dir, study_dir
 
     for info in sources.studies()[0]:
         for trial in info.trials:
@@ -370,7 +371,7 @@ def job_page(job_id: str, *, options: Mapping[str, Any] | None = None, details: 
 
 def rerun_parts(plan: Mapping[str, Any]) -> dict[str, Any] | None:
     """The command that submits a job again, from the plan this machine kept (:func:`tfcloud.sdk.submitted_plan`,
-    its ``rerun``: :func:`tfcloud.submission.rerun`): ``head`` (``tfcloud submit ENTRY`` and every option that
+    its ``rerun``: :func:`tfcloud.flow.submission.rerun`): ``head`` (``tfcloud submit ENTRY`` and every option that
     shaped the job) and ``args`` (the script's arguments, shell-quoted), which the page lets you edit, and
     ``not_reproduced``: what the command line cannot say. A plan kept by an older tfcloud has no ``rerun``: then
     None (the page shows no command rather than one that would run a different job)."""
@@ -385,9 +386,9 @@ def rerun_parts(plan: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def artifacts(job_id: str, *, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The files the job wrote under its output directory (:mod:`tfcloud.outputs`), or why there are none."""
+    """The files the job wrote under its output directory (:mod:`tfcloud.flow.outputs`), or why there are none."""
     from tfcloud import sdk
-    from tfcloud.outputs import job_output_dir, list_artifacts
+    from tfcloud.flow.outputs import job_output_dir, list_artifacts
 
     with sdk.attached(job_id, **(options or {})) as handle:
         info = handle.info()
@@ -416,7 +417,7 @@ def artifact_file(job_id: str, path: str, *, options: Mapping[str, Any] | None =
     from pathlib import Path
 
     from tfcloud import sdk
-    from tfcloud.outputs import job_output_dir
+    from tfcloud.flow.outputs import job_output_dir
 
     with sdk.attached(job_id, **(options or {})) as handle:
         base = job_output_dir(handle.info())
@@ -445,7 +446,7 @@ def study_page(study_id: str) -> dict[str, Any]:
 
 def study_view(info: StudyInfo, *, rerun: str | None) -> dict[str, Any]:
     """:func:`study_page` of a study's info and the best trial's rerun command."""
-    from tfcloud.tuneview import state_text
+    from tfcloud.view.tuneview import state_text
 
     best = info.best_trial
     params = [p.name for p in info.study.params]
@@ -470,16 +471,16 @@ def study_view(info: StudyInfo, *, rerun: str | None) -> dict[str, Any]:
 
 
 def study_plot(study_id: str) -> bytes:
-    """The study's plot as PNG bytes (:func:`tfcloud.tuneview.plot_png`; needs tfcloud[tune])."""
+    """The study's plot as PNG bytes (:func:`tfcloud.view.tuneview.plot_png`; needs tfcloud[tune])."""
     from tfcloud import sdk
-    from tfcloud.tuneview import plot_png
+    from tfcloud.view.tuneview import plot_png
 
     with sdk.attach_study(study_id) as study:
         return plot_png(study.info(), dpi=90)
 
 
 def _param_text(info: StudyInfo, name: str, value: object) -> str:
-    from tfcloud.study import ParamKind, format_value
+    from tfcloud.job.study import ParamKind, format_value
 
     if value is None:
         return "-"
@@ -490,7 +491,7 @@ def _param_text(info: StudyInfo, name: str, value: object) -> str:
 
 
 def _duration(seconds: float | None) -> str:
-    from tfcloud.timeline import format_duration
+    from tfcloud.records.timeline import format_duration
 
     return "-" if seconds is None else format_duration(max(0.0, seconds))
 

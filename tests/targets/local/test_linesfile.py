@@ -11,7 +11,7 @@ import random
 import pytest
 
 from tfcloud.backends.base import BatchedLogs, LogLine
-from tfcloud.cluster import linepump
+from tfcloud.replicas import linepump
 from tfcloud.targets.local.linesfile import parse_runs
 
 #: Lines with what JSON escapes, what it does not, and what a split at quotes or newlines could be misled by.

@@ -74,11 +74,11 @@ def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object,
 
     from tests.targets.localjobs import wait_for_line
     from tfcloud.backends import get_backend
-    from tfcloud.pipeline import submit
-    from tfcloud.settings import Settings
-    from tfcloud.spec import DockerConfig
-    from tfcloud.states import JobState
-    from tfcloud.validate import build_spec
+    from tfcloud.flow.pipeline import submit
+    from tfcloud.flow.settings import Settings
+    from tfcloud.flow.validate import build_spec
+    from tfcloud.job.spec import DockerConfig
+    from tfcloud.job.states import JobState
 
     project = tmp_path / "project"
     project.mkdir()

@@ -12,7 +12,7 @@ import pytest
 
 from tests.targets.conftest import Submit
 from tfcloud.cli import main
-from tfcloud.states import JobState
+from tfcloud.job.states import JobState
 from tfcloud.targets.local.backend import LocalBackend
 
 
@@ -104,10 +104,10 @@ def test_a_job_whose_supervisor_never_started_ends_instead_of_provisioning_forev
 
 
 def test_a_supervisor_that_cannot_start_leaves_a_failed_job(tmp_path: Path) -> None:
-    from tfcloud.artifacts import PreparedJob
+    from tfcloud.entry.launcher import render_launcher
     from tfcloud.errors import SubmitError
-    from tfcloud.launcher import render_launcher
-    from tfcloud.validate import build_spec
+    from tfcloud.flow.validate import build_spec
+    from tfcloud.job.artifacts import PreparedJob
 
     script = tmp_path / "hello.py"
     script.write_text("print('hi')\n")
@@ -132,7 +132,7 @@ def test_the_supervisor_runs_by_path_on_the_standard_library_alone(tmp_path: Pat
     import subprocess
     import sys
 
-    from tfcloud.cluster import linepump, supervisor
+    from tfcloud.replicas import linepump, supervisor
 
     for module in (supervisor, linepump):
         shutil.copy(module.__file__, tmp_path)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tests.targets.localjobs import assert_no_survivors, replica_pid, wait_for_line
-from tfcloud.states import JobState
+from tfcloud.job.states import JobState
 from tfcloud.targets.local.backend import LocalJob
 
 pytestmark = pytest.mark.tensorflow

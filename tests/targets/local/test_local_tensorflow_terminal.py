@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tfcloud.cli import main
-from tfcloud.logview import is_noise
 from tfcloud.targets.local.backend import LocalBackend
+from tfcloud.view.logview import is_noise
 
 pytestmark = pytest.mark.tensorflow
 

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from tests.targets.localjobs import assert_no_survivors
-from tfcloud.cluster import ReplicaPlan, aip_env, split_gpus, visible_gpus
 from tfcloud.errors import ValidationError
-from tfcloud.spec import Role
-from tfcloud.states import JobState
+from tfcloud.flow.validate import build_spec
+from tfcloud.job.spec import Role
+from tfcloud.job.states import JobState
+from tfcloud.replicas import ReplicaPlan, aip_env, split_gpus, visible_gpus
 from tfcloud.targets import LocalTarget
 from tfcloud.targets.local.backend import LocalJob
-from tfcloud.validate import build_spec
 
 # Prints what it sees. worker-0 exits 3 on the attempts listed in the first argument ("1,2"; "stop1": stops itself,
 # SIGSTOP, on attempt 1), else it writes a marker for the chief; the chief (like a MultiWorkerMirrored chief)

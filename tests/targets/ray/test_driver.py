@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 from tests.targets.ray.conftest import TwoHostRay
-from tfcloud.artifacts import PreparedJob
-from tfcloud.pipeline import prepare
-from tfcloud.states import JobState
-from tfcloud.validate import build_spec
+from tfcloud.flow.pipeline import prepare
+from tfcloud.flow.validate import build_spec
+from tfcloud.job.artifacts import PreparedJob
+from tfcloud.job.states import JobState
 
 SCRIPT = Path(__file__).resolve().parent / "scripts" / "train_hosts.py"
 HOSTS = {"192.168.77.1", "192.168.77.2"}

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tfcloud.errors import ValidationError
+from tfcloud.flow.validate import build_spec
 from tfcloud.targets.ray import RayTarget
 from tfcloud.targets.ray.driver import Placement, default_output_dir
-from tfcloud.validate import build_spec
 
 
 def test_max_restarts_and_a_shared_output_dir_reach_the_target(script: Path) -> None:

@@ -18,16 +18,16 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
-from tfcloud.artifacts import ImageRef
 from tfcloud.backends.base import failure
 from tfcloud.errors import JobNotFoundError
-from tfcloud.gcloud import RetryPolicy
-from tfcloud.pipeline import prepare
-from tfcloud.settings import Settings
-from tfcloud.states import JobState
+from tfcloud.flow.pipeline import prepare
+from tfcloud.flow.settings import Settings
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.cloud.gcloud import RetryPolicy
+from tfcloud.google.vertex.backend import VertexBackend, VertexJob
+from tfcloud.job.artifacts import ImageRef
+from tfcloud.job.states import JobState
 from tfcloud.targets import VertexTarget
-from tfcloud.targets.vertex.backend import VertexBackend, VertexJob
-from tfcloud.validate import build_spec
 
 IMAGE = "localhost:5000/tfcloud/train:test"
 FAIL_IMAGE = "localhost:5000/tfcloud/fail:test"
@@ -217,7 +217,7 @@ def vertex_env(emulator: object, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_console_link_names_the_real_console_or_the_emulator() -> None:
-    from tfcloud.targets.vertex.backend import console_url
+    from tfcloud.google.vertex.backend import console_url
 
     name = "projects/my-project/locations/europe-west4/customJobs/123"
     assert console_url(name) == ("https://console.cloud.google.com/vertex-ai/locations/europe-west4/training/123/"
@@ -372,7 +372,7 @@ def test_the_timeline_of_a_vertex_job(backend: VertexBackend, tmp_path: Path, ve
 
     from tfcloud import sdk
     from tfcloud.cli import main
-    from tfcloud.timeline import Recorder, record_path, save
+    from tfcloud.records.timeline import Recorder, record_path, save
 
     recorder = Recorder()
     recorder.begin("submit")
@@ -408,7 +408,8 @@ def test_following_a_queued_job_says_so_on_a_terminal(backend: VertexBackend, em
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     import threading
 
-    from tfcloud import console, sdk
+    from tfcloud import sdk
+    from tfcloud.view import console
 
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich draws its status line only on a terminal
     console.get_console.cache_clear()

@@ -15,17 +15,17 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
-from tfcloud.artifacts import ImageRef
 from tfcloud.backends.base import failure
 from tfcloud.cli import main
 from tfcloud.errors import ValidationError
-from tfcloud.gcloud import RetryPolicy
-from tfcloud.pipeline import prepare
-from tfcloud.settings import Settings
-from tfcloud.states import JobState
+from tfcloud.flow.pipeline import prepare
+from tfcloud.flow.settings import Settings
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.cloud.gcloud import RetryPolicy
+from tfcloud.google.vertex.backend import VertexBackend, VertexJob
+from tfcloud.job.artifacts import ImageRef
+from tfcloud.job.states import JobState
 from tfcloud.targets import VertexTarget
-from tfcloud.targets.vertex.backend import VertexBackend, VertexJob
-from tfcloud.validate import build_spec
 
 IMAGE = "localhost:5000/tfcloud/capacity:test"
 SA = "trainer@tfcloud-test.iam.gserviceaccount.com"

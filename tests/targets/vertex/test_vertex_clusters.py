@@ -17,17 +17,17 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
-from tfcloud import clusters
-from tfcloud.artifacts import ImageRef
 from tfcloud.cli import main
 from tfcloud.errors import SubmitError, TfcloudError, ValidationError
-from tfcloud.gcloud import RetryPolicy
-from tfcloud.pipeline import prepare
-from tfcloud.settings import Settings
-from tfcloud.states import JobState
+from tfcloud.flow import clusters
+from tfcloud.flow.pipeline import prepare
+from tfcloud.flow.settings import Settings
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.cloud.gcloud import RetryPolicy
+from tfcloud.google.vertex.backend import VertexBackend, VertexJob
+from tfcloud.job.artifacts import ImageRef
+from tfcloud.job.states import JobState
 from tfcloud.targets import VertexTarget
-from tfcloud.targets.vertex.backend import VertexBackend, VertexJob
-from tfcloud.validate import build_spec
 
 IMAGE = "localhost:5000/tfcloud/clusters:test"
 SA = "trainer@tfcloud-test.iam.gserviceaccount.com"
@@ -188,7 +188,7 @@ BAD_CREATES = [
     (["--label", "tfcloud-submission=x"], "labels"),
     (["--label", "Team=x"], "labels"),
     (["--worker-count", "-1"], "worker_count"),
-    (["--chief-config", "A100_1X", "--region", "europe-west2"], "machine"),  # tfcloud.vertexrules: not served there
+    (["--chief-config", "A100_1X", "--region", "europe-west2"], "machine"),  # tfcloud.google.rules: not served there
 ]
 
 

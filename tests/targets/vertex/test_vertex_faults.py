@@ -2,7 +2,7 @@
 outcome (exit code) — the job's own when it can be learned, 3 ("outcome unknown") when it cannot.
 
 Real ``aiplatform_v1`` and ``logging_v2`` clients against the emulator; the backoff is made small through a
-:class:`~tfcloud.gcloud.RetryPolicy` (and ``TFCLOUD_RETRY_DEADLINE`` for the CLI), nothing is patched.
+:class:`~tfcloud.google.cloud.gcloud.RetryPolicy` (and ``TFCLOUD_RETRY_DEADLINE`` for the CLI), nothing is patched.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
-from tfcloud.artifacts import ImageRef, PreparedJob
 from tfcloud.errors import OutcomeUnknownError, SubmitError
-from tfcloud.gcloud import RetryPolicy
-from tfcloud.settings import Settings
-from tfcloud.states import JobState
+from tfcloud.flow.settings import Settings
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.cloud.gcloud import RetryPolicy
+from tfcloud.google.vertex.backend import VertexBackend, VertexJob
+from tfcloud.job.artifacts import ImageRef, PreparedJob
+from tfcloud.job.states import JobState
 from tfcloud.targets import VertexTarget
-from tfcloud.targets.vertex.backend import VertexBackend, VertexJob
-from tfcloud.validate import build_spec
 
 pytestmark = pytest.mark.emulator
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tfcloud.targets.vertex.request import custom_job_request, replica_name
-from tfcloud.validate import build_spec
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.vertex.request import custom_job_request, replica_name
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "vertex"
 UPDATE = os.environ.get("TFCLOUD_UPDATE_GOLDEN") == "1"
@@ -141,7 +141,7 @@ CLUSTERS: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("name", sorted(CLUSTERS))
 def test_cluster_request_matches_golden_and_the_real_message(name: str) -> None:
-    from tfcloud.targets.vertex.clusters import cluster_pools, persistent_resource_request
+    from tfcloud.google.vertex.clusters import cluster_pools, persistent_resource_request
 
     request = persistent_resource_request(cluster_pools(**CLUSTERS[name]), display_name=name.replace("_", "-"),
                                           labels={"team": "ml"})
@@ -204,7 +204,7 @@ def test_each_machine_gets_the_boot_disk_google_gives_it(name: str, disk: str, s
 
 def test_every_golden_request_passes_google_rules(script: Path) -> None:
     """The one table the gate and the emulator check: each golden request is one Google accepts."""
-    from tfcloud.vertexrules import check_custom_job, check_sdk_rules
+    from tfcloud.google.rules import check_custom_job, check_sdk_rules
 
     for name, case in CASES.items():
         request = json.loads((GOLDEN / f"{name}.json").read_text())
@@ -213,7 +213,7 @@ def test_every_golden_request_passes_google_rules(script: Path) -> None:
 
 
 def test_the_dry_run_plan_shows_the_tpu_layout(script: Path) -> None:
-    from tfcloud.plan import make_plan
+    from tfcloud.flow.plan import make_plan
 
     plan = make_plan(build_spec(entry_point=str(script), target="vertex", **CASES["tpu_v5e_multihost"]))
     assert plan.strategy == "tf.distribute.TPUStrategy"
@@ -247,8 +247,8 @@ TUNING_CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 
 
 def _tuning_request(name: str, script: Path) -> dict[str, Any]:
-    from tfcloud.study import make_study
-    from tfcloud.targets.vertex.request import tuning_job_request
+    from tfcloud.google.vertex.request import tuning_job_request
+    from tfcloud.job.study import make_study
 
     job_args, study_args = TUNING_CASES[name]
     spec = build_spec(entry_point=str(script), target="vertex", **job_args)
@@ -306,7 +306,8 @@ def test_real_client_message_reads_the_tuning_request(name: str, script: Path) -
         assert stopping is None
 
 
-# --- --no-build: the package on the job's base image (container_spec; tfcloud.baseimage) --------------------------
+# --- --no-build: the package on the job's base image (container_spec; tfcloud.google.staging.baseimage)
+# --------------------------
 PACKAGE_CASES: dict[str, dict[str, Any]] = {
     "no_build_cpu": {"chief_config": "CPU", "entry_point_args": ["--epochs", "3"], "env": {"MODE": "fast"}},
     "no_build_gpu_workers": {"chief_config": "T4_1X", "worker_count": 2, "worker_config": "T4_1X",
@@ -319,7 +320,7 @@ BASE_IMAGE = "us-central1-docker.pkg.dev/p/tfcloud/tfcloud-base:0123456789abcdef
 
 
 def _package_request(name: str, script: Path) -> dict[str, Any]:
-    from tfcloud.artifacts import PackageRef
+    from tfcloud.job.artifacts import PackageRef
 
     spec = build_spec(entry_point=str(script), target="vertex", build=False, **PACKAGE_CASES[name])
     package = PackageRef(uri="gs://bkt/tfcloud/packages/tfcloud_job-0.0.0+0123abcd.tar.gz",

@@ -1,4 +1,4 @@
-"""The gate: Google's documented rules (tfcloud.vertexrules) refused through the CLI's --dry-run with exit 2, naming
+"""The gate: Google's documented rules (tfcloud.google.rules) refused through the CLI's --dry-run with exit 2, naming
 the option, the rule and its source, before anything is built; the accepted requests pass; the docs' tables of
 the rules are what the table says now."""
 
@@ -13,8 +13,8 @@ import pytest
 
 from tfcloud.cli import main
 from tfcloud.errors import ValidationError
-from tfcloud.targets.vertex.gate import check_google_rules, option_for, violations
-from tfcloud.validate import build_spec
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.vertex.gate import check_google_rules, option_for, violations
 
 ROOT = Path(__file__).resolve().parents[3]
 SA = "trainer@my-project.iam.gserviceaccount.com"
@@ -74,7 +74,7 @@ def test_the_cli_accepts_what_google_accepts(tmp_path: Path, capsys: pytest.Capt
 
 
 def test_a_dated_rule_is_judged_on_the_day_of_the_run(script: Path) -> None:
-    from tfcloud.machines import COMMON_MACHINE_CONFIGS
+    from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS
 
     with pytest.raises(ValidationError, match="support ended 2026-09-15"):  # today is past it
         build_spec(entry_point=str(script), target="vertex", chief_config="P100_1X")
@@ -108,9 +108,9 @@ def test_googles_fields_are_named_as_tfclouds_options(field: str, tpu_first: boo
 
 # -- the table is the one source -------------------------------------------------------------------------------
 def test_every_rule_the_checks_apply_is_listed_and_tested() -> None:
-    from tfcloud.vertexrules.rules import RULES
+    from tfcloud.google.rules.rules import RULES
 
-    checks = (ROOT / "tfcloud" / "vertexrules" / "checks.py").read_text(encoding="utf-8")
+    checks = (ROOT / "tfcloud" / "google" / "rules" / "apply.py").read_text(encoding="utf-8")
     used = set(re.findall(r'"([a-z0-9]+(?:-[a-z0-9]+)+)", (?:"[a-z0-9-]+"|info\.source|"accelerator-family")',
                           checks))
     used |= {"boot-disk-type", "accelerator-no-longer-offered", "accelerator-end-of-support"}
@@ -122,7 +122,7 @@ def test_every_rule_the_checks_apply_is_listed_and_tested() -> None:
 
 @pytest.mark.parametrize(("page", "kind"), [("machines.md", "machines"), ("vertex.md", "rules")])
 def test_the_docs_tables_are_generated_from_the_rules(page: str, kind: str) -> None:
-    from tfcloud.targets.vertex import rulesdoc
+    from tfcloud.google.vertex import rulesdoc
 
     start, end = ((rulesdoc.MACHINES_START, rulesdoc.MACHINES_END) if kind == "machines"
                   else (rulesdoc.RULES_START, rulesdoc.RULES_END))
@@ -133,7 +133,7 @@ def test_the_docs_tables_are_generated_from_the_rules(page: str, kind: str) -> N
 
 
 def test_the_machines_command_lists_only_what_google_offers(capsys: pytest.CaptureFixture[str]) -> None:
-    from tfcloud.machines import offered_configs
+    from tfcloud.google.catalog.machines import offered_configs
 
     assert main(["machines"]) == 0
     out = capsys.readouterr().out
@@ -145,7 +145,7 @@ def test_the_machines_command_lists_only_what_google_offers(capsys: pytest.Captu
 
 
 def test_a_cluster_request_is_checked_as_a_jobs_pools_are() -> None:
-    from tfcloud.targets.vertex.gate import check_persistent_resource_request
+    from tfcloud.google.vertex.gate import check_persistent_resource_request
 
     pool = {"machine_spec": {"machine_type": "a2-highgpu-1g", "accelerator_type": "NVIDIA_TESLA_A100",
                              "accelerator_count": 1}, "replica_count": 1,

@@ -2,7 +2,7 @@
 local processes through the launcher (the emulator maps the image URI to it), nothing patched.
 
 The trial script parses ``--x``/``--y`` as Vertex AI passes them and reports ``score`` in the hypertune metrics
-file (``tfcloud.study.write_metric``, what cloudml-hypertune writes), so that every trial's metric can be
+file (``tfcloud.job.study.write_metric``, what cloudml-hypertune writes), so that every trial's metric can be
 checked against the function of its own parameters.
 """
 
@@ -21,17 +21,17 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
-from tfcloud.artifacts import ImageRef, PreparedJob
 from tfcloud.errors import JobNotFoundError
-from tfcloud.gcloud import RetryPolicy
-from tfcloud.pipeline import prepare
-from tfcloud.settings import Settings
-from tfcloud.states import JobState
-from tfcloud.study import StudySpec, make_study
+from tfcloud.flow.pipeline import prepare
+from tfcloud.flow.settings import Settings
+from tfcloud.flow.validate import build_spec
+from tfcloud.google.cloud.gcloud import RetryPolicy
+from tfcloud.google.vertex.backend import VertexBackend
+from tfcloud.google.vertex.tuning import VertexStudies, VertexStudy
+from tfcloud.job.artifacts import ImageRef, PreparedJob
+from tfcloud.job.states import JobState
+from tfcloud.job.study import StudySpec, make_study
 from tfcloud.targets import VertexTarget
-from tfcloud.targets.vertex.backend import VertexBackend
-from tfcloud.targets.vertex.tuning import VertexStudies, VertexStudy
-from tfcloud.validate import build_spec
 
 pytestmark = pytest.mark.emulator
 
@@ -42,7 +42,7 @@ FAST = RetryPolicy(initial=0.02, maximum=0.1, deadline=10, call_timeout=2, creat
 #: y == "c": no metric (x < 2) or exit 3 (x >= 2); else ``score`` = f(x, y), after an earlier, worse measurement.
 SCRIPT = """
 import argparse, os, sys, time
-from tfcloud.study import write_metric
+from tfcloud.job.study import write_metric
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--x", type=float, required=True)
@@ -264,8 +264,8 @@ def test_create_retried_makes_exactly_one_tuning_job(
 def test_study_spec_round_trips_through_the_job() -> None:
     from google.cloud import aiplatform_v1
 
-    from tfcloud.targets.vertex.request import tuning_job_request
-    from tfcloud.targets.vertex.tuning import study_from_job
+    from tfcloud.google.vertex.request import tuning_job_request
+    from tfcloud.google.vertex.tuning import study_from_job
 
     study: StudySpec = make_study(["a=double:-2:2", "b=int:3:9", "c=categorical:p,q,r", "d=discrete:0.5,4"],
                                   metric="val/loss", goal="minimize", max_trials=7, parallel_trials=3)
@@ -381,8 +381,8 @@ def test_status_gives_the_rerun_command_kept_at_submit_time(
     """What `tfcloud.tune` keeps in the state dir, by the study's resource name, is what attaching gives back:
     the script and every flag (some, like --strategy and -r, the job does not hold)."""
     from tfcloud import sdk
-    from tfcloud.settings import resolve_settings
-    from tfcloud.targets.vertex.tuning import Rerun, save_rerun
+    from tfcloud.flow.settings import resolve_settings
+    from tfcloud.google.vertex.tuning import Rerun, save_rerun
 
     study = make_study(["x=double:0.1:0.5", "y=categorical:a"], metric="score", max_trials=1, parallel_trials=1)
     handle = studies.submit(_job(tmp_path, _name(), "--sleep", "0"), study)

@@ -29,4 +29,4 @@ class LocalTarget(LocalOptions):
 
     backend: ClassVar[str] = "tfcloud.targets.local.backend:LocalBackend"
     tuner: ClassVar[str | None] = "tfcloud.targets.local.tuning:LocalTuner"
-    unreadable: ClassVar[str | None] = "tfcloud.statedir:unreadable_jobs"
+    unreadable: ClassVar[str | None] = "tfcloud.records.statedir:unreadable_jobs"

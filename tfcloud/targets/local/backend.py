@@ -2,11 +2,11 @@
 
 ``submit`` checks the job's requirements against the current environment, makes the job's directory,
 plans the cluster (a free port and a ``TF_CONFIG`` per replica) and starts a detached supervisor
-(:mod:`tfcloud.cluster.supervisor`) that runs the replicas, keeps their logs and decides the outcome.
+(:mod:`tfcloud.replicas.supervisor`) that runs the replicas, keeps their logs and decides the outcome.
 The handle only reads the job's files and signals the supervisor, so ``attach(job_id)`` works the same from
 another process (``tfcloud status JOB``, ``tfcloud logs JOB -f``, ``tfcloud cancel JOB``).
 
-A job's directory, ``<state dir>/jobs/<job id>/`` (:mod:`tfcloud.statedir`)::
+A job's directory, ``<state dir>/jobs/<job id>/`` (:mod:`tfcloud.records.statedir`)::
 
     job.json             the plan: command, working directory, replicas and their TF_CONFIG
     status.json          state, exit code, failing replica, per-replica pid and exit code (written atomically)
@@ -14,7 +14,7 @@ A job's directory, ``<state dir>/jobs/<job id>/`` (:mod:`tfcloud.statedir`)::
     logs/chief-0.log     what each replica printed, stdout and stderr, byte for byte
     logs/worker-0.log
     supervisor.log       the supervisor's own output (empty unless something went wrong)
-    timeline.json        the stages the submission measured (:mod:`tfcloud.timeline`)
+    timeline.json        the stages the submission measured (:mod:`tfcloud.records.timeline`)
     tfcloud_launcher.py  the launcher every replica runs
     output/model/        AIP_MODEL_DIR, as on Vertex AI (``base_output_dir`` instead of ``output/``, when given)
     output/checkpoints/  AIP_CHECKPOINT_DIR: Keras ``fit`` backs up here and resumes after a restart
@@ -38,18 +38,18 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from tfcloud.artifacts import PreparedJob, script_beside_launcher
 from tfcloud.backends.base import JobInfo, LogBatch, LogLine, ReplicaInfo, select_lines
-from tfcloud.cluster import aip_env, loopback_env, plan_cluster, split_gpus, stop_on_chief_end, visible_gpus
-from tfcloud.cluster import supervisor as sup
 from tfcloud.errors import ConfigurationError, JobNotFoundError, SubmitError
-from tfcloud.jobids import make_job_id
-from tfcloud.statedir import check_state_dir, jobs_dir, source_of, state_dir, state_path
-from tfcloud.statedir import job_dir as job_path
-from tfcloud.states import JobState, to_job_state
+from tfcloud.job.artifacts import PreparedJob, script_beside_launcher
+from tfcloud.job.jobids import make_job_id
+from tfcloud.job.states import JobState, to_job_state
+from tfcloud.records.statedir import check_state_dir, jobs_dir, source_of, state_dir, state_path
+from tfcloud.records.statedir import job_dir as job_path
+from tfcloud.replicas import aip_env, loopback_env, plan_cluster, split_gpus, stop_on_chief_end, visible_gpus
+from tfcloud.replicas import supervisor as sup
 
 if TYPE_CHECKING:
-    from tfcloud.settings_value import Settings
+    from tfcloud.config.value import Settings
     from tfcloud.targets.local.value import LocalOptions
 
 __all__ = ["LocalBackend", "LocalJob"]
@@ -72,7 +72,8 @@ _STATES = ("starting", "running", "succeeded", "failed", "stopping", "cancelled"
 
 class LocalBackend:
     """Runs jobs as local processes. Options: ``settings`` (its ``state_dir``) or ``home`` (the state dir,
-    which wins; without either: :func:`tfcloud.statedir.default_state_dir`), ``stop_grace_s`` (SIGTERM to SIGKILL),
+    which wins; without either: :func:`tfcloud.records.statedir.default_state_dir`), ``stop_grace_s`` (SIGTERM to
+    SIGKILL),
     ``finish_grace_s`` (how long workers may run on after the chief succeeded). The job's :class:`LocalTarget`
     says the rest: ``container`` (each replica runs the job's image on the Docker engine, ``settings.docker_host``
     or ``DOCKER_HOST``, on the host network: :mod:`tfcloud.targets.local.container`), ``max_restarts``,
@@ -95,7 +96,7 @@ class LocalBackend:
 
     def submit(self, job: PreparedJob) -> LocalJob:
         """Check requirements, write the job's directory, start the supervisor; return at once."""
-        from tfcloud.requirements import ensure_requirements
+        from tfcloud.entry.requirements import ensure_requirements
 
         if os.name != "posix":
             raise ConfigurationError("Local runs need a POSIX system (Linux or macOS): they use process groups.")
@@ -123,9 +124,9 @@ class LocalBackend:
                                      hint=f"The state dir is set by {self._source}. Set TFCLOUD_HOME (or "
                                           "state_dir in [tool.tfcloud]) to a directory you can write to.") from exc
 
-        from tfcloud.launcher import LAUNCHER_NAME
+        from tfcloud.entry.launcher import LAUNCHER_NAME
 
-        # The layout rule (tfcloud.artifacts.script_beside_launcher): the user's script stays where it is, a
+        # The layout rule (tfcloud.job.artifacts.script_beside_launcher): the user's script stays where it is, a
         # converted notebook is copied next to the launcher. Both go into the job directory, since the
         # orchestrator's temporary directory is removed when submit returns.
         launcher = job_dir / LAUNCHER_NAME
@@ -332,7 +333,7 @@ class LocalJob:
 
     def tail(self, replica: str, n: int = 20) -> list[str]:
         """The last ``n`` lines ``replica`` printed."""
-        from tfcloud.logview import last_lines
+        from tfcloud.view.logview import last_lines
 
         return last_lines(self.log_file(replica), n)
 

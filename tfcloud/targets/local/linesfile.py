@@ -2,7 +2,7 @@
 local backend makes each a :class:`~tfcloud.backends.base.LogBatch`), with a handful of calls into C per read and
 per record rather than a JSON parse and an object per line. Imports nothing of tfcloud's.
 
-The supervisor (:mod:`tfcloud.cluster.supervisor`) writes one JSON object per line, ``{"t": T, "r": R, "s": S,
+The supervisor (:mod:`tfcloud.replicas.supervisor`) writes one JSON object per line, ``{"t": T, "r": R, "s": S,
 "x": TEXT}``, and every line of one read of a replica's pipe shares ``t``, ``r`` and ``s``: its records begin
 with the same text up to ``"x": "``. :func:`parse_runs` splits a read at the records' ends (a raw newline is
 never inside a JSON string), reads each run's first record's head, takes the run's texts as they are (a text with

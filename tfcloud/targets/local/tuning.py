@@ -3,11 +3,11 @@
 :func:`start_local_study` checks the tune extra, makes the study's directory and starts the tuner (a thread of the
 calling process) that asks optuna for parameters (TPE for ``Algorithm.DEFAULT``, random, or grid), has each trial
 submitted as a normal local job (the user's arguments, then ``--NAME=VALUE`` per parameter, any cluster shape) by
-the ``submit_trial`` its caller passes (:data:`tfcloud.study.SubmitTrial`: the SDK runs the pipeline's stages; a
+the ``submit_trial`` its caller passes (:data:`tfcloud.job.study.SubmitTrial`: the SDK runs the pipeline's stages; a
 target never imports the pipeline), runs ``parallel_trials`` at a time, reads each trial's final metric from its
-metrics file (:func:`tfcloud.study.read_metric`) and tells optuna. A trial that fails, or succeeds without
+metrics file (:func:`tfcloud.job.study.read_metric`) and tells optuna. A trial that fails, or succeeds without
 reporting the metric, is recorded as failed and the study goes on. With ``StudySpec.early_stopping`` the tuner also
-reads each running trial's intermediate measurements (:func:`tfcloud.study.read_measurements`), reports them to
+reads each running trial's intermediate measurements (:func:`tfcloud.job.study.read_measurements`), reports them to
 optuna (``trial.report(value, step)``) and, when optuna's ``MedianPruner`` says so, cancels the trial's job and
 records it SUCCEEDED with ``stopped_at`` (its last measurement is its metric, as on Vertex AI). Every change is
 written to ``study.json``, so ``tfcloud status study-...`` (:func:`attach_local_study`) works from another process.
@@ -36,13 +36,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcloud._files import write_private_json
+from tfcloud.config.extras import require_tune_extra
 from tfcloud.errors import JobNotFoundError, TfcloudError
-from tfcloud.extras import require_tune_extra
-from tfcloud.statedir import check_state_dir, source_of, state_dir, studies_dir
-from tfcloud.statedir import study_dir as study_path
-from tfcloud.states import JobState
-from tfcloud.study import (
+from tfcloud.job.states import JobState
+from tfcloud.job.study import (
     EARLY_STOPPING_MIN_TRIALS,
     EARLY_STOPPING_WARMUP_STEPS,
     METRIC_ENV,
@@ -60,12 +57,15 @@ from tfcloud.study import (
     read_metric,
     trial_args,
 )
+from tfcloud.records.files import write_private_json
+from tfcloud.records.statedir import check_state_dir, source_of, state_dir, studies_dir
+from tfcloud.records.statedir import study_dir as study_path
 
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobHandle
-    from tfcloud.settings_value import Settings
-    from tfcloud.spec import JobSpec, Where
-    from tfcloud.study import SubmitTrial
+    from tfcloud.config.value import Settings
+    from tfcloud.job.spec import JobSpec, Where
+    from tfcloud.job.study import SubmitTrial
 
 __all__ = [
     "STUDY_FILE",
@@ -136,7 +136,7 @@ def _sampler(study: StudySpec) -> Any:
 
 
 def _pruner(study: StudySpec) -> Any:
-    """optuna's MedianPruner for a study with early stopping (the thresholds of :mod:`tfcloud.study`), else
+    """optuna's MedianPruner for a study with early stopping (the thresholds of :mod:`tfcloud.job.study`), else
     none."""
     import optuna
 
@@ -147,7 +147,7 @@ def _pruner(study: StudySpec) -> Any:
 
 
 class LocalStudy:
-    """A local study's handle (:class:`tfcloud.study.StudyHandle`): reads ``study.json``; ``cancel()`` marks the
+    """A local study's handle (:class:`tfcloud.job.study.StudyHandle`): reads ``study.json``; ``cancel()`` marks the
     study cancelled (the tuner, in whichever process, stops its running trials)."""
 
     def __init__(self, study_dir: Path, *, tuner: _Tuner | None = None) -> None:
@@ -445,7 +445,7 @@ class _Tuner(threading.Thread):
         """The plots, then the final state (so whoever sees the study ended finds its plots)."""
         if self.state is not JobState.CANCELLED:
             try:
-                from tfcloud.studyplots import write_plots
+                from tfcloud.view.studyplots import write_plots
 
                 png, page = LocalStudy(self.dir).plot_paths
                 write_plots(self.info(), png=png, html_path=page)
@@ -465,8 +465,8 @@ def start_local_study(study: StudySpec, spec: JobSpec, settings: Settings, *, su
                       rerun_flags: Sequence[str] = ()) -> LocalStudy:
     """Make the study's directory and start the tuner; returns at once. ``spec`` is the trials' job (the
     user's arguments; each trial adds its ``--NAME=VALUE``), each run by ``submit_trial``."""
-    from tfcloud.cluster import spec_roles
     from tfcloud.errors import ConfigurationError
+    from tfcloud.replicas import spec_roles
 
     require_tune_extra()
     home = state_dir(settings)  # where the local backend keeps the trials' jobs
@@ -536,7 +536,7 @@ class LocalTuner:
 def list_local_studies(settings: Settings | None = None, *, limit: int | None = 50) -> list[StudyInfo]:
     """The local studies kept in the state dir, newest first (one whose ``study.json`` is unreadable is left
     out)."""
-    from tfcloud.statedir import state_dir
+    from tfcloud.records.statedir import state_dir
 
     root = studies_dir(state_dir(settings))
     dirs = [p for p in root.glob("study-*") if _STUDY_ID.match(p.name) and (p / STUDY_FILE).is_file()]
@@ -552,6 +552,6 @@ def list_local_studies(settings: Settings | None = None, *, limit: int | None = 
 
 
 if TYPE_CHECKING:  # the local tuner keeps the tuner protocol (mypy checks it here)
-    from tfcloud.study import Tuner
+    from tfcloud.job.study import Tuner
 
     _TUNER: type[Tuner] = LocalTuner

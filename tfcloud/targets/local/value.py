@@ -12,9 +12,9 @@ from tfcloud.targets._base import Option, Target
 from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT, LIVENESS_TIMEOUT, MAX_RESTARTS, output_dir_option
 
 if TYPE_CHECKING:
-    from tfcloud.machines import MachineConfig
-    from tfcloud.settings_value import Settings
-    from tfcloud.spec import JobSpec
+    from tfcloud.config.value import Settings
+    from tfcloud.google.catalog.machines import MachineConfig
+    from tfcloud.job.spec import JobSpec
 
 __all__ = ["MAX_LOCAL_REPLICAS", "LocalOptions"]
 
@@ -64,7 +64,7 @@ class LocalOptions(Target):
         return (("tensorflow", "tensorflow"),) if strategy_runs_tensorflow and not self.use_container else ()
 
     def check_job(self, spec: JobSpec, *, intent: str, settings: Settings | None) -> None:
-        from tfcloud.spec import Role, Strategy
+        from tfcloud.job.spec import Role, Strategy
 
         if spec.strategy is Strategy.TPU:
             raise ValidationError("target", '"vertex" for a TPU job (TPUs cannot run locally)', self.name)
@@ -76,7 +76,7 @@ class LocalOptions(Target):
                                   "(one process each)", workers,
                                   hint=f"The job asks for {total} replicas; run it on Vertex AI instead.")
         if settings is not None and intent == "submit":
-            from tfcloud.statedir import check_state_dir, source_of, state_dir
+            from tfcloud.records.statedir import check_state_dir, source_of, state_dir
 
             check_state_dir(state_dir(settings), source=source_of(settings))
 

@@ -29,18 +29,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcloud._docs import page
-from tfcloud.artifacts import PreparedJob
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo, select_lines
-from tfcloud.datasets import data_excludes
+from tfcloud.config.docsite import page
 from tfcloud.errors import ConfigurationError, JobNotFoundError, MissingExtraError, SubmitError
-from tfcloud.spec import JobSpec, Role
-from tfcloud.states import JobState, to_job_state
+from tfcloud.job.artifacts import PreparedJob
+from tfcloud.job.datasets import data_excludes
+from tfcloud.job.spec import JobSpec, Role
+from tfcloud.job.states import JobState, to_job_state
 from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT
 from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_timed_line
 
 if TYPE_CHECKING:
-    from tfcloud.settings_value import Settings
+    from tfcloud.config.value import Settings
     from tfcloud.targets.ray.value import RayOptions
 
 __all__ = ["RayBackend", "RayJob", "replica_resources"]
@@ -118,8 +118,8 @@ class RayBackend:
     # -- submit -------------------------------------------------------------------------------------------
     def plan(self, job: PreparedJob, job_id: str) -> dict[str, Any]:
         """The plan the driver reads: replicas with their resources, the launcher's argv, the outcome rules."""
-        from tfcloud.cluster import spec_roles, stop_on_chief_end
-        from tfcloud.launcher import LAUNCHER_NAME
+        from tfcloud.entry.launcher import LAUNCHER_NAME
+        from tfcloud.replicas import spec_roles, stop_on_chief_end
         from tfcloud.targets.ray.value import RayOptions
 
         spec = job.spec
@@ -154,7 +154,7 @@ class RayBackend:
 
     def submit(self, job: PreparedJob) -> RayJob:
         """Stage the working directory, submit the driver as a Ray job; return at once."""
-        from tfcloud.jobids import make_job_id
+        from tfcloud.job.jobids import make_job_id
 
         spec = job.spec
         if spec.has_tpu:
@@ -445,14 +445,14 @@ WORKING_DIR_VAR = "RAY_RUNTIME_ENV_CREATE_WORKING_DIR"
 
 def pip_requirements(job: PreparedJob) -> list[str]:
     """The job's ``pip`` list for Ray: one include of the requirements bundle that :func:`_stage` ships in the
-    working directory (the image's bundle, :func:`tfcloud.containerize.requirements_files`, so ``-r``/``-c``
+    working directory (the image's bundle, :func:`tfcloud.image.containerize.requirements_files`, so ``-r``/``-c``
     includes resolve beside it), as pip finds it on each node (``${RAY_RUNTIME_ENV_CREATE_WORKING_DIR}``, which
     pip expands), and the bundle's digest: Ray caches a node's virtualenv by this list, so a changed file
     makes a new one. Empty when the job has no requirements."""
     import hashlib
 
-    from tfcloud.containerize import requirements_files
-    from tfcloud.dockerfile import REQUIREMENTS_PATH
+    from tfcloud.image.containerize import requirements_files
+    from tfcloud.image.dockerfile import REQUIREMENTS_PATH
 
     files = requirements_files(job)
     if not files:
@@ -466,11 +466,11 @@ def pip_requirements(job: PreparedJob) -> list[str]:
 def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Path]:
     """Write the job's working directory (the build context's files, the launcher, the plan) and tfcloud's
     package under ``tmp``; return both directories."""
-    from tfcloud.artifacts import script_beside_launcher
-    from tfcloud.containerize import requirements_files, tfcloud_package_files
-    from tfcloud.context import collect_context
-    from tfcloud.dockerfile import TFCLOUD_PYTHON_DIR
-    from tfcloud.launcher import LAUNCHER_NAME
+    from tfcloud.entry.launcher import LAUNCHER_NAME
+    from tfcloud.image.containerize import requirements_files, tfcloud_package_files
+    from tfcloud.image.context import collect_context
+    from tfcloud.image.dockerfile import TFCLOUD_PYTHON_DIR
+    from tfcloud.job.artifacts import script_beside_launcher
     from tfcloud.targets.ray.workdir import check_size
 
     spec = job.spec

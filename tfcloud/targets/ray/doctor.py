@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from tfcloud.targets._doctor import Check
 
 if TYPE_CHECKING:
-    from tfcloud.settings_value import Settings
+    from tfcloud.config.value import Settings
     from tfcloud.targets.ray.value import RayOptions
 
 __all__ = ["checks"]

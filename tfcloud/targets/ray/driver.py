@@ -3,11 +3,11 @@
 It reads the plan the client shipped in the job's working directory (:data:`PLAN_FILE`), reserves one
 placement-group bundle per replica (the replica's CPUs and GPUs; ``SPREAD`` over the nodes), starts one
 :class:`ReplicaProcess` actor in each bundle, asks each for its node's address and a free port there, builds
-every replica's ``TF_CONFIG`` from those addresses (:func:`tfcloud.cluster.plan_replicas`) and runs the
+every replica's ``TF_CONFIG`` from those addresses (:func:`tfcloud.replicas.plan_replicas`) and runs the
 launcher in each actor as a child process.
 
 The outcome rules are the local backend's, reused: :class:`RaySupervisor` is the local
-:class:`~tfcloud.cluster.supervisor.Supervisor` with the processes behind actors (the chief's exit code is
+:class:`~tfcloud.replicas.supervisor.Supervisor` with the processes behind actors (the chief's exit code is
 the job's; parameter servers, and workers under ParameterServerStrategy, are stopped when the chief ends;
 when one replica fails the rest are stopped; SIGTERM from ``ray job stop`` cancels: 130). Liveness too: each
 actor gives its replica a heartbeat file on its own node and reports the beat's age with every poll; an actor
@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tfcloud.cluster import supervisor as sup
+from tfcloud.replicas import supervisor as sup
 
 __all__ = ["PLAN_FILE", "RaySupervisor", "ReplicaProcess", "format_line", "main", "parse_line", "parse_timed_line"]
 
@@ -432,7 +432,7 @@ class Placement:
     set by a signal, ends a wait for the nodes."""
 
     def __init__(self, plan: dict[str, Any], cancelled: threading.Event) -> None:
-        from tfcloud.cluster import aip_env
+        from tfcloud.replicas import aip_env
 
         self.plan = plan
         self.cancelled = cancelled
@@ -471,8 +471,8 @@ class Placement:
     def envs(self, nodes: Sequence[dict[str, Any]]) -> dict[str, dict[str, str]]:
         """Each replica's variables on these nodes: its ``TF_CONFIG`` (from their addresses) and the ``AIP_*``
         directories."""
-        from tfcloud.cluster import plan_replicas
-        from tfcloud.spec import Role
+        from tfcloud.job.spec import Role
+        from tfcloud.replicas import plan_replicas
 
         replicas = plan_replicas([(Role(r["role"]), int(r["index"])) for r in self.plan["replicas"]],
                                  [f"{n['ip']}:{n['port']}" for n in nodes])

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, ClassVar
 
-from tfcloud._docs import page
+from tfcloud.config.docsite import page
 from tfcloud.errors import ValidationError
 from tfcloud.targets._base import LazyPattern, Option, Target, check_text
 from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT, LIVENESS_TIMEOUT, MAX_RESTARTS, check_gcs_uri
 
 if TYPE_CHECKING:
-    from tfcloud.machines import MachineConfig
-    from tfcloud.settings_value import Settings
+    from tfcloud.config.value import Settings
+    from tfcloud.google.catalog.machines import MachineConfig
 
 __all__ = ["RayOptions", "check_address", "check_output_dir"]
 
@@ -37,7 +37,7 @@ def _cpus(name: str, value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, str):  # from TFCLOUD_RAY_CPUS or the config files (ASCII digits only)
-        from tfcloud.digits import ascii_float
+        from tfcloud.config.digits import ascii_float
 
         number = ascii_float(value)
         if number is None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from tfcloud.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from tfcloud.context import BuildContext
+    from tfcloud.image.context import BuildContext
 
 __all__ = ["RAY_MAX_UPLOAD", "check_size"]
 
@@ -60,7 +60,7 @@ def zipped_size(context: BuildContext, *, stop_after: int) -> int:
 def check_size(context: BuildContext, root: Path, *, limit: int = RAY_MAX_UPLOAD) -> None:
     """A :class:`ConfigurationError` (exit 2, before anything is submitted) when the job's working directory
     zips to more than ``limit`` bytes: its size, its biggest entries, and the ignore file that leaves them out."""
-    from tfcloud.context import format_size, shown
+    from tfcloud.image.context import format_size, shown
 
     if context.total_size <= limit:
         return

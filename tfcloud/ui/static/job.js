@@ -91,7 +91,7 @@ function counts() {
 }
 
 // Several replicas printing a line alike show it once, the first replica's, its prefix saying how many, as in the
-// terminal (tfcloud/logview.py fold_key): the same words, a word with a digit in it matching any such word (but a
+// terminal (tfcloud/view/logview.py fold_key): the same words, a word with a digit in it matching any such word (but a
 // word naming the replica itself), however late a replica starts; lines that differ in a word are never folded,
 // and each replica's own lines keep their order.
 const FOLD_LINES = 1000; // as the terminal's window of lines (logview.FOLD_LINES)

@@ -1,0 +1,43 @@
+"""Google's documented rules for Vertex AI custom training, as data, and the checks that apply them.
+
+Pure Python (the standard library only): the client's gate (:mod:`tfcloud.google.vertex.options`) and the
+emulator (:mod:`tfcloud.emulator`) check requests against the same table, so they cannot drift. Inputs are the
+protos' messages as plain dicts with snake_case field names (what ``type(m).to_dict(m,
+preserving_proto_field_name=True)`` gives, and what :mod:`tfcloud.google.vertex.request` builds); enums may be
+names or numbers. Dated rules (end of support) are judged on ``today`` (the day of the run when None).
+
+- :mod:`tfcloud.google.rules.sources`: the Google pages and proto fields each rule comes from, and the date read;
+- :mod:`tfcloud.google.rules.data`: the tables (machine types, accelerators, regions, TPUs, disks, capacity, names);
+- :mod:`tfcloud.google.rules.apply`: ``check_*`` → a list of :class:`Violation`.
+"""
+
+from __future__ import annotations
+
+from tfcloud.google.rules.apply import (
+    Violation,
+    accelerator_name,
+    check_custom_job,
+    check_framework,
+    check_image_architecture,
+    check_labels,
+    check_persistent_resource,
+    check_sdk_rules,
+    check_worker_pool_specs,
+)
+from tfcloud.google.rules.data import (
+    ACCELERATORS,
+    BOOT_DISK,
+    DISPLAY_NAME,
+    FLEX_START,
+    LABELS,
+    MACHINE_TYPES,
+    N1_GPU_LIMITS,
+    TPU_MACHINES,
+    TRAINING_REGIONS,
+)
+from tfcloud.google.rules.sources import READ, SOURCES, Source
+
+__all__ = ["ACCELERATORS", "BOOT_DISK", "DISPLAY_NAME", "FLEX_START", "LABELS", "MACHINE_TYPES", "N1_GPU_LIMITS",
+           "READ", "SOURCES", "TPU_MACHINES", "TRAINING_REGIONS", "Source", "Violation", "accelerator_name",
+           "check_custom_job", "check_framework", "check_image_architecture", "check_labels",
+           "check_persistent_resource", "check_sdk_rules", "check_worker_pool_specs"]
