@@ -143,7 +143,7 @@ def timeline() -> int:
 
 def write_options_table() -> int:
     """docs/cli.md's table of the targets' options, made again from their option specs."""
-    from tfcloud.targets._doc import MARK_END, MARK_START, flags_module, options_table
+    from gen_options import MARK_END, MARK_START, flags_module, options_table
 
     page = ROOT / "docs" / "cli.md"
     text = page.read_text(encoding="utf-8")
@@ -159,7 +159,7 @@ def write_options_table() -> int:
 
 def write_rules_tables() -> int:
     """docs/machines.md's and docs/vertex.md's tables of Google's rules, made again from tfcloud.google.rules."""
-    from tfcloud.google.vertex.rulesdoc import (
+    from gen_rules import (
         MACHINES_END,
         MACHINES_START,
         PRICES_END,

@@ -103,7 +103,10 @@ def test_the_help_picture_shows_every_command() -> None:
 def test_the_target_options_table_is_generated_from_the_specs() -> None:
     """docs/cli.md's table of the targets' options is the one their option specs make (a new option shows up
     there, or this fails and says how to make it again)."""
-    from tfcloud.targets._doc import MARK_END, MARK_START, options_table
+    from tests.docgen import generator
+
+    gen = generator("gen_options")
+    MARK_END, MARK_START, options_table = gen.MARK_END, gen.MARK_START, gen.options_table
 
     text = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text(encoding="utf-8")
     block = text.partition(MARK_START + "\n")[2].partition(MARK_END)[0]
@@ -112,8 +115,11 @@ def test_the_target_options_table_is_generated_from_the_specs() -> None:
 
 def test_the_clis_target_flags_are_generated_from_the_specs() -> None:
     """tfcloud/cli/_target_flags.py (what `tfcloud submit --help` shows) is what the targets' specs say now."""
+    from tests.docgen import generator
     from tfcloud.cli._target_flags import FLAGS
-    from tfcloud.targets._doc import flag_rows, flags_module
+
+    gen = generator("gen_options")
+    flag_rows, flags_module = gen.flag_rows, gen.flags_module
 
     path = Path(__file__).resolve().parent.parent / "tfcloud" / "cli" / "_target_flags.py"
     assert flag_rows() == FLAGS and path.read_text(encoding="utf-8") == flags_module(), \

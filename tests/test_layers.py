@@ -194,7 +194,7 @@ def test_no_target_calls_the_gate_back(path: Path) -> None:
 ABOVE_THE_TARGETS = ("tfcloud.flow.pipeline", "tfcloud.flow.validate", "tfcloud.sdk", "tfcloud.flow.where")
 #: The registry: the package ``tfcloud.targets`` itself and its helpers that read it (a target's own package and
 #: the shared modules below the registry, ``_base`` and ``_shared``, are not it).
-REGISTRY = {"tfcloud.targets", "tfcloud.targets._given", "tfcloud.targets._doc"}
+REGISTRY = {"tfcloud.targets", "tfcloud.targets._given"}
 #: The modules below the registry: every target's package, and what they share.
 BELOW_THE_REGISTRY = [p for p in ALL_SOURCES if _target_of(_module(p))
                       or _module(p) in ("tfcloud.targets._base", "tfcloud.targets._shared")]

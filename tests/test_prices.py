@@ -271,7 +271,9 @@ def test_the_docs_price_section_and_machines_prices_show_the_table(capsys: pytes
 
 
 def test_docs_machines_prices_tables_are_generated_from_the_table() -> None:
-    from tfcloud.google.vertex import rulesdoc
+    from tests.docgen import generator
+
+    rulesdoc = generator("gen_rules")
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "machines.md").read_text(encoding="utf-8")
     block = text.partition(rulesdoc.PRICES_START + "\n")[2].partition(rulesdoc.PRICES_END)[0]

@@ -86,7 +86,9 @@ def test_regions_only_the_sdk_names_are_refused(region: str) -> None:
 
 
 def test_the_docs_table_of_the_page_is_generated_from_the_data() -> None:
-    from tfcloud.google.vertex import rulesdoc
+    from tests.docgen import generator
+
+    rulesdoc = generator("gen_rules")
 
     text = (ROOT / "docs" / "vertex.md").read_text(encoding="utf-8")
     block = text.partition(rulesdoc.REGIONS_START + "\n")[2].partition(rulesdoc.REGIONS_END)[0]

@@ -122,7 +122,9 @@ def test_every_rule_the_checks_apply_is_listed_and_tested() -> None:
 
 @pytest.mark.parametrize(("page", "kind"), [("machines.md", "machines"), ("vertex.md", "rules")])
 def test_the_docs_tables_are_generated_from_the_rules(page: str, kind: str) -> None:
-    from tfcloud.google.vertex import rulesdoc
+    from tests.docgen import generator
+
+    rulesdoc = generator("gen_rules")
 
     start, end = ((rulesdoc.MACHINES_START, rulesdoc.MACHINES_END) if kind == "machines"
                   else (rulesdoc.RULES_START, rulesdoc.RULES_END))
