@@ -100,20 +100,23 @@ class Pipe:
 
 
 class LinePump:
-    """What the supervisor does with its replicas' pipes (it is one): reads them (:meth:`_drain`, stdout before
-    stderr: :func:`stderr_last`), lets small reads gather (:meth:`gather`) and writes their lines
-    (:meth:`_emit`) to :attr:`lines`, its ``lines.jsonl``."""
+    """What the supervisor does with its replicas' pipes (it holds one): reads them (:meth:`drain`, stdout
+    before stderr: :func:`stderr_last`), lets small reads gather (:meth:`gather`) and writes their lines
+    (:meth:`emit`) to ``lines``, the job's ``lines.jsonl``, and their bytes to each replica's log file.
+    ``selector``: where the pipes are registered (a pipe that ends is unregistered here). :attr:`dirty`: something
+    was written since the owner last flushed (it resets it)."""
 
-    lines: IO[bytes]
-    selector: selectors.BaseSelector
-    _dirty: bool
+    def __init__(self, lines: IO[bytes], selector: selectors.BaseSelector) -> None:
+        self.lines = lines
+        self.selector = selector
+        self.dirty = False
 
-    def _line(self, replica: str, stream: str, text: str) -> None:
+    def line(self, replica: str, stream: str, text: str) -> None:
         """One line of tfcloud's own (a restart) into ``lines.jsonl``."""
         self.lines.write(_head(names(replica, stream)) + json.dumps(text, ensure_ascii=False).encode() + b"}\n")
-        self._dirty = True
+        self.dirty = True
 
-    def _emit(self, pipe: Pipe, raw: bytes) -> None:
+    def emit(self, pipe: Pipe, raw: bytes) -> None:
         """The lines of ``raw`` (whole lines, each ending with its newline) into ``lines.jsonl``, a JSON object
         each: copied as they are when nothing needs escaping (nearly always: one ``translate`` to tell, one
         ``replace`` to make the records, no other copy), else through one ``json.dumps`` (a trailing carriage
@@ -132,18 +135,18 @@ class LinePump:
             # '["a"\n"b"]': a JSON string never holds a raw newline, so it only separates two items.
             items = json.dumps(texts, ensure_ascii=False, separators=("\n", ": "))[1:-1].encode()
             self.lines.write(b"".join((head, items.replace(b"\n", b"}\n" + head), b"}\n")))
-        self._dirty = True
+        self.dirty = True
 
-    def _drain(self, pipe: Pipe) -> int:
+    def drain(self, pipe: Pipe) -> int:
         """Read ``pipe`` until it is empty (or ends): the bytes read."""
         total = 0
         while True:
-            got = self._read(pipe)
+            got = self.read(pipe)
             total += got
             if got < _READ_BYTES:
                 return total
 
-    def _read(self, pipe: Pipe) -> int:
+    def read(self, pipe: Pipe) -> int:
         """Read what ``pipe`` holds (:data:`_READ_BYTES` at most): the bytes read. Its whole lines go to
         ``lines.jsonl`` at once; the rest waits for the next read (or EOF, or to be longer than
         :data:`_MAX_PARTIAL`)."""
@@ -158,25 +161,25 @@ class LinePump:
             self.selector.unregister(pipe.fileobj)
             pipe.fileobj.close()
             if pipe.partial:
-                self._emit(pipe, pipe.partial + b"\n")
+                self.emit(pipe, pipe.partial + b"\n")
                 assert pipe.replica.log is not None
                 pipe.replica.log.write(b"\n")
                 pipe.partial = b""
             return 0
         assert pipe.replica.log is not None
         pipe.replica.log.write(data)
-        self._dirty = True
+        self.dirty = True
         cut = data.rfind(b"\n") + 1
         if not cut:
             pipe.partial += data
         elif cut == len(data) and not pipe.partial:  # whole lines (nearly always): no copy
-            self._emit(pipe, data)
+            self.emit(pipe, data)
             pipe.partial = b""
         else:
-            self._emit(pipe, pipe.partial + data[:cut] if pipe.partial else data[:cut])
+            self.emit(pipe, pipe.partial + data[:cut] if pipe.partial else data[:cut])
             pipe.partial = data[cut:]
         if len(pipe.partial) > _MAX_PARTIAL:
-            self._emit(pipe, pipe.partial + b"\n")
+            self.emit(pipe, pipe.partial + b"\n")
             pipe.partial = b""
         return len(data)
 

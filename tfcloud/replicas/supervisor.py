@@ -165,7 +165,7 @@ def _keep_freed_memory() -> None:
             mallopt(-1, 64 << 20)  # M_TRIM_THRESHOLD
 
 
-class Supervisor(LinePump):
+class Supervisor:
     def __init__(self, job_dir: Path) -> None:
         self.job_dir = job_dir
         self.job: dict[str, Any] = json.loads((job_dir / JOB_FILE).read_text(encoding="utf-8"))
@@ -190,7 +190,7 @@ class Supervisor(LinePump):
         self.selector = selectors.DefaultSelector()
         (job_dir / LOG_DIR).mkdir(mode=0o700, exist_ok=True)
         self.lines: IO[bytes] = open_private(job_dir / LINES_FILE, "ab", buffering=_BUFFER_BYTES)
-        self._dirty = False
+        self.pump = LinePump(self.lines, self.selector)
 
     # -- status ------------------------------------------------------------------------------------------
     def write_status(self) -> None:
@@ -289,12 +289,12 @@ class Supervisor(LinePump):
 
     def flush(self) -> None:
         """Write out what waits for ``lines.jsonl`` and the replicas' log files."""
-        if self._dirty:
+        if self.pump.dirty:
             self.lines.flush()
             for r in self.replicas:
                 if r.log is not None:
                     r.log.flush()
-            self._dirty = False
+            self.pump.dirty = False
 
     def _signal_group(self, r: _Replica, sig: int) -> None:
         if r.pid is None:
@@ -321,7 +321,7 @@ class Supervisor(LinePump):
             self.state = "restarting"
             self.restarts.append({"attempt": self.attempt, "replica": r.name, "exit_code": code,
                                   "message": message, "at": time.time()})
-            self._line("tfcloud", "stderr", f"tfcloud: attempt {self.attempt} failed: {message} Restarting the "
+            self.pump.line("tfcloud", "stderr", f"tfcloud: attempt {self.attempt} failed: {message} Restarting the "
                                             f"cluster (restart {len(self.restarts)} of {self.max_restarts}).")
             self.stop_all()
             self.write_status()
@@ -402,11 +402,11 @@ class Supervisor(LinePump):
         checked = 0.0
         while True:
             ready = sorted((key.data for key, _ in self.selector.select(timeout=_TICK_S)), key=stderr_last)
-            read = sum(self._drain(pipe) for pipe in ready)
+            read = sum(self.pump.drain(pipe) for pipe in ready)
             if 0 < read < SMALL_READ:
                 # A replica writes a line at a time (its launcher line-buffers): let a few gather, rather than
                 # a turn of this loop (and a write to lines.jsonl) per line. Lines still show within ms.
-                self.gather()
+                self.pump.gather()
             now = time.monotonic()
             if read and now - checked < _CHECK_S:
                 # Lines are coming (a pipe holds 16 lines of 2 kB: a turn every few of them): what was read is
@@ -439,7 +439,7 @@ class Supervisor(LinePump):
             r.reset()
         self.attempt += 1
         self.state = "starting"
-        self._line("tfcloud", "stderr", f"tfcloud: attempt {self.attempt} of {self.max_restarts + 1}: starting "
+        self.pump.line("tfcloud", "stderr", f"tfcloud: attempt {self.attempt} of {self.max_restarts + 1}: starting "
                                         f"{len(self.replicas)} replica(s) again.")
         self.start()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import selectors
 
 import pytest
 
@@ -36,12 +37,11 @@ class _Pipe:
 def _written(*reads: tuple[_Pipe, bytes]) -> bytes:
     """What the supervisor writes to lines.jsonl for these reads (each: whole lines joined by newlines; the
     supervisor takes them with the newline that ends the last)."""
-    pump = linepump.LinePump()
-    pump.lines = io.BytesIO()
-    pump._dirty = False
+    lines = io.BytesIO()
+    pump = linepump.LinePump(lines, selectors.DefaultSelector())
     for pipe, raw in reads:
-        pump._emit(pipe, raw + b"\n")  # type: ignore[arg-type]
-    return pump.lines.getvalue()
+        pump.emit(pipe, raw + b"\n")  # type: ignore[arg-type]
+    return lines.getvalue()
 
 
 def _one_by_one(data: bytes) -> list[LogLine]:
