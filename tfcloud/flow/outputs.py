@@ -62,17 +62,10 @@ def _bucket(base: str) -> tuple[str, str]:
 
 def _storage_client() -> Any:
     from tfcloud.errors import require
+    from tfcloud.google.cloud import storage
 
     require("google.cloud.storage", feature="Reading a job's artifacts on Cloud Storage", extra="cloud")
-    import google.cloud.storage as storage
-
-    endpoint = os.environ.get("STORAGE_EMULATOR_HOST")
-    if endpoint:
-        from google.auth.credentials import AnonymousCredentials
-
-        return storage.Client(project="tfcloud", credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
-                              client_options={"api_endpoint": endpoint})
-    return storage.Client()
+    return storage.client()
 
 
 def _unknown(message: str, hint: str | None) -> OutcomeUnknownError:

@@ -18,7 +18,6 @@ from tfcloud.errors import UnsupportedOptionError, ValidationError
 from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS, MachineConfig
 from tfcloud.job.checks import (
     MAX_LABELS,
-    check_credentials,
     check_settings,
     validate_bucket,
     validate_image_reference,
@@ -38,7 +37,6 @@ __all__ = [
     "MAX_POOLS",
     "MAX_REPLICAS",
     "build_spec",
-    "check_credentials",
     "check_entry_name",
     "check_entry_point",
     "check_settings",

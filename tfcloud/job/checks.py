@@ -13,12 +13,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from tfcloud.config.usertext import refuse_control as check_text
-from tfcloud.errors import ConfigurationError, ValidationError
+from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
     from tfcloud.config.value import Settings
 
-__all__ = ["MAX_LABELS", "check_credentials", "check_settings",
+__all__ = ["MAX_LABELS", "check_settings",
            "validate_bucket", "validate_host_port", "validate_image_reference", "validate_image_repository",
            "validate_labels"]
 
@@ -124,25 +124,3 @@ def validate_host_port(field: str, value: object, *, flag: str) -> str | None:
                               value, hint=f"Give the address `tfcloud emulator start` printed: {flag} "
                                           "127.0.0.1:8470.")
     return value
-
-
-def check_credentials(*, emulator_host: str | None) -> None:
-    """Google's Application Default Credentials must exist (not needed against the emulator at
-    ``emulator_host``). Raises :class:`ConfigurationError` with the command that fixes it."""
-    if emulator_host:
-        return
-    from tfcloud.errors import require
-
-    require("google.auth", feature="Running on Vertex AI", extra="vertex")
-    import google.auth
-    from google.auth.exceptions import GoogleAuthError
-
-    try:
-        google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
-    except GoogleAuthError as exc:
-        raise ConfigurationError(
-            "No Google Cloud credentials found (Application Default Credentials); nothing was built or submitted.",
-            hint="Run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a "
-                 "service account key file. To try tfcloud without Google Cloud, start "
-                 "`tfcloud emulator start` and export what it prints.",
-        ) from exc

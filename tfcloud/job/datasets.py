@@ -19,7 +19,6 @@ path in the variable ``TFCLOUD_DATA_<NAME>`` (``tfcloud.data("name")`` returns i
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -294,13 +293,11 @@ class _GcsStore:
         return {blob.name[len(prefix):] for blob in self.bucket.client.list_blobs(self.bucket, prefix=prefix)}
 
     def put_file(self, digest: str, path: Path, advance: Callable[[int], None]) -> None:
-        from google.api_core import exceptions
+        from tfcloud.google.cloud.storage import upload_if_absent
 
-        blob = self.bucket.blob(self._key(f"objects/{digest}"))
-        # if_generation_match=0: only if absent; PreconditionFailed: stored meanwhile, the same bytes
-        with open(path, "rb") as f, contextlib.suppress(exceptions.PreconditionFailed):
-            blob.upload_from_file(_Counting(f, advance), size=path.stat().st_size, if_generation_match=0,
-                                  content_type="application/octet-stream")
+        with open(path, "rb") as f:
+            upload_if_absent(self.bucket.blob(self._key(f"objects/{digest}")), _Counting(f, advance),
+                             size=path.stat().st_size, content_type="application/octet-stream")
 
     def put_manifest(self, digest: str, data: bytes) -> str:
         self.bucket.blob(self._key(f"manifests/{digest}.json")).upload_from_string(

@@ -24,6 +24,8 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
+from tfcloud.google.cloud import storage  # imports no Google library until a client is made
+
 __all__ = ["data", "mount_all"]
 
 DATA_PREFIX = "TFCLOUD_DATA_"
@@ -58,16 +60,7 @@ def _mounted(uri: str) -> Path | None:
 
 
 def _client() -> Any:
-    import google.cloud.storage as storage
-
-    emulator = os.environ.get("STORAGE_EMULATOR_HOST")
-    if emulator:
-        from google.auth.credentials import AnonymousCredentials
-
-        return storage.Client(project=os.environ.get("GOOGLE_CLOUD_PROJECT") or "tfcloud",
-                              credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
-                              client_options={"api_endpoint": emulator})
-    return storage.Client()
+    return storage.client()
 
 
 def _fetch(client: Any, uri: str, target: Path, size: int | None = None, stamp: int | None = None) -> Path:

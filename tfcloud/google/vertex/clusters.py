@@ -350,7 +350,7 @@ def require_project(target: VertexOptions) -> VertexOptions:
 
 def _service(settings: Settings, target: VertexOptions) -> ClusterService:
     """The persistent resources' client for the resolved Vertex AI target, with credentials checked."""
-    from tfcloud.job.checks import check_credentials
+    from tfcloud.google.cloud.auth import check_credentials
 
     check_credentials(emulator_host=target.emulator_host)
     return ClusterService(settings=settings, target=target)

@@ -280,7 +280,7 @@ class VertexOptions(Target):
                 raise ValidationError("project", "a Google Cloud project id for Vertex AI", None,
                                       hint="Pass --project (project= in run()), or set TFCLOUD_PROJECT or "
                                            "GOOGLE_CLOUD_PROJECT.")
-            from tfcloud.job.checks import check_credentials
+            from tfcloud.google.cloud.auth import check_credentials
 
             check_credentials(emulator_host=self.emulator_host)
 
