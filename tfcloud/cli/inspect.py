@@ -8,9 +8,9 @@ import typer
 from tfcloud.cli._app import app, dumps
 from tfcloud.cli._common import AllReplicasOpt, ascii_integer, pairs
 from tfcloud.cli._options import where, with_where
-from tfcloud.replicas.heap import keep_freed_memory
 from tfcloud.view import completion
 from tfcloud.view.console import get_console, get_error_console, verbosity
+from tfcloud.view.heap import keep_freed_memory
 
 __all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
 

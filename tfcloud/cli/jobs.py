@@ -38,9 +38,9 @@ from tfcloud.cli._options import (
     with_target_options,
 )
 from tfcloud.errors import ValidationError
-from tfcloud.replicas.heap import keep_freed_memory
 from tfcloud.view import completion
 from tfcloud.view.console import get_console
+from tfcloud.view.heap import keep_freed_memory
 
 if TYPE_CHECKING:
     from tfcloud.sdk import JobOptions

@@ -153,7 +153,7 @@ def _pdeathsig() -> Any:
 
 def _keep_freed_memory() -> None:
     """glibc's malloc keeps freed blocks up to 4 MiB for reuse (a read of a pipe, 256 KiB, is made and freed
-    again: unmapped, each would cost page faults). :func:`tfcloud.replicas.heap.keep_freed_memory`'s settings, which
+    again: unmapped, each would cost page faults). :func:`tfcloud.view.heap.keep_freed_memory`'s settings, which
     this
     module may not import (it runs by path)."""
     if sys.platform.startswith("linux"):
