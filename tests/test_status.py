@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -35,11 +36,12 @@ def test_status_cancel_and_logs_without_an_id_act_on_the_latest_job(
     assert err.startswith(f"Latest job: {job_id}\n")
     lines = out.splitlines()
     assert lines[0] == f"{job_id}  failed"
-    rows = {line[2:12].strip(): line[12:] for line in lines[1:]}
+    rows = {m[1]: m[2] for line in lines[1:] if (m := re.match(r"  (\S(?:.*?\S)?) {2,}(\S.*)$", line))}
     assert rows["target"] == "local"
     assert rows["outcome"] == "failed: chief-0 exited with code 4."
     assert "chief-0   failed       exit 4  <- failed first" in out
     assert "  worker-0  " in out
+    assert re.search(r"^  last said +chief-0 +hi$", out, re.M) and re.search(r"^ +worker-0 +hi$", out, re.M), out
     for when in ("created", "started", "ended"):
         assert rows[when].endswith(" UTC")
     assert rows["duration"].endswith("s")

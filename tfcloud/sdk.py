@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
-from tfcloud.backends.base import JobInfo, LogLine, failure
+from tfcloud.backends.base import JobInfo, LogLine, failure, last_said
 from tfcloud.errors import UnsupportedOptionError, ValidationError
 from tfcloud.view.following import (
     TrialLogs,
@@ -59,9 +59,9 @@ if TYPE_CHECKING:
     from tfcloud.records.timeline import Timeline
 
 __all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
-           "debugging", "failure", "follow", "interrupted", "latest_job", "list_jobs", "list_studies", "log_window",
-           "make_spec", "plan", "prefix_names", "state_dir", "submit", "submitted_plan", "timeline", "trial_job",
-           "tune", "watch"]
+           "debugging", "failure", "follow", "interrupted", "last_said", "latest_job", "list_jobs",
+           "list_studies", "log_window", "make_spec", "plan", "prefix_names", "state_dir", "submit", "submitted_plan",
+           "timeline", "trial_job", "tune", "watch"]
 
 #: Job options that are also settings (resolved with env vars and pyproject.toml). A target's own options with a
 #: setting key (project, region, ray_address...) are declared by the target (tfcloud.targets).

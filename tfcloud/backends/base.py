@@ -64,12 +64,14 @@ class LogBatch:
 @dataclass(frozen=True, kw_only=True)
 class ReplicaInfo:
     """One replica of a job: ``chief-0``, ``worker-1``..., its state and (once it ended) its exit code; ``pid``:
-    its process on this machine, for a target whose replicas run here (local) once it started; None elsewhere."""
+    its process on this machine, for a target whose replicas run here (local) once it started; None elsewhere.
+    ``machine``: what it runs on, as the target names it (Vertex AI: its pool's machine type and accelerators)."""
 
     name: str
     state: JobState
     exit_code: int | None = None
     pid: int | None = field(default=None, compare=False)
+    machine: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,7 +112,8 @@ class JobInfo:
             "ended": _iso(self.ended),
             "labels": dict(self.labels),
             "output_dir": self.output_dir,
-            "replicas": [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code} for r in self.replicas],
+            "replicas": [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code, "machine": r.machine}
+                         for r in self.replicas],
         }
 
 
@@ -226,6 +229,28 @@ def failure(handle: JobHandle, n: int = 20, *, show_frames: bool = False) -> Job
             texts = [line.text for line in lines if not hidden.hides(line.replica, line.text)]
             log_tail = format_tail(info.failed_replica, texts[-n:] if n > 0 else [])
     return JobFailedError(message, exit_code=info.exit_code or 1, log_tail=log_tail)
+
+
+def last_said(handle: JobHandle, info: JobInfo, *, per_replica: int = 20) -> dict[str, str]:
+    """What each of ``info``'s replicas printed last, by its logs (Cloud Logging for Vertex AI; known start-up
+    noise left off, as on the terminal): one read of the job's last ``per_replica`` lines a replica. A replica
+    with no line there is left out; logs that cannot be read now give none (the status is known all the
+    same)."""
+    if not info.replicas:
+        return {}
+    try:
+        lines = list(handle.logs(tail=per_replica * len(info.replicas)))
+    except OutcomeUnknownError:
+        return {}
+    from tfcloud.view.noise import LineFilter
+
+    hidden = LineFilter()
+    names = {r.name for r in info.replicas}
+    said: dict[str, str] = {}
+    for line in lines:
+        if line.replica in names and line.text.strip() and not hidden.hides(line.replica, line.text):
+            said[line.replica] = line.text
+    return said
 
 
 def tail(lines: Iterable[LogLine], n: int = 20, *, replica: str | None = None,

@@ -51,13 +51,14 @@ def status(
     with sdk.attached(job, **chosen) as handle:
         info = handle.info()
         error = None if json_output else sdk.failure(handle)
+        said = None if json_output else sdk.last_said(handle, info)
         stages = sdk.timeline(handle, info=info) if json_output or show_timeline else None
     if json_output:
         typer.echo(dumps({**info.to_dict(), "timeline": stages.to_list() if stages else []}, indent=2))
         return
     from tfcloud.view.statusview import status_lines
 
-    typer.echo("\n".join(status_lines(info)))
+    typer.echo("\n".join(status_lines(info, said=said)))
     if stages is not None:
         typer.echo("")
         from rich.console import Console

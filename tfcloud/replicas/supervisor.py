@@ -287,6 +287,11 @@ class Supervisor:
             return
         self.fail(r, code, f"{r.name} {describe_exit(r.returncode)}.")
 
+    def _line(self, replica: str, stream: str, text: str) -> None:
+        """One line of tfcloud's own (a failed attempt, a restart) with the replicas' (the Ray driver's go to its
+        log instead)."""
+        self.pump.line(replica, stream, text)
+
     def flush(self) -> None:
         """Write out what waits for ``lines.jsonl`` and the replicas' log files."""
         if self.pump.dirty:
@@ -321,7 +326,7 @@ class Supervisor:
             self.state = "restarting"
             self.restarts.append({"attempt": self.attempt, "replica": r.name, "exit_code": code,
                                   "message": message, "at": time.time()})
-            self.pump.line("tfcloud", "stderr", f"tfcloud: attempt {self.attempt} failed: {message} Restarting the "
+            self._line("tfcloud", "stderr", f"tfcloud: attempt {self.attempt} failed: {message} Restarting the "
                                             f"cluster (restart {len(self.restarts)} of {self.max_restarts}).")
             self.stop_all()
             self.write_status()
@@ -439,7 +444,7 @@ class Supervisor:
             r.reset()
         self.attempt += 1
         self.state = "starting"
-        self.pump.line("tfcloud", "stderr", f"tfcloud: attempt {self.attempt} of {self.max_restarts + 1}: starting "
+        self._line("tfcloud", "stderr", f"tfcloud: attempt {self.attempt} of {self.max_restarts + 1}: starting "
                                         f"{len(self.replicas)} replica(s) again.")
         self.start()
 

@@ -1,9 +1,9 @@
 """What people see of one job (``tfcloud status JOB``): a few aligned rows, the id and state first.
 
-Target, state and outcome; each replica's state and exit code, the one that failed marked; when it was
-created, started and ended, and how long it ran; where its outputs went; its console link; and the next
-command worth typing. ``--json`` prints :meth:`JobInfo.to_dict` instead (the machine form). Pure: lines in,
-lines out; the CLI prints them.
+Target, state and outcome; each replica's state, exit code and machine, the one that failed marked, and the
+last line each printed; when it was created, started and ended, and how long it ran; where its outputs went;
+its console link; and the next command worth typing. ``--json`` prints :meth:`JobInfo.to_dict` instead (the
+machine form). Pure: lines in, lines out; the CLI prints them.
 """
 
 from __future__ import annotations
@@ -13,14 +13,17 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from tfcloud.backends.base import JobInfo
 
 __all__ = ["next_command", "status_html", "status_lines", "status_rows"]
 
 
-def status_lines(info: JobInfo, *, now: float | None = None) -> list[str]:
-    """The lines of ``tfcloud status`` for ``info`` (``now``: the time a running job's duration runs to)."""
-    rows = status_rows(info, now=now)
+def status_lines(info: JobInfo, *, now: float | None = None, said: Mapping[str, str] | None = None) -> list[str]:
+    """The lines of ``tfcloud status`` for ``info`` (``now``: the time a running job's duration runs to;
+    ``said``: each replica's last line, :func:`tfcloud.backends.base.last_said`)."""
+    rows = status_rows(info, now=now, said=said)
     label_width = max(len(label) for label, _ in rows)
     return [f"{info.job_id}  {info.state.value}",
             *(f"  {label:<{label_width}}  {value}" for label, value in rows)]
@@ -41,8 +44,10 @@ def status_html(info: JobInfo, *, now: float | None = None) -> str:
             f"<table>{''.join(cells)}</table></div>")
 
 
-def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False) -> list[tuple[str, str]]:
-    """(label, value) for each fact of ``tfcloud status`` (``python``: the next step as a method call)."""
+def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False,
+                said: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(label, value) for each fact of ``tfcloud status`` (``python``: the next step as a method call; ``said``:
+    each replica's last line, shown under its replicas)."""
     from tfcloud.job.states import JobState
     from tfcloud.records.timeline import format_duration
 
@@ -56,13 +61,18 @@ def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False
     else:
         rows.append(("outcome", "not yet: the job has not ended"))
     width = max((len(r.name) for r in info.replicas), default=0)
+    machines = any(r.machine for r in info.replicas)
     for i, replica in enumerate(info.replicas):
         code = "" if replica.exit_code is None else f"exit {replica.exit_code}"
+        machine = f"  {replica.machine or '-'}" if machines else ""
         mark = "  <- failed first" if replica.name == info.failed_replica else ""
         rows.append(("replicas" if i == 0 else "",
-                     f"{replica.name:<{width}}  {replica.state.value:<12} {code}".rstrip() + mark))
+                     f"{replica.name:<{width}}  {replica.state.value:<12} {code:<7}{machine}".rstrip() + mark))
     if not info.replicas:
         rows.append(("replicas", "none yet (they show up once the job starts)"))
+    lasts = [(r.name, (said or {})[r.name]) for r in info.replicas if r.name in (said or {})]
+    rows += [("last said" if i == 0 else "", f"{name:<{width}}  {_printable(text)}")
+             for i, (name, text) in enumerate(lasts)]
     for label, when in (("created", info.created), ("started", info.started), ("ended", info.ended)):
         rows.append((label, _when(when)))
     start = info.started if info.started is not None else info.created
@@ -100,6 +110,12 @@ def next_call(info: JobInfo) -> str:
     if info.state is not JobState.SUCCEEDED and info.failed_replica:
         return f"job.logs(replica={info.failed_replica!r}, tail=50), job.failure()"
     return "job.logs()"
+
+
+def _printable(text: str, width: int = 100) -> str:
+    """``text`` on one line of at most ``width`` characters, control characters (colour codes) left out."""
+    shown = "".join(c for c in text if c.isprintable())
+    return shown if len(shown) <= width else shown[:width - 1] + "…"
 
 
 def _when(value: float | None) -> str:

@@ -6,6 +6,7 @@ with a real image on a real Docker engine is in tests/test_e2e_vertex.py.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
@@ -440,3 +441,28 @@ def test_the_log_prefix_has_one_width_from_the_first_line(backend: VertexBackend
     lines = [line for line in capsys.readouterr().out.splitlines() if " | " in line]
     assert {line.split(" | ")[0].strip() for line in lines} >= {"job", "chief-0", "worker-9"}
     assert {line.index(" | ") for line in lines} == {len("worker-9")}  # the longest name, on every line
+
+
+def test_status_lists_every_replica_from_the_pools_with_its_machine_and_last_line(
+        backend: VertexBackend, tmp_path: Path, vertex_env: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """A finished Vertex AI job's status names each replica its pools held (Vertex AI reports one state per
+    job: each replica has it), the pool's machine, and the last line Cloud Logging holds of each."""
+    from tfcloud.cli import main
+
+    job = _submit(backend, tmp_path, worker_count=2, worker_config="CPU")
+    assert job.wait(timeout=120).state is JobState.SUCCEEDED
+    assert main(["status", job.job_id]) == 0
+    out = capsys.readouterr().out
+    machine = job.job.job_spec.worker_pool_specs[1].machine_spec.machine_type
+    for name in ("chief-0", "worker-0", "worker-1"):
+        assert re.search(rf"^ +(replicas)? +{name} +succeeded +{re.escape(machine)}$", out, re.M), out
+        assert re.search(rf"^ +(last said)? +{name} +the last line$", out, re.M), out
+    assert "none yet" not in out
+
+    failed = _submit(backend, tmp_path, image=FAIL_IMAGE, worker_count=1, worker_config="CPU")
+    assert failed.wait(timeout=120).state is JobState.FAILED
+    assert main(["status", failed.job_id, "--json"]) == 0
+    replicas = {r["name"]: r for r in json.loads(capsys.readouterr().out)["replicas"]}
+    assert replicas["chief-0"]["state"] == "failed" and replicas["chief-0"]["exit_code"] == 1
+    assert replicas["worker-0"]["state"] == "unknown" and replicas["worker-0"]["exit_code"] is None
+    assert replicas["worker-0"]["machine"] == machine

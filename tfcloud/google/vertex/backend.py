@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tfcloud.backends.base import JobInfo, LogLine
+from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
 from tfcloud.config.value import Settings
 from tfcloud.errors import ConfigurationError, OutcomeUnknownError, SubmitError, ValidationError
 from tfcloud.google.cloud.gcloud import Clients, RetryPolicy, call, status_code
@@ -266,10 +266,12 @@ class VertexJob:
     def _info(self, job: CustomJob) -> JobInfo:
         state = to_job_state("vertex", job.state.name)
         message = (job.error.message if job.error else "") or None
+        failed = _failed_replica(message)
         return JobInfo(
             job_id=self.job_id, target="vertex", state=state, display_name=job.display_name or None,
             exit_code=(0 if state is JobState.SUCCEEDED else 1) if state.is_final else None,
-            failed_replica=_failed_replica(message), message=message, console_url=self.console_url,
+            replicas=_replicas(job, state, failed, message),
+            failed_replica=failed, message=message, console_url=self.console_url,
             created=_timestamp(job.create_time), started=_timestamp(job.start_time),
             ended=_timestamp(job.end_time) if state.is_final else None, labels=dict(job.labels),
             output_dir=job.job_spec.base_output_directory.output_uri_prefix or None,
@@ -340,6 +342,42 @@ class VertexJob:
         for index, pool in enumerate(self.job.job_spec.worker_pool_specs):
             names += [replica_name(f"workerpool{index}-{k}") for k in range(int(pool.replica_count))]
         return names
+
+
+def _replicas(job: CustomJob, state: JobState, failed: str | None, message: str | None) -> tuple[ReplicaInfo, ...]:
+    """Every replica its worker pools hold, each with its pool's machine. Vertex AI reports no state per replica
+    (a CustomJob has one state): each replica has the job's, but for a failed job whose error names the replica
+    that failed, which has ``failed`` and the exit status the error gives, while the others' are ``unknown``
+    (Vertex AI stopped them; how they ended it does not say)."""
+    out = []
+    for index, pool in enumerate(job.job_spec.worker_pool_specs):
+        machine = _machine(pool.machine_spec)
+        for k in range(int(pool.replica_count)):
+            name = replica_name(f"workerpool{index}-{k}")
+            replica_state, code = state, None
+            if state is JobState.FAILED and failed is not None:
+                replica_state = JobState.FAILED if name == failed else JobState.UNKNOWN
+                code = _exit_status(message) if name == failed else None
+            out.append(ReplicaInfo(name=name, state=replica_state, exit_code=code, machine=machine))
+    return tuple(out)
+
+
+def _machine(spec: Any) -> str:
+    """``n1-standard-4 + 1 NVIDIA_TESLA_T4``, ``ct5lp-hightpu-4t (2x2)``: a pool's machine as Vertex AI has it."""
+    text = spec.machine_type
+    if spec.accelerator_count:
+        text += f" + {spec.accelerator_count} {spec.accelerator_type.name}"
+    if spec.tpu_topology:
+        text += f" ({spec.tpu_topology})"
+    return str(text)
+
+
+def _exit_status(message: str | None) -> int | None:
+    """The status in Vertex AI's ``The replica workerpool0-0 exited with a non-zero status of 3.``, or None."""
+    import re
+
+    found = re.search(r"exited with a non-zero status of (\d+)", message or "")
+    return int(found.group(1)) if found else None
 
 
 def _failed_replica(message: str | None) -> str | None:
