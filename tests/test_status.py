@@ -74,3 +74,25 @@ def test_a_running_vertex_job_points_at_its_logs_and_console() -> None:
     done = JobInfo(job_id="123", target="vertex", state=JobState.SUCCEEDED, output_dir="gs://b/o")
     assert next_command(done) == "tfcloud artifacts 123"
     assert "  replicas  none yet (they show up once the job starts)" in status_lines(done)
+
+
+def test_a_worker_that_failed_after_the_chief_ended_well_is_named_in_the_last_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The chief's outcome is the job's (exit 0), and the last line still says which replica failed beside it,
+    and how to read it; so does status's outcome."""
+    script = tmp_path / "late.py"
+    chief_done = tmp_path / "chief-done"
+    script.write_text("import os, sys, time\nfrom pathlib import Path\n"
+                      f"done = Path({str(chief_done)!r})\n"
+                      "if os.environ['TFCLOUD_REPLICA'] == 'chief-0':\n    print('chief done'); done.touch()\n"
+                      "else:\n    while not done.exists():\n        time.sleep(0.01)\n"
+                      "    time.sleep(0.5); print('worker failing'); sys.exit(3)\n")
+    assert main(["submit", str(script), "--strategy", "none", "--worker-count", "1"]) == 0
+    out, err = capsys.readouterr()
+    job_id = err.split("Submitted job ", 1)[1].split(".")[0]
+    last = (out + err).strip().splitlines()[-1]
+    assert last == (f"Job {job_id} succeeded: the chief ended well, but worker-0 exited with code 3. Its lines: "
+                    f"tfcloud logs {job_id} --replica worker-0")
+
+    assert main(["status", job_id]) == 0
+    assert "  outcome    succeeded: the chief ended well, but worker-0 exited with code 3\n" in capsys.readouterr().out

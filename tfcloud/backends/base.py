@@ -231,6 +231,19 @@ def failure(handle: JobHandle, n: int = 20, *, show_frames: bool = False) -> Job
     return JobFailedError(message, exit_code=info.exit_code or 1, log_tail=log_tail)
 
 
+def failed_beside(info: JobInfo) -> tuple[list[str], str]:
+    """For a job that succeeded (its chief ended well) while other replicas failed: their names, and what
+    happened (``worker-1 exited with code 3``, each ``; ``-joined); else ``([], "")``. The job's outcome stays
+    the chief's, as Vertex AI and TensorFlow decide it; this says what else happened."""
+    if info.state is not JobState.SUCCEEDED:
+        return [], ""
+    failed = [r for r in info.replicas[1:]
+              if r.state is JobState.FAILED or (r.exit_code is not None and r.exit_code != 0)]
+    said = [f"{r.name} exited with code {r.exit_code}" if r.exit_code is not None else f"{r.name} failed"
+            for r in failed]
+    return [r.name for r in failed], "; ".join(said)
+
+
 def last_said(handle: JobHandle, info: JobInfo, *, per_replica: int = 20) -> dict[str, str]:
     """What each of ``info``'s replicas printed last, by its logs (Cloud Logging for Vertex AI; known start-up
     noise left off, as on the terminal): one read of the job's last ``per_replica`` lines a replica. A replica

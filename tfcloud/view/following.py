@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tfcloud.backends.base import BatchedLogs, JobInfo, LinesFile, LogLine, failure
+from tfcloud.backends.base import BatchedLogs, JobInfo, LinesFile, LogLine, failed_beside, failure
 from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -69,7 +69,12 @@ def follow(handle: JobHandle, *, replica: str | None = None, tail: int | None = 
     if stages:
         _print_stages(handle, info)
     if info.state is JobState.SUCCEEDED:
-        get_console().print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
+        names, beside = failed_beside(info)
+        if not names:
+            get_console().print(f"Job {handle.job_id} succeeded.", style="green", markup=False)
+        else:  # the chief's outcome is the job's; the last line still names what else failed
+            get_console().print(f"Job {handle.job_id} succeeded: the chief ended well, but {beside}. Its lines: "
+                                f"tfcloud logs {handle.job_id} --replica {names[0]}", style="yellow", markup=False)
         return 0
     error = failure(handle, show_frames=debugging())
     if error is None:

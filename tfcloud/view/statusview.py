@@ -55,7 +55,11 @@ def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False
     if info.display_name:
         rows.append(("name", info.display_name))
     if info.state is JobState.SUCCEEDED:
-        rows.append(("outcome", "succeeded" + (f" (exit code {info.exit_code})" if info.exit_code else "")))
+        from tfcloud.backends.base import failed_beside
+
+        _, beside = failed_beside(info)
+        rows.append(("outcome", "succeeded" + (f" (exit code {info.exit_code})" if info.exit_code else "")
+                     + (f": the chief ended well, but {beside}" if beside else "")))
     elif info.state.is_final:
         rows.append(("outcome", f"{info.state.value}: {info.message or 'no reason recorded'}"))
     else:
