@@ -108,3 +108,17 @@ def test_a_verb_on_existing_jobs_lists_only_what_it_acts_on(capsys: pytest.Captu
         flags = {flag for names in _sections(capsys.readouterr().out).values() for flag in names}
         assert not flags & {"--spot", "--max-restarts", "--staging-bucket", "--ray-cpus", "--no-build"}, verb
         assert "--project" in flags, verb
+
+
+def test_the_cluster_verbs_take_only_the_vertex_ai_place(capsys: pytest.CaptureFixture[str]) -> None:
+    """A cluster is a Vertex AI persistent resource: the cluster verbs list --vertex and its place, never another
+    target's flags, which are then unknown options (exit 2)."""
+    for verb in ("create", "list", "delete"):
+        assert main(["cluster", verb, "--help"]) == 0
+        sections = _sections(capsys.readouterr().out)
+        assert sections["Target"] == ["--vertex", "-o"], verb
+        assert sections["Vertex AI"] == ["--project", "--region", "--emulator-host"], verb
+        assert "Ray" not in sections, verb
+    for flags in (["--ray", "http://head:8265"], ["--local"], ["--target", "vertex"]):
+        assert main(["cluster", "list", *flags]) == 2
+        assert f"No such option: {flags[0]}" in capsys.readouterr().err

@@ -96,3 +96,18 @@ def test_a_worker_that_failed_after_the_chief_ended_well_is_named_in_the_last_li
 
     assert main(["status", job_id]) == 0
     assert "  outcome    succeeded: the chief ended well, but worker-0 exited with code 3\n" in capsys.readouterr().out
+
+
+def test_tensorboard_without_an_id_takes_the_latest_job(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As status, logs, cancel and artifacts do: the job this machine submitted last (here its TensorBoard is
+    then missing from PATH: said, exit 2, after naming the job it took)."""
+    script = tmp_path / "ok.py"
+    script.write_text("print('ok')\n")
+    assert main(["submit", str(script)]) == 0
+    job_id = capsys.readouterr().err.split("Submitted job ", 1)[1].split(".")[0]
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert main(["tensorboard"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"Latest job: {job_id}\n") and "TensorBoard is not installed." in err

@@ -120,16 +120,16 @@ TargetOptionOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
 
 
 @functools.cache
-def _parameters(*, place_only: bool = False) -> tuple[inspect.Parameter, ...]:
+def _parameters(*, place_only: bool = False, of: tuple[str, ...] | None = None) -> tuple[inspect.Parameter, ...]:
     """One typer parameter per built-in target option, from ``tfcloud/cli/_target_flags.py`` (generated from
     the targets' option specs: reading it costs start-up nothing, importing every target would); once per
     process (submit and tune both take them). ``place_only``: only the place options (how a target is
-    reached), for the verbs that talk to existing jobs or to the place."""
+    reached), for the verbs that talk to existing jobs or to the place; ``of``: only these targets' options."""
     from tfcloud.cli._target_flags import FLAGS
 
     params = []
     for name, flag, kind, metavar, text, panel, takers, place in FLAGS:
-        if place_only and not place:
+        if (place_only and not place) or (of is not None and not set(takers) & set(of)):
             continue
         shared = len(takers) > 1
         text += f" ({', '.join(takers)})" if shared else ""
@@ -218,21 +218,28 @@ def _spelling(ctx: typer.Context, name: str, value: object) -> str:
     return max(param.opts, key=len)
 
 
-def with_where(command: Callable[..., Any]) -> Callable[..., Any]:
+def with_where(command: Callable[..., Any] | None = None, *,
+               targets: tuple[str, ...] | None = None) -> Any:
     """For a command that talks to existing jobs or to the place: ``--local``, ``--vertex``, ``--target NAME``,
     ``-o KEY=VALUE`` and the built-in targets' *place* flags only (``--project``, ``--region``,
     ``--emulator-host``, ``--ray``), into its ``**target_options`` (:func:`where` reads them). A job option's flag
     is then an unknown option (exit 2), and one given as ``-o`` is refused by
-    :func:`tfcloud.flow.where.resolve_for_job`."""
-    where_params = (
+    :func:`tfcloud.flow.where.resolve_for_job`. ``@with_where(targets=("vertex",))``: a verb that acts on those
+    targets only (``tfcloud cluster``) takes only their flags (``--vertex``, its place), so ``--help`` lists what
+    it acts on and ``--local``/``--ray`` are unknown options."""
+    if command is None:
+        return lambda command: with_where(command, targets=targets)
+    chosen = (
         inspect.Parameter("local", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=LocalOpt),
         inspect.Parameter("vertex", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=VertexOpt),
         inspect.Parameter("target", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=TargetOpt),
         inspect.Parameter("target_option", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=TargetOptionOpt),
     )
+    if targets is not None:
+        chosen = tuple(p for p in chosen if p.name not in ("local", "vertex", "target") or p.name in targets)
     signature = inspect.signature(command)
     params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    params += [*where_params, *_parameters(place_only=True)]
+    params += [*chosen, *_parameters(place_only=True, of=targets)]
     command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     command.__annotations__ = {**command.__annotations__, **{p.name: p.annotation for p in params}}
     return command

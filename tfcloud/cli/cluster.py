@@ -32,7 +32,7 @@ ClusterIdArg = Annotated[str, typer.Argument(metavar="ID", help="The cluster's (
 
 
 @cluster_app.command("create")
-@with_where
+@with_where(targets=("vertex",))
 def cluster_create(
     ctx: typer.Context,
     cluster_id: ClusterIdArg,
@@ -77,7 +77,7 @@ def cluster_create(
 
 
 @cluster_app.command("list")
-@with_where
+@with_where(targets=("vertex",))
 def cluster_list(
     ctx: typer.Context,
     json_output: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
@@ -90,7 +90,7 @@ def cluster_list(
 
 
 @cluster_app.command("delete")
-@with_where
+@with_where(targets=("vertex",))
 def cluster_delete(
     ctx: typer.Context,
     cluster_id: ClusterIdArg,

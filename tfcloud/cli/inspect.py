@@ -222,17 +222,19 @@ def artifacts(
 @with_where
 def tensorboard(
     ctx: typer.Context,
-    job: JobArg,
+    job: LatestJobArg = None,
     port: Annotated[Optional[int], typer.Option(help="TensorBoard's port.", show_default=False,  # noqa: UP045
                                                 parser=ascii_integer, metavar="INTEGER")] = None,
     **target_options: Any,
 ) -> None:
-    """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/)."""
+    """Run TensorBoard on a job's AIP_TENSORBOARD_LOG_DIR (its output directory's logs/; without JOB: the job
+    this machine submitted last)."""
     import subprocess
 
     from tfcloud import sdk
     from tfcloud.flow.outputs import job_output_dir, tensorboard_command
 
+    job = sdk.latest_job(job)
     with sdk.attached(job, **where(ctx, target_options)) as handle:
         command = tensorboard_command(job_output_dir(handle.info()), port=port)
     try:

@@ -59,7 +59,7 @@ MAX_ENV_LENGTH = 131_071
 MAX_ENV_TOTAL = 1_000_000  # every --env variable together; Linux's ARG_MAX (2 MiB) also holds the arguments
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: What tfcloud sets in every replica (TFCLOUD_AUTO_CHECKPOINT, TFCLOUD_LOGICAL_CPUS... are the user's to set).
-RESERVED_ENV = _RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT",
+RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT",
                  "TFCLOUD_SECRET_REFS")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DISPLAY_NAME_MAX = 128
@@ -249,8 +249,8 @@ def _env(value: object) -> Mapping[str, str]:
         raise ValidationError("env", "a dict of environment variable names to string values", value)
     for key, val in value.items():
         check_text("env", key)
-        if key in _RESERVED_ENV:
-            raise ValidationError("env", "names other than " + ", ".join(_RESERVED_ENV) + " (tfcloud sets them)",
+        if key in RESERVED_ENV:
+            raise ValidationError("env", "names other than " + ", ".join(RESERVED_ENV) + " (tfcloud sets them)",
                                   key)
         if "\0" in val:
             raise ValidationError(f"env[{key!r}]", "a value without NUL bytes", val)

@@ -283,8 +283,7 @@ def test_the_cluster_verbs_take_the_place_as_every_verb_does(env: Any, monkeypat
     assert capsys.readouterr().err.splitlines()[0] == (
         "Error: Invalid `spot`: expected a place option of the vertex target (project, region, emulator_host), "
         "received 'spot, a job option'.")
-    assert main(["cluster", "list", "--local"]) == 2
-    assert capsys.readouterr().err.splitlines()[0] == (
-        "Error: Invalid `target`: expected vertex (a cluster is a Vertex AI persistent resource), received 'local'.")
+    assert main(["cluster", "list", "--local"]) == 2  # a cluster is a Vertex AI persistent resource
+    assert "No such option: --local" in capsys.readouterr().err
     assert main(["cluster", "delete", "c41", *place]) == 0
     assert capsys.readouterr().out == "c41\tdeleted\n"
