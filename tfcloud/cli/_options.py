@@ -219,7 +219,7 @@ def _spelling(ctx: typer.Context, name: str, value: object) -> str:
 
 
 def with_where(command: Callable[..., Any] | None = None, *,
-               targets: tuple[str, ...] | None = None) -> Any:
+               targets: tuple[str, ...] | None = None) -> Callable[..., Any]:
     """For a command that talks to existing jobs or to the place: ``--local``, ``--vertex``, ``--target NAME``,
     ``-o KEY=VALUE`` and the built-in targets' *place* flags only (``--project``, ``--region``,
     ``--emulator-host``, ``--ray``), into its ``**target_options`` (:func:`where` reads them). A job option's flag
@@ -228,8 +228,11 @@ def with_where(command: Callable[..., Any] | None = None, *,
     targets only (``tfcloud cluster``) takes only their flags (``--vertex``, its place), so ``--help`` lists what
     it acts on and ``--local``/``--ray`` are unknown options."""
     if command is None:
-        return lambda command: with_where(command, targets=targets)
-    chosen = (
+        def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+            return with_where(command, targets=targets)
+
+        return decorate
+    chosen: tuple[inspect.Parameter, ...] = (
         inspect.Parameter("local", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=LocalOpt),
         inspect.Parameter("vertex", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=VertexOpt),
         inspect.Parameter("target", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=TargetOpt),
