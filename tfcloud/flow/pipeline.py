@@ -120,7 +120,6 @@ def stage_package(job: PreparedJob, settings: Settings, *, console: Console | No
     is not
     there yet. ``recorder`` marks the ``context`` stage (both are planned), ``build`` (the base image) and
     ``push`` (the package is uploaded)."""
-    from tfcloud.errors import ConfigurationError
     from tfcloud.google.cloud.gcloud import Clients, RetryPolicy
     from tfcloud.google.staging.baseimage import ensure_base_image, plan_base_image
     from tfcloud.google.staging.package import plan_package, upload_package
@@ -153,16 +152,14 @@ def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None 
     store (not for a target that reads them in place), and each data set's ``TFCLOUD_DATA_<NAME>`` added to the
     job's environment."""
     from tfcloud.job.datasets import stage_data as ship
+    from tfcloud.job.datasets import store_for
 
     spec = job.spec
     if spec.target.data_in_place:
         env = {d.var: d.source for d in spec.data}
     else:
-        store = spec.target.data_store(settings)
+        store = store_for(spec.data, target=spec.target, settings=settings)
         local = [d for d in spec.data if not d.remote]
-        if local and store is None:
-            raise ConfigurationError(f"--data on {spec.target.name} ships the data to a store: none is set.",
-                                     hint="Vertex AI: set --staging-bucket; Ray: --output-dir.")
         storage = None
         clients = None
         if local and store is not None and store.startswith("gs://"):
@@ -184,7 +181,6 @@ def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None 
 
 
 def _repository(spec: JobSpec, settings: Settings) -> str:
-    from tfcloud.errors import ConfigurationError
 
     if spec.docker_config.image:
         return spec.docker_config.image.rsplit(":", 1)[0].rsplit("/", 1)[0]

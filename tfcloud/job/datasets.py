@@ -24,7 +24,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -146,12 +146,24 @@ def job_data(value: object, *, target: DataPlace, env: Mapping[str, str],
     for d in data_sets:
         if d.var in env:
             raise ValidationError("data", f"a name whose variable {d.var} --env does not set too", d.name)
-    if settings is not None and not target.data_in_place and any(not d.remote for d in data_sets) \
-            and target.data_store(settings) is None:
+    if settings is not None:
+        store_for(data_sets, target=target, settings=settings)
+    return data_sets
+
+
+def store_for(data_sets: Sequence[DataSet], *, target: DataPlace, settings: Settings) -> str | None:
+    """The one rule for where a job's local data sets go: the target's data store (:meth:`Target.data_store`),
+    or None when none ships (a target that reads them in place, or no local data set). A target that ships them
+    with no store is refused (:class:`ValidationError`), by the gate and, should the settings change between the
+    two, by the data stage alike."""
+    if target.data_in_place or all(d.remote for d in data_sets):
+        return None
+    store = target.data_store(settings)
+    if store is None:
         raise ValidationError("data", f"a place on the {target.name} target to ship local data sets to", None,
                               hint="Vertex AI: set a staging bucket (--staging-bucket, TFCLOUD_STAGING_BUCKET); "
                                    "Ray: --output-dir gs://BUCKET/PATH or a directory every node reaches.")
-    return data_sets
+    return store
 
 
 def data_flags(value: object) -> list[str]:
