@@ -1,6 +1,5 @@
 """Write tfcloud/google/catalog/price_rows.csv, the Compute Engine rows of tfcloud's price table, from saved copies of
-the
-Cloud Billing Catalog as two public repositories record it: Cyclenerd/google-cloud-pricing-cost-calculator (its
+the Cloud Billing Catalog as two public repositories record it: Cyclenerd/google-cloud-pricing-cost-calculator (its
 ``pricing.yml``: machine types) and skypilot-org/skypilot-catalog (its ``catalogs/v8/gcp/vms.csv``: the GPUs
 attached to N1 machines, which pricing.yml lacks).
 
@@ -23,8 +22,8 @@ Refresh (the file is data; it is not kept in this repository)::
     python scripts/price_rows.py /tmp/pricing.yml --gpus /tmp/skypilot/catalogs/v8/gcp/vms.csv --read YYYY-MM-DD
 
 then update ``PRICE_SOURCES["compute-engine"]`` and ``["compute-engine-gpus"]`` in
-tfcloud/google/catalog/price_table.py (commits,
-their dates) and run ``python docs/captures.py options``. Needs PyYAML (``pip install pyyaml``).
+tfcloud/google/catalog/price_table.py (commits, their dates) and run ``python docs/captures.py options``. Needs PyYAML
+(``pip install pyyaml``).
 """
 
 from __future__ import annotations

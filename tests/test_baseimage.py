@@ -1,6 +1,5 @@
 """The --no-build base image as a value (tfcloud.google.staging.baseimage): what goes in it, what names it, what each
-pool runs.
-No builder, no network: the planned context, Dockerfile and bootstrap are read back."""
+pool runs. No builder, no network: the planned context, Dockerfile and bootstrap are read back."""
 
 from __future__ import annotations
 

@@ -166,7 +166,10 @@ def test_a_running_job_streams_new_lines_shows_html_as_text_and_cancels_from_the
     from selenium.webdriver.support import expected_conditions
 
     trigger = tmp_path / "trigger"
-    job = _submit(tmp_path, "live.py", LIVE_SCRIPT, entry_point_args=[str(trigger)])
+    data = tmp_path / "set"
+    data.mkdir()
+    job = _submit(tmp_path, "live.py", LIVE_SCRIPT, entry_point_args=[str(trigger)], env={"MODE": "fast"},
+                  secrets={"TOKEN": "env:HOME"}, data={"train": str(data)})
     try:
         browser.get(f"{served.base}/jobs/{job.job_id}")
         _wait(browser, lambda d: "& done" in _text(d, "log"))
@@ -182,10 +185,16 @@ def test_a_running_job_streams_new_lines_shows_html_as_text_and_cancels_from_the
         browser.find_element("id", "show-all").click()
 
         _wait(browser, lambda d: _text(d, "job-state") == "running")
+        # The plan's facts as the text plan, --json and run(dry_run=True) show them: secrets by reference, env
+        # names (never values), data sets.
         assert _text(browser, "plan").splitlines() == [f"entry point {tmp_path / 'live.py'} {trigger}",
                                                         "strategy (the script's own)",
                                                         "distribution_strategy=None: the script sets up its own "
-                                                        "strategy"]
+                                                        "strategy",
+                                                        "secret TOKEN from env:HOME",
+                                                        "env MODE (values not shown)",
+                                                        f"data train = {data} ($TFCLOUD_DATA_TRAIN)"]
+        assert "fast" not in _text(browser, "plan")
         assert [c.text for c in browser.find_elements("css selector", "#pools tbody td")] == [
             "chief", "1", "n1-standard-4", "-"]
         assert _text(browser, "tensorboard") == f"tfcloud tensorboard {job.job_id}"

@@ -114,11 +114,9 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
 def stage_package(job: PreparedJob, settings: Settings, *, console: Console | None = None,
                   build_logs: bool = False, recorder: Recorder | None = None) -> tuple[ImageRef, PackageRef]:
     """The package stage (``--no-build``): the job's base image (:mod:`tfcloud.google.staging.baseimage`: TensorFlow
-    and the
-    requirements; looked up, and built and pushed only when the registry lacks it), then the job's files as a
+    and the requirements; looked up, and built and pushed only when the registry lacks it), then the job's files as a
     source distribution in the staging bucket (:mod:`tfcloud.google.staging.package`), uploaded only when that content
-    is not
-    there yet. ``recorder`` marks the ``context`` stage (both are planned), ``build`` (the base image) and
+    is not there yet. ``recorder`` marks the ``context`` stage (both are planned), ``build`` (the base image) and
     ``push`` (the package is uploaded)."""
     from tfcloud.google.cloud.gcloud import Clients, RetryPolicy
     from tfcloud.google.staging.baseimage import ensure_base_image, plan_base_image

@@ -181,9 +181,9 @@ class Plan:
     def env_names(self) -> list[str]:
         """The names of the variables ``--env`` sets (never their values; the secrets' carrier left out: the
         secrets are listed by reference)."""
-        from tfcloud.job.secretrefs import SECRETS_VAR
+        from tfcloud.job.secretrefs import shown_env_names
 
-        return sorted(name for name in self.spec.env if name != SECRETS_VAR)
+        return shown_env_names(self.spec.env)
 
     @property
     def rerun(self) -> Rerun:

@@ -27,10 +27,16 @@ __all__ = ["Rerun", "latest", "load", "record_path", "rerun", "save", "summary"]
 _RECORD_DIR = "submissions"
 
 
-def summary(spec: JobSpec, settings: Settings, *, image: str | None = None) -> dict[str, Any]:
+def summary(spec: JobSpec, settings: Settings, *, image: str | None = None,
+            request: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The plan of a submitted job, JSON-ready: ``entry_point``, ``args``, ``target``, ``strategy``,
     ``strategy_reason``, ``pools`` (role, replicas, machine type, accelerator), ``image`` (its URI, for an image
-    target), ``labels`` and ``sources`` (setting → where its value came from: a flag, ``TFCLOUD_*``, a file)."""
+    target), ``labels``, ``secrets`` (by reference), ``env_names`` (never values), ``data`` (each data set's
+    name, variable and source), ``request`` (what the target sent, :meth:`Target.request`: Vertex AI's
+    CustomJob) and ``sources`` (setting → where its value came from: a flag, ``TFCLOUD_*``, a file): the facts
+    the plan shows, kept for the dashboard."""
+    from tfcloud.job.secretrefs import shown_env_names
+
     pools = []
     for pool in spec.pools:
         machine = pool.machine
@@ -49,10 +55,25 @@ def summary(spec: JobSpec, settings: Settings, *, image: str | None = None) -> d
         "pools": pools,
         "image": image,
         "labels": dict(spec.job_labels),
+        "secrets": dict(spec.secrets),
+        "env_names": shown_env_names(spec.env),
+        "data": [{"name": d.name, "variable": d.var, "source": d.source} for d in spec.data],
+        "request": _without_env_values(request) if request is not None else None,
         "sources": {name: {"value": _plain(values.get(name)), "from": origin}
                     for name, origin in sorted(settings.sources.items())},
         "rerun": rerun(spec).to_dict(),
     }
+
+
+def _without_env_values(value: Any) -> Any:
+    """``value`` (a request) with each container environment variable's value left out (``env: [{name,
+    value}]``): the record shows names, never values, as every view of a job does."""
+    if isinstance(value, Mapping):
+        return {k: ([{**e, "value": "(not shown)"} if isinstance(e, Mapping) and "value" in e else e for e in v]
+                    if k == "env" and isinstance(v, list) else _without_env_values(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_env_values(v) for v in value]
+    return value
 
 
 def _plain(value: object) -> object:

@@ -168,3 +168,9 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
                        f"and records. Pass it with --secret {name}=env:{name} (local, Ray) or --secret "
                        f"{name}=projects/PROJECT/secrets/SECRET/versions/latest (Secret Manager) instead.")
     return out
+
+
+def shown_env_names(env: Mapping[str, str]) -> list[str]:
+    """The names of the variables ``--env`` sets, as every view of a job shows them (never their values; the
+    secrets' carrier, :data:`SECRETS_VAR`, left out: the secrets are listed by reference)."""
+    return sorted(name for name in env if name != SECRETS_VAR)

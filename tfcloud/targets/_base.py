@@ -338,8 +338,7 @@ class Target:
 
     def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
         """The job's hourly list price (:mod:`tfcloud.google.catalog.prices`), for the plan and the submission; None:
-        this
-        target bills nothing."""
+        this target bills nothing."""
         return None
 
     def request(self, spec: JobSpec, *, image_uri: str | None, package: Any = None) -> dict[str, Any] | None:

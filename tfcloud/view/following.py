@@ -286,11 +286,17 @@ def keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: Image
     """Keep the job's plan in brief (:mod:`tfcloud.flow.submission`), for ``tfcloud ui`` later (a nicety too)."""
     import logging
 
+    from tfcloud.errors import TfcloudError
     from tfcloud.flow.submission import record_path, save, summary
 
+    uri = image.uri if image is not None else None
+    try:
+        request = spec.target.request(spec, image_uri=uri)
+    except TfcloudError:  # a --no-build job's request needs its package: the job itself holds it
+        request = None
     try:
         save(record_path(state_dir(settings), job_id),
-             {**summary(spec, settings, image=image.uri if image is not None else None), "job_id": job_id})
+             {**summary(spec, settings, image=uri, request=request), "job_id": job_id})
     except (OSError, ValueError) as exc:
         logging.getLogger("tfcloud").info("the plan of %s could not be kept: %s", job_id, exc)
 

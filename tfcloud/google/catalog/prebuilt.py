@@ -29,8 +29,8 @@ TENSORFLOW_TPU_RELEASES: dict[tuple[int, int], str] = {
 #: Vertex AI's prebuilt TensorFlow training containers (``pythonPackageSpec.executorImageUri``), by TensorFlow
 #: minor release and device: the image name under ``{us,europe,asia}-docker.pkg.dev/vertex-ai/training/``.
 #: tfcloud runs none of them any more (``--no-build`` runs the job's own base image:
-#: :mod:`tfcloud.google.staging.baseimage`);
-#: the table stays for the docs and the rules, with each image's end of availability.
+#: :mod:`tfcloud.google.staging.baseimage`); the table stays for the docs and the rules, with each image's end of
+#: availability.
 PREBUILT_TRAINING_SOURCE = ("Vertex AI docs, \"Prebuilt containers for custom training\" (cloud.google.com/vertex-ai/"
                             "docs/training/pre-built-containers) and \"Supported frameworks\" (cloud.google.com/"
                             "vertex-ai/docs/supported-frameworks-list; read 2026-11-25: TensorFlow 2.17 is the newest, "

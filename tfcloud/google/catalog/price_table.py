@@ -11,8 +11,7 @@ Two kinds of figure, from two kinds of source:
   API as recorded, per machine type and region, by Cyclenerd/google-cloud-pricing-cost-calculator (its
   ``pricing.yml``; source ``compute-engine``) and, per GPU an N1 machine takes, by skypilot-org/skypilot-catalog
   (source ``compute-engine-gpus``), in ``tfcloud/google/catalog/price_rows.csv``, written by ``scripts/price_rows.py``
-  and read
-  lazily by :func:`price_rows` (never at import). What Compute Engine bills is what a reservation bills ("Use
+  and read lazily by :func:`price_rows` (never at import). What Compute Engine bills is what a reservation bills ("Use
   reservations with training").
 
 How Google bills each capacity kind (the :data:`BILLING` rules, each with its Google page):
@@ -52,8 +51,8 @@ ROW_KIND_OF = {"on-demand": "on-demand", "spot": "spot", "flex-start": "flex-sta
                "persistent-resource": "on-demand"}
 
 #: The Cyclenerd/google-cloud-pricing-cost-calculator commit whose pricing.yml made
-#: tfcloud/google/catalog/price_rows.csv's machine
-#: rows, and the skypilot-org/skypilot-catalog commit whose catalogs/v8/gcp/vms.csv made its N1 GPU rows.
+#: tfcloud/google/catalog/price_rows.csv's machine rows, and the skypilot-org/skypilot-catalog commit whose
+#: catalogs/v8/gcp/vms.csv made its N1 GPU rows.
 _CYCLENERD = "fd66b26ff84fee5cdd94f341ea89206e76c06b99"
 _SKYPILOT = "006059e0f18acb1341e22a27751e9f80df6ba92f"
 

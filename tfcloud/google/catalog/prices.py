@@ -128,8 +128,8 @@ def _total(pools: Sequence[PoolPrice]) -> float | None:
 @dataclass(frozen=True, kw_only=True)
 class JobPrice:
     """The whole job's hourly price in ``region`` on ``capacity`` (one of
-    :data:`tfcloud.google.catalog.price_table.CAPACITIES`):
-    its pools priced by the rows Google bills that capacity at, and on demand (``on_demand``: the ceiling of Spot
+    :data:`tfcloud.google.catalog.price_table.CAPACITIES`): its pools priced by the rows Google bills that capacity at,
+    and on demand (``on_demand``: the ceiling of Spot
     and Flex Start, the fallback of ``reservation="any"``); on Spot, ``compute_engine_spot``: Compute Engine's Spot
     price of the same VMs, for reference. ``per_hour`` None: some part has no known price; 0.0 on a persistent
     resource (the job is not charged); on a reservation the Compute Engine price, which :attr:`excludes` the

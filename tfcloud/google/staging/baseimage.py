@@ -2,8 +2,7 @@
 
 Google's prebuilt TensorFlow training images stop at TensorFlow 2.17, past its end of availability
 (:mod:`tfcloud.google.catalog.prebuilt`), so a build-free job cannot run on them. It runs instead on an image of its
-own, made
-from what changes rarely, while the code (what changes often) goes to the staging bucket as a package
+own, made from what changes rarely, while the code (what changes often) goes to the staging bucket as a package
 (:mod:`tfcloud.google.staging.package`):
 
 1. :func:`plan_base_image`: the parent (``--parent-image``, else TensorFlow's published image for the TensorFlow

@@ -2,8 +2,7 @@
 
 Instead of an image per change, the job's files travel as a source distribution in the staging bucket; each
 replica runs the job's base image (:mod:`tfcloud.google.staging.baseimage`: TensorFlow and the requirements, built
-once), whose
-bootstrap unpacks the package from ``/gcs/`` and runs ``python -m tfcloud_job.start``:
+once), whose bootstrap unpacks the package from ``/gcs/`` and runs ``python -m tfcloud_job.start``:
 
 1. The files are those an image would get (:func:`tfcloud.image.context.collect_context`: ignore files honoured,
    secrets kept out) plus the same generated files (:func:`tfcloud.image.containerize.generated_files`: the launcher,

@@ -165,8 +165,7 @@ def persistent_resource_request(pools: tuple[tuple[str, MachineConfig, int], ...
 
 def cluster_price(info: ClusterInfo) -> ClusterPrice:
     """What ``info``'s persistent resource costs per hour while it exists
-    (:func:`tfcloud.google.catalog.prices.cluster_price`;
-    the region is its name's)."""
+    (:func:`tfcloud.google.catalog.prices.cluster_price`; the region is its name's)."""
     from tfcloud.google.catalog.prices import cluster_price as price
 
     parts = info.name.split("/")

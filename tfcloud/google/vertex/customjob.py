@@ -122,8 +122,7 @@ def custom_job_body(spec: JobSpec, target: VertexPlace, *, image_uri: str | None
                     parent: str | None = None) -> dict[str, Any]:
     """The CustomJob for ``spec`` running ``image_uri`` (whose entrypoint is the launcher), or, with ``package``
     (``--no-build``), that package on ``image_uri`` as the job's base image (:mod:`tfcloud.google.staging.baseimage`);
-    placed by
-    the spec's :class:`~tfcloud.targets.VertexTarget` (service account, network,
+    placed by the spec's :class:`~tfcloud.targets.VertexTarget` (service account, network,
     scheduling and capacity, output directory, TensorBoard, experiment). Short names (a reservation's
     ``ZONE/NAME``, a TensorBoard ID, an experiment's name) are expanded under ``parent`` (``projects/P/locations/L``:
     the backend's), else the target's project and region."""

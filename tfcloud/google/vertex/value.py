@@ -333,8 +333,7 @@ class VertexOptions(Target):
 
     def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None:
         """The job's hourly price by how Google bills its capacity (:mod:`tfcloud.google.catalog.prices`): on a
-        persistent
-        resource (not charged), a reservation, Flex Start, Spot or on demand."""
+        persistent resource (not charged), a reservation, Flex Start, Spot or on demand."""
         from tfcloud.google.catalog.prices import job_price
 
         return job_price([(pool.role.value, pool.replica_count, pool.machine) for pool in spec.pools],

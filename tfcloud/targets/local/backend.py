@@ -73,8 +73,7 @@ _STATES = ("starting", "running", "succeeded", "failed", "stopping", "cancelled"
 class LocalBackend:
     """Runs jobs as local processes. Options: ``settings`` (its ``state_dir``) or ``home`` (the state dir,
     which wins; without either: :func:`tfcloud.records.statedir.default_state_dir`), ``stop_grace_s`` (SIGTERM to
-    SIGKILL),
-    ``finish_grace_s`` (how long workers may run on after the chief succeeded). The job's :class:`LocalTarget`
+    SIGKILL), ``finish_grace_s`` (how long workers may run on after the chief succeeded). The job's :class:`LocalTarget`
     says the rest: ``container`` (each replica runs the job's image on the Docker engine, ``settings.docker_host``
     or ``DOCKER_HOST``, on the host network: :mod:`tfcloud.targets.local.container`), ``max_restarts``,
     ``liveness_timeout`` (how long a replica may go without a heartbeat before the job fails) and
