@@ -156,7 +156,7 @@ def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None 
     if spec.target.data_in_place:
         env = {d.var: d.source for d in spec.data}
     else:
-        store = store_for(spec.data, target=spec.target, settings=settings)
+        store = store_for(spec.data, target=spec.target.name, in_place=False, store=spec.target.data_store(settings))
         local = [d for d in spec.data if not d.remote]
         storage = None
         clients = None

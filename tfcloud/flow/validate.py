@@ -23,7 +23,7 @@ from tfcloud.job.checks import (
     validate_image_reference,
     validate_labels,
 )
-from tfcloud.job.datasets import job_data
+from tfcloud.job.datasets import job_data, store_for
 from tfcloud.job.jobids import validate_job_id
 from tfcloud.job.secretrefs import job_secrets
 from tfcloud.job.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role
@@ -390,10 +390,12 @@ def build_spec(
     docker = _docker_config(docker_config)
     labels = validate_labels(job_labels)
     environment = _env(env)
-    secret_refs, environment = job_secrets(secrets, target=where, env=environment, warn=intent != "plan")
-    # a dry run runs the submission's checks (a store for local data sets): it differs only in doing nothing
-    data_sets = job_data(data, target=where, env=environment,
-                         settings=settings if intent in ("submit", "plan") else None)
+    secret_refs, environment = job_secrets(secrets, target=where.name, local_sources=where.local_sources,
+                                           from_here=where.secrets_from_here, env=environment,
+                                           warn=intent != "plan")
+    data_sets = job_data(data, env=environment)
+    if settings is not None and intent in ("submit", "plan"):  # a dry run runs the submission's checks too
+        store_for(data_sets, target=where.name, in_place=where.data_in_place, store=where.data_store(settings))
     context = _context_dir(context_dir, entry)
     if requirements is not None and intent != "plan":  # a plan reaches no network
         from tfcloud.entry.requirements import check_remote_includes

@@ -27,14 +27,13 @@ import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ConfigurationError, ValidationError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from tfcloud.config.value import Settings
 
 __all__ = ["DATA_PREFIX", "STORE_DIR", "DataSet", "DataUpload", "Manifest", "data_excludes", "job_data",
            "parse_data", "scan", "stage_data", "transfer_progress"]
@@ -128,39 +127,25 @@ def parse_data(value: object) -> tuple[DataSet, ...]:
     return tuple(out)
 
 
-class DataPlace(Protocol):
-    """What the ``--data`` step reads of a job's target (every :class:`~tfcloud.targets.Target` keeps it; declared
-    here because the spec imports this module and the targets import the spec)."""
-
-    name: ClassVar[str]
-    data_in_place: ClassVar[bool]
-
-    def data_store(self, settings: Settings) -> str | None: ...
-
-
-def job_data(value: object, *, target: DataPlace, env: Mapping[str, str],
-             settings: Settings | None) -> tuple[DataSet, ...]:
+def job_data(value: object, *, env: Mapping[str, str]) -> tuple[DataSet, ...]:
     """The gate's step for ``--data``: the checked data sets (:func:`parse_data`), none with a variable ``env``
-    sets; with ``settings`` (a submission), a target that ships local data sets must have a store for them."""
+    sets. (Where local ones go: :func:`store_for`.)"""
     data_sets = parse_data(value)
     for d in data_sets:
         if d.var in env:
             raise ValidationError("data", f"a name whose variable {d.var} --env does not set too", d.name)
-    if settings is not None:
-        store_for(data_sets, target=target, settings=settings)
     return data_sets
 
 
-def store_for(data_sets: Sequence[DataSet], *, target: DataPlace, settings: Settings) -> str | None:
-    """The one rule for where a job's local data sets go: the target's data store (:meth:`Target.data_store`),
-    or None when none ships (a target that reads them in place, or no local data set). A target that ships them
-    with no store is refused (:class:`ValidationError`), by the gate and, should the settings change between the
-    two, by the data stage alike."""
-    if target.data_in_place or all(d.remote for d in data_sets):
+def store_for(data_sets: Sequence[DataSet], *, target: str, in_place: bool, store: str | None) -> str | None:
+    """The one rule for where a job's local data sets go, from what the ``target`` declares: its data store
+    (``store``: :meth:`Target.data_store`), or None when none ships (``in_place``: a target whose replicas read
+    them here, :attr:`Target.data_in_place`; or no local data set). A target that ships them with no store is
+    refused (:class:`ValidationError`), by the gate and by the data stage alike."""
+    if in_place or all(d.remote for d in data_sets):
         return None
-    store = target.data_store(settings)
     if store is None:
-        raise ValidationError("data", f"a place on the {target.name} target to ship local data sets to", None,
+        raise ValidationError("data", f"a place on the {target} target to ship local data sets to", None,
                               hint="Vertex AI: set a staging bucket (--staging-bucket, TFCLOUD_STAGING_BUCKET); "
                                    "Ray: --output-dir gs://BUCKET/PATH or a directory every node reaches.")
     return store

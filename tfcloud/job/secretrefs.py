@@ -31,7 +31,6 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar, Protocol
 
 from tfcloud.errors import ValidationError
 
@@ -109,24 +108,18 @@ def parse_secrets(value: object, *, local_sources: bool, target: str, env: Mappi
     return MappingProxyType(out)
 
 
-class SecretsPlace(Protocol):
-    """What the ``--secret`` step reads of a job's target (every :class:`~tfcloud.targets.Target` keeps it;
-    declared here because the spec imports this module and the targets import the spec)."""
-
-    name: ClassVar[str]
-    local_sources: ClassVar[bool]
-    secrets_from_here: ClassVar[bool]
-
-
-def job_secrets(value: object, *, target: SecretsPlace, env: Mapping[str, str],
+def job_secrets(value: object, *, target: str, local_sources: bool, from_here: bool, env: Mapping[str, str],
                 warn: bool) -> tuple[Mapping[str, str], Mapping[str, str]]:
     """The gate's step for ``--secret``: the checked references (:func:`parse_secrets`) and ``env`` with the
-    variable that carries them; ``warn``: log :func:`env_warnings` for ``env`` (a submission, not a plan)."""
+    variable that carries them, by what the ``target`` declares (``local_sources``: it reads ``env:`` and
+    ``file:`` references, :attr:`Target.local_sources`; ``from_here``: from this machine, so an ``env:``
+    variable must be set here, :attr:`Target.secrets_from_here`); ``warn``: log :func:`env_warnings` for ``env``
+    (a submission, not a plan)."""
     import logging
     import os
 
-    refs = parse_secrets(value, local_sources=target.local_sources, target=target.name, env=env,
-                         here=os.environ if target.secrets_from_here else None)
+    refs = parse_secrets(value, local_sources=local_sources, target=target, env=env,
+                         here=os.environ if from_here else None)
     if warn:
         for warning in env_warnings(env):
             logging.getLogger("tfcloud").warning(warning)
