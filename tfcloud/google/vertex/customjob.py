@@ -3,7 +3,7 @@ and the image: its worker pools (machine, boot disk, reservation, code), schedul
 ``CustomJobSpec``. :func:`tfcloud.google.vertex.request.custom_job_request` is its front door; the gate
 (:mod:`tfcloud.google.vertex.gate`) builds the same body to check it against Google's rules before anything is
 built. The value's rules call the gate, so the body never names the value's class: it takes what it reads,
-:class:`~tfcloud.google.vertex.place.VertexPlace`, which the value keeps."""
+:class:`~tfcloud.google.vertex.place.VertexSetup`, which the value keeps."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tfcloud.google.vertex.options import (
 from tfcloud.job.spec import JobSpec, Role
 
 if TYPE_CHECKING:
-    from tfcloud.google.vertex.place import VertexPlace
+    from tfcloud.google.vertex.place import VertexSetup
     from tfcloud.job.artifacts import PackageRef
 
 __all__ = ["BOOT_DISK", "POOL_ORDER", "SUBMISSION_LABEL", "custom_job_body", "disk_spec", "machine_spec",
@@ -45,7 +45,7 @@ def replica_name(task_name: str) -> str:
     return task_name
 
 
-def restart_options(spec: JobSpec, target: VertexPlace) -> dict[str, Any]:
+def restart_options(spec: JobSpec, target: VertexSetup) -> dict[str, Any]:
     """``max_restarts`` (and ``spot``) as Vertex AI's restart options, which take no count:
 
     - ``max_restarts=0`` or ``disable_retries``: ``disable_retries`` (Vertex AI then restarts nothing);
@@ -116,7 +116,7 @@ def _code_spec(spec: JobSpec, *, image_uri: str | None, package: PackageRef | No
     return {"container_spec": code}
 
 
-def custom_job_body(spec: JobSpec, target: VertexPlace, *, image_uri: str | None = None, submission_id: str,
+def custom_job_body(spec: JobSpec, target: VertexSetup, *, image_uri: str | None = None, submission_id: str,
                     base_output_dir: str | None = None, package: PackageRef | None = None,
                     tensorflow_version: str | None = None, region: str | None = None,
                     parent: str | None = None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from tfcloud.google.cloud.gcloud import Clients, RetryPolicy, call
 if TYPE_CHECKING:
     from tfcloud.config.value import Settings
     from tfcloud.google.catalog.machines import MachineConfig
-    from tfcloud.google.vertex.place import VertexPlace
+    from tfcloud.google.vertex.place import VertexSetup
     from tfcloud.job.spec import JobSpec
 
 __all__ = ["check_job_fits"]
@@ -32,7 +32,7 @@ def _shown(machine_type: str, accelerator: tuple[str, int]) -> str:
     return f"{machine_type} + {accelerator[1]} x {accelerator[0]}" if accelerator[1] else machine_type
 
 
-def _lookup(cluster: str, target: VertexPlace, settings: Settings) -> Any:
+def _lookup(cluster: str, target: VertexSetup, settings: Settings) -> Any:
     parent = f"projects/{target.project}/locations/{target.location}"
     name = cluster if cluster.startswith("projects/") else f"{parent}/persistentResources/{cluster}"
     clients = Clients(endpoint=target.emulator_host, region=target.location)
@@ -49,7 +49,7 @@ def _lookup(cluster: str, target: VertexPlace, settings: Settings) -> Any:
         clients.close()
 
 
-def check_job_fits(spec: JobSpec, target: VertexPlace, settings: Settings) -> None:
+def check_job_fits(spec: JobSpec, target: VertexSetup, settings: Settings) -> None:
     """Refuse (:class:`~tfcloud.errors.ValidationError`, exit 2, naming the option) a job that the persistent
     resource ``target.persistent_resource`` cannot run."""
     cluster = str(target.persistent_resource)

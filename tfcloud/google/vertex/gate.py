@@ -15,7 +15,7 @@ from tfcloud.errors import ValidationError
 
 if TYPE_CHECKING:
     from tfcloud.google.rules import Violation
-    from tfcloud.google.vertex.place import VertexPlace
+    from tfcloud.google.vertex.place import VertexSetup
     from tfcloud.job.spec import JobSpec
 
 __all__ = ["check_google_rules", "check_persistent_resource_request", "option_for", "to_error", "violations"]
@@ -53,7 +53,7 @@ def to_error(violation: Violation, *, tpu_first: bool = False) -> ValidationErro
                                 f"{violation.source}.)")
 
 
-def violations(spec: JobSpec, target: VertexPlace, *, region: str,
+def violations(spec: JobSpec, target: VertexSetup, *, region: str,
                today: datetime.date | None = None) -> list[Violation]:
     """Every documented rule the CustomJob of ``spec`` on ``target`` (its Vertex AI target's value) breaks in
     ``region`` on ``today`` (None: the day of the run)."""
@@ -74,7 +74,7 @@ def violations(spec: JobSpec, target: VertexPlace, *, region: str,
     return found
 
 
-def check_google_rules(spec: JobSpec, target: VertexPlace, *, region: str, today: datetime.date | None = None) -> None:
+def check_google_rules(spec: JobSpec, target: VertexSetup, *, region: str, today: datetime.date | None = None) -> None:
     """Raise the first violation as a :class:`ValidationError` (exit 2): first a machine no job can run on yet
     (:func:`tfcloud.google.catalog.machines.not_yet_runnable`, the reason ``tfcloud machines`` shows), then Google's
     rules."""

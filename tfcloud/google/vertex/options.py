@@ -28,7 +28,7 @@ from tfcloud.google.vertex.place import SchedulingStrategy
 from tfcloud.targets._base import LazyPattern
 
 if TYPE_CHECKING:
-    from tfcloud.google.vertex.place import VertexPlace
+    from tfcloud.google.vertex.place import VertexSetup
     from tfcloud.job.spec import JobSpec
 
 __all__ = [
@@ -397,7 +397,7 @@ def option_experiment_run(name: str, value: object) -> str | None:
     return check_experiment_run(value, "")
 
 
-def check_rules(target: VertexPlace, *, region: str | None, staging_bucket: str | None,
+def check_rules(target: VertexSetup, *, region: str | None, staging_bucket: str | None,
                 project: str | None = None) -> None:
     """The rules between a VertexTarget's options (``region``: the job's, from the option or the settings;
     ``staging_bucket``: the settings', which gives a job its output directory when it has none)."""
@@ -422,7 +422,7 @@ def check_rules(target: VertexPlace, *, region: str | None, staging_bucket: str 
                        staging_bucket=staging_bucket)
 
 
-def check_pools(target: VertexPlace, spec: JobSpec) -> None:
+def check_pools(target: VertexSetup, spec: JobSpec) -> None:
     """The rules between a VertexTarget's options and the job's pools (FLEX_START's machines and timeout)."""
     if target.scheduling is SchedulingStrategy.FLEX_START:
         _check_flex_start(target.timeout_s, [(f"{p.role.value}_config", p.machine.machine_type,

@@ -1,19 +1,21 @@
-"""What the Vertex AI target's request and checks read of its value: :class:`VertexPlace`, the fields of
-:class:`~tfcloud.google.vertex.value.VertexOptions` that the CustomJob body
-(:mod:`tfcloud.google.vertex.customjob`), Google's rules (:mod:`tfcloud.google.vertex.gate`), the options' rules
-(:mod:`tfcloud.google.vertex.options`) and the persistent resource's fit (:mod:`tfcloud.google.vertex.fit`) use,
-and :class:`SchedulingStrategy`, the one type among them.
-
-Declared here, below all of them and below the value: the value's rules call the gate, which builds the body, so
-the body cannot name the value's class (that would be a circle: value → gate → customjob → value); it names what
-it reads instead, and mypy checks that the value keeps it (``value.py``)."""
+"""The Vertex AI target's value in its two halves, as plain frozen values below everything that reads them:
+:class:`VertexPlace` (how Vertex AI is reached: project, region, the emulator) and :class:`VertexSetup` (the
+place and how a job runs there: network, capacity, restarts, outputs, ...), with :class:`SchedulingStrategy`, the
+one type among them. The CustomJob body (:mod:`tfcloud.google.vertex.customjob`), Google's rules
+(:mod:`tfcloud.google.vertex.gate`), the options' rules (:mod:`tfcloud.google.vertex.options`) and the persistent
+resource's fit (:mod:`tfcloud.google.vertex.fit`) read a :class:`VertexSetup`; the target's value
+(:class:`~tfcloud.google.vertex.value.VertexOptions`) is one, with the target's rules and options on top (its
+rules call the gate, which builds the body: the body names these halves, never the value's class)."""
 
 from __future__ import annotations
 
 import enum
-from typing import Protocol
+from dataclasses import dataclass
 
-__all__ = ["SchedulingStrategy", "VertexPlace"]
+__all__ = ["DEFAULT_REGION", "SchedulingStrategy", "VertexPlace", "VertexSetup"]
+
+#: The region a job runs in when none is given.
+DEFAULT_REGION = "us-central1"
 
 
 class SchedulingStrategy(str, enum.Enum):
@@ -32,45 +34,41 @@ class SchedulingStrategy(str, enum.Enum):
         return self.value.lower().replace("_", "-")
 
 
-class VertexPlace(Protocol):
-    """The Vertex AI target's value as its request and checks read it (each member is the VertexOptions field of
-    that name; ``location`` is the region or the default one)."""
+@dataclass(frozen=True, kw_only=True)
+class VertexPlace:
+    """How Vertex AI is reached (the target's place options): the project, the region (``location``: it, or
+    :data:`DEFAULT_REGION`), and the tfcloud emulator's address instead of Google's endpoint."""
+
+    project: str | None = None
+    region: str | None = None
+    emulator_host: str | None = None
 
     @property
-    def project(self) -> str | None: ...
-    @property
-    def region(self) -> str | None: ...
-    @property
-    def location(self) -> str: ...
-    @property
-    def emulator_host(self) -> str | None: ...
-    @property
-    def network(self) -> str | None: ...
-    @property
-    def service_account(self) -> str | None: ...
-    @property
-    def base_output_dir(self) -> str | None: ...
-    @property
-    def spot(self) -> bool: ...
-    @property
-    def scheduling(self) -> SchedulingStrategy | None: ...
-    @property
-    def max_wait_s(self) -> int | None: ...
-    @property
-    def timeout_s(self) -> int | None: ...
-    @property
-    def max_restarts(self) -> int | None: ...
-    @property
-    def disable_retries(self) -> bool: ...
-    @property
-    def restart_on_worker_restart(self) -> bool: ...
-    @property
-    def reservation(self) -> str | None: ...
-    @property
-    def persistent_resource(self) -> str | None: ...
-    @property
-    def tensorboard(self) -> str | None: ...
-    @property
-    def experiment(self) -> str | None: ...
-    @property
-    def experiment_run(self) -> str | None: ...
+    def location(self) -> str:
+        """The job's region: the ``region`` option, else :data:`DEFAULT_REGION`."""
+        return self.region or DEFAULT_REGION
+
+
+@dataclass(frozen=True, kw_only=True)
+class VertexSetup(VertexPlace):
+    """The place and a job's setup there (the target's job options, as the request and Google's rules read
+    them). ``spot`` and ``scheduling`` each set the other (``spot=True`` is :attr:`SchedulingStrategy.SPOT`)."""
+
+    network: str | None = None  # projects/NUMBER/global/networks/NAME
+    spot: bool = False
+    timeout_s: int | None = None
+    restart_on_worker_restart: bool = False
+    base_output_dir: str | None = None  # gs://... ; Vertex AI sets AIP_MODEL_DIR etc. under it
+    service_account: str | None = None
+    max_restarts: int | None = None  # as Vertex AI's restart options (request.restart_scheduling)
+    staging_bucket: str | None = None
+    scheduling: SchedulingStrategy | None = None
+    max_wait_s: int | None = None
+    reservation: str | None = None  # "any", "none", ZONE/NAME or projects/P/zones/Z/reservations/NAME
+    disable_retries: bool = False
+    persistent_resource: str | None = None  # its ID, or its full name
+    tensorboard: str | None = None
+    experiment: str | None = None
+    experiment_run: str | None = None
+    # False (--no-build): a package on the job's base image (tfcloud.google.staging.baseimage) instead
+    build: bool = True

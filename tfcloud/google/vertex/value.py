@@ -12,7 +12,7 @@ from tfcloud.config.docsite import page
 from tfcloud.errors import ValidationError
 from tfcloud.google.rules.data import TRAINING_REGIONS
 from tfcloud.google.vertex import options as _capacity
-from tfcloud.google.vertex.place import SchedulingStrategy
+from tfcloud.google.vertex.place import DEFAULT_REGION, SchedulingStrategy, VertexSetup
 from tfcloud.targets._base import GoogleCloud, LazyPattern, Option, Target, check_text
 from tfcloud.targets._shared import MAX_RESTARTS, output_dir_option
 
@@ -30,7 +30,6 @@ __all__ = ["DEFAULT_REGION", "MAX_TIMEOUT_S", "VERTEX_REGIONS", "SchedulingStrat
 #: image was built and pushed.
 VERTEX_REGIONS: frozenset[str] = TRAINING_REGIONS
 #: The region a job runs in when no call, variable, config file or gcloud configuration names one.
-DEFAULT_REGION = "us-central1"
 MAX_TIMEOUT_S = 14 * 24 * 3600  # Vertex AI: at most 14 days (default 7)
 _PROJECT = LazyPattern(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _NETWORK = LazyPattern(r"^projects/[0-9]+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -100,7 +99,7 @@ def refuse_image_options(docker: DockerConfig) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class VertexOptions(Target):
+class VertexOptions(Target, VertexSetup):
     """The Vertex AI target's value: its fields, options, rules and plan rows, which its request and backend
     read (:class:`~tfcloud.google.vertex.VertexTarget` without its backend and tuner)."""
 
@@ -180,28 +179,6 @@ class VertexOptions(Target):
         ("google.cloud.aiplatform_v1", "cloud"), ("google.cloud.logging_v2", "cloud"), ("google.auth", "cloud"),
         ("grpc", "cloud"))
 
-    project: str | None = None
-    region: str | None = None
-    network: str | None = None  # projects/NUMBER/global/networks/NAME
-    spot: bool = False
-    timeout_s: int | None = None
-    restart_on_worker_restart: bool = False
-    base_output_dir: str | None = None  # gs://... ; Vertex AI sets AIP_MODEL_DIR etc. under it
-    service_account: str | None = None
-    max_restarts: int | None = None  # as Vertex AI's restart options (request.restart_scheduling)
-    emulator_host: str | None = None
-    staging_bucket: str | None = None
-    scheduling: SchedulingStrategy | None = None  # spot=True is SchedulingStrategy.SPOT: each sets the other
-    max_wait_s: int | None = None
-    reservation: str | None = None  # "any", "none", ZONE/NAME or projects/P/zones/Z/reservations/NAME
-    disable_retries: bool = False
-    persistent_resource: str | None = None  # its ID, or its full name
-    tensorboard: str | None = None
-    experiment: str | None = None
-    experiment_run: str | None = None
-    # False (--no-build): a package on the job's base image (tfcloud.google.staging.baseimage) instead
-    build: bool = True
-
     @classmethod
     def owns_job_id(cls, job_id: str) -> bool:
         """A CustomJob's number, or its full resource name (Vertex AI's ids have no prefix)."""
@@ -237,11 +214,6 @@ class VertexOptions(Target):
     @property
     def emulated(self) -> bool:
         return self.emulator_host is not None
-
-    @property
-    def location(self) -> str:
-        """The job's region: the ``region`` option, else :data:`DEFAULT_REGION`."""
-        return self.region or DEFAULT_REGION
 
     def data_store(self, settings: Settings) -> str | None:
         bucket = self.google().bucket
@@ -347,9 +319,3 @@ class VertexOptions(Target):
             return ["TPU: the TPU host runs your program as the job's one pool (pool 0, one replica), as Vertex AI "
                     "requires; no CPU/GPU chief is added."]
         return []
-
-
-if TYPE_CHECKING:  # the value keeps what its request and checks read (mypy checks it here)
-    from tfcloud.google.vertex.place import VertexPlace
-
-    _PLACE: type[VertexPlace] = VertexOptions
