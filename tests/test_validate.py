@@ -269,3 +269,21 @@ def test_machine_configs_accept_objects_and_names(script: Path) -> None:
                       target="vertex")
     assert spec.chief.machine is config
     assert spec.pools[1].machine == T4
+
+
+@pytest.mark.parametrize("name", ["TF_CONFIG", "TFCLOUD_REPLICA", "TFCLOUD_SECRET_REFS"])
+def test_env_and_secrets_refuse_the_names_tfcloud_sets_from_one_list(tmp_path: Path, name: str) -> None:
+    """One list of the variables tfcloud sets (secretrefs.RESERVED_ENV): --env refuses each, --secret too, and
+    --secret also PATH, PYTHONPATH and HOME."""
+    from tfcloud.job.secretrefs import RESERVED_ENV
+
+    script = tmp_path / "train.py"
+    script.write_text("pass\n")
+    assert name in RESERVED_ENV
+    with pytest.raises(ValidationError) as env_error:
+        build_spec(entry_point=str(script), env={name: "x"})
+    assert env_error.value.field == "env" and ", ".join(RESERVED_ENV) in env_error.value.expected
+    for secret in (name, "PATH"):
+        with pytest.raises(ValidationError) as secret_error:
+            build_spec(entry_point=str(script), secrets={secret: "env:HOME"})
+        assert secret_error.value.field == "secrets" and secret in secret_error.value.expected

@@ -154,8 +154,9 @@ def rerun(spec: JobSpec) -> Rerun:
     their catalog names, the strategy when one was asked for), requirements, labels, env, secrets by reference,
     data sets, the image options, the build context and the display name. Values that came from the
     environment or a config file are written out as flags, so the command does not depend on them."""
-    from tfcloud.flow.validate import RESERVED_ENV, default_display_name
+    from tfcloud.flow.validate import default_display_name
     from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS
+    from tfcloud.job.secretrefs import RESERVED_ENV
     from tfcloud.job.spec import Role, Strategy
     from tfcloud.job.strategy import EXPLICIT
     from tfcloud.targets import BUILTIN

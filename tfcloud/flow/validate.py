@@ -25,7 +25,7 @@ from tfcloud.job.checks import (
 )
 from tfcloud.job.datasets import job_data, store_for
 from tfcloud.job.jobids import validate_job_id
-from tfcloud.job.secretrefs import job_secrets
+from tfcloud.job.secretrefs import RESERVED_ENV, job_secrets
 from tfcloud.job.spec import DockerConfig, EntryPointKind, JobSpec, PoolSpec, Role
 from tfcloud.job.strategy import choose_strategy, parse_strategy
 
@@ -59,8 +59,6 @@ MAX_ENV_LENGTH = 131_071
 MAX_ENV_TOTAL = 1_000_000  # every --env variable together; Linux's ARG_MAX (2 MiB) also holds the arguments
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: What tfcloud sets in every replica (TFCLOUD_AUTO_CHECKPOINT, TFCLOUD_LOGICAL_CPUS... are the user's to set).
-RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT",
-                 "TFCLOUD_SECRET_REFS")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DISPLAY_NAME_MAX = 128
 

@@ -34,7 +34,8 @@ from types import MappingProxyType
 
 from tfcloud.errors import ValidationError
 
-__all__ = ["SECRETS_VAR", "env_warnings", "job_secrets", "parse_secrets", "secret_env"]
+__all__ = ["RESERVED_ENV", "SECRETS_VAR", "env_warnings", "job_secrets", "parse_secrets", "secret_env",
+           "shown_env_names"]
 
 #: The replica's variable that holds the references (JSON: NAME -> reference).
 SECRETS_VAR = "TFCLOUD_SECRET_REFS"
@@ -48,8 +49,10 @@ SECRET_MANAGER_REF = re.compile(
 _EXPECTED = ("a Secret Manager version (projects/PROJECT/secrets/SECRET/versions/VERSION, VERSION a number or "
              "latest), env:VARIABLE or file:PATH")
 _EXPECTED_REMOTE = "a Secret Manager version (projects/PROJECT/secrets/SECRET/versions/VERSION or .../latest)"
-_RESERVED = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT", SECRETS_VAR,
-             "PATH", "PYTHONPATH", "HOME")
+#: The variables tfcloud sets in every replica: ``--env`` may not set them (:mod:`tfcloud.flow.validate`).
+RESERVED_ENV = ("TF_CONFIG", "TFCLOUD_REMOTE", "TFCLOUD_JOB_ID", "TFCLOUD_REPLICA", "TFCLOUD_ATTEMPT", SECRETS_VAR)
+#: A secret may not take those names either, nor the ones a replica's Python needs as they are.
+_RESERVED = (*RESERVED_ENV, "PATH", "PYTHONPATH", "HOME")
 
 
 def parse_secrets(value: object, *, local_sources: bool, target: str, env: Mapping[str, str] | None = None,
