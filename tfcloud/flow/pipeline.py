@@ -153,7 +153,7 @@ def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None 
     from tfcloud.job.datasets import store_for
 
     spec = job.spec
-    if spec.target.data_in_place:
+    if spec.target.runs_here:
         env = {d.var: d.source for d in spec.data}
     else:
         store = store_for(spec.data, target=spec.target.name, in_place=False, store=spec.target.data_store(settings))

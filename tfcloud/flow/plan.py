@@ -295,7 +295,7 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         requirements=tuple(requirements),
         notes=tuple(notes),
         warnings=tuple(warnings),
-        data=tuple(describe(spec.data, in_place=spec.target.data_in_place,
+        data=tuple(describe(spec.data, in_place=spec.target.runs_here,
                             store=spec.target.data_store(settings))),
         endpoint=_endpoint(spec, settings),
         image=image,

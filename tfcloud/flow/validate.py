@@ -389,11 +389,11 @@ def build_spec(
     labels = validate_labels(job_labels)
     environment = _env(env)
     secret_refs, environment = job_secrets(secrets, target=where.name, local_sources=where.local_sources,
-                                           from_here=where.secrets_from_here, env=environment,
+                                           from_here=where.runs_here, env=environment,
                                            warn=intent != "plan")
     data_sets = job_data(data, env=environment)
     if settings is not None and intent in ("submit", "plan"):  # a dry run runs the submission's checks too
-        store_for(data_sets, target=where.name, in_place=where.data_in_place, store=where.data_store(settings))
+        store_for(data_sets, target=where.name, in_place=where.runs_here, store=where.data_store(settings))
     context = _context_dir(context_dir, entry)
     if requirements is not None and intent != "plan":  # a plan reaches no network
         from tfcloud.entry.requirements import check_remote_includes

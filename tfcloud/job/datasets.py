@@ -3,7 +3,7 @@
 Each data set has a name and a source: a local directory or ``gs://BUCKET/PATH``. Every replica finds it at the
 path in the variable ``TFCLOUD_DATA_<NAME>`` (``tfcloud.data("name")`` returns it):
 
-- a target whose replicas run here (local: :attr:`Target.data_in_place`) uses a local directory in place;
+- a target whose replicas run here (local: :attr:`Target.runs_here`) uses a local directory in place;
 - any other target ships it to its data store (:meth:`Target.data_store`: ``gs://STAGING_BUCKET/tfcloud-data``
   on Vertex AI, ``OUTPUT_DIR/tfcloud-data`` on Ray) under content addresses: each file is stored once as
   ``objects/<sha256>``, and the data set as a manifest (``manifests/<sha256 of the manifest>.json``: each file's
@@ -140,7 +140,7 @@ def job_data(value: object, *, env: Mapping[str, str]) -> tuple[DataSet, ...]:
 def store_for(data_sets: Sequence[DataSet], *, target: str, in_place: bool, store: str | None) -> str | None:
     """The one rule for where a job's local data sets go, from what the ``target`` declares: its data store
     (``store``: :meth:`Target.data_store`), or None when none ships (``in_place``: a target whose replicas read
-    them here, :attr:`Target.data_in_place`; or no local data set). A target that ships them with no store is
+    them here, :attr:`Target.runs_here`; or no local data set). A target that ships them with no store is
     refused (:class:`ValidationError`), by the gate and by the data stage alike."""
     if in_place or all(d.remote for d in data_sets):
         return None

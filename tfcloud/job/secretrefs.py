@@ -116,7 +116,7 @@ def job_secrets(value: object, *, target: str, local_sources: bool, from_here: b
     """The gate's step for ``--secret``: the checked references (:func:`parse_secrets`) and ``env`` with the
     variable that carries them, by what the ``target`` declares (``local_sources``: it reads ``env:`` and
     ``file:`` references, :attr:`Target.local_sources`; ``from_here``: from this machine, so an ``env:``
-    variable must be set here, :attr:`Target.secrets_from_here`); ``warn``: log :func:`env_warnings` for ``env``
+    variable must be set here, :attr:`Target.runs_here`); ``warn``: log :func:`env_warnings` for ``env``
     (a submission, not a plan)."""
     import logging
     import os

@@ -106,7 +106,7 @@ class Where(Protocol):
     name: ClassVar[str]
     title: ClassVar[str]
     tuner: ClassVar[str | None]
-    data_in_place: ClassVar[bool]
+    runs_here: ClassVar[bool]
 
     @property
     def container(self) -> bool: ...

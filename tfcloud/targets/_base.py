@@ -208,12 +208,10 @@ class Target:
     #: Whether its replicas can read ``env:`` and ``file:`` secret sources (``--secret``): they run where tfcloud
     #: runs, or on machines the user set up. False: Secret Manager versions only (:mod:`tfcloud.job.secretrefs`).
     local_sources: ClassVar[bool] = False
-    #: Whether its replicas start from this process's environment (they run here): an ``env:`` secret's variable
-    #: must then be set here, checked before anything happens (a dry run too).
-    secrets_from_here: ClassVar[bool] = False
-    #: Whether its replicas read ``--data`` directories where they are (local); else they are shipped to
-    #: :meth:`data_store`.
-    data_in_place: ClassVar[bool] = False
+    #: Whether its replicas run on this machine, from this process's environment (local). Two rules follow from
+    #: this one fact: an ``env:`` secret's variable must be set here, checked before anything happens (a dry run
+    #: too), and ``--data`` directories are read where they are; else they are shipped to :meth:`data_store`.
+    runs_here: ClassVar[bool] = False
     #: ``"module:Class"`` of its tuner, a class that keeps :class:`tfcloud.job.study.Tuner` (:mod:`tfcloud.sdk`'s
     #: ``tune`` builds it and passes ``submit_trial`` to its ``start``), or None: it runs no studies.
     tuner: ClassVar[str | None] = None
@@ -350,7 +348,7 @@ class Target:
     def data_store(self, settings: Settings) -> str | None:
         """Where ``--data`` directories are shipped for this target's replicas (``gs://BUCKET/PATH`` or a directory
         every node reaches; :mod:`tfcloud.job.datasets`); None: none is configured (a target that is not
-        :attr:`data_in_place` then refuses local data sets)."""
+        :attr:`runs_here` then refuses local data sets)."""
         return None
 
     def google(self) -> GoogleCloud | None:

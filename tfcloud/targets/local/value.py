@@ -29,8 +29,7 @@ class LocalOptions(Target):
 
     name: ClassVar[str] = "local"
     local_sources: ClassVar[bool] = True  # replicas run here: env: and file: secrets are read here
-    secrets_from_here: ClassVar[bool] = True  # an env: secret's variable must be set in tfcloud's environment
-    data_in_place: ClassVar[bool] = True  # --data directories are used where they are
+    runs_here: ClassVar[bool] = True  # env: secrets are read from tfcloud's environment; --data used in place
     title: ClassVar[str] = "Local"
     options: ClassVar[tuple[Option, ...]] = (
         Option(name="container", type=bool, field="use_container",
