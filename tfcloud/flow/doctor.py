@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.targets._doctor import Check
 
@@ -65,17 +65,23 @@ def doctor(target: str | None = None, *, place: Mapping[str, object] | None = No
 
     settings = resolve_settings({"target": target, "image_build_bucket": image_build_bucket},
                                 given_as={"image_build_bucket": "--image-build-bucket"})
-    if set(place or {}) - {"given_as"}:  # what the call gave is checked as every verb checks it (exit 2)
+    given = {k: v for k, v in (place or {}).items() if v is not None}
+    found = None
+    if set(given) - {"given_as"}:  # what the call gave is checked as every verb checks it (exit 2), once
         from tfcloud.flow.where import resolve
 
-        resolve(settings.target, dict(place or {}), place_only=True)
-    return settings.target, checks(settings.target, settings, places={settings.target: dict(place or {})})
+        found = resolve(settings.target, given, place_only=True)
+    return settings.target, checks(settings.target, settings, places={settings.target: given},
+                                   resolved={settings.target: found} if found is not None else None)
 
 
 def checks(target: str, settings: Settings, *, environ: Mapping[str, str] | None = None,
-           places: Mapping[str, Mapping[str, object]] | None = None) -> list[Check]:
+           places: Mapping[str, Mapping[str, object]] | None = None,
+           resolved: Mapping[str, Any] | None = None) -> list[Check]:
     """Every check, in the order ``tfcloud doctor`` prints them, for a job on ``target``. ``places``: options
-    given for a target by name (``{"ray": {"ray_address": ...}}``); the rest come from the settings."""
+    given for a target by name (``{"ray": {"ray_address": ...}}``); the rest come from the settings.
+    ``resolved``: a target's place already resolved from them (:func:`tfcloud.flow.where.resolve`), not
+    resolved again."""
     import tfcloud.targets as targets
 
     env = dict(os.environ if environ is None else environ)
@@ -93,12 +99,13 @@ def checks(target: str, settings: Settings, *, environ: Mapping[str, str] | None
     found.append(_tensorflow())
     others = [c for c in targets.builtin_targets() if c is not cls]
     for each in (cls, *others):
-        found += _target_checks(each, (places or {}).get(each.name, {}), env, needed=each is cls)
+        found += _target_checks(each, (places or {}).get(each.name, {}), env, needed=each is cls,
+                                resolved=(resolved or {}).get(each.name))
     return found
 
 
 def _target_checks(cls: type[Target], given: Mapping[str, object], env: dict[str, str], *,
-                   needed: bool) -> list[Check]:
+                   needed: bool, resolved: Any = None) -> list[Check]:
     """The lines ``cls`` declares (its ``doctor_checks``), for its value as a job would get it: ``given``, then
     the variables, config files and gcloud's configuration. A bad setting there is a line to fix."""
     if cls.doctor_checks is None:
@@ -108,7 +115,7 @@ def _target_checks(cls: type[Target], given: Mapping[str, object], env: dict[str
     from tfcloud.flow.where import resolve
 
     try:
-        found = resolve(cls.name, {k: v for k, v in given.items() if v is not None}, place_only=True)
+        found = resolved or resolve(cls.name, {k: v for k, v in given.items() if v is not None}, place_only=True)
     except TfcloudError as exc:
         return [Check(name=f"{cls.title or cls.name} settings", ok=False if needed else None, found=exc.message,
                       fix=exc.hint or "", needed=needed)]
