@@ -93,6 +93,10 @@ def parse_data(value: object) -> tuple[DataSet, ...]:
             key, sep, rest = item.partition("=")
             if sep and _NAME.match(key):
                 items.append((key, rest))
+            elif sep and key and "/" not in key and not item.startswith("gs://") and not _is_dir(item):
+                # NAME=DIR with a name that is not one (my-set=DIR): the name is what is wrong, not the path
+                raise ValidationError("data", "NAME=DIR with a name of letters, digits and _ (first a letter), at "
+                                      "most 63", key, hint=f"Name it so: --data {_suggest(key)}={rest}.")
             else:
                 items.append((None, item))
     else:
@@ -125,6 +129,19 @@ def parse_data(value: object) -> tuple[DataSet, ...]:
                                   hint="Name them: --data train=DIR1 --data eval=DIR2.")
         out.append(data_set)
     return tuple(out)
+
+
+def _is_dir(text: str) -> bool:
+    try:
+        return Path(text).expanduser().is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _suggest(name: str) -> str:
+    """``my-set`` → ``my_set``: a name :data:`_NAME` takes, for the hint."""
+    fixed = re.sub(r"[^A-Za-z0-9_]", "_", name)[:63]
+    return fixed if fixed[:1].isalpha() else f"d_{fixed}"[:63]
 
 
 def job_data(value: object, *, env: Mapping[str, str]) -> tuple[DataSet, ...]:
