@@ -112,3 +112,27 @@ def test_run_build_false_is_the_same_option(script: Path) -> None:
     assert plan.package.tensorflow == _tensorflow()  # type: ignore[union-attr]
     with pytest.raises(tfcloud.ValidationError, match="`build`"):
         tfcloud.run(str(script), target="local", build=False, dry_run=True)
+
+
+@pytest.mark.parametrize("build", [False, True], ids=["no-build", "image"])
+def test_the_plan_warns_of_what_submitting_would(tmp_path: Path, vertex_env: None, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str], build: bool) -> None:
+    """A dry run says what the upload or the build would warn of: a 110 MB file, and for a build-free package
+    (whose text plan lists no files) the secret kept out and the symlink that leaves the project, by name."""
+    _tensorflow()
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    (tmp_path / ".env").write_text("TOKEN=x\n")
+    (tmp_path / "outside.txt").symlink_to("/etc/hostname")
+    with open(tmp_path / "weights.bin", "wb") as f:
+        f.truncate(110 * 1000 * 1000)  # sparse: 110 MB read as zeros
+    monkeypatch.setenv("TFCLOUD_STAGING_BUCKET", "my-staging")
+    monkeypatch.chdir(tmp_path)
+    assert main(["submit", "train.py", "--vertex", *([] if build else ["--no-build"]), "--dry-run", "--json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    size = next(w for w in warnings if "(more than 100.0 MB)" in w)
+    assert "weights.bin 110.0 MB" in size
+    if not build:
+        assert "Kept out of the package (secret deny-list): .env (environment file)." in " ".join(warnings)
+        assert "Dropped symlinks that point outside the project: outside.txt." in warnings
+    else:  # the image's rows name them (kept out, dropped): the warnings only add the size
+        assert len(warnings) == 1

@@ -269,8 +269,8 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
             if spec.entry_point_kind is EntryPointKind.NOTEBOOK else None
         warnings = script_warnings(Path(entry.script), spec, source=notebook_script) + env_warnings(spec.env)
         if spec.target.container:
-            image = _image_plan(job, settings, notes)
-        package = _package_plan(job, settings) if spec.target.packaged else None
+            image = _image_plan(job, settings, notes, warnings)
+        package = _package_plan(job, settings, warnings) if spec.target.packaged else None
     notes[:0] = list(entry.notes)
     if image is not None and spec.has_tpu and not spec.docker_config.parent_image:
         from tfcloud.google.catalog.prebuilt import tensorflow_tpu_release
@@ -328,14 +328,15 @@ def price_of(spec: JobSpec, settings: Settings) -> JobPrice | None:
     return spec.target.price(spec, settings)
 
 
-def _package_plan(job: PreparedJob, settings: Settings) -> PackagePlanView:
+def _package_plan(job: PreparedJob, settings: Settings, warnings: list[str]) -> PackagePlanView:
     """The ``--no-build`` part of the plan: the package (made in memory, not uploaded) and its base image (the
-    tag computed, nothing looked up or built)."""
+    tag computed, nothing looked up or built); what the upload would warn of goes to ``warnings``."""
     from tfcloud.google.staging.baseimage import plan_base_image
     from tfcloud.google.staging.package import PACKAGE_MODULE, plan_package
 
     spec = job.spec
     planned = plan_package(job, context_dir=spec.context_dir)
+    warnings += planned.warnings()
     google = spec.target.google()
     bucket = (google.bucket if google is not None else None) or "STAGING_BUCKET"
     ctx = planned.context
@@ -350,8 +351,9 @@ def _package_plan(job: PreparedJob, settings: Settings) -> PackagePlanView:
         kept_out=tuple((s.path, s.reason) for s in ctx.secrets))
 
 
-def _image_plan(job: PreparedJob, settings: Settings, notes: list[str]) -> ImagePlan | None:
-    """The image part of the plan (the tag computed, nothing built); None, with a note, when it cannot be."""
+def _image_plan(job: PreparedJob, settings: Settings, notes: list[str], warnings: list[str]) -> ImagePlan | None:
+    """The image part of the plan (the tag computed, nothing built); None, with a note, when it cannot be. The
+    context's size over the bound the build warns at goes to ``warnings``."""
     from tfcloud.image.containerize import plan_image
 
     spec = job.spec
@@ -367,6 +369,7 @@ def _image_plan(job: PreparedJob, settings: Settings, notes: list[str]) -> Image
         notes.append(f"No image can be planned: {exc.message}" + (f" {exc.hint}" if exc.hint else ""))
         return None
     ctx = planned.context
+    warnings += filter(None, [ctx.size_warning()])  # what is kept out or dropped, the image's rows say
     generated = {f.path for f in ctx.files if f.data is not None}
     bucket = spec.docker_config.image_build_bucket
     builder = f"Cloud Build (sources staged in gs://{bucket.removeprefix('gs://')})" if bucket else \

@@ -191,13 +191,16 @@ class BuildContext:
                 "Dropped symlinks that point outside the build context: "
                 + ", ".join(shown(p) for p in self.outside_links) + "."
             )
-        if self.total_size > warn_size:
-            entries = ", ".join(f"{shown(p)} {format_size(s)}" for p, s in self.biggest())
-            out.append(
-                f"The build context is {format_size(self.total_size)} (more than {format_size(warn_size)}); "
-                f"biggest entries: {entries}. Add what the image does not need to .dockerignore."
-            )
-        return out
+        size = self.size_warning(warn_size=warn_size)
+        return [*out, size] if size else out
+
+    def size_warning(self, *, warn_size: int = DEFAULT_WARN_SIZE) -> str | None:
+        """The context's size over ``warn_size``, with its biggest entries; None under it."""
+        if self.total_size <= warn_size:
+            return None
+        entries = ", ".join(f"{shown(p)} {format_size(s)}" for p, s in self.biggest())
+        return (f"The build context is {format_size(self.total_size)} (more than {format_size(warn_size)}); "
+                f"biggest entries: {entries}. Add what the image does not need to .dockerignore.")
 
     @functools.cached_property
     def _digest(self) -> str:

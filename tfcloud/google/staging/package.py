@@ -113,9 +113,17 @@ class PackagePlan:
             yield f, sink.sums()
 
     def warnings(self, *, warn_size: int = DEFAULT_WARN_SIZE) -> list[str]:
-        """What a person should hear before the package is uploaded: its size over ``warn_size`` (as an image
-        context's), links dropped."""
+        """What a person should hear before the package is uploaded (the plan says it too): secret files kept
+        out, symlinks that leave the project and links dropped, its size over ``warn_size`` (as an image
+        context's)."""
         out: list[str] = []
+        if self.context.secrets:
+            out.append("Kept out of the package (secret deny-list): "
+                       + ", ".join(f"{shown(s.path)} ({s.reason})" for s in self.context.secrets)
+                       + ". To let a file in, add a line `!path` for it to .dockerignore.")
+        if self.context.outside_links:
+            out.append("Dropped symlinks that point outside the project: "
+                       + ", ".join(shown(p) for p in self.context.outside_links) + ".")
         if self.dropped_links:
             out.append("Dropped symlinks that point at files the package leaves out: "
                        + ", ".join(shown(p) for p in self.dropped_links) + ".")
