@@ -163,6 +163,19 @@ def test_a_retried_create_never_reports_someone_elses_cluster(env: Any, capsys: 
     assert _clusters(env) == ["shared"] and _labels(env, "shared") == theirs
 
 
+def test_a_create_whose_look_up_goes_unanswered_says_the_cluster_exists(
+        env: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Created, then Vertex AI stops answering the look-ups: exit 3, saying the cluster exists (and bills) and how to
+    see and delete it."""
+    env.faults.fail("GetPersistentResource", code="UNAVAILABLE", times=1000)
+    assert main(["cluster", "create", "c31", *SHAPE]) == 3
+    err = capsys.readouterr().err
+    assert "Cluster c31 was created, but Vertex AI stopped answering" in err and "it exists" in err
+    assert "tfcloud cluster list --region us-central1" in err and "tfcloud cluster delete c31" in err
+    env.faults.clear()
+    assert _clusters(env) == ["c31"]
+
+
 def test_a_create_whose_answer_was_lost_is_found_by_looking(env: Any, capsys: pytest.CaptureFixture[str]) -> None:
     env.faults.fail("CreatePersistentResource", code="UNAVAILABLE", after=True, times=1)
     assert main(["cluster", "create", "lost", *SHAPE, "--json"]) == 0

@@ -251,11 +251,21 @@ class ClusterService:
                         retry=None, timeout=self.retry.create_timeout),
                     find, what=f"Creating cluster {cluster_id}", policy=self.retry, noun="cluster",
                     look_hint=f"Look for it: tfcloud cluster list --region {self.parent.rsplit('/', 1)[-1]}")
-        info = self.get(cluster_id)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while wait and info.state == "PROVISIONING" and (deadline is None or time.monotonic() < deadline):
-            time.sleep(self.poll_interval)
+        from tfcloud.errors import OutcomeUnknownError
+
+        try:
             info = self.get(cluster_id)
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while wait and info.state == "PROVISIONING" and (deadline is None or time.monotonic() < deadline):
+                time.sleep(self.poll_interval)
+                info = self.get(cluster_id)
+        except OutcomeUnknownError as exc:  # created: it exists, and bills while it provisions
+            region = self.parent.rsplit("/", 1)[-1]
+            raise OutcomeUnknownError(
+                f"Cluster {cluster_id} was created, but Vertex AI stopped answering when asked how it stands "
+                f"({exc.message}): it exists, and may be provisioning or running (and billing).",
+                hint=f"See it: tfcloud cluster list --region {region}; delete it if it is not wanted: "
+                     f"tfcloud cluster delete {cluster_id} --region {region}") from exc
         if info.state == "ERROR":
             raise SubmitError(f"Cluster {cluster_id} could not be provisioned: {info.error or 'no reason given'}")
         return info
