@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.backends.base import JobInfo, ReplicaInfo
+from tfcloud.backends.base import JobInfo, ReplicaInfo, failed_beside
 from tfcloud.cli import main
 from tfcloud.job.states import JobState
 from tfcloud.view.statusview import next_command, status_lines
@@ -76,38 +76,85 @@ def test_a_running_vertex_job_points_at_its_logs_and_console() -> None:
     assert "  replicas  none yet (they show up once the job starts)" in status_lines(done)
 
 
+def _ends_after_the_chief(tmp_path: Path, name: str, worker_end: str) -> Path:
+    """A script whose chief prints and ends well, and whose other replicas wait until the supervisor has seen
+    it end (the job's status.json, beside the replica's heartbeat file, says ``finishing``), then print and run
+    ``worker_end``."""
+    script = tmp_path / name
+    script.write_text(
+        "import json, os, signal, sys, time\nfrom pathlib import Path\n"
+        "if os.environ['TFCLOUD_REPLICA'] == 'chief-0':\n    print('chief done'); sys.exit(0)\n"
+        "status = Path(os.environ['TFCLOUD_HEARTBEAT_FILE']).parent.parent / 'status.json'\n"
+        "while json.loads(status.read_text())['phase'] != 'finishing':\n    time.sleep(0.01)\n"
+        f"print('worker ending')\n{worker_end}\n")
+    return script
+
+
 def test_a_worker_that_failed_after_the_chief_ended_well_is_named_in_the_last_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The chief's outcome is the job's (exit 0), and the last line still says which replica failed beside it,
-    and how to read it; so does status's outcome."""
-    script = tmp_path / "late.py"
-    chief_done = tmp_path / "chief-done"
-    script.write_text("import os, sys, time\nfrom pathlib import Path\n"
-                      f"done = Path({str(chief_done)!r})\n"
-                      "if os.environ['TFCLOUD_REPLICA'] == 'chief-0':\n    print('chief done'); done.touch()\n"
-                      "else:\n    while not done.exists():\n        time.sleep(0.01)\n"
-                      "    time.sleep(0.5); print('worker failing'); sys.exit(3)\n")
+    and how to read it: after `submit`, `logs -f` and in status's outcome."""
+    script = _ends_after_the_chief(tmp_path, "late.py", "sys.exit(3)")
     assert main(["submit", str(script), "--strategy", "none", "--worker-count", "1"]) == 0
     out, err = capsys.readouterr()
     job_id = err.split("Submitted job ", 1)[1].split(".")[0]
-    last = (out + err).strip().splitlines()[-1]
-    assert last == (f"Job {job_id} succeeded: the chief ended well, but worker-0 exited with code 3. Its lines: "
-                    f"tfcloud logs {job_id} --replica worker-0")
+    said = (f"Job {job_id} succeeded: the chief ended well, but worker-0 exited with code 3. Its lines: "
+            f"tfcloud logs {job_id} --replica worker-0")
+    assert err.strip().splitlines()[-1] == said
+    assert re.search(r"^worker-0 +\| worker ending$", out, re.M), out
+
+    assert main(["logs", job_id, "-f"]) == 0
+    assert capsys.readouterr().err.strip().splitlines()[-1] == said
 
     assert main(["status", job_id]) == 0
-    assert "  outcome    succeeded: the chief ended well, but worker-0 exited with code 3\n" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "  outcome    succeeded: the chief ended well, but worker-0 exited with code 3\n" in out
+    assert re.search(r"^ +worker-0 +failed +exit 3$", out, re.M), out
 
 
-def test_tensorboard_without_an_id_takes_the_latest_job(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """As status, logs, cancel and artifacts do: the job this machine submitted last (here its TensorBoard is
-    then missing from PATH: said, exit 2, after naming the job it took)."""
-    script = tmp_path / "ok.py"
-    script.write_text("print('ok')\n")
-    assert main(["submit", str(script)]) == 0
-    job_id = capsys.readouterr().err.split("Submitted job ", 1)[1].split(".")[0]
-    (tmp_path / "bin").mkdir()
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    assert main(["tensorboard"]) == 2
+def test_run_names_a_worker_killed_after_the_chief_ended_well(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """``run(stream_logs=True)`` ends the same way, and says a death by signal as one: the job succeeded (no
+    error raised)."""
+    import tfcloud
+
+    script = _ends_after_the_chief(tmp_path, "killed.py", "os.kill(os.getpid(), signal.SIGKILL)")
+    job = tfcloud.run(str(script), distribution_strategy=None, worker_count=1, stream_logs=True)
+    assert job is not None  # None only for a dry run
+    assert job.info().state is JobState.SUCCEEDED and job.info().exit_code == 0
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"Job {job.job_id} succeeded: the chief ended well, but worker-0 was killed by SIGKILL (exit code 137). "
+        f"Its lines: tfcloud logs {job.job_id} --replica worker-0")
+
+
+def test_a_parameter_server_stopped_when_the_chief_ended_well_did_not_fail(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tfcloud stops parameter servers (they serve forever) once the chief is done: SIGTERM, exit code 143, a
+    replica cancelled, not failed; the last line is the plain one."""
+    script = tmp_path / "ps.py"
+    script.write_text("import os, time\n"
+                      "if os.environ['TFCLOUD_REPLICA'] == 'ps-0':\n    print('serving'); time.sleep(600)\n")
+    assert main(["submit", str(script), "--strategy", "none", "--worker-count", "1", "--ps-count", "1"]) == 0
     err = capsys.readouterr().err
-    assert err.startswith(f"Latest job: {job_id}\n") and "TensorBoard is not installed." in err
+    job_id = err.split("Submitted job ", 1)[1].split(".")[0]
+    assert err.strip().splitlines()[-1] == f"Job {job_id} succeeded."
+    assert main(["status", job_id]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  outcome +succeeded$", out, re.M), out
+    assert re.search(r"^ +ps-0 +cancelled +exit 143$", out, re.M), out
+
+
+def test_what_failed_beside_a_chief_that_ended_well_reads_the_replicas_every_supervisor_records() -> None:
+    """The same words for a Ray job (its driver runs the same supervisor): failed replicas are named, with a
+    signal's name for 128 + N; cancelled ones (stopped by tfcloud) and a failed job are not this case."""
+    replicas = (ReplicaInfo(name="chief-0", state=JobState.SUCCEEDED, exit_code=0),
+                ReplicaInfo(name="worker-0", state=JobState.FAILED, exit_code=137),
+                ReplicaInfo(name="worker-1", state=JobState.FAILED, exit_code=200),
+                ReplicaInfo(name="evaluator-0", state=JobState.FAILED),
+                ReplicaInfo(name="ps-0", state=JobState.CANCELLED, exit_code=143))
+    info = JobInfo(job_id="raysubmit_1", target="ray", state=JobState.SUCCEEDED, exit_code=0, replicas=replicas)
+    assert failed_beside(info) == (["worker-0", "worker-1", "evaluator-0"],
+                                   "worker-0 was killed by SIGKILL (exit code 137); worker-1 exited with code 200; "
+                                   "evaluator-0 failed")
+    assert failed_beside(JobInfo(job_id="raysubmit_1", target="ray", state=JobState.FAILED, exit_code=1,
+                                 replicas=replicas)) == ([], "")

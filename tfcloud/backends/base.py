@@ -233,15 +233,28 @@ def failure(handle: JobHandle, n: int = 20, *, show_frames: bool = False) -> Job
 
 def failed_beside(info: JobInfo) -> tuple[list[str], str]:
     """For a job that succeeded (its chief ended well) while other replicas failed: their names, and what
-    happened (``worker-1 exited with code 3``, each ``; ``-joined); else ``([], "")``. The job's outcome stays
-    the chief's, as Vertex AI and TensorFlow decide it; this says what else happened."""
+    happened (``worker-1 exited with code 3``, ``worker-1 was killed by SIGKILL (exit code 137)``, each
+    ``; ``-joined); else ``([], "")``. The job's outcome stays the chief's, as Vertex AI and TensorFlow decide
+    it; this says what else happened. A replica that tfcloud stopped because the chief was done (a parameter
+    server, a worker past its grace period: cancelled, whatever its exit code) did not fail."""
     if info.state is not JobState.SUCCEEDED:
         return [], ""
-    failed = [r for r in info.replicas[1:]
-              if r.state is JobState.FAILED or (r.exit_code is not None and r.exit_code != 0)]
-    said = [f"{r.name} exited with code {r.exit_code}" if r.exit_code is not None else f"{r.name} failed"
-            for r in failed]
+    failed = [r for r in info.replicas[1:] if r.state is JobState.FAILED]
+    said = [f"{r.name} {_ended(r.exit_code)}" if r.exit_code else f"{r.name} failed" for r in failed]
     return [r.name for r in failed], "; ".join(said)
+
+
+def _ended(exit_code: int) -> str:
+    """How a replica with ``exit_code`` ended, as the shell counts a death by signal N (128 + N: the local and
+    Ray supervisors record it so): ``was killed by SIGKILL (exit code 137)``, or ``exited with code 3``."""
+    import signal
+
+    if 128 < exit_code < 256:
+        try:
+            return f"was killed by {signal.Signals(exit_code - 128).name} (exit code {exit_code})"
+        except ValueError:
+            pass
+    return f"exited with code {exit_code}"
 
 
 def last_said(handle: JobHandle, info: JobInfo, *, per_replica: int = 20) -> dict[str, str]:
