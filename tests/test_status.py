@@ -41,7 +41,8 @@ def test_status_cancel_and_logs_without_an_id_act_on_the_latest_job(
     assert rows["outcome"] == "failed: chief-0 exited with code 4."
     assert "chief-0   failed       exit 4  <- failed first" in out
     assert "  worker-0  " in out
-    assert re.search(r"^  last said +chief-0 +hi$", out, re.M) and re.search(r"^ +worker-0 +hi$", out, re.M), out
+    # the chief's last line (the worker may be stopped before its own 'hi' once the chief has failed)
+    assert re.search(r"^  last said +chief-0 +hi$", out, re.M), out
     for when in ("created", "started", "ended"):
         assert rows[when].endswith(" UTC")
     assert rows["duration"].endswith("s")
