@@ -75,7 +75,7 @@ def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False
     if not info.replicas:
         rows.append(("replicas", "none yet (they show up once the job starts)"))
     lasts = [(r.name, (said or {})[r.name]) for r in info.replicas if r.name in (said or {})]
-    rows += [("last said" if i == 0 else "", f"{name:<{width}}  {_printable(text)}")
+    rows += [("said" if i == 0 else "", f"{name:<{width}}  {_printable(text)}")
              for i, (name, text) in enumerate(lasts)]
     for label, when in (("created", info.created), ("started", info.started), ("ended", info.ended)):
         rows.append((label, _when(when)))
