@@ -280,7 +280,8 @@ def test_a_study_page_shows_the_trials_the_best_starred_its_rerun_command_and_th
     assert best is not None
 
     browser.get(served.base + "/")
-    browser.find_element("link text", study.study_id).click()
+    # the list refreshes itself; a listing answered within FRESH_S of the study's start may not hold it yet
+    _wait(browser, lambda d: d.find_elements("link text", study.study_id))[0].click()
     _wait(browser, lambda d: _text(d, "study-state") == "succeeded")
     rows = browser.find_elements("css selector", "#trials-table tbody tr")
     assert [r.get_attribute("data-trial") for r in rows] == [t.trial_id for t in info.trials]
