@@ -114,6 +114,7 @@ def test_a_worker_that_failed_after_the_chief_ended_well_is_named_in_the_last_li
     out = capsys.readouterr().out
     assert "  outcome   succeeded: the chief ended well, but worker-0 exited with code 3\n" in out
     assert re.search(r"^ +worker-0 +failed +exit 3$", out, re.M), out
+    assert f"  next      tfcloud logs {job_id} --replica worker-0 --tail 50\n" in out  # its lines, not artifacts
 
 
 def test_run_names_a_worker_killed_after_the_chief_ended_well(tmp_path: Path,

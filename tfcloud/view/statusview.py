@@ -94,12 +94,16 @@ def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False
 def next_command(info: JobInfo) -> str:
     """The command worth typing next: follow a running job, read why a failed one failed, list what a finished
     one wrote."""
+    from tfcloud.backends.base import failed_beside
     from tfcloud.job.states import JobState
 
     if not info.state.is_final:
         return f"tfcloud logs {info.job_id} -f"
     if info.state is not JobState.SUCCEEDED and info.failed_replica:
         return f"tfcloud logs {info.job_id} --replica {info.failed_replica} --tail 50"
+    beside, _ = failed_beside(info)
+    if beside:  # succeeded, but a replica failed beside the chief: its lines first
+        return f"tfcloud logs {info.job_id} --replica {beside[0]} --tail 50"
     if info.state is JobState.SUCCEEDED and info.output_dir:
         return f"tfcloud artifacts {info.job_id}"
     return f"tfcloud logs {info.job_id}"
