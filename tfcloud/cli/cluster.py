@@ -109,15 +109,11 @@ def cluster_delete(
 
 def _place(ctx: typer.Context, values: dict[str, Any]) -> dict[str, Any]:
     """The Vertex AI target's place the flags give (``--vertex``, ``--project``, ``--region``,
-    ``--emulator-host``, ``-o KEY=VALUE``), as the cluster functions take it; another target is refused."""
-    from tfcloud.errors import ValidationError
-
+    ``--emulator-host``, ``-o KEY=VALUE``), as the cluster functions take it (``with_where(targets=("vertex",))``
+    offers no other target's flag)."""
     options = where(ctx, values)
-    chosen = options.pop("target")
+    options.pop("target")
     options.pop("given_as", None)
-    if chosen not in (None, "vertex"):
-        raise ValidationError("target", "vertex (a cluster is a Vertex AI persistent resource)", chosen,
-                              hint="Give --vertex, or leave the target out.")
     return options
 
 
