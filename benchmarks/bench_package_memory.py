@@ -40,13 +40,13 @@ import google.cloud.storage as storage
 from google.auth.credentials import AnonymousCredentials
 from tfcloud.google.staging.package import plan_package, upload_package
 from tfcloud.flow.pipeline import prepare
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 
 endpoint, project = sys.argv[1], Path(sys.argv[2])
 client = storage.Client(project="bench", credentials=AnonymousCredentials(), client_options={"api_endpoint": endpoint})
 client.create_bucket("bench-memory")
-spec = build_spec(entry_point=str(project / "train.py"), target="vertex", build=False, chief_config="CPU")
-job, _ = prepare(spec, Path(tempfile.mkdtemp()))
+spec, target = build_job(entry_point=str(project / "train.py"), target="vertex", build=False, chief_config="CPU")
+job, _ = prepare(spec, target, Path(tempfile.mkdtemp()))
 plan = plan_package(job)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 ref = upload_package(plan, storage=client, bucket="bench-memory")

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tfcloud.flow.pipeline import prepare
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.states import JobState
 from tfcloud.targets.ray.backend import RayBackend
@@ -53,13 +53,14 @@ def first(lines: list[Any], predicate: Any, after: float = 0.0) -> float | None:
 
 def one_round(hosts: Hosts, address: str, mode: str, tmp: Path) -> dict[str, float | None]:
     cpus = 1.0 if mode == "replacement" else 0.5
-    spec = build_spec(entry_point=SCRIPT, target="ray", entry_point_args=[str(tmp), "5", "3"], worker_count=2,
-                      worker_config="CPU", distribution_strategy="multi_worker_mirrored", max_restarts=1,
-                      base_output_dir=str(tmp / "shared"), env={"TF_CPP_MIN_LOG_LEVEL": "2"})
+    spec, target = build_job(entry_point=SCRIPT, target="ray", ray_address=address,
+                             entry_point_args=[str(tmp), "5", "3"], worker_count=2, worker_config="CPU",
+                             distribution_strategy="multi_worker_mirrored", max_restarts=1,
+                             base_output_dir=str(tmp / "shared"), env={"TF_CPP_MIN_LOG_LEVEL": "2"})
     with tempfile.TemporaryDirectory() as staging:
-        job, _ = prepare(spec, Path(staging))
+        job, _ = prepare(spec, target, Path(staging))
         assert isinstance(job, PreparedJob)
-        handle = RayBackend(address=address, num_cpus=cpus).submit(job)
+        handle = RayBackend(target=target, num_cpus=cpus).submit(job)
     for line in handle.logs(follow=True):
         if line.text == "PAUSED 3":
             break

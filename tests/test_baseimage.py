@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tfcloud.flow.pipeline import prepare
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.google.staging.baseimage import container_command, plan_base_image
 from tfcloud.job.spec import DockerConfig
 
@@ -19,10 +19,10 @@ REPO = "us-central1-docker.pkg.dev/p/tfcloud"
 
 
 def _plan(script: Path, tmp_path: Path, tensorflow: str = "2.21.0", **options: Any) -> Any:
-    spec = build_spec(entry_point=str(script), target="vertex", build=False, **options)
+    spec, target = build_job(entry_point=str(script), target="vertex", build=False, **options)
     workspace = tmp_path / f"ws{len(list(tmp_path.glob('ws*')))}"
     workspace.mkdir()
-    job, _ = prepare(spec, workspace)
+    job, _ = prepare(spec, target, workspace)
     return plan_base_image(job, repository=REPO, tensorflow_version=tensorflow)
 
 
@@ -95,8 +95,8 @@ def test_without_tensorflow_the_plan_refuses_naming_why(script: Path, tmp_path: 
     from tfcloud.google.staging import baseimage
 
     monkeypatch.setattr(baseimage, "installed_tensorflow_version", lambda: None)
-    spec = build_spec(entry_point=str(script), target="vertex", build=False, chief_config="CPU")
-    job, _ = prepare(spec, tmp_path)
+    spec, target = build_job(entry_point=str(script), target="vertex", build=False, chief_config="CPU")
+    job, _ = prepare(spec, target, tmp_path)
     with pytest.raises(ConfigurationError, match="TensorFlow is not installed here"):
         plan_base_image(job, repository=REPO)
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from tfcloud import COMMON_MACHINE_CONFIGS, DockerConfig  # noqa: E402
 from tfcloud.errors import TfcloudError, ValidationError  # noqa: E402
-from tfcloud.flow.validate import build_spec  # noqa: E402
+from tfcloud.flow.validate import build_job, build_spec  # noqa: E402
 
 
 def fuzz(examples: int) -> settings:
@@ -174,14 +174,14 @@ def test_script_arguments_arrive_unchanged_or_are_refused(work: Path, args: list
     from tfcloud.google.vertex.request import custom_job_request
 
     try:
-        spec = build_spec(entry_point=str(work / "train.py"), entry_point_args=args, target="vertex",
-                          chief_config="CPU")
+        spec, target = build_job(entry_point=str(work / "train.py"), entry_point_args=args, target="vertex",
+                                 chief_config="CPU")
     except ValidationError as exc:
         assert any("\0" in a for a in args)
         assert exc.field.startswith("entry_point_args[")
         return
     assert spec.entry_point_args == tuple(args)
-    request = custom_job_request(spec, image_uri="localhost:5000/tfcloud/train:0", submission_id="x")
+    request = custom_job_request(spec, target, image_uri="localhost:5000/tfcloud/train:0", submission_id="x")
     assert request["job_spec"]["worker_pool_specs"][0]["container_spec"]["args"] == args
     if _aiplatform is not None:  # and the request message carries them as they are
         job = _aiplatform.CustomJob(request)

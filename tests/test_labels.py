@@ -58,12 +58,12 @@ def test_a_label_google_refuses_is_refused_naming_the_field(script: Path, capsys
 @pytest.mark.emulator
 def test_the_emulator_takes_the_planned_request_through_googles_client(tfcloud_emulator: Any, script: Path) -> None:
     aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
-    from tfcloud.flow.validate import build_spec
+    from tfcloud.flow.validate import build_job
     from tfcloud.google.vertex.request import custom_job_request
 
-    spec = build_spec(entry_point=str(script), target="vertex", chief_config="CPU",
-                      job_labels={"équipe": "données", "チーム": "研究"})
-    request = custom_job_request(spec, image_uri="us-docker.pkg.dev/p/r/train:1", submission_id="sub-labels")
+    spec, target = build_job(entry_point=str(script), target="vertex", chief_config="CPU",
+                             job_labels={"équipe": "données", "チーム": "研究"})
+    request = custom_job_request(spec, target, image_uri="us-docker.pkg.dev/p/r/train:1", submission_id="sub-labels")
     client = tfcloud_emulator.job_client()
     try:
         created = client.create_custom_job(parent=tfcloud_emulator.parent,

@@ -340,7 +340,7 @@ def _strict_graph() -> dict[str, set[str]]:
 
 def test_no_circle_in_the_strict_graph() -> None:
     """No circle either when every edge a reader follows counts: type-only imports and the registry's strings
-    (issue 30, "gate below targets"). The spec names its target through :class:`tfcloud.job.spec.Where`, the
+    (issue 30, "gate below targets"). The spec names no target (the stages take the two side by side), the
     Settings value sits in :mod:`tfcloud.config.value`, and each target's value sits below its backend
     (``targets/<name>/value.py``), the package's class binding the two."""
     assert _circles(_strict_graph()) == []

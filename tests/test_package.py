@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from tfcloud.flow.pipeline import prepare
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.google.staging.package import PACKAGE_MODULE, plan_package
 
 
@@ -30,10 +30,10 @@ def _project(tmp_path: Path) -> Path:
 
 
 def _plan(tmp_path: Path, work: Path, **options: object) -> object:
-    spec = build_spec(entry_point=str(work / "train.py"), target="vertex", build=False, chief_config="CPU",
-                      distribution_strategy=None, requirements_txt=str(work / "requirements.txt"), **options)
+    spec, target = build_job(entry_point=str(work / "train.py"), target="vertex", build=False, chief_config="CPU",
+                             distribution_strategy=None, requirements_txt=str(work / "requirements.txt"), **options)
     workspace = Path(tempfile.mkdtemp(dir=tmp_path))
-    job, _ = prepare(spec, workspace)
+    job, _ = prepare(spec, target, workspace)
     return plan_package(job)
 
 

@@ -22,7 +22,7 @@ pytest.importorskip("google.cloud.storage", reason="uploads need tfcloud[cloud]"
 
 from tfcloud.errors import SubmitError
 from tfcloud.flow.pipeline import prepare
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.google.cloud.gcloud import RetryPolicy
 from tfcloud.google.staging.package import PackagePlan, plan_package, upload_package
 from tfcloud.testing.proxy import failing_proxy
@@ -70,10 +70,10 @@ def _plan(tmp_path: Path, files: dict[str, str] | None = None) -> PackagePlan:
     for name, text in (files or {}).items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(text)
-    spec = build_spec(entry_point=str(project / "train.py"), target="vertex", build=False, chief_config="CPU")
+    spec, target = build_job(entry_point=str(project / "train.py"), target="vertex", build=False, chief_config="CPU")
     work = tmp_path / f"work{len(list(tmp_path.iterdir()))}"
     work.mkdir()
-    job, _ = prepare(spec, work)
+    job, _ = prepare(spec, target, work)
     return plan_package(job)
 
 

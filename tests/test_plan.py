@@ -92,7 +92,7 @@ def test_the_planned_tag_is_the_one_the_build_uses(project: Path, capsys: pytest
     import tempfile
 
     from tfcloud.flow.pipeline import prepare
-    from tfcloud.flow.validate import build_spec
+    from tfcloud.flow.validate import build_job
     from tfcloud.image.containerize import containerize
     from tfcloud.image.context import BuildContext
     from tfcloud.job.artifacts import ImageRef
@@ -111,10 +111,10 @@ def test_the_planned_tag_is_the_one_the_build_uses(project: Path, capsys: pytest
         def close(self) -> None:
             pass
 
-    spec = build_spec(entry_point=str(project / "train.py"), target="vertex", project="my-project",
-                      chief_config="CPU")
+    spec, target = build_job(entry_point=str(project / "train.py"), target="vertex", project="my-project",
+                             chief_config="CPU")
     with tempfile.TemporaryDirectory() as tmp:
-        job, _ = prepare(spec, Path(tmp))
+        job, _ = prepare(spec, target, Path(tmp))
         ref = containerize(job, builder=Recorder(), repository="us-central1-docker.pkg.dev/my-project/tfcloud")
     assert isinstance(plan["image"], dict) and plan["image"]["uri"] == ref.uri
 

@@ -13,7 +13,7 @@ import pytest
 import tfcloud
 from tfcloud import sdk
 from tfcloud.errors import JobFailedError, ValidationError
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.targets import LocalTarget, VertexTarget
 
 
@@ -44,12 +44,12 @@ def test_the_face_exports_the_sdk() -> None:
 
 
 def test_spec_says_what_and_its_target_says_where(script: Path) -> None:
-    spec = build_spec(entry_point=str(script), target="vertex", project="my-project", region="europe-west4",
-                      spot=True, timeout=3600, network="projects/1/global/networks/vpc", worker_count=1)
-    assert spec.target == VertexTarget(project="my-project", region="europe-west4", spot=True, timeout_s=3600,
+    spec, target = build_job(entry_point=str(script), target="vertex", project="my-project", region="europe-west4",
+                             spot=True, timeout=3600, network="projects/1/global/networks/vpc", worker_count=1)
+    assert target == VertexTarget(project="my-project", region="europe-west4", spot=True, timeout_s=3600,
                                        network="projects/1/global/networks/vpc")
-    assert not hasattr(spec, "dry_run") and not hasattr(spec, "stream_logs") and not hasattr(spec, "spot")
-    assert build_spec(entry_point=str(script)).target == LocalTarget()
+    assert not any(hasattr(spec, name) for name in ("dry_run", "stream_logs", "spot", "target"))
+    assert build_job(entry_point=str(script))[1] == LocalTarget()
 
 
 def test_docker_base_image_and_bucket_fill_the_docker_config(script: Path) -> None:

@@ -54,16 +54,18 @@ def test_the_record_keeps_secrets_by_reference_env_names_data_and_the_request_wi
 
     from tfcloud.flow.settings import Settings
     from tfcloud.flow.submission import summary
-    from tfcloud.flow.validate import build_spec
+    from tfcloud.flow.validate import build_job
 
     script = tmp_path / "train.py"
     script.write_text("pass\n")
-    spec = build_spec(entry_point=str(script), target="vertex", chief_config="CPU", project="my-project",
-                      region="us-central1", env={"MODE": "very-secret-value"},
-                      secrets={"TOKEN": "projects/my-project/secrets/t/versions/1"}, data="train=gs://bucket/train")
-    request = spec.target.request(spec, image_uri="us-docker.pkg.dev/my-project/r/train:1")
+    spec, target = build_job(entry_point=str(script), target="vertex", chief_config="CPU", project="my-project",
+                             region="us-central1", env={"MODE": "very-secret-value"},
+                             secrets={"TOKEN": "projects/my-project/secrets/t/versions/1"},
+                             data="train=gs://bucket/train")
+    request = target.request(spec, image_uri="us-docker.pkg.dev/my-project/r/train:1")
     assert request is not None and "very-secret-value" in json.dumps(request)  # the request Google gets has it
-    kept = summary(spec, Settings(target="vertex"), image="us-docker.pkg.dev/my-project/r/train:1", request=request)
+    kept = summary(spec, target, Settings(target="vertex"), image="us-docker.pkg.dev/my-project/r/train:1",
+                   request=request)
     assert kept["secrets"] == {"TOKEN": "projects/my-project/secrets/t/versions/1"}
     assert kept["env_names"] == ["MODE"]
     assert kept["data"] == [{"name": "train", "variable": "TFCLOUD_DATA_TRAIN", "source": "gs://bucket/train"}]

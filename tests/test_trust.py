@@ -184,15 +184,15 @@ def test_a_file_name_that_is_not_utf8_is_refused_before_the_upload(
 def test_the_size_warning_applies_to_the_package(env: Any, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     from tfcloud.flow.pipeline import prepare
-    from tfcloud.flow.validate import build_spec
+    from tfcloud.flow.validate import build_job
     from tfcloud.google.staging.package import plan_package
 
     project = _project(tmp_path)
     with open(project / "big.bin", "wb") as f:
         f.truncate(110 * 1000 * 1000)  # sparse: 110 MB of zeros
-    spec = build_spec(entry_point=str(project / "train.py"), target="vertex", build=False, chief_config="CPU")
+    spec, target = build_job(entry_point=str(project / "train.py"), target="vertex", build=False, chief_config="CPU")
     (tmp_path / "work").mkdir()
-    job, _ = prepare(spec, tmp_path / "work")
+    job, _ = prepare(spec, target, tmp_path / "work")
     warnings = plan_package(job).warnings()
     assert any(re.search(r"The job's files are 110\.\d MB \(more than 100\.0 MB\); biggest entries: big\.bin "
                          r"110\.0 MB", w) for w in warnings), warnings

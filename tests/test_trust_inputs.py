@@ -221,7 +221,7 @@ def test_o_text_is_typed_by_the_target_the_settings_choose(files: Path, monkeypa
     monkeypatch.setenv("TFCLOUD_TARGET", "vertex")
     plan = tfcloud.run(str(files / "train.py"), target_options={"spot": "true", "max_restarts": "2"}, dry_run=True)
     assert plan.to_dict()["target_options"]["spot"] is True
-    assert plan.spec.target.max_restarts == 2
+    assert plan.target.max_restarts == 2
 
 
 def test_a_bad_bucket_names_its_file_and_a_flag_over_it_wins(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:

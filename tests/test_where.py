@@ -85,13 +85,13 @@ def test_the_plan_names_where_each_value_came_from_in_python(script: Path, tmp_p
                        "timeout": "target_options['timeout']", "staging_bucket": "TFCLOUD_STAGING_BUCKET",
                        "emulator_host": f"[tool.tfcloud] in {tmp_path / 'pyproject.toml'}",
                        "region": f"gcloud configuration {gcloud / 'configurations' / 'config_default'}"}
-    assert plan.spec.target == VertexTarget(project="my-project", spot=True, timeout_s=600, region="europe-west1",
+    assert plan.target == VertexTarget(project="my-project", spot=True, timeout_s=600, region="europe-west1",
                                             staging_bucket="gs://env-bucket", emulator_host="127.0.0.1:8470")
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "other-project")
     plan = sdk.plan(script, target=VertexTarget(spot=True))  # a value: its unset options are filled the same way
     sources = {name: row["from"] for name, row in plan.to_dict()["sources"].items()}
     assert sources["spot"] == "VertexTarget(spot=...)" and sources["project"] == "GOOGLE_CLOUD_PROJECT"
-    assert plan.spec.target.project == "other-project"  # type: ignore[attr-defined]
+    assert plan.target.project == "other-project"  # type: ignore[attr-defined]
 
 
 def test_a_verb_on_existing_jobs_takes_the_place_only(capsys: pytest.CaptureFixture[str]) -> None:

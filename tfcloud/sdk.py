@@ -55,8 +55,9 @@ if TYPE_CHECKING:
     from tfcloud.job.artifacts import ImageRef
     from tfcloud.job.spec import JobSpec
     from tfcloud.job.states import JobState
-    from tfcloud.job.study import StudyHandle, StudyInfo, SubmitTrial, TrialInfo, Tuner
+    from tfcloud.job.study import StudyHandle, StudyInfo, SubmitTrial, TrialInfo
     from tfcloud.records.timeline import Timeline
+    from tfcloud.targets._base import Target, Tuner
 
 __all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
            "debugging", "failure", "follow", "interrupted", "last_said", "latest_job", "list_jobs",
@@ -208,9 +209,10 @@ class Job(_Wrapper[JobInfo]):
 
 
 def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
-              **options: Unpack[JobOptions]) -> tuple[JobSpec, Settings]:
+              **options: Unpack[JobOptions]) -> tuple[JobSpec, Target, Settings]:
     """Resolve the settings and check every option and setting (:func:`~tfcloud.flow.validate.build_spec`, for
-    ``intent`` plan, build or submit): the spec and the settings to reach its target with.
+    ``intent`` plan, build or submit): the spec, the target it runs on (with the target's options) and the
+    settings to reach that target with.
 
     The order a user meets the checks in: the entry point first (a missing or broken script is named before
     anything else), then the options the target does not take, then the extras the call needs, then the rest."""
@@ -226,7 +228,7 @@ def make_spec(entry_point: str | os.PathLike[str], *, intent: str = "submit",
     rest = _with_build_bucket(found.rest, found.settings, pushes_image=builds)
     _require_extras(entry_point, rest, target=found.target, intent=intent)
     spec = build_spec(entry_point=entry_point, target=found.target, settings=found.settings, intent=intent, **rest)
-    return spec, found.settings
+    return spec, found.target, found.settings
 
 
 def _with_build_bucket(options: dict[str, Any], settings: Settings, *, pushes_image: bool) -> dict[str, Any]:
@@ -261,10 +263,9 @@ def plan(entry_point: str | os.PathLike[str], **options: Unpack[JobOptions]) -> 
 
     from tfcloud.flow.plan import make_plan
     from tfcloud.flow.where import sources
-    from tfcloud.targets._base import target_of
 
-    spec, settings = make_spec(entry_point, intent="plan", **options)
-    return dataclasses.replace(make_plan(spec, settings=settings), sources=sources(target_of(spec), settings))
+    spec, target, settings = make_spec(entry_point, intent="plan", **options)
+    return dataclasses.replace(make_plan(spec, target, settings=settings), sources=sources(target, settings))
 
 
 def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes: bool = False,
@@ -274,27 +275,26 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes
     from tfcloud.backends import get_backend
     from tfcloud.flow.pipeline import submit as submit_stages
     from tfcloud.records.timeline import Recorder
-    from tfcloud.targets._base import target_of
     from tfcloud.view.console import get_console
     from tfcloud.view.printers import confirm_launch, print_price
 
-    spec, settings = make_spec(entry_point, **options)
-    if build_logs and not (spec.target.container or spec.target.packaged):  # nothing is built: no build log
-        raise UnsupportedOptionError("build_logs", True, target=spec.target.name,
+    spec, target, settings = make_spec(entry_point, **options)
+    if build_logs and not (target.container or target.packaged):  # nothing is built: no build log
+        raise UnsupportedOptionError("build_logs", True, target=target.name,
                                      takers=["a target that builds an image (vertex, local with container)"])
     console = get_console()
-    print_price(spec, settings)  # what it costs, before it starts
-    confirm_launch(spec, settings, yes=yes)
-    backend = get_backend(target_of(spec), settings=settings)
+    print_price(spec, target, settings)  # what it costs, before it starts
+    confirm_launch(spec, target, settings, yes=yes)
+    backend = get_backend(target, settings=settings)
     recorder = Recorder()
     try:
-        handle, image = submit_stages(spec, settings, backend, console=console, build_logs=build_logs,
+        handle, image = submit_stages(spec, target, settings, backend, console=console, build_logs=build_logs,
                                       recorder=recorder)
     except BaseException:
         backend.close()
         raise
     keep_stages(settings, handle.job_id, recorder)
-    keep_submission(settings, spec, handle.job_id, image)
+    keep_submission(settings, spec, target, handle.job_id, image)
     console.print(f"Submitted job [bold]{handle.job_id}[/bold].")
     url = handle.info().console_url
     if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
@@ -310,14 +310,14 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
     from tfcloud.view.console import get_console
 
     options.setdefault("target", "vertex")
-    spec, settings = make_spec(entry_point, intent="build", **options)
-    if not spec.target.container:
-        raise ValidationError("target", "a target that runs images (vertex)", spec.target.name)
+    spec, target, settings = make_spec(entry_point, intent="build", **options)
+    if not target.container:
+        raise ValidationError("target", "a target that runs images (vertex)", target.name)
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
-        job, _ = prepare(spec, Path(tmp))
-        return build_image(job, settings, console=get_console(), push=push, build_logs=build_logs)
+        job, _ = prepare(spec, target, Path(tmp))
+        return build_image(job, target, settings, console=get_console(), push=push, build_logs=build_logs)
 
 
 def _backend(target: object, job_id: str | None, options: Mapping[str, Any]) -> Backend:
@@ -462,49 +462,49 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
         raise ValidationError("env", "a mapping of NAME to value", env)
     flags = _rerun_flags(options)
     options["env"] = {**(env or {}), METRIC_ENV: study.metric}
-    spec, settings = make_spec(entry_point, **options)
-    if spec.target.tuner is None:
+    spec, target, settings = make_spec(entry_point, **options)
+    if target.tuner is None:
         import tfcloud.targets as targets
 
         raise ValidationError("target", "a target that runs tuning studies: " + ", ".join(
-            c.name for c in targets.builtin_targets() if c.tuner), spec.target.name)
-    if spec.target.packaged:  # a study's trials run from the job's image: there is no package tuner (yet)
+            c.name for c in targets.builtin_targets() if c.tuner), target.name)
+    if target.packaged:  # a study's trials run from the job's image: there is no package tuner (yet)
         raise ValidationError("build", "to be left unset for a tuning study (its trials run from the job's image)",
                               "False (--no-build)",
                               hint="Leave out --no-build (build=False in tune()) to tune on Vertex AI with an "
                                    "image, or tune on this machine with --local.")
-    require_tune_extra(search=not spec.target.container)  # optuna searches on this machine
-    tuner = _load(spec.target.tuner)(settings, target=spec.target)
+    require_tune_extra(search=not target.container)  # optuna searches on this machine
+    tuner = _load(target.tuner)(settings, target=target)
     try:
         with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
             job = None
-            if spec.target.container:
-                job, _ = prepare(spec, Path(tmp))
-                job = stage_data(job, settings, console=get_console()) if spec.data else job  # --data: shipped
-                job = replace(job, image=build_image(job, settings, console=get_console(), build_logs=build_logs))
+            if target.container:
+                job, _ = prepare(spec, target, Path(tmp))
+                job = stage_data(job, target, settings, console=get_console()) if spec.data else job  # shipped
+                job = replace(job, image=build_image(job, target, settings, console=get_console(),
+                                                     build_logs=build_logs))
             handle, rerun_flags = tuner.start(study, spec, job=job, rerun_flags=flags,
-                                              submit_trial=_trial_submitter(settings))
+                                              submit_trial=_trial_submitter(target, settings))
     except BaseException:
         tuner.close()
         raise
-    if spec.target.container:
+    if target.container:
         get_console().print(f"Submitted study [bold]{handle.study_id}[/bold].")
     return Study(handle, entry_point=str(entry_point), args=[str(a) for a in spec.entry_point_args],
                  flags=rerun_flags, closer=tuner)
 
 
-def _trial_submitter(settings: Settings) -> SubmitTrial:
+def _trial_submitter(target: Target, settings: Settings) -> SubmitTrial:
     """What a tuner calls to run one trial as a job of its target: every stage of :func:`tfcloud.flow.pipeline.submit`
-    on the trial's target's backend, as :func:`submit` runs a job (so that no target imports the pipeline). The
+    on ``target``'s backend, as :func:`submit` runs a job (so that no target imports the pipeline). The
     backend stays open for the handle, as a submitted :class:`Job`'s does."""
     from tfcloud.backends import get_backend
     from tfcloud.flow.pipeline import submit as submit_stages
-    from tfcloud.targets._base import target_of
 
     def submit_trial(trial: JobSpec) -> JobHandle:
-        backend = get_backend(target_of(trial), settings=settings)
+        backend = get_backend(target, settings=settings)
         try:
-            return submit_stages(trial, settings, backend)[0]
+            return submit_stages(trial, target, settings, backend)[0]
         except BaseException:
             backend.close()
             raise

@@ -120,11 +120,12 @@ def test_concurrent_builds_of_one_tag_build_once_and_all_succeed(engine: Engine,
 def test_the_lock_dir_follows_the_state_dir_setting(make_job: MakeJob, tmp_path: Path) -> None:
     from tfcloud.flow.pipeline import make_builder
     from tfcloud.flow.settings import Settings
+    from tfcloud.targets.local.value import LocalOptions
 
-    spec = make_job().spec
-    builder = make_builder(spec, Settings(state_dir=str(tmp_path / "state")))
+    spec, target = make_job().spec, LocalOptions(use_container=True)
+    builder = make_builder(spec, target, Settings(state_dir=str(tmp_path / "state")))
     assert isinstance(builder, DockerBuilder) and builder.lock_dir == tmp_path / "state" / "locks"
-    assert make_builder(spec, Settings()).lock_dir is None  # type: ignore[attr-defined]  # default: TFCLOUD_HOME
+    assert make_builder(spec, target, Settings()).lock_dir is None  # type: ignore[attr-defined]  # default: TFCLOUD_HOME
 
 
 _BUILD_SCRIPT = textwrap.dedent("""

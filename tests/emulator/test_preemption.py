@@ -22,7 +22,7 @@ from tfcloud.emulator import Emulator
 from tfcloud.emulator.jobs import MAX_REPLICA_RESTARTS
 from tfcloud.entry.launcher import render_launcher
 from tfcloud.errors import ValidationError
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.google.vertex.request import custom_job_request, restart_scheduling
 
 pytestmark = pytest.mark.emulator
@@ -162,11 +162,11 @@ def test_max_restarts_and_spot_become_the_requests_scheduling(tmp_path: Path, op
                                                               expected: dict[str, Any]) -> None:
     script = tmp_path / "train.py"
     script.write_text("print('hi')\n")
-    spec = build_spec(**{"entry_point": script, "target": "vertex", "chief_config": "CPU", "worker_count": 1,
-                         "worker_config": "CPU", **options})
-    request = custom_job_request(spec, image_uri="r/i:1", submission_id="s")
+    spec, target = build_job(**{"entry_point": script, "target": "vertex", "chief_config": "CPU",
+                                "worker_count": 1, "worker_config": "CPU", **options})
+    request = custom_job_request(spec, target, image_uri="r/i:1", submission_id="s")
     assert request["job_spec"].get("scheduling", {}) == expected
-    assert restart_scheduling(spec) == {k: v for k, v in expected.items() if k != "strategy"}
+    assert restart_scheduling(spec, target) == {k: v for k, v in expected.items() if k != "strategy"}
     parsed = vertex.CustomJob.from_json(json.dumps(request))  # the real message takes every field
     assert parsed.job_spec.scheduling.disable_retries is bool(expected.get("disable_retries"))
 
@@ -177,13 +177,13 @@ def test_a_preempted_multi_worker_job_restarts_and_resumes_from_its_checkpoint(
         output_emulator: Emulator, client: Any, tmp_path: Path, gcs_root: Path) -> None:
     pytest.importorskip("tf_keras")
     script = SCRIPTS / "train_resume.py"
-    spec = build_spec(entry_point=script, target="vertex", chief_config="CPU", worker_count=1, worker_config="CPU",
-                      max_restarts=1, base_output_dir="gs://recovery-bucket/run",
-                      entry_point_args=["5", "worker-0", "3", "wait"],
-                      env={"TF_CPP_MIN_LOG_LEVEL": "2", "GRPC_FAIL_FAST": "use_caller"})
+    spec, target = build_job(entry_point=script, target="vertex", chief_config="CPU", worker_count=1,
+                             worker_config="CPU", max_restarts=1, base_output_dir="gs://recovery-bucket/run",
+                             entry_point_args=["5", "worker-0", "3", "wait"],
+                             env={"TF_CPP_MIN_LOG_LEVEL": "2", "GRPC_FAIL_FAST": "use_caller"})
     launcher = tmp_path / "tfcloud_launcher.py"
     launcher.write_text(render_launcher(spec, script=str(script)))
-    request = vertex.CustomJob.from_json(json.dumps(custom_job_request(spec, image_uri="local/t:1",
+    request = vertex.CustomJob.from_json(json.dumps(custom_job_request(spec, target, image_uri="local/t:1",
                                                                        submission_id="s")))
     assert request.job_spec.scheduling.restart_job_on_worker_restart
     for pool in request.job_spec.worker_pool_specs:

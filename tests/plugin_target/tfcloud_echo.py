@@ -3,7 +3,7 @@
 It keeps each job as one JSON file in the state dir's ``targets/echo/`` (:func:`tfcloud.records.statedir.target_dir`),
 so that every command finds it again: ``tfcloud status/logs/cancel/artifacts echo-...``, ``list --target echo``, the
 dashboard. Its tuner (:class:`EchoTuner`) runs a study's trials as echo jobs through the ``submit_trial`` tfcloud
-passes it (the Tuner protocol, :mod:`tfcloud.job.study`): the plug-in never runs tfcloud's stages itself."""
+passes it (the Tuner protocol, :class:`tfcloud.targets.Tuner`): the plug-in never runs tfcloud's stages itself."""
 
 from __future__ import annotations
 

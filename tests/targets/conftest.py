@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tfcloud.entry.launcher import render_launcher
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.job.artifacts import PreparedJob
 from tfcloud.targets.local.backend import LocalBackend, LocalJob
 
@@ -31,11 +31,11 @@ def submit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Submit]:
         kwargs.setdefault("target", "local")
         if kwargs.get("worker_count"):
             kwargs.setdefault("worker_config", "CPU")
-        spec = build_spec(entry_point=script, **kwargs)
+        spec, target = build_job(entry_point=script, **kwargs)
         tmp = tmp_path_factory.mktemp("render")
         launcher = tmp / "tfcloud_launcher.py"
         launcher.write_text(render_launcher(spec, script=str(script.resolve())), encoding="utf-8")
-        handle = (backend or LocalBackend()).submit(PreparedJob(
+        handle = (backend or LocalBackend(target=target)).submit(PreparedJob(
             spec=spec, workdir=spec.workdir, launcher=launcher, script=script, requirements=requirements))
         handles.append(handle)
         launcher.unlink()

@@ -99,7 +99,7 @@ def test_run_option_is_honoured_or_refused(cls: type[targets.Target], name: str,
     if cls.option(name) is not None:
         kwargs.update(_with(option)[1])
         plan = tfcloud.run(str(entry), target=cls.name, dry_run=True, **kwargs)
-        assert plan.spec.target.name == cls.name
+        assert plan.target.name == cls.name
         assert plan.to_dict()["target_options"][name] == option.convert(option.example)
     else:
         with pytest.raises(ValidationError) as err:
@@ -154,8 +154,8 @@ def test_a_vertex_option_reaches_the_customjob_request(entry: Path) -> None:
 
     def base_for(companions: dict[str, Any]) -> dict[str, Any]:
         """The request with the option's companions (Option.example_with) alone: what the option must change."""
-        return custom_job_request(tfcloud.run(str(entry), target="vertex", dry_run=True, **companions).spec,
-                                  image_uri="i:1", submission_id="s")
+        plan = tfcloud.run(str(entry), target="vertex", dry_run=True, **companions)
+        return custom_job_request(plan.spec, plan.target, image_uri="i:1", submission_id="s")
 
     connection = {"project", "region", "emulator_host", "staging_bucket"}  # where the request goes, not what it is
     for option in vertex.options:
@@ -166,7 +166,8 @@ def test_a_vertex_option_reaches_the_customjob_request(entry: Path) -> None:
             assert plan.image is None and plan.package is not None  # type: ignore[attr-defined]
             continue
         companions = _with(option)[1]
-        spec = tfcloud.run(str(entry), target="vertex", dry_run=True, **{option.name: option.example},
-                           **companions).spec
-        assert custom_job_request(spec, image_uri="i:1", submission_id="s") != base_for(companions), \
+        plan = tfcloud.run(str(entry), target="vertex", dry_run=True, **{option.name: option.example},
+                           **companions)
+        assert custom_job_request(plan.spec, plan.target, image_uri="i:1", submission_id="s") != \
+            base_for(companions), \
             f"{option.name} changes nothing in the request"

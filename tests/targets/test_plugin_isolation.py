@@ -138,7 +138,7 @@ def vertex_job(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, 
     from tfcloud.emulator import Emulator
     from tfcloud.flow.pipeline import prepare
     from tfcloud.flow.settings import Settings
-    from tfcloud.flow.validate import build_spec
+    from tfcloud.flow.validate import build_job
     from tfcloud.google.cloud.gcloud import RetryPolicy
     from tfcloud.google.vertex.backend import VertexBackend
     from tfcloud.job.artifacts import ImageRef
@@ -152,9 +152,8 @@ def vertex_job(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, 
         backend = VertexBackend(settings=Settings(target="vertex"), target=where,
                                 retry=RetryPolicy(initial=0.01, maximum=0.05, deadline=10))
         try:
-            spec = build_spec(entry_point=str(work / "train.py"), target="vertex", project="tfcloud-test",
-                              region="us-central1", distribution_strategy=None)
-            job, _ = prepare(spec, work)
+            spec, target = build_job(entry_point=str(work / "train.py"), target=where, distribution_strategy=None)
+            job, _ = prepare(spec, target, work)
             handle = backend.submit(replace(job, image=ImageRef(uri=IMAGE)))
             handle.wait(timeout=60)
             yield emu, handle.job_id

@@ -1,6 +1,8 @@
-"""The orchestrator: spec → entry point → launcher → (build context → image, or package) → backend → handle.
+"""The orchestrator: spec and target → entry point → launcher → (build context → image, or package) → backend.
 
-Each stage is a function of its input; :func:`submit` calls them in order. Nothing here prints or exits:
+Each stage is a function of its input: the spec (what runs) and, where the stage depends on it, the target it runs
+on (a :class:`~tfcloud.targets.Target` value: whether files ship, where images and data go), passed side by side;
+:func:`submit` calls them in order. Nothing here prints or exits:
 the SDK (:mod:`tfcloud.sdk`) and the CLI decide what people see. Layers only import downwards::
 
     cli → sdk / api → pipeline, plan → stages (notebook, launcher, containerize, builders) and backends
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from tfcloud.image.builders import Builder
     from tfcloud.job.artifacts import ImageRef, PackageRef
     from tfcloud.records.timeline import Recorder
+    from tfcloud.targets._base import Target
 
 __all__ = ["EntryPoint", "build_image", "image_repository", "make_builder", "prepare", "prepare_entry_point",
            "stage_package", "submit"]
@@ -54,10 +57,11 @@ def prepare_entry_point(spec: JobSpec, workspace: Path) -> EntryPoint:
     return EntryPoint(script=script, requirements=converted.requirements, notes=converted.notes)
 
 
-def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
-    """Stages 1-2: the entry point and the launcher, written into ``workspace`` (a temporary directory)."""
+def prepare(spec: JobSpec, target: Target, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
+    """Stages 1-2: the entry point and the launcher, written into ``workspace`` (a temporary directory); the
+    launcher names its script as the replicas of ``target`` find it."""
     entry = prepare_entry_point(spec, workspace)
-    in_image = spec.target.ships_files
+    in_image = target.ships_files
     root = spec.build_root if in_image else spec.workdir
     launcher = workspace / LAUNCHER_NAME
     script = launcher_script_path(entry.script, root, in_image=in_image)
@@ -67,7 +71,7 @@ def prepare(spec: JobSpec, workspace: Path) -> tuple[PreparedJob, EntryPoint]:
     return job, entry
 
 
-def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None = None,
+def make_builder(spec: JobSpec, target: Target, settings: Settings, *, console: Console | None = None,
                  build_logs: bool = False, recorder: Recorder | None = None) -> Builder:
     """Cloud Build when ``docker_config.image_build_bucket`` is set, else the Docker engine. ``build_logs``:
     print the build's log as it comes (else only its progress, and its tail on failure)."""
@@ -75,7 +79,7 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
         from tfcloud.errors import ConfigurationError
         from tfcloud.google.staging.cloudbuild import CloudBuildBuilder
 
-        google = spec.target.google()
+        google = target.google()
         if google is None or not google.project:
             raise ConfigurationError(
                 "Cloud Build needs a Google Cloud project.",
@@ -93,7 +97,7 @@ def make_builder(spec: JobSpec, settings: Settings, *, console: Console | None =
                          lock_dir=lock_dir, recorder=recorder)
 
 
-def build_image(job: PreparedJob, settings: Settings, *, console: Console | None = None,
+def build_image(job: PreparedJob, target: Target, settings: Settings, *, console: Console | None = None,
                 push: bool = True, build_logs: bool = False, repository: str | None = None,
                 recorder: Recorder | None = None) -> ImageRef:
     """Stages 3-4: build context → image (Docker engine, or Cloud Build when a build bucket is set).
@@ -102,16 +106,16 @@ def build_image(job: PreparedJob, settings: Settings, *, console: Console | None
     from tfcloud.image.containerize import containerize
 
     require_extras(build=True, image_build_bucket=job.spec.docker_config.image_build_bucket)
-    builder = make_builder(job.spec, settings, console=console, build_logs=build_logs, recorder=recorder)
+    builder = make_builder(job.spec, target, settings, console=console, build_logs=build_logs, recorder=recorder)
     try:
-        return containerize(job, builder=builder, repository=repository or _repository(job.spec, settings),
+        return containerize(job, builder=builder, repository=repository or _repository(job.spec, target, settings),
                             push=push,
                             console=console, context_dir=job.spec.context_dir, recorder=recorder)
     finally:
         builder.close()
 
 
-def stage_package(job: PreparedJob, settings: Settings, *, console: Console | None = None,
+def stage_package(job: PreparedJob, target: Target, settings: Settings, *, console: Console | None = None,
                   build_logs: bool = False, recorder: Recorder | None = None) -> tuple[ImageRef, PackageRef]:
     """The package stage (``--no-build``): the job's base image (:mod:`tfcloud.google.staging.baseimage`: TensorFlow
     and the requirements; looked up, and built and pushed only when the registry lacks it), then the job's files as a
@@ -124,16 +128,16 @@ def stage_package(job: PreparedJob, settings: Settings, *, console: Console | No
 
     if recorder is not None:
         recorder.begin("context")
-    google = job.spec.target.google()
+    google = target.google()
     if google is None or not google.bucket or not google.project:
         raise ConfigurationError("--no-build uploads the job's package to a staging bucket: none is set.",
                                  hint="Set TFCLOUD_STAGING_BUCKET (staging_bucket= in run()) and a project.")
-    base = plan_base_image(job, repository=_repository(job.spec, settings))
+    base = plan_base_image(job, repository=_repository(job.spec, target, settings))
     plan = plan_package(job, context_dir=job.spec.context_dir)
     if recorder is not None:
         recorder.begin("build")
     image = ensure_base_image(base, console=console, builder=lambda: make_builder(
-        job.spec, settings, console=console, build_logs=build_logs))
+        job.spec, target, settings, console=console, build_logs=build_logs))
     if recorder is not None:
         recorder.begin("push")
     clients = Clients(endpoint=google.emulator_host, region=google.region)
@@ -145,7 +149,7 @@ def stage_package(job: PreparedJob, settings: Settings, *, console: Console | No
     return image, package
 
 
-def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None = None) -> PreparedJob:
+def stage_data(job: PreparedJob, target: Target, settings: Settings, *, console: Console | None = None) -> PreparedJob:
     """The data stage (``--data``, :mod:`tfcloud.job.datasets`): each local data set shipped to the target's data
     store (not for a target that reads them in place), and each data set's ``TFCLOUD_DATA_<NAME>`` added to the
     job's environment."""
@@ -153,17 +157,17 @@ def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None 
     from tfcloud.job.datasets import store_for
 
     spec = job.spec
-    if spec.target.runs_here:
+    if target.runs_here:
         env = {d.var: d.source for d in spec.data}
     else:
-        store = store_for(spec.data, target=spec.target.name, in_place=False, store=spec.target.data_store(settings))
+        store = store_for(spec.data, target=target.name, in_place=False, store=target.data_store(settings))
         local = [d for d in spec.data if not d.remote]
         storage = None
         clients = None
         if local and store is not None and store.startswith("gs://"):
             from tfcloud.google.cloud.gcloud import Clients
 
-            google = spec.target.google()  # a target that is not Google's (Ray) reaches Cloud Storage itself
+            google = target.google()  # a target that is not Google's (Ray) reaches Cloud Storage itself
             clients = (Clients(endpoint=google.emulator_host, region=google.region) if google is not None
                        else Clients())
             storage = clients.storage((google.project if google else None) or "tfcloud")
@@ -178,11 +182,11 @@ def stage_data(job: PreparedJob, settings: Settings, *, console: Console | None 
     return replace(job, spec=replace(spec, env=MappingProxyType({**spec.env, **env})))
 
 
-def _repository(spec: JobSpec, settings: Settings) -> str:
+def _repository(spec: JobSpec, target: Target, settings: Settings) -> str:
 
     if spec.docker_config.image:
         return spec.docker_config.image.rsplit(":", 1)[0].rsplit("/", 1)[0]
-    repo = spec.target.repository(settings)
+    repo = target.repository(settings)
     if repo is None:
         raise ConfigurationError(
             "No image repository: tfcloud does not know where to push the image.",
@@ -192,25 +196,25 @@ def _repository(spec: JobSpec, settings: Settings) -> str:
     return repo
 
 
-def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Console | None = None,
+def submit(spec: JobSpec, target: Target, settings: Settings, backend: Backend, *, console: Console | None = None,
            build_logs: bool = False, recorder: Recorder | None = None) -> tuple[JobHandle, ImageRef | None]:
-    """Run every stage for ``spec`` and submit it to ``backend`` (its target's): the job's handle, and its image
-    for a container target. Temporary files are removed before returning. ``console`` receives build progress
+    """Run every stage for ``spec`` on ``target`` and submit it to ``backend`` (the target's): the job's handle, and
+    its image for a container target. Temporary files are removed before returning. ``console`` receives build progress
     (the stages themselves print nothing else); ``recorder`` marks each stage as it begins
     (tfcloud.records.timeline)."""
-    spec.target.check_service(spec, settings)  # before anything is built or uploaded
+    target.check_service(spec, settings)  # before anything is built or uploaded
     with tempfile.TemporaryDirectory(prefix="tfcloud-") as tmp:
-        job, _ = prepare(spec, Path(tmp))
+        job, _ = prepare(spec, target, Path(tmp))
         if spec.data:  # first: data never waits for a build, and a bad store fails before one
-            job = stage_data(job, settings, console=console)
-        if spec.target.container:
+            job = stage_data(job, target, settings, console=console)
+        if target.container:
             # A local --container job's image goes into the local engine only (not pushed).
-            pushed = spec.target.pushes_image
+            pushed = target.pushes_image
             job = replace(job, image=build_image(
-                job, settings, console=console, build_logs=build_logs, push=pushed,
-                repository=None if pushed else _local_repository(spec, settings), recorder=recorder))
-        elif spec.target.packaged:
-            image, package = stage_package(job, settings, console=console, build_logs=build_logs,
+                job, target, settings, console=console, build_logs=build_logs, push=pushed,
+                repository=None if pushed else _local_repository(spec, target, settings), recorder=recorder))
+        elif target.packaged:
+            image, package = stage_package(job, target, settings, console=console, build_logs=build_logs,
                                            recorder=recorder)
             job = replace(job, image=image, package=package)
         if recorder is not None:
@@ -221,15 +225,16 @@ def submit(spec: JobSpec, settings: Settings, backend: Backend, *, console: Cons
         return handle, job.image
 
 
-def image_repository(spec: JobSpec, settings: Settings) -> str:
+def image_repository(spec: JobSpec, target: Target, settings: Settings) -> str:
     """Where the job's image is named: a local ``--container`` job's in the local engine, else the registry it
     is pushed to. Raises :class:`~tfcloud.errors.ConfigurationError` when there is none."""
-    return _repository(spec, settings) if spec.target.pushes_image else _local_repository(spec, settings)
+    return (_repository(spec, target, settings) if target.pushes_image
+            else _local_repository(spec, target, settings))
 
 
-def _local_repository(spec: JobSpec, settings: Settings) -> str:
+def _local_repository(spec: JobSpec, target: Target, settings: Settings) -> str:
     """Where a local ``--container`` image is named: the image's own repository when set, else
     ``tfcloud-local``."""
     if spec.docker_config.image or settings.image_repository:
-        return _repository(spec, settings)
+        return _repository(spec, target, settings)
     return "tfcloud-local"

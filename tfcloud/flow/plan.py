@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from tfcloud.flow.submission import Rerun
     from tfcloud.google.catalog.prices import JobPrice
     from tfcloud.job.artifacts import PreparedJob
+    from tfcloud.targets._base import Target
 
 __all__ = ["ContextEntry", "ImagePlan", "PackagePlanView", "Plan", "PoolRow", "generated_files", "make_plan",
            "plan_html", "plan_rows", "plan_text", "price_of", "script_warnings"]
@@ -135,9 +136,11 @@ class PackagePlanView:
 
 @dataclass(frozen=True, kw_only=True, repr=False)
 class Plan:
-    """What ``run(dry_run=True)`` returns and ``tfcloud submit --dry-run`` prints."""
+    """What ``run(dry_run=True)`` returns and ``tfcloud submit --dry-run`` prints: the job (``spec``) and where it
+    would run (``target``: the target value, with its options)."""
 
     spec: JobSpec
+    target: Target
     strategy: str
     strategy_reason: str
     pools: tuple[PoolRow, ...]
@@ -168,7 +171,7 @@ class Plan:
 
     def __repr__(self) -> str:
         replicas = sum(p.replicas for p in self.pools)
-        return (f"<Plan for {self.spec.entry_point.name}: {self.spec.target.name}, {self.strategy}, "
+        return (f"<Plan for {self.spec.entry_point.name}: {self.target.name}, {self.strategy}, "
                 f"{replicas} replica(s); print() it for the whole plan>")
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's pretty printer
@@ -191,7 +194,7 @@ class Plan:
         it is kept out of :meth:`to_dict`, which names env variables only)."""
         from tfcloud.flow.submission import rerun
 
-        return rerun(self.spec)
+        return rerun(self.spec, self.target)
 
     @property
     def command_line(self) -> str:
@@ -201,8 +204,8 @@ class Plan:
     def to_dict(self) -> dict[str, object]:
         return {
             "entry_point": str(self.spec.entry_point),
-            "target": self.spec.target.name,
-            "target_options": self.spec.target.given(),
+            "target": self.target.name,
+            "target_options": self.target.given(),
             "strategy": self.strategy,
             "strategy_reason": self.strategy_reason,
             "pools": [vars(p) for p in self.pools],
@@ -240,7 +243,7 @@ def _price_dict(price: JobPrice) -> dict[str, object]:
             "missing": list(price.missing), "table_date": PRICE_DATE, "source": PRICE_SOURCE}
 
 
-def _pool_rows(spec: JobSpec) -> tuple[PoolRow, ...]:
+def _pool_rows(spec: JobSpec, target: Target) -> tuple[PoolRow, ...]:
     rows = []
     for pool in spec.pools:
         m = pool.machine
@@ -249,13 +252,13 @@ def _pool_rows(spec: JobSpec) -> tuple[PoolRow, ...]:
             accel += f" per host, {m.tpu_topology} slice on {m.tpu_hosts} hosts"
         elif m.tpu_topology:
             accel += f" ({m.tpu_topology})"
-        machine = spec.target.describe_machine(m)
+        machine = target.describe_machine(m)
         rows.append(PoolRow(role=pool.role.value, replicas=pool.replica_count, machine_type=machine,
                             accelerator=accel))
     return tuple(rows)
 
 
-def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
+def make_plan(spec: JobSpec, target: Target, *, settings: Settings | None = None) -> Plan:
     """Run the pure stages (entry point, launcher, and for an image target the build context, Dockerfile and
     tag) in a temporary directory and describe the rest. ``settings``: where the job would go (the image
     repository, the emulator); default: none configured."""
@@ -263,14 +266,14 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
     notes: list[str] = []
     image = None
     with tempfile.TemporaryDirectory(prefix="tfcloud-plan-") as tmp:
-        job, entry = prepare(spec, Path(tmp))
+        job, entry = prepare(spec, target, Path(tmp))
         launcher = job.launcher.read_text(encoding="utf-8")
         notebook_script = Path(entry.script).read_text(encoding="utf-8") \
             if spec.entry_point_kind is EntryPointKind.NOTEBOOK else None
         warnings = script_warnings(Path(entry.script), spec, source=notebook_script) + env_warnings(spec.env)
-        if spec.target.container:
-            image = _image_plan(job, settings, notes, warnings)
-        package = _package_plan(job, settings, warnings) if spec.target.packaged else None
+        if target.container:
+            image = _image_plan(job, target, settings, notes, warnings)
+        package = _package_plan(job, target, settings, warnings) if target.packaged else None
     notes[:0] = list(entry.notes)
     if image is not None and spec.has_tpu and not spec.docker_config.parent_image:
         from tfcloud.google.catalog.prebuilt import tensorflow_tpu_release
@@ -279,7 +282,7 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         notes.append("TPU image: " + tensorflow_tpu_release(installed_tensorflow_version()).reason)
     if spec.strategy.needs_tf_keras:
         notes.append("Keras is routed to tf-keras in every replica (Keras 3 cannot fit under this strategy).")
-    notes += spec.target.notes(spec)
+    notes += target.notes(spec)
     if spec.strategy is Strategy.PARAMETER_SERVER:
         notes.append("Under ParameterServerStrategy, model.fit needs steps_per_epoch.")
     requirements = list(job.requirements)
@@ -287,48 +290,45 @@ def make_plan(spec: JobSpec, *, settings: Settings | None = None) -> Plan:
         requirements.insert(0, f"-r {spec.requirements_txt}")
     return Plan(
         spec=spec,
+        target=target,
         strategy=spec.strategy.tf_class,
         strategy_reason=spec.strategy_reason,
-        pools=_pool_rows(spec),
+        pools=_pool_rows(spec, target),
         launcher=launcher,
         command=("python", "tfcloud_launcher.py", *spec.entry_point_args),
         requirements=tuple(requirements),
         notes=tuple(notes),
         warnings=tuple(warnings),
-        data=tuple(describe(spec.data, in_place=spec.target.runs_here,
-                            store=spec.target.data_store(settings))),
-        endpoint=_endpoint(spec, settings),
+        data=tuple(describe(spec.data, in_place=target.runs_here, store=target.data_store(settings))),
+        endpoint=target.endpoint(settings),
         image=image,
         package=package,
-        price=price_of(spec, settings),
+        price=price_of(spec, target, settings),
         script=notebook_script,
-        request=_request(spec, image, package),
+        request=_request(spec, target, image, package),
     )
 
 
-def _request(spec: JobSpec, image: ImagePlan | None, package: PackagePlanView | None) -> dict[str, Any] | None:
+def _request(spec: JobSpec, target: Target, image: ImagePlan | None,
+             package: PackagePlanView | None) -> dict[str, Any] | None:
     """What the target's backend would send (the image's planned tag, or the package on its base image)."""
     from tfcloud.job.artifacts import PackageRef
 
     ref = None if package is None else PackageRef(uri=package.uri, module=package.module, digest="",
                                                     size=package.size)
     image_uri = package.base_image if package is not None else image.uri if image is not None else None
-    if image_uri is None and spec.target.pushes_image:  # no image planned (nothing to name in the request)
+    if image_uri is None and target.pushes_image:  # no image planned (nothing to name in the request)
         return None
-    return spec.target.request(spec, image_uri=image_uri, package=ref)
+    return target.request(spec, image_uri=image_uri, package=ref)
 
 
-def _endpoint(spec: JobSpec, settings: Settings) -> str:
-    return spec.target.endpoint(settings)
-
-
-def price_of(spec: JobSpec, settings: Settings) -> JobPrice | None:
+def price_of(spec: JobSpec, target: Target, settings: Settings) -> JobPrice | None:
     """The job's hourly list price, as its target knows it (:mod:`tfcloud.google.catalog.prices`); None: it bills
     nothing."""
-    return spec.target.price(spec, settings)
+    return target.price(spec, settings)
 
 
-def _package_plan(job: PreparedJob, settings: Settings, warnings: list[str]) -> PackagePlanView:
+def _package_plan(job: PreparedJob, target: Target, settings: Settings, warnings: list[str]) -> PackagePlanView:
     """The ``--no-build`` part of the plan: the package (made in memory, not uploaded) and its base image (the
     tag computed, nothing looked up or built); what the upload would warn of goes to ``warnings``."""
     from tfcloud.google.staging.baseimage import plan_base_image
@@ -337,11 +337,11 @@ def _package_plan(job: PreparedJob, settings: Settings, warnings: list[str]) -> 
     spec = job.spec
     planned = plan_package(job, context_dir=spec.context_dir)
     warnings += planned.warnings()
-    google = spec.target.google()
+    google = target.google()
     bucket = (google.bucket if google is not None else None) or "STAGING_BUCKET"
     ctx = planned.context
     generated = {f.path for f in ctx.files if f.data is not None}
-    base = plan_base_image(job, repository=spec.target.repository(settings) or "REPOSITORY")
+    base = plan_base_image(job, repository=target.repository(settings) or "REPOSITORY")
     return PackagePlanView(
         uri=f"gs://{bucket}/{planned.object_name()}", module=PACKAGE_MODULE,
         size=planned.measure().size,  # written to nowhere: never held in memory
@@ -351,14 +351,15 @@ def _package_plan(job: PreparedJob, settings: Settings, warnings: list[str]) -> 
         kept_out=tuple((s.path, s.reason) for s in ctx.secrets))
 
 
-def _image_plan(job: PreparedJob, settings: Settings, notes: list[str], warnings: list[str]) -> ImagePlan | None:
+def _image_plan(job: PreparedJob, target: Target, settings: Settings, notes: list[str],
+                warnings: list[str]) -> ImagePlan | None:
     """The image part of the plan (the tag computed, nothing built); None, with a note, when it cannot be. The
     context's size over the bound the build warns at goes to ``warnings``."""
     from tfcloud.image.containerize import plan_image
 
     spec = job.spec
     try:
-        repository = image_repository(spec, settings)
+        repository = image_repository(spec, target, settings)
     except ConfigurationError as exc:
         repository = NO_REPOSITORY
         notes.append(f"{exc.message} The image's tag has {NO_REPOSITORY} in its place."
@@ -544,7 +545,7 @@ def _pools(plan: Plan) -> list[list[str]]:
 def plan_text(plan: Plan) -> str:
     """The plan as plain text: what it runs where, the pools as aligned columns, then :func:`plan_rows`."""
     spec = plan.spec
-    lines = [f"Plan for {spec.entry_point} (target: {spec.target.name}; nothing submitted)",
+    lines = [f"Plan for {spec.entry_point} (target: {plan.target.name}; nothing submitted)",
              f"Strategy: {plan.strategy} ({plan.strategy_reason})"]
     table = _pools(plan)
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
@@ -563,6 +564,6 @@ def plan_html(plan: Plan) -> str:
     facts = "".join(f"<tr><th style='text-align:left'>{esc(label)}</th><td style='text-align:left'>"
                     f"<code>{esc(value)}</code></td></tr>" for label, value in plan_rows(plan, python=True))
     return (f"<div><p><b>Plan</b> for <code>{esc(str(spec.entry_point))}</code> (target: "
-            f"{esc(spec.target.name)}; nothing submitted)<br>Strategy: <b>{esc(plan.strategy)}</b> "
+            f"{esc(plan.target.name)}; nothing submitted)<br>Strategy: <b>{esc(plan.strategy)}</b> "
             f"({esc(plan.strategy_reason)})</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
             f"<table>{facts}</table></div>")

@@ -27,7 +27,7 @@ __all__ = ["Rerun", "latest", "load", "record_path", "rerun", "save", "summary"]
 _RECORD_DIR = "submissions"
 
 
-def summary(spec: JobSpec, settings: Settings, *, image: str | None = None,
+def summary(spec: JobSpec, target: Target, settings: Settings, *, image: str | None = None,
             request: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The plan of a submitted job, JSON-ready: ``entry_point``, ``args``, ``target``, ``strategy``,
     ``strategy_reason``, ``pools`` (role, replicas, machine type, accelerator), ``image`` (its URI, for an image
@@ -49,7 +49,7 @@ def summary(spec: JobSpec, settings: Settings, *, image: str | None = None,
     return {
         "entry_point": str(spec.entry_point),
         "args": list(spec.entry_point_args),
-        "target": spec.target.name,
+        "target": target.name,
         "strategy": spec.strategy.tf_class,
         "strategy_reason": spec.strategy_reason,
         "pools": pools,
@@ -61,7 +61,7 @@ def summary(spec: JobSpec, settings: Settings, *, image: str | None = None,
         "request": _without_env_values(request) if request is not None else None,
         "sources": {name: {"value": _plain(values.get(name)), "from": origin}
                     for name, origin in sorted(settings.sources.items())},
-        "rerun": rerun(spec).to_dict(),
+        "rerun": rerun(spec, target).to_dict(),
     }
 
 
@@ -148,7 +148,7 @@ class Rerun:
         return {"head": list(self.head), "args": list(self.args), "not_reproduced": list(self.not_reproduced)}
 
 
-def rerun(spec: JobSpec) -> Rerun:
+def rerun(spec: JobSpec, target: Target) -> Rerun:
     """The one place a job becomes the command line that submits it again (the dashboard's Rerun, the JSON
     plan's ``rerun``): the target and each of its options the job was given, the cluster (counts, machines by
     their catalog names, the strategy when one was asked for), requirements, labels, env, secrets by reference,
@@ -160,9 +160,6 @@ def rerun(spec: JobSpec) -> Rerun:
     from tfcloud.job.spec import Role, Strategy
     from tfcloud.job.strategy import EXPLICIT
     from tfcloud.targets import BUILTIN
-    from tfcloud.targets._base import target_of
-
-    target = target_of(spec)
     head = ["tfcloud", "submit", str(spec.entry_point), "--target", target.name]
     missing: list[str] = []
     for name, value in _target_words(target).items():  # a built-in target's options are flags; a plug-in's -o

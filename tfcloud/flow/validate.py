@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tfcloud.config.usertext import refuse_control as check_text
 from tfcloud.errors import UnsupportedOptionError, ValidationError
@@ -31,11 +31,13 @@ from tfcloud.job.strategy import choose_strategy, parse_strategy
 
 if TYPE_CHECKING:
     from tfcloud.config.value import Settings
+    from tfcloud.targets._base import Target
 
 __all__ = [
     "MAX_LABELS",
     "MAX_POOLS",
     "MAX_REPLICAS",
+    "build_job",
     "build_spec",
     "check_entry_name",
     "check_entry_point",
@@ -299,7 +301,7 @@ def validate_limit(value: object, field: str = "--limit") -> int:
     return value
 
 
-def build_spec(
+def build_job(
     *,
     entry_point: object,
     requirements_txt: object = None,
@@ -324,8 +326,9 @@ def build_spec(
     settings: Settings | None = None,
     intent: str = "submit",
     **target_options: object,
-) -> JobSpec:
-    """Check every argument and return the frozen spec. Raises :class:`ValidationError` on the first problem.
+) -> tuple[JobSpec, Target]:
+    """Check every argument and return the frozen spec and the target it runs on. Raises :class:`ValidationError`
+    on the first problem.
 
     ``target`` is where the job runs: a :class:`~tfcloud.targets.Target` value, or a target's name with that
     target's options as further keywords (``target="vertex", spot=True``). An option the target does not take
@@ -417,7 +420,6 @@ def build_spec(
         strategy_reason=reason,
         docker_config=docker,
         job_labels=labels,
-        target=where,
         display_name=name,
         env=environment,
         context_dir=context,
@@ -430,7 +432,12 @@ def build_spec(
 
     with targets.plugin_errors(type(where), "check_job()"):
         where.check_job(spec, intent=intent, settings=settings)
-    return spec
+    return spec, where
+
+
+def build_spec(*, entry_point: object, **options: Any) -> JobSpec:
+    """:func:`build_job`'s spec alone (its target dropped): what runs, for a caller that knows where."""
+    return build_job(entry_point=entry_point, **options)[0]
 
 
 #: The earliest and latest times ``--since`` may name (epoch seconds): from 1970 to the year 9999.

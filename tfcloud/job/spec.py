@@ -1,7 +1,8 @@
 """The frozen job spec: *what* runs. Built once from the user's arguments (:mod:`tfcloud.flow.validate`), then
-passed unchanged through every stage. *Where* it runs is its ``target``, a value from :mod:`tfcloud.targets`
-that carries that target's own options (a Vertex AI project, region, network...); the spec is never
-subclassed per backend. How a call behaves (``dry_run``, ``stream_logs``) is not part of the spec.
+passed unchanged through every stage. *Where* it runs is not part of it: the stages take the spec and its
+target (a value from :mod:`tfcloud.targets` with that target's own options: a Vertex AI project, region,
+network...) side by side, as Ray's ``submit_job`` takes a job beside the client that knows the cluster. The spec
+is never subclassed per backend. How a call behaves (``dry_run``, ``stream_logs``) is not part of the spec.
 """
 
 from __future__ import annotations
@@ -11,17 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING
 
 from tfcloud.google.catalog.machines import MachineConfig
 from tfcloud.job.datasets import DataSet
 
 if TYPE_CHECKING:
-    from tfcloud.config.value import Settings
-    from tfcloud.google.catalog.prices import JobPrice
-    from tfcloud.google.cloud.place import GoogleCloud
+    pass
 
-__all__ = ["DockerConfig", "EntryPointKind", "JobSpec", "PoolSpec", "Role", "Strategy", "Where"]
+__all__ = ["DockerConfig", "EntryPointKind", "JobSpec", "PoolSpec", "Role", "Strategy"]
 
 
 class Strategy(enum.Enum):
@@ -98,38 +97,6 @@ class PoolSpec:
     machine: MachineConfig
 
 
-class Where(Protocol):
-    """What the stages ask of a job's target: the spec's view of :class:`tfcloud.targets.Target`, which every
-    target value satisfies. Declared here, below the targets, so that the spec never imports them (the targets'
-    rules take a :class:`JobSpec`: the spec is the lower of the two)."""
-
-    name: ClassVar[str]
-    title: ClassVar[str]
-    tuner: ClassVar[str | None]
-    runs_here: ClassVar[bool]
-
-    @property
-    def container(self) -> bool: ...
-    @property
-    def packaged(self) -> bool: ...
-    @property
-    def ships_files(self) -> bool: ...
-    @property
-    def pushes_image(self) -> bool: ...
-    @property
-    def emulated(self) -> bool: ...
-    def google(self) -> GoogleCloud | None: ...
-    def repository(self, settings: Settings) -> str | None: ...
-    def data_store(self, settings: Settings) -> str | None: ...
-    def endpoint(self, settings: Settings) -> str: ...
-    def describe_machine(self, machine: MachineConfig) -> str: ...
-    def notes(self, spec: JobSpec) -> list[str]: ...
-    def price(self, spec: JobSpec, settings: Settings) -> JobPrice | None: ...
-    def request(self, spec: JobSpec, *, image_uri: str | None, package: Any = None) -> dict[str, Any] | None: ...
-    def check_service(self, spec: JobSpec, settings: Settings) -> None: ...
-    def given(self) -> dict[str, object]: ...
-
-
 @dataclass(frozen=True, kw_only=True)
 class JobSpec:
     """Everything that determines what the job does. Frozen; build it with :func:`tfcloud.flow.validate.build_spec`."""
@@ -143,7 +110,6 @@ class JobSpec:
     strategy_reason: str
     docker_config: DockerConfig = field(default_factory=DockerConfig)
     job_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    target: Where  # where, with that target's own options (a tfcloud.targets.Target value)
     display_name: str
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     context_dir: Path | None = None  # the image's build context (default: the entry point's directory)

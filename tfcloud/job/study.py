@@ -21,7 +21,6 @@ stopping (``StudySpec.early_stopping``, the median rule) judges while the trial 
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import enum
 import json
@@ -39,9 +38,7 @@ from tfcloud.job.states import JobState
 
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobHandle
-    from tfcloud.config.value import Settings
-    from tfcloud.job.artifacts import PreparedJob
-    from tfcloud.job.spec import JobSpec, Where
+    from tfcloud.job.spec import JobSpec
 
 __all__ = [
     "DEFAULT_METRICS_FILE",
@@ -59,7 +56,6 @@ __all__ = [
     "StudyInfo",
     "StudySpec",
     "TrialInfo",
-    "Tuner",
     "format_value",
     "make_study",
     "parse_param",
@@ -484,31 +480,3 @@ class StudyHandle(Protocol):
 #: one that runs every stage (:func:`tfcloud.flow.pipeline.submit`) on the target's backend: the caller, above the
 #: targets, submits, so that no target imports the pipeline.
 SubmitTrial: TypeAlias = "Callable[[JobSpec], JobHandle]"
-
-
-class Tuner(Protocol):
-    """A target's tuner (``Target.tuner``, ``"module:Class"``), built as ``Class(settings, target=<the target
-    value>)``: what :func:`tfcloud.sdk.tune`, ``attach_study`` and ``list_studies`` call."""
-
-    def __init__(self, settings: Settings, *, target: Where) -> None: ...
-
-    def start(self, study: StudySpec, spec: JobSpec, *, job: PreparedJob | None = None,
-              rerun_flags: Sequence[str] = (), submit_trial: SubmitTrial) -> tuple[StudyHandle, Sequence[str]]:
-        """Start the study (``job``: its prepared job with the image built, for a target that runs images;
-        ``submit_trial``: what runs a trial as a job of the target, for a tuner whose trials are its target's jobs,
-        such as the local one); returns at once: the study's handle and the ``tfcloud submit`` flags that rerun a
-        trial."""
-        ...
-
-    def attach(self, study_id: str) -> tuple[StudyHandle, str, Sequence[str], Sequence[str]]:
-        """A study again by id: its handle, its script, the script's arguments and the rerun flags;
-        :class:`~tfcloud.errors.JobNotFoundError` when there is none."""
-        ...
-
-    def list(self, *, limit: int | None = 50) -> builtins.list[StudyInfo]:
-        """The target's studies, newest first."""
-        ...
-
-    def close(self) -> None:
-        """Release clients (a handle reopens what it needs)."""
-        ...

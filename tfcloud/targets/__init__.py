@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import TfcloudError, ValidationError
-from tfcloud.targets._base import GoogleCloud, Option, Target
+from tfcloud.targets._base import GoogleCloud, Option, Target, Tuner
 
 if TYPE_CHECKING:
     from tfcloud.google.vertex import VertexTarget
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from tfcloud.targets.ray import RayTarget
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "GoogleCloud", "LocalTarget", "Option", "RayTarget", "Target",
-           "VertexTarget", "builtin_targets", "for_job_id", "get", "load", "loadable", "names", "plugin_errors",
-           "plugin_package"]
+           "Tuner", "VertexTarget", "builtin_targets", "for_job_id", "get", "load", "loadable", "names",
+           "plugin_errors", "plugin_package"]
 
 log = logging.getLogger("tfcloud")
 ENTRY_POINT_GROUP = "tfcloud.targets"

@@ -22,9 +22,9 @@ through.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from tfcloud.config.usertext import LazyPattern, check_bool, check_count, check_text, refuse_control
 from tfcloud.errors import ValidationError
@@ -36,10 +36,21 @@ if TYPE_CHECKING:
     from tfcloud.config.value import Settings
     from tfcloud.google.catalog.machines import MachineConfig
     from tfcloud.google.catalog.prices import JobPrice
+    from tfcloud.job.artifacts import PreparedJob
     from tfcloud.job.spec import JobSpec, PoolSpec
+    from tfcloud.job.study import StudyHandle, StudyInfo, StudySpec, SubmitTrial
 
-__all__ = ["GoogleCloud", "LazyPattern", "Option", "Target", "check_bool", "check_count", "check_text",
-           "refuse_control", "target_of"]
+__all__ = [
+    "GoogleCloud",
+    "LazyPattern",
+    "Option",
+    "Target",
+    "Tuner",
+    "check_bool",
+    "check_count",
+    "check_text",
+    "refuse_control",
+]
 
 #: What follows a target's ``id_prefix`` in its job ids (:meth:`Target.owns_job_id`).
 _ID_REST = LazyPattern(r"[a-z0-9][a-z0-9-]{0,119}")
@@ -212,7 +223,7 @@ class Target:
     #: this one fact: an ``env:`` secret's variable must be set here, checked before anything happens (a dry run
     #: too), and ``--data`` directories are read where they are; else they are shipped to :meth:`data_store`.
     runs_here: ClassVar[bool] = False
-    #: ``"module:Class"`` of its tuner, a class that keeps :class:`tfcloud.job.study.Tuner` (:mod:`tfcloud.sdk`'s
+    #: ``"module:Class"`` of its tuner, a class that keeps :class:`Tuner` (:mod:`tfcloud.sdk`'s
     #: ``tune`` builds it and passes ``submit_trial`` to its ``start``), or None: it runs no studies.
     tuner: ClassVar[str | None] = None
     #: ``"module:function"`` that lists the jobs it keeps but cannot attach to (a record missing or corrupt), as
@@ -375,10 +386,29 @@ class Target:
         return out
 
 
-def target_of(spec: JobSpec) -> Target:
-    """The spec's target as the :class:`Target` value it is: :class:`~tfcloud.job.spec.JobSpec`, below the targets,
-    names only its :class:`~tfcloud.job.spec.Where` view (the gate always puts a Target value there)."""
-    target = spec.target
-    if not isinstance(target, Target):
-        raise TypeError(f"JobSpec.target: expected a tfcloud.targets.Target value, received {target!r}")
-    return target
+class Tuner(Protocol):
+    """A target's tuner (``Target.tuner``, ``"module:Class"``), built as ``Class(settings, target=<the target
+    value>)``: what :func:`tfcloud.sdk.tune`, ``attach_study`` and ``list_studies`` call."""
+
+    def __init__(self, settings: Settings, *, target: Target) -> None: ...
+
+    def start(self, study: StudySpec, spec: JobSpec, *, job: PreparedJob | None = None,
+              rerun_flags: Sequence[str] = (), submit_trial: SubmitTrial) -> tuple[StudyHandle, Sequence[str]]:
+        """Start the study (``job``: its prepared job with the image built, for a target that runs images;
+        ``submit_trial``: what runs a trial as a job of the target, for a tuner whose trials are its target's jobs,
+        such as the local one); returns at once: the study's handle and the ``tfcloud submit`` flags that rerun a
+        trial."""
+        ...
+
+    def attach(self, study_id: str) -> tuple[StudyHandle, str, Sequence[str], Sequence[str]]:
+        """A study again by id: its handle, its script, the script's arguments and the rerun flags;
+        :class:`~tfcloud.errors.JobNotFoundError` when there is none."""
+        ...
+
+    def list(self, *, limit: int | None = 50) -> builtins.list[StudyInfo]:
+        """The target's studies, newest first."""
+        ...
+
+    def close(self) -> None:
+        """Release clients (a handle reopens what it needs)."""
+        ...

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from tfcloud.job.states import JobState
     from tfcloud.job.study import StudyInfo
     from tfcloud.records.timeline import Timeline
+    from tfcloud.targets._base import Target
 
 __all__ = ["TrialLogs", "cancels_on_interrupt", "check_replica", "debugging", "follow", "interrupted", "keep_stages",
            "keep_submission", "latest_job", "lines_file", "prefix_names", "state_dir", "submitted_plan", "target_of",
@@ -282,7 +283,7 @@ def check_replica(info: JobInfo, replica: str | None) -> list[str]:
     return [replica]
 
 
-def keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: ImageRef | None) -> None:
+def keep_submission(settings: Settings, spec: JobSpec, target: Target, job_id: str, image: ImageRef | None) -> None:
     """Keep the job's plan in brief (:mod:`tfcloud.flow.submission`), for ``tfcloud ui`` later (a nicety too)."""
     import logging
 
@@ -291,12 +292,12 @@ def keep_submission(settings: Settings, spec: JobSpec, job_id: str, image: Image
 
     uri = image.uri if image is not None else None
     try:
-        request = spec.target.request(spec, image_uri=uri)
+        request = target.request(spec, image_uri=uri)
     except TfcloudError:  # a --no-build job's request needs its package: the job itself holds it
         request = None
     try:
         save(record_path(state_dir(settings), job_id),
-             {**summary(spec, settings, image=uri, request=request), "job_id": job_id})
+             {**summary(spec, target, settings, image=uri, request=request), "job_id": job_id})
     except (OSError, ValueError) as exc:
         logging.getLogger("tfcloud").info("the plan of %s could not be kept: %s", job_id, exc)
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from tfcloud.flow.settings import Settings
     from tfcloud.job.spec import JobSpec
     from tfcloud.job.study import StudyInfo, TrialInfo
+    from tfcloud.targets._base import Target
 
 __all__ = ["confirm_launch", "print_image_plan", "print_plan", "print_price", "say", "study_outcome"]
 
@@ -65,7 +66,7 @@ def print_plan(plan: Plan, *, show_files: bool = False, show_request: bool = Fal
 
     console = get_console()
     spec = plan.spec
-    console.print(f"[bold]Plan[/bold] for {escape(str(spec.entry_point))} (target: {spec.target.name}; "
+    console.print(f"[bold]Plan[/bold] for {escape(str(spec.entry_point))} (target: {plan.target.name}; "
                   "nothing submitted)")
     console.print(f"Strategy: [bold]{plan.strategy}[/bold] ({escape(plan.strategy_reason)})")
     table = Table("role", "replicas", "machine type", "accelerator")
@@ -87,7 +88,7 @@ def print_plan(plan: Plan, *, show_files: bool = False, show_request: bool = Fal
         import json
 
         if plan.request is None:
-            say(f"Request: none (the {spec.target.name} target sends no one request to start a job)")
+            say(f"Request: none (the {plan.target.name} target sends no one request to start a job)")
         else:
             console.rule("request")
             console.print(json.dumps(plan.request, indent=2, ensure_ascii=False), markup=False, highlight=False,
@@ -153,17 +154,17 @@ def print_image_plan(image: ImagePlan) -> None:
 
 
 
-def print_price(spec: JobSpec, settings: Settings) -> None:
+def print_price(spec: JobSpec, target: Target, settings: Settings) -> None:
     """The job's hourly list price in brief (no per-pool lines), before it is submitted; nothing for a target
     that bills nothing, or for a job on the emulator (it bills nothing either)."""
     from tfcloud.flow.plan import price_of
 
-    price = None if spec.target.emulated else price_of(spec, settings)
+    price = None if target.emulated else price_of(spec, target, settings)
     for line in price.lines(pools=False) if price is not None else ():
         say(line)
 
 
-def confirm_launch(spec: JobSpec, settings: Settings, *, yes: bool = False) -> None:
+def confirm_launch(spec: JobSpec, target: Target, settings: Settings, *, yes: bool = False) -> None:
     """Before a paid launch, on a terminal: ask ``Proceed? [Y/n]`` under the price :func:`print_price` just
     printed (SkyPilot's ``sky launch`` asks the same). Not asked with ``yes`` (``--yes``), the ``yes`` setting
     (``TFCLOUD_YES=1``), for a target that bills nothing, on the emulator, or when stdin or the console is not a
@@ -173,7 +174,7 @@ def confirm_launch(spec: JobSpec, settings: Settings, *, yes: bool = False) -> N
     from tfcloud.flow.plan import price_of
     from tfcloud.view.console import get_console
 
-    if yes or _truthy(settings.yes) or spec.target.emulated or price_of(spec, settings) is None:
+    if yes or _truthy(settings.yes) or target.emulated or price_of(spec, target, settings) is None:
         return
     console = get_console()
     if console.quiet or not (sys.stdin.isatty() and console.is_terminal):

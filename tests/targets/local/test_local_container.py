@@ -76,7 +76,7 @@ def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object,
     from tfcloud.backends import get_backend
     from tfcloud.flow.pipeline import submit
     from tfcloud.flow.settings import Settings
-    from tfcloud.flow.validate import build_spec
+    from tfcloud.flow.validate import build_job
     from tfcloud.job.spec import DockerConfig
     from tfcloud.job.states import JobState
 
@@ -84,11 +84,11 @@ def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object,
     project.mkdir()
     script = project / "train_resume.py"
     shutil.copy(Path(__file__).parent.parent / "scripts" / "train_resume.py", script)
-    spec = build_spec(entry_point=script, worker_count=1, worker_config="CPU", max_restarts=1, container=True,
-                      docker_config=DockerConfig(parent_image=tensorflow_base),
-                      entry_point_args=["4", "worker-0", "2", "wait"], env={"TF_CPP_MIN_LOG_LEVEL": "2"})
+    spec, target = build_job(entry_point=script, worker_count=1, worker_config="CPU", max_restarts=1, container=True,
+                             docker_config=DockerConfig(parent_image=tensorflow_base),
+                             entry_point_args=["4", "worker-0", "2", "wait"], env={"TF_CPP_MIN_LOG_LEVEL": "2"})
     settings = Settings(docker_host=engine.docker_host)  # type: ignore[attr-defined]
-    handle, _ = submit(spec, settings, get_backend(spec.target, settings=settings))
+    handle, _ = submit(spec, target, settings, get_backend(target, settings=settings))
     try:
         wait_for_line(handle, "PREEMPT_ME", replica="worker-0", timeout=240)
         client = docker.DockerClient(base_url=engine.docker_host)  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ import pytest
 
 from tests.targets.localjobs import assert_no_survivors
 from tfcloud.errors import ValidationError
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job, build_spec
 from tfcloud.job.spec import Role
 from tfcloud.job.states import JobState
 from tfcloud.replicas import ReplicaPlan, aip_env, split_gpus, visible_gpus
@@ -97,10 +97,10 @@ def test_aip_dirs_are_vertex_ais_names_under_the_base() -> None:
 
 # -- the options -----------------------------------------------------------------------------------------
 def test_max_restarts_is_checked(script: Path) -> None:
-    assert build_spec(entry_point=script).target == LocalTarget(max_restarts=0)
-    assert build_spec(entry_point=script, max_restarts=2).target == LocalTarget(max_restarts=2)
-    assert build_spec(entry_point=script, target="vertex").target.max_restarts is None  # type: ignore[union-attr]
-    assert build_spec(entry_point=script, target="vertex", max_restarts=0).target.max_restarts == 0  # type: ignore[union-attr]
+    assert build_job(entry_point=script)[1] == LocalTarget(max_restarts=0)
+    assert build_job(entry_point=script, max_restarts=2)[1] == LocalTarget(max_restarts=2)
+    assert build_job(entry_point=script, target="vertex")[1].max_restarts is None  # type: ignore[union-attr]
+    assert build_job(entry_point=script, target="vertex", max_restarts=0)[1].max_restarts == 0  # type: ignore[union-attr]
     with pytest.raises(ValidationError, match="max_restarts"):
         build_spec(entry_point=script, max_restarts=-1)
     with pytest.raises(ValidationError, match="max_restarts"):
@@ -108,9 +108,9 @@ def test_max_restarts_is_checked(script: Path) -> None:
 
 
 def test_liveness_timeout_is_checked(script: Path) -> None:
-    assert build_spec(entry_point=script).target.liveness_timeout == 60  # type: ignore[union-attr]
-    assert build_spec(entry_point=script, liveness_timeout=0).target.liveness_timeout == 0  # type: ignore[union-attr]
-    assert build_spec(entry_point=script, target="ray", liveness_timeout=5).target.liveness_timeout == 5  # type: ignore[union-attr]
+    assert build_job(entry_point=script)[1].liveness_timeout == 60  # type: ignore[union-attr]
+    assert build_job(entry_point=script, liveness_timeout=0)[1].liveness_timeout == 0  # type: ignore[union-attr]
+    assert build_job(entry_point=script, target="ray", liveness_timeout=5)[1].liveness_timeout == 5  # type: ignore[union-attr]
     for bad in (-1, 1, 86_401, 2.5, "60", True):
         with pytest.raises(ValidationError, match="liveness_timeout"):
             build_spec(entry_point=script, liveness_timeout=bad)
@@ -128,8 +128,8 @@ def test_the_cli_refuses_a_bad_or_misplaced_liveness_timeout(write_script, capsy
 
 
 def test_a_local_output_dir_may_be_a_directory(script: Path, tmp_path: Path) -> None:
-    spec = build_spec(entry_point=script, base_output_dir=str(tmp_path / "out"))
-    assert spec.target == LocalTarget(output_dir=str(tmp_path / "out"))
+    _, target = build_job(entry_point=script, base_output_dir=str(tmp_path / "out"))
+    assert target == LocalTarget(output_dir=str(tmp_path / "out"))
     with pytest.raises(ValidationError, match="base_output_dir"):
         build_spec(entry_point=script, target="vertex", base_output_dir=str(tmp_path / "out"))
 

@@ -24,7 +24,7 @@ import pytest
 
 from tests.targets.ray.conftest import TwoHostRay
 from tfcloud.flow.pipeline import prepare
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.states import JobState
 
@@ -44,11 +44,12 @@ def submit(cluster: TwoHostRay, *args: str, **kwargs: Any) -> Any:
 
     kwargs.setdefault("worker_config", "CPU")
     kwargs.setdefault("env", {"TF_CPP_MIN_LOG_LEVEL": "2"})
-    spec = build_spec(entry_point=SCRIPT, target="ray", entry_point_args=list(args), **kwargs)
+    spec, target = build_job(entry_point=SCRIPT, target="ray", ray_address=cluster.address, entry_point_args=list(args),
+                             **kwargs)
     with tempfile.TemporaryDirectory() as tmp:
-        job, _ = prepare(spec, Path(tmp))
+        job, _ = prepare(spec, target, Path(tmp))
         assert isinstance(job, PreparedJob)
-        return RayBackend(address=cluster.address, num_cpus=1).submit(job)
+        return RayBackend(target=target, num_cpus=1).submit(job)
 
 
 def explain(handle: Any) -> str:

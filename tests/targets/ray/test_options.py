@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from tfcloud.errors import ValidationError
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job, build_spec
 from tfcloud.targets.ray import RayTarget
 from tfcloud.targets.ray.driver import Placement, default_output_dir
 
 
 def test_max_restarts_and_a_shared_output_dir_reach_the_target(script: Path) -> None:
-    spec = build_spec(entry_point=script, target="ray", max_restarts=2, base_output_dir="/mnt/shared/out/")
-    assert spec.target == RayTarget(max_restarts=2, output_dir="/mnt/shared/out")
-    assert build_spec(entry_point=script, target="ray", base_output_dir="gs://my-bucket/o").target == \
+    _, target = build_job(entry_point=script, target="ray", max_restarts=2, base_output_dir="/mnt/shared/out/")
+    assert target == RayTarget(max_restarts=2, output_dir="/mnt/shared/out")
+    assert build_job(entry_point=script, target="ray", base_output_dir="gs://my-bucket/o")[1] == \
         RayTarget(output_dir="gs://my-bucket/o")
-    assert build_spec(entry_point=script, target="ray").target == RayTarget()
+    assert build_job(entry_point=script, target="ray")[1] == RayTarget()
 
 
 @pytest.mark.parametrize("value", ["out", "./out", "~/out", "//host/out", "gs://", "gs://B/x"])

@@ -23,7 +23,7 @@ import pytest
 from tfcloud.backends.base import failure
 from tfcloud.errors import ConfigurationError
 from tfcloud.flow.pipeline import prepare
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job, build_spec
 from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.spec import Role
 from tfcloud.job.states import JobState
@@ -89,10 +89,10 @@ def test_requirement_includes_reach_pip_on_the_nodes(tmp_path: Path) -> None:
     (project / "requirements.txt").write_text("-r reqs/base.txt\n-c reqs/constraints.txt\n")
     (project / "reqs" / "base.txt").write_text("packaging  # installed in the test environment\n")
     (project / "reqs" / "constraints.txt").write_text("packaging>=1\n")
-    spec = build_spec(entry_point=project / "t.py", target="ray", requirements_txt=project / "requirements.txt")
+    spec, target = build_job(entry_point=project / "t.py", target="ray", requirements_txt=project / "requirements.txt")
     backend = RayBackend(address="http://127.0.0.1:9")  # no cluster: nothing here talks to it
     with tempfile.TemporaryDirectory() as tmp:
-        job, _ = prepare(spec, Path(tmp))
+        job, _ = prepare(spec, target, Path(tmp))
         workdir, package = _stage(job, tmp_path, {"job_id": "ray-x"})
         env = backend.runtime_env(job, workdir, package, "ray-x")
     pip = env["pip"]
@@ -109,7 +109,7 @@ def test_requirement_includes_reach_pip_on_the_nodes(tmp_path: Path) -> None:
     # Ray caches a node's virtualenv by the list: a changed include gives another list.
     (project / "reqs" / "constraints.txt").write_text("packaging>=2\n")
     with tempfile.TemporaryDirectory() as tmp:
-        job, _ = prepare(spec, Path(tmp))
+        job, _ = prepare(spec, target, Path(tmp))
         assert backend.runtime_env(job, workdir, package, "ray-x")["pip"] != pip
 
 
@@ -233,10 +233,10 @@ def ray_submit(ray_cluster: str, tmp_path_factory: pytest.TempPathFactory) -> It
         kwargs.setdefault("target", "ray")
         if kwargs.get("worker_count"):
             kwargs.setdefault("worker_config", "CPU")
-        spec = build_spec(entry_point=script, **kwargs)
-        backend = RayBackend(address=ray_cluster, num_cpus=1)
+        spec, target = build_job(entry_point=script, ray_address=ray_cluster, **kwargs)
+        backend = RayBackend(target=target, num_cpus=1)
         with tempfile.TemporaryDirectory() as tmp:
-            job, _ = prepare(spec, Path(tmp))
+            job, _ = prepare(spec, target, Path(tmp))
             assert isinstance(job, PreparedJob)
             handle = backend.submit(job)
         handles.append(handle)

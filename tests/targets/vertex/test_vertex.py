@@ -23,7 +23,7 @@ from tfcloud.backends.base import failure
 from tfcloud.errors import JobNotFoundError
 from tfcloud.flow.pipeline import prepare
 from tfcloud.flow.settings import Settings
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.google.cloud.gcloud import RetryPolicy
 from tfcloud.google.vertex.backend import VertexBackend, VertexJob
 from tfcloud.job.artifacts import ImageRef
@@ -62,9 +62,9 @@ def _image_dir(root: Path, name: str, source: str, **spec_kwargs: object) -> Pat
     app.mkdir()
     (app / "train.py").write_text(source)
     # No strategy: these replicas need not import TensorFlow (the e2e test trains for real).
-    spec = build_spec(entry_point=str(app / "train.py"), target="vertex", chief_config="CPU",
-                      distribution_strategy=None, **spec_kwargs)
-    job, _ = prepare(spec, app)
+    spec, target = build_job(entry_point=str(app / "train.py"), target="vertex", chief_config="CPU",
+                             distribution_strategy=None, **spec_kwargs)
+    job, _ = prepare(spec, target, app)
     assert job.launcher.parent == app
     return app
 
@@ -98,9 +98,14 @@ def backend(emulator: object) -> Iterator[VertexBackend]:
 def _submit(backend: VertexBackend, tmp_path: Path, image: str = IMAGE, **spec_kwargs: object) -> VertexJob:
     script = tmp_path / "train.py"
     script.write_text("pass\n")
-    spec = build_spec(entry_point=str(script), target="vertex", chief_config="CPU", **spec_kwargs)
-    job, _ = prepare(spec, tmp_path)
-    return backend.submit(replace(job, image=ImageRef(uri=image)))
+    spec, target = build_job(entry_point=str(script), target="vertex", chief_config="CPU",
+                             project=backend.target.project, region=backend.target.region,
+                             emulator_host=backend.target.emulator_host, **spec_kwargs)
+    job, _ = prepare(spec, target, tmp_path)
+    # The job's target (its options beside the fixture's place) makes the backend that submits it, as the SDK's
+    # submit does: the backend sends the request its target describes.
+    own = VertexBackend(settings=Settings(target="vertex"), target=target, retry=backend.retry)
+    return own.submit(replace(job, image=ImageRef(uri=image)))
 
 
 def _jobs_with(backend: VertexBackend, display_name: str) -> list[VertexJob]:

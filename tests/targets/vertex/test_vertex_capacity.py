@@ -20,7 +20,7 @@ from tfcloud.cli import main
 from tfcloud.errors import ValidationError
 from tfcloud.flow.pipeline import prepare
 from tfcloud.flow.settings import Settings
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job, build_spec
 from tfcloud.google.cloud.gcloud import RetryPolicy
 from tfcloud.google.vertex.backend import VertexBackend, VertexJob
 from tfcloud.job.artifacts import ImageRef
@@ -61,10 +61,13 @@ def backend(env: Any) -> Iterator[VertexBackend]:
 def _submit(backend: VertexBackend, tmp_path: Path, **spec_kwargs: object) -> VertexJob:
     script = tmp_path / "train.py"
     script.write_text("pass\n")
-    spec = build_spec(entry_point=str(script), target="vertex", project="tfcloud-test", region="us-central1",
-                      distribution_strategy=None, **spec_kwargs)
-    job, _ = prepare(spec, tmp_path)
-    return backend.submit(replace(job, image=ImageRef(uri=IMAGE)))
+    spec, target = build_job(entry_point=str(script), target="vertex", project="tfcloud-test", region="us-central1",
+                             emulator_host=backend.target.emulator_host, distribution_strategy=None, **spec_kwargs)
+    job, _ = prepare(spec, target, tmp_path)
+    # The job's target (its options beside the fixture's place) makes the backend that submits it, as the SDK's
+    # submit does: the backend sends the request its target describes.
+    own = VertexBackend(settings=Settings(target="vertex"), target=target, retry=backend.retry)
+    return own.submit(replace(job, image=ImageRef(uri=IMAGE)))
 
 
 def _job_count(emulator: Any) -> int:
@@ -145,8 +148,8 @@ def test_vertex_options_are_refused_elsewhere(script: Path, option: str) -> None
 
 
 def test_spot_is_scheduling_spot(script: Path) -> None:
-    one = build_spec(entry_point=str(script), target="vertex", spot=True).target
-    other = build_spec(entry_point=str(script), target="vertex", scheduling="spot").target
+    one = build_job(entry_point=str(script), target="vertex", spot=True)[1]
+    other = build_job(entry_point=str(script), target="vertex", scheduling="spot")[1]
     assert one == other and one.spot and one.scheduling is not None and one.scheduling.value == "SPOT"
 
 

@@ -22,7 +22,7 @@ from tfcloud.errors import SubmitError, TfcloudError, ValidationError
 from tfcloud.flow import clusters
 from tfcloud.flow.pipeline import prepare
 from tfcloud.flow.settings import Settings
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.google.cloud.gcloud import RetryPolicy
 from tfcloud.google.vertex.backend import VertexBackend, VertexJob
 from tfcloud.job.artifacts import ImageRef
@@ -83,10 +83,13 @@ def _labels(emulator: Any, cluster_id: str) -> dict[str, str]:
 def _submit(backend: VertexBackend, tmp_path: Path, **spec_kwargs: object) -> VertexJob:
     script = tmp_path / "train.py"
     script.write_text("pass\n")
-    spec = build_spec(entry_point=str(script), target="vertex", project="tfcloud-test", region="us-central1",
-                      distribution_strategy=None, **spec_kwargs)
-    job, _ = prepare(spec, tmp_path)
-    return backend.submit(replace(job, image=ImageRef(uri=IMAGE)))
+    spec, target = build_job(entry_point=str(script), target="vertex", project="tfcloud-test", region="us-central1",
+                             emulator_host=backend.target.emulator_host, distribution_strategy=None, **spec_kwargs)
+    job, _ = prepare(spec, target, tmp_path)
+    # The job's target (its options beside the fixture's place) makes the backend that submits it, as the SDK's
+    # submit does: the backend sends the request its target describes.
+    own = VertexBackend(settings=Settings(target="vertex"), target=target, retry=backend.retry)
+    return own.submit(replace(job, image=ImageRef(uri=IMAGE)))
 
 
 # --- delete -------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.google.vertex.request import custom_job_request, replica_name
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "vertex"
@@ -66,8 +66,8 @@ CASES: dict[str, dict[str, Any]] = {
 
 
 def _request(name: str, script: Path) -> dict[str, Any]:
-    spec = build_spec(entry_point=str(script), target="vertex", **CASES[name])
-    return custom_job_request(spec, image_uri=IMAGE, submission_id="sub-0001")
+    spec, target = build_job(entry_point=str(script), target="vertex", **CASES[name])
+    return custom_job_request(spec, target, image_uri=IMAGE, submission_id="sub-0001")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -153,9 +153,10 @@ def test_cluster_request_matches_golden_and_the_real_message(name: str) -> None:
     aiplatform_v1 = pytest.importorskip("google.cloud.aiplatform_v1", reason="needs tfcloud[cloud]")
     resource = aiplatform_v1.PersistentResource.from_json(json.dumps(request))
     # A job of the same shape fits it: each of the job's pools has a resource pool with its machine and disk.
-    spec = build_spec(entry_point=__file__, target="vertex", **{k: v for k, v in CLUSTERS[name].items()
-                                                                if k != "ps_config"})
-    job = aiplatform_v1.CustomJob.from_json(json.dumps(custom_job_request(spec, image_uri=IMAGE, submission_id="s")))
+    spec, target = build_job(entry_point=__file__, target="vertex", **{k: v for k, v in CLUSTERS[name].items()
+                                                                       if k != "ps_config"})
+    job = aiplatform_v1.CustomJob.from_json(json.dumps(custom_job_request(spec, target, image_uri=IMAGE,
+                                                                          submission_id="s")))
     for pool in (p for p in job.job_spec.worker_pool_specs if p.replica_count):
         assert any(r.machine_spec == pool.machine_spec and r.disk_spec == pool.disk_spec
                    and r.replica_count >= pool.replica_count for r in resource.resource_pools)
@@ -215,7 +216,7 @@ def test_every_golden_request_passes_google_rules(script: Path) -> None:
 def test_the_dry_run_plan_shows_the_tpu_layout(script: Path) -> None:
     from tfcloud.flow.plan import make_plan
 
-    plan = make_plan(build_spec(entry_point=str(script), target="vertex", **CASES["tpu_v5e_multihost"]))
+    plan = make_plan(*build_job(entry_point=str(script), target="vertex", **CASES["tpu_v5e_multihost"]))
     assert plan.strategy == "tf.distribute.TPUStrategy"
     assert [vars(row) for row in plan.pools] == [{
         "role": "chief", "replicas": 1, "machine_type": "ct5lp-hightpu-4t",
@@ -251,8 +252,8 @@ def _tuning_request(name: str, script: Path) -> dict[str, Any]:
     from tfcloud.job.study import make_study
 
     job_args, study_args = TUNING_CASES[name]
-    spec = build_spec(entry_point=str(script), target="vertex", **job_args)
-    return tuning_job_request(spec, make_study(**study_args), image_uri=IMAGE, submission_id="sub-0001")
+    spec, target = build_job(entry_point=str(script), target="vertex", **job_args)
+    return tuning_job_request(spec, target, make_study(**study_args), image_uri=IMAGE, submission_id="sub-0001")
 
 
 @pytest.mark.parametrize("name", sorted(TUNING_CASES))
@@ -268,8 +269,8 @@ def test_tuning_request_matches_golden(name: str, script: Path) -> None:
 @pytest.mark.parametrize("name", sorted(TUNING_CASES))
 def test_tuning_trial_spec_is_the_custom_job_spec(name: str, script: Path) -> None:
     job_args, _ = TUNING_CASES[name]
-    spec = build_spec(entry_point=str(script), target="vertex", **job_args)
-    custom = custom_job_request(spec, image_uri=IMAGE, submission_id="sub-0001")
+    spec, target = build_job(entry_point=str(script), target="vertex", **job_args)
+    custom = custom_job_request(spec, target, image_uri=IMAGE, submission_id="sub-0001")
     request = _tuning_request(name, script)
     assert request["trial_job_spec"] == custom["job_spec"]
     assert request["labels"] == custom["labels"] and request["display_name"] == custom["display_name"]
@@ -322,10 +323,10 @@ BASE_IMAGE = "us-central1-docker.pkg.dev/p/tfcloud/tfcloud-base:0123456789abcdef
 def _package_request(name: str, script: Path) -> dict[str, Any]:
     from tfcloud.job.artifacts import PackageRef
 
-    spec = build_spec(entry_point=str(script), target="vertex", build=False, **PACKAGE_CASES[name])
+    spec, target = build_job(entry_point=str(script), target="vertex", build=False, **PACKAGE_CASES[name])
     package = PackageRef(uri="gs://bkt/tfcloud/packages/tfcloud_job-0.0.0+0123abcd.tar.gz",
                          module="tfcloud_job.start", digest="0123abcd", size=1000)
-    return custom_job_request(spec, image_uri=BASE_IMAGE, package=package, submission_id="sub-0001",
+    return custom_job_request(spec, target, image_uri=BASE_IMAGE, package=package, submission_id="sub-0001",
                               tensorflow_version="2.21.0")
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from tfcloud.cli import main
 from tfcloud.errors import ValidationError
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job, build_spec
 from tfcloud.google.vertex.gate import check_google_rules, option_for, violations
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -78,18 +78,18 @@ def test_a_dated_rule_is_judged_on_the_day_of_the_run(script: Path) -> None:
 
     with pytest.raises(ValidationError, match="support ended 2026-09-15"):  # today is past it
         build_spec(entry_point=str(script), target="vertex", chief_config="P100_1X")
-    t4 = build_spec(entry_point=str(script), target="vertex", chief_config="T4_1X")
+    t4, target = build_job(entry_point=str(script), target="vertex", chief_config="T4_1X")
     p100 = replace(t4, pools=(replace(t4.pools[0], machine=COMMON_MACHINE_CONFIGS["P100_1X"]),))
-    check_google_rules(p100, p100.target, region="us-central1", today=datetime.date(2026, 9, 14))  # still in support
+    check_google_rules(p100, target, region="us-central1", today=datetime.date(2026, 9, 14))  # still in support
     with pytest.raises(ValidationError) as err:
-        check_google_rules(p100, p100.target, region="us-central1", today=datetime.date(2026, 9, 15))
+        check_google_rules(p100, target, region="us-central1", today=datetime.date(2026, 9, 15))
     assert "accelerator-end-of-support" in str(err.value)
 
 
 def test_every_golden_pool_shape_passes_the_gate(script: Path) -> None:
-    spec = build_spec(entry_point=str(script), target="vertex", chief_config="A100_1X", worker_count=2,
-                      worker_config="A100_1X", ps_count=0)
-    assert violations(spec, spec.target, region="us-central1") == []
+    spec, target = build_job(entry_point=str(script), target="vertex", chief_config="A100_1X", worker_count=2,
+                             worker_config="A100_1X", ps_count=0)
+    assert violations(spec, target, region="us-central1") == []
 
 
 @pytest.mark.parametrize(("field", "tpu_first", "option"), [

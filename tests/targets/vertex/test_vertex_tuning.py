@@ -24,7 +24,7 @@ pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests ne
 from tfcloud.errors import JobNotFoundError
 from tfcloud.flow.pipeline import prepare
 from tfcloud.flow.settings import Settings
-from tfcloud.flow.validate import build_spec
+from tfcloud.flow.validate import build_job
 from tfcloud.google.cloud.gcloud import RetryPolicy
 from tfcloud.google.vertex.backend import VertexBackend
 from tfcloud.google.vertex.tuning import VertexStudies, VertexStudy
@@ -82,9 +82,8 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     app = tmp_path_factory.mktemp("image")
     (app / "train.py").write_text(SCRIPT)
-    spec = build_spec(entry_point=str(app / "train.py"), target="vertex", chief_config="CPU",
-                      distribution_strategy=None)
-    prepare(spec, app)
+    prepare(*build_job(entry_point=str(app / "train.py"), target="vertex", chief_config="CPU",
+                       distribution_strategy=None), app)
     entrypoints = {IMAGE: [sys.executable, str(app / "tfcloud_launcher.py")]}
     with Emulator(project=PROJECT, storage=False, entrypoints=entrypoints) as emu:
         yield emu
@@ -111,9 +110,9 @@ def studies(emulator: Any, settings: Settings, vertex: VertexTarget) -> Iterator
 def _job(tmp_path: Path, display_name: str, *args: str) -> PreparedJob:
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
-    spec = build_spec(entry_point=str(script), target="vertex", chief_config="CPU", distribution_strategy=None,
-                      display_name=display_name, entry_point_args=list(args))
-    job, _ = prepare(spec, tmp_path)
+    spec, target = build_job(entry_point=str(script), target="vertex", chief_config="CPU",
+                             distribution_strategy=None, display_name=display_name, entry_point_args=list(args))
+    job, _ = prepare(spec, target, tmp_path)
     return replace(job, image=ImageRef(uri=IMAGE))
 
 
@@ -269,9 +268,9 @@ def test_study_spec_round_trips_through_the_job() -> None:
 
     study: StudySpec = make_study(["a=double:-2:2", "b=int:3:9", "c=categorical:p,q,r", "d=discrete:0.5,4"],
                                   metric="val/loss", goal="minimize", max_trials=7, parallel_trials=3)
-    spec = build_spec(entry_point=__file__, target="vertex", chief_config="CPU", distribution_strategy=None)
+    spec, target = build_job(entry_point=__file__, target="vertex", chief_config="CPU", distribution_strategy=None)
     for each in (study, replace(study, early_stopping=True)):
-        request = tuning_job_request(spec, each, image_uri=IMAGE, submission_id="s")
+        request = tuning_job_request(spec, target, each, image_uri=IMAGE, submission_id="s")
         assert study_from_job(aiplatform_v1.HyperparameterTuningJob.from_json(json.dumps(request))) == each
 
 
@@ -359,10 +358,11 @@ def test_status_rebuilds_the_rerun_command_from_the_job(
     study = make_study(["x=double:0.1:0.5", "y=categorical:b"], metric="score", max_trials=1, parallel_trials=1)
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
-    spec = build_spec(entry_point=str(script), target="vertex", chief_config="CPU", worker_count=1,
-                      worker_config="T4_1X", distribution_strategy=None, display_name=_name(),
-                      entry_point_args=["--sleep", "0"], env={"DATA": "gs://b/d 1"}, job_labels={"team": "x"})
-    job, _ = prepare(spec, tmp_path)
+    spec, target = build_job(entry_point=str(script), target="vertex", chief_config="CPU", worker_count=1,
+                             worker_config="T4_1X", distribution_strategy=None, display_name=_name(),
+                             entry_point_args=["--sleep", "0"], env={"DATA": "gs://b/d 1"},
+                             job_labels={"team": "x"})
+    job, _ = prepare(spec, target, tmp_path)
     handle = studies.submit(replace(job, image=ImageRef(uri=IMAGE)), study)
     info = handle.wait(timeout=120)
     assert info.state is JobState.SUCCEEDED and info.best_trial is not None, info

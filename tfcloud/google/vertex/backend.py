@@ -143,7 +143,7 @@ class VertexBackend:
         from tfcloud.image.dockerfile import installed_tensorflow_version
 
         submission_id = uuid.uuid4().hex[:16]
-        request = custom_job_request(job.spec, image_uri=job.image.uri if job.image else None,
+        request = custom_job_request(job.spec, self.target, image_uri=job.image.uri if job.image else None,
                                      package=job.package, submission_id=submission_id,
                                      base_output_dir=self.default_output_dir(job.spec.display_name),
                                      tensorflow_version=installed_tensorflow_version(), region=self.region,

@@ -34,22 +34,18 @@ __all__ = ["ALGORITHMS", "BOOT_DISK", "POOL_ORDER", "SUBMISSION_LABEL", "custom_
            "tuning_job_request"]
 
 
-def _target(spec: JobSpec) -> VertexOptions:
-    return spec.target if isinstance(spec.target, VertexOptions) else VertexOptions()
+def restart_scheduling(spec: JobSpec, target: VertexOptions) -> dict[str, Any]:
+    """The job's restart options as Vertex AI's (:func:`tfcloud.google.vertex.customjob.restart_options`)."""
+    return restart_options(spec, target)
 
 
-def restart_scheduling(spec: JobSpec) -> dict[str, Any]:
-    """The spec's restart options as Vertex AI's (:func:`tfcloud.google.vertex.customjob.restart_options`)."""
-    return restart_options(spec, _target(spec))
-
-
-def custom_job_request(spec: JobSpec, *, image_uri: str | None = None, submission_id: str,
+def custom_job_request(spec: JobSpec, target: VertexOptions, *, image_uri: str | None = None, submission_id: str,
                        base_output_dir: str | None = None, package: PackageRef | None = None,
                        tensorflow_version: str | None = None, region: str | None = None,
                        parent: str | None = None) -> dict[str, Any]:
-    """The CustomJob for ``spec`` running ``image_uri`` (or ``package`` with ``--no-build``), placed by the spec's
-    :class:`~tfcloud.targets.VertexTarget`: :func:`tfcloud.google.vertex.customjob.custom_job_body`."""
-    return custom_job_body(spec, _target(spec), image_uri=image_uri, submission_id=submission_id,
+    """The CustomJob for ``spec`` running ``image_uri`` (or ``package`` with ``--no-build``), placed by ``target``
+    (the job's Vertex AI options): :func:`tfcloud.google.vertex.customjob.custom_job_body`."""
+    return custom_job_body(spec, target, image_uri=image_uri, submission_id=submission_id,
                            base_output_dir=base_output_dir, package=package, tensorflow_version=tensorflow_version,
                            region=region, parent=parent)
 
@@ -80,13 +76,13 @@ def parameter_spec(param: ParamSpec) -> dict[str, Any]:
     return spec
 
 
-def tuning_job_request(spec: JobSpec, study: StudySpec, *, image_uri: str, submission_id: str,
+def tuning_job_request(spec: JobSpec, target: VertexOptions, study: StudySpec, *, image_uri: str, submission_id: str,
                        base_output_dir: str | None = None, parent: str | None = None) -> dict[str, Any]:
     """The HyperparameterTuningJob for ``study``: each trial runs the CustomJobSpec that
     :func:`custom_job_request` makes for ``spec`` (Vertex AI appends the trial's ``--NAME=VALUE`` arguments to
     every pool's container args); display name and labels (with the submission label) as the CustomJob's.
     Early stopping is ``study_spec.median_automated_stopping_spec`` (on steps, not elapsed time)."""
-    custom = custom_job_request(spec, image_uri=image_uri, submission_id=submission_id,
+    custom = custom_job_request(spec, target, image_uri=image_uri, submission_id=submission_id,
                                 base_output_dir=base_output_dir, parent=parent)
     study_spec: dict[str, Any] = {
         "metrics": [{"metric_id": study.metric, "goal": study.goal.value.upper()}],

@@ -88,13 +88,14 @@ class VertexStudies:
         """Create the HyperparameterTuningJob for ``study``, whose trials run ``job`` (built: its image set)."""
         from google.cloud import aiplatform_v1
 
-        if job.image is None and job.spec.target.packaged:
+        if job.image is None and self.backend.target.packaged:
             raise ValidationError("--no-build", "to be left out for a tuning study (its trials run an image)",
                                   "--no-build", hint="Leave out --no-build: tfcloud tune builds the trials' image.")
         if job.image is None:
             raise SubmitError("Tuning on Vertex AI needs an image; the pipeline builds it before submitting.")
         submission_id = uuid.uuid4().hex[:16]
-        request = tuning_job_request(job.spec, study, image_uri=job.image.uri, submission_id=submission_id,
+        request = tuning_job_request(job.spec, self.backend.target, study, image_uri=job.image.uri,
+                                     submission_id=submission_id,
                                      base_output_dir=self.backend.default_output_dir(job.spec.display_name),
                                      parent=self.backend.parent)
         message = aiplatform_v1.HyperparameterTuningJob.from_json(json.dumps(request))
@@ -438,6 +439,6 @@ class VertexTuner:
 
 
 if TYPE_CHECKING:  # the Vertex AI tuner keeps the tuner protocol (mypy checks it here)
-    from tfcloud.job.study import Tuner
+    from tfcloud.targets._base import Tuner
 
     _TUNER: type[Tuner] = VertexTuner

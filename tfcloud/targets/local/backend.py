@@ -88,6 +88,9 @@ class LocalBackend:
         self.stop_grace_s = stop_grace_s
         self.finish_grace_s = finish_grace_s
         self.docker_host = settings.docker_host if settings is not None else None
+        from tfcloud.targets.local.value import LocalOptions
+
+        self.target = target if target is not None else LocalOptions()
 
     @property
     def jobs_dir(self) -> Path:
@@ -100,9 +103,7 @@ class LocalBackend:
         if os.name != "posix":
             raise ConfigurationError("Local runs need a POSIX system (Linux or macOS): they use process groups.")
         spec = job.spec
-        from tfcloud.targets.local.value import LocalOptions
-
-        target = spec.target if isinstance(spec.target, LocalOptions) else LocalOptions()
+        target = self.target
         if target.container and job.image is None:
             raise SubmitError("A --container job needs its image; the pipeline builds it before submitting.")
         if not target.container:  # an image installs its requirements itself

@@ -64,8 +64,9 @@ from tfcloud.records.statedir import study_dir as study_path
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobHandle
     from tfcloud.config.value import Settings
-    from tfcloud.job.spec import JobSpec, Where
+    from tfcloud.job.spec import JobSpec
     from tfcloud.job.study import SubmitTrial
+    from tfcloud.targets._base import Target
 
 __all__ = [
     "STUDY_FILE",
@@ -508,7 +509,7 @@ class LocalTuner:
     """The local target's tuner (``LocalTarget.tuner``): studies run by optuna on this machine, each trial a
     local job. ``start`` returns at once; ``attach`` finds a study from any process."""
 
-    def __init__(self, settings: Settings, *, target: Where | None = None) -> None:
+    def __init__(self, settings: Settings, *, target: Target | None = None) -> None:
         self.settings = settings  # the local target's value holds nothing its studies need
 
     def start(self, study: StudySpec, spec: JobSpec, *, job: object = None, rerun_flags: Sequence[str] = (),
@@ -552,6 +553,6 @@ def list_local_studies(settings: Settings | None = None, *, limit: int | None = 
 
 
 if TYPE_CHECKING:  # the local tuner keeps the tuner protocol (mypy checks it here)
-    from tfcloud.job.study import Tuner
+    from tfcloud.targets._base import Tuner
 
     _TUNER: type[Tuner] = LocalTuner

@@ -36,7 +36,6 @@ from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.datasets import data_excludes
 from tfcloud.job.spec import JobSpec, Role
 from tfcloud.job.states import JobState, to_job_state
-from tfcloud.targets._shared import DEFAULT_LIVENESS_TIMEOUT
 from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_timed_line
 
 if TYPE_CHECKING:
@@ -89,6 +88,9 @@ class RayBackend:
                 hint="Pass --ray http://HEAD:8265 (the dashboard's address), or set TFCLOUD_RAY_ADDRESS or "
                      "RAY_ADDRESS.")
         self.address = _client_address(address)
+        from tfcloud.targets.ray.value import RayOptions
+
+        self.target = target if target is not None else RayOptions(address=address)
         self.num_cpus = num_cpus
         self.placement_strategy = placement_strategy
         self._client: Any = None
@@ -120,7 +122,6 @@ class RayBackend:
         """The plan the driver reads: replicas with their resources, the launcher's argv, the outcome rules."""
         from tfcloud.entry.launcher import LAUNCHER_NAME
         from tfcloud.replicas import spec_roles, stop_on_chief_end
-        from tfcloud.targets.ray.value import RayOptions
 
         spec = job.spec
         return {
@@ -136,10 +137,9 @@ class RayBackend:
             "stop_grace_s": 5.0,
             "finish_grace_s": 10.0,
             "stop_on_chief_end": stop_on_chief_end(spec),
-            "liveness_timeout_s": spec.target.liveness_timeout if isinstance(spec.target, RayOptions)
-            else DEFAULT_LIVENESS_TIMEOUT,
+            "liveness_timeout_s": self.target.liveness_timeout,
             "submitted_at": time.time(),
-            **_recovery(spec),
+            **_recovery(self.target),
         }
 
     def runtime_env(self, job: PreparedJob, workdir: Path, package: Path, job_id: str) -> dict[str, Any]:
@@ -163,7 +163,7 @@ class RayBackend:
                 hint="Use --vertex for TPU jobs, or a CPU/GPU machine config.")
         job_id = make_job_id(spec, prefix="ray")
         client = self.client
-        self.check_recovery(spec)
+        self.check_recovery()
         plan = self.plan(job, job_id)
         plan["autoscaler"] = self.check_capacity(plan)
         with tempfile.TemporaryDirectory(prefix="tfcloud-ray-") as tmp:
@@ -174,16 +174,16 @@ class RayBackend:
                     runtime_env=self.runtime_env(job, workdir, package, job_id),
                     metadata={_MARK: "1", "display_name": spec.display_name,
                               **{f"label.{k}": v for k, v in spec.job_labels.items()},
-                              **({"output_dir": o} if (o := _recovery(spec)["output_dir"]) else {})},
+                              **({"output_dir": o} if (o := _recovery(self.target)["output_dir"]) else {})},
                 )
             except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
                 raise SubmitError(f"The Ray cluster at {self.address} refused job {job_id}: {exc}") from exc
         return RayJob(self, job_id)
 
-    def check_recovery(self, spec: JobSpec) -> None:
+    def check_recovery(self) -> None:
         """Restarts without ``--output-dir`` keep the checkpoints on the node a replica ran on: refused
         (ConfigurationError, before anything is submitted) unless the cluster is one node."""
-        recovery = _recovery(spec)
+        recovery = _recovery(self.target)
         if recovery["max_restarts"] == 0 or recovery["output_dir"]:
             return
         nodes = self.alive_nodes()
@@ -368,11 +368,8 @@ class RayJob:
 
 
 # -- helpers ----------------------------------------------------------------------------------------------
-def _recovery(spec: JobSpec) -> dict[str, Any]:
+def _recovery(target: RayOptions) -> dict[str, Any]:
     """The plan's ``max_restarts`` and ``output_dir`` (None: the driver picks a directory on each node)."""
-    from tfcloud.targets.ray.value import RayOptions
-
-    target = spec.target if isinstance(spec.target, RayOptions) else RayOptions()
     return {"max_restarts": int(target.max_restarts or 0), "output_dir": target.output_dir}
 
 
