@@ -40,7 +40,7 @@ import io
 from dataclasses import dataclass
 
 __all__ = ["BILLING", "CAPACITIES", "PRICE_SOURCES", "ROW_KINDS", "ROW_KIND_OF", "VERTEX_ROWS", "PriceRow",
-           "PriceSource", "price_rows"]
+           "PriceSource", "SOURCE_COMMITS", "price_rows"]
 
 #: The capacity kinds a job's price depends on (tfcloud's names).
 CAPACITIES = ("on-demand", "spot", "flex-start", "reservation", "persistent-resource")
@@ -55,6 +55,12 @@ ROW_KIND_OF = {"on-demand": "on-demand", "spot": "spot", "flex-start": "flex-sta
 #: catalogs/v8/gcp/vms.csv made its N1 GPU rows.
 _CYCLENERD = "fd66b26ff84fee5cdd94f341ea89206e76c06b99"
 _SKYPILOT = "006059e0f18acb1341e22a27751e9f80df6ba92f"
+#: Each recorded source of price_rows.csv as (repository, commit, path): what scripts/price_rows.py records in
+#: price_rows.sources.json beside the CSV.
+SOURCE_COMMITS: dict[str, tuple[str, str, str]] = {
+    "compute-engine": ("Cyclenerd/google-cloud-pricing-cost-calculator", _CYCLENERD, "pricing.yml"),
+    "compute-engine-gpus": ("skypilot-org/skypilot-catalog", _SKYPILOT, "catalogs/v8/gcp/vms.csv"),
+}
 
 
 @dataclass(frozen=True, kw_only=True)
