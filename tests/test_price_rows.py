@@ -70,7 +70,7 @@ def test_the_script_renders_a_saved_pricing_file_deterministically(tmp_path: Pat
                     "n1-standard-4,us-central1,compute-engine-spot,0.04,compute-engine,2026-11-26,,\n")
     record = script.sidecar(saved, None, read="2026-11-26", csv_text=text)
     assert record["csv_sha256"] == hashlib.sha256(text.encode()).hexdigest()
-    assert record["inputs"][0]["sha256"] == hashlib.sha256(saved.read_bytes()).hexdigest()  # type: ignore[index]
+    assert record["inputs"][0]["sha256"] == hashlib.sha256(saved.read_bytes()).hexdigest()
 
 
 def test_the_csv_regenerates_byte_for_byte_from_the_saved_sources() -> None:

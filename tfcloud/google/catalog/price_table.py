@@ -39,8 +39,8 @@ import functools
 import io
 from dataclasses import dataclass
 
-__all__ = ["BILLING", "CAPACITIES", "PRICE_SOURCES", "ROW_KINDS", "ROW_KIND_OF", "VERTEX_ROWS", "PriceRow",
-           "PriceSource", "SOURCE_COMMITS", "price_rows"]
+__all__ = ["BILLING", "CAPACITIES", "PRICE_SOURCES", "ROW_KINDS", "ROW_KIND_OF", "SOURCE_COMMITS", "VERTEX_ROWS",
+           "PriceRow", "PriceSource", "price_rows"]
 
 #: The capacity kinds a job's price depends on (tfcloud's names).
 CAPACITIES = ("on-demand", "spot", "flex-start", "reservation", "persistent-resource")
