@@ -21,6 +21,7 @@ from tfcloud.google.rules import (
     check_labels,
     check_persistent_resource,
     check_sdk_rules,
+    check_tpu_pod_image,
     check_worker_pool_specs,
 )
 
@@ -220,6 +221,22 @@ def test_reservation_required_for_gb200() -> None:
     gb200 = ("a4x-highgpu-4g", "NVIDIA_GB200", 4)
     only(check(job(pool(*gb200, disk="hyperdisk-balanced"))), "reservation-required")
     assert check(job(pool(*gb200, disk="hyperdisk-balanced", reservation="SPECIFIC_RESERVATION"))) == []
+
+
+def test_tpu_pod_tensorflow_image() -> None:
+    # Google's example ("Training with TPU accelerators", TPU Pod): FROM the pod base image, CMD; a TPU Pod job on
+    # Python with ENTRYPOINT, or a container spec that sets a command, is refused; a single-host slice is not a pod.
+    pod = [pool("ct5lp-hightpu-4t", topology="4x4")]
+    base = "us-docker.pkg.dev/vertex-ai/training/tf-tpu-pod-base-cp310:latest"
+    assert check_tpu_pod_image(pod, base_image=base, runs_as_cmd=True) == []
+    assert check_tpu_pod_image(pod, base_image=base.replace("us-", "asia-", 1), runs_as_cmd=True) == []
+    found = only(check_tpu_pod_image(pod, base_image="python:3.12-slim", runs_as_cmd=False),
+                 "tpu-pod-tensorflow-image")
+    assert found.received == "FROM python:3.12-slim, the command as ENTRYPOINT"
+    commanded = [{**pod[0], "container_spec": {"command": ["python3", "x.py"]}}]
+    only(check_tpu_pod_image(commanded, base_image=base, runs_as_cmd=True), "tpu-pod-tensorflow-image")
+    assert check_tpu_pod_image([pool("ct5lp-hightpu-4t", topology="2x2")], base_image="python:3.12-slim",
+                               runs_as_cmd=False) == []
 
 
 def test_arm_image_required() -> None:
