@@ -24,12 +24,21 @@ Refresh (the file is data; it is not kept in this repository)::
 then update ``PRICE_SOURCES["compute-engine"]`` and ``["compute-engine-gpus"]`` in
 tfcloud/google/catalog/price_table.py (commits, their dates) and run ``python docs/captures.py options``. Needs PyYAML
 (``pip install pyyaml``).
+
+Beside the CSV the script writes ``price_rows.sources.json``: each input's repository, commit, path, the day it was
+read, its size and sha256, and the sha256 of the CSV it wrote. tests/test_price_rows.py checks the CSV against that
+digest, and, given the two saved files (``TFCLOUD_PRICE_SOURCES=DIR`` holding ``pricing.yml`` and ``vms.csv``),
+checks their digests and regenerates the CSV byte for byte (with ``pricing.yml`` alone, its machine rows). The saved files are not kept in this repository (they
+are another project's data: 3.9 MB and 2.2 MB).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import io
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +48,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tfcloud" / "google" / "catalog" / "price_rows.csv"
+#: The sidecar beside the CSV: where each input came from and the digests (see the module docstring).
+SIDECAR_SUFFIX = ".sources.json"
 FIELDS = ("item", "region", "capacity", "usd_per_hour", "source", "read", "with_accelerators", "note")
 _BUNDLED = ("a2", "a3", "a4", "a4x", "g2")  # Compute Engine prices these machine types with their GPUs
 #: vms.csv's names of the GPUs an N1 machine takes → their AcceleratorType names.
@@ -103,6 +114,43 @@ def gpu_rows(vms: Path, *, read: str) -> list[dict[str, str]]:
     return out
 
 
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def render(pricing_path: Path, gpus: Path | None, *, read: str) -> str:
+    """The CSV text the script writes from the two saved files (pure: no file is written)."""
+    import yaml  # type: ignore[import-untyped]
+
+    with pricing_path.open(encoding="utf-8") as handle:
+        pricing = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    made = rows(pricing, read=read) + (gpu_rows(gpus, read=read) if gpus else [])
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(made)
+    return out.getvalue()
+
+
+def sidecar(pricing_path: Path, gpus: Path | None, *, read: str, csv_text: str,
+            gpus_sha256: str | None = None) -> dict[str, object]:
+    """What ``price_rows.sources.json`` records: each input (repository, commit, path, read, bytes, sha256) and the
+    CSV's sha256. ``gpus_sha256`` stands in for a vms.csv that was read but is not at hand."""
+    from tfcloud.google.catalog.price_table import PRICE_SOURCES, SOURCE_COMMITS
+
+    def entry(key: str, path: Path | None, digest: str | None) -> dict[str, object]:
+        repo, commit, name = SOURCE_COMMITS[key]
+        return {"source": key, "repository": f"https://github.com/{repo}", "commit": commit, "path": name,
+                "url": PRICE_SOURCES[key].url, "read": read,
+                "bytes": path.stat().st_size if path else None, "sha256": sha256(path) if path else digest}
+
+    inputs = [entry("compute-engine", pricing_path, None)]
+    if gpus or gpus_sha256:
+        inputs.append(entry("compute-engine-gpus", gpus, gpus_sha256))
+    return {"written_by": "scripts/price_rows.py", "inputs": inputs,
+            "csv_sha256": hashlib.sha256(csv_text.encode("utf-8")).hexdigest()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pricing", type=Path, help="a saved pricing.yml of Cyclenerd/google-cloud-pricing-cost-"
@@ -112,18 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--read", required=True, help="the day it was read, YYYY-MM-DD")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    import yaml  # type: ignore[import-untyped]
-
     sys.path.insert(0, str(ROOT))
-    with args.pricing.open(encoding="utf-8") as handle:
-        pricing = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    made = rows(pricing, read=args.read) + (gpu_rows(args.gpus, read=args.read) if args.gpus else [])
-    with args.out.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(made)
-    generated = pricing.get("about", {}).get("generated", "?")
-    print(f"{args.out}: {len(made)} rows from {args.pricing} (generated {generated})")
+    text = render(args.pricing, args.gpus, read=args.read)
+    args.out.write_text(text, encoding="utf-8", newline="")
+    side = args.out.with_name(args.out.stem + SIDECAR_SUFFIX)
+    record = sidecar(args.pricing, args.gpus, read=args.read, csv_text=text)
+    side.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    print(f"{args.out}: {text.count(chr(10)) - 1} rows from {args.pricing}; sources in {side}")
     return 0
 
 

@@ -146,3 +146,24 @@ def test_a_registry_is_asked_over_http_only_where_tfcloud_can_authenticate() -> 
 
     assert registry_has("ghcr.io/me/tfcloud-base:abc") is None  # Docker's credentials: the builder asks
     assert registry_has("127.0.0.1:9/tfcloud/tfcloud-base:abc") is None  # nothing listens: the builder asks
+
+
+
+def test_a_tensorflow_tpu_pod_base_image_runs_the_bootstrap_as_cmd(script: Path, tmp_path: Path) -> None:
+    # "Training with TPU accelerators", TPU Pod: Vertex AI's pod base image, CMD not ENTRYPOINT; the request passes
+    # the bootstrap's whole command as args (args replace CMD; a command would replace the pod's ENTRYPOINT).
+    from tfcloud.google.vertex.request import custom_job_request
+    from tfcloud.job.artifacts import PackageRef
+
+    pod = _plan(script, tmp_path, worker_count=1, worker_config="TPU_V5E_16X")
+    assert pod.parent == "us-docker.pkg.dev/vertex-ai/training/tf-tpu-pod-base-cp310:latest"
+    dockerfile = _file(pod, ".tfcloud/Dockerfile")
+    assert dockerfile.rstrip().splitlines()[-1] == 'CMD ["python3", "/opt/tfcloud-base/bootstrap.py"]'
+    assert not [line for line in dockerfile.splitlines() if line.startswith("ENTRYPOINT")]
+    spec = build_spec(entry_point=str(script), target="vertex", build=False, worker_count=1,
+                      worker_config="TPU_V5E_16X", entry_point_args=["--epochs", "2"])
+    package = PackageRef(uri="gs://b/tfcloud/packages/p.tar.gz", module="tfcloud_job", digest="d", size=1)
+    request = custom_job_request(spec, image_uri=pod.uri, submission_id="s", package=package)
+    (pool,) = request["job_spec"]["worker_pool_specs"]
+    assert "command" not in pool["container_spec"]
+    assert pool["container_spec"]["args"] == [*container_command(package.uri), "--epochs", "2"]

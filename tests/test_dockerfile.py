@@ -27,6 +27,9 @@ CASES: dict[str, dict[str, object]] = {
                      "tf_keras": "tf-keras==2.21.0"},
     "tpu": {"base_image": "python:3.12-slim", "requirements": True, "tf_keras": None,
             "tensorflow_tpu": "tensorflow-tpu==2.20.0"},
+    # TensorFlow on a multi-host TPU slice: Vertex AI's TPU Pod base image, the launcher as CMD.
+    "tpu_pod": {"base_image": "us-docker.pkg.dev/vertex-ai/training/tf-tpu-pod-base-cp310:latest",
+                "requirements": True, "tf_keras": None, "tensorflow_tpu": "tensorflow-tpu==2.20.0", "cmd": True},
 }
 
 

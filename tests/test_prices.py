@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfcloud.cli import main
-from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS
+from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS, MachineConfig
 from tfcloud.google.catalog.price_table import BILLING, PRICE_SOURCES, ROW_KINDS, VERTEX_ROWS, PriceRow, price_rows
 from tfcloud.google.catalog.prices import PRICE_DATE, cluster_price, job_price, machine_price
 from tfcloud.google.rules import ACCELERATORS, MACHINE_TYPES, TRAINING_REGIONS
@@ -72,6 +72,18 @@ def test_a_pool_costs_its_machine_plus_its_accelerators_per_replica() -> None:
     assert lines[3] == "Price: job: $2.74/h (on demand; list price in us-central1)"
     assert lines[4] == "Price: at most $5.47 with --timeout 7200s"
     assert f"price table of {PRICE_DATE}" in lines[5] and "Vertex AI pricing" in lines[5]
+
+
+@pytest.mark.parametrize("cpus", [16, 32, 64, 96])
+def test_the_larger_n1_standard_types_have_no_derived_training_price(cpus: int) -> None:
+    # Only n1-standard-4 and -8 were read from the pricing page; the others are unknown, never 4 vCPUs' price x
+    # vCPUs / 4 (the page prices each machine type on its own).
+    name = f"n1-standard-{cpus}"
+    assert not [r for r in VERTEX_ROWS if r.item == name]
+    assert {r.item for r in VERTEX_ROWS if r.item.startswith("n1-standard-")} == {"n1-standard-4", "n1-standard-8"}
+    config = MachineConfig(cpu_cores=cpus, memory=cpus * 3.75)
+    assert config.machine_type == name
+    assert machine_price(config) == (None, f"no on-demand price known for {name} in us-central1")
 
 
 def test_an_unknown_price_is_said_not_guessed() -> None:

@@ -21,6 +21,7 @@ from tfcloud.google.rules import (
     check_labels,
     check_persistent_resource,
     check_sdk_rules,
+    check_tpu_pod_image,
     check_worker_pool_specs,
 )
 
@@ -71,7 +72,36 @@ def test_every_table_row_names_a_source_read_on_a_date() -> None:
     for row in rows:
         assert row.source in SOURCES, row
     for source in SOURCES.values():
-        assert source.read == TODAY and source.url.startswith("https://")
+        assert isinstance(source.read, datetime.date) and source.url.startswith("https://")
+
+
+def test_each_source_has_its_own_plausible_read_date() -> None:
+    import dataclasses
+    import inspect
+
+    from tfcloud.google.rules import VERTEX_AI_LAUNCH, Source
+    from tfcloud.google.rules import sources as module
+    from tfcloud.google.rules.requests import REQUEST_SOURCES
+
+    # Not one value by construction: the dataclass and the helpers that make the sources take no default date,
+    # and the module holds no date every source shares.
+    (read,) = [f for f in dataclasses.fields(Source) if f.name == "read"]
+    assert read.default is dataclasses.MISSING and read.default_factory is dataclasses.MISSING
+    for helper in (module._page, module._proto, module._sdk):
+        assert inspect.signature(helper).parameters["read"].default is inspect.Parameter.empty, helper
+    assert not [name for name, value in vars(module).items()
+                if isinstance(value, datetime.date) and name != "VERTEX_AI_LAUNCH"]
+    today = datetime.date.today()
+    for key, source in {**SOURCES, **REQUEST_SOURCES}.items():
+        # Plausible: never in the future, never before the content could exist (the page's own date where it
+        # gives one, else Vertex AI's launch: no Vertex AI page or aiplatform_v1 proto predates it).
+        assert VERTEX_AI_LAUNCH <= source.read <= today, (key, source.read)
+        assert source.since is None or source.since <= source.read, (key, source.since, source.read)
+        assert source.read.isoformat() in str(source), key
+    assert SOURCES["locations"].since == datetime.date(2026, 4, 10)  # "page last updated 2026-04-10"
+    # A source read again carries its new day; the others keep theirs.
+    assert SOURCES["tpu-training"].read == datetime.date(2026, 11, 29)
+    assert SOURCES["configure-compute"].read == TODAY
 
 
 def test_a_violation_names_field_rule_source_and_fix() -> None:
@@ -220,6 +250,22 @@ def test_reservation_required_for_gb200() -> None:
     gb200 = ("a4x-highgpu-4g", "NVIDIA_GB200", 4)
     only(check(job(pool(*gb200, disk="hyperdisk-balanced"))), "reservation-required")
     assert check(job(pool(*gb200, disk="hyperdisk-balanced", reservation="SPECIFIC_RESERVATION"))) == []
+
+
+def test_tpu_pod_tensorflow_image() -> None:
+    # Google's example ("Training with TPU accelerators", TPU Pod): FROM the pod base image, CMD; a TPU Pod job on
+    # Python with ENTRYPOINT, or a container spec that sets a command, is refused; a single-host slice is not a pod.
+    pod = [pool("ct5lp-hightpu-4t", topology="4x4")]
+    base = "us-docker.pkg.dev/vertex-ai/training/tf-tpu-pod-base-cp310:latest"
+    assert check_tpu_pod_image(pod, base_image=base, runs_as_cmd=True) == []
+    assert check_tpu_pod_image(pod, base_image=base.replace("us-", "asia-", 1), runs_as_cmd=True) == []
+    found = only(check_tpu_pod_image(pod, base_image="python:3.12-slim", runs_as_cmd=False),
+                 "tpu-pod-tensorflow-image")
+    assert found.received == "FROM python:3.12-slim, the command as ENTRYPOINT"
+    commanded = [{**pod[0], "container_spec": {"command": ["python3", "x.py"]}}]
+    only(check_tpu_pod_image(commanded, base_image=base, runs_as_cmd=True), "tpu-pod-tensorflow-image")
+    assert check_tpu_pod_image([pool("ct5lp-hightpu-4t", topology="2x2")], base_image="python:3.12-slim",
+                               runs_as_cmd=False) == []
 
 
 def test_arm_image_required() -> None:

@@ -280,6 +280,11 @@ def make_plan(spec: JobSpec, target: Target, *, settings: Settings | None = None
         from tfcloud.image.dockerfile import installed_tensorflow_version
 
         notes.append("TPU image: " + tensorflow_tpu_release(installed_tensorflow_version()).reason)
+    if image is not None or package is not None:
+        from tfcloud.image.dockerfile import tpu_pod_base
+
+        if (pod := tpu_pod_base(spec)) is not None:
+            notes.append("TPU Pod: " + pod.reason)
     if spec.strategy.needs_tf_keras:
         notes.append("Keras is routed to tf-keras in every replica (Keras 3 cannot fit under this strategy).")
     notes += target.notes(spec)

@@ -30,6 +30,7 @@ from tfcloud.image.dockerfile import (
     render_dockerfile,
     tensorflow_tpu_requirement,
     tf_keras_requirement,
+    tpu_pod_base,
 )
 from tfcloud.image.tags import content_digest, image_name, image_uri, split_image
 from tfcloud.job.artifacts import ImageRef, PreparedJob, script_beside_launcher
@@ -204,15 +205,17 @@ def plan_image(
     root = Path(context_dir or job.workdir).resolve()
     generated = generated_files(job, root)
     requirements = {path: data for path, data in generated.items() if path.startswith(f"{REQUIREMENTS_DIR}/")}
-    base_image = spec.docker_config.parent_image or default_base_image(
+    # TensorFlow on a multi-host TPU slice: Vertex AI's TPU Pod base image, the launcher as CMD.
+    pod = tpu_pod_base(spec, tensorflow_version)
+    base_image = spec.docker_config.parent_image or (pod.value if pod else default_base_image(
         gpu=spec.has_gpu, tensorflow_version=tensorflow_version, tpu=spec.has_tpu
-    )
+    ))
     # A TPU job on the default base gets TensorFlow for TPU VMs with libtpu; a parent_image brings its own.
     tpu_tf = tensorflow_tpu_requirement(tensorflow_version) \
         if spec.has_tpu and not spec.docker_config.parent_image else None
     tf_keras = tf_keras_requirement(tensorflow_version) if spec.strategy.needs_tf_keras else None
     dockerfile = render_dockerfile(base_image=base_image, requirements=bool(requirements), tf_keras=tf_keras,
-                                   tensorflow_tpu=tpu_tf)
+                                   tensorflow_tpu=tpu_tf, cmd=pod is not None)
     generated[DOCKERFILE_PATH] = dockerfile.encode()
     context = collect_context(root, generated=generated, exclude=data_excludes(spec.data, root))
     digest = content_digest(context, dockerfile=dockerfile, base_image=base_image, build_args=build_args)

@@ -4,20 +4,30 @@ Layers, cheapest to change last: the base image; the requirements (their own lay
 reuses it); tf-keras when the launcher needs it and the base lacks it; tfcloud's own package (copied from
 this machine into the context, never downloaded); the job's files; an exec-form entrypoint that runs the
 launcher. No build argument or layer carries a secret.
+
+TensorFlow on a multi-host TPU slice (a TPU Pod) is built FROM Vertex AI's TPU Pod base image and runs the launcher
+as CMD, never ENTRYPOINT, which would override the base image's own (:func:`tpu_pod_base`; rule
+``tpu-pod-tensorflow-image``, "Training with TPU accelerators", TPU Pod).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+from typing import TYPE_CHECKING
 
 from tfcloud._version import __version__
 from tfcloud.entry.launcher import LAUNCHER_NAME
 from tfcloud.entry.templates import render
 from tfcloud.errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from tfcloud.google.catalog.prebuilt import Choice
+    from tfcloud.job.spec import JobSpec
+
 __all__ = [
     "DOCKERFILE_PATH",
     "IMAGE_WORKDIR",
+    "LAUNCHER_COMMAND",
     "REQUIREMENTS_DIR",
     "REQUIREMENTS_PATH",
     "TFCLOUD_PYTHON_DIR",
@@ -26,6 +36,7 @@ __all__ = [
     "render_dockerfile",
     "tensorflow_tpu_requirement",
     "tf_keras_requirement",
+    "tpu_pod_base",
 ]
 
 #: Where tfcloud's generated files live in the build context.
@@ -35,6 +46,8 @@ REQUIREMENTS_PATH = f"{REQUIREMENTS_DIR}/requirements.txt"
 TFCLOUD_PYTHON_DIR = ".tfcloud/python"
 #: The job's working directory inside the image.
 IMAGE_WORKDIR = "/app"
+#: What the image runs: its ENTRYPOINT, or, on a TPU Pod base image, its CMD (and the container spec's ``args``).
+LAUNCHER_COMMAND = ("python3", LAUNCHER_NAME)
 
 #: TPU jobs: TensorFlow's official images carry no libtpu, so a TPU image is Python plus ``tensorflow-tpu``
 #: (TensorFlow built for TPU VMs, which pulls libtpu from Google's libtpu index). docs/vertex.md, "TPUs".
@@ -79,6 +92,22 @@ def tensorflow_tpu_requirement(tensorflow_version: str | None = None) -> str:
     return f"tensorflow-tpu=={tensorflow_tpu_release(tensorflow_version or installed_tensorflow_version()).value}"
 
 
+def tpu_pod_base(spec: JobSpec, tensorflow_version: str | None = None) -> Choice | None:
+    """Vertex AI's TPU Pod base image when ``spec`` runs TensorFlow (a strategy the launcher sets up) on a multi-host
+    TPU slice and brings no parent image of its own; None otherwise. The image then runs the launcher as CMD, and a
+    request that passes arguments passes the whole command as ``args`` (:data:`LAUNCHER_COMMAND`)."""
+    from tfcloud.job.spec import Strategy
+
+    if spec.docker_config.parent_image or spec.strategy is Strategy.NONE:
+        return None
+    if not any(p.machine.is_tpu and p.machine.tpu_hosts > 1 for p in spec.pools):
+        return None
+    from tfcloud.google.catalog.prebuilt import tensorflow_tpu_release, tpu_pod_base_image
+
+    release = tensorflow_tpu_release(tensorflow_version or installed_tensorflow_version()).value
+    return tpu_pod_base_image(release)
+
+
 def tf_keras_requirement(tensorflow_version: str | None = None) -> str:
     """The tf-keras requirement matching TensorFlow (tf-keras releases follow TensorFlow's numbers)."""
     try:
@@ -100,6 +129,7 @@ def render_dockerfile(
     launcher: str = LAUNCHER_NAME,
     workdir: str = IMAGE_WORKDIR,
     tensorflow_tpu: str | None = None,
+    cmd: bool = False,
 ) -> str:
     """The Dockerfile's text.
 
@@ -107,7 +137,8 @@ def render_dockerfile(
     ``tf_keras``: the requirement to install when the base image lacks tf-keras (None when the launcher does
     not need it); tfcloud's package is expected under :data:`TFCLOUD_PYTHON_DIR` in the context.
     ``tensorflow_tpu``: the TensorFlow-for-TPU requirement to install first, with libtpu from
-    :data:`LIBTPU_INDEX` (TPU jobs on :data:`TPU_BASE_IMAGE`).
+    :data:`LIBTPU_INDEX` (TPU jobs on :data:`TPU_BASE_IMAGE`). ``cmd``: the launcher is the image's CMD, not its
+    ENTRYPOINT (a TPU Pod base image keeps its own ENTRYPOINT: :func:`tpu_pod_base`).
     """
     return render(
         "Dockerfile.j2",
@@ -119,4 +150,6 @@ def render_dockerfile(
         workdir=workdir,
         tensorflow_tpu=tensorflow_tpu,
         libtpu_index=LIBTPU_INDEX,
+        command=LAUNCHER_COMMAND,
+        cmd=cmd,
     )

@@ -87,7 +87,9 @@ def test_real_client_message_reads_the_request(name: str, script: Path) -> None:
     pools = job.job_spec.worker_pool_specs
     assert pools[0].replica_count == 1  # the chief pool has one replica
     assert pools[0].container_spec.image_uri == IMAGE
-    assert list(pools[0].container_spec.args) == CASES[name].get("entry_point_args", [])
+    # A TPU Pod's image runs its CMD: the request passes the launcher's whole command as args.
+    launcher = ["python3", "tfcloud_launcher.py"] if name == "tpu_v5e_multihost" else []
+    assert list(pools[0].container_spec.args) == launcher + CASES[name].get("entry_point_args", [])
     assert job.labels["tfcloud-submission"] == "sub-0001"
     if name == "parameter_server":
         assert [p.replica_count for p in pools] == [1, 2, 1, 1]
@@ -352,3 +354,75 @@ def test_real_client_message_reads_the_package_request(name: str, script: Path) 
         assert list(code.args) == PACKAGE_CASES[name].get("entry_point_args", [])
     if name == "no_build_cpu":
         assert [(e.name, e.value) for e in pools[0].container_spec.env] == [("MODE", "fast")]
+
+
+# --- TPU Pods (TensorFlow on a multi-host slice): Vertex AI's TPU Pod base image, the launcher as CMD -----------
+POD_BASE = "us-docker.pkg.dev/vertex-ai/training/tf-tpu-pod-base-cp310:latest"
+
+
+def test_a_tensorflow_tpu_pod_builds_from_the_pod_base_image_with_cmd(script: Path, tmp_path: Path) -> None:
+    from tfcloud.flow.pipeline import prepare
+    from tfcloud.image.containerize import plan_image
+    from tfcloud.image.dockerfile import render_dockerfile, tensorflow_tpu_requirement
+
+    spec = build_spec(entry_point=str(script), target="vertex", **CASES["tpu_v5e_multihost"])
+    plan = plan_image(prepare(spec, tmp_path)[0], repository="us-central1-docker.pkg.dev/my-project/tfcloud")
+    assert plan.base_image == POD_BASE
+    assert plan.dockerfile == render_dockerfile(base_image=POD_BASE, requirements=False, tf_keras=None,
+                                                tensorflow_tpu=tensorflow_tpu_requirement(), cmd=True)
+    lines = plan.dockerfile.splitlines()
+    assert lines[3] == f"FROM {POD_BASE}" and lines[-1] == 'CMD ["python3", "tfcloud_launcher.py"]'
+    assert not any(line.startswith("ENTRYPOINT") for line in lines)  # it would override the pod base's own
+    # The request passes the whole command as args (args replace CMD; a command would replace the ENTRYPOINT).
+    args = build_spec(entry_point=str(script), target="vertex", entry_point_args=["--epochs", "2"],
+                      **CASES["tpu_v5e_multihost"])
+    (pool,) = custom_job_request(args, image_uri=IMAGE, submission_id="s")["job_spec"]["worker_pool_specs"]
+    assert pool["container_spec"]["args"] == ["python3", "tfcloud_launcher.py", "--epochs", "2"]
+    assert "command" not in pool["container_spec"]
+
+
+@pytest.mark.parametrize("case", ["tpu_v5e", "tpu_v6e_multihost"])
+def test_a_single_host_slice_or_a_job_without_tensorflow_keeps_the_tpu_image(script: Path, tmp_path: Path,
+                                                                             case: str) -> None:
+    from tfcloud.flow.pipeline import prepare
+    from tfcloud.image.containerize import plan_image
+
+    spec = build_spec(entry_point=str(script), target="vertex", **CASES[case])
+    plan = plan_image(prepare(spec, tmp_path)[0], repository="us-central1-docker.pkg.dev/my-project/tfcloud")
+    assert plan.base_image == "python:3.12-slim"
+    assert plan.dockerfile.splitlines()[-1] == 'ENTRYPOINT ["python3", "tfcloud_launcher.py"]'
+
+
+def test_the_plan_shows_the_tpu_pod_base_image(script: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from tfcloud.cli import main
+
+    monkeypatch.setenv("TFCLOUD_EMULATOR_HOST", "127.0.0.1:9")  # never reached: a plan
+    monkeypatch.setenv("TFCLOUD_PROJECT", "my-project")
+    argv = ["submit", str(script), "--vertex", "--worker-count", "1", "--worker-config", "TPU_V5E_16X", "--dry-run"]
+    assert main([*argv, "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["image"]["base_image"] == POD_BASE
+    assert any(note.startswith("TPU Pod: TensorFlow on a multi-host TPU slice") and "CMD, not ENTRYPOINT" in note
+               and "tpu-pod-tensorflow-image" in note for note in plan["notes"])
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert POD_BASE in text and "TPU Pod:" in text
+
+
+def test_the_tpu_pod_rule_is_data_with_its_source() -> None:
+    from tfcloud.google.catalog.prebuilt import tpu_pod_base_image
+    from tfcloud.google.rules import SOURCES, TPU_POD_BASE
+    from tfcloud.google.rules.rules import RULES
+
+    rule = RULES["tpu-pod-tensorflow-image"]
+    assert rule.source == TPU_POD_BASE.source == "tpu-training" and rule.client
+    assert SOURCES[rule.source].url == "https://cloud.google.com/vertex-ai/docs/training/training-with-tpu-vm"
+    assert [TPU_POD_BASE.uri(area) for area in TPU_POD_BASE.multi_regions] == [
+        f"{area}-docker.pkg.dev/vertex-ai/training/tf-tpu-pod-base-cp310:latest" for area in ("us", "europe", "asia")]
+    assert tpu_pod_base_image("2.20.0", region="europe-west4").value.startswith("europe-docker.pkg.dev/")
+    from tfcloud.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=r"tf-tpu-pod-base-cp310 \(Python 3.10\).*starts at 2.13"):
+        tpu_pod_base_image("2.12.0")  # the page: TensorFlow 2.12 and lower have no Python 3.10 TPU wheels

@@ -48,7 +48,11 @@ def test_the_cli_refuses_what_google_refuses_with_exit_2(tmp_path: Path, capsys:
     assert main(["submit", str(script), "--vertex", "--dry-run", *flags]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"Error: Invalid `{option}`: expected "), err
-    assert f"Google's rule {rule}" in err and "read 2026-11-26" in err
+    from tfcloud.google.rules import SOURCES
+    from tfcloud.google.rules.rules import RULES
+
+    # The error names the rule and its source's own read date.
+    assert f"Google's rule {rule}" in err and f"read {SOURCES[RULES[rule].source].read.isoformat()}" in err
     assert "Traceback" not in err
 
 

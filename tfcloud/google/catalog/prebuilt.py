@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 __all__ = ["END_OF_AVAILABILITY", "PREBUILT_TRAINING", "PREBUILT_TRAINING_SOURCE", "TENSORFLOW_TPU_RELEASES",
            "TENSORFLOW_TPU_SOURCE", "Choice", "prebuilt_available", "prebuilt_training_image",
-           "tensorflow_tpu_release"]
+           "tensorflow_tpu_release", "tpu_pod_base_image"]
 
 #: ``tensorflow-tpu`` releases on PyPI, newest patch of each minor release.
 TENSORFLOW_TPU_SOURCE = "PyPI, tensorflow-tpu release history (read 2026-11-25: 2.16.1 to 2.20.0; no 2.21)"
@@ -123,3 +123,28 @@ def prebuilt_training_image(tensorflow_version: str | None, *, device: str, regi
     return Choice(value=uri, version=f"{minor[0]}.{minor[1]}",
                   reason=f"runs on TensorFlow {minor[0]}.{minor[1]}{newest}, Python 3.10: {name}, end of "
                          f"availability {end} ({PREBUILT_TRAINING_SOURCE}).")
+
+
+def tpu_pod_base_image(tensorflow_tpu: str, *, region: str | None = None) -> Choice:
+    """Vertex AI's TPU Pod base image (:data:`tfcloud.google.rules.TPU_POD_BASE`, rule ``tpu-pod-tensorflow-image``)
+    for TensorFlow on a multi-host TPU slice, from the registry nearest ``region``, onto which the image installs
+    ``tensorflow-tpu`` release ``tensorflow_tpu``. Raises :class:`~tfcloud.errors.ConfigurationError` when that
+    release is older than the image's Python supports (none of :data:`TENSORFLOW_TPU_RELEASES` is)."""
+    from tfcloud.errors import ConfigurationError
+    from tfcloud.google.rules import SOURCES, TPU_POD_BASE
+
+    minor = _minor(tensorflow_tpu)
+    if minor is None or minor < TPU_POD_BASE.min_tensorflow:
+        want = ".".join(map(str, TPU_POD_BASE.min_tensorflow))
+        raise ConfigurationError(
+            f"Cannot build a TPU Pod image: TensorFlow on a multi-host TPU slice runs on {TPU_POD_BASE.name} "
+            f"(Python {TPU_POD_BASE.python}), whose TPU TensorFlow starts at {want}; received tensorflow-tpu "
+            f"{tensorflow_tpu} ({SOURCES[TPU_POD_BASE.source]}).",
+            hint=f"Install TensorFlow {want} or newer here, or pass a parent image that sets up the TPU Pod "
+                 "(--parent-image).")
+    area = _registry(region).split("-", 1)[0]
+    uri = TPU_POD_BASE.uri(area)
+    return Choice(value=uri, version=f"{minor[0]}.{minor[1]}",
+                  reason=f"TensorFlow on a multi-host TPU slice (a TPU Pod) runs on Vertex AI's TPU Pod base image "
+                         f"{uri} (Python {TPU_POD_BASE.python}), the command as CMD, not ENTRYPOINT (rule "
+                         f"tpu-pod-tensorflow-image; {SOURCES[TPU_POD_BASE.source]}).")

@@ -5,8 +5,8 @@ Two kinds of figure, from two kinds of source:
 
 - **Vertex AI training prices** (kinds ``on-demand``, ``spot``, ``flex-start``): read from Google's "Vertex AI
   pricing" page, :data:`VERTEX_ROWS`. The page draws its per-region tables with a script; only the figures below
-  could be read as text (2026-11-26): the n1-standard types, T4 and H100, in us-central1, on demand. Every other
-  (machine, region) has no training price, and the plan says so rather than guess or derive one.
+  could be read as text (2026-11-26): n1-standard-4 and n1-standard-8, T4 and H100, in us-central1, on demand.
+  Every other (machine, region) has no training price, and the plan says so rather than guess or derive one.
 - **Compute Engine prices** (kinds ``compute-engine`` and ``compute-engine-spot``): Google's Cloud Billing Catalog
   API as recorded, per machine type and region, by Cyclenerd/google-cloud-pricing-cost-calculator (its
   ``pricing.yml``; source ``compute-engine``) and, per GPU an N1 machine takes, by skypilot-org/skypilot-catalog
@@ -39,8 +39,8 @@ import functools
 import io
 from dataclasses import dataclass
 
-__all__ = ["BILLING", "CAPACITIES", "PRICE_SOURCES", "ROW_KINDS", "ROW_KIND_OF", "VERTEX_ROWS", "PriceRow",
-           "PriceSource", "price_rows"]
+__all__ = ["BILLING", "CAPACITIES", "PRICE_SOURCES", "ROW_KINDS", "ROW_KIND_OF", "SOURCE_COMMITS", "VERTEX_ROWS",
+           "PriceRow", "PriceSource", "price_rows"]
 
 #: The capacity kinds a job's price depends on (tfcloud's names).
 CAPACITIES = ("on-demand", "spot", "flex-start", "reservation", "persistent-resource")
@@ -55,6 +55,12 @@ ROW_KIND_OF = {"on-demand": "on-demand", "spot": "spot", "flex-start": "flex-sta
 #: catalogs/v8/gcp/vms.csv made its N1 GPU rows.
 _CYCLENERD = "fd66b26ff84fee5cdd94f341ea89206e76c06b99"
 _SKYPILOT = "006059e0f18acb1341e22a27751e9f80df6ba92f"
+#: Each recorded source of price_rows.csv as (repository, commit, path): what scripts/price_rows.py records in
+#: price_rows.sources.json beside the CSV.
+SOURCE_COMMITS: dict[str, tuple[str, str, str]] = {
+    "compute-engine": ("Cyclenerd/google-cloud-pricing-cost-calculator", _CYCLENERD, "pricing.yml"),
+    "compute-engine-gpus": ("skypilot-org/skypilot-catalog", _SKYPILOT, "catalogs/v8/gcp/vms.csv"),
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,18 +154,15 @@ class PriceRow:
         return self.read or PRICE_SOURCES[self.source].read
 
 
-def _n1_standard() -> list[PriceRow]:
-    # The page lists the n1-standard prices per machine; they are linear in vCPUs (n1-standard-4 $0.21849885,
-    # n1-standard-8 $0.4369977, ... read 2026-09 and 2026-10-07), so each is 4 vCPUs' price times vCPUs / 4.
-    per_vcpu = 0.21849885 / 4
-    return [PriceRow(item=f"n1-standard-{cpus}", region="us-central1", capacity="on-demand",
-                     usd_per_hour=round(per_vcpu * cpus, 8), source="vertex-pricing")
-            for cpus in (4, 8, 16, 32, 64, 96)]
-
-
 #: Vertex AI training prices read from Google's pricing page (the only ones it gave as text).
+#: n1-standard-4 and -8 are the two n1-standard figures the page gave as text (read 2026-09 and 2026-10-07); the
+#: larger n1-standard types have no row (no price is derived from another: the page prices each machine type on
+#: its own, so their training price is unknown, never 4 vCPUs' price x vCPUs / 4).
 VERTEX_ROWS: tuple[PriceRow, ...] = (
-    *_n1_standard(),
+    PriceRow(item="n1-standard-4", region="us-central1", capacity="on-demand", usd_per_hour=0.21849885,
+             source="vertex-pricing"),
+    PriceRow(item="n1-standard-8", region="us-central1", capacity="on-demand", usd_per_hour=0.4369977,
+             source="vertex-pricing"),
     PriceRow(item="NVIDIA_H100_80GB", region="us-central1", capacity="on-demand", usd_per_hour=9.79655057,
              source="vertex-pricing"),
     PriceRow(item="NVIDIA_TESLA_T4", region="us-central1", capacity="on-demand", usd_per_hour=0.4025,

@@ -22,6 +22,7 @@ from tfcloud.google.rules.apply import (
     check_labels,
     check_persistent_resource,
     check_sdk_rules,
+    check_tpu_pod_image,
     check_worker_pool_specs,
 )
 from tfcloud.google.rules.data import (
@@ -33,11 +34,12 @@ from tfcloud.google.rules.data import (
     MACHINE_TYPES,
     N1_GPU_LIMITS,
     TPU_MACHINES,
+    TPU_POD_BASE,
     TRAINING_REGIONS,
 )
-from tfcloud.google.rules.sources import READ, SOURCES, Source
+from tfcloud.google.rules.sources import SOURCES, VERTEX_AI_LAUNCH, Source
 
 __all__ = ["ACCELERATORS", "BOOT_DISK", "DISPLAY_NAME", "FLEX_START", "LABELS", "MACHINE_TYPES", "N1_GPU_LIMITS",
-           "READ", "SOURCES", "TPU_MACHINES", "TRAINING_REGIONS", "Source", "Violation", "accelerator_name",
-           "check_custom_job", "check_framework", "check_image_architecture", "check_labels",
-           "check_persistent_resource", "check_sdk_rules", "check_worker_pool_specs"]
+           "SOURCES", "TPU_MACHINES", "TPU_POD_BASE", "TRAINING_REGIONS", "VERTEX_AI_LAUNCH", "Source", "Violation",
+           "accelerator_name", "check_custom_job", "check_framework", "check_image_architecture", "check_labels",
+           "check_persistent_resource", "check_sdk_rules", "check_tpu_pod_image", "check_worker_pool_specs"]

@@ -19,14 +19,15 @@ from tfcloud.google.rules.data import (
     MACHINE_TYPES,
     N1_GPU_LIMITS,
     TPU_MACHINES,
+    TPU_POD_BASE,
     TRAINING_REGIONS,
     MachineTypeRow,
 )
 from tfcloud.google.rules.sources import SOURCES
 
 __all__ = ["Violation", "accelerator_name", "check_custom_job", "check_framework", "check_image_architecture",
-           "check_labels", "check_persistent_resource", "check_sdk_rules", "check_worker_pool_specs",
-           "duration_seconds", "strategy_name"]
+           "check_labels", "check_persistent_resource", "check_sdk_rules", "check_tpu_pod_image",
+           "check_worker_pool_specs", "duration_seconds", "strategy_name"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -486,4 +487,30 @@ def check_image_architecture(pools: Sequence[Mapping[str, Any]], architectures: 
                 expected=f"an arm64 image on {row.name} (its CPUs are Arm)",
                 received="an image for " + ", ".join(sorted(architectures) or ["amd64"]),
                 hint="Run an image built for arm64 on it, or pick an x86 machine."))
+    return found
+
+
+def check_tpu_pod_image(pools: Sequence[Mapping[str, Any]], *, base_image: str, runs_as_cmd: bool,
+                        field: str = "job_spec.worker_pool_specs") -> list[Violation]:
+    """TensorFlow on a multi-host TPU slice (a TPU Pod), :data:`~tfcloud.google.rules.data.TPU_POD_BASE`: the image
+    is built FROM Vertex AI's TPU Pod base image (``base_image``) and runs its command as CMD (``runs_as_cmd``); the
+    pool's container spec sets no ``command`` (it would replace the base image's ENTRYPOINT). For a TensorFlow job
+    on an image tfcloud writes (a parent image of the user's own is theirs to set up)."""
+    pod_images = {TPU_POD_BASE.uri(area) for area in TPU_POD_BASE.multi_regions}
+    found: list[Violation] = []
+    for i, pool in enumerate(pools):
+        if _empty(pool) or _tpu_hosts(pool) <= 1:
+            continue
+        problems = [] if base_image in pod_images else [f"FROM {base_image}"]
+        if not runs_as_cmd:
+            problems.append("the command as ENTRYPOINT")
+        if (pool.get("container_spec") or {}).get("command"):
+            problems.append("container_spec.command set")
+        if problems:
+            found.append(_violation(
+                f"{field}[{i}].container_spec", "tpu-pod-tensorflow-image", TPU_POD_BASE.source,
+                expected=f"TensorFlow on a TPU Pod built FROM {TPU_POD_BASE.uri()} (or its europe/asia copy), its "
+                         "command as CMD and no container_spec.command",
+                received=", ".join(problems),
+                hint="Build the image on Vertex AI's TPU Pod base image with CMD, and pass the command as args."))
     return found

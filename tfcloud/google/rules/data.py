@@ -28,8 +28,8 @@ from types import MappingProxyType
 from tfcloud.google.rules.locations import AVAILABLE_LOCATIONS, training_regions
 
 __all__ = ["ACCELERATORS", "ACCELERATOR_NUMBERS", "BOOT_DISK", "DISPLAY_NAME", "FLEX_START", "LABELS",
-           "MACHINE_TYPES", "N1_GPU_LIMITS", "TPU_MACHINES", "TRAINING_REGIONS", "Accelerator", "BootDisk",
-           "FlexStart", "LabelRules", "MachineTypeRow", "N1Limit", "TpuMachine"]
+           "MACHINE_TYPES", "N1_GPU_LIMITS", "TPU_MACHINES", "TPU_POD_BASE", "TRAINING_REGIONS", "Accelerator",
+           "BootDisk", "FlexStart", "LabelRules", "MachineTypeRow", "N1Limit", "TpuMachine", "TpuPodBase"]
 
 
 # -- regions -----------------------------------------------------------------------------------------------------
@@ -295,6 +295,34 @@ def _machine_types() -> list[MachineTypeRow]:
 
 #: Every machine type Google lists for custom training, by name.
 MACHINE_TYPES: Mapping[str, MachineTypeRow] = MappingProxyType({row.name: row for row in _machine_types()})
+
+
+@dataclass(frozen=True, kw_only=True)
+class TpuPodBase:
+    """TensorFlow on a TPU Pod (a multi-host TPU slice), source "tpu-training" (its "TPU Pod" section): it "requires
+    additional setup in the training container", done by a base image Vertex AI maintains, one per Python version,
+    each in three multi-regions (``{us,europe,asia}-docker.pkg.dev/vertex-ai/training/NAME:latest``). The image
+    runs the job's CMD: "Use CMD, not ENTRYPOINT, to avoid accidentally overriding the pod base image's
+    ENTRYPOINT" (or the command as the container spec's ``args``). ``min_tensorflow``: the first TensorFlow whose
+    TPU wheels support the image's Python ("TensorFlow 2.13 and greater support Python 3.10 or greater"; the
+    ``-cp38`` image, for TensorFlow 2.12 and lower, is not listed: tensorflow-tpu starts at 2.16)."""
+
+    name: str
+    python: str
+    multi_regions: tuple[str, ...]
+    min_tensorflow: tuple[int, int]
+    tag: str = "latest"
+    source: str = "tpu-training"
+
+    def uri(self, multi_region: str = "us") -> str:
+        """The image in ``multi_region`` (``us``, ``europe`` or ``asia``)."""
+        if multi_region not in self.multi_regions:
+            raise ValueError(f"{self.name} is published in {', '.join(self.multi_regions)}, not {multi_region!r}")
+        return f"{multi_region}-docker.pkg.dev/vertex-ai/training/{self.name}:{self.tag}"
+
+
+TPU_POD_BASE = TpuPodBase(name="tf-tpu-pod-base-cp310", python="3.10", multi_regions=("us", "europe", "asia"),
+                          min_tensorflow=(2, 13))
 
 
 # -- capacity ----------------------------------------------------------------------------------------------------

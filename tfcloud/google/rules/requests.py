@@ -8,6 +8,7 @@ account must look like a service account's email; a network is named with a proj
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -15,34 +16,38 @@ from typing import Any
 
 from tfcloud.google.rules.apply import Violation, accelerator_name
 from tfcloud.google.rules.rules import Rule
-from tfcloud.google.rules.sources import READ, Source
+from tfcloud.google.rules.sources import Source
 
 __all__ = ["REQUEST_RULES", "REQUEST_SOURCES", "check_job_fields"]
 
 _PROTO = "https://github.com/googleapis/googleapis/blob/master/google/cloud/aiplatform/v1/"
 
-#: Where each rule below comes from (read 2026-11-26).
+#: Where each rule below comes from, each with the day it was read (these with the rules citing them: commit
+#: d79ce8f, 2026-11-26).
 REQUEST_SOURCES: dict[str, Source] = {
     "replica-count": Source(title="aiplatform_v1 proto field WorkerPoolSpec.replica_count; \"Configure compute "
                             "resources for custom training\" (the first worker pool has exactly one replica)",
-                            url=_PROTO + "custom_job.proto", read=READ),
+                            url=_PROTO + "custom_job.proto", read=datetime.date(2026, 11, 26)),
     "task": Source(title="aiplatform_v1 proto field WorkerPoolSpec.task (oneof container_spec, python_package_spec; "
                    "ContainerSpec.image_uri, PythonPackageSpec.executor_image_uri / package_uris / python_module "
-                   "required)", url=_PROTO + "custom_job.proto", read=READ),
+                   "required)", url=_PROTO + "custom_job.proto", read=datetime.date(2026, 11, 26)),
     "accelerator-pair": Source(title="Vertex AI's answer to a machine_spec with one of accelerator_type and "
                                "accelerator_count (\"Both `accelerator_type` and `accelerator_count` should be "
                                "specified or none.\", as reported in prefect-gcp issue 175)",
-                               url="https://github.com/prefect-archive/prefect-gcp/issues/175", read=READ),
+                               url="https://github.com/prefect-archive/prefect-gcp/issues/175",
+                               read=datetime.date(2026, 11, 26)),
     "service-account": Source(title="aiplatform_v1 proto field CustomJobSpec.service_account (a service account "
-                              "email)", url=_PROTO + "custom_job.proto", read=READ),
+                              "email)", url=_PROTO + "custom_job.proto", read=datetime.date(2026, 11, 26)),
     "network": Source(title="aiplatform_v1 proto field CustomJobSpec.network (projects/{project}/global/networks/"
-                      "{network}, {project} a project number)", url=_PROTO + "custom_job.proto", read=READ),
+                      "{network}, {project} a project number)", url=_PROTO + "custom_job.proto",
+                      read=datetime.date(2026, 11, 26)),
     "output-uri": Source(title="aiplatform_v1 proto field CustomJobSpec.base_output_directory "
                          "(GcsDestination.output_uri_prefix: a Google Cloud Storage directory)",
-                         url=_PROTO + "io.proto", read=READ),
+                         url=_PROTO + "io.proto", read=datetime.date(2026, 11, 26)),
     "worker-pools": Source(title="Configure compute resources for custom training (at most 4 worker pools: "
                            "primary, workers, parameter servers, evaluators; each with a machine type)",
-                           url="https://cloud.google.com/vertex-ai/docs/training/configure-compute", read=READ),
+                           url="https://cloud.google.com/vertex-ai/docs/training/configure-compute",
+                           read=datetime.date(2026, 11, 26)),
 }
 
 #: The rules below by id, as :data:`tfcloud.google.rules.rules.RULES` lists the others (``source``: a key of

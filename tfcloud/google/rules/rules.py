@@ -59,6 +59,9 @@ _RULES = (
          summary="Spot VMs are not used with multi-host TPU slices (TPU Pods)."),
     Rule(id="tpu-framework", source="tpu-frameworks", client=True,
          summary="TensorFlow runs on TPU v2, v3 and v5e; TPU v6e runs JAX and PyTorch only."),
+    Rule(id="tpu-pod-tensorflow-image", source="tpu-training", client=True,
+         summary="TensorFlow on a multi-host TPU slice (a TPU Pod) runs on Vertex AI's TPU Pod base image "
+                 "(tf-tpu-pod-base-cp310), its command as CMD (or the container spec's args), never ENTRYPOINT."),
     Rule(id="boot-disk-type", source="disk-spec",
          summary="The boot disk type is one the machine takes (A3 Ultra, A4, A4X: hyperdisk-balanced only; G2, A3: "
                  "no pd-standard)."),

@@ -102,7 +102,7 @@ def plan_base_image(job: PreparedJob, *, repository: str, tensorflow_version: st
     """The base image of ``job`` in ``repository``, computed without a builder (a dry run shows it).
     ``tensorflow_version``: the TensorFlow the job was written against (default: the installed one)."""
     from tfcloud.image.containerize import requirements_files
-    from tfcloud.image.dockerfile import tensorflow_tpu_requirement
+    from tfcloud.image.dockerfile import tensorflow_tpu_requirement, tpu_pod_base
 
     spec = job.spec
     installed = tensorflow_version or installed_tensorflow_version()
@@ -114,15 +114,17 @@ def plan_base_image(job: PreparedJob, *, repository: str, tensorflow_version: st
             "Cannot plan the --no-build base image: TensorFlow is not installed here, so tfcloud does not know "
             "which TensorFlow the job needs.",
             hint='Install the TensorFlow the job uses (pip install "tfcloud[tensorflow]").')
-    parent = spec.docker_config.parent_image or default_base_image(
-        gpu=spec.has_gpu, tensorflow_version=tensorflow, tpu=spec.has_tpu)
+    pod = tpu_pod_base(spec, installed)  # TensorFlow on a TPU Pod: its base image, the bootstrap as CMD
+    parent = spec.docker_config.parent_image or (pod.value if pod else default_base_image(
+        gpu=spec.has_gpu, tensorflow_version=tensorflow, tpu=spec.has_tpu))
     tf_keras = _tf_keras_pin(tensorflow) if spec.strategy.needs_tf_keras else None
     requirements = requirements_files(job)
     bootstrap = render("package_bootstrap.py.j2", version=__version__, tensorflow=tensorflow, tf_keras=tf_keras,
                        module=PACKAGE_MODULE)
     dockerfile = render("package_base.Dockerfile.j2", version=__version__, parent=parent, tensorflow=tensorflow,
                         tf_keras=tf_keras, tensorflow_tpu=tpu_requirement, libtpu_index=LIBTPU_INDEX,
-                        requirements=bool(requirements), base_dir=_BASE_DIR, bootstrap=BOOTSTRAP)
+                        requirements=bool(requirements), base_dir=_BASE_DIR, bootstrap=BOOTSTRAP,
+                        cmd=pod is not None)
     files = {DOCKERFILE_PATH: dockerfile.encode(), ".tfcloud/base/bootstrap.py": bootstrap.encode(), **requirements}
     h = hashlib.sha256(f"{_LAYOUT}\n".encode())
     for path in sorted(files):

@@ -104,13 +104,20 @@ def _code_spec(spec: JobSpec, *, image_uri: str | None, package: PackageRef | No
     package (``--no-build``), the job's base image, whose bootstrap reads the package from ``/gcs/`` (Cloud
     Storage FUSE) and runs it (:func:`tfcloud.google.staging.baseimage.container_command`)."""
     from tfcloud.google.staging.baseimage import container_command
+    from tfcloud.image.dockerfile import LAUNCHER_COMMAND, tpu_pod_base
 
     env = [{"name": name, "value": value} for name, value in sorted(spec.env.items())]
     assert image_uri is not None, "a CustomJob runs an image (with a package: the job's base image)"
     code: dict[str, Any] = {"image_uri": image_uri}
-    if package is not None:
-        code["command"] = container_command(package.uri)
-    code["args"] = list(spec.entry_point_args)
+    command = container_command(package.uri) if package is not None else None
+    if tpu_pod_base(spec) is not None:
+        # A TPU Pod base image keeps its ENTRYPOINT (it sets up the pod) and runs the CMD: the whole command goes
+        # in args, which replace the CMD ("Training with TPU accelerators", TPU Pod).
+        code["args"] = [*(command or LAUNCHER_COMMAND), *spec.entry_point_args]
+    else:
+        if command is not None:
+            code["command"] = command
+        code["args"] = list(spec.entry_point_args)
     if env:
         code["env"] = env
     return {"container_spec": code}

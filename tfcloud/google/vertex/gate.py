@@ -68,6 +68,13 @@ def violations(spec: JobSpec, target: VertexSetup, *, region: str,
     found += check_sdk_rules(request)
     if spec.strategy is not Strategy.NONE:  # the launcher runs a TensorFlow strategy
         found += check_framework(pools, "tensorflow")
+        if not spec.docker_config.parent_image:  # the image tfcloud writes: on a TPU Pod, the pod base and CMD
+            from tfcloud.google.rules import check_tpu_pod_image
+            from tfcloud.image.dockerfile import TPU_BASE_IMAGE, tpu_pod_base
+
+            pod = tpu_pod_base(spec)
+            found += check_tpu_pod_image(pools, base_image=pod.value if pod else TPU_BASE_IMAGE,
+                                         runs_as_cmd=pod is not None)
     from tfcloud.google.catalog.machines import IMAGE_ARCHITECTURES
 
     found += check_image_architecture(pools, IMAGE_ARCHITECTURES)
