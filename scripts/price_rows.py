@@ -28,8 +28,8 @@ tfcloud/google/catalog/price_table.py (commits, their dates) and run ``python do
 Beside the CSV the script writes ``price_rows.sources.json``: each input's repository, commit, path, the day it was
 read, its size and sha256, and the sha256 of the CSV it wrote. tests/test_price_rows.py checks the CSV against that
 digest, and, given the two saved files (``TFCLOUD_PRICE_SOURCES=DIR`` holding ``pricing.yml`` and ``vms.csv``),
-checks their digests and regenerates the CSV byte for byte (with ``pricing.yml`` alone, its machine rows). The saved files are not kept in this repository (they
-are another project's data: 3.9 MB and 2.2 MB).
+checks their digests and regenerates the CSV byte for byte (with ``pricing.yml`` alone, its machine rows). The
+saved files are not kept in this repository (they are another project's data: 3.9 MB and 2.2 MB).
 """
 
 from __future__ import annotations

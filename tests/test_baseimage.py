@@ -160,10 +160,10 @@ def test_a_tensorflow_tpu_pod_base_image_runs_the_bootstrap_as_cmd(script: Path,
     dockerfile = _file(pod, ".tfcloud/Dockerfile")
     assert dockerfile.rstrip().splitlines()[-1] == 'CMD ["python3", "/opt/tfcloud-base/bootstrap.py"]'
     assert not [line for line in dockerfile.splitlines() if line.startswith("ENTRYPOINT")]
-    spec = build_spec(entry_point=str(script), target="vertex", build=False, worker_count=1,
-                      worker_config="TPU_V5E_16X", entry_point_args=["--epochs", "2"])
+    spec, target = build_job(entry_point=str(script), target="vertex", build=False, worker_count=1,
+                             worker_config="TPU_V5E_16X", entry_point_args=["--epochs", "2"])
     package = PackageRef(uri="gs://b/tfcloud/packages/p.tar.gz", module="tfcloud_job", digest="d", size=1)
-    request = custom_job_request(spec, image_uri=pod.uri, submission_id="s", package=package)
+    request = custom_job_request(spec, target, image_uri=pod.uri, submission_id="s", package=package)
     (pool,) = request["job_spec"]["worker_pool_specs"]
     assert "command" not in pool["container_spec"]
     assert pool["container_spec"]["args"] == [*container_command(package.uri), "--epochs", "2"]

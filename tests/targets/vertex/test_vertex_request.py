@@ -365,8 +365,8 @@ def test_a_tensorflow_tpu_pod_builds_from_the_pod_base_image_with_cmd(script: Pa
     from tfcloud.image.containerize import plan_image
     from tfcloud.image.dockerfile import render_dockerfile, tensorflow_tpu_requirement
 
-    spec = build_spec(entry_point=str(script), target="vertex", **CASES["tpu_v5e_multihost"])
-    plan = plan_image(prepare(spec, tmp_path)[0], repository="us-central1-docker.pkg.dev/my-project/tfcloud")
+    spec, target = build_job(entry_point=str(script), target="vertex", **CASES["tpu_v5e_multihost"])
+    plan = plan_image(prepare(spec, target, tmp_path)[0], repository="us-central1-docker.pkg.dev/my-project/tfcloud")
     assert plan.base_image == POD_BASE
     assert plan.dockerfile == render_dockerfile(base_image=POD_BASE, requirements=False, tf_keras=None,
                                                 tensorflow_tpu=tensorflow_tpu_requirement(), cmd=True)
@@ -374,9 +374,9 @@ def test_a_tensorflow_tpu_pod_builds_from_the_pod_base_image_with_cmd(script: Pa
     assert lines[3] == f"FROM {POD_BASE}" and lines[-1] == 'CMD ["python3", "tfcloud_launcher.py"]'
     assert not any(line.startswith("ENTRYPOINT") for line in lines)  # it would override the pod base's own
     # The request passes the whole command as args (args replace CMD; a command would replace the ENTRYPOINT).
-    args = build_spec(entry_point=str(script), target="vertex", entry_point_args=["--epochs", "2"],
-                      **CASES["tpu_v5e_multihost"])
-    (pool,) = custom_job_request(args, image_uri=IMAGE, submission_id="s")["job_spec"]["worker_pool_specs"]
+    args, target = build_job(entry_point=str(script), target="vertex", entry_point_args=["--epochs", "2"],
+                             **CASES["tpu_v5e_multihost"])
+    (pool,) = custom_job_request(args, target, image_uri=IMAGE, submission_id="s")["job_spec"]["worker_pool_specs"]
     assert pool["container_spec"]["args"] == ["python3", "tfcloud_launcher.py", "--epochs", "2"]
     assert "command" not in pool["container_spec"]
 
@@ -387,8 +387,8 @@ def test_a_single_host_slice_or_a_job_without_tensorflow_keeps_the_tpu_image(scr
     from tfcloud.flow.pipeline import prepare
     from tfcloud.image.containerize import plan_image
 
-    spec = build_spec(entry_point=str(script), target="vertex", **CASES[case])
-    plan = plan_image(prepare(spec, tmp_path)[0], repository="us-central1-docker.pkg.dev/my-project/tfcloud")
+    spec, target = build_job(entry_point=str(script), target="vertex", **CASES[case])
+    plan = plan_image(prepare(spec, target, tmp_path)[0], repository="us-central1-docker.pkg.dev/my-project/tfcloud")
     assert plan.base_image == "python:3.12-slim"
     assert plan.dockerfile.splitlines()[-1] == 'ENTRYPOINT ["python3", "tfcloud_launcher.py"]'
 
