@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tfcloud.backends.base import JobInfo, ReplicaInfo, failed_beside
+from tfcloud.backends.base import JobInfo, ReplicaInfo
 from tfcloud.cli import main
 from tfcloud.job.states import JobState
+from tfcloud.view.outcome import failed_beside
 from tfcloud.view.statusview import next_command, status_lines
 
 

@@ -13,7 +13,7 @@ without a traceback (set ``TFCLOUD_DEBUG=1`` to see one)::
     ├── SubmitError                   exit 1: the backend refused or could not create the job
     ├── JobNotFoundError              exit 2: ``tfcloud status JOB`` for a job that does not exist
     ├── JobFailedError                exit 1 (or the job's own code): the job ran and failed; made by
-    │                                 backends.base.failure(), raised by run(stream_logs=True)
+    │                                 view.outcome.failure(), raised by run(stream_logs=True)
     └── OutcomeUnknownError           exit 3: Google Cloud stopped answering; the job (or build) may still be
                                       running, and the message says the command that follows it
 

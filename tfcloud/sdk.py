@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
-from tfcloud.backends.base import JobInfo, LogLine, failure, last_said
+from tfcloud.backends.base import JobInfo, LogLine
 from tfcloud.errors import UnsupportedOptionError, ValidationError
 from tfcloud.view.following import (
     TrialLogs,
@@ -44,6 +44,7 @@ from tfcloud.view.following import (
     trial_job,
     watch,
 )
+from tfcloud.view.outcome import failure, last_said
 
 if TYPE_CHECKING:
     from typing_extensions import Self, Unpack
@@ -55,9 +56,9 @@ if TYPE_CHECKING:
     from tfcloud.job.artifacts import ImageRef
     from tfcloud.job.spec import JobSpec
     from tfcloud.job.states import JobState
-    from tfcloud.job.study import StudyHandle, StudyInfo, SubmitTrial, TrialInfo
+    from tfcloud.job.study import StudyHandle, StudyInfo, TrialInfo
     from tfcloud.records.timeline import Timeline
-    from tfcloud.targets._base import Target, Tuner
+    from tfcloud.targets._base import SubmitTrial, Target, Tuner
 
 __all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
            "debugging", "failure", "follow", "interrupted", "last_said", "latest_job", "list_jobs",
@@ -272,9 +273,9 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes
            **options: Unpack[JobOptions]) -> Job:
     """Run every stage and submit the job to its target; progress, id and console link go to stderr. ``build_logs``:
     print the build's log; ``yes``: never ask before a paid job (:func:`~tfcloud.view.printers.confirm_launch`)."""
-    from tfcloud.backends import get_backend
     from tfcloud.flow.pipeline import submit as submit_stages
     from tfcloud.records.timeline import Recorder
+    from tfcloud.targets import get_backend
     from tfcloud.view.console import get_console
     from tfcloud.view.printers import confirm_launch, print_price
 
@@ -323,9 +324,9 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
 def _backend(target: object, job_id: str | None, options: Mapping[str, Any]) -> Backend:
     """The backend of the target a verb talks to (:func:`tfcloud.flow.where.resolve_for_job`: by default the target
     whose job ids look like ``job_id``, else the ``target`` setting), its extras checked first."""
-    from tfcloud.backends import get_backend
     from tfcloud.config.extras import require_extras
     from tfcloud.flow.where import resolve_for_job
+    from tfcloud.targets import get_backend
 
     found = resolve_for_job(job_id, target, options)
     require_extras(target=found.target, build=False)
@@ -498,8 +499,8 @@ def _trial_submitter(target: Target, settings: Settings) -> SubmitTrial:
     """What a tuner calls to run one trial as a job of its target: every stage of :func:`tfcloud.flow.pipeline.submit`
     on ``target``'s backend, as :func:`submit` runs a job (so that no target imports the pipeline). The
     backend stays open for the handle, as a submitted :class:`Job`'s does."""
-    from tfcloud.backends import get_backend
     from tfcloud.flow.pipeline import submit as submit_stages
+    from tfcloud.targets import get_backend
 
     def submit_trial(trial: JobSpec) -> JobHandle:
         backend = get_backend(target, settings=settings)

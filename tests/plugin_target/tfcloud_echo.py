@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
 from tfcloud.errors import JobNotFoundError, UnsupportedOptionError
 from tfcloud.job.states import JobState
-from tfcloud.job.study import ParamKind, StudyInfo, StudySpec, SubmitTrial, TrialInfo, trial_args
+from tfcloud.job.study import ParamKind, StudyInfo, StudySpec, TrialInfo, trial_args
 from tfcloud.records.statedir import target_dir
-from tfcloud.targets import Option, Target
+from tfcloud.targets import Option, SubmitTrial, Target
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,16 +29,15 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tfcloud.errors import ValidationError
 from tfcloud.job.states import JobState
 
 if TYPE_CHECKING:
-    from tfcloud.backends.base import JobHandle
-    from tfcloud.job.spec import JobSpec
+    pass
 
 __all__ = [
     "DEFAULT_METRICS_FILE",
@@ -473,10 +472,3 @@ class StudyHandle(Protocol):
     def cancel(self) -> None:
         """Stop the study: no new trials, running trials cancelled."""
         ...
-
-
-#: How a tuner runs one trial as a normal job of its target: the trial's job spec in (the study's job with the
-#: trial's ``--NAME=VALUE`` arguments and metric variables), the job's handle out. :func:`tfcloud.sdk.tune` passes
-#: one that runs every stage (:func:`tfcloud.flow.pipeline.submit`) on the target's backend: the caller, above the
-#: targets, submits, so that no target imports the pipeline.
-SubmitTrial: TypeAlias = "Callable[[JobSpec], JobHandle]"

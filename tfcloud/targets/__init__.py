@@ -1,8 +1,8 @@
 """Targets: *where* a job runs, as frozen values that carry their own options (XManager's executor), and the
 registry that finds them by name.
 
-The :class:`~tfcloud.job.spec.JobSpec` says *what* runs; its ``target`` is a :class:`Target` value. Each target is a
-package (``tfcloud/targets/local``, ``vertex``, ``ray``) that owns its options, rules, plan rows, backend and
+The :class:`~tfcloud.job.spec.JobSpec` says *what* runs; a :class:`Target` value beside it says where. Each target
+is a package (``tfcloud/targets/local``, ``vertex``, ``ray``) that owns its options, rules, plan rows, backend and
 tuner (:mod:`tfcloud.targets._base` says what a target declares). Other packages add targets through the
 ``tfcloud.targets`` entry-point group, read only when a name is not a built-in one (start-up never reads it)::
 
@@ -21,16 +21,17 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import TfcloudError, ValidationError
-from tfcloud.targets._base import GoogleCloud, Option, Target, Tuner
+from tfcloud.targets._base import GoogleCloud, Option, SubmitTrial, Target, Tuner
 
 if TYPE_CHECKING:
+    from tfcloud.backends.base import Backend
     from tfcloud.google.vertex import VertexTarget
     from tfcloud.targets.local import LocalTarget
     from tfcloud.targets.ray import RayTarget
 
-__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "GoogleCloud", "LocalTarget", "Option", "RayTarget", "Target",
-           "Tuner", "VertexTarget", "builtin_targets", "for_job_id", "get", "load", "loadable", "names",
-           "plugin_errors", "plugin_package"]
+__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "GoogleCloud", "LocalTarget", "Option", "RayTarget", "SubmitTrial",
+           "Target", "Tuner", "VertexTarget", "builtin_targets", "for_job_id", "get", "get_backend", "load",
+           "loadable", "names", "plugin_errors", "plugin_package"]
 
 log = logging.getLogger("tfcloud")
 ENTRY_POINT_GROUP = "tfcloud.targets"
@@ -48,6 +49,19 @@ def load(ref: str) -> Any:
     only now)."""
     module, _, attribute = ref.partition(":")
     return getattr(importlib.import_module(module), attribute)
+
+
+def get_backend(target: Target | str, **options: object) -> Backend:
+    """The backend for ``target`` (a target value, or a name for that target with default options), built as
+    ``Class(target=<target value>, settings=<Settings or None>, **options)`` (``settings``, and backend-specific
+    ones such as a local backend's ``home``): the target names its class (``Target.backend``), whose module and
+    heavy imports load only now."""
+    if isinstance(target, str):
+        target = get(target)()
+    with plugin_errors(type(target), f"backend ({target.backend})"):
+        cls = load(target.backend)
+        backend: Backend = cls(target=target, **options)
+    return backend
 
 
 def _load(ref: str) -> type[Target]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
 from tfcloud.config.usertext import LazyPattern, check_bool, check_count, check_text, refuse_control
 from tfcloud.errors import ValidationError
@@ -33,17 +33,19 @@ from tfcloud.google.cloud.place import GoogleCloud
 if TYPE_CHECKING:
     from typing_extensions import Self
 
+    from tfcloud.backends.base import JobHandle
     from tfcloud.config.value import Settings
     from tfcloud.google.catalog.machines import MachineConfig
     from tfcloud.google.catalog.prices import JobPrice
     from tfcloud.job.artifacts import PreparedJob
     from tfcloud.job.spec import JobSpec, PoolSpec
-    from tfcloud.job.study import StudyHandle, StudyInfo, StudySpec, SubmitTrial
+    from tfcloud.job.study import StudyHandle, StudyInfo, StudySpec
 
 __all__ = [
     "GoogleCloud",
     "LazyPattern",
     "Option",
+    "SubmitTrial",
     "Target",
     "Tuner",
     "check_bool",
@@ -384,6 +386,13 @@ class Target:
             if value != default:
                 out[spec.name] = value
         return out
+
+
+#: How a tuner runs one trial as a normal job of its target: the trial's job spec in (the study's job with the
+#: trial's ``--NAME=VALUE`` arguments and metric variables), the job's handle out. :func:`tfcloud.sdk.tune` passes
+#: one that runs every stage (:func:`tfcloud.flow.pipeline.submit`) on the target's backend: the caller, above the
+#: targets, submits, so that no target imports the pipeline.
+SubmitTrial: TypeAlias = "Callable[[JobSpec], JobHandle]"
 
 
 class Tuner(Protocol):

@@ -10,8 +10,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tfcloud.backends.base import BatchedLogs, JobInfo, LinesFile, LogLine, failed_beside, failure
+from tfcloud.backends.base import BatchedLogs, JobInfo, LinesFile, LogLine
 from tfcloud.errors import ValidationError
+from tfcloud.view.outcome import failed_beside, failure
 
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobHandle

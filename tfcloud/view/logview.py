@@ -6,7 +6,7 @@ printed as is (never read as rich markup). Known TensorFlow start-up noise (absl
 CUDA probing on machines without a GPU, gRPC and coordination-service set-up, a TF1 session's device scan and
 rendezvous cleanup: :data:`~tfcloud.view.noise.NOISE`) is left off the terminal unless asked for (``tfcloud -v``),
 and out of a failure's last lines; the replicas' log files keep every line. :func:`last_lines` reads a log
-file's last lines; :func:`~tfcloud.backends.base.tail` and :func:`~tfcloud.backends.base.format_tail` (kept
+file's last lines; :func:`~tfcloud.view.outcome.tail` and :func:`~tfcloud.view.outcome.format_tail` (kept
 here under their old names too) give a replica's last lines for failure messages.
 """
 
@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.backends.base import LogBatch, LogLine, format_tail, tail
+from tfcloud.backends.base import LogBatch, LogLine
 from tfcloud.view.noise import NOISE, is_noise
+from tfcloud.view.outcome import format_tail, tail
 
 if TYPE_CHECKING:
     from rich.console import Console

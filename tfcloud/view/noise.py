@@ -1,6 +1,6 @@
 """Known TensorFlow start-up and shutdown lines that say nothing about the user's job (:data:`NOISE`): the
 terminal hides them by default (:mod:`tfcloud.view.logview`) and a failure's last lines leave them out
-(:func:`tfcloud.backends.base.failure`). Imports nothing of tfcloud's, so both can use it.
+(:func:`tfcloud.view.outcome.failure`). Imports nothing of tfcloud's, so both can use it.
 
 :class:`LineFilter` is the same, line after line of one replica: it also hides the rest of a multi-line dump
 whose first line is noise (a TF1 session's ``Start master session ... with config:`` and the ``device_count {

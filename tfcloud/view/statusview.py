@@ -22,7 +22,7 @@ __all__ = ["next_command", "status_html", "status_lines", "status_rows"]
 
 def status_lines(info: JobInfo, *, now: float | None = None, said: Mapping[str, str] | None = None) -> list[str]:
     """The lines of ``tfcloud status`` for ``info`` (``now``: the time a running job's duration runs to;
-    ``said``: each replica's last line, :func:`tfcloud.backends.base.last_said`)."""
+    ``said``: each replica's last line, :func:`tfcloud.view.outcome.last_said`)."""
     rows = status_rows(info, now=now, said=said)
     label_width = max(len(label) for label, _ in rows)
     return [f"{info.job_id}  {info.state.value}",
@@ -55,7 +55,7 @@ def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False
     if info.display_name:
         rows.append(("name", info.display_name))
     if info.state is JobState.SUCCEEDED:
-        from tfcloud.backends.base import failed_beside
+        from tfcloud.view.outcome import failed_beside
 
         _, beside = failed_beside(info)
         rows.append(("outcome", "succeeded" + (f" (exit code {info.exit_code})" if info.exit_code else "")
@@ -94,8 +94,8 @@ def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False
 def next_command(info: JobInfo) -> str:
     """The command worth typing next: follow a running job, read why a failed one failed, list what a finished
     one wrote."""
-    from tfcloud.backends.base import failed_beside
     from tfcloud.job.states import JobState
+    from tfcloud.view.outcome import failed_beside
 
     if not info.state.is_final:
         return f"tfcloud logs {info.job_id} -f"

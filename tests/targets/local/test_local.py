@@ -20,8 +20,7 @@ import psutil
 import pytest
 
 from tests.targets.localjobs import assert_no_survivors, replica_pid, wait_for_line
-from tfcloud.backends import get_backend
-from tfcloud.backends.base import JobHandle, failure
+from tfcloud.backends.base import JobHandle
 from tfcloud.entry.launcher import render_launcher
 from tfcloud.errors import ConfigurationError, JobNotFoundError
 from tfcloud.flow.validate import build_spec
@@ -29,7 +28,9 @@ from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.jobids import make_job_id
 from tfcloud.job.states import JobState
 from tfcloud.replicas import loopback_env, plan_cluster
+from tfcloud.targets import get_backend
 from tfcloud.targets.local.backend import LocalBackend, LocalJob
+from tfcloud.view.outcome import failure
 
 # Every replica prints its view of the job, then does what its role's argument says:
 # "ok" exits 0, "raise" raises ("raise<N>" after N seconds), "exit3" calls sys.exit(3), "forever" waits until killed,

@@ -73,12 +73,12 @@ def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object,
     import docker
 
     from tests.targets.localjobs import wait_for_line
-    from tfcloud.backends import get_backend
     from tfcloud.flow.pipeline import submit
     from tfcloud.flow.settings import Settings
     from tfcloud.flow.validate import build_job
     from tfcloud.job.spec import DockerConfig
     from tfcloud.job.states import JobState
+    from tfcloud.targets import get_backend
 
     project = tmp_path / "project"
     project.mkdir()

@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tfcloud.backends.base import failure
 from tfcloud.errors import ConfigurationError
 from tfcloud.flow.pipeline import prepare
 from tfcloud.flow.validate import build_job, build_spec
@@ -28,6 +27,7 @@ from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.spec import Role
 from tfcloud.job.states import JobState
 from tfcloud.targets.ray.driver import format_line, parse_line, parse_status, parse_timed_line
+from tfcloud.view.outcome import failure
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 SLOW = "import time\nprint('started', flush=True)\ntime.sleep(300)\n"

@@ -19,7 +19,6 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
-from tfcloud.backends.base import failure
 from tfcloud.errors import JobNotFoundError
 from tfcloud.flow.pipeline import prepare
 from tfcloud.flow.settings import Settings
@@ -29,6 +28,7 @@ from tfcloud.google.vertex.backend import VertexBackend, VertexJob
 from tfcloud.job.artifacts import ImageRef
 from tfcloud.job.states import JobState
 from tfcloud.targets import VertexTarget
+from tfcloud.view.outcome import failure
 
 IMAGE = "localhost:5000/tfcloud/train:test"
 FAIL_IMAGE = "localhost:5000/tfcloud/fail:test"

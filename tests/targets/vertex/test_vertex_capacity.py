@@ -15,7 +15,6 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
-from tfcloud.backends.base import failure
 from tfcloud.cli import main
 from tfcloud.errors import ValidationError
 from tfcloud.flow.pipeline import prepare
@@ -26,6 +25,7 @@ from tfcloud.google.vertex.backend import VertexBackend, VertexJob
 from tfcloud.job.artifacts import ImageRef
 from tfcloud.job.states import JobState
 from tfcloud.targets import VertexTarget
+from tfcloud.view.outcome import failure
 
 IMAGE = "localhost:5000/tfcloud/capacity:test"
 SA = "trainer@tfcloud-test.iam.gserviceaccount.com"

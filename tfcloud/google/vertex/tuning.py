@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from tfcloud.google.vertex.value import VertexOptions
     from tfcloud.job.spec import JobSpec
-    from tfcloud.job.study import SubmitTrial
+    from tfcloud.targets._base import SubmitTrial
 
 __all__ = ["Rerun", "VertexStudies", "VertexStudy", "console_url", "rerun_of", "save_rerun", "study_from_job"]
 

@@ -65,8 +65,7 @@ if TYPE_CHECKING:
     from tfcloud.backends.base import JobHandle
     from tfcloud.config.value import Settings
     from tfcloud.job.spec import JobSpec
-    from tfcloud.job.study import SubmitTrial
-    from tfcloud.targets._base import Target
+    from tfcloud.targets._base import SubmitTrial, Target
 
 __all__ = [
     "STUDY_FILE",
@@ -361,7 +360,7 @@ class _Tuner(threading.Thread):
         else:
             trial.state = job.state
             if job.state is not JobState.SUCCEEDED:
-                from tfcloud.backends.base import failure
+                from tfcloud.view.outcome import failure
 
                 error = failure(trial.handle, 5)
                 trial.message = error.summary if error is not None else f"Job {job.job_id} {job.state.value}."
