@@ -99,6 +99,10 @@ CASES: list[Case] = [
     submit("label-value-long", ["--label", "team=" + "v" * 64, V], "job_labels['team']"),
     submit("data-name-dash", ["--data", "my-set={d}"], "data"),
     submit("data-name-dash-vertex", ["--data", "my-set={d}", V], "data"),
+    submit("data-symlink-loop-plan", ["--data", "loop={d}/../bad-inputs-loop", V, "--staging-bucket",
+                                      "gs://tfcloud-bad-inputs", "--dry-run"], "data"),
+    submit("data-symlink-loop-vertex", ["--data", "loop={d}/../bad-inputs-loop", V, "--staging-bucket",
+                                        "gs://tfcloud-bad-inputs"], "data"),
     submit("env-name-digit", ["--env", "1X=y"], "env"),
     submit("env-no-equals", ["--env", "NOVALUE"], "--env"),
     submit("env-nul", ["--env", "A=b\0c"], "env['A']"),
@@ -503,6 +507,11 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
             path.write_text(content, encoding="utf-8")
     (d / "dir.py").mkdir()
     (d / "plots.html").mkdir()
+    loop = d.parent / "bad-inputs-loop"  # a data set whose link leads back above it (beside the project)
+    (loop / "sub").mkdir(parents=True, exist_ok=True)
+    (loop / "sub" / "part.txt").write_text("1\n")
+    if not (loop / "sub" / "back").is_symlink():
+        (loop / "sub" / "back").symlink_to("..")
     (d / os.fsdecode(b"tr\xe9in.py")).write_text("print('training')\n")  # a name that is not UTF-8
     (d / os.fsdecode(b"n\xf6tebook.ipynb")).write_text(FILES["skipped.ipynb"].replace("tfcloud-skip", "x"))
     return d

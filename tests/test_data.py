@@ -17,7 +17,7 @@ import pytest
 
 from tests.dockervertex import docker_emulator, google_base, vertex_env
 from tfcloud.cli import main
-from tfcloud.job.datasets import parse_data, scan
+from tfcloud.job.datasets import DataSet, parse_data, scan
 
 __all__ = ["google_base"]  # a fixture, imported for its tests
 
@@ -92,7 +92,8 @@ def test_the_plan_lists_each_data_set_and_vertex_without_a_bucket_is_refused(
     assert main(["submit", str(project / "train.py"), "--dry-run", "--json", "--data", f"train={data}"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["data"] == [{"name": "train", "variable": "TFCLOUD_DATA_TRAIN", "source": str(data), "files": 4,
-                             "size": 4000, "upload": "nothing: used in place"}]
+                             "size": 4000, "upload": "nothing: used in place", "kept_out": [], "let_in": [],
+                             "outside_links": [], "dangling_links": []}]
     code = main(["submit", str(project / "train.py"), "--vertex", "--project", "my-project", "--no-build",
                  "--data", f"train={data}"])
     err = capsys.readouterr().err
@@ -107,6 +108,135 @@ def test_a_local_replica_reads_the_directory_in_place(project: Path, tmp_path: P
     captured = capsys.readouterr()
     assert code == 0, captured.err[-2000:]
     assert expected(data) in captured.out
+
+
+# --- what ships: the secret deny-list, symbolic links ------------------------------------------------------------
+SHIP = ["--vertex", "--project", "my-project", "--staging-bucket", "gs://my-bucket", "--no-build"]
+KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+
+
+def _credentials(root: Path) -> Path:
+    """A data set with credential files beside its data: by name (.env, .ssh/id_rsa, sa.pem) and by content."""
+    make_data(root, 2, 10)
+    (root / ".env").write_text("API_TOKEN=s3cret-from-dotenv\n")
+    (root / ".env.example").write_text("API_TOKEN=\n")  # a template: ships
+    (root / ".ssh").mkdir()
+    (root / ".ssh" / "id_rsa").write_text(KEY)
+    (root / ".ssh" / "known_hosts").write_text("host ssh-ed25519 AAAA\n")
+    (root / "nested" / "notes.txt").write_text(KEY)  # a private key under an ordinary name
+    (root / "nested" / "labels.json").write_text('{"type": "service_account", "private_key_id": "x"}')
+    return root
+
+
+def _plan(project: Path, *args: str, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    code = main(["submit", str(project / "train.py"), *SHIP, "--dry-run", "--json", *args])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-2000:]
+    plan: dict[str, object] = json.loads(captured.out)
+    return plan
+
+
+def test_credential_files_are_kept_out_of_a_shipped_data_set_and_named(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _credentials(tmp_path / "train")
+    plan = _plan(project, "--data", f"train={data}", capsys=capsys)
+    [row] = plan["data"]  # type: ignore[misc]
+    assert row["kept_out"] == [{"path": ".env", "reason": "environment file"},
+                               {"path": ".ssh/", "reason": "SSH directory"},
+                               {"path": "nested/labels.json", "reason": "service-account key"},
+                               {"path": "nested/notes.txt", "reason": "private key"}]
+    assert row["files"] == 3 and row["size"] == 20 + len("API_TOKEN=\n")  # the parts and .env.example
+    warnings = plan["warnings"]
+    assert ("Kept out of data set train (secret deny-list): .env (environment file), .ssh/ (SSH directory), "
+            "nested/labels.json (service-account key), nested/notes.txt (private key). To ship a file, add a line "
+            "`!path` for it to the data directory's .dockerignore (e.g. `!.env`).") in warnings  # type: ignore[operator]
+    assert main(["submit", str(project / "train.py"), *SHIP, "--dry-run", "--data", f"train={data}"]) == 0
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert "Data:   kept out: .ssh/ (SSH directory; secret deny-list)" in text
+    assert "s3cret" not in text
+
+    from tfcloud.job.datasets import scan
+
+    shipped = {path for path, _, _ in scan(_set(data)).files}  # what the data stage hashes and uploads
+    assert shipped == {"part-001.bin", "nested/part-000.bin", ".env.example"}
+
+
+def test_a_path_line_in_the_data_directory_dockerignore_lets_one_in(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The images' override, read from the data directory: `!path` lines without wildcards."""
+    data = _credentials(tmp_path / "train")
+    (data / ".dockerignore").write_text("!.env\n!.ssh/known_hosts\n!*.txt\n")
+    plan = _plan(project, "--data", f"train={data}", capsys=capsys)
+    [row] = plan["data"]  # type: ignore[misc]
+    assert row["let_in"] == [{"path": ".env", "reason": "environment file"},
+                             {"path": ".ssh/known_hosts", "reason": "SSH directory"}]
+    assert row["kept_out"] == [{"path": ".ssh/id_rsa", "reason": "SSH directory"},  # a wildcard lets none in
+                               {"path": "nested/labels.json", "reason": "service-account key"},
+                               {"path": "nested/notes.txt", "reason": "private key"}]
+    assert ("Shipped with data set train by `!path` lines in its .dockerignore, despite the deny-list: .env "
+            "(environment file), .ssh/known_hosts (SSH directory).") in plan["warnings"]  # type: ignore[operator]
+
+    from tfcloud.job.datasets import scan
+
+    assert {".env", ".ssh/known_hosts"} <= {path for path, _, _ in scan(_set(data)).files}
+
+
+def test_a_line_docker_refuses_in_the_data_directory_dockerignore_is_exit_2(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = make_data(tmp_path / "train", 1, 10)
+    (data / ".dockerignore").write_text("!.env\n!\n")
+    assert main(["submit", str(project / "train.py"), *SHIP, "--dry-run", "--data", f"train={data}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Error: Invalid `data train: .dockerignore line 2`: expected a pattern Docker accepts, "
+                          "received '!'."), err
+
+
+def test_a_data_set_used_in_place_is_read_as_it_is(project: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Local: nothing is shipped, so nothing is kept out (the replicas read the directory itself)."""
+    data = _credentials(tmp_path / "train")
+    assert main(["submit", str(project / "train.py"), "--dry-run", "--json", "--data", f"train={data}"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["data"][0]["kept_out"] == [] and plan["data"][0]["files"] == 8
+    assert not any("data set" in w for w in plan["warnings"])
+
+
+def test_a_symlink_loop_is_refused_before_anything_is_uploaded(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = make_data(tmp_path / "train", 3, 10)
+    (data / "nested" / "again").symlink_to("..")  # 3 files would become 123 entries, 40 levels deep
+    code = main(["submit", str(project / "train.py"), *SHIP, "--dry-run", "--data", f"train={data}"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"Error: Invalid `data`: expected a directory without a symbolic link loop, received "
+                          f"<train: nested/again -> {data}>."), err
+    assert "Traceback" not in err
+
+    from tfcloud.errors import ValidationError
+    from tfcloud.job.datasets import stage_data
+
+    store = tmp_path / "store"  # the data stage itself (Ray's directory store): refused before any upload
+    with pytest.raises(ValidationError, match="nested/again"):
+        stage_data(parse_data(f"train={data}"), str(store))
+    assert not store.exists()
+
+
+def test_links_that_leave_the_directory_are_followed_and_named(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = make_data(tmp_path / "train", 2, 10)
+    elsewhere = make_data(tmp_path / "elsewhere", 1, 10)
+    (elsewhere / ".env").write_text("TOKEN=x\n")
+    (data / "more").symlink_to(elsewhere)
+    (data / "gone").symlink_to(tmp_path / "missing")
+    plan = _plan(project, "--data", f"train={data}", capsys=capsys)
+    [row] = plan["data"]  # type: ignore[misc]
+    assert row["outside_links"] == ["more"] and row["dangling_links"] == ["gone"]
+    assert row["files"] == 3  # what `more` reaches ships, but for its .env
+    assert row["kept_out"] == [{"path": "more/.env", "reason": "environment file"}]
+    assert ("Symbolic links in data set train that point outside its directory (followed: what they reach is "
+            "shipped): more.") in plan["warnings"]  # type: ignore[operator]
+    assert "Symbolic links in data set train that point to nothing (left out): gone." in plan["warnings"]  # type: ignore[operator]
 
 
 def test_data_inside_the_project_stays_out_of_the_package(project: Path) -> None:
@@ -182,10 +312,43 @@ def test_a_50_mb_data_set_is_uploaded_once_then_only_what_changed(
     assert code == 0, third.err[-3000:]
     assert UPLOADED.search(third.err).groups() == ("25", "1"), third.err[-2000:]  # type: ignore[union-attr]
     now = _objects(cloud)
-    assert set(now) - set(stored) == {f"tfcloud-data/objects/{d}" for p, d, _ in scan(data).files
+    assert set(now) - set(stored) == {f"tfcloud-data/objects/{d}" for p, d, _ in scan(_set(data)).files
                                       if p == "nested/part-003.bin"}
     assert all(now[name] == generation for name, generation in stored.items())  # none written again
     assert expected(data) in third.out
+
+
+@pytest.mark.emulator
+def test_credentials_never_reach_the_bucket_and_a_loop_uploads_nothing(
+        cloud: object, google_base: str, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On the emulator: the replica sees the data set without .env and .ssh/id_rsa, whose contents are in no object
+    of the bucket; a symbolic link loop added then is refused (exit 2) with nothing more uploaded."""
+    data = make_data(tmp_path / "train", 3, 100)
+    shipped = expected(data)
+    (data / ".env").write_text("API_TOKEN=s3cret-from-dotenv\n")
+    (data / ".ssh").mkdir()
+    (data / ".ssh" / "id_rsa").write_text(KEY)
+    argv = ["submit", str(project / "train.py"), *_vertex(google_base), "--strategy", "none",
+            "--data", f"train={data}"]
+    before = _objects(cloud)  # the emulator is the module's: other tests' objects may be there
+    code = main(argv)
+    first = capsys.readouterr()
+    assert code == 0, first.err[-3000:] + first.out[-3000:]
+    assert shipped in first.out  # the replica read the three parts, and nothing else
+    assert "Kept out of data set train (secret deny-list): .env (environment file), .ssh/ (SSH directory)." in \
+        " ".join(first.err.split())
+    stored = _objects(cloud)
+    assert len(set(stored) - set(before)) == 3
+    secrets = {hashlib.sha256(p.read_bytes()).hexdigest() for p in (data / ".env", data / ".ssh" / "id_rsa")}
+    assert not {name.rsplit("/", 1)[-1] for name in stored} & secrets
+
+    (data / "nested" / "again").symlink_to("..")
+    (data / "new.bin").write_bytes(b"not uploaded")
+    code = main(argv)
+    second = capsys.readouterr()
+    assert code == 2, second.err[-2000:]
+    assert "Invalid `data`: expected a directory without a symbolic link loop" in second.err
+    assert _objects(cloud) == stored
 
 
 @pytest.mark.emulator
@@ -305,21 +468,25 @@ def test_a_gs_source_copy_follows_rewritten_and_removed_objects(tmp_path: Path,
         server.stop()
 
 
+def _set(directory: Path) -> DataSet:
+    return DataSet(name="train", source=str(directory.resolve()))
+
+
 def test_an_unchanged_file_is_not_hashed_again(tmp_path: Path) -> None:
     """scan() keeps each file's digest by size, modification time and inode: a file those say is unchanged is not
     read again (shown by changing its bytes behind the scan's back, its size and time kept)."""
     data = make_data(tmp_path / "train", 3, 100)
     hashes: dict[str, list[object]] = {}
-    first = scan(data, hashes)  # type: ignore[arg-type]
+    first = scan(_set(data), hashes)  # type: ignore[arg-type]
     part = data / "part-001.bin"
     st = part.stat()
     part.write_bytes(b"x" * 100)
     os.utime(part, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert scan(data, hashes) == first  # type: ignore[arg-type]  # judged unchanged: not read
-    assert scan(data) != first  # read: the new bytes
+    assert scan(_set(data), hashes) == first  # type: ignore[arg-type]  # judged unchanged: not read
+    assert scan(_set(data)) != first  # read: the new bytes
     part.write_bytes(b"y" * 100)
     os.utime(part, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a new modification time: read again
-    assert scan(data, hashes) == scan(data)  # type: ignore[arg-type]
+    assert scan(_set(data), hashes) == scan(_set(data))  # type: ignore[arg-type]
 
 
 def test_uploads_show_a_progress_bar_with_bytes_and_rate(tmp_path: Path) -> None:

@@ -290,6 +290,8 @@ def make_plan(spec: JobSpec, target: Target, *, settings: Settings | None = None
     notes += target.notes(spec)
     if spec.strategy is Strategy.PARAMETER_SERVER:
         notes.append("Under ParameterServerStrategy, model.fit needs steps_per_epoch.")
+    data, data_warnings = describe(spec.data, in_place=target.runs_here, store=target.data_store(settings))
+    warnings += data_warnings  # what the deny-list kept out of a data set, links that leave it
     requirements = list(job.requirements)
     if spec.requirements_txt is not None:
         requirements.insert(0, f"-r {spec.requirements_txt}")
@@ -304,7 +306,7 @@ def make_plan(spec: JobSpec, target: Target, *, settings: Settings | None = None
         requirements=tuple(requirements),
         notes=tuple(notes),
         warnings=tuple(warnings),
-        data=tuple(describe(spec.data, in_place=target.runs_here, store=target.data_store(settings))),
+        data=tuple(data),
         endpoint=target.endpoint(settings),
         image=image,
         package=package,
@@ -487,6 +489,12 @@ def script_warnings(script: Path, spec: JobSpec, *, source: str | None = None) -
 
 
 # --- the plan for people: plain text (str(plan), IPython) and HTML (a notebook) ---------------------------------
+def _listed(row: Mapping[str, object], key: str) -> list[Any]:
+    """A list in a data set's plan row (:func:`tfcloud.job.datasets.describe`); none for a ``gs://`` one."""
+    value = row.get(key)
+    return value if isinstance(value, list) else []
+
+
 def plan_rows(plan: Plan, *, python: bool = False) -> list[tuple[str, str]]:
     """(label, value) for each fact of the plan after its pools, in the order the console shows them
     (``python``: hints in Python's terms, for a notebook)."""
@@ -499,10 +507,18 @@ def plan_rows(plan: Plan, *, python: bool = False) -> list[tuple[str, str]]:
     if plan.env_names:
         rows.append(("Env", ", ".join(plan.env_names) + " (values not shown)"))
     from tfcloud.image.context import format_size
+    from tfcloud.image.context import shown as shown_path
 
     for d in plan.data:
         size = "" if d["files"] is None else f": {d['files']} files, {format_size(int(str(d['size'])))}"
         rows.append(("Data", f"{d['name']} = {d['source']}{size} (${d['variable']}); uploads {d['upload']}"))
+        rows += [("Data", f"  kept out: {shown_path(str(k['path']))} ({k['reason']}; secret deny-list)")
+                 for k in _listed(d, "kept_out")]
+        rows += [("Data", f"  let in: {shown_path(str(k['path']))} ({k['reason']}; a `!path` line in its "
+                          ".dockerignore)") for k in _listed(d, "let_in")]
+        rows += [("Data", f"  link outside its directory, followed: {shown_path(str(p))}")
+                 for p in _listed(d, "outside_links")]
+        rows += [("Data", f"  link to nothing, left out: {shown_path(str(p))}") for p in _listed(d, "dangling_links")]
     rows += [("Requirement", r) for r in plan.requirements]
     if plan.endpoint:
         rows.append(("Runs on", plan.endpoint))

@@ -55,7 +55,9 @@ __all__ = [
     "ContextFile",
     "ExcludedSecret",
     "collect_context",
+    "deny_list_overrides",
     "format_size",
+    "read_dockerignore",
     "shown",
 ]
 
@@ -280,9 +282,9 @@ def format_size(n: int) -> str:
     raise AssertionError  # pragma: no cover
 
 
-def _dockerignore(path: Path) -> DockerIgnore:
-    """The root's ``.dockerignore`` (Docker's rules, :mod:`tfcloud.image.dockerignore`); a line Docker refuses is a
-    :class:`ValidationError` naming it."""
+def read_dockerignore(path: Path, *, name: str = ".dockerignore") -> DockerIgnore:
+    """A root's ``.dockerignore`` (Docker's rules, :mod:`tfcloud.image.dockerignore`); a line Docker refuses is a
+    :class:`ValidationError` naming it (``name``: how the message names the file)."""
     try:
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
     except OSError:
@@ -291,10 +293,19 @@ def _dockerignore(path: Path) -> DockerIgnore:
         return DockerIgnore.parse(text)
     except DockerIgnoreError as exc:
         raise ValidationError(
-            f".dockerignore line {exc.number}", "a pattern Docker accepts", shown(exc.line),
+            f"{name} line {exc.number}", "a pattern Docker accepts", shown(exc.line),
             hint=f"Docker refuses {exc.reason}. Remove the line, or escape a literal `!`, `[` or `\\` with a backslash "
                  "(`\\!name`); see " + page("containers") + ".",
         ) from None
+
+
+def deny_list_overrides(docker: DockerIgnore) -> tuple[DockerIgnore, tuple[str, ...]]:
+    """The one override of the secret deny-list (an image's, a package's, a data set's): the ``!path`` lines of
+    ``docker`` without wildcards let in what they name (a ``!*.json`` does not). Returns them as patterns whose
+    :meth:`~DockerIgnore.decide` is True for what they name (and what lies under it), and as paths."""
+    lines = tuple(p.literal for p in docker.patterns if p.exclusion and p.literal is not None)
+    return DockerIgnore(patterns=tuple(DockerPattern.compile(glob_escape(line), exclusion=False)
+                                       for line in lines)), lines
 
 
 def shown(path: str) -> str:
@@ -329,11 +340,8 @@ def collect_context(
         raise ValidationError("context", "an existing directory", str(root))
     root = root.resolve()
 
-    docker = _dockerignore(root / ".dockerignore")
-    # `!path` lines without wildcards let in what they name despite the deny-list (a `!*.json` does not)
-    override_lines = [p.literal for p in docker.patterns if p.exclusion and p.literal is not None]
-    overrides = DockerIgnore(patterns=tuple(DockerPattern.compile(glob_escape(line), exclusion=False)
-                                            for line in override_lines))
+    docker = read_dockerignore(root / ".dockerignore")
+    overrides, override_lines = deny_list_overrides(docker)
     deny = secret_spec()
     secret_reasons = [r for _, r in SECRET_PATTERNS]
 

@@ -14,13 +14,18 @@ path in the variable ``TFCLOUD_DATA_<NAME>`` (``tfcloud.data("name")`` returns i
 - a ``gs://`` source is never copied at submit: the replica reads it (on Vertex AI through Cloud Storage FUSE at
   ``/gcs/BUCKET/PATH``; elsewhere through the Cloud Storage client into a local cache).
 
-:func:`stage_data` does the uploading, with a progress bar (bytes and rate) on the console.
+What ships is chosen by one walk (:func:`select_files`, for the plan and the upload alike): the secret deny-list
+and content sniffing that images and packages follow keep credential files out and name them (a ``!path`` line
+in the data directory's ``.dockerignore`` lets one in); links are followed and those that leave the directory
+named; a symbolic link loop is refused. :func:`stage_data` does the uploading, with a progress bar (bytes and
+rate) on the console.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -35,8 +40,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-__all__ = ["DATA_PREFIX", "STORE_DIR", "DataSet", "DataUpload", "Manifest", "data_excludes", "job_data",
-           "parse_data", "scan", "stage_data", "transfer_progress"]
+__all__ = ["DATA_PREFIX", "STORE_DIR", "DataFiles", "DataSet", "DataUpload", "Manifest", "data_excludes",
+           "describe", "job_data", "parse_data", "scan", "select_files", "stage_data",
+           "transfer_progress"]
 
 #: The variable a data set's path is in: ``TFCLOUD_DATA_<NAME>`` (the name in upper case).
 DATA_PREFIX = "TFCLOUD_DATA_"
@@ -45,6 +51,7 @@ STORE_DIR = "tfcloud-data"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
 _GCS = re.compile(r"^gs://([a-z0-9][a-z0-9._-]{1,220}[a-z0-9])(/.*)?$")
 _CHUNK = 1 << 20
+logger = logging.getLogger("tfcloud")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,24 +222,162 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def scan(directory: Path, hashes: dict[str, list[Any]] | None = None) -> Manifest:
-    """Every regular file under ``directory`` (symbolic links followed; hidden files too), hashed. ``hashes``:
-    path -> ``[size, mtime_ns, inode, sha256]`` from an earlier scan; a file whose size, modification time and
-    inode are unchanged is not read again (as git's index and rsync judge a file unchanged). Updated in place."""
-    files = []
-    for dirpath, dirnames, filenames in os.walk(directory, followlinks=True):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if not path.is_file():
+@dataclass(frozen=True, kw_only=True)
+class DataFiles:
+    """What of a data set's directory ships (:func:`select_files`)."""
+
+    files: tuple[tuple[str, Path, int], ...]  # (path in the data set, the file, its size), sorted by path
+    kept_out: tuple[tuple[str, str], ...] = ()  # (path, why): the secret deny-list; a directory ends with /
+    let_in: tuple[tuple[str, str], ...] = ()  # (path, why): on the deny-list, let in by a `!path` line
+    outside_links: tuple[str, ...] = ()  # links to outside the directory: followed, what they reach ships
+    dangling: tuple[str, ...] = ()  # links to nothing: left out
+
+    def warnings(self, name: str) -> list[str]:
+        """What a person should hear before data set ``name`` is shipped (the plan's warnings, one line each).
+        Paths are escaped but not rich markup: print them as text."""
+        from tfcloud.image.context import shown
+        from tfcloud.image.gitignore import glob_escape
+
+        out = []
+        if self.kept_out:
+            first = next((p for p, _ in self.kept_out if not p.endswith("/")), self.kept_out[0][0])
+            out.append(f"Kept out of data set {name} (secret deny-list): "
+                       + ", ".join(f"{shown(p)} ({why})" for p, why in self.kept_out)
+                       + f". To ship a file, add a line `!path` for it to the data directory's .dockerignore "
+                       f"(e.g. `!{shown(glob_escape(first))}`).")
+        if self.let_in:
+            out.append(f"Shipped with data set {name} by `!path` lines in its .dockerignore, despite the deny-list: "
+                       + ", ".join(f"{shown(p)} ({why})" for p, why in self.let_in) + ".")
+        if self.outside_links:
+            out.append(f"Symbolic links in data set {name} that point outside its directory (followed: what they "
+                       "reach is shipped): " + ", ".join(shown(p) for p in self.outside_links) + ".")
+        if self.dangling:
+            out.append(f"Symbolic links in data set {name} that point to nothing (left out): "
+                       + ", ".join(shown(p) for p in self.dangling) + ".")
+        return out
+
+
+def select_files(data_set: DataSet, *, shipped: bool = True) -> DataFiles:
+    """The files of a local data set, as the one walk that counts them for the plan and hashes them for the store.
+
+    ``shipped`` (the data set goes to a data store): the secret deny-list and its content sniffing
+    (:mod:`tfcloud.image.secretscan`, the rule images and packages follow) keep credential files out, unless a
+    ``!path`` line without wildcards in the directory's own ``.dockerignore`` names them (the images' override,
+    :func:`tfcloud.image.context.deny_list_overrides`; the file's other lines are not read); a symbolic link to a
+    directory above it (a loop) is a :class:`ValidationError` naming the data set and the link. Links are
+    followed, those that leave the directory too (named in :attr:`DataFiles.outside_links`); a link to nothing
+    is left out and named. Not ``shipped`` (used in place): every file, a loop not followed."""
+    from tfcloud.image.context import deny_list_overrides, read_dockerignore, shown
+    from tfcloud.image.secretscan import SECRET_PATTERNS, secret_reason, secret_spec, sniff_secret
+
+    root = Path(data_set.source)
+    overrides, override_lines = deny_list_overrides(read_dockerignore(
+        root / ".dockerignore", name=f"data {data_set.name}: .dockerignore")) if shipped else (None, ())
+    deny = secret_spec()
+    reasons = [r for _, r in SECRET_PATTERNS]
+    files: list[tuple[str, Path, int]] = []
+    kept_out: list[tuple[str, str]] = []
+    let_in: list[tuple[str, str]] = []
+    outside: list[str] = []
+    dangling: list[str] = []
+
+    def overridden(rel: str) -> bool:
+        return overrides is not None and overrides.decide(rel) is True
+
+    def deny_listed(rel: str, is_dir: bool, target: Path | None, allowed: frozenset[int]) -> str | None:
+        if not shipped:
+            return None
+        reason = secret_reason(rel, is_dir, deny, reasons, allowed)
+        if reason is None and target is not None:  # a link: what it points to, by its own path
+            where = target.relative_to(root).as_posix() if target.is_relative_to(root) else target.as_posix()[1:]
+            reason = secret_reason(where, is_dir, deny, reasons)
+        return reason
+
+    def walk(directory: Path, rel_dir: str, chain: frozenset[tuple[int, int]], inherited: str | None,
+             allowed: frozenset[int]) -> None:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            raise ValidationError("data", "readable directories",
+                                  f"<{data_set.name}: {shown(rel_dir or '.')}: {exc.strerror or exc}>",
+                                  hint="Make it readable, or move it out of the data directory.") from None
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            path = Path(entry.path)
+            target = None
+            try:
+                if entry.is_symlink():
+                    target = Path(os.path.realpath(path))
+                    if not target.exists():
+                        dangling.append(rel)
+                        continue
+                    if not target.is_relative_to(root):
+                        outside.append(rel)
+                st = entry.stat()  # what a link points to
+            except OSError:  # removed since the directory was read
                 continue
+            if entry.is_dir():
+                key = (st.st_dev, st.st_ino)
+                if key in chain:
+                    if not shipped:
+                        continue
+                    raise ValidationError(
+                        "data", "a directory without a symbolic link loop",
+                        f"<{data_set.name}: {shown(rel)} -> {shown(str(target))}>",
+                        hint="Remove the link or point it elsewhere: a data set is shipped file by file, and a "
+                             "loop would ship its files again at every level.")
+                reason = inherited or deny_listed(rel, True, target, allowed)
+                inner = allowed
+                if reason is not None and not overridden(rel):
+                    if any(o.startswith(rel + "/") for o in override_lines):  # a !path line names something inside
+                        kept, taken = len(kept_out), len(let_in)
+                        walk(path, rel, chain | {key}, reason, allowed)
+                        if len(let_in) == taken and len(kept_out) > kept:
+                            del kept_out[kept:]
+                            kept_out.append((rel + "/", reason))
+                    else:
+                        kept_out.append((rel + "/", reason))
+                    continue
+                if reason is not None:  # the directory is let in: so is what the same pattern names inside
+                    let_in.append((rel + "/", reason))
+                    index = deny.check_file(rel + "/").index
+                    inner = allowed | {index} if index is not None and inherited is None else allowed
+                walk(path, rel, chain | {key}, None, inner)
+                continue
+            if not entry.is_file():
+                continue  # sockets, fifos, devices
+            reason = (inherited or deny_listed(rel, False, target, allowed)
+                      or (sniff_secret(path, st.st_size) if shipped else None))
+            if reason is not None:
+                if not overridden(rel):
+                    kept_out.append((rel, reason))
+                    continue
+                let_in.append((rel, reason))
+            files.append((rel, path, st.st_size))
+
+    top = root.stat()
+    walk(root, "", frozenset({(top.st_dev, top.st_ino)}), None, frozenset())
+    return DataFiles(files=tuple(sorted(files)), kept_out=tuple(sorted(kept_out)), let_in=tuple(sorted(let_in)),
+                     outside_links=tuple(sorted(outside)), dangling=tuple(sorted(dangling)))
+
+
+def scan(data_set: DataSet, hashes: dict[str, list[Any]] | None = None, *,
+         chosen: DataFiles | None = None) -> Manifest:
+    """The files a data set ships (``chosen``, default :func:`select_files`'s), hashed. ``hashes``: path ->
+    ``[size, mtime_ns, inode, sha256]`` from an earlier scan; a file whose size, modification time and inode are
+    unchanged is not read again (as git's index and rsync judge a file unchanged). Updated in place."""
+    files = []
+    for rel, path, _ in (chosen or select_files(data_set)).files:
+        try:
             st = path.stat()
-            key = [st.st_size, st.st_mtime_ns, st.st_ino]
-            known = hashes.get(str(path)) if hashes is not None else None
-            digest = known[3] if known is not None and known[:3] == key else _sha256(path)
-            if hashes is not None:
-                hashes[str(path)] = [*key, digest]
-            files.append((path.relative_to(directory).as_posix(), digest, st.st_size))
+        except OSError:  # removed since the walk
+            continue
+        key = [st.st_size, st.st_mtime_ns, st.st_ino]
+        known = hashes.get(str(path)) if hashes is not None else None
+        digest = known[3] if known is not None and known[:3] == key else _sha256(path)
+        if hashes is not None:
+            hashes[str(path)] = [*key, digest]
+        files.append((rel, digest, st.st_size))
     return Manifest(files=tuple(sorted(files)))
 
 
@@ -258,34 +403,31 @@ def _save_hashes(path: Path | None, hashes: dict[str, list[Any]] | None) -> None
         pass
 
 
-def count_files(directory: Path) -> tuple[int, int]:
-    """(files, bytes) under ``directory``, without hashing (the plan's figures)."""
-    count = size = 0
-    for dirpath, _, filenames in os.walk(directory, followlinks=True):
-        for name in filenames:
-            path = Path(dirpath) / name
-            if path.is_file():
-                count += 1
-                size += path.stat().st_size
-    return count, size
-
-
-def describe(data: Iterable[DataSet], *, in_place: bool, store: str | None) -> list[dict[str, object]]:
-    """The plan's view of each data set: its variable, source, files and size, and what submitting does with
-    it (a plan reaches no network: what the store holds already is checked at submit)."""
+def describe(data: Iterable[DataSet], *, in_place: bool,
+             store: str | None) -> tuple[list[dict[str, object]], list[str]]:
+    """The plan's view of each data set: its variable, source, the files it ships and their size, what the
+    secret deny-list keeps out and lets in, the links that point outside its directory or to nothing, and what
+    submitting does with it (a plan reaches no network: what the store holds already is checked at submit);
+    and the warnings those call for (:meth:`DataFiles.warnings`)."""
     out: list[dict[str, object]] = []
+    warnings: list[str] = []
     for d in data:
         row: dict[str, object] = {"name": d.name, "variable": d.var, "source": d.source}
         if d.remote:
             row.update(files=None, size=None, upload="nothing: the replicas read it from Cloud Storage")
         else:
-            files, size = count_files(Path(d.source))
-            row.update(files=files, size=size)
+            chosen = select_files(d, shipped=not in_place)
+            size = sum(s for _, _, s in chosen.files)
+            row.update(files=len(chosen.files), size=size,
+                       kept_out=[{"path": p, "reason": r} for p, r in chosen.kept_out],
+                       let_in=[{"path": p, "reason": r} for p, r in chosen.let_in],
+                       outside_links=list(chosen.outside_links), dangling_links=list(chosen.dangling))
             row["upload"] = ("nothing: used in place" if in_place else
                              f"to {store or '(no store set)'}: the files whose content is not there yet, at most "
                              f"{size} bytes (checked at submit)")
+            warnings += chosen.warnings(d.name)
         out.append(row)
-    return out
+    return out, warnings
 
 
 # --- stores -------------------------------------------------------------------------------------------------------
@@ -392,8 +534,15 @@ def stage_data(data: Iterable[DataSet], store_root: str, *, storage: Any = None,
         store: _GcsStore | _DirStore = _GcsStore(store_root, storage)
     else:
         store = _DirStore(store_root)
+    chosen = [(d, select_files(d)) for d in local]  # first: a loop is refused before anything is uploaded
+    for d, files in chosen:
+        for warning in files.warnings(d.name):  # on the console if there is one, else logged
+            if console is None:
+                logger.warning(warning)
+            else:
+                console.print(warning, style="yellow", markup=False, highlight=False)
     hashes = _load_hashes(hash_cache)
-    manifests = [(d, scan(Path(d.source), hashes)) for d in local]
+    manifests = [(d, scan(d, hashes, chosen=files)) for d, files in chosen]
     _save_hashes(hash_cache, hashes)
     existing = store.existing()
     todo: dict[str, Path] = {}

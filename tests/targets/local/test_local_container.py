@@ -139,3 +139,66 @@ def test_a_data_set_and_secrets_reach_container_replicas(engine: object, python_
     assert re.search(r"^chief-0 +\| read from the host True False$", captured.out, re.M), captured.out[-2000:]
     assert re.search(r"^chief-0 +\| secrets \*\*\*\* \*\*\*\* 20 21$", captured.out, re.M), captured.out[-2000:]
     assert "s3cret" not in captured.out + captured.err
+
+
+def test_docker_inspect_shows_no_secret_value(engine: object, python_base: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An env: secret reaches the container's launcher through a 0600 file mounted read-only (a file: reference),
+    never through the container's configuration: `docker inspect` of the running replica holds no value, the job
+    still reads it, and the file's directory is gone once the job ends."""
+    import hashlib
+
+    import docker
+
+    from tests.targets.localjobs import wait_for_line
+    from tfcloud.flow.pipeline import submit
+    from tfcloud.flow.settings import Settings
+    from tfcloud.flow.validate import build_job
+    from tfcloud.job.spec import DockerConfig
+    from tfcloud.job.states import JobState
+    from tfcloud.targets import get_backend
+    from tfcloud.targets.local.backend import LocalJob
+
+    value = "inspect-me-s3cret-7f3a"
+    monkeypatch.setenv("MY_SOURCE", value)
+    project = tmp_path / "project"
+    project.mkdir()
+    script = project / "task.py"
+    script.write_text(
+        "import hashlib, os, time\n"
+        "print('digest', hashlib.sha256(os.environ['A'].encode()).hexdigest(), flush=True)\n"
+        "go = os.path.join(os.environ['AIP_MODEL_DIR'], 'go')\n"
+        "while not os.path.exists(go):\n"
+        "    time.sleep(0.2)\n")
+    spec, target = build_job(entry_point=script, container=True, distribution_strategy="none",
+                             docker_config=DockerConfig(parent_image=python_base),
+                             secrets={"A": "env:MY_SOURCE"})
+    settings = Settings(docker_host=engine.docker_host)  # type: ignore[attr-defined]
+    handle, _ = submit(spec, target, settings, get_backend(target, settings=settings))
+    assert isinstance(handle, LocalJob)
+    try:
+        wait_for_line(handle, "digest", replica="chief-0", timeout=120)
+        client = docker.DockerClient(base_url=engine.docker_host)  # type: ignore[attr-defined]
+        try:
+            attrs = client.api.inspect_container(f"tfcloud-{handle.job_id}-chief-0-1")
+        finally:
+            client.close()
+        (handle.job_dir / "output" / "model" / "go").write_text("")
+        info = handle.wait(120)
+        text = [ln.text for ln in handle.logs(replica="chief-0")]
+        assert info.state is JobState.SUCCEEDED, text[-30:]
+    finally:
+        if not handle.info().state.is_final:
+            handle.cancel()
+            handle.wait(60)
+    inspected = json.dumps(attrs)
+    assert value not in inspected
+    assert not any(e.startswith("MY_SOURCE=") for e in attrs["Config"]["Env"])
+    refs = json.loads(next(e for e in attrs["Config"]["Env"] if e.startswith("TFCLOUD_SECRET_REFS="))
+                      .partition("=")[2])
+    kind, _, path = refs["A"].partition(":")
+    assert kind == "file"
+    mount = next(m for m in attrs["Mounts"] if m["Destination"] == str(Path(path).parent))
+    assert mount["RW"] is False
+    assert not Path(mount["Source"]).exists()  # removed once the container was
+    assert f"digest {hashlib.sha256(value.encode()).hexdigest()}" in text

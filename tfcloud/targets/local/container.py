@@ -10,15 +10,19 @@ the launcher inside the container beats there, so a paused or frozen container f
 The container runs detached on the host network (the cluster is on 127.0.0.1), not ``--rm``; its stdout and
 stderr are copied to this process's own, so the supervisor logs them as a process replica's; its exit status
 becomes this process's. SIGTERM or SIGINT stops the container (``docker stop``, 3 s grace); the container is
-removed in every case this process gets to run its ``finally``.
+removed in every case this process gets to run its ``finally``. Secrets never enter the container's
+configuration (:func:`_secret_files`): an ``env:`` secret's value goes in a 0600 file mounted read-only, removed
+with the container.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import IO, Any
@@ -36,6 +40,33 @@ def _copy(container: Any, stream: str, out: IO[bytes]) -> None:
         sys.stderr.write(f"tfcloud: lost the {stream} of the container: {exc}\n")
 
 
+def _secret_files(env: dict[str, str], read_only: list[str]) -> str | None:
+    """Pass the job's ``--secret`` values (``TFCLOUD_SECRET_REFS`` in ``env``) without putting any in the
+    container's configuration, which ``docker inspect`` shows: an ``env:VAR`` secret's value is written to a
+    0600 file in a new temporary directory (0700) and its reference becomes ``file:PATH``; that directory, and
+    each ``file:PATH`` secret, are mounted read-only at the same path (added to ``read_only``). The launcher in
+    the container reads the files. Returns the directory, for the caller to remove when the container is gone;
+    None when no ``env:`` secret was written."""
+    refs = json.loads(env.get("TFCLOUD_SECRET_REFS") or "{}")
+    secret_dir = None
+    for name, ref in sorted(refs.items()):
+        kind, _, source = ref.partition(":")
+        if kind == "env" and source in os.environ:  # one not set here: the launcher says so in the container
+            if secret_dir is None:
+                secret_dir = tempfile.mkdtemp(prefix="tfcloud-secrets-")
+            path = os.path.join(secret_dir, f"{len(os.listdir(secret_dir))}")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.write(os.environ[source])
+            refs[name] = f"file:{path}"
+        elif kind == "file":
+            read_only.append(source)
+    if secret_dir is not None:
+        env["TFCLOUD_SECRET_REFS"] = json.dumps(refs, sort_keys=True, separators=(",", ":"))
+        read_only.append(secret_dir)
+    return secret_dir
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: _container.py JOB_DIR\n")
@@ -51,12 +82,7 @@ def main(argv: list[str]) -> int:
     env.update({"TFCLOUD_REPLICA": replica, "TFCLOUD_ATTEMPT": attempt, "PYTHONUNBUFFERED": "1"})
     mounts = list(config.get("mounts", []))
     read_only = []
-    for ref in json.loads(env.get("TFCLOUD_SECRET_REFS") or "{}").values():  # --secret env:VAR, file:PATH
-        kind, _, source = ref.partition(":")
-        if kind == "env" and source in os.environ:
-            env.setdefault(source, os.environ[source])  # the launcher reads it in the container
-        elif kind == "file":
-            read_only.append(source)  # mounted read-only at the same path
+    secret_dir = None
     for key, value in env.items():  # --data directories, used in place: mounted read-only at the same path
         if key.startswith("TFCLOUD_DATA_") and value.startswith("/") and os.path.isdir(value):
             read_only.append(value)
@@ -78,6 +104,7 @@ def main(argv: list[str]) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, stop)
     try:
+        secret_dir = _secret_files(env, read_only)
         container = client.containers.run(
             config["image"], command=list(job["args"]) or None, environment=env, network_mode="host",
             detach=True, name=name,
@@ -101,6 +128,8 @@ def main(argv: list[str]) -> int:
             except docker.errors.DockerException as exc:
                 sys.stderr.write(f"tfcloud: could not remove container {name}: {exc}\n")
         client.close()
+        if secret_dir is not None:
+            shutil.rmtree(secret_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
