@@ -4,6 +4,7 @@ it writes. The routed runs are real processes; tests/test_secrets.py runs whole 
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import subprocess
@@ -167,3 +168,23 @@ def test_a_crash_shows_its_traceback_masked_and_the_exit_code_is_kept(tmp_path: 
     assert done.stderr.endswith(b"ValueError: bad ****\n"), done.stderr
     assert b"Traceback (most recent call last)" in done.stderr
     assert VALUE not in done.stdout + done.stderr
+
+
+def test_a_closed_stdout_is_routed_too(tmp_path: Path) -> None:
+    script = tmp_path / "closed.py"
+    masking = Path(__file__).parents[1] / "tfcloud" / "replicas" / "masking.py"
+    script.write_text(
+        masking.read_text() + "\nroute_output([b'abcdef'])\nprint('gone abcdef')\nos.write(2, b'e abcdef\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", str(script)],
+        stdout=None,
+        stderr=subprocess.PIPE,
+        stdin=None,
+        close_fds=True,
+        pass_fds=(),
+        check=False,
+        timeout=60,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert (done.returncode, done.stderr) == (0, b"e ****\n")

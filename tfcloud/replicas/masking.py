@@ -169,6 +169,14 @@ def route_output(values: Iterable[bytes], *, fds: tuple[int, int] = (1, 2)) -> R
     drained (:meth:`Router.close`, registered with atexit first, so it runs after the exit handlers the script
     registers)."""
     values = list(values)
+    for fd in fds:
+        try:
+            os.fstat(fd)
+        except OSError:  # closed: what is written there goes nowhere, as it would have
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
     stats = [os.fstat(fd) for fd in fds]
     shared = (stats[0].st_dev, stats[0].st_ino) == (stats[1].st_dev, stats[1].st_ino)
     routes = []
