@@ -2,6 +2,9 @@
 files: the bytes as printed into ``logs/<replica>.log``, and each line as one JSON object into ``lines.jsonl``
 (``{"t": TIME, "r": REPLICA, "s": STREAM, "x": TEXT}``; the lines of one read of a pipe share their time).
 
+It holds no secret values and needs none: a replica with secrets masks them itself, on the bytes its processes
+write to fds 1 and 2, before they reach a pipe read here (:mod:`tfcloud.replicas.masking`, in the launcher).
+
 Like the supervisor it uses the standard library only: the supervisor runs by path and imports it from its own
 directory. docs/local.md ("Heavy output") says how a line travels and what that costs.
 """

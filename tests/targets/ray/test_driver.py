@@ -169,7 +169,10 @@ def test_a_data_set_and_a_secret_reach_replicas_on_both_hosts(two_host_ray: TwoH
         "blob = b''.join(open(os.path.join(root, n), 'rb').read() for n in sorted(os.listdir(root)))\n"
         "task = json.loads(os.environ['TF_CONFIG'])['task']\n"
         "host = json.loads(os.environ['TF_CONFIG'])['cluster'][task['type']][task['index']].rsplit(':', 1)[0]\n"
-        "print('on', host, 'data', hashlib.sha256(blob).hexdigest(), 'token', os.environ['TOKEN'], flush=True)\n")
+        "print('on', host, 'data', hashlib.sha256(blob).hexdigest(), 'token', os.environ['TOKEN'], flush=True)\n"
+        # past Python's streams: a child process and os.write (the launcher masks fds 1 and 2: tests/test_masking.py)
+        "import subprocess; subprocess.run(['sh', '-c', 'echo child $TOKEN'], check=True)\n"
+        "os.write(1, ('os.write ' + os.environ['TOKEN'] + '\\n').encode())\n")
     result = tfcloud("submit", str(project / "read.py"), "--ray", two_host_ray.address, "--ray-cpus", "1",
                      "--worker-count", "3", "--worker-config", "CPU", "--strategy", "none",
                      "--output-dir", str(tmp_path / "out"), "--data", f"train={data}",
@@ -179,6 +182,8 @@ def test_a_data_set_and_a_secret_reach_replicas_on_both_hosts(two_host_ray: TwoH
     assert len(lines) == 4, result.stdout[-3000:]
     assert {host for host, _, _ in lines} == HOSTS  # both hosts
     assert {(d, t) for _, d, t in lines} == {(digest, "****")}
+    assert re.findall(r"\| (child|os\.write) (\S+)$", result.stdout, re.M).count(("child", "****")) == 4
+    assert re.findall(r"\| (child|os\.write) (\S+)$", result.stdout, re.M).count(("os.write", "****")) == 4
     assert value not in result.stdout + result.stderr
 
 
