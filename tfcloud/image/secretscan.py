@@ -113,8 +113,10 @@ _TOKEN_SHAPE = re.compile(
 )
 
 
-#: A URL's userinfo (``scheme://USERINFO@host``): what pip sends as Basic auth to an index or a VCS host.
-_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<userinfo>[^/\s@?#]+)@(?P<host>[^/\s?#]*)",
+#: A URL's userinfo (``scheme://USERINFO@host``): what pip sends as Basic auth to an index or a VCS host. The scheme
+#: starts where no scheme character comes before it: without that look-behind the engine tries the scheme from
+#: every position of a long word without ``://`` (a 131 kB ``--env`` value took a minute).
+_URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<userinfo>[^/\s@?#]+)@(?P<host>[^/\s?#]*)",
                            re.ASCII)
 #: ``${NAME}``: an environment variable pip expands where it runs (pip's "Requirements File Format", "Using
 #: Environment Variables", https://pip.pypa.io/en/stable/reference/requirements-file-format/, read 2026-11-26).
