@@ -41,6 +41,7 @@ def emulator(engine: object) -> Iterator[object]:
     yield from docker_emulator(engine, PROJECT, [BUCKET])  # AIP_* are gs:// URIs, as Vertex AI gives them
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["local", "vertex"])
 def test_artifacts_download_fetches_a_checkpoint_from_gcs_and_resumes(
         emulator: object, engine: object, google_base: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -59,6 +59,7 @@ def test_every_benchmark_has_its_figures_here() -> None:
     assert sorted(FIGURES) == [p.stem for p in BENCHMARKS]
 
 
+@pytest.mark.slow
 @pytest.mark.bench
 @pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.stem)
 def test_the_quick_benchmark_runs_and_prints_its_figures(script: Path, tmp_path: Path) -> None:

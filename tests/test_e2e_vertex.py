@@ -61,6 +61,7 @@ def cloud_env(engine: object, docker_emulator: object, monkeypatch: pytest.Monke
     return str(engine.registry.address)  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_submit_unchanged_keras_script_with_two_workers(cloud_env: str, tensorflow_base: str, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     project = tmp_path / "project"

@@ -60,6 +60,7 @@ def cloud_env(engine: object, docker_emulator: object, monkeypatch: pytest.Monke
     return str(engine.registry.address)  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_tune_vertex_runs_keras_trials_and_reports_the_best(
         cloud_env: str, docker_emulator: object, tensorflow_base: str, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -65,6 +65,7 @@ def test_a_three_replica_job_runs_from_the_built_image(engine: object, python_ba
     assert list(Path.cwd().iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.tensorflow
 def test_a_killed_container_restarts_the_cluster_and_fit_resumes(engine: object, tensorflow_base: str,
                                                                   tmp_path: Path) -> None:

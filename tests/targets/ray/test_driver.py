@@ -79,6 +79,7 @@ def tfcloud(*argv: str, path: Path | None = None) -> subprocess.CompletedProcess
                           timeout=300, env=env)
 
 
+@pytest.mark.slow
 @pytest.mark.tensorflow
 def test_multi_worker_mirrored_over_two_hosts(two_host_ray: TwoHostRay, tmp_path: Path) -> None:
     pytest.importorskip("tf_keras")
@@ -187,6 +188,7 @@ def test_a_data_set_and_a_secret_reach_replicas_on_both_hosts(two_host_ray: TwoH
     assert value not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.tensorflow
 def test_a_lost_host_restarts_the_cluster_on_a_replacement_and_fit_resumes(two_host_ray: TwoHostRay,
                                                                            tmp_path: Path) -> None:

@@ -284,6 +284,7 @@ def load(out: Path, replica: str) -> dict[str, np.ndarray]:
         return {k: data[k] for k in data.files}
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @pytest.mark.tensorflow
 def test_multi_worker_mirrored_over_two_nodes(ray_submit: Any, tmp_path: Path) -> None:
