@@ -170,3 +170,77 @@ def test_a_persistent_resource_lives_and_its_jobs_start_without_provisioning(slo
     finally:
         resources.transport.close()
         jobs.transport.close()
+
+
+# -- a region out of stock (tfcloud emulator start --stockout REGION[/MACHINE_TYPE][:spot] [--queued]) ------------
+CPU = {"machine_type": "n1-standard-4"}
+
+
+def _in(emulator: Any, region: str) -> str:
+    return emulator.parent.rsplit("/", 1)[0] + "/" + region
+
+
+def test_a_region_out_of_stock_fails_its_jobs_and_another_region_runs_them(emulator: Any, jobs: Any) -> None:
+    emulator.faults.stockout("us-central1", machine_type="n1-standard-4")
+    out = jobs.create_custom_job(parent=_in(emulator, "us-central1"), custom_job=gpu_job(name="out", machine=CPU))
+    job, states = follow(jobs, out.name)
+    assert job.state == vertex.JobState.JOB_STATE_FAILED and "JOB_STATE_RUNNING" not in states
+    assert job.error.code == 8  # RESOURCE_EXHAUSTED
+    assert job.error.message == "Resources are insufficient in region: us-central1. Please try a different region."
+    elsewhere = jobs.create_custom_job(parent=_in(emulator, "europe-west4"),
+                                       custom_job=gpu_job(name="elsewhere", machine=CPU))
+    assert follow(jobs, elsewhere.name)[0].state == vertex.JobState.JOB_STATE_SUCCEEDED
+    other_type = jobs.create_custom_job(parent=_in(emulator, "us-central1"), custom_job=gpu_job(
+        name="other-type", machine={"machine_type": "n1-standard-8"}))
+    assert follow(jobs, other_type.name)[0].state == vertex.JobState.JOB_STATE_SUCCEEDED
+
+
+def test_a_spot_stockout_leaves_on_demand_vms(emulator: Any, jobs: Any) -> None:
+    emulator.faults.stockout("us-central1", spot=True)
+    spot = jobs.create_custom_job(parent=emulator.parent, custom_job=gpu_job(
+        name="spot", machine=CPU, scheduling=vertex.Scheduling(strategy=vertex.Scheduling.Strategy.SPOT)))
+    job, _ = follow(jobs, spot.name)
+    assert job.state == vertex.JobState.JOB_STATE_FAILED and job.error.code == 8
+    on_demand = jobs.create_custom_job(parent=emulator.parent, custom_job=gpu_job(name="on-demand", machine=CPU))
+    assert follow(jobs, on_demand.name)[0].state == vertex.JobState.JOB_STATE_SUCCEEDED
+
+
+def test_a_queued_stockout_keeps_the_job_queued_until_restocked(emulator: Any, jobs: Any) -> None:
+    emulator.faults.stockout("us-central1", queued=True)
+    created = jobs.create_custom_job(parent=emulator.parent, custom_job=gpu_job(name="queued", machine=CPU))
+    wait_until(lambda: any("Job is queued: resources are insufficient in region: us-central1" in line
+                           for line in service_lines(emulator, created)))
+    assert jobs.get_custom_job(name=created.name).state == vertex.JobState.JOB_STATE_QUEUED
+    emulator.faults.restock("us-central1")
+    job, _ = follow(jobs, created.name)
+    assert job.state == vertex.JobState.JOB_STATE_SUCCEEDED, job.error
+
+
+def test_a_queued_job_can_be_cancelled(emulator: Any, jobs: Any) -> None:
+    emulator.faults.stockout("us-central1", queued=True)
+    created = jobs.create_custom_job(parent=emulator.parent, custom_job=gpu_job(name="queued-cancel", machine=CPU))
+    wait_until(lambda: any("Job is queued" in line for line in service_lines(emulator, created)))
+    jobs.cancel_custom_job(name=created.name)
+    assert follow(jobs, created.name)[0].state == vertex.JobState.JOB_STATE_CANCELLED
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("us-central1", "us-central1"), ("europe-west4/a2-highgpu-1g", "europe-west4/a2-highgpu-1g"),
+    ("us-east1:spot", "us-east1:spot"), (" asia-east1/n1-standard-4:spot ", "asia-east1/n1-standard-4:spot")])
+def test_stockout_texts_read_as_the_cli_takes_them(text: str, expected: str) -> None:
+    from tfcloud.emulator.faults import parse_stockout
+
+    assert str(parse_stockout(text)) == expected
+
+
+@pytest.mark.parametrize("text", ["", "US-CENTRAL1", "us-central1/", "us-central1:preemptible", "us/central1"])
+def test_a_bad_stockout_is_refused_by_the_cli(text: str) -> None:
+    from typer.testing import CliRunner
+
+    from tfcloud.emulator.cli import app
+
+    done = CliRunner().invoke(app, ["start", "--stockout", text])
+    assert done.exit_code == 2
+    assert "Invalid `--stockout`: expected REGION[/MACHINE_TYPE][:spot]" in done.output
+    done = CliRunner().invoke(app, ["start", "--queued"])
+    assert done.exit_code == 2 and "Invalid `--queued`: expected beside a --stockout" in done.output

@@ -3,7 +3,9 @@
 - A job on a persistent resource (``job_spec.persistent_resource_id``) runs on the resource's VMs, which are
   already there: it starts at once, without the provisioning delay (``JobTimings.pending``).
 - Any other job is provisioned for ``JobTimings.pending`` seconds, when there is capacity for its machine types.
-  :meth:`~tfcloud.emulator.faults.Faults.exhaust_capacity` takes it away:
+  :meth:`~tfcloud.emulator.faults.Faults.exhaust_capacity` takes it away everywhere, and
+  :meth:`~tfcloud.emulator.faults.Faults.stockout` in one region (of one machine type, or of Spot VMs only; a
+  ``queued`` stockout keeps the job QUEUED instead, :func:`queued_by`):
 
   - a job that consumes a reservation (``reservation_affinity`` ANY_RESERVATION or SPECIFIC_RESERVATION in every
     pool) draws on the reservation's VMs and is not affected;
@@ -24,9 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 from tfcloud.emulator._common import JobTimings
-from tfcloud.emulator.faults import Faults
+from tfcloud.emulator.faults import Faults, Stockout
 
-__all__ = ["DEFAULT_MAX_WAIT_S", "Outcome", "provision"]
+__all__ = ["DEFAULT_MAX_WAIT_S", "Outcome", "provision", "queued_by"]
 
 #: ``scheduling.max_wait_duration`` when a FLEX_START job gives none.
 DEFAULT_MAX_WAIT_S = 24 * 3600
@@ -39,6 +41,26 @@ class Outcome(enum.Enum):
     CANCELLED = "cancelled"  # the job was cancelled (or the emulator is stopping) while it waited
 
 
+def _needs(spec: Any) -> tuple[set[str], bool, bool]:
+    """A CustomJobSpec's machine types, whether it runs on Spot VMs, and whether every pool draws on a reservation
+    (or the job on a persistent resource): such VMs are held for the project, and no stockout takes them."""
+    pools = [pool for pool in spec.worker_pool_specs if pool.replica_count]
+    machine_types = {pool.machine_spec.machine_type for pool in pools}
+    reserved = bool(spec.persistent_resource_id) or (bool(pools) and all(
+        pool.machine_spec.reservation_affinity.reservation_affinity_type.name in ("ANY_RESERVATION",
+                                                                                  "SPECIFIC_RESERVATION")
+        for pool in pools))
+    spot = "scheduling" in spec and spec.scheduling.strategy.name == "SPOT"
+    return machine_types, spot, reserved
+
+
+def queued_by(spec: Any, *, location: str, faults: Faults) -> Stockout | None:
+    """The ``queued`` stockout that keeps a job of ``spec`` in ``location`` QUEUED now; None: it may go on."""
+    machine_types, spot, reserved = _needs(spec)
+    found = None if reserved else faults.stockout_for(location, machine_types, spot=spot)
+    return found if found is not None and found.queued else None
+
+
 def provision(spec: Any, *, location: str, faults: Faults, timings: JobTimings,
               wait: Callable[[float], bool], log: Callable[..., None]) -> Outcome | tuple[int, str]:
     """Get the VMs of a CustomJobSpec ``spec`` in ``location``. ``wait(seconds)`` sleeps and says whether the job
@@ -48,15 +70,14 @@ def provision(spec: Any, *, location: str, faults: Faults, timings: JobTimings,
         log(f"Job is scheduled on persistent resource {spec.persistent_resource_id}; its VMs are already "
             "provisioned.")
         return Outcome.READY
-    pools = [pool for pool in spec.worker_pool_specs if pool.replica_count]
-    machine_types = {pool.machine_spec.machine_type for pool in pools}
-    reserved = bool(pools) and all(
-        pool.machine_spec.reservation_affinity.reservation_affinity_type.name in ("ANY_RESERVATION",
-                                                                                  "SPECIFIC_RESERVATION")
-        for pool in pools)
+    machine_types, spot, reserved = _needs(spec)
     strategy = spec.scheduling.strategy.name if "scheduling" in spec else "STRATEGY_UNSPECIFIED"
     insufficient = f"Resources are insufficient in region: {location}."
-    if not reserved and not faults.capacity_for(machine_types):
+
+    def available() -> bool:
+        return faults.capacity_for(machine_types) and faults.stockout_for(location, machine_types, spot=spot) is None
+
+    if not reserved and not available():
         if strategy != "FLEX_START":
             return RESOURCE_EXHAUSTED, f"{insufficient} Please try a different region."
         limit = (spec.scheduling.max_wait_duration.total_seconds() if "max_wait_duration" in spec.scheduling
@@ -64,7 +85,7 @@ def provision(spec: Any, *, location: str, faults: Faults, timings: JobTimings,
         log(f"Waiting for resources (FLEX_START, Dynamic Workload Scheduler): at most {limit:g}s."
             if limit else "Waiting for resources (FLEX_START, Dynamic Workload Scheduler), with no time limit.")
         started = time.monotonic()
-        while not faults.capacity_for(machine_types):
+        while not available():
             if limit and time.monotonic() - started >= limit:
                 return RESOURCE_EXHAUSTED, (f"{insufficient} The job could not get its resources within its "
                                             f"max_wait_duration of {limit:g}s (FLEX_START).")

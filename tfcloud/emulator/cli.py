@@ -54,6 +54,13 @@ def start(
              "a restart starts empty).")]
     = None,
     no_storage: Annotated[bool, typer.Option("--no-storage", help="Do not run Cloud Storage.")] = False,
+    stockout: Annotated[list[str] | None, typer.Option(
+        metavar="REGION[/MACHINE_TYPE][:spot]",
+        help="A region out of stock (repeatable): of one machine type, or of Spot VMs only with :spot. Jobs there "
+             "fail with RESOURCE_EXHAUSTED as Vertex AI's do (FLEX_START jobs wait), or stay QUEUED with "
+             "--queued.")] = None,
+    queued: Annotated[bool, typer.Option("--queued", help="Jobs a --stockout covers stay QUEUED (as for want of "
+                                                          "quota) instead of failing.")] = False,
 ) -> None:
     """Start the emulator, print its endpoint and the settings to export, and run until Ctrl-C."""
     from rich.console import Console
@@ -68,8 +75,18 @@ def start(
     except TfcloudError as exc:
         errors.print(f"[red]Error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
+    from tfcloud.emulator.faults import parse_stockout
     from tfcloud.emulator.server import Emulator
 
+    try:
+        stockouts = [parse_stockout(text, queued=queued) for text in stockout or ()]
+    except ValueError as exc:
+        errors.print(f"[red]Error:[/red] Invalid `--stockout`: {escape(str(exc))}.", soft_wrap=True)
+        raise typer.Exit(2) from None
+    if queued and not stockouts:
+        errors.print("[red]Error:[/red] Invalid `--queued`: expected beside a --stockout, received no --stockout.",
+                     soft_wrap=True)
+        raise typer.Exit(2)
     console = Console(highlight=False)
     emulator = Emulator(project=project, location=location, port=port, tls_port=tls_port, storage=not no_storage,
                         storage_port=storage_port, data_dir=data_dir, docker_host=docker_host)
@@ -86,6 +103,10 @@ def start(
         if settings.storage_endpoint:
             console.print(f"Cloud Storage on {settings.storage_endpoint}")
         _print_kept(console, emulator.kept)
+        for out in stockouts:
+            emulator.faults.stockout(out.region, machine_type=out.machine_type, spot=out.spot, queued=out.queued)
+            console.print(f"Out of stock: {escape(str(out))} (its jobs "
+                          + ("stay QUEUED)" if out.queued else "fail with RESOURCE_EXHAUSTED)"))
         console.print("Replicas run " + (f"on the Docker engine at {docker_host}" if docker_host
                                          else "as local processes"))
         console.print("Export these settings (before the process that uses them starts: gRPC reads "

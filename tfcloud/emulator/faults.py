@@ -12,6 +12,9 @@ Reach it as ``Emulator.faults``::
     emulator.faults.release_queued()                                       # ... until released
     emulator.faults.exhaust_capacity(machine_type="a2-highgpu-1g")         # no VMs of that type (None: any) ...
     emulator.faults.restore_capacity()                                     # ... until restored
+    emulator.faults.stockout("us-central1", machine_type="a2-highgpu-1g")  # a region out of a type (or all) ...
+    emulator.faults.stockout("europe-west4", spot=True, queued=True)       # ... of Spot VMs: its jobs stay QUEUED
+    emulator.faults.restock()                                              # ... until restocked
     emulator.faults.clear()
 
 Methods are named by their short gRPC name (``CreateCustomJob``) or full path
@@ -24,13 +27,46 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-__all__ = ["CallFault", "Faults", "Preemption", "ReplicaFault"]
+__all__ = ["CallFault", "Faults", "Preemption", "ReplicaFault", "Stockout", "parse_stockout"]
 
 _CODES = frozenset({
     "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
     "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
     "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
 })
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stockout:
+    """A region out of stock (``tfcloud emulator start --stockout REGION[/MACHINE_TYPE][:spot]``): of one machine
+    type (None: every one), of Spot VMs only (``spot``) or of every kind. A job there that needs them fails at
+    once with RESOURCE_EXHAUSTED ("Resources are insufficient in region: ..."), waits in PENDING if it is a
+    FLEX_START job, or, with ``queued``, stays QUEUED as Vertex AI keeps a job until quota allows
+    ("Understanding the training service": "Vertex AI keeps the job queued until you have sufficient quotas")."""
+
+    region: str
+    machine_type: str | None = None
+    spot: bool = False
+    queued: bool = False
+
+    def covers(self, region: str, machine_types: set[str], *, spot: bool) -> bool:
+        """Whether a job in ``region`` on ``machine_types`` (Spot VMs: ``spot``) finds no VMs here."""
+        return (region == self.region and (self.machine_type is None or self.machine_type in machine_types)
+                and (spot or not self.spot))
+
+    def __str__(self) -> str:
+        return self.region + (f"/{self.machine_type}" if self.machine_type else "") + (":spot" if self.spot else "")
+
+
+def parse_stockout(text: str, *, queued: bool = False) -> Stockout:
+    """``REGION[/MACHINE_TYPE][:spot]`` as a :class:`Stockout`; ValueError naming what is wrong."""
+    import re
+
+    match = re.fullmatch(r"([a-z]+(?:-[a-z0-9]+)+)(?:/([a-z][a-z0-9-]*))?(:spot)?", text.strip())
+    if match is None:
+        raise ValueError(f"expected REGION[/MACHINE_TYPE][:spot] (e.g. us-central1/a2-highgpu-1g:spot), received "
+                         f"{text!r}")
+    return Stockout(region=match[1], machine_type=match[2], spot=bool(match[3]), queued=queued)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,6 +138,7 @@ class Faults:
         self._preemptions: dict[str, list[tuple[str | None, Preemption, list[int]]]] = {}
         self._hold = threading.Event()
         self._exhausted: set[str | None] | None = None  # machine types without capacity (None in it: every one)
+        self._stockouts: list[Stockout] = []
 
     # -- calls ---------------------------------------------------------------------------------------------
     def fail(self, method: str, *, code: object = "UNAVAILABLE", times: int = 1, message: str | None = None,
@@ -242,6 +279,26 @@ class Faults:
             exhausted = self._exhausted
         return exhausted is None or (None not in exhausted and not exhausted & machine_types)
 
+    def stockout(self, region: str, *, machine_type: str | None = None, spot: bool = False,
+                 queued: bool = False) -> Stockout:
+        """``region`` out of ``machine_type`` (None: of every type; ``spot``: of Spot VMs only) until
+        :meth:`restock` (:class:`Stockout`)."""
+        out = Stockout(region=region, machine_type=machine_type, spot=spot, queued=queued)
+        with self._lock:
+            self._stockouts.append(out)
+        return out
+
+    def restock(self, region: str | None = None) -> None:
+        """End the stockouts of ``region`` (None: of every region)."""
+        with self._lock:
+            self._stockouts = [s for s in self._stockouts if region is not None and s.region != region]
+
+    def stockout_for(self, region: str, machine_types: set[str], *, spot: bool) -> Stockout | None:
+        """The first stockout that leaves a job in ``region`` on ``machine_types`` without VMs; None: it has them."""
+        with self._lock:
+            stockouts = list(self._stockouts)
+        return next((s for s in stockouts if s.covers(region, machine_types, spot=spot)), None)
+
     def clear(self) -> None:
         """Disarm everything, release held jobs and restore capacity."""
         with self._lock:
@@ -251,6 +308,7 @@ class Faults:
             self._replicas.clear()
             self._preemptions.clear()
             self._exhausted = None
+            self._stockouts = []
         self._hold.clear()
 
 

@@ -50,7 +50,7 @@ from tfcloud.emulator._grpc import (
     page,
 )
 from tfcloud.emulator._rules import custom_job_violations
-from tfcloud.emulator.capacity import Outcome, provision
+from tfcloud.emulator.capacity import Outcome, provision, queued_by
 from tfcloud.emulator.faults import Faults, Preemption
 from tfcloud.emulator.logs import LogStore
 from tfcloud.emulator.operations import OperationStore
@@ -306,10 +306,19 @@ class JobService:
         while self._faults.holding:
             if not self._wait(job, 0.05):
                 return self._cancelled(job)
-        self._set(job, "JOB_STATE_PENDING")
         with self._lock:
             spec = _copy(job.job.job_spec)
-        outcome = provision(spec, location=job.job.name.split("/")[3], faults=self._faults, timings=timings,
+        location = job.job.name.split("/")[3]
+        said = False
+        while (stockout := queued_by(spec, location=location, faults=self._faults)) is not None:
+            if not said:  # once: the job stays QUEUED until the region has its VMs (or it is cancelled)
+                self._service_log(job, f"Job is queued: resources are insufficient in region: {location} "
+                                       f"({stockout}); it starts when they are available.")
+                said = True
+            if not self._wait(job, 0.05):
+                return self._cancelled(job)
+        self._set(job, "JOB_STATE_PENDING")
+        outcome = provision(spec, location=location, faults=self._faults, timings=timings,
                             wait=lambda seconds: self._wait(job, seconds),
                             log=lambda text, severity="INFO": self._service_log(job, text, severity))
         if outcome is Outcome.CANCELLED:
