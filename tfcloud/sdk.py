@@ -108,6 +108,8 @@ class JobOptions(TypedDict, total=False):
     base_output_dir: str | None
     scheduling: str | None
     max_wait: str | int | None
+    fallback: Sequence[Mapping[str, object] | str] | str | None  # alternatives (tfcloud.google.vertex.fallback)
+    fallback_after: str | int | None
     reservation: str | None
     disable_retries: bool
     persistent_resource: str | None

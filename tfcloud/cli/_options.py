@@ -137,6 +137,11 @@ def _parameters(*, place_only: bool = False, of: tuple[str, ...] | None = None) 
         if kind == "bool":
             annotation: Any = Annotated[bool, typer.Option(flag, help=text, rich_help_panel=panel)]
             default: Any = "/" in flag  # --build/--no-build: on unless turned off
+        elif kind == "list":  # repeatable: each use one item
+            annotation = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+                flag, help=text + " (repeatable)", metavar=metavar or "VALUE", show_default=False,
+                rich_help_panel=panel)]
+            default = None
         else:
             value = {"int": int, "float": float}.get(kind, str)
             annotation = Annotated[Optional[value], typer.Option(  # noqa: UP045

@@ -15,6 +15,8 @@ FLAGS = (
     ('restart_on_worker_restart', '--restart-on-worker-restart', 'bool', None, 'Restart the whole job when a worker restarts.', 'Vertex AI', ('vertex',), False),
     ('scheduling', '--scheduling', 'str', 'STRATEGY', 'standard, spot (as --spot) or flex-start (the Dynamic Workload Scheduler: waits for every VM at once).', 'Vertex AI', ('vertex',), False),
     ('max_wait', '--max-wait', 'str', 'DURATION', "flex-start: how long to wait for VMs (30m, 6h, 1d; 0: no limit; Vertex AI's default 1d).", 'Vertex AI', ('vertex',), False),
+    ('fallback', '--fallback', 'list', 'KEY=VALUE[,KEY=VALUE]', 'An alternative tried when the job finds no capacity (repeatable, in order): the job with region, chief_config, worker_config, spot or reservation replaced; same image.', 'Vertex AI', ('vertex',), False),
+    ('fallback_after', '--fallback-after', 'str', 'DURATION', 'With --fallback: also move on when an attempt stays QUEUED or PENDING this long (90s, 30m).', 'Vertex AI', ('vertex',), False),
     ('reservation', '--reservation', 'str', 'any|none|NAME', 'Consume any reservation, none, or one (ZONE/NAME or projects/P/zones/Z/reservations/NAME).', 'Vertex AI', ('vertex',), False),
     ('disable_retries', '--disable-retries', 'bool', None, 'Never restart the job after an internal error.', 'Vertex AI', ('vertex',), False),
     ('persistent_resource', '--persistent-resource', 'str', 'ID', 'Run on this persistent resource (tfcloud cluster create): no wait for VMs.', 'Vertex AI', ('vertex',), False),

@@ -205,7 +205,8 @@ class Plan:
         return {
             "entry_point": str(self.spec.entry_point),
             "target": self.target.name,
-            "target_options": self.target.given(),
+            "target_options": {name: self.target.option(name).shown(value)  # type: ignore[union-attr]
+                               for name, value in self.target.given().items()},
             "strategy": self.strategy,
             "strategy_reason": self.strategy_reason,
             "pools": [vars(p) for p in self.pools],

@@ -60,11 +60,13 @@ JOB_DEFAULTS: Mapping[str, tuple[str, str]] = {
     "data": ("data", _PAIRS),
 }
 #: An option's type -> the kind of value its setting holds (target options: :func:`target_defaults`).
-_KIND_OF = {bool: _FLAG, int: _COUNT, float: _TEXT, str: _TEXT}
+_LIST = "list"  # a list of strings in a file; one string, its items separated by `;`, in a variable
+_KIND_OF = {bool: _FLAG, int: _COUNT, float: _TEXT, str: _TEXT, list: _LIST}
 _EXPECTED = {
     _COUNT: "an integer ≥ 0", _SECONDS: "an integer > 0 (seconds)", _TEXT: "a string", _PATH: "a path (a string)",
     _FLAG: "true or false", _PAIRS: "a table of strings (KEY = \"VALUE\")",
     _MACHINE: "a name from `tfcloud machines`, or \"auto\"", _STRATEGY: "a strategy name",
+    _LIST: "a list of strings (or one string, its items separated by ;)",
 }
 
 
@@ -447,6 +449,10 @@ def _check(kind: str, value: object) -> object:
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise ValueError(value)
         return dict(value)
+    if kind == _LIST and isinstance(value, list):
+        if not value or not all(isinstance(v, str) and v for v in value):
+            raise ValueError(value)
+        return list(value)
     if not isinstance(value, str) or not value:
         raise ValueError(value)
     if kind == _MACHINE and value.lower() != "auto":

@@ -152,5 +152,5 @@ def sources(target: Target, settings: Settings) -> dict[str, dict[str, object]]:
     values.update(settings.job_defaults)
     for option in target.options:  # given to the target (a setting the target leaves unset keeps the settings')
         if option.name in settings.sources and getattr(target, option.attribute, None) is not None:
-            values[option.name] = getattr(target, option.attribute)
+            values[option.name] = option.shown(getattr(target, option.attribute))
     return {name: {"value": values.get(name), "from": origin} for name, origin in settings.sources.items()}

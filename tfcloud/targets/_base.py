@@ -62,7 +62,8 @@ class Option:
     """One option a target takes, written once: everything the edges need to offer it.
 
     - ``name``: the keyword of ``run()`` and the key of :class:`tfcloud.sdk.JobOptions` (``max_restarts``).
-    - ``type``: what the command line converts its text to (``int``, ``float``, ``bool``: a flag, ``str``).
+    - ``type``: what the command line converts its text to (``int``, ``float``, ``bool``: a flag, ``str``;
+      ``list``: a repeatable flag, each use one text item).
     - ``help``: one sentence for ``--help`` and the docs' table.
     - ``flag``: the CLI flag (default ``--`` and the name with dashes); ``""``: not on the command line.
     - ``setting``: its key in ``[tool.tfcloud]`` and the user config (its variable is ``TFCLOUD_<KEY>``);
@@ -142,7 +143,14 @@ class Option:
         if self.type is bool:
             on, _, off = self.cli_flag.partition("/")
             return [on] if value else ([off] if off else [])
+        if self.type is list and self.cli_flag:  # a repeatable flag: once per item; an item of pairs as K=V,K=V
+            return [word for item in value for word in (self.cli_flag, _item_text(item))]  # type: ignore[attr-defined]
         return [self.cli_flag, str(value)] if self.cli_flag else []
+
+    def shown(self, value: object) -> object:
+        """``value`` (the target's field) as the plan, its JSON and its sources show it: a list option's items as
+        its flag takes them (``["region=europe-west4"]``), any other value as it is."""
+        return self.cli_args(value)[1::2] if self.type is list and value else value
 
     @property
     def attribute(self) -> str:
@@ -185,6 +193,13 @@ class Option:
                 raise ValidationError(self.name, "a number", value)
             return float(value)
         return value
+
+
+def _item_text(item: object) -> str:
+    """One item of a list option as its flag takes it: ``K=V,K=V`` for (key, value) pairs (a bool as true/false)."""
+    if isinstance(item, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in item):
+        return ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in item)
+    return str(item)
 
 
 class Target:

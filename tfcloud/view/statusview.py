@@ -54,6 +54,11 @@ def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False
     rows: list[tuple[str, str]] = [("target", info.target)]
     if info.display_name:
         rows.append(("name", info.display_name))
+    attempt = (info.labels or {}).get("tfcloud-attempt")
+    if attempt and attempt != "1":  # a capacity fallback's attempt (tfcloud.google.vertex.fallback)
+        first = (info.labels or {}).get("tfcloud-fallback-of", "?")
+        rows.append(("attempt", f"{attempt}: fallback {int(attempt) - 1} of job {first}, which found no capacity"
+                     if attempt.isdigit() else attempt))
     if info.state is JobState.SUCCEEDED:
         from tfcloud.view.outcome import failed_beside
 

@@ -240,6 +240,12 @@ class JobPrice:
             out.append(f"Price: billing: {self.billing()}.")
         return out
 
+    def brief(self) -> str:
+        """The job's price in one phrase (``$1.23/h (on demand; list price in europe-west4)``, or why unknown)."""
+        if self.capacity == "persistent-resource":
+            return f"not charged (persistent resource {self.resource})"
+        return self._job_line().removeprefix("Price: job: ")
+
     def _job_line(self) -> str:
         per_hour, on_demand = self.per_hour, _total(self.on_demand)
         if self.capacity == "on-demand":

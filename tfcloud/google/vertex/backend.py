@@ -137,6 +137,18 @@ class VertexBackend:
         return f"gs://{bucket}/tfcloud/{display_name}-{stamp}"
 
     def submit(self, job: PreparedJob) -> VertexJob:
+        """Create the job's CustomJob; with ``--fallback``, each alternative in turn while the one before finds no
+        capacity (:func:`tfcloud.google.vertex.fallback.submit_with_fallback`): then it returns once an attempt
+        has its VMs."""
+        if not self.target.fallback:
+            return self._submit_one(job)
+        from tfcloud.google.vertex.fallback import submit_with_fallback
+
+        handle: VertexJob = submit_with_fallback(self, job, self.target.alternatives(job.spec),
+                                                 lambda backend, attempt: backend._submit_one(attempt))
+        return handle
+
+    def _submit_one(self, job: PreparedJob) -> VertexJob:
         if job.image is None and job.package is None:
             raise SubmitError("The Vertex AI backend needs an image or a package; the pipeline makes it before "
                               "submitting.")
@@ -267,6 +279,10 @@ class VertexJob:
         state = to_job_state("vertex", job.state.name)
         message = (job.error.message if job.error else "") or None
         failed = _failed_replica(message)
+        from tfcloud.google.vertex.fallback import STOCKOUT, capacity_hint
+
+        if state is JobState.FAILED and message and STOCKOUT in message:
+            message += " " + (capacity_hint(message) or "")
         return JobInfo(
             job_id=self.job_id, target="vertex", state=state, display_name=job.display_name or None,
             exit_code=(0 if state is JobState.SUCCEEDED else 1) if state.is_final else None,

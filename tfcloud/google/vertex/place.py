@@ -72,3 +72,7 @@ class VertexSetup(VertexPlace):
     experiment_run: str | None = None
     # False (--no-build): a package on the job's base image (tfcloud.google.staging.baseimage) instead
     build: bool = True
+    #: ``--fallback``: alternatives tried in turn when the job finds no capacity, each (KEY, VALUE) pairs
+    #: (tfcloud.google.vertex.fallback); ``--fallback-after``: how long an attempt may wait QUEUED or PENDING.
+    fallback: tuple[tuple[tuple[str, object], ...], ...] = ()
+    fallback_after_s: int | None = None

@@ -4,13 +4,14 @@ below them, so that neither imports the module that names them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tfcloud.config.docsite import page
 from tfcloud.errors import ValidationError
 from tfcloud.google.rules.data import TRAINING_REGIONS
+from tfcloud.google.vertex import fallback as _fallback
 from tfcloud.google.vertex import options as _capacity
 from tfcloud.google.vertex.place import DEFAULT_REGION, SchedulingStrategy, VertexSetup
 from tfcloud.targets._base import GoogleCloud, LazyPattern, Option, Target, check_text
@@ -98,6 +99,19 @@ def refuse_image_options(docker: DockerConfig) -> None:
                               hint=f"Leave out {given[0]}, or leave out --no-build to build an image.")
 
 
+@dataclass(frozen=True)
+class Alternative:
+    """One alternative as it will be submitted: its number (from 1), what it changes, the job and the target."""
+
+    number: int
+    changes: Mapping[str, object]
+    spec: JobSpec
+    target: VertexOptions
+
+    def describe(self) -> str:
+        return ", ".join(f"{key}={value}" for key, value in self.changes.items())
+
+
 @dataclass(frozen=True, kw_only=True)
 class VertexOptions(Target, VertexSetup):
     """The Vertex AI target's value: its fields, options, rules and plan rows, which its request and backend
@@ -138,6 +152,14 @@ class VertexOptions(Target, VertexSetup):
                example_with=(("scheduling", "flex-start"), ("chief_config", "A100_1X")),
                help="flex-start: how long to wait for VMs (30m, 6h, 1d; 0: no limit; Vertex AI's "
                                         "default 1d)."),
+        Option(name="fallback", type=list, setting="fallback", check=_fallback.option_fallback,
+               metavar="KEY=VALUE[,KEY=VALUE]", example=["region=europe-west4"],
+               help="An alternative tried when the job finds no capacity (repeatable, in order): the job with "
+                    "region, chief_config, worker_config, spot or reservation replaced; same image."),
+        Option(name="fallback_after", setting="fallback_after", field="fallback_after_s",
+               check=_fallback.option_fallback_after, metavar="DURATION", example="30m",
+               example_with=(("fallback", "region=europe-west4"),),
+               help="With --fallback: also move on when an attempt stays QUEUED or PENDING this long (90s, 30m)."),
         Option(name="reservation", setting="reservation", check=_capacity.option_reservation,
                metavar="any|none|NAME", example="none", help="Consume any reservation, none, or one (ZONE/NAME or "
                                              "projects/P/zones/Z/reservations/NAME)."),
@@ -238,6 +260,11 @@ class VertexOptions(Target, VertexSetup):
 
         _capacity.check_pools(self, spec)
         check_google_rules(spec, self, region=self.location)  # Google's documented rules (tfcloud.google.rules)
+        if self.fallback_after_s is not None and not self.fallback:
+            raise ValidationError("fallback_after", "to be left unset without --fallback (there is no alternative to "
+                                  "move on to)", f"{self.fallback_after_s}s", hint="Add --fallback KEY=VALUE, or "
+                                  "leave out --fallback-after.")
+        self.alternatives(spec)  # each alternative passes the same checks, now
         if not self.build:
             refuse_image_options(spec.docker_config)
             if settings is not None and intent in ("submit", "plan") and not self.staging_bucket:  # a dry run too
@@ -314,8 +341,74 @@ class VertexOptions(Target, VertexSetup):
                          persistent_resource=self.persistent_resource, reservation=self.reservation,
                          timeout_s=self.timeout_s)
 
+    def alternatives(self, spec: JobSpec) -> list[Alternative]:
+        """Each alternative of ``--fallback`` (:mod:`tfcloud.google.vertex.fallback`) as the job and target it
+        submits, checked as the job is (its options, pools and Google's rules for its region): a
+        :class:`ValidationError` names ``fallback[N].FIELD``."""
+        import dataclasses
+
+        from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS
+        from tfcloud.google.vertex.gate import check_google_rules
+        from tfcloud.google.vertex.options import check_pools, check_rules
+        from tfcloud.job.spec import Role
+
+        target = self
+        if target.fallback and target.persistent_resource:
+            raise ValidationError("fallback", "to be left unset on a persistent resource (its VMs are in one region "
+                                  "and always there)", f"<{len(target.fallback)} alternatives>",
+                                  hint="Leave out --fallback, or --persistent-resource.")
+        out = []
+        for number, pairs in enumerate(target.fallback, 1):
+            changes = dict(pairs)
+            field = f"fallback[{number}]"
+            fields: dict[str, Any] = {"fallback": (), "fallback_after_s": None}
+            pools = list(spec.pools)
+            for key, value in changes.items():
+                if key in ("chief_config", "worker_config"):
+                    role = Role.CHIEF if key == "chief_config" else Role.WORKER
+                    machine = COMMON_MACHINE_CONFIGS.get(str(value).upper())
+                    if machine is None:
+                        raise ValidationError(f"{field}.{key}", "a name from COMMON_MACHINE_CONFIGS (tfcloud "
+                                              "machines)", value)
+                    if spec.pool(role) is None:
+                        raise ValidationError(f"{field}.{key}", f"a pool the job has (it has no {role.value})", value)
+                    pools = [dataclasses.replace(p, machine=machine) if p.role is role else p for p in pools]
+                    continue
+                fields[key] = value
+            try:
+                for key in [k for k in fields if k in ("region", "spot", "reservation")]:
+                    option = type(target).option(key)
+                    assert option is not None
+                    value = fields.pop(key)
+                    fields[option.attribute] = option.convert(value)
+                    if key == "spot":  # spot and scheduling set each other (VertexSetup): the alternative's decides
+                        spot = SchedulingStrategy.SPOT
+                        fields["scheduling"] = None if target.scheduling is spot else target.scheduling
+                alt = dataclasses.replace(target, **fields)
+                alt_spec = dataclasses.replace(spec, pools=tuple(pools))
+                check_rules(alt, region=alt.location, staging_bucket=alt.staging_bucket, project=alt.project)
+                check_pools(alt, alt_spec)
+                check_google_rules(alt_spec, alt, region=alt.location)
+            except ValidationError as exc:
+                raise ValidationError(f"{field} ({', '.join(f'{k}={v}' for k, v in changes.items())}): {exc.field}",
+                                      exc.expected, exc.received, hint=exc.hint) from None
+            out.append(Alternative(number=number, changes=changes, spec=alt_spec, target=alt))
+        return out
+
     def notes(self, spec: JobSpec) -> list[str]:
+        notes = []
         if spec.chief.machine.is_tpu:
-            return ["TPU: the TPU host runs your program as the job's one pool (pool 0, one replica), as Vertex AI "
-                    "requires; no CPU/GPU chief is added."]
-        return []
+            notes.append("TPU: the TPU host runs your program as the job's one pool (pool 0, one replica), as "
+                         "Vertex AI requires; no CPU/GPU chief is added.")
+        alternatives = self.alternatives(spec)
+        if alternatives:
+            after = (f", or stays QUEUED/PENDING over {self.fallback_after_s}s" if self.fallback_after_s else "")
+            notes.append(f"Fallback: when the job finds no capacity in {self.location} (RESOURCE_EXHAUSTED{after}), "
+                         "these are tried in turn with the same image; at most one attempt is alive:")
+        from tfcloud.config.value import Settings
+
+        for alt in alternatives:
+            price = alt.target.price(alt.spec, Settings())
+            notes.append(f"Fallback {alt.number}: {alt.describe()} -> {alt.target.location}; "
+                         + (price.brief() if price is not None else "no price known"))
+        return notes
