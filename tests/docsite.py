@@ -1,5 +1,7 @@
 """The docs site as mkdocs makes it, read without mkdocs (the test environment has no mkdocs): which pages it
-has (mkdocs.yml's ``nav``), the anchors of each page's headings, and where an address on the site lands.
+has (mkdocs.yml's ``nav``), the anchors of each page's headings, and where an address on the site lands. The
+headings and their anchors are :mod:`tfcloud.config.docpages`' (``tfcloud docs PAGE#SECTION`` finds a section
+with them); this module reads mkdocs.yml's settings and refuses those the anchors would not match.
 
 A heading's anchor is what Python-Markdown's ``toc`` extension makes (mkdocs.yml's ``markdown_extensions``): the
 heading's text as rendered (code spans keep their text, links keep their label, emphasis and HTML tags go),
@@ -15,9 +17,7 @@ of mkdocs.yml cannot make these checks pass for the wrong reasons.
 
 from __future__ import annotations
 
-import html
 import re
-import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +25,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
+
+from tfcloud.config.docpages import heading_text, headings, slugify, unique
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,103 +61,6 @@ def read_yaml(path: Path) -> Any:
     return yaml.load(path.read_text(encoding="utf-8"), Loader=_MkdocsLoader)
 
 
-def slugify(text: str, separator: str = "-", *, keep_unicode: bool = False) -> str:
-    """``markdown.extensions.toc.slugify`` (and ``slugify_unicode`` with ``keep_unicode``)."""
-    if not keep_unicode:
-        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
-    return re.sub(rf"[{re.escape(separator)}\s]+", separator, text)
-
-
-def unique(anchor: str, used: set[str]) -> str:
-    """``toc``'s ``unique``: the anchor, or with ``_1``, ``_2``, ... when a heading before took it."""
-    while anchor in used or not anchor:
-        numbered = re.match(r"^(.*)_([0-9]+)$", anchor)
-        anchor = f"{numbered[1]}_{int(numbered[2]) + 1}" if numbered else f"{anchor}_1"
-    used.add(anchor)
-    return anchor
-
-
-_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
-_LINK = re.compile(r"!?\[((?:[^\]\[]|\[[^\]]*\])*)\](?:\([^)]*\)|\[[^\]]*\])")
-_STRONG_EM = re.compile(r"(\*{1,3})(?=\S)(.+?)(?<=\S)\1|(?<!\w)(_{1,3})(?=\S)(.+?)(?<=\S)\3(?!\w)")
-_TAG = re.compile(r"<[^>]+>")
-_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>|:\"'])")
-
-
-def heading_text(source: str) -> str:
-    """A heading's Markdown as the text it renders to (what ``toc`` slugifies)."""
-    spans: list[str] = []
-
-    def stash(match: re.Match[str]) -> str:
-        spans.append(match[2].strip())
-        return f"\x02{len(spans) - 1}\x03"
-
-    text = _CODE_SPAN.sub(stash, source)  # a code span's text is literal: its `_` and `*` stay
-    text = _ESCAPE.sub(lambda m: f"\x02e{ord(m[1])}\x03", text)
-    text = _LINK.sub(lambda m: m[1], text)
-    previous = None
-    while previous != text:
-        previous, text = text, _STRONG_EM.sub(lambda m: m[2] if m[1] else m[4], text)
-    text = _TAG.sub("", text)
-    text = re.sub(r"\x02e(\d+)\x03", lambda m: chr(int(m[1])), text)
-    text = re.sub(r"\x02(\d+)\x03", lambda m: spans[int(m[1])], text)
-    return html.unescape(text).strip()
-
-
-_FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
-_ATX = re.compile(r"^(#{1,6})((?:\\.|[^\\])*?)#*\s*$")  # Python-Markdown's: no space needed, none before
-_ATTRS = re.compile(r"\s*\{:?\s*([^}]*)\}\s*$")
-_SETEXT = re.compile(r"^[=-]+ *$")
-_ADMONITION = re.compile(r"^(\s*)(?:!!!|\?\?\?\+?)\s")
-_AUTODOC = re.compile(r"^:::\s+([\w.]+)\s*$")
-
-
-def headings(markdown: str) -> Iterator[tuple[str, str | None]]:
-    """Each heading of a page outside code blocks, as Python-Markdown finds them (an ATX heading starts its line,
-    even inside a paragraph; a setext underline follows a block's first line; an admonition's body counts):
-    (its Markdown text, its explicit ``{#id}`` or None); an object mkdocstrings renders comes as ("", its path)."""
-    fence: str | None = None
-    indents = [0]  # the admonitions' bodies this line may be in
-    previous, block_start = "", True
-    for raw in markdown.splitlines():
-        if fence is not None:
-            closing = _FENCE_OPEN.match(raw)
-            if closing and closing[1][0] == fence[0] and len(closing[1]) >= len(fence) and \
-                    not raw.strip().lstrip(fence[0]):
-                fence = None
-            previous, block_start = "", True
-            continue
-        if not raw.strip():
-            previous, block_start = "", True
-            continue
-        width = len(raw) - len(raw.lstrip())
-        while width < indents[-1]:
-            indents.pop()
-        line = raw[indents[-1]:]
-        if (opened := _FENCE_OPEN.match(raw)) is not None:
-            fence = opened[1]
-        elif (admonition := _ADMONITION.match(line)) is not None:
-            indents.append(indents[-1] + len(admonition[1]) + 4)
-        elif (autodoc := _AUTODOC.match(line)) is not None:
-            yield "", autodoc[1]
-        elif (atx := _ATX.match(line)) is not None or (
-                _SETEXT.match(line) and previous and block_start and not previous.startswith((" " * 4, "\t"))):
-            yield _split_attrs(atx[2].strip() if atx else previous.strip())
-            previous, block_start = "", True  # what follows a heading is a block of its own
-            continue
-        block_start = not previous
-        previous = line
-
-
-def _split_attrs(text: str) -> tuple[str, str | None]:
-    attrs = _ATTRS.search(text)
-    if attrs is None:
-        return text, None
-    explicit = re.search(r"(?:^|\s)#([^\s#}]+)", attrs[1])
-    return text[:attrs.start()], explicit[1] if explicit else None
-
-
 @dataclass(frozen=True)
 class Site:
     """The site made from ``docs`` at ``url`` (mkdocs.yml's ``site_url``), its nav and its ``toc`` settings."""
@@ -171,10 +76,11 @@ class Site:
         """Every anchor the page has, in the order ``toc`` hands them out (explicit ids first)."""
         if page not in self._anchors:
             found = list(headings(page.read_text(encoding="utf-8")))
-            used = {explicit for _, explicit in found if explicit}
-            for text, explicit in found:
-                if not explicit:
-                    unique(slugify(heading_text(text), self.separator, keep_unicode=self.keep_unicode), used)
+            used = {heading.explicit for heading in found if heading.explicit}
+            for heading in found:
+                if not heading.explicit:
+                    unique(slugify(heading_text(heading.text), self.separator, keep_unicode=self.keep_unicode),
+                           used)
             self._anchors[page] = frozenset(used)
         return self._anchors[page]
 

@@ -1,13 +1,15 @@
-"""Every link to the docs site that a user is given lands on a page of the site and on a heading of that page,
-and the site is published the way CI builds it.
+"""Every link to the docs that a user is given lands on a page and on a heading of that page, and the site is
+configured the way CI builds it, for the day it is published.
 
-The links are the site's addresses in the package's strings (help texts, hints, error messages, docstrings:
-every ``.py`` file, read with ``ast``, and the templates), the addresses ``tfcloud.config.docsite.page("name",
-"anchor")`` makes where it is called with literal arguments, and the absolute addresses in README.md and
-docs/ (mkdocs --strict checks the links between pages, not these). Each one must name a page in mkdocs.yml's
-nav and, with ``#anchor``, a heading of that page as mkdocs makes its anchor (tests/docsite.py).
+tfcloud prints its links as ``tfcloud docs PAGE#SECTION`` (``tfcloud.config.docsite.page("name", "anchor")``), which
+the docs shipped in the package answer (tfcloud.config.docpages). The links are the ``page(...)`` calls with
+literal arguments and the ``tfcloud docs NAME`` mentions in the package's strings (help texts, hints, error
+messages, docstrings: every ``.py`` file, read with ``ast``, and the templates), README.md and docs/; each is
+resolved through ``tfcloud docs``' own lookup. No address of the unpublished site (tfcloud.readthedocs.io) is left
+in the package; README.md and docs/ may name it as not yet published, and such an address must still name a page
+in mkdocs.yml's nav and, with ``#anchor``, a heading of that page as mkdocs makes its anchor (tests/docsite.py).
 
-Read the Docs publishes the site from .readthedocs.yaml (its keys: "Configuration file reference",
+Read the Docs will publish the site from .readthedocs.yaml (its keys: "Configuration file reference",
 https://docs.readthedocs.io/en/stable/config-file/v2.html, read 2026-11-26): mkdocs.yml, the ``docs`` extra,
 warnings as errors, on the Python that CI runs (.ci/run), as ``nox -s docs`` builds it.
 """
@@ -24,7 +26,9 @@ from typing import Any
 import pytest
 
 from tests import docsite
-from tfcloud.config.docsite import SITE_URL, page
+from tfcloud.config import docpages
+from tfcloud.config.docsite import page
+from tfcloud.errors import ValidationError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,14 +36,38 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 ROOT = docsite.ROOT
+#: Where Read the Docs will publish the site (mkdocs.yml's site_url); not published yet.
+SITE_URL = "https://tfcloud.readthedocs.io/en/latest/"
 _ADDRESS = re.compile(r"https?://tfcloud\.readthedocs\.io[^\s\"'`<>()\[\]{}|\\]*")
+_COMMAND = re.compile(r"tfcloud docs [a-z][\w/.-]*(?:#[\w.-]+)?")
 _TRAILING = ".,;:!?"
+
+
+def _url(name: str, anchor: str = "") -> str:
+    """The site's address of a page (mkdocs' use_directory_urls), at ``anchor`` if given."""
+    return f"{SITE_URL}{name}/" + (f"#{anchor}" if anchor else "")
 
 
 def _addresses(text: str) -> Iterator[tuple[int, str]]:
     """(line offset, address) for each address of the site in ``text``, without a sentence's last stop."""
     for match in _ADDRESS.finditer(text):
         yield text.count("\n", 0, match.start()), match[0].rstrip(_TRAILING)
+    for match in _COMMAND.finditer(text):
+        yield text.count("\n", 0, match.start()), match[0].rstrip(_TRAILING)
+
+
+def problem(link: str, site: docsite.Site) -> str | None:
+    """Why a link lands nowhere (None: it lands): ``tfcloud docs PAGE#SECTION`` through the command's own lookup,
+    an address through the site's; anything else is a sentence that says why it cannot be checked."""
+    if link.startswith("tfcloud docs "):
+        try:
+            docpages.find(link.removeprefix("tfcloud docs "))
+        except ValidationError as exc:
+            return str(exc)
+        return None
+    if link.startswith("http"):
+        return site.problem(link)
+    return link
 
 
 def _page_names(tree: ast.Module) -> tuple[set[str], set[str]]:
@@ -57,16 +85,15 @@ def _page_names(tree: ast.Module) -> tuple[set[str], set[str]]:
 
 
 def python_links(path: Path, source: str) -> list[tuple[str, str]]:
-    """(where, address) for each site address in a module's strings and each ``page(...)`` call's result, by
-    line; a call this cannot evaluate comes as (where, a sentence that says so), which no address matches."""
+    """(where, link) for each site address and ``tfcloud docs NAME`` in a module's strings and each ``page(...)``
+    call's result, by line; a call this cannot evaluate comes as (where, a sentence that says so), which no
+    address matches."""
     tree = ast.parse(source, filename=str(path))
     functions, modules = _page_names(tree)
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found += [(node.lineno + offset, address) for offset, address in _addresses(node.value)]
-        elif isinstance(node, ast.Name) and node.id == "SITE_URL" and path.name != "docsite.py":
-            found.append((node.lineno, "SITE_URL used directly: make the address with tfcloud.config.docsite.page()"))
         elif isinstance(node, ast.Call) and (
                 (isinstance(node.func, ast.Name) and node.func.id in functions)
                 or (isinstance(node.func, ast.Attribute) and node.func.attr == "page"
@@ -90,7 +117,7 @@ def _text_files() -> Iterator[Path]:
 
 
 def links() -> list[tuple[str, str]]:
-    """(where, address) for every link to the site that the package, the README and the docs give."""
+    """(where, link) for every link to the docs that the package, the README and the docs give."""
     found = []
     for path in _text_files():
         try:
@@ -117,24 +144,53 @@ def test_the_links_are_found() -> None:
     addresses = {address for _, address in found}
     assert page("architecture", "adding-a-target") in addresses  # tfcloud/cli/_options.py
     assert page("notebooks") in addresses and page("machines") in addresses  # f-strings; machines.py's lazy import
-    places = {where.partition(":")[0] for where, address in found if address.startswith(SITE_URL)}
-    assert {"tfcloud/cli/_target_flags.py", "docs/cli.md", "tfcloud/flow/settings.py"} <= places, places
+    assert "tfcloud docs tuning#early-stopping" in addresses  # a docstring's mention (tfcloud/sdk.py)
+    places = {where.partition(":")[0] for where, address in found if address.startswith("tfcloud docs ")}
+    assert {"tfcloud/cli/_target_flags.py", "docs/cli.md", "tfcloud/flow/settings.py", "docs/ray.md"} <= places, \
+        places
     assert len(found) >= 20, found
 
 
 def test_every_link_lands_on_a_page_and_a_heading(site: docsite.Site) -> None:
-    broken = [f"{where}: {address}: {why}" for where, address in links() if (why := site.problem(address))]
-    assert not broken, "links to the docs site that land nowhere:\n" + "\n".join(broken)
+    broken = [f"{where}: {address}: {why}" for where, address in links() if (why := problem(address, site))]
+    assert not broken, "links to the docs that land nowhere:\n" + "\n".join(broken)
+
+
+def test_the_package_links_only_to_tfcloud_docs() -> None:
+    """The site is not published (anyone could register its name): nothing tfcloud prints points there."""
+    shipped = [(where, link) for where, link in links() if where.startswith(("tfcloud/", "templates/"))]
+    assert shipped and all(link.startswith("tfcloud docs ") for _, link in shipped), \
+        [(where, link) for where, link in shipped if not link.startswith("tfcloud docs ")]
+    assert page("ray") == "tfcloud docs ray" and page("data", "secrets") == "tfcloud docs data#secrets"
+
+
+def test_the_lookup_finds_the_anchors_the_site_makes(site: docsite.Site) -> None:
+    """``tfcloud docs PAGE#SECTION`` and the site's ``PAGE/#SECTION`` name one heading: mkdocs.yml's toc settings
+    are the ones tfcloud.config.docpages makes anchors with, and every page's anchors agree."""
+    assert (site.separator, site.keep_unicode) == ("-", False)
+    for known in docpages.pages():
+        assert f"{known.name}.md" in site.nav, known.name  # every page shipped is one of the site's
+        markdown = known.path.read_text(encoding="utf-8")
+        assert {anchor for anchor, _ in docpages.anchored(markdown)} == site.anchors(known.path), known.name
+        for anchor, _ in docpages.anchored(markdown):
+            assert docpages.find(f"{known.name}#{anchor}").anchor == anchor
+
+
+def test_a_broken_link_is_reported(site: docsite.Site) -> None:
+    assert problem("tfcloud docs ray", site) is None and problem("tfcloud docs ray#output-directory-and-restarts",
+                                                                 site) is None
+    assert (problem("tfcloud docs rey", site) or "").startswith("Invalid `page`: expected one of: index, ")
+    assert (problem("tfcloud docs ray#nope", site) or "").startswith("Invalid `section of ray`: expected one of: ")
 
 
 def test_the_check_refuses_a_missing_page_and_a_missing_heading(site: docsite.Site) -> None:
     assert site.problem(SITE_URL + "no-such-page/") == \
         "no page: neither docs/no-such-page.md nor docs/no-such-page/index.md exists"
-    assert site.problem(page("ray", "no-such-heading")) == "no heading #no-such-heading in docs/ray.md"
-    assert site.problem(page("ray", "")) is None and site.problem(SITE_URL) is None
-    assert site.problem(page("ray", "output-directory-and-restarts")) is None
-    assert site.problem(page("reference")) is None  # docs/reference/index.md
-    assert site.problem(page("reference/errors", "tfcloud.errors")) is None  # an object mkdocstrings renders
+    assert site.problem(_url("ray", "no-such-heading")) == "no heading #no-such-heading in docs/ray.md"
+    assert site.problem(_url("ray", "")) is None and site.problem(SITE_URL) is None
+    assert site.problem(_url("ray", "output-directory-and-restarts")) is None
+    assert site.problem(_url("reference")) is None  # docs/reference/index.md
+    assert site.problem(_url("reference/errors", "tfcloud.errors")) is None  # an object mkdocstrings renders
 
 
 @pytest.mark.parametrize(("address", "why"), [
@@ -206,10 +262,10 @@ def test_page_calls_are_read_and_checked(tmp_path: Path, site: docsite.Site) -> 
         "D = page(NAME)\nE = 'https://tfcloud.readthedocs.io/en/latest/ray/#restarts.'\n")
     found = python_links(Path("m.py"), source)
     assert [where for where, _ in found] == ["m.py:4", "m.py:5", "m.py:7", "m.py:8"]
-    assert [site.problem(address) for _, address in found] == [
-        "no heading #no-such-heading in docs/ray.md",
-        "no page: neither docs/no-such-page.md nor docs/no-such-page/index.md exists",
-        "not on the site: expected an address starting " + SITE_URL,
+    assert [(problem(address, site) or "").partition(",")[0] for _, address in found] == [
+        "Invalid `section of ray`: expected one of: ray-clusters-ray-address",
+        "Invalid `page`: expected one of: index",
+        "page() with an argument that is not a literal string: no test can tell where it lands",
         "no heading #restarts in docs/ray.md"]
 
 
@@ -242,7 +298,8 @@ def test_read_the_docs_builds_the_site_as_nox_does() -> None:
 
 def test_the_published_site_is_where_the_links_point() -> None:
     """Read the Docs serves a project's default version at https://PROJECT.readthedocs.io/en/latest/; mkdocs.yml's
-    site_url and tfcloud.config.docsite.SITE_URL are that address, and the docs say so."""
+    site_url is that address, and the docs say it is not published yet."""
     assert docsite.load().url == SITE_URL == "https://tfcloud.readthedocs.io/en/latest/"
     for doc in ("README.md", "docs/index.md", "docs/development.md"):
-        assert SITE_URL in (ROOT / doc).read_text(encoding="utf-8"), doc
+        text = " ".join((ROOT / doc).read_text(encoding="utf-8").split())
+        assert SITE_URL in text and "not yet published" in text, doc

@@ -1,8 +1,9 @@
-"""The built wheel installs and runs with no source tree on the path (issue 33): it carries the templates and
-the dashboard's static files. A wheel is built from this checkout (hatchling, through pip), installed into a
+"""The built wheel installs and runs with no source tree on the path (issue 33): it carries the templates, the
+dashboard's static files and the docs (`tfcloud docs`, which every help text and hint links to). A wheel is
+built from this checkout (hatchling, through pip), installed into a
 fresh virtual environment (no system site-packages) with the base dependencies and the `ui` extra from the
-package index, and run from an empty directory: a dry run, a real local job (no strategy: no TensorFlow), and
-the dashboard's pages. Skips, saying why, when the index cannot be reached."""
+package index, and run from an empty directory: a dry run, a real local job (no strategy: no TensorFlow), a
+section of the docs, and the dashboard's pages. Skips, saying why, when the index cannot be reached."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def test_the_wheel_installs_and_runs_without_the_source_tree(tmp_path: Path) -> 
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("tfcloud/_templates/launcher.py.j2", "tfcloud/_templates/Dockerfile.j2", "tfcloud/py.typed",
                    "tfcloud/google/catalog/price_rows.csv",
-                   "tfcloud/ui/static/ui.js", "tfcloud/ui/static/ui.css"):
+                   "tfcloud/ui/static/ui.js", "tfcloud/ui/static/ui.css",
+                   "tfcloud/_docs/index.md", "tfcloud/_docs/data.md", "tfcloud/_docs/reference/sdk.md"):
         assert needed in names, needed
     assert any(n.startswith("tfcloud/ui/templates/") for n in names)
 
@@ -67,6 +69,12 @@ def test_the_wheel_installs_and_runs_without_the_source_tree(tmp_path: Path) -> 
     plan = _run([tfcloud, "submit", "job.py", "--worker-count", "1", "--dry-run"], cwd=work, env=env)
     assert plan.returncode == 0, plan.stderr
     assert "tfcloud_launcher.py" in plan.stdout + plan.stderr
+
+    docs = _run([tfcloud, "docs", "data#outputs"], cwd=work, env=env)
+    assert docs.returncode == 0, docs.stderr
+    assert docs.stdout.lstrip().startswith("Outputs") and "AIP_MODEL_DIR" in docs.stdout
+    listed = _run([tfcloud, "docs"], cwd=work, env=env)
+    assert listed.returncode == 0 and "Data, outputs and secrets" in listed.stdout, listed.stderr
 
     job = _run([tfcloud, "submit", "job.py", "--worker-count", "1", "--strategy", "none"], cwd=work, env=env)
     assert job.returncode == 0, job.stderr
@@ -94,16 +102,16 @@ def test_the_wheel_installs_and_runs_without_the_source_tree(tmp_path: Path) -> 
             server.stdout.close()
 
 
-def test_help_texts_link_to_the_docs_site_not_to_repository_paths(capsys: pytest.CaptureFixture[str]) -> None:
-    """A wheel's user has no docs/ folder: --help names the site's pages (mkdocs.yml's site_url)."""
+def test_help_texts_link_to_tfcloud_docs_not_to_repository_paths(capsys: pytest.CaptureFixture[str]) -> None:
+    """A wheel's user has no docs/ folder (the docs site is not yet published): --help names `tfcloud docs PAGE`,
+    which shows the pages the wheel carries."""
     import re
 
     import typer.main
 
     from tfcloud.cli import app, main
-    from tfcloud.config.docsite import SITE_URL, page
+    from tfcloud.config.docsite import page
 
-    assert f"site_url: {SITE_URL}\n" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     group = typer.main.get_command(app)
     commands = [[name] for name in group.list_commands(None)]  # type: ignore[attr-defined,arg-type]
     commands += [["cluster", "create"], ["emulator", "start"]]
@@ -112,4 +120,6 @@ def test_help_texts_link_to_the_docs_site_not_to_repository_paths(capsys: pytest
         shown = capsys.readouterr().out
         assert not re.search(r"docs/\w+\.md", shown), (command, shown)
     assert main(["submit", "--help"]) == 0
-    assert page("ray") in capsys.readouterr().out.replace("\n", "").replace(" ", "")
+    shown = capsys.readouterr().out
+    assert "readthedocs" not in shown
+    assert page("ray").replace(" ", "") in shown.replace("\n", "").replace(" ", "")

@@ -2,7 +2,7 @@
 
 tensorflow-cloud users switch by changing the import: the same positional arguments, its deprecated
 ``docker_base_image=``/``docker_image_bucket_name=``, and a result that answers ``result["job_id"]`` and
-``result["docker_image"]``. Where tfcloud deliberately differs, https://tfcloud.readthedocs.io/en/latest/compat/
+``result["docker_image"]``. Where tfcloud deliberately differs, ``tfcloud docs compat``
 says so.
 """
 
@@ -130,9 +130,9 @@ def run(
     ``docker_config.image_build_bucket`` when those are unset. tfcloud adds more worker pools (``ps_*``,
     ``evaluator_*``), the ``target`` (``"local"``, the default, ``"vertex"`` or ``"ray"``) and its options (``project``,
     ``region``, ``network``, ``spot``, ``timeout``, ``restart_on_worker_restart``, ``base_output_dir``; for Ray
-    ``ray_address``, ``ray_cpus``: see https://tfcloud.readthedocs.io/en/latest/ray/), ``max_restarts`` for every target
-    (https://tfcloud.readthedocs.io/en/latest/recovery/), ``display_name``, ``env``, ``secrets`` and ``data``
-    (https://tfcloud.readthedocs.io/en/latest/data/), ``context_dir`` and the endpoint settings; ``dry_run`` and
+    ``ray_address``, ``ray_cpus``: see ``tfcloud docs ray``), ``max_restarts`` for every target
+    (``tfcloud docs recovery``), ``display_name``, ``env``, ``secrets`` and ``data``
+    (``tfcloud docs data``), ``context_dir`` and the endpoint settings; ``dry_run`` and
     ``stream_logs`` are options of this call.
 
     - Inside a launched job (:func:`tfcloud.remote` is True) it returns ``None`` at once and does nothing.

@@ -9,7 +9,7 @@
   line says how long each stage took.
 - :func:`timeline`: how long each stage of a job took (:mod:`tfcloud.records.timeline`; ``tfcloud status --timeline``).
 - :func:`tune`, :func:`attach_study`, :func:`list_studies`: hyperparameter tuning studies
-  (https://tfcloud.readthedocs.io/en/latest/tuning/).
+  (``tfcloud docs tuning``).
 
 Options are ``run()``'s keyword names (:class:`JobOptions`); settings (``target``, ``project``, ``region``,
 endpoints) resolve as flag > ``TFCLOUD_*`` > pyproject.toml > default, and :func:`tfcloud.flow.validate.build_spec`
@@ -449,7 +449,7 @@ def tune(entry_point: str | os.PathLike[str], *, params: Any, metric: str, goal:
 
     ``early_stopping=True`` stops running trials by the median rule (optuna's MedianPruner locally, Vertex AI's
     median automated stopping): a trial whose measurements so far are worse than the median of the finished
-    trials' at the same step ends early (https://tfcloud.readthedocs.io/en/latest/tuning/#early-stopping)."""
+    trials' at the same step ends early (``tfcloud docs tuning#early-stopping``)."""
     import tempfile
     from dataclasses import replace
 

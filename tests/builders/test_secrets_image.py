@@ -157,5 +157,5 @@ def test_a_bad_dockerignore_line_is_a_message_not_a_traceback(tmp_path: Path,
     assert err.splitlines()[:2] == [
         "Error: Invalid `.dockerignore line 2`: expected a pattern Docker accepts, received '!'.",
         "Docker refuses a lone `!`. Remove the line, or escape a literal `!`, `[` or `\\` with a backslash "
-        "(`\\!name`); see https://tfcloud.readthedocs.io/en/latest/containers/."]
+        "(`\\!name`); see tfcloud docs containers."]
     assert "Traceback" not in err

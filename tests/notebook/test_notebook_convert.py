@@ -263,7 +263,7 @@ def test_capture_body_error_is_not_swallowed(job):
 # -- unsupported magics and syntax errors -----------------------------------------------------------------
 
 _SKIP = ("Remove it, or tag the cell `tfcloud-skip` to leave the cell out of the job (see "
-         "https://tfcloud.readthedocs.io/en/latest/notebooks/).")
+         "tfcloud docs notebooks).")
 
 
 @pytest.mark.parametrize(

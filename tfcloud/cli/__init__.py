@@ -6,7 +6,7 @@
 - :mod:`tfcloud.cli.jobs` (``submit``, ``build``), :mod:`tfcloud.cli.tune`, :mod:`tfcloud.cli.inspect`
   (``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard``, ``list``), :mod:`tfcloud.cli.machines`,
   :mod:`tfcloud.cli.ui` (``tfcloud ui``, the dashboard),
-  :mod:`tfcloud.cli.doctor` (``tfcloud doctor``), the ``cluster`` group (:mod:`tfcloud.cli.cluster`:
+  :mod:`tfcloud.cli.doctor` (``tfcloud doctor``), :mod:`tfcloud.cli.docs` (``tfcloud docs``), the ``cluster`` group (:mod:`tfcloud.cli.cluster`:
   Vertex AI persistent resources) and the ``emulator`` group (:mod:`tfcloud.emulator.cli`).
 """
 
@@ -23,6 +23,7 @@ app.add_lazy_commands("tfcloud.cli.machines", "machines")
 app.add_lazy_commands("tfcloud.cli.inspect", "status", "logs", "cancel", "artifacts", "tensorboard", "list")
 app.add_lazy_commands("tfcloud.cli.ui", "ui")
 app.add_lazy_commands("tfcloud.cli.doctor", "doctor")
+app.add_lazy_commands("tfcloud.cli.docs", "docs")
 app.add_lazy_group("emulator", "tfcloud.emulator.cli:app", help="Run the offline Google Cloud emulator.")
 app.add_lazy_group("cluster", "tfcloud.cli.cluster:cluster_app",
                    help="Vertex AI persistent resources: clusters that jobs run on with --persistent-resource ID.")

@@ -3,8 +3,8 @@ do not edit (tests/test_docs.py checks it). Each row: (name, flag, type, metavar
 
 FLAGS = (
     ('container', '--container', 'bool', None, "Run the replicas from the job's image on the local Docker engine.", 'Local', ('local',), False),
-    ('max_restarts', '--max-restarts', 'int', 'N', 'Restart the cluster up to N times when a replica dies; training resumes from its checkpoint (https://tfcloud.readthedocs.io/en/latest/recovery/).', 'Local', ('local', 'vertex', 'ray'), False),
-    ('liveness_timeout', '--liveness-timeout', 'int', 'SECONDS', 'Fail the job when a replica sends no heartbeat for this long: stopped or hung (default 60; 0: off; https://tfcloud.readthedocs.io/en/latest/recovery/).', 'Local', ('local', 'ray'), False),
+    ('max_restarts', '--max-restarts', 'int', 'N', 'Restart the cluster up to N times when a replica dies; training resumes from its checkpoint (tfcloud docs recovery).', 'Local', ('local', 'vertex', 'ray'), False),
+    ('liveness_timeout', '--liveness-timeout', 'int', 'SECONDS', 'Fail the job when a replica sends no heartbeat for this long: stopped or hung (default 60; 0: off; tfcloud docs recovery).', 'Local', ('local', 'ray'), False),
     ('base_output_dir', '--output-dir', 'str', 'DIR', "Base output directory, gs://... (local jobs: also a directory; default: the job's own; Ray: a path every node reaches): sets AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR.", 'Local', ('local', 'vertex', 'ray'), False),
     ('project', '--project', 'str', 'PROJECT', 'Google Cloud project.', 'Vertex AI', ('vertex',), True),
     ('region', '--region', 'str', 'REGION', 'Vertex AI region.', 'Vertex AI', ('vertex',), True),
@@ -23,9 +23,9 @@ FLAGS = (
     ('tensorboard', '--tensorboard', 'str', 'RESOURCE', "Upload the job's TensorBoard logs to this TensorBoard instance (projects/P/locations/L/tensorboards/ID or ID).", 'Vertex AI', ('vertex',), False),
     ('experiment', '--experiment', 'str', 'NAME', 'The Vertex AI Experiment the job belongs to (needs --service-account; not with --tensorboard).', 'Vertex AI', ('vertex',), False),
     ('experiment_run', '--experiment-run', 'str', 'RUN', 'Its run in that experiment (with --experiment).', 'Vertex AI', ('vertex',), False),
-    ('emulator_host', '--emulator-host', 'str', 'HOST:PORT', 'Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (https://tfcloud.readthedocs.io/en/latest/emulator/).', 'Vertex AI', ('vertex',), True),
+    ('emulator_host', '--emulator-host', 'str', 'HOST:PORT', 'Reach the tfcloud emulator at HOST:PORT instead of Google Cloud (tfcloud docs emulator).', 'Vertex AI', ('vertex',), True),
     ('staging_bucket', '--staging-bucket', 'str', 'BUCKET', 'Cloud Storage bucket for staged files.', 'Vertex AI', ('vertex',), False),
-    ('build', '--build/--no-build', 'bool', None, "--no-build (build=False): build no image of the code; ship the job's files as a package to the staging bucket and run it on the job's base image (TensorFlow and the requirements, built and pushed once; https://tfcloud.readthedocs.io/en/latest/vertex/).", 'Vertex AI', ('vertex',), False),
-    ('ray_address', '--ray', 'str', 'ADDRESS', "The Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, then RAY_ADDRESS). See https://tfcloud.readthedocs.io/en/latest/ray/.", 'Ray', ('ray',), True),
+    ('build', '--build/--no-build', 'bool', None, "--no-build (build=False): build no image of the code; ship the job's files as a package to the staging bucket and run it on the job's base image (TensorFlow and the requirements, built and pushed once; tfcloud docs vertex).", 'Vertex AI', ('vertex',), False),
+    ('ray_address', '--ray', 'str', 'ADDRESS', "The Ray cluster's dashboard, http://HEAD:8265 (default: TFCLOUD_RAY_ADDRESS, then RAY_ADDRESS). See tfcloud docs ray.", 'Ray', ('ray',), True),
     ('ray_cpus', '--ray-cpus', 'float', 'CPUS', "CPUs each replica reserves (default: its machine config's cores).", 'Ray', ('ray',), False),
 )

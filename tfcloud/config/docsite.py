@@ -1,14 +1,14 @@
-"""Where the docs site's pages are (mkdocs.yml's ``site_url``), for help texts and hints: a user who installed a
-wheel has no ``docs/`` folder, so they link to the site. Imports nothing (``tfcloud --help`` reads it)."""
+"""The links that help texts and hints print: ``tfcloud docs PAGE#SECTION``, which shows that section of the docs
+shipped in the package (:mod:`tfcloud.config.docpages`), so a link reaches the user wherever tfcloud is installed
+(the docs site that mkdocs.yml and .readthedocs.yaml describe is not published yet, so no link points there).
+Imports nothing (``tfcloud --help`` reads it)."""
 
 from __future__ import annotations
 
-__all__ = ["SITE_URL", "page"]
-
-#: The docs site's root, as mkdocs.yml's ``site_url`` says (tests/test_docs.py checks that they agree).
-SITE_URL = "https://tfcloud.readthedocs.io/en/latest/"
+__all__ = ["page"]
 
 
 def page(name: str, anchor: str = "") -> str:
-    """The address of the site's page made from ``docs/NAME.md`` (``page("ray")``), at ``anchor`` if given."""
-    return f"{SITE_URL}{name}/" + (f"#{anchor}" if anchor else "")
+    """The command that shows ``docs/NAME.md`` (``page("ray")`` is ``tfcloud docs ray``), at the heading whose
+    anchor (as mkdocs makes it) is ``anchor`` if given (``tfcloud docs ray#output-directory-and-restarts``)."""
+    return f"tfcloud docs {name}" + (f"#{anchor}" if anchor else "")

@@ -50,7 +50,7 @@ def create_cluster(cluster_id: str, *, chief_config: Any = "auto", worker_config
                    dry_run: bool = False, target_options: Mapping[str, str] | None = None) -> ClusterInfo:
     """Create a Vertex AI persistent resource (``tfcloud cluster create``) whose resource pools hold the machines
     a job of this shape asks for; jobs then run on it with ``persistent_resource=``
-    (https://tfcloud.readthedocs.io/en/latest/vertex/#persistent-resources-tfcloud-cluster). With ``wait``,
+    (``tfcloud docs vertex#persistent-resources-tfcloud-cluster``). With ``wait``,
     returns once it is RUNNING; with ``dry_run``, checks everything and returns what it would create (state
     ``DRY_RUN``, for its price per hour: :func:`cluster_price`) without creating it or needing credentials.
     Every field is checked as a job's would be before anything is created; the create is idempotent by

@@ -75,7 +75,7 @@ def tfcloud_package_files() -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for path in sorted(pkg.rglob("*")):
         rel = path.relative_to(pkg)
-        if not path.is_file() or _PACKAGE_SKIP.intersection(rel.parts) or rel.parts[0] == "_templates":
+        if not path.is_file() or _PACKAGE_SKIP.intersection(rel.parts) or rel.parts[0] in ("_templates", "_docs"):
             continue
         if path.suffix in (".py", ".typed"):
             out[f"{TFCLOUD_PYTHON_DIR}/tfcloud/{rel.as_posix()}"] = path.read_bytes()

@@ -141,7 +141,7 @@ class StudySpec:
     parallel_trials: int = 1
     algorithm: Algorithm = Algorithm.DEFAULT
     #: The median rule: a running trial whose best intermediate measurement is worse than the median of the
-    #: finished trials' measurements at the same step is stopped (https://tfcloud.readthedocs.io/en/latest/tuning/#early-stopping).
+    #: finished trials' measurements at the same step is stopped (``tfcloud docs tuning#early-stopping``).
     early_stopping: bool = False
 
     def param(self, name: str) -> ParamSpec:

@@ -15,7 +15,7 @@ about it, so that nothing outside the target's own package branches on its name:
 - :meth:`Target.describe_machine`, :meth:`Target.endpoint`, :meth:`Target.notes`: its rows in the plan.
 
 A plug-in needs nothing from tfcloud but this module's two classes and the backend protocol
-(:mod:`tfcloud.backends.base`); https://tfcloud.readthedocs.io/en/latest/architecture/#adding-a-target walks one
+(:mod:`tfcloud.backends.base`); ``tfcloud docs architecture#adding-a-target`` walks one
 through.
 """
 
@@ -224,7 +224,7 @@ class Target:
     #: Whether its jobs wait for resources before they run (the terminal then says "Queued for 1m20s").
     queues: ClassVar[bool] = True
     #: Whether the active gcloud configuration's project and region are its defaults
-    #: (https://tfcloud.readthedocs.io/en/latest/settings/#gclouds-configuration).
+    #: (``tfcloud docs settings#gclouds-configuration``).
     gcloud_defaults: ClassVar[bool] = False
     #: Seconds between two looks at a running study's state.
     poll_interval: ClassVar[float] = 5.0

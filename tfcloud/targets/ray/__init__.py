@@ -24,7 +24,7 @@ class RayTarget(RayOptions):
       node) fails; training resumes from ``AIP_CHECKPOINT_DIR``.
     - ``output_dir`` (option ``base_output_dir``): the base of the ``AIP_*`` directories, a path every node
       reaches (a shared filesystem) or ``gs://``; None: a directory on each node, and restarts only on a one-node
-      cluster (https://tfcloud.readthedocs.io/en/latest/ray/#output-directory-and-restarts).
+      cluster (``tfcloud docs ray#output-directory-and-restarts``).
     """
 
     backend: ClassVar[str] = "tfcloud.targets.ray.backend:RayBackend"
