@@ -5,9 +5,9 @@
   option specs;
 - :mod:`tfcloud.cli.jobs` (``submit``, ``build``), :mod:`tfcloud.cli.tune`, :mod:`tfcloud.cli.inspect`
   (``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard``, ``list``), :mod:`tfcloud.cli.machines`,
-  :mod:`tfcloud.cli.ui` (``tfcloud ui``, the dashboard),
-  :mod:`tfcloud.cli.doctor` (``tfcloud doctor``), :mod:`tfcloud.cli.docs` (``tfcloud docs``), the ``cluster`` group (:mod:`tfcloud.cli.cluster`:
-  Vertex AI persistent resources) and the ``emulator`` group (:mod:`tfcloud.emulator.cli`).
+  :mod:`tfcloud.cli.ui` (``tfcloud ui``, the dashboard), :mod:`tfcloud.cli.doctor` (``tfcloud doctor``),
+  :mod:`tfcloud.cli.docs` (``tfcloud docs``), the ``cluster`` group (:mod:`tfcloud.cli.cluster`: Vertex AI
+  persistent resources) and the ``emulator`` group (:mod:`tfcloud.emulator.cli`).
 """
 
 from tfcloud.cli._app import app, main
