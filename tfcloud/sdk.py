@@ -7,6 +7,7 @@
 - :func:`follow`, :func:`watch`: stream a job's logs to the terminal until it ends (the CLI and
   ``run(stream_logs=True)``); while the job waits for resources a status line says so, and at the end one
   line says how long each stage took.
+- :func:`cost` / :func:`cost_of` / :meth:`Job.cost`: what a job cost by how Google bills it (``tfcloud cost``).
 - :func:`timeline`: how long each stage of a job took (:mod:`tfcloud.records.timeline`; ``tfcloud status --timeline``).
 - :func:`tune`, :func:`attach_study`, :func:`list_studies`: hyperparameter tuning studies
   (https://tfcloud.readthedocs.io/en/latest/tuning/).
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from tfcloud.errors import JobFailedError
     from tfcloud.flow.plan import Plan
     from tfcloud.flow.settings import Settings
+    from tfcloud.google.catalog.costs import JobCost
     from tfcloud.job.artifacts import ImageRef
     from tfcloud.job.spec import JobSpec
     from tfcloud.job.states import JobState
@@ -60,7 +62,7 @@ if TYPE_CHECKING:
     from tfcloud.records.timeline import Timeline
     from tfcloud.targets._base import SubmitTrial, Target, Tuner
 
-__all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
+__all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica", "cost", "cost_of",
            "debugging", "failure", "follow", "interrupted", "last_said", "latest_job", "list_jobs",
            "list_studies", "log_window", "make_spec", "plan", "prefix_names", "state_dir", "submit", "submitted_plan",
            "timeline", "trial_job", "tune", "watch"]
@@ -192,6 +194,10 @@ class Job(_Wrapper[JobInfo]):
     def timeline(self) -> Timeline:
         """How long each stage took so far (:func:`timeline`)."""
         return timeline(self.handle)
+
+    def cost(self) -> JobCost:
+        """What the job cost so far (:func:`cost_of`)."""
+        return cost_of(self.info())
 
     def failure(self, n: int = 20) -> JobFailedError | None:
         """Why the job did not succeed (with the failing replica's last ``n`` lines), or None."""
@@ -370,6 +376,32 @@ def list_jobs(*, target: object = None, state: JobState | str | None = None,
     finally:
         backend.close()
     return [info for info in found if wanted.items() <= dict(info.labels).items()][:limit]
+
+
+def cost_of(info: JobInfo, *, now: float | None = None) -> JobCost:
+    """What the job ``info`` describes cost so far, by how Google bills it
+    (:func:`tfcloud.google.catalog.costs.job_cost`: its replicas x machine prices x the time from its replicas' start
+    to its end, ``now`` while it runs): unknown where the price table has no price; not billed where no cloud bills
+    the job (:attr:`JobInfo.billing` is None: local and Ray jobs run on machines you provide)."""
+    import time
+
+    from tfcloud.google.catalog.costs import JobCost, job_cost
+
+    billing = info.billing
+    if billing is None:
+        return JobCost(job_id=info.job_id, billed=False,
+                       note=f"nothing billed by Google Cloud: a {info.target} job runs on machines you provide "
+                            "(tfcloud knows of no per-job bill for it)")
+    pools = [(p.replicas, p.machine_type, p.accelerator, p.accelerator_count) for p in billing.pools]
+    return job_cost(info.job_id, region=billing.region, capacity=billing.capacity, pools=pools,
+                    started=info.started, ended=info.ended if info.state.is_final else None,
+                    now=time.time() if now is None else now, resource=billing.resource)
+
+
+def cost(job_id: str, *, target: object = None, **options: Any) -> JobCost:
+    """What job ``job_id`` cost so far (``tfcloud cost``; :func:`cost_of` its :func:`attach`'s info)."""
+    with attached(job_id, target=target, **options) as handle:
+        return cost_of(handle.info())
 
 
 def log_window(*, tail: object = None, since: object = None) -> tuple[int | None, float | None]:
