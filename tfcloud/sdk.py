@@ -62,8 +62,8 @@ if TYPE_CHECKING:
     from tfcloud.records.timeline import Timeline
     from tfcloud.targets._base import SubmitTrial, Target, Tuner
 
-__all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica", "cost", "cost_of",
-           "debugging", "failure", "follow", "interrupted", "last_said", "latest_job", "list_jobs",
+__all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
+           "cost", "cost_of", "debugging", "failure", "follow", "interrupted", "last_said", "latest_job", "list_jobs",
            "list_studies", "log_window", "make_spec", "plan", "prefix_names", "state_dir", "submit", "submitted_plan",
            "timeline", "trial_job", "tune", "watch"]
 

@@ -22,7 +22,8 @@ from typing import Any, Protocol, runtime_checkable
 from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.states import JobState
 
-__all__ = ["Backend", "BatchedLogs", "BilledPool", "Billing", "JobHandle", "JobInfo", "LinesFile", "LogBatch", "LogLine", "ReplicaInfo",
+__all__ = ["Backend", "BatchedLogs", "BilledPool", "Billing", "JobHandle", "JobInfo",
+           "LinesFile", "LogBatch", "LogLine", "ReplicaInfo",
            "select_lines"]
 
 

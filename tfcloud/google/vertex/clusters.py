@@ -20,6 +20,7 @@ create
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import re
 import time
 from collections.abc import Mapping
@@ -77,11 +78,20 @@ class ClusterInfo:
     pools: tuple[ClusterPool, ...]
     created: str | None = None
     error: str | None = None
+    #: The jobs (CustomJobs, tuning studies) not in a final state that run on it: their names. Filled by a list.
+    busy: tuple[str, ...] = ()
+    #: Epoch seconds since when no job has run on it (the end of the last job on it, else when it started
+    #: running); None while a job runs on it, or when unknown (not listed, or not running).
+    idle_since: float | None = None
+
+    def idle_s(self, now: float) -> float | None:
+        """How long no job has run on it, at ``now`` (None: busy, or unknown)."""
+        return None if self.busy or self.idle_since is None else max(0.0, now - self.idle_since)
 
     def to_dict(self) -> dict[str, object]:
         return {"cluster_id": self.cluster_id, "name": self.name, "state": self.state,
                 "display_name": self.display_name, "created": self.created, "error": self.error,
-                "pools": [vars(pool) for pool in self.pools]}
+                "pools": [vars(pool) for pool in self.pools], "busy": list(self.busy)}
 
 
 def check_cluster_id(value: object) -> str:
@@ -178,6 +188,13 @@ def cluster_price(info: ClusterInfo) -> ClusterPrice:
     return price(pools, region=region)
 
 
+def _epoch(message: Any, field: str) -> float | None:
+    """A proto message's timestamp ``field`` as epoch seconds; None when it is not set."""
+    from tfcloud.google.vertex.logs import timestamp
+
+    return timestamp(getattr(message, field)) if field in message else None
+
+
 def _info(resource: Any) -> ClusterInfo:
     pools = tuple(ClusterPool(
         pool_id=pool.id, machine_type=pool.machine_spec.machine_type,
@@ -271,12 +288,43 @@ class ClusterService:
         return info
 
     def list(self) -> list[ClusterInfo]:
-        """Every persistent resource in the project and region, newest first."""
+        """Every persistent resource in the project and region, newest first, each with the jobs that run on it
+        (:attr:`ClusterInfo.busy`) and since when none has (:attr:`ClusterInfo.idle_since`: the end of the last
+        job on it, else when it started running): one ListPersistentResources and one ListCustomJobs (and
+        ListHyperparameterTuningJobs) call."""
         client = self.clients.persistent_resources()
         found = call(lambda: list(client.list_persistent_resources(parent=self.parent, retry=None,
                                                                    timeout=self.retry.call_timeout)),
                      what="Listing clusters", policy=self.retry)
-        return [_info(resource) for resource in found]
+        if not found:
+            return []
+        jobs = self.clients.jobs()
+        request = {"parent": self.parent}
+        customs = call(lambda: list(jobs.list_custom_jobs(request=request, retry=None,
+                                                          timeout=self.retry.call_timeout)),
+                       what="Looking for jobs on the clusters", policy=self.retry)
+        studies = call(lambda: list(jobs.list_hyperparameter_tuning_jobs(request=request, retry=None,
+                                                                         timeout=self.retry.call_timeout)),
+                       what="Looking for tuning studies on the clusters", policy=self.retry)
+        on: dict[str, list[tuple[str, str, float | None]]] = {}
+        for job in customs:
+            if job.job_spec.persistent_resource_id:
+                on.setdefault(job.job_spec.persistent_resource_id, []).append(
+                    (job.name, job.state.name, _epoch(job, "end_time")))
+        for study in studies:
+            if study.trial_job_spec.persistent_resource_id:
+                on.setdefault(study.trial_job_spec.persistent_resource_id, []).append(
+                    (study.name, study.state.name, _epoch(study, "end_time")))
+        out = []
+        for resource in found:
+            info = _info(resource)
+            ran = on.get(info.cluster_id, [])
+            busy = tuple(name for name, state, _ in ran if state not in FINAL_JOB_STATES)
+            ends = [end for _, state, end in ran if state in FINAL_JOB_STATES and end is not None]
+            began = _epoch(resource, "start_time")
+            idle_since = None if busy or info.state != "RUNNING" or began is None else max([began, *ends])
+            out.append(dataclasses.replace(info, busy=busy, idle_since=idle_since))
+        return out
 
     def jobs_on(self, cluster_id: str) -> builtins.list[str]:
         """The CustomJobs whose ``job_spec.persistent_resource_id`` is the cluster, and the HyperparameterTuningJobs
