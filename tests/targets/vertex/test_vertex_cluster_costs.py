@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests need tfcloud[cloud]")
 
+from tfcloud import sdk
 from tfcloud.cli import main
 from tfcloud.flow import clusters
 from tfcloud.flow.pipeline import prepare
@@ -103,6 +104,8 @@ def test_list_shows_the_price_per_hour_the_idle_time_and_what_it_cost(
     assert "/h while it exists (on demand, us-central1)" in idle_line and "\tidle " in idle_line
     assert ", which cost $" in idle_line
     assert next(line for line in lines if line.startswith("busy-one\t")).endswith("\tbusy: 1 job running")
+    on_cluster = sdk.cost(job.job_id)  # the job bills as the cluster, read from its CustomJob
+    assert not on_cluster.billed and on_cluster.capacity == "persistent-resource" and on_cluster.short() == "cluster"
 
 
 def test_gc_dry_run_deletes_nothing_gc_deletes_the_idle_one_and_keeps_the_busy_one(

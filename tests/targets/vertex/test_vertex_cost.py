@@ -18,6 +18,7 @@ pytest.importorskip("google.cloud.aiplatform_v1", reason="the Vertex AI tests ne
 
 import tfcloud
 from tfcloud import sdk
+from tfcloud.backends.base import BilledPool, Billing, JobInfo
 from tfcloud.cli import main
 from tfcloud.flow.pipeline import prepare
 from tfcloud.flow.settings import Settings
@@ -134,3 +135,43 @@ def test_a_local_job_is_not_billed_by_google(tmp_path: Path, capsys: pytest.Capt
     out = capsys.readouterr().out
     assert f"Job: {job.job_id}" in out
     assert "Cost: nothing billed by Google Cloud: a local job runs on machines you provide" in out
+
+
+# --- each capacity kind, as values (JobInfo.billing as the Vertex AI backend fills it) ----------------------------
+def _info(capacity: str, *, state: JobState = JobState.SUCCEEDED, started: float | None = 1000.0,
+          ended: float | None = 1000.0 + 1800, **billing: Any) -> JobInfo:
+    pools = (BilledPool(role="chief", replicas=1, machine_type="n1-standard-4"),
+             BilledPool(role="worker", replicas=2, machine_type="n1-standard-4", accelerator="NVIDIA_TESLA_T4",
+                        accelerator_count=1))
+    return JobInfo(job_id="42", target="vertex", state=state, started=started, ended=ended,
+                   billing=Billing(region="us-central1", capacity=capacity, pools=pools, **billing))
+
+
+def test_a_running_job_costs_what_it_ran_so_far() -> None:
+    hourly = 3 * _row("n1-standard-4") + 2 * _row("NVIDIA_TESLA_T4")
+    found = sdk.cost_of(_info("on-demand", state=JobState.RUNNING, ended=None), now=1000.0 + 3600)
+    assert found.running and found.usd == pytest.approx(hourly) and found.short().endswith("…")
+    assert "so far (running)" in "\n".join(found.lines())
+
+
+def test_a_job_that_never_started_cost_nothing() -> None:
+    found = sdk.cost_of(_info("on-demand", state=JobState.CANCELLED, started=None), now=5000.0)
+    assert found.usd == 0.0 and found.seconds == 0.0
+
+
+def test_a_reservation_is_a_floor_a_persistent_resource_bills_as_the_cluster() -> None:
+    found = sdk.cost_of(_info("reservation", reservation="any"))
+    assert found.usd is None and found.short().startswith("≥$")
+    assert "management fee is not in tfcloud's table" in "\n".join(found.lines())
+    on_cluster = sdk.cost_of(_info("persistent-resource", resource="team"))
+    assert not on_cluster.billed and on_cluster.short() == "cluster"
+    assert "runs on persistent resource team, which is billed for as long as it runs" in on_cluster.note
+
+
+def test_a_job_in_a_region_the_table_lacks_is_unknown() -> None:
+    info = _info("on-demand")
+    assert info.billing is not None
+    elsewhere = replace(info, billing=replace(info.billing, region="europe-west4"))
+    found = sdk.cost_of(elsewhere)
+    assert found.usd is None and found.short() == "unknown"
+    assert found.missing == ("no on-demand price known for n1-standard-4 in europe-west4",)
