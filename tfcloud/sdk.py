@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from tfcloud.errors import JobFailedError
     from tfcloud.flow.plan import Plan
     from tfcloud.flow.settings import Settings
+    from tfcloud.flow.where import Resolved
     from tfcloud.google.catalog.costs import JobCost
     from tfcloud.job.artifacts import ImageRef
     from tfcloud.job.spec import JobSpec
@@ -64,8 +65,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
            "cost", "cost_of", "debugging", "failure", "follow", "interrupted", "last_said", "latest_job", "list_jobs",
-           "list_studies", "log_window", "make_spec", "plan", "prefix_names", "state_dir", "submit", "submitted_plan",
-           "timeline", "trial_job", "tune", "watch"]
+           "list_studies", "log_window", "make_spec", "notices", "plan", "prefix_names", "state_dir", "submit",
+           "submitted_plan", "timeline", "trial_job", "tune", "watch"]
 
 #: Job options that are also settings (resolved with env vars and pyproject.toml). A target's own options with a
 #: setting key (project, region, ray_address...) are declared by the target (tfcloud.targets).
@@ -306,6 +307,7 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes
     url = handle.info().console_url
     if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
         console.print(f"{'Emulator' if url.startswith('grpc://') else 'Console'}: {url}", markup=False)
+    notices(target, settings)
     return Job(handle, image=image, backend=backend)
 
 
@@ -327,16 +329,41 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
         return build_image(job, target, settings, console=get_console(), push=push, build_logs=build_logs)
 
 
+def notices(target: Target, settings: Settings) -> None:
+    """Say the target's notices (:attr:`tfcloud.targets.Target.notices`: Vertex AI's idle clusters) on the
+    progress console, after a verb that talked to it; a notice that cannot be made says nothing."""
+    import logging
+
+    from tfcloud.errors import TfcloudError
+    from tfcloud.targets import load
+    from tfcloud.view.console import get_console
+
+    if target.notices is None:
+        return
+    try:
+        lines = load(target.notices)(target, settings)
+    except (TfcloudError, OSError) as exc:
+        logging.getLogger("tfcloud").debug("no notices from %s: %s", target.name, exc)
+        return
+    for line in lines:
+        get_console().print(line, markup=False, highlight=False)
+
+
 def _backend(target: object, job_id: str | None, options: Mapping[str, Any]) -> Backend:
     """The backend of the target a verb talks to (:func:`tfcloud.flow.where.resolve_for_job`: by default the target
     whose job ids look like ``job_id``, else the ``target`` setting), its extras checked first."""
+    return _found_backend(target, job_id, options)[0]
+
+
+def _found_backend(target: object, job_id: str | None, options: Mapping[str, Any]) -> tuple[Backend, Resolved]:
+    """:func:`_backend`, and the resolved target (``.target``, ``.settings``) for its :func:`notices`."""
     from tfcloud.config.extras import require_extras
     from tfcloud.flow.where import resolve_for_job
     from tfcloud.targets import get_backend
 
     found = resolve_for_job(job_id, target, options)
     require_extras(target=found.target, build=False)
-    return get_backend(found.target, settings=found.settings)
+    return get_backend(found.target, settings=found.settings), found
 
 
 def attach(job_id: str, *, target: object = None, **options: Any) -> JobHandle:
@@ -348,12 +375,14 @@ def attach(job_id: str, *, target: object = None, **options: Any) -> JobHandle:
 
 @contextlib.contextmanager
 def attached(job_id: str, *, target: object = None, **options: Any) -> Iterator[JobHandle]:
-    """:func:`attach` for one block; the backend's clients are closed after it."""
-    backend = _backend(target, job_id, options)
+    """:func:`attach` for one block; the backend's clients are closed after it, then (the block done) the target's
+    :func:`notices` are said."""
+    backend, found = _found_backend(target, job_id, options)
     try:
         yield backend.attach(job_id)
     finally:
         backend.close()
+    notices(found.target, found.settings)
 
 
 def list_jobs(*, target: object = None, state: JobState | str | None = None,
@@ -370,11 +399,12 @@ def list_jobs(*, target: object = None, state: JobState | str | None = None,
         except ValueError:
             raise ValidationError("--state", "one of " + ", ".join(s.value for s in JobState), state) from None
     wanted = dict(labels or {})
-    backend = _backend(target, None, options)
+    backend, where = _found_backend(target, None, options)
     try:
         found = backend.list(state=state, limit=None if wanted else limit)
     finally:
         backend.close()
+    notices(where.target, where.settings)
     return [info for info in found if wanted.items() <= dict(info.labels).items()][:limit]
 
 

@@ -15,8 +15,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tfcloud.errors import ValidationError
-from tfcloud.google.catalog.costs import usd
-from tfcloud.google.vertex.clusters import ClusterInfo, ClusterPool, cluster_price
+from tfcloud.google.vertex.clusters import (
+    ClusterInfo,
+    ClusterPool,
+    cluster_price,
+    duration_text,
+    idle_cost,
+)
 
 if TYPE_CHECKING:
     from tfcloud.config.value import Settings
@@ -95,14 +100,6 @@ def delete_cluster(cluster_id: str, *, project: str | None = None, region: str |
     delete_on(cluster_id, settings=settings, target=target, wait=wait, force=force)
 
 
-def idle_cost(info: ClusterInfo, now: float) -> float | None:
-    """What the cluster's idle time (:meth:`ClusterInfo.idle_s`) cost at its price per hour (:func:`cluster_price`):
-    a persistent resource is billed while it runs, job or no job. None: busy, or no price known."""
-    idle = info.idle_s(now)
-    per_hour = cluster_price(info).per_hour
-    return None if idle is None or per_hour is None else per_hour * idle / 3600
-
-
 def gc_clusters(idle: object, *, dry_run: bool = False, project: str | None = None, region: str | None = None,
                 emulator_host: str | None = None, target_options: Mapping[str, str] | None = None,
                 now: float | None = None) -> list[ClusterInfo]:
@@ -130,53 +127,8 @@ def gc_clusters(idle: object, *, dry_run: bool = False, project: str | None = No
 def idle_warnings(clusters: list[ClusterInfo], *, settings: Settings | None = None,
                   now: float | None = None) -> list[str]:
     """A warning for each of ``clusters`` idle longer than the ``cluster_idle_warn`` setting, each said once a
-    day (what was said is kept in the state dir, ``cluster-idle-warned.json``)."""
-    import contextlib
-    import datetime as dt
-    import json
-    import time
+    day (:func:`tfcloud.google.vertex.clusters.warn_once`)."""
+    from tfcloud.flow.settings import resolve_settings
+    from tfcloud.google.vertex.clusters import warn_once
 
-    from tfcloud.flow.settings import cluster_idle_warn, resolve_settings
-    from tfcloud.records.files import write_private_json
-    from tfcloud.records.statedir import state_dir
-
-    settings = settings if settings is not None else resolve_settings({})
-    limit = cluster_idle_warn(settings)
-    at = time.time() if now is None else now
-    idle = [info for info in clusters if limit is not None and (info.idle_s(at) or 0.0) > limit]
-    if not idle:
-        return []
-    path = state_dir(settings) / "cluster-idle-warned.json"
-    try:
-        said = json.loads(path.read_text(encoding="utf-8"))
-        said = said if isinstance(said, dict) else {}
-    except (OSError, ValueError):
-        said = {}
-    today = dt.datetime.fromtimestamp(at, dt.timezone.utc).date().isoformat()
-    out = []
-    for info in idle:
-        if said.get(info.name) == today:
-            continue
-        said[info.name] = today
-        cost = idle_cost(info, at)
-        idle_s = info.idle_s(at) or 0.0
-        region = info.name.split("/")[3] if info.name.count("/") >= 3 else ""
-        out.append(f"Warning: cluster {info.cluster_id} has run no job for {duration_text(idle_s)}"
-                   + (f" (that idle time cost {usd(cost)})" if cost is not None else "")
-                   + f"; it bills while it exists. Delete it: tfcloud cluster delete {info.cluster_id} --region "
-                   f"{region}, or every idle one: tfcloud cluster gc --idle {duration_text(limit or 0.0)} "
-                   "--dry-run")
-    with contextlib.suppress(OSError):  # a warning that cannot be remembered is said again; never an error
-        write_private_json(path, said)
-    return out
-
-
-def duration_text(seconds: float) -> str:
-    """``45s``, ``12m03s``, ``3h05m``, ``2d4h``."""
-    s = int(seconds)
-    d, rest = divmod(s, 86400)
-    h, rest = divmod(rest, 3600)
-    m, s = divmod(rest, 60)
-    return f"{d}d{h}h" if d else f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s" if m else f"{s}s"
-
-
+    return warn_once(clusters, settings=settings if settings is not None else resolve_settings({}), now=now)

@@ -31,8 +31,7 @@ from tfcloud.config.docsite import page
 from tfcloud.config.value import Settings
 from tfcloud.errors import ConfigurationError, TfcloudError, ValidationError
 
-__all__ = ["CLUSTER_IDLE_WARN", "JOB_DEFAULTS", "Settings", "cluster_idle_warn", "find_pyproject",
-           "gcloud_config", "given_origin", "resolve_job_defaults",
+__all__ = ["JOB_DEFAULTS", "Settings", "find_pyproject", "gcloud_config", "given_origin", "resolve_job_defaults",
            "resolve_settings", "user_config_path"]
 
 
@@ -107,18 +106,6 @@ def _check_retry_deadline(value: str) -> None:
     from tfcloud.google.cloud.gcloud import RetryPolicy
 
     RetryPolicy.from_setting(value)
-
-
-#: ``cluster_idle_warn``'s default: warn once a cluster has been idle an hour.
-CLUSTER_IDLE_WARN = "1h"
-
-
-def cluster_idle_warn(settings: Settings) -> float | None:
-    """The ``cluster_idle_warn`` setting in seconds (default :data:`CLUSTER_IDLE_WARN`); None when it is off."""
-    from tfcloud.config.digits import parse_duration
-
-    value = (settings.cluster_idle_warn or CLUSTER_IDLE_WARN).strip()
-    return None if value.lower() in FALSE_WORDS else parse_duration(value)
 
 
 def _check_cluster_idle_warn(value: str) -> None:

@@ -155,3 +155,23 @@ def test_an_idle_cluster_is_warned_of_once(env: Any, tmp_path: Path, monkeypatch
     monkeypatch.setenv("TFCLOUD_HOME", str(tmp_path / "other"))
     assert main(["cluster", "list"]) == 0
     assert "Warning" not in capsys.readouterr().err
+
+
+def test_a_verb_that_talks_to_vertex_ai_warns_of_an_idle_cluster_once(
+        env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tfcloud status`, `list`, `cost` of Vertex AI jobs say the warning too (VertexTarget.notices), once a day a
+    cluster; local jobs' verbs never look."""
+    monkeypatch.setenv("TFCLOUD_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TFCLOUD_CLUSTER_IDLE_WARN", "1s")
+    assert main(["cluster", "create", "left-on", *SHAPE]) == 0
+    job = _submit(env, tmp_path, chief_config="CPU")
+    assert job.wait(timeout=60).state is JobState.SUCCEEDED
+    while time.time() - _start(env, "left-on") < 1.5:
+        time.sleep(0.1)
+    capsys.readouterr()
+    assert main(["status", job.job_id]) == 0
+    assert "Warning: cluster left-on has run no job for " in capsys.readouterr().err
+    assert main(["status", job.job_id]) == 0
+    assert main(["list", "--vertex"]) == 0
+    assert main(["cost", job.job_id]) == 0
+    assert "Warning" not in capsys.readouterr().err  # once
