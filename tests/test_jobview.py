@@ -13,17 +13,18 @@ from tfcloud.job.states import JobState
 from tfcloud.view.jobview import jobs_lines
 
 ROW = {"job_id": "local-unicode-donn-es-entra-nement-tr-s-long-20261125-032432-3f2a", "state": "failed",
-       "exit_code": 1, "created": "2026-11-25T03:24:32.123456Z", "display_name": "tfcloud-unicode_données"}
+       "exit_code": 1, "created": "2026-11-25T03:24:32.123456Z", "display_name": "tfcloud-unicode_données",
+       "cost": {"shown": "not billed"}}
 
 
 def test_columns_when_they_fit_two_lines_a_job_when_they_do_not() -> None:
     assert jobs_lines([ROW], width=200) == [
-        "JOB ID".ljust(len(ROW["job_id"]) + 2) + "STATE   EXIT  CREATED (UTC)     NAME",
-        f"{ROW['job_id']}  failed  1     2026-11-25 03:24  tfcloud-unicode_données",
+        "JOB ID".ljust(len(ROW["job_id"]) + 2) + "STATE   EXIT  CREATED (UTC)     COST        NAME",
+        f"{ROW['job_id']}  failed  1     2026-11-25 03:24  not billed  tfcloud-unicode_données",
     ]
-    assert jobs_lines([ROW], width=80) == [
+    assert jobs_lines([ROW], width=100) == [
         ROW["job_id"],
-        "  failed (exit 1)  created 2026-11-25 03:24  tfcloud-unicode_données",
+        "  failed (exit 1)  created 2026-11-25 03:24  cost not billed  tfcloud-unicode_données",
     ]
 
 

@@ -25,7 +25,7 @@ def _vertex(given: dict[str, object], *, environ: dict[str, str],
 def test_settings_keep_only_what_is_no_targets() -> None:
     fields = set(Settings.__dataclass_fields__) - {"sources", "job_defaults"}
     assert fields == {"target", "image_repository", "docker_host", "image_build_bucket", "state_dir", "retry_deadline",
-                      "yes"}
+                      "cluster_idle_warn", "yes"}
 
 
 def test_precedence_flag_env_pyproject_default(tmp_path: Path) -> None:
@@ -286,6 +286,7 @@ def test_a_region_in_the_environment_names_the_variable(monkeypatch: pytest.Monk
     ("target", "mars", '"local" or "vertex" or "ray"'),
     ("yes", "maybe", "1, true, yes, on, 0, false, no or off"),
     ("retry_deadline", "soon", "a number of seconds > 0"),
+    ("cluster_idle_warn", "soon", "a duration such as 30m, 1h or 1d, or off"),
     ("docker_host", "nothing", "a Docker engine address: unix:///PATH, tcp://HOST:PORT, ssh://HOST, "
                                "npipe:////./pipe/NAME, http(s)://HOST:PORT"),
     ("image_repository", "UP/x", "an image repository such as us-central1-docker.pkg.dev/my-project/tfcloud "

@@ -7,6 +7,7 @@
 - :func:`follow`, :func:`watch`: stream a job's logs to the terminal until it ends (the CLI and
   ``run(stream_logs=True)``); while the job waits for resources a status line says so, and at the end one
   line says how long each stage took.
+- :func:`cost` / :func:`cost_of` / :meth:`Job.cost`: what a job cost by how Google bills it (``tfcloud cost``).
 - :func:`timeline`: how long each stage of a job took (:mod:`tfcloud.records.timeline`; ``tfcloud status --timeline``).
 - :func:`tune`, :func:`attach_study`, :func:`list_studies`: hyperparameter tuning studies
   (``tfcloud docs tuning``).
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
     from tfcloud.errors import JobFailedError
     from tfcloud.flow.plan import Plan
     from tfcloud.flow.settings import Settings
+    from tfcloud.flow.where import Resolved
+    from tfcloud.google.catalog.costs import JobCost
     from tfcloud.job.artifacts import ImageRef
     from tfcloud.job.spec import JobSpec
     from tfcloud.job.states import JobState
@@ -61,9 +64,9 @@ if TYPE_CHECKING:
     from tfcloud.targets._base import SubmitTrial, Target, Tuner
 
 __all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
-           "debugging", "failure", "follow", "interrupted", "last_said", "latest_job", "list_jobs",
-           "list_studies", "log_window", "make_spec", "plan", "prefix_names", "state_dir", "submit", "submitted_plan",
-           "timeline", "trial_job", "tune", "watch"]
+           "cost", "cost_of", "debugging", "failure", "follow", "interrupted", "last_said", "latest_job", "list_jobs",
+           "list_studies", "log_window", "make_spec", "notices", "plan", "prefix_names", "state_dir", "submit",
+           "submitted_plan", "timeline", "trial_job", "tune", "watch"]
 
 #: Job options that are also settings (resolved with env vars and pyproject.toml). A target's own options with a
 #: setting key (project, region, ray_address...) are declared by the target (tfcloud.targets).
@@ -195,6 +198,10 @@ class Job(_Wrapper[JobInfo]):
         """How long each stage took so far (:func:`timeline`)."""
         return timeline(self.handle)
 
+    def cost(self) -> JobCost:
+        """What the job cost so far (:func:`cost_of`)."""
+        return cost_of(self.info())
+
     def failure(self, n: int = 20) -> JobFailedError | None:
         """Why the job did not succeed (with the failing replica's last ``n`` lines), or None."""
         return failure(self.handle, n)
@@ -302,6 +309,7 @@ def submit(entry_point: str | os.PathLike[str], *, build_logs: bool = False, yes
     url = handle.info().console_url
     if url:  # the emulator has no web console: its address instead (grpc://HOST:PORT/projects/...)
         console.print(f"{'Emulator' if url.startswith('grpc://') else 'Console'}: {url}", markup=False)
+    notices(target, settings)
     return Job(handle, image=image, backend=backend)
 
 
@@ -323,16 +331,41 @@ def build(entry_point: str | os.PathLike[str], *, push: bool = True, build_logs:
         return build_image(job, target, settings, console=get_console(), push=push, build_logs=build_logs)
 
 
+def notices(target: Target, settings: Settings) -> None:
+    """Say the target's notices (:attr:`tfcloud.targets.Target.notices`: Vertex AI's idle clusters) on the
+    progress console, after a verb that talked to it; a notice that cannot be made says nothing."""
+    import logging
+
+    from tfcloud.errors import TfcloudError
+    from tfcloud.targets import load
+    from tfcloud.view.console import get_console
+
+    if target.notices is None:
+        return
+    try:
+        lines = load(target.notices)(target, settings)
+    except (TfcloudError, OSError) as exc:
+        logging.getLogger("tfcloud").debug("no notices from %s: %s", target.name, exc)
+        return
+    for line in lines:
+        get_console().print(line, markup=False, highlight=False)
+
+
 def _backend(target: object, job_id: str | None, options: Mapping[str, Any]) -> Backend:
     """The backend of the target a verb talks to (:func:`tfcloud.flow.where.resolve_for_job`: by default the target
     whose job ids look like ``job_id``, else the ``target`` setting), its extras checked first."""
+    return _found_backend(target, job_id, options)[0]
+
+
+def _found_backend(target: object, job_id: str | None, options: Mapping[str, Any]) -> tuple[Backend, Resolved]:
+    """:func:`_backend`, and the resolved target (``.target``, ``.settings``) for its :func:`notices`."""
     from tfcloud.config.extras import require_extras
     from tfcloud.flow.where import resolve_for_job
     from tfcloud.targets import get_backend
 
     found = resolve_for_job(job_id, target, options)
     require_extras(target=found.target, build=False)
-    return get_backend(found.target, settings=found.settings)
+    return get_backend(found.target, settings=found.settings), found
 
 
 def attach(job_id: str, *, target: object = None, **options: Any) -> JobHandle:
@@ -344,12 +377,14 @@ def attach(job_id: str, *, target: object = None, **options: Any) -> JobHandle:
 
 @contextlib.contextmanager
 def attached(job_id: str, *, target: object = None, **options: Any) -> Iterator[JobHandle]:
-    """:func:`attach` for one block; the backend's clients are closed after it."""
-    backend = _backend(target, job_id, options)
+    """:func:`attach` for one block; the backend's clients are closed after it, then (the block done) the target's
+    :func:`notices` are said."""
+    backend, found = _found_backend(target, job_id, options)
     try:
         yield backend.attach(job_id)
     finally:
         backend.close()
+    notices(found.target, found.settings)
 
 
 def list_jobs(*, target: object = None, state: JobState | str | None = None,
@@ -366,12 +401,39 @@ def list_jobs(*, target: object = None, state: JobState | str | None = None,
         except ValueError:
             raise ValidationError("--state", "one of " + ", ".join(s.value for s in JobState), state) from None
     wanted = dict(labels or {})
-    backend = _backend(target, None, options)
+    backend, where = _found_backend(target, None, options)
     try:
         found = backend.list(state=state, limit=None if wanted else limit)
     finally:
         backend.close()
+    notices(where.target, where.settings)
     return [info for info in found if wanted.items() <= dict(info.labels).items()][:limit]
+
+
+def cost_of(info: JobInfo, *, now: float | None = None) -> JobCost:
+    """What the job ``info`` describes cost so far, by how Google bills it
+    (:func:`tfcloud.google.catalog.costs.job_cost`: its replicas x machine prices x the time from its replicas' start
+    to its end, ``now`` while it runs): unknown where the price table has no price; not billed where no cloud bills
+    the job (:attr:`JobInfo.billing` is None: local and Ray jobs run on machines you provide)."""
+    import time
+
+    from tfcloud.google.catalog.costs import JobCost, job_cost
+
+    billing = info.billing
+    if billing is None:
+        return JobCost(job_id=info.job_id, billed=False,
+                       note=f"nothing billed by Google Cloud: a {info.target} job runs on machines you provide "
+                            "(tfcloud knows of no per-job bill for it)")
+    pools = [(p.replicas, p.machine_type, p.accelerator, p.accelerator_count) for p in billing.pools]
+    return job_cost(info.job_id, region=billing.region, capacity=billing.capacity, pools=pools,
+                    started=info.started, ended=info.ended if info.state.is_final else None,
+                    now=time.time() if now is None else now, resource=billing.resource)
+
+
+def cost(job_id: str, *, target: object = None, **options: Any) -> JobCost:
+    """What job ``job_id`` cost so far (``tfcloud cost``; :func:`cost_of` its :func:`attach`'s info)."""
+    with attached(job_id, target=target, **options) as handle:
+        return cost_of(handle.info())
 
 
 def log_window(*, tail: object = None, since: object = None) -> tuple[int | None, float | None]:

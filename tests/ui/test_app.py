@@ -114,6 +114,9 @@ def test_the_jobs_list_shows_local_and_vertex_jobs_with_their_states(served: Ser
     rows = [r.get_attribute("data-job") for r in browser.find_elements("css selector", "#jobs-table tbody tr")]
     assert rows.index(failing.job_id) < rows.index(local.job_id)  # newest first
     assert "team=vision" in browser.find_element("css selector", f'tr[data-job="{vertex_id}"]').text
+    # The cost column (sdk.cost_of): the Vertex AI job priced from the table, the local one not billed by Google.
+    assert browser.find_element("css selector", f'tr[data-job="{vertex_id}"] .cost').text.startswith("$")
+    assert browser.find_element("css selector", f'tr[data-job="{local.job_id}"] .cost').text == "not billed"
     screenshot(browser, "ui-jobs")
 
     browser.get(served.base + "/?label=team%3Dvision")

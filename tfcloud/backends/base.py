@@ -22,7 +22,8 @@ from typing import Any, Protocol, runtime_checkable
 from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.states import JobState
 
-__all__ = ["Backend", "BatchedLogs", "JobHandle", "JobInfo", "LinesFile", "LogBatch", "LogLine", "ReplicaInfo",
+__all__ = ["Backend", "BatchedLogs", "BilledPool", "Billing", "JobHandle", "JobInfo",
+           "LinesFile", "LogBatch", "LogLine", "ReplicaInfo",
            "select_lines"]
 
 
@@ -73,6 +74,32 @@ class ReplicaInfo:
 
 
 @dataclass(frozen=True, kw_only=True)
+class BilledPool:
+    """One pool as the cloud bills it: ``replicas`` machines of ``machine_type``, each with ``accelerator_count``
+    x ``accelerator`` (the cloud's name, e.g. ``NVIDIA_TESLA_T4``; None without)."""
+
+    role: str
+    replicas: int
+    machine_type: str
+    accelerator: str | None = None
+    accelerator_count: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Billing:
+    """What a cloud bills a job by, read from the job itself: its ``region``, its ``capacity`` (one of
+    ``tfcloud.google.catalog.price_table.CAPACITIES``: ``on-demand``, ``spot``, ``flex-start``, ``reservation``,
+    ``persistent-resource``), its pools, and the persistent resource or reservation it runs on. None on a
+    :class:`JobInfo` whose target runs on machines no cloud bills per job (local, Ray)."""
+
+    region: str
+    capacity: str
+    pools: tuple[BilledPool, ...]
+    resource: str | None = None
+    reservation: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class JobInfo:
     """Where a job stands, as one value (what ``tfcloud status --json`` prints)."""
 
@@ -93,6 +120,8 @@ class JobInfo:
     #: Every name a line of its logs can carry besides its replicas so far (Vertex AI: each replica its pools
     #: can have, and the ``job`` and ``service`` pseudo-replicas); the log prefix column is aligned to them.
     log_sources: tuple[str, ...] = field(default=(), compare=False)
+    #: What a cloud bills the job by (Vertex AI fills it from the CustomJob); None where no cloud bills it.
+    billing: Billing | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the state as its value, ``created`` as ISO 8601 (UTC)."""

@@ -4,10 +4,11 @@
 - :mod:`tfcloud.cli._options`: options shared by commands, and the target flags generated from the targets'
   option specs;
 - :mod:`tfcloud.cli.jobs` (``submit``, ``build``), :mod:`tfcloud.cli.tune`, :mod:`tfcloud.cli.inspect`
-  (``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard``, ``list``), :mod:`tfcloud.cli.machines`,
-  :mod:`tfcloud.cli.ui` (``tfcloud ui``, the dashboard), :mod:`tfcloud.cli.doctor` (``tfcloud doctor``),
-  :mod:`tfcloud.cli.docs` (``tfcloud docs``), the ``cluster`` group (:mod:`tfcloud.cli.cluster`: Vertex AI
-  persistent resources) and the ``emulator`` group (:mod:`tfcloud.emulator.cli`).
+  (``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard``, ``list``, ``cost``),
+  :mod:`tfcloud.cli.machines`, :mod:`tfcloud.cli.ui` (``tfcloud ui``, the dashboard), :mod:`tfcloud.cli.doctor`
+  (``tfcloud doctor``), :mod:`tfcloud.cli.docs` (``tfcloud docs``), the ``cluster`` group
+  (:mod:`tfcloud.cli.cluster`: Vertex AI persistent resources) and the ``emulator`` group
+  (:mod:`tfcloud.emulator.cli`).
 """
 
 from tfcloud.cli._app import app, main
@@ -20,7 +21,8 @@ __all__ = ["app", "main"]
 app.add_lazy_commands("tfcloud.cli.jobs", "submit", "build")
 app.add_lazy_commands("tfcloud.cli.tune", "tune")
 app.add_lazy_commands("tfcloud.cli.machines", "machines")
-app.add_lazy_commands("tfcloud.cli.inspect", "status", "logs", "cancel", "artifacts", "tensorboard", "list")
+app.add_lazy_commands("tfcloud.cli.inspect", "status", "logs", "cancel", "artifacts", "tensorboard", "list",
+                         "cost")
 app.add_lazy_commands("tfcloud.cli.ui", "ui")
 app.add_lazy_commands("tfcloud.cli.doctor", "doctor")
 app.add_lazy_commands("tfcloud.cli.docs", "docs")

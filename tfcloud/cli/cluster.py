@@ -1,6 +1,8 @@
-"""``tfcloud cluster create|list|delete``: Vertex AI persistent resources, clusters that jobs run on with
+"""``tfcloud cluster create|list|delete|gc``: Vertex AI persistent resources, clusters that jobs run on with
 ``--persistent-resource ID`` without waiting for VMs. Thin commands over the Vertex AI target's SDK functions
-(:mod:`tfcloud.flow.clusters`: ``create_cluster``, ``list_clusters``, ``delete_cluster``)."""
+(:mod:`tfcloud.flow.clusters`: ``create_cluster``, ``list_clusters``, ``delete_cluster``, ``gc_clusters``). ``list``
+and ``gc`` warn once a day of each cluster idle longer than the ``cluster_idle_warn`` setting (they list the
+clusters anyway: the warning costs no call)."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
 from typing import Annotated, Any, Optional
@@ -83,10 +85,46 @@ def cluster_list(
     json_output: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
     **target_options: Any,
 ) -> None:
-    """List the persistent resources in the project and region."""
+    """List the persistent resources in the project and region: each one's price per hour while it exists, how
+    long it has run no job, and what that idle time cost."""
     import tfcloud.flow.clusters as clusters
 
-    _print_clusters(clusters.list_clusters(**_place(ctx, target_options)), json_output=json_output)
+    found = clusters.list_clusters(**_place(ctx, target_options))
+    _print_clusters(found, json_output=json_output)
+    _warn_idle(found)
+
+
+@cluster_app.command("gc")
+@with_where(targets=("vertex",))
+def cluster_gc(
+    ctx: typer.Context,
+    idle: Annotated[str, typer.Option(
+        metavar="DURATION", help="Delete the clusters no job has run on for this long (30m, 2h, 1d).",
+        show_default=False)],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say which it would delete; delete nothing.")] = False,
+    **target_options: Any,
+) -> None:
+    """Delete the persistent resources that have run no job for --idle DURATION or longer; never one a job runs
+    on.
+
+    Example: tfcloud cluster gc --idle 2h --dry-run
+    """
+    import time
+
+    import tfcloud.flow.clusters as clusters
+    from tfcloud.google.catalog.costs import usd
+
+    chosen = clusters.gc_clusters(idle, dry_run=dry_run, **_place(ctx, target_options))
+    now = time.time()
+    for info in chosen:
+        cost = clusters.idle_cost(info, now)
+        spent = f"\tidle {clusters.duration_text(info.idle_s(now) or 0.0)}" + (
+            f" ({usd(cost)})" if cost is not None else "")
+        typer.echo(f"{info.cluster_id}\t{'would delete' if dry_run else 'deleted'}{spent}")
+    if not chosen:
+        from tfcloud.view.console import get_error_console
+
+        get_error_console().print(f"No cluster has been idle for {idle} or longer.", markup=False, highlight=False)
 
 
 @cluster_app.command("delete")
@@ -117,14 +155,33 @@ def _place(ctx: typer.Context, values: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _print_clusters(clusters: list[Any], *, json_output: bool, one: bool = False) -> None:
-    from tfcloud.flow.clusters import cluster_price
+def _warn_idle(found: list[Any]) -> None:
+    from tfcloud.flow.clusters import idle_warnings
+    from tfcloud.view.console import get_error_console
 
+    for line in idle_warnings(found):
+        get_error_console().print(line, markup=False, highlight=False)
+
+
+def _print_clusters(clusters: list[Any], *, json_output: bool, one: bool = False) -> None:
+    import time
+
+    from tfcloud.flow.clusters import cluster_price, duration_text, idle_cost
+    from tfcloud.google.catalog.costs import usd
+
+    now = time.time()
     if json_output:
-        rows = [{**info.to_dict(), "price_per_hour_usd": cluster_price(info).per_hour} for info in clusters]
+        rows = [{**info.to_dict(), "price_per_hour_usd": cluster_price(info).per_hour,
+                 "idle_seconds": info.idle_s(now), "idle_cost_usd": idle_cost(info, now)} for info in clusters]
         typer.echo(dumps(rows[0] if one else rows, indent=2))
         return
     for info in clusters:  # plain lines on stdout (tab-separated, as `tfcloud status`): they copy whole
         pools = ", ".join(f"{p.pool_id}: {p.replica_count} x {p.machine_type}"
                           + (f" ({p.accelerator})" if p.accelerator != "-" else "") for p in info.pools)
-        typer.echo(f"{info.cluster_id}\t{info.state}\t{pools}\t{cluster_price(info).line()}")
+        line = f"{info.cluster_id}\t{info.state}\t{pools}\t{cluster_price(info).line()}"
+        idle, cost = info.idle_s(now), idle_cost(info, now)
+        if info.busy:
+            line += f"\tbusy: {len(info.busy)} job{'s' if len(info.busy) != 1 else ''} running"
+        elif idle is not None:
+            line += f"\tidle {duration_text(idle)}" + (f", which cost {usd(cost)}" if cost is not None else "")
+        typer.echo(line)

@@ -1,4 +1,4 @@
-"""The job commands: ``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard`` and ``list``."""
+"""The job commands: ``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard``, ``list`` and ``cost``."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
 from typing import Annotated, Any, Optional
@@ -12,7 +12,7 @@ from tfcloud.view import completion
 from tfcloud.view.console import get_console, get_error_console, verbosity
 from tfcloud.view.heap import keep_freed_memory
 
-__all__ = ["artifacts", "cancel", "list_jobs", "logs", "status", "tensorboard"]
+__all__ = ["artifacts", "cancel", "cost", "list_jobs", "logs", "status", "tensorboard"]
 
 
 JobArg = Annotated[str, typer.Argument(
@@ -260,8 +260,8 @@ def list_jobs(
     from tfcloud import sdk
 
     chosen = where(ctx, target_options)
-    rows = [info.to_dict() for info in sdk.list_jobs(state=state, labels=pairs(label, "--label"), limit=limit,
-                                                     **chosen)]
+    rows = [{**info.to_dict(), "cost": sdk.cost_of(info).to_dict()}
+            for info in sdk.list_jobs(state=state, labels=pairs(label, "--label"), limit=limit, **chosen)]
     target = chosen["target"]
     if json_output:
         typer.echo(dumps(rows, indent=2))
@@ -276,3 +276,24 @@ def list_jobs(
     for line in jobs_lines(rows, width=shutil.get_terminal_size().columns) if rows else []:
         typer.echo(line)
 
+
+
+@app.command()
+@with_where
+def cost(
+    ctx: typer.Context,
+    job: LatestJobArg = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the cost as JSON.")] = False,
+    **target_options: Any,
+) -> None:
+    """What a finished or running job cost, by how Google bills it: replicas x machine price x the time from its
+    replicas' start to its end, from tfcloud's price table ("unknown" where it has no price; local and Ray jobs
+    are not billed by Google). Without JOB: the job this machine submitted last."""
+    from tfcloud import sdk
+
+    chosen = where(ctx, target_options)
+    found = sdk.cost(sdk.latest_job(job), **chosen)
+    if json_output:
+        typer.echo(dumps(found.to_dict(), indent=2))
+        return
+    typer.echo("\n".join(found.lines()))

@@ -26,6 +26,9 @@ class Settings:
     image_build_bucket: str | None = None
     state_dir: str | None = None  # where local jobs keep their directories (TFCLOUD_HOME)
     retry_deadline: str | None = None  # seconds to keep retrying a Google Cloud call that fails transiently
+    #: How long a persistent cluster may sit idle before a tfcloud command warns (once a day per cluster): a
+    #: duration (default 1h), or "off".
+    cluster_idle_warn: str | None = None
     yes: str | None = None  # "1"/"true": submit a paid job without asking first (tfcloud.view.printers.confirm_launch)
     #: setting or option name -> where its value came from ("--project", "-o spot", "project= (keyword)",
     #: "TFCLOUD_REGION", "[tool.tfcloud] in PATH", "gcloud configuration PATH", ...); a value left at its default

@@ -1,4 +1,4 @@
-"""The SDK's cluster functions (``tfcloud cluster create|list|delete``): Vertex AI persistent resources, clusters
+"""The SDK's cluster functions (``tfcloud cluster create|list|delete|gc``): Vertex AI persistent resources, clusters
 that jobs run on with ``persistent_resource=`` (``--persistent-resource ID``) without waiting for VMs.
 
 An edge module beside :mod:`tfcloud.sdk`: it resolves the Vertex AI target as every verb does
@@ -14,13 +14,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.google.vertex.clusters import ClusterInfo, ClusterPool, cluster_price
+from tfcloud.errors import ValidationError
+from tfcloud.google.vertex.clusters import (
+    ClusterInfo,
+    ClusterPool,
+    cluster_price,
+    duration_text,
+    idle_cost,
+)
 
 if TYPE_CHECKING:
     from tfcloud.config.value import Settings
     from tfcloud.google.vertex.value import VertexOptions
 
-__all__ = ["ClusterInfo", "ClusterPool", "cluster_price", "create_cluster", "delete_cluster", "list_clusters"]
+__all__ = ["ClusterInfo", "ClusterPool", "cluster_price", "create_cluster", "delete_cluster", "duration_text",
+           "gc_clusters", "idle_cost", "idle_warnings", "list_clusters"]
 
 
 def _resolved(project: str | None, region: str | None, emulator_host: str | None,
@@ -90,3 +98,37 @@ def delete_cluster(cluster_id: str, *, project: str | None = None, region: str |
     check_delete(cluster_id, force=force)
     settings, target = _resolved(project, region, emulator_host, target_options)
     delete_on(cluster_id, settings=settings, target=target, wait=wait, force=force)
+
+
+def gc_clusters(idle: object, *, dry_run: bool = False, project: str | None = None, region: str | None = None,
+                emulator_host: str | None = None, target_options: Mapping[str, str] | None = None,
+                now: float | None = None) -> list[ClusterInfo]:
+    """Delete the persistent resources no job has run on for ``idle`` (a duration: ``30m``, ``2h``, ``1d``) or
+    longer (``tfcloud cluster gc --idle``), never one a job runs on; with ``dry_run``, only say which. Returns
+    them."""
+    import time
+
+    from tfcloud.config.digits import parse_duration
+    from tfcloud.google.vertex.clusters import delete_on, list_on
+
+    seconds = parse_duration(idle)
+    if seconds is None or not 0 <= seconds < float("inf"):
+        raise ValidationError("idle", "a duration such as 30m, 2h or 1d", idle,
+                              hint="tfcloud cluster gc --idle 2h --dry-run shows which it would delete.")
+    settings, target = _resolved(project, region, emulator_host, target_options)
+    at = time.time() if now is None else now
+    chosen = [info for info in list_on(settings=settings, target=target)
+              if not info.busy and (info.idle_s(at) or 0.0) >= seconds and info.idle_since is not None]
+    for info in [] if dry_run else chosen:
+        delete_on(info.name, settings=settings, target=target, wait=True)  # refused there too if a job started
+    return chosen
+
+
+def idle_warnings(clusters: list[ClusterInfo], *, settings: Settings | None = None,
+                  now: float | None = None) -> list[str]:
+    """A warning for each of ``clusters`` idle longer than the ``cluster_idle_warn`` setting, each said once a
+    day (:func:`tfcloud.google.vertex.clusters.warn_once`)."""
+    from tfcloud.flow.settings import resolve_settings
+    from tfcloud.google.vertex.clusters import warn_once
+
+    return warn_once(clusters, settings=settings if settings is not None else resolve_settings({}), now=now)

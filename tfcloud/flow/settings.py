@@ -110,6 +110,14 @@ def _check_retry_deadline(value: str) -> None:
     RetryPolicy.from_setting(value)
 
 
+def _check_cluster_idle_warn(value: str) -> None:
+    from tfcloud.config.digits import parse_duration
+
+    seconds = parse_duration(value.strip())
+    if value.strip().lower() not in FALSE_WORDS and (seconds is None or not 0 < seconds < float("inf")):
+        raise ValidationError("cluster_idle_warn", "a duration such as 30m, 1h or 1d, or off", value)
+
+
 def _check_yes(value: str) -> None:
     if value.strip().lower() not in (*TRUE_WORDS, *FALSE_WORDS):
         raise ValidationError("yes", "1, true, yes, on, 0, false, no or off", value)
@@ -124,7 +132,7 @@ _DOCKER_SCHEMES = ("unix", "tcp", "ssh", "npipe", "fd", "http", "https")
 _SETTING_CHECKS: Mapping[str, Callable[[str], None]] = {
     "target": _check_target, "image_repository": _check_image_repository, "docker_host": _check_docker_host,
     "image_build_bucket": _check_image_build_bucket, "state_dir": _check_state_dir,
-    "retry_deadline": _check_retry_deadline, "yes": _check_yes,
+    "retry_deadline": _check_retry_deadline, "cluster_idle_warn": _check_cluster_idle_warn, "yes": _check_yes,
 }
 
 

@@ -12,6 +12,7 @@ about it, so that nothing outside the target's own package branches on its name:
 - ``needs``: the optional extras its backend imports (checked before anything happens);
 - ``backend``, ``tuner``: ``"module:attribute"`` strings, imported only when a job is submitted or tuned;
 - ``doctor_checks``: ``"module:function"``, its lines of ``tfcloud doctor`` (imported only there);
+- ``notices``: ``"module:function"``, what its verbs say besides their answer (Vertex AI: an idle cluster);
 - :meth:`Target.describe_machine`, :meth:`Target.endpoint`, :meth:`Target.notes`: its rows in the plan.
 
 A plug-in needs nothing from tfcloud but this module's two classes and the backend protocol
@@ -251,6 +252,11 @@ class Target:
     #: ``function(value, settings, *, needed, environ) -> list[Check]`` (:class:`tfcloud.targets._doctor.Check`;
     #: ``needed``: it is the chosen target, so a missing piece stops its jobs); None: none of its own.
     doctor_checks: ClassVar[str | None] = None
+    #: ``"module:function"`` of what a verb that talked to the target says besides its answer (Vertex AI: its
+    #: clusters idle longer than the ``cluster_idle_warn`` setting, once a day each): ``function(value, settings)
+    #: -> list[str]``, called by :mod:`tfcloud.sdk` after ``status``/``logs``/``cancel``/``cost`` (``attached``),
+    #: ``list`` and ``submit``; it must be cheap (it may look only now and then) and never raise for a warning.
+    notices: ClassVar[str | None] = None
     @property
     def container(self) -> bool:
         """Whether its replicas run from the job's container image (the stages build one first)."""

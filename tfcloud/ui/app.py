@@ -113,7 +113,15 @@ def _templates() -> Any:
     env.filters["shown"] = views.shown_labels
     env.filters["problem"] = record_problem
     env.filters["iso"] = _iso
+    env.filters["cost"] = _cost
     return env
+
+
+def _cost(info: Any) -> str:
+    """A job's cost cell (:func:`tfcloud.sdk.cost_of`): ``$1.23``, ``unknown``, ``not billed``..."""
+    from tfcloud.sdk import cost_of
+
+    return cost_of(info).short()
 
 
 def _when(value: float | None) -> str:

@@ -12,7 +12,7 @@ __all__ = ["jobs_lines"]
 
 #: (heading, JobInfo.to_dict() key), in the order shown.
 COLUMNS = (("JOB ID", "job_id"), ("STATE", "state"), ("EXIT", "exit_code"), ("CREATED (UTC)", "created"),
-           ("NAME", "display_name"))
+           ("COST", "cost"), ("NAME", "display_name"))
 _GAP = "  "
 
 
@@ -20,6 +20,8 @@ def _cell(row: Mapping[str, object], key: str) -> str:
     value = row.get(key)
     if value is None or value == "":
         return "-"
+    if key == "cost" and isinstance(value, Mapping):  # sdk.cost_of(...).to_dict()
+        return str(value.get("shown") or "-")
     if key == "created" and isinstance(value, str):
         return value[:16].replace("T", " ")  # 2026-11-25T03:24:32.123Z -> 2026-11-25 03:24
     return str(value)
@@ -38,10 +40,10 @@ def jobs_lines(rows: Sequence[Mapping[str, object]], *, width: int) -> list[str]
         return [_GAP.join(text + " " * (w - cell_len(text)) for text, w in zip(line, widths, strict=True)).rstrip()
                 for line in (heading, *cells)]
     lines = []
-    for job_id, state, code, created, name in cells:
+    for job_id, state, code, created, cost, name in cells:
         lines.append(job_id)
         outcome = state if code == "-" else f"{state} (exit {code})"
-        detail = "  " + _GAP.join([outcome, f"created {created}", name])
+        detail = "  " + _GAP.join([outcome, f"created {created}", f"cost {cost}", name])
         if cell_len(detail) > width > 20:  # the name gives way; the id above never does
             detail = detail[: width - 1] + "…"
         lines.append(detail)

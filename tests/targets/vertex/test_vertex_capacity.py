@@ -183,7 +183,7 @@ def test_a_cluster_lives_through_the_cli_and_runs_a_job(env: Any, backend: Verte
     assert main(["cluster", "list"]) == 0
     listed = capsys.readouterr().out
     assert listed.startswith("team-cluster\tRUNNING\tchief: 1 x n1-standard-4, worker: 1 x ")
-    assert listed.endswith("\t$0.44/h while it exists (on demand, us-central1)\n")
+    assert "\t$0.44/h while it exists (on demand, us-central1)\tidle " in listed  # idle since its job ended
     assert main(["cluster", "delete", "team-cluster"]) == 0
     assert capsys.readouterr().out == "team-cluster\tdeleted\n"
     assert main(["cluster", "list", "--json"]) == 0

@@ -38,7 +38,7 @@ from tfcloud.google.catalog.price_table import (
 )
 
 __all__ = ["PRICE_DATE", "PRICE_SOURCE", "ClusterPrice", "JobPrice", "PoolPrice", "cluster_price", "job_price",
-           "machine_price", "price_regions", "price_table_line"]
+           "machine_price", "price_regions", "price_table_line", "replica_price"]
 
 #: The main source, and the newest day a row was read.
 PRICE_SOURCE = str(PRICE_SOURCES["vertex-pricing"])
@@ -77,6 +77,17 @@ def _priced(machine_type: str, accelerator: str | None, count: int, *, region: s
         total += count * row.usd_per_hour
         sources.append(row.source)
     return total, None, tuple(sources)
+
+
+def replica_price(machine_type: str, accelerator: str | None, count: int, *, region: str,
+                  capacity: str = "on-demand") -> tuple[float | None, str | None, tuple[str, ...]]:
+    """One replica of ``machine_type`` with ``count`` x ``accelerator`` (its ``AcceleratorType`` name) in ``region``,
+    priced by the rows Google bills ``capacity`` at (:data:`~tfcloud.google.catalog.price_table.ROW_KIND_OF`; a TPU
+    VM machine type's price includes its chips): (price per hour, None, the rows' sources), or (None, why it is
+    unknown, ())."""
+    tpu_vm = machine_type.startswith(_TPU_VM_FAMILIES)
+    return _priced(machine_type, None if tpu_vm else accelerator, count, region=region,
+                   kind=ROW_KIND_OF.get(capacity, capacity))
 
 
 def _parts(machine_type: str, accelerator: str | None, count: int, *, region: str,

@@ -34,4 +34,5 @@ class VertexTarget(VertexOptions):
 
     backend: ClassVar[str] = "tfcloud.google.vertex.backend:VertexBackend"
     doctor_checks: ClassVar[str | None] = "tfcloud.google.vertex.doctor:checks"
+    notices: ClassVar[str | None] = "tfcloud.google.vertex.clusters:idle_notices"
     tuner: ClassVar[str | None] = "tfcloud.google.vertex.tuning:VertexTuner"

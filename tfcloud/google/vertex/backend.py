@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tfcloud.backends.base import JobInfo, LogLine, ReplicaInfo
+from tfcloud.backends.base import BilledPool, Billing, JobInfo, LogLine, ReplicaInfo
 from tfcloud.config.value import Settings
 from tfcloud.errors import ConfigurationError, OutcomeUnknownError, SubmitError, ValidationError
 from tfcloud.google.cloud.gcloud import Clients, RetryPolicy, call, status_code
@@ -291,7 +291,7 @@ class VertexJob:
             created=_timestamp(job.create_time), started=_timestamp(job.start_time),
             ended=_timestamp(job.end_time) if state.is_final else None, labels=dict(job.labels),
             output_dir=job.job_spec.base_output_directory.output_uri_prefix or None,
-            log_sources=self._log_sources(job))
+            log_sources=self._log_sources(job), billing=_billing(job, self.name, self.backend.target.location))
 
     @property
     def error_message(self) -> str | None:
@@ -376,6 +376,35 @@ def _replicas(job: CustomJob, state: JobState, failed: str | None, message: str 
                 code = _exit_status(message) if name == failed else None
             out.append(ReplicaInfo(name=name, state=replica_state, exit_code=code, machine=machine))
     return tuple(out)
+
+
+def _billing(job: CustomJob, name: str, location: str) -> Billing:
+    """What Vertex AI bills the job by, from the CustomJob itself: its region (its name's), its capacity (a
+    persistent resource, a reservation, Spot or Flex Start scheduling, else on demand) and its pools."""
+
+    parts = name.split("/")
+    region = parts[3] if len(parts) > 3 and parts[2] == "locations" else location
+    spec = job.job_spec
+    pools, reservation = [], None
+    for index, pool in enumerate(spec.worker_pool_specs):
+        machine = pool.machine_spec
+        affinity = machine.reservation_affinity
+        kind = affinity.reservation_affinity_type.name if "reservation_affinity" in machine else ""
+        if kind == "ANY_RESERVATION":
+            reservation = "any"
+        elif kind == "SPECIFIC_RESERVATION":
+            reservation = ",".join(affinity.values) or "specific"
+        count = int(machine.accelerator_count)
+        pools.append(BilledPool(role=replica_name(f"workerpool{index}-0").rsplit("-", 1)[0],
+                                replicas=int(pool.replica_count), machine_type=str(machine.machine_type),
+                                accelerator=machine.accelerator_type.name if count else None,
+                                accelerator_count=count))
+    strategy = spec.scheduling.strategy.name if "scheduling" in spec else ""
+    resource = spec.persistent_resource_id or None
+    capacity = ("persistent-resource" if resource else "reservation" if reservation else
+                "spot" if strategy == "SPOT" else "flex-start" if strategy == "FLEX_START" else "on-demand")
+    return Billing(region=region, capacity=capacity, pools=tuple(pools), resource=resource,
+                   reservation=reservation)
 
 
 def _machine(spec: Any) -> str:

@@ -20,6 +20,7 @@ create
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import re
 import time
 from collections.abc import Mapping
@@ -37,9 +38,10 @@ if TYPE_CHECKING:
     from tfcloud.google.catalog.prices import ClusterPrice
     from tfcloud.google.vertex.value import VertexOptions
 
-__all__ = ["ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "check_delete", "cluster_pools",
-           "cluster_price", "cluster_request", "create_on", "delete_on", "list_on", "persistent_resource_request",
-           "planned_cluster", "require_project"]
+__all__ = ["CLUSTER_IDLE_WARN", "ClusterInfo", "ClusterPool", "ClusterService", "check_cluster_id", "check_delete",
+           "cluster_pools", "cluster_price", "cluster_request", "create_on", "delete_on", "duration_text", "idle_cost",
+           "idle_notices", "idle_warn_s", "list_on", "persistent_resource_request", "planned_cluster",
+           "require_project", "warn_once"]
 
 _ID = re.compile(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")
 MAX_POOL_REPLICAS = 1000
@@ -77,11 +79,20 @@ class ClusterInfo:
     pools: tuple[ClusterPool, ...]
     created: str | None = None
     error: str | None = None
+    #: The jobs (CustomJobs, tuning studies) not in a final state that run on it: their names. Filled by a list.
+    busy: tuple[str, ...] = ()
+    #: Epoch seconds since when no job has run on it (the end of the last job on it, else when it started
+    #: running); None while a job runs on it, or when unknown (not listed, or not running).
+    idle_since: float | None = None
+
+    def idle_s(self, now: float) -> float | None:
+        """How long no job has run on it, at ``now`` (None: busy, or unknown)."""
+        return None if self.busy or self.idle_since is None else max(0.0, now - self.idle_since)
 
     def to_dict(self) -> dict[str, object]:
         return {"cluster_id": self.cluster_id, "name": self.name, "state": self.state,
                 "display_name": self.display_name, "created": self.created, "error": self.error,
-                "pools": [vars(pool) for pool in self.pools]}
+                "pools": [vars(pool) for pool in self.pools], "busy": list(self.busy)}
 
 
 def check_cluster_id(value: object) -> str:
@@ -178,6 +189,13 @@ def cluster_price(info: ClusterInfo) -> ClusterPrice:
     return price(pools, region=region)
 
 
+def _epoch(message: Any, field: str) -> float | None:
+    """A proto message's timestamp ``field`` as epoch seconds; None when it is not set."""
+    from tfcloud.google.vertex.logs import timestamp
+
+    return timestamp(getattr(message, field)) if field in message else None
+
+
 def _info(resource: Any) -> ClusterInfo:
     pools = tuple(ClusterPool(
         pool_id=pool.id, machine_type=pool.machine_spec.machine_type,
@@ -271,12 +289,43 @@ class ClusterService:
         return info
 
     def list(self) -> list[ClusterInfo]:
-        """Every persistent resource in the project and region, newest first."""
+        """Every persistent resource in the project and region, newest first, each with the jobs that run on it
+        (:attr:`ClusterInfo.busy`) and since when none has (:attr:`ClusterInfo.idle_since`: the end of the last
+        job on it, else when it started running): one ListPersistentResources and one ListCustomJobs (and
+        ListHyperparameterTuningJobs) call."""
         client = self.clients.persistent_resources()
         found = call(lambda: list(client.list_persistent_resources(parent=self.parent, retry=None,
                                                                    timeout=self.retry.call_timeout)),
                      what="Listing clusters", policy=self.retry)
-        return [_info(resource) for resource in found]
+        if not found:
+            return []
+        jobs = self.clients.jobs()
+        request = {"parent": self.parent}
+        customs = call(lambda: list(jobs.list_custom_jobs(request=request, retry=None,
+                                                          timeout=self.retry.call_timeout)),
+                       what="Looking for jobs on the clusters", policy=self.retry)
+        studies = call(lambda: list(jobs.list_hyperparameter_tuning_jobs(request=request, retry=None,
+                                                                         timeout=self.retry.call_timeout)),
+                       what="Looking for tuning studies on the clusters", policy=self.retry)
+        on: dict[str, list[tuple[str, str, float | None]]] = {}
+        for job in customs:
+            if job.job_spec.persistent_resource_id:
+                on.setdefault(job.job_spec.persistent_resource_id, []).append(
+                    (job.name, job.state.name, _epoch(job, "end_time")))
+        for study in studies:
+            if study.trial_job_spec.persistent_resource_id:
+                on.setdefault(study.trial_job_spec.persistent_resource_id, []).append(
+                    (study.name, study.state.name, _epoch(study, "end_time")))
+        out = []
+        for resource in found:
+            info = _info(resource)
+            ran = on.get(info.cluster_id, [])
+            busy = tuple(name for name, state, _ in ran if state not in FINAL_JOB_STATES)
+            ends = [end for _, state, end in ran if state in FINAL_JOB_STATES and end is not None]
+            began = _epoch(resource, "start_time")
+            idle_since = None if busy or info.state != "RUNNING" or began is None else max([began, *ends])
+            out.append(dataclasses.replace(info, busy=busy, idle_since=idle_since))
+        return out
 
     def jobs_on(self, cluster_id: str) -> builtins.list[str]:
         """The CustomJobs whose ``job_spec.persistent_resource_id`` is the cluster, and the HyperparameterTuningJobs
@@ -488,3 +537,118 @@ def delete_on(cluster_id: str, *, settings: Settings, target: VertexOptions, wai
         service.delete(check_cluster_name(cluster_id, project=parent[1], region=parent[3]), wait=wait, force=force)
     finally:
         service.close()
+
+
+# --- idle clusters: what they cost, and the warning said once ---------------------------------------------------
+#: ``cluster_idle_warn``'s default: warn once a cluster has been idle an hour.
+CLUSTER_IDLE_WARN = "1h"
+_OFF = ("0", "false", "no", "off")
+_WARNED = "cluster-idle-warned.json"  # cluster name -> the day it was warned of (UTC)
+_LOOKED = "cluster-idle-looked.json"  # projects/P/locations/R -> when its clusters were last looked at (epoch)
+
+
+def idle_warn_s(settings: Settings) -> float | None:
+    """The ``cluster_idle_warn`` setting in seconds (default :data:`CLUSTER_IDLE_WARN`); None when it is ``off``
+    (or not a duration: the setting's check refuses that first)."""
+    from tfcloud.config.digits import parse_duration
+
+    value = (settings.cluster_idle_warn or CLUSTER_IDLE_WARN).strip()
+    return None if value.lower() in _OFF else parse_duration(value)
+
+
+def idle_cost(info: ClusterInfo, now: float) -> float | None:
+    """What the cluster's idle time (:meth:`ClusterInfo.idle_s`) cost at its price per hour (:func:`cluster_price`):
+    a persistent resource is billed while it runs, job or no job. None: busy, or no price known."""
+    idle = info.idle_s(now)
+    per_hour = cluster_price(info).per_hour
+    return None if idle is None or per_hour is None else per_hour * idle / 3600
+
+
+def duration_text(seconds: float) -> str:
+    """``45s``, ``12m03s``, ``3h05m``, ``2d4h``."""
+    s = int(seconds)
+    d, rest = divmod(s, 86400)
+    h, rest = divmod(rest, 3600)
+    m, s = divmod(rest, 60)
+    return f"{d}d{h}h" if d else f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+def _read_json(path: Any) -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def warn_once(clusters: builtins.list[ClusterInfo], *, settings: Settings,
+              now: float | None = None) -> builtins.list[str]:
+    """A warning for each of ``clusters`` idle longer than the ``cluster_idle_warn`` setting, each said once a day
+    (what was said is kept in the state dir: ``cluster-idle-warned.json``)."""
+    import contextlib
+    import datetime as dt
+
+    from tfcloud.google.catalog.costs import usd
+    from tfcloud.records.files import write_private_json
+    from tfcloud.records.statedir import state_dir
+
+    limit = idle_warn_s(settings)
+    at = time.time() if now is None else now
+    idle = [info for info in clusters if limit is not None and (info.idle_s(at) or 0.0) > limit]
+    if not idle or limit is None:
+        return []
+    path = state_dir(settings) / _WARNED
+    said = _read_json(path)
+    today = dt.datetime.fromtimestamp(at, dt.timezone.utc).date().isoformat()
+    out = []
+    for info in idle:
+        if said.get(info.name) == today:
+            continue
+        said[info.name] = today
+        cost = idle_cost(info, at)
+        parts = info.name.split("/")
+        region = parts[3] if len(parts) > 3 else ""
+        out.append(f"Warning: cluster {info.cluster_id} has run no job for {duration_text(info.idle_s(at) or 0.0)}"
+                   + (f" (that idle time cost {usd(cost)})" if cost is not None else "")
+                   + f"; it bills while it exists. Delete it: tfcloud cluster delete {info.cluster_id} --region "
+                   f"{region}, or every idle one: tfcloud cluster gc --idle {duration_text(limit)} --dry-run")
+    with contextlib.suppress(OSError):  # a warning that cannot be remembered is said again; never an error
+        write_private_json(path, said)
+    return out
+
+
+def idle_notices(target: VertexOptions, settings: Settings, *, now: float | None = None) -> builtins.list[str]:
+    """The target's ``notices`` (:attr:`tfcloud.targets.Target.notices`), said after a verb that talked to Vertex
+    AI: the project and region's clusters idle longer than ``cluster_idle_warn`` (:func:`warn_once`). It looks
+    (ListPersistentResources, then ListCustomJobs and ListHyperparameterTuningJobs if there is a cluster) at most
+    once per ``cluster_idle_warn`` period per project and region (when it last looked is kept in the state dir,
+    ``cluster-idle-looked.json``), with a short deadline; a look that fails says nothing."""
+    import contextlib
+
+    from tfcloud.errors import TfcloudError
+    from tfcloud.records.files import write_private_json
+    from tfcloud.records.statedir import state_dir
+
+    limit = idle_warn_s(settings)
+    if limit is None or not target.project:
+        return []
+    at = time.time() if now is None else now
+    parent = f"projects/{target.project}/locations/{target.location}"
+    path = state_dir(settings) / _LOOKED
+    looked = _read_json(path)
+    last = looked.get(parent)
+    if isinstance(last, int | float) and 0 <= at - last < limit:
+        return []
+    looked[parent] = at
+    with contextlib.suppress(OSError):
+        write_private_json(path, looked)
+    service = ClusterService(settings=settings, target=target, retry=RetryPolicy.from_setting("5"))
+    try:
+        found = service.list()
+    except TfcloudError:
+        return []
+    finally:
+        service.close()
+    return warn_once(found, settings=settings, now=at)
