@@ -616,11 +616,11 @@ def test_bad_input_exits_2_naming_the_field_and_changes_nothing(
     for key, value in case.env.items():
         monkeypatch.setenv(key, _fill(value, files))
     if case.site:  # packages installed there, read afresh (the registry reads the entry points once)
-        import tfcloud.targets
+        import tfcloud.targets as registry
 
         monkeypatch.syspath_prepend(_fill(case.site, files))
-        monkeypatch.setattr(tfcloud.targets, "_PLUGINS", None)
-        monkeypatch.setattr(tfcloud.targets, "_SHADOWED", {})
+        monkeypatch.setattr(registry, "_PLUGINS", None)
+        monkeypatch.setattr(registry, "_SHADOWED", {})
     before = sinks.count(homes)
     cwd_before = sorted(p.name for p in Path.cwd().iterdir())
 
