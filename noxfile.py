@@ -125,8 +125,8 @@ def captures(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Every benchmark in benchmarks/ (prints results; asserts nothing about time). `nox -s bench -- --quick`: one
-    small round each (what CI runs: tests/test_benchmarks.py)."""
+    """Every benchmark in benchmarks/ (prints results; one with a bound exits non-zero past it). `nox -s bench --
+    --quick`: one small round each, the same bounds (what CI runs: tests/test_benchmarks.py)."""
     _ensure_docker(session)
     _ensure_browser(session)
     _install(session)

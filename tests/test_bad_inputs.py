@@ -13,7 +13,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ class Case:
     args: Any
     field: str  # the field the message names (between backticks)
     env: dict[str, str] = field(default_factory=dict)
+    site: str = ""  # a directory put first on sys.path (installed packages: plug-ins), "{d}/..."
 
 
 def cli(id: str, argv: list[str], name: str, **env: str) -> Case:
@@ -146,6 +147,16 @@ CASES: list[Case] = [
     submit("reqs-unreachable-include-local", ["--requirements", "{d}/remote.txt", "--container"],
            "requirements_txt"),
     submit("reqs-unreachable-nested", ["--requirements", "{d}/includesremote.txt", V], "requirements_txt"),
+    submit("reqs-unreachable-include-upper-scheme", ["--requirements", "{d}/remoteupper.txt", V],
+           "requirements_txt"),  # pip's schemes are case-insensitive: HTTP:// is fetched as http://
+    submit("reqs-unreachable-include-upper-scheme-local", ["--requirements", "{d}/remoteupper.txt", "--container"],
+           "requirements_txt"),
+    # --- two installed packages that add one target name (issue 39) -----------------------------------------
+    replace(submit("plugin-two-packages-one-name", ["--target", "twin"], "target"), site="{d}/plugins"),
+    replace(submit("plugin-two-packages-one-name-setting", [], "target", TFCLOUD_TARGET="twin"),
+            site="{d}/plugins"),
+    replace(submit("plugin-two-packages-one-name-dry-run", ["--target", "twin", "--dry-run"], "target"),
+            site="{d}/plugins"),
     tune("tune-plot-suffix", ["--param", "units=int:8:16", "--plot", "{d}/plot.jpg"], "--plot"),
     tune("tune-plot-under-a-file", ["--param", "units=int:8:16", "--plot", "{d}/train.py/plots/plot.png"],
          "--plot"),
@@ -471,6 +482,14 @@ FILES: dict[str, str | bytes] = {
     "badinclude.txt": "-r nope.txt\n",
     "remote.txt": "numpy\n-r http://127.0.0.1:9/more-requirements.txt\n",  # port 9: nothing listens
     "includesremote.txt": "-r remote.txt\n",
+    "remoteupper.txt": "numpy\n-r HTTP://127.0.0.1:9/more-requirements.txt\n",
+    **{f"plugins/{module}.py": "from tfcloud.targets.local import LocalTarget\n\n\nclass T(LocalTarget):\n"
+                               "    name = 'twin'\n" for module in ("tfb_twin_a", "tfb_twin_b")},
+    **{f"plugins/tfcloud_{twin}-1.0.dist-info/{name}": text
+       for twin in ("twin_a", "twin_b")
+       for name, text in (("METADATA", f"Metadata-Version: 2.1\nName: tfcloud-{twin.replace('_', '-')}\n"
+                                       "Version: 1.0\n"),
+                          ("entry_points.txt", f"[tfcloud.targets]\ntwin = tfb_{twin}:T\n"))},
     "includesbad.txt": "-r badline.txt\n",
     "binary.txt": b"numpy\x00\n",
     "badmarker.txt": "numpy; python_version >>> '3'\n",
@@ -596,6 +615,12 @@ def test_bad_input_exits_2_naming_the_field_and_changes_nothing(
     homes = [Path(os.environ["TFCLOUD_HOME"])]
     for key, value in case.env.items():
         monkeypatch.setenv(key, _fill(value, files))
+    if case.site:  # packages installed there, read afresh (the registry reads the entry points once)
+        import tfcloud.targets as registry
+
+        monkeypatch.syspath_prepend(_fill(case.site, files))
+        monkeypatch.setattr(registry, "_PLUGINS", None)
+        monkeypatch.setattr(registry, "_SHADOWED", {})
     before = sinks.count(homes)
     cwd_before = sorted(p.name for p in Path.cwd().iterdir())
 

@@ -112,6 +112,38 @@ def test_two_packages_adding_one_target_are_refused_naming_both(site: Path, scri
     assert "tfcloud-twin-a and tfcloud-twin-b" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_every_use_of_a_twice_added_name_is_refused_and_doctor_lists_the_clashes(tmp_path: Path,
+                                                                                 script: Path) -> None:
+    # A site of its own: the two twins, and a package whose plug-in takes the built-in name "local".
+    PLUGINS["tfcloud-shadow"] = ("tfb_shadow", "local", "from tfb_twin_a import T\n")
+    try:
+        site = _site(tmp_path, ["tfcloud-twin-a", "tfcloud-twin-b", "tfcloud-shadow"])
+    finally:
+        del PLUGINS["tfcloud-shadow"]
+    home = tmp_path / "home"
+    for args, target in ((["submit", str(script), "--target", "twin", "--dry-run"], "local"),
+                         (["submit", str(script), "--detach"], "twin"),  # the target setting, not the flag
+                         (["doctor", "--target", "twin"], "local"), (["list", "--target", "twin"], "local")):
+        done = _tfcloud(site, *args, env={"TFCLOUD_HOME": str(home), "TFCLOUD_TARGET": target})
+        assert done.returncode == 2, (args, done.stderr)
+        assert "tfcloud-twin-a and tfcloud-twin-b" in done.stderr, (args, done.stderr)
+        assert "pip uninstall tfcloud-twin-a or tfcloud-twin-b" in done.stderr and "Traceback" not in done.stderr
+    assert not home.exists() or not any(home.rglob("*"))
+    done = _tfcloud(site, "doctor", "--target", "local", "--json")
+    rows = {row["check"]: row for row in json.loads(done.stdout)["checks"]}
+    assert rows["target twin"] == {
+        "check": "target twin", "ok": False, "needed": False,
+        "found": "added by tfcloud-twin-a and tfcloud-twin-b: neither runs (--target twin exits 2 naming both)",
+        "fix": "Uninstall all but one: pip uninstall tfcloud-twin-a or tfcloud-twin-b"}
+    assert rows["target local"]["found"].startswith("built in, and also added by tfcloud-shadow: the built-in")
+    assert rows["target local"]["fix"] == "Uninstall the plug-in: pip uninstall tfcloud-shadow"
+    assert not rows["target local"]["needed"]
+    # The built-in target runs, the plug-in's never does: its plan says local, as without the plug-in.
+    done = _tfcloud(site, "submit", str(script), "--target", "local", "--dry-run", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["target"] == "local"
+
+
 def test_a_plugin_option_named_worker_count_reaches_the_plugin(site: Path, script: Path) -> None:
     done = _tfcloud(site, "submit", str(script), "--target", "counter", "-o", "worker_count=3", "--dry-run",
                     "--json")

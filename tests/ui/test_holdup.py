@@ -1,6 +1,8 @@
 """The dashboard holds up (issue 31): a Vertex AI endpoint that never answers does not delay the jobs page; a
 200k-line log opens on its last lines, with earlier lines on demand, a search and a download; a reconnect resumes
-without a duplicated line; every answer carries the security headers and a foreign ``Host`` is refused.
+without a duplicated line; every answer carries the security headers and a foreign ``Host`` is refused. How fast
+(the jobs page with Vertex AI down, the 200k-line log's last line, the page's longest timer gap while it streams)
+is benchmarks/bench_ui.py's to measure against its bounds: it exits 1 past one, and tests/test_benchmarks.py runs it.
 
 One ``tfcloud ui`` process over a state dir of its own, its Vertex AI endpoint a socket that accepts connections
 and never answers (as a firewalled or hung endpoint does); real local jobs; a real headless chromium."""
@@ -92,18 +94,13 @@ def test_the_jobs_page_shows_local_jobs_at_once_while_vertex_ai_does_not_answer(
         served: Served, browser: Any, tmp_path: Path) -> None:
     job = _submit(tmp_path, "hello.py", "print('hello')\n")
     job.wait(60)
-    asked = time.monotonic()
     browser.get(served.base + "/")
-    shown = time.monotonic() - asked
     row = browser.find_element("css selector", f'tr[data-job="{job.job_id}"]')
     assert row.find_element("css selector", ".state").text == "succeeded"
     note = browser.find_element("css selector", '.note[data-target="vertex"]').text
     # The page came while the Vertex AI listing was still waiting on the silent endpoint (it gives up after 60 s).
     assert note.startswith("vertex: still answering (asked "), note
-    print(f"jobs page with a silent Vertex AI endpoint: {shown:.3f} s")
-    asked = time.monotonic()
     browser.get(served.base + "/")
-    print(f"... and again: {time.monotonic() - asked:.3f} s")
     assert browser.find_element("css selector", '.note[data-target="vertex"]').text.startswith(
         "vertex: still answering")
     browser.get(served.base + "/?target=local")
@@ -142,18 +139,14 @@ def test_a_200k_line_log_opens_on_its_tail_loads_earlier_lines_searches_and_down
         deadline = time.monotonic() + 120
         while not any("to stderr" in line.text for line in job.logs(tail=1)) and time.monotonic() < deadline:
             time.sleep(0.5)
-        asked = time.monotonic()
         browser.get(f"{served.base}/jobs/{job.job_id}")
         _wait(browser, lambda d: "to stderr" in _text(d, "log"))
-        print(f"a {LINES}-line log's page showed its last line {time.monotonic() - asked:.3f} s after it was asked for")
         lines = _lines(browser)
         assert len(lines) == 2000 and lines[0] == f"line {LINES - 1998}" and lines[-1] == "to stderr"
         # ANSI colours drawn as colours (the codes gone), stderr marked.
         red = browser.find_element("css selector", "#log .line .text .a-31")
         assert red.text == "red" and lines[-2] == "red plain"
         assert browser.find_elements("css selector", "#log .line.stderr")[-1].text.endswith("to stderr")
-        # The page stays responsive: a script runs at once.
-        assert browser.execute_script("return 1 + 1") == 2
 
         browser.find_element("id", "earlier").click()
         _wait(browser, lambda d: len(_lines(d)) == 4000)

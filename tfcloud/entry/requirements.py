@@ -308,7 +308,7 @@ def check_remote_includes(path: Path, *, timeout: float = 10.0, _seen: frozenset
             if include.is_file():
                 check_remote_includes(include, timeout=timeout, _seen=_seen | {path})
             continue
-        if not target.startswith(("http://", "https://")):
+        if not target.lower().startswith(("http://", "https://")):  # pip's schemes are case-insensitive
             continue  # file://, or a scheme pip resolves itself
         try:
             with urllib.request.urlopen(urllib.request.Request(target, method="GET"), timeout=timeout) as answer:
@@ -322,7 +322,9 @@ def check_remote_includes(path: Path, *, timeout: float = 10.0, _seen: frozenset
         if reason is not None:
             raise ValidationError("requirements_txt", "includes (-r URL, -c URL) that can be fetched",
                                   f"<{path.name}:{number}: {text!r}>",
-                                  hint=f"{target}: {reason}; pip would fail the same way inside the image build.")
+                                  hint=f"{target}: {reason}; pip would fail the same way inside the image build. "
+                                       "Fix the URL or make it reachable from here, or save the file beside "
+                                       f"{path.name} and include it by its name (-r FILE).")
 
 
 #: The name of the top requirements file in a bundle (:func:`bundle_requirements`).

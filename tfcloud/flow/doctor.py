@@ -101,7 +101,29 @@ def checks(target: str, settings: Settings, *, environ: Mapping[str, str] | None
     for each in (cls, *others):
         found += _target_checks(each, (places or {}).get(each.name, {}), env, needed=each is cls,
                                 resolved=(resolved or {}).get(each.name))
+    found += _clashes(target)
     return found
+
+
+def _clashes(chosen: str) -> list[Check]:
+    """A line per target name that two installed packages register (:func:`tfcloud.targets.clashes`)."""
+    import tfcloud.targets as targets
+
+    rows = []
+    for name, packages in sorted(targets.clashes().items()):
+        plugins = [p for p in packages if p != "tfcloud"]
+        if name in targets.BUILTIN:  # the built-in target runs: a line to clean up, never one that stops a job
+            rows.append(Check(name=f"target {name}", ok=False,
+                              found=f"built in, and also added by {' and '.join(plugins)}: the built-in {name!r} "
+                                    "target runs, the plug-in's never does",
+                              fix=f"Uninstall the plug-in: pip uninstall {' '.join(plugins)}"))
+        else:
+            rows.append(Check(name=f"target {name}", ok=False,
+                              found=f"added by {' and '.join(plugins)}: neither runs (--target {name} exits 2 "
+                                    "naming both)",
+                              fix="Uninstall all but one: pip uninstall " + " or ".join(plugins),
+                              needed=name == chosen))
+    return rows
 
 
 def _target_checks(cls: type[Target], given: Mapping[str, object], env: dict[str, str], *,

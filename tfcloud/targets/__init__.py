@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from tfcloud.targets.ray import RayTarget
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "GoogleCloud", "LocalTarget", "Option", "RayTarget", "SubmitTrial",
-           "Target", "Tuner", "VertexTarget", "builtin_targets", "for_job_id", "get", "get_backend", "load",
-           "loadable", "names", "plugin_errors", "plugin_package"]
+           "Target", "Tuner", "VertexTarget", "builtin_targets", "clashes", "for_job_id", "get", "get_backend",
+           "load", "loadable", "names", "plugin_errors", "plugin_package"]
 
 log = logging.getLogger("tfcloud")
 ENTRY_POINT_GROUP = "tfcloud.targets"
@@ -42,6 +42,7 @@ BUILTIN: dict[str, str] = {
     "ray": "tfcloud.targets.ray:RayTarget",
 }
 _PLUGINS: dict[str, list[Any]] | None = None  # name -> its entry points (one, unless packages clash), read once
+_SHADOWED: dict[str, list[Any]] = {}  # a built-in name -> the plug-ins' entry points that also claim it (never run)
 
 
 def load(ref: str) -> Any:
@@ -70,16 +71,27 @@ def _load(ref: str) -> type[Target]:
 
 
 def _plugins() -> dict[str, list[Any]]:
-    global _PLUGINS
+    global _PLUGINS, _SHADOWED
     if _PLUGINS is None:
         from importlib.metadata import entry_points
 
         found: dict[str, list[Any]] = {}
+        shadowed: dict[str, list[Any]] = {}
         for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name not in BUILTIN:
-                found.setdefault(ep.name, []).append(ep)
-        _PLUGINS = found
+            (shadowed if ep.name in BUILTIN else found).setdefault(ep.name, []).append(ep)
+        _PLUGINS, _SHADOWED = found, shadowed
     return _PLUGINS
+
+
+def clashes() -> dict[str, list[str]]:
+    """Each target name that more than one package registers, and those packages (``tfcloud`` for a built-in
+    one): a plug-in name two packages add is refused whenever it is used (:func:`get`); a plug-in that takes a
+    built-in name never runs (the built-in one does, and start-up never reads plug-ins to say so). ``tfcloud
+    doctor`` lists both."""
+    found = {name: sorted({_package(ep) for ep in eps}) for name, eps in _plugins().items() if len(eps) > 1}
+    for name, eps in _SHADOWED.items():
+        found[name] = ["tfcloud", *sorted({_package(ep) for ep in eps})]
+    return found
 
 
 def _package(ep: Any) -> str:

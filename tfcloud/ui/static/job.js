@@ -233,30 +233,58 @@ function setState(text, bad = false) {
   logState.classList.toggle("bad", bad);
 }
 
+// What the stream brings is drawn in slices of at most 30 ms each, a timer's turn between them, so that a click
+// or a scroll waits at worst for one slice, however many lines come at once (a long log's 2,000 last lines).
+const SLICE_MS = 30;
+const CHUNK = 200;
+const queue = [];
+let draining = false;
+
+function drain() {
+  const started = performance.now();
+  while (queue.length && performance.now() - started < SLICE_MS) queue.shift()();
+  if (queue.length) setTimeout(drain, 0);
+  else draining = false;
+}
+
+function later(step) {
+  queue.push(step);
+  if (!draining) {
+    draining = true;
+    setTimeout(drain, 0);
+  }
+}
+
 const source = new EventSource(log.dataset.src);
 source.addEventListener("open", () => { if (!done) setState("following"); });
-source.addEventListener("window", (event) => {
+source.addEventListener("window", (event) => later(() => {
   const data = JSON.parse(event.data);
   if (data.start !== null && data.start !== undefined) {
     windowStart = data.start;
     earlierButton.hidden = !(windowStart > 0);
   }
+}));
+source.addEventListener("lines", (event) => {
+  const lines = JSON.parse(event.data);
+  for (let i = 0; i < lines.length; i += CHUNK) {
+    const chunk = lines.slice(i, i + CHUNK);
+    later(() => addLines(chunk));
+  }
 });
-source.addEventListener("lines", (event) => addLines(JSON.parse(event.data)));
 source.addEventListener("end", (event) => {
   done = true;
-  setState(`the job ${JSON.parse(event.data).state}: every line is in`);
   source.close();
+  later(() => setState(`the job ${JSON.parse(event.data).state}: every line is in`));
 });
 source.addEventListener("gone", (event) => {
   done = true;
-  setState(`gone: ${JSON.parse(event.data).message}`, true);
   source.close();
+  later(() => setState(`gone: ${JSON.parse(event.data).message}`, true));
 });
 source.addEventListener("problem", (event) => {
   done = true;
-  setState(`logs stopped: ${JSON.parse(event.data).message}`, true);
   source.close();
+  later(() => setState(`logs stopped: ${JSON.parse(event.data).message}`, true));
 });
 source.addEventListener("error", () => {
   if (done) return;
