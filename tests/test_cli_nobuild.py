@@ -64,8 +64,9 @@ def test_no_build_plan_shows_the_package_its_base_image_and_the_price(
     assert plan["image"] is None
     package = plan["package"]
     assert package["uri"].startswith("gs://my-staging/tfcloud/packages/tfcloud_job-0.0.0+")
-    # The part of tfcloud a replica imports, not all of it (tfcloud whole is several times this).
-    assert package["module"] == "tfcloud_job.start" and package["size"] < 110_000, package["size"]
+    # The part of tfcloud a replica imports, not all of it (tfcloud whole is several times this): 111,381 bytes on
+    # 2026-11-29, after the data sets' deny-list (job/datasets.py) and the fallback options (google/vertex).
+    assert package["module"] == "tfcloud_job.start" and package["size"] < 120_000, package["size"]
     # One base image for every pool (a GPU pool's parent: TensorFlow's -gpu image), content-addressed in the
     # repository; the TensorFlow it carries is the one the job was written against; MWMS pins tf-keras to it.
     assert re.fullmatch(r"REPOSITORY/tfcloud-base:[0-9a-f]{24}", package["base_image"])

@@ -187,7 +187,7 @@ def test_a_region_out_of_stock_fails_its_jobs_and_another_region_runs_them(emula
     assert job.state == vertex.JobState.JOB_STATE_FAILED and "JOB_STATE_RUNNING" not in states
     assert job.error.code == 8  # RESOURCE_EXHAUSTED
     assert job.error.message == "Resources are insufficient in region: us-central1. Please try a different region."
-    elsewhere = jobs.create_custom_job(parent=_in(emulator, "europe-west4"),
+    elsewhere = jobs.create_custom_job(parent=_in(emulator, "southamerica-east1"),
                                        custom_job=gpu_job(name="elsewhere", machine=CPU))
     assert follow(jobs, elsewhere.name)[0].state == vertex.JobState.JOB_STATE_SUCCEEDED
     other_type = jobs.create_custom_job(parent=_in(emulator, "us-central1"), custom_job=gpu_job(

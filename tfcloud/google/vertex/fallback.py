@@ -20,90 +20,19 @@ fallback. An abandoned attempt is cancelled before the next is created, so at mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tfcloud.errors import ValidationError
+from tfcloud.google.vertex.options import FALLBACK_KEYS
 
 if TYPE_CHECKING:
     from tfcloud.backends.base import JobInfo
 
-__all__ = ["KEYS", "MAX_ALTERNATIVES", "STOCKOUT", "capacity_hint", "is_capacity_failure", "option_fallback",
-           "option_fallback_after", "submit_with_fallback"]
+__all__ = ["STOCKOUT", "capacity_hint", "is_capacity_failure", "submit_with_fallback"]
 
-#: The fields an alternative may replace (the issue's list: where, on what, on which capacity).
-KEYS = ("region", "chief_config", "worker_config", "spot", "reservation")
-#: At most this many alternatives (each one is a job Vertex AI is asked for in turn).
-MAX_ALTERNATIVES = 5
 #: How Vertex AI says a region has no VMs of the job's kind (the emulator's tfcloud/emulator/capacity.py says it
 #: the same way); with ``error.code`` 8, RESOURCE_EXHAUSTED.
 STOCKOUT = "Resources are insufficient in region"
-_EXPECTED = ("KEY=VALUE[,KEY=VALUE] alternatives, KEY one of " + ", ".join(KEYS)
-             + " (e.g. region=europe-west4,spot=true)")
-
-
-def _one(index: int, value: object) -> dict[str, object]:
-    field = f"fallback[{index}]"
-    if isinstance(value, str):
-        pairs: dict[str, object] = {}
-        for item in (part.strip() for part in value.split(",")):
-            key, sep, text = item.partition("=")
-            if not sep or not key.strip() or not text.strip():
-                raise ValidationError(field, _EXPECTED, value, hint="--fallback region=europe-west4 (repeatable).")
-            if key.strip() in pairs:
-                raise ValidationError(field, "each KEY once", value)
-            pairs[key.strip()] = text.strip()
-        value = pairs
-    if not isinstance(value, Mapping) or not value:
-        raise ValidationError(field, _EXPECTED, value, hint="run(fallback=[{\"region\": \"europe-west4\"}]).")
-    unknown = [key for key in value if key not in KEYS]
-    if unknown:
-        raise ValidationError(field, "keys among " + ", ".join(KEYS), ", ".join(map(str, unknown)),
-                              hint="An alternative replaces where the job runs and on what; its other options "
-                                   "stay the job's.")
-    out: dict[str, object] = {}
-    for key, item in value.items():
-        if key == "spot":
-            words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-            spot = words.get(item.lower()) if isinstance(item, str) else item
-            if not isinstance(spot, bool):
-                raise ValidationError(f"{field}.spot", "true or false", item)
-            out["spot"] = spot
-            continue
-        elif not isinstance(item, str) or not item.strip():
-            raise ValidationError(f"{field}.{key}", "text" + (" (a name from `tfcloud machines`)"
-                                                             if key.endswith("_config") else ""), item)
-        out[str(key)] = item
-    return out
-
-
-def option_fallback(name: str, value: object) -> tuple[tuple[tuple[str, object], ...], ...]:
-    """``--fallback`` (repeatable), ``run(fallback=[...])`` or ``TFCLOUD_FALLBACK`` (alternatives separated by
-    ``;``) as a tuple of alternatives, each (KEY, value) pairs; the values are checked with the job
-    (:meth:`tfcloud.google.vertex.value.VertexOptions.alternatives`)."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [part for part in value.split(";") if part.strip()]
-    if isinstance(value, Mapping) or not isinstance(value, Sequence) or isinstance(value, bytes):
-        raise ValidationError(name, "a list of alternatives (" + _EXPECTED + ")", value)
-    if len(value) > MAX_ALTERNATIVES:
-        raise ValidationError(name, f"at most {MAX_ALTERNATIVES} alternatives", len(value))
-    return tuple(tuple(_one(i, item).items()) for i, item in enumerate(value, 1))
-
-
-def option_fallback_after(name: str, value: object) -> int | None:
-    """``--fallback-after DURATION``: how long an attempt may stay QUEUED or PENDING before the next is tried."""
-    from tfcloud.config.digits import parse_duration
-
-    if value is None:
-        return None
-    seconds = value if isinstance(value, int) and not isinstance(value, bool) else parse_duration(value)
-    if seconds is None or not 1 <= seconds <= 7 * 86400:
-        raise ValidationError(name, "a duration from 1s to 7d (90s, 10m, 2h)", value)
-    return int(seconds)
-
-
 def is_capacity_failure(info: JobInfo) -> bool:
     """Whether a finished job failed for want of VMs, as Vertex AI reports it (a stockout, or a FLEX_START wait
     that ran out)."""
@@ -118,7 +47,7 @@ def capacity_hint(message: str) -> str | None:
         return None
     return ("The region had no VMs for the job (capacity, not your code). Try another region, machine or Spot, or "
             "let tfcloud try them in turn: --fallback region=europe-west4 (repeatable; KEY=VALUE among "
-            + ", ".join(KEYS) + ").")
+            + ", ".join(FALLBACK_KEYS) + ").")
 
 
 def submit_with_fallback(backend: Any, job: Any, alternatives: Sequence[Any], submit_one: Any) -> Any:

@@ -18,7 +18,7 @@ functions (``(name, value) -> value``: each option alone), its ``check`` calls :
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from tfcloud.config.digits import is_ascii_digits
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DWS_ACCELERATORS",
+    "FALLBACK_KEYS",
+    "MAX_FALLBACKS",
     "MAX_WAIT_LIMIT_S",
     "RESERVATION_KEY",
     "SchedulingStrategy",
@@ -53,6 +55,8 @@ __all__ = [
     "expand_tensorboard",
     "option_experiment",
     "option_experiment_run",
+    "option_fallback",
+    "option_fallback_after",
     "option_max_wait",
     "option_persistent_resource",
     "option_reservation",
@@ -427,3 +431,75 @@ def check_pools(target: VertexSetup, spec: JobSpec) -> None:
     if target.scheduling is SchedulingStrategy.FLEX_START:
         _check_flex_start(target.timeout_s, [(f"{p.role.value}_config", p.machine.machine_type,
                                               p.machine.accelerator_type.name) for p in spec.pools])
+
+
+# -- --fallback (tfcloud.google.vertex.fallback: what the submission does with them) ----------------------------
+#: The fields an alternative may replace (the issue's list: where, on what, on which capacity).
+FALLBACK_KEYS = ("region", "chief_config", "worker_config", "spot", "reservation")
+#: At most this many alternatives (each one is a job Vertex AI is asked for in turn).
+MAX_FALLBACKS = 5
+_FALLBACK_EXPECTED = ("KEY=VALUE[,KEY=VALUE] alternatives, KEY one of " + ", ".join(FALLBACK_KEYS)
+             + " (e.g. region=europe-west4,spot=true)")
+
+
+def _fallback_one(index: int, value: object) -> dict[str, object]:
+    field = f"fallback[{index}]"
+    if isinstance(value, str):
+        pairs: dict[str, object] = {}
+        for item in (part.strip() for part in value.split(",")):
+            key, sep, text = item.partition("=")
+            if not sep or not key.strip() or not text.strip():
+                raise ValidationError(field, _FALLBACK_EXPECTED, value,
+                                      hint="--fallback region=europe-west4 (repeatable).")
+            if key.strip() in pairs:
+                raise ValidationError(field, "each KEY once", value)
+            pairs[key.strip()] = text.strip()
+        value = pairs
+    if not isinstance(value, Mapping) or not value:
+        raise ValidationError(field, _FALLBACK_EXPECTED, value, hint="run(fallback=[{\"region\": \"europe-west4\"}]).")
+    unknown = [key for key in value if key not in FALLBACK_KEYS]
+    if unknown:
+        raise ValidationError(field, "keys among " + ", ".join(FALLBACK_KEYS), ", ".join(map(str, unknown)),
+                              hint="An alternative replaces where the job runs and on what; its other options "
+                                   "stay the job's.")
+    out: dict[str, object] = {}
+    for key, item in value.items():
+        if key == "spot":
+            words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+            spot = words.get(item.lower()) if isinstance(item, str) else item
+            if not isinstance(spot, bool):
+                raise ValidationError(f"{field}.spot", "true or false", item)
+            out["spot"] = spot
+            continue
+        elif not isinstance(item, str) or not item.strip():
+            raise ValidationError(f"{field}.{key}", "text" + (" (a name from `tfcloud machines`)"
+                                                             if key.endswith("_config") else ""), item)
+        out[str(key)] = item
+    return out
+
+
+def option_fallback(name: str, value: object) -> tuple[tuple[tuple[str, object], ...], ...]:
+    """``--fallback`` (repeatable), ``run(fallback=[...])`` or ``TFCLOUD_FALLBACK`` (alternatives separated by
+    ``;``) as a tuple of alternatives, each (KEY, value) pairs; the values are checked with the job
+    (:meth:`tfcloud.google.vertex.value.VertexOptions.alternatives`)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [part for part in value.split(";") if part.strip()]
+    if isinstance(value, Mapping) or not isinstance(value, Sequence) or isinstance(value, bytes):
+        raise ValidationError(name, "a list of alternatives (" + _FALLBACK_EXPECTED + ")", value)
+    if len(value) > MAX_FALLBACKS:
+        raise ValidationError(name, f"at most {MAX_FALLBACKS} alternatives", len(value))
+    return tuple(tuple(_fallback_one(i, item).items()) for i, item in enumerate(value, 1))
+
+
+def option_fallback_after(name: str, value: object) -> int | None:
+    """``--fallback-after DURATION``: how long an attempt may stay QUEUED or PENDING before the next is tried."""
+    from tfcloud.config.digits import parse_duration
+
+    if value is None:
+        return None
+    seconds = value if isinstance(value, int) and not isinstance(value, bool) else parse_duration(value)
+    if seconds is None or not 1 <= seconds <= 7 * 86400:
+        raise ValidationError(name, "a duration from 1s to 7d (90s, 10m, 2h)", value)
+    return int(seconds)

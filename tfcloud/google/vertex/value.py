@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from tfcloud.config.docsite import page
 from tfcloud.errors import ValidationError
 from tfcloud.google.rules.data import TRAINING_REGIONS
-from tfcloud.google.vertex import fallback as _fallback
 from tfcloud.google.vertex import options as _capacity
 from tfcloud.google.vertex.place import DEFAULT_REGION, SchedulingStrategy, VertexSetup
 from tfcloud.targets._base import GoogleCloud, LazyPattern, Option, Target, check_text
@@ -152,12 +151,12 @@ class VertexOptions(Target, VertexSetup):
                example_with=(("scheduling", "flex-start"), ("chief_config", "A100_1X")),
                help="flex-start: how long to wait for VMs (30m, 6h, 1d; 0: no limit; Vertex AI's "
                                         "default 1d)."),
-        Option(name="fallback", type=list, setting="fallback", check=_fallback.option_fallback,
+        Option(name="fallback", type=list, setting="fallback", check=_capacity.option_fallback,
                metavar="KEY=VALUE[,KEY=VALUE]", example=["region=europe-west4"],
                help="An alternative tried when the job finds no capacity (repeatable, in order): the job with "
                     "region, chief_config, worker_config, spot or reservation replaced; same image."),
         Option(name="fallback_after", setting="fallback_after", field="fallback_after_s",
-               check=_fallback.option_fallback_after, metavar="DURATION", example="30m",
+               check=_capacity.option_fallback_after, metavar="DURATION", example="30m",
                example_with=(("fallback", "region=europe-west4"),),
                help="With --fallback: also move on when an attempt stays QUEUED or PENDING this long (90s, 30m)."),
         Option(name="reservation", setting="reservation", check=_capacity.option_reservation,
