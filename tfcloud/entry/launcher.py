@@ -1,6 +1,7 @@
 """The launcher: a small Python file, rendered from ``templates/launcher.py.j2``, that each replica runs.
 
-It marks the process as remote, beats for its supervisor (liveness: :mod:`tfcloud.replicas.supervisor`),
+It marks the process as remote, beats for its supervisor (liveness: :mod:`tfcloud.replicas.supervisor`), dumps
+every thread's stack on SIGUSR1 (:mod:`tfcloud.replicas.stacks`),
 builds the chosen strategy from ``TF_CONFIG``, routes Keras to tf-keras where Keras 3 cannot train, and runs
 the user's script unchanged as ``__main__`` with the user's arguments exactly as given (no shell, nothing
 added).
@@ -12,6 +13,7 @@ from tfcloud._version import __version__
 from tfcloud.entry.templates import render
 from tfcloud.job.spec import JobSpec
 from tfcloud.job.strategy import one_device_name
+from tfcloud.replicas.stacks import STACKS_VAR
 from tfcloud.replicas.supervisor import BEAT_INTERVAL_S, HEARTBEAT_VAR
 
 __all__ = ["LAUNCHER_NAME", "render_launcher"]
@@ -36,6 +38,7 @@ def render_launcher(spec: JobSpec, *, script: str) -> str:
         script_name=spec.entry_point.name.encode("utf-8", errors="backslashreplace").decode("utf-8"),
         heartbeat_var=HEARTBEAT_VAR,
         beat_interval=f"{BEAT_INTERVAL_S:g}",
+        stacks_var=STACKS_VAR,
         secrets=bool(spec.secrets),
         data=bool(spec.data),
     )
