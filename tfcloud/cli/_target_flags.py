@@ -17,6 +17,7 @@ FLAGS = (
     ('max_wait', '--max-wait', 'str', 'DURATION', "flex-start: how long to wait for VMs (30m, 6h, 1d; 0: no limit; Vertex AI's default 1d).", 'Vertex AI', ('vertex',), False),
     ('reservation', '--reservation', 'str', 'any|none|NAME', 'Consume any reservation, none, or one (ZONE/NAME or projects/P/zones/Z/reservations/NAME).', 'Vertex AI', ('vertex',), False),
     ('disable_retries', '--disable-retries', 'bool', None, 'Never restart the job after an internal error.', 'Vertex AI', ('vertex',), False),
+    ('web_access', '--web-access', 'bool', None, "An interactive shell in each replica (Vertex AI's enable_web_access): `tfcloud status` shows each replica's URI while it runs.", 'Vertex AI', ('vertex',), False),
     ('persistent_resource', '--persistent-resource', 'str', 'ID', 'Run on this persistent resource (tfcloud cluster create): no wait for VMs.', 'Vertex AI', ('vertex',), False),
     ('tensorboard', '--tensorboard', 'str', 'RESOURCE', "Upload the job's TensorBoard logs to this TensorBoard instance (projects/P/locations/L/tensorboards/ID or ID).", 'Vertex AI', ('vertex',), False),
     ('experiment', '--experiment', 'str', 'NAME', 'The Vertex AI Experiment the job belongs to (needs --service-account; not with --tensorboard).', 'Vertex AI', ('vertex',), False),
