@@ -100,6 +100,17 @@ def _process_state(pid: int) -> str | None:
     return stat[stat.rfind(b")") + 2:][:1].decode() or None
 
 
+def blame_lines(name: str, pid: int, path: Path, *, wait_s: float = 2.0) -> list[str]:
+    """``tfcloud`` lines with the stacks of replica ``name`` (process ``pid``, its launcher's stacks file ``path``),
+    or why it showed none: what the watchdog logs when it blames that replica."""
+    if is_stopped(pid):
+        return [f"tfcloud: {name} is stopped (SIGSTOP or a debugger): it cannot show its stacks."]
+    text = dump(pid, path, wait_s=wait_s)
+    if text is None:
+        return [f"tfcloud: {name} did not show its stacks (its launcher was not ready, or it did not answer)."]
+    return [f"tfcloud: the stacks of {name} when it was blamed:", *text.rstrip("\n").splitlines()]
+
+
 class _Replica:
     def __init__(self, name: str, role: str, env: dict[str, str]) -> None:
         self.name = name
@@ -273,12 +284,7 @@ class Supervisor:
         """The lines that say where ``r`` is, for the watchdog that blames it (asked before it is stopped)."""
         if r.pid is None:
             return []
-        if is_stopped(r.pid):
-            return [f"tfcloud: {r.name} is stopped (SIGSTOP or a debugger): it cannot show its stacks."]
-        text = dump(r.pid, self.job_dir / STACKS_DIR / r.name, wait_s=2.0)
-        if text is None:
-            return [f"tfcloud: {r.name} did not show its stacks (its launcher was not ready, or it did not answer)."]
-        return [f"tfcloud: the stacks of {r.name} when it was blamed:", *text.rstrip("\n").splitlines()]
+        return blame_lines(r.name, r.pid, self.job_dir / STACKS_DIR / r.name)
 
     def heartbeat_age(self, r: _Replica) -> float | None:
         """Seconds since ``r`` last beat (None: liveness is off, or no heartbeat file)."""
