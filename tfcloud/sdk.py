@@ -65,8 +65,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Job", "JobOptions", "TrialLogs", "attach", "attached", "build", "cancels_on_interrupt", "check_replica",
            "cost", "cost_of", "debugging", "failure", "follow", "interrupted", "last_said", "latest_job", "list_jobs",
-           "list_studies", "log_window", "make_spec", "notices", "plan", "prefix_names", "state_dir", "submit",
-           "submitted_plan", "timeline", "trial_job", "tune", "watch"]
+           "list_studies", "log_window", "make_spec", "notices", "plan", "prefix_names", "stacks", "state_dir",
+           "submit", "submitted_plan", "timeline", "trial_job", "tune", "watch"]
 
 #: Job options that are also settings (resolved with env vars and pyproject.toml). A target's own options with a
 #: setting key (project, region, ray_address...) are declared by the target (tfcloud.targets).
@@ -385,6 +385,28 @@ def attached(job_id: str, *, target: object = None, **options: Any) -> Iterator[
     finally:
         backend.close()
     notices(found.target, found.settings)
+
+
+def stacks(job_id: str, *, replica: str | None = None, target: object = None, **options: Any) -> dict[str, str]:
+    """Every thread's Python stack of each running replica of ``job_id`` (only ``replica``'s, when given), by
+    replica (:class:`~tfcloud.backends.base.Stacks`). A job that is over, a replica it does not have, or a target
+    whose replicas cannot show theirs (Vertex AI: ``--web-access`` instead) is a :class:`ValidationError`."""
+    from tfcloud.backends.base import Stacks
+
+    with attached(job_id, target=target, **options) as handle:
+        info = handle.info()
+        if not isinstance(handle, Stacks):
+            hint = (f"On Vertex AI, submit with --web-access and open a replica's shell (`tfcloud status {job_id}` "
+                    "shows each URI); there, `py-spy dump --pid 1`." if info.target == "vertex" else
+                    "On a Ray cluster, `ray stack` on a node prints the stacks of the Python processes there.")
+            raise ValidationError("JOB", "a job whose replicas can show their stacks (local, --container)",
+                                  f"{job_id} (a {info.target} job)", hint=hint)
+        check_replica(info, replica)
+        if info.state.is_final:
+            raise ValidationError("JOB", "a running job", f"{job_id} ({info.state.value})",
+                                  hint=f"Nothing is running: the job is {info.state.value}. `tfcloud logs "
+                                       f"{job_id}` shows what it printed.")
+        return handle.stacks(replica=replica)
 
 
 def list_jobs(*, target: object = None, state: JobState | str | None = None,

@@ -99,3 +99,21 @@ def test_trial_jobs_are_one_row_under_their_study_and_internal_labels_are_hidden
         rows=rows, notes={}, page=1, pages=1, total=2, newer=None, older=None,
         filters={"target": "", "state": "", "label": "", "trials": ""})
     assert "2 trial jobs (1 failed, 1 running)" in html and "team=a" in html and "tfcloud-submission" not in html
+
+
+def test_the_job_status_shows_each_replicas_web_access_shell() -> None:
+    """Vertex AI's URIs (https) are links; another scheme (the emulator's shell://, or anything hostile) is text."""
+    info = JobInfo(job_id="123", target="vertex", state=JobState.RUNNING, created=1.0)
+    replicas = [{"name": "chief-0", "state": "running", "exit_code": None, "css": "r0", "own": True,
+                 "web_access_uri": "https://abc-dot-us-central1.aiplatform-training.googleusercontent.com/"},
+                {"name": "worker-0", "state": "running", "exit_code": None, "css": "r1", "own": True,
+                 "web_access_uri": "javascript:alert(1)"},
+                {"name": "worker-1", "state": "running", "exit_code": None, "css": "r2", "own": True,
+                 "web_access_uri": None}]
+    html = _templates().get_template("_job_status.html").render(
+        info=info, state="running", final=False, unreadable=None, replicas=replicas, replica_note=None,
+        failure=None, bars=[], summary="", width=8)
+    assert ('<a class="web-access" href="https://abc-dot-us-central1.aiplatform-training.googleusercontent.com/" '
+            'target="_blank" rel="noopener">') in html
+    assert '<code class="web-access">javascript:alert(1)</code>' in html and 'href="javascript' not in html
+    assert html.count("shell:") == 2

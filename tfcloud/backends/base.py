@@ -64,13 +64,16 @@ class LogBatch:
 class ReplicaInfo:
     """One replica of a job: ``chief-0``, ``worker-1``..., its state and (once it ended) its exit code; ``pid``:
     its process on this machine, for a target whose replicas run here (local) once it started; None elsewhere.
-    ``machine``: what it runs on, as the target names it (Vertex AI: its pool's machine type and accelerators)."""
+    ``machine``: what it runs on, as the target names it (Vertex AI: its pool's machine type and accelerators).
+    ``web_access_uri``: an interactive shell in it, while it runs (Vertex AI with ``--web-access``)."""
 
     name: str
     state: JobState
     exit_code: int | None = None
     pid: int | None = field(default=None, compare=False)
     machine: str | None = field(default=None, compare=False)
+    #: An interactive shell in the replica while it runs (Vertex AI's ``web_access_uris``, with ``--web-access``).
+    web_access_uri: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,8 +142,8 @@ class JobInfo:
             "ended": _iso(self.ended),
             "labels": dict(self.labels),
             "output_dir": self.output_dir,
-            "replicas": [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code, "machine": r.machine}
-                         for r in self.replicas],
+            "replicas": [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code, "machine": r.machine,
+                          "web_access_uri": r.web_access_uri} for r in self.replicas],
         }
 
 
@@ -194,6 +197,19 @@ class LinesFile(Protocol):
 
     @property
     def lines_file(self) -> Path: ...
+
+
+@runtime_checkable
+class Stacks(Protocol):
+    """A job handle that can show where its running replicas are (``tfcloud stacks``): a local job's replicas,
+    processes or ``--container`` containers, dump every thread's Python stack on a signal
+    (:mod:`tfcloud.replicas.stacks`). Optional: another handle has none (on Vertex AI, ``--web-access`` opens a
+    shell in the replica instead)."""
+
+    def stacks(self, *, replica: str | None = None) -> dict[str, str]:
+        """By running replica (only ``replica``, when given): every thread's stack as its launcher wrote it, or a
+        line that says why that replica showed none. Empty when no replica runs."""
+        ...
 
 
 @runtime_checkable

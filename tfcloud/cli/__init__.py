@@ -21,8 +21,8 @@ __all__ = ["app", "main"]
 app.add_lazy_commands("tfcloud.cli.jobs", "submit", "build")
 app.add_lazy_commands("tfcloud.cli.tune", "tune")
 app.add_lazy_commands("tfcloud.cli.machines", "machines")
-app.add_lazy_commands("tfcloud.cli.inspect", "status", "logs", "cancel", "artifacts", "tensorboard", "list",
-                         "cost")
+app.add_lazy_commands("tfcloud.cli.inspect", "status", "stacks", "logs", "cancel", "artifacts", "tensorboard",
+                         "list", "cost")
 app.add_lazy_commands("tfcloud.cli.ui", "ui")
 app.add_lazy_commands("tfcloud.cli.doctor", "doctor")
 app.add_lazy_commands("tfcloud.cli.docs", "docs")

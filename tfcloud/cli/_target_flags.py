@@ -19,6 +19,7 @@ FLAGS = (
     ('fallback_after', '--fallback-after', 'str', 'DURATION', 'With --fallback: also move on when an attempt stays QUEUED or PENDING this long (90s, 30m).', 'Vertex AI', ('vertex',), False),
     ('reservation', '--reservation', 'str', 'any|none|NAME', 'Consume any reservation, none, or one (ZONE/NAME or projects/P/zones/Z/reservations/NAME).', 'Vertex AI', ('vertex',), False),
     ('disable_retries', '--disable-retries', 'bool', None, 'Never restart the job after an internal error.', 'Vertex AI', ('vertex',), False),
+    ('web_access', '--web-access', 'bool', None, "An interactive shell in each replica (Vertex AI's enable_web_access): `tfcloud status` shows each replica's URI while it runs.", 'Vertex AI', ('vertex',), False),
     ('persistent_resource', '--persistent-resource', 'str', 'ID', 'Run on this persistent resource (tfcloud cluster create): no wait for VMs.', 'Vertex AI', ('vertex',), False),
     ('tensorboard', '--tensorboard', 'str', 'RESOURCE', "Upload the job's TensorBoard logs to this TensorBoard instance (projects/P/locations/L/tensorboards/ID or ID).", 'Vertex AI', ('vertex',), False),
     ('experiment', '--experiment', 'str', 'NAME', 'The Vertex AI Experiment the job belongs to (needs --service-account; not with --tensorboard).', 'Vertex AI', ('vertex',), False),

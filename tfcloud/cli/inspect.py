@@ -1,4 +1,5 @@
-"""The job commands: ``status``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard``, ``list`` and ``cost``."""
+"""The job commands: ``status``, ``stacks``, ``logs``, ``cancel``, ``artifacts``, ``tensorboard``, ``list`` and
+``cost``."""
 
 # No `from __future__ import annotations` here: typer reads every command's annotations at start-up.
 from typing import Annotated, Any, Optional
@@ -12,7 +13,7 @@ from tfcloud.view import completion
 from tfcloud.view.console import get_console, get_error_console, verbosity
 from tfcloud.view.heap import keep_freed_memory
 
-__all__ = ["artifacts", "cancel", "cost", "list_jobs", "logs", "status", "tensorboard"]
+__all__ = ["artifacts", "cancel", "cost", "list_jobs", "logs", "stacks", "status", "tensorboard"]
 
 
 JobArg = Annotated[str, typer.Argument(
@@ -68,6 +69,31 @@ def status(
         Console(highlight=False).print(render_timeline(stages))
     if error is not None:
         get_error_console().print(str(error), markup=False, highlight=False)
+
+
+@app.command()
+@with_where
+def stacks(
+    ctx: typer.Context,
+    job: LatestJobArg = None,
+    replica: Annotated[Optional[str], typer.Option(help="Only this replica, e.g. worker-1.",  # noqa: UP045
+                                                   show_default=False)] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print {replica: stacks} as JSON.")] = False,
+    **target_options: Any,
+) -> None:
+    """Print every thread's Python stack of each running replica of a local job, --container replicas too
+    (without JOB: the job this machine submitted last): where a slow or hung replica is waiting."""
+    from tfcloud import sdk
+
+    job = sdk.latest_job(job)
+    found = sdk.stacks(job, replica=replica, **where(ctx, target_options))
+    if json_output:
+        typer.echo(dumps(found, indent=2))
+        return
+    if not found:
+        get_console().print(f"No replica of {job} runs yet: try again in a moment.", markup=False, highlight=False)
+        return
+    typer.echo("\n\n".join(f"== {name} ==\n{text}" for name, text in found.items()))
 
 
 def _study_status(study_id: str, *, json_output: bool, **chosen: Any) -> None:

@@ -57,6 +57,7 @@ from tfcloud.emulator.operations import OperationStore
 from tfcloud.emulator.packages import PackageInstaller, pool_code
 from tfcloud.emulator.replicas import Launch, Replica, ReplicaStartError, Runner, free_port, replica_environment
 from tfcloud.emulator.store import Store
+from tfcloud.emulator.webaccess import Shells
 
 __all__ = ["MAX_REPLICA_RESTARTS", "JobService", "JobTimings", "job_record", "project_number"]
 
@@ -84,6 +85,7 @@ class _Job:
     hidden: bool = False  # a tuning trial's job: found by name, not listed
     mounts: tuple[str, ...] = ()  # more host directories its containers see (a trial's metrics directory)
     trial_id: str = ""
+    shells: Shells = field(default_factory=Shells)  # enable_web_access: each replica's shell endpoint
 
 
 def _now() -> dt.datetime:
@@ -248,9 +250,13 @@ class JobService:
         """Move to ``state_name`` unless the job already ended; False when it had."""
         with self._lock:
             moved = move_state(job.job, state_name, **fields)
+            if moved and state_name in _TERMINAL:  # its shells go with it
+                job.job.web_access_uris.clear()
             if moved:
                 self._store.save(job)
-            return moved
+        if moved and state_name in _TERMINAL:
+            job.shells.close()
+        return moved
 
     def _service_log(self, job: _Job, text: str, severity: str = "INFO") -> None:
         self._logs.append(
@@ -294,6 +300,7 @@ class JobService:
             logger.exception("job %s", job.job_id)
             self._failed(job, 13, f"Internal error in the emulator: {exc}")
         finally:
+            job.shells.close()
             for replica in job.replicas:
                 replica.stop(self._timings.stop_grace)
             for replica in job.replicas:
@@ -339,6 +346,8 @@ class JobService:
                 job.replicas.append(self._start(job, launch))
         except ReplicaStartError as exc:
             return self._failed(job, 3, str(exc))
+        if spec.enable_web_access:
+            self._open_shells(job, launches)
         if not self._set(job, "JOB_STATE_RUNNING"):
             return None
         self._service_log(job, "Job is running.")
@@ -383,6 +392,20 @@ class JobService:
                 self._stop_all(job)
                 return self._failed(job, 4, f"The job exceeded its timeout of {timeout:g}s and was stopped.")
             time.sleep(0.05)
+
+    def _open_shells(self, job: _Job, launches: list[Launch]) -> None:
+        """``enable_web_access``: a loopback shell endpoint per replica, its URI in ``web_access_uris``
+        (:mod:`tfcloud.emulator.webaccess`); a replica without bash (rule web-access-bash) gets none."""
+        uris = {}
+        for launch in launches:
+            command = self._runner.shell(launch)
+            if command is None:
+                self._service_log(job, f"Replica {launch.task_name} has no interactive shell: its container has no "
+                                       "bash (the interactive shell runs bash).", "WARNING")
+                continue
+            uris[launch.task_name] = job.shells.open(launch.task_name, command)
+        with self._lock:
+            job.job.web_access_uris.update(uris)
 
     def _finish(self, job: _Job) -> None:
         deadline = time.monotonic() + self._timings.finish_grace

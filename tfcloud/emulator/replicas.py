@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from tfcloud.emulator._reaper import Reaper, guarded_argv, owner_labels, remove_orphans
+from tfcloud.emulator.webaccess import ShellCommand
 
 __all__ = [
     "DockerRunner",
@@ -131,6 +132,9 @@ class Replica(Protocol):
 class Runner(Protocol):
     def start(self, launch: Launch, sink: LineSink) -> Replica: ...
 
+    def shell(self, launch: Launch) -> ShellCommand | None:
+        """How to run bash in ``launch``'s replica environment (``enable_web_access``); None without bash."""
+
     def close(self) -> None: ...
 
 
@@ -221,9 +225,7 @@ class ProcessRunner:
                 argv = [launch.gcs_root + a[4:] if a.startswith("/gcs/") else a for a in argv]
             if argv[0] in ("python", "python3"):  # an executor image's python: the replicas' own here
                 argv[0] = self._python
-        env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "CLUSTER_SPEC")}
-        env.update(launch.env)
-        env["PYTHONUNBUFFERED"] = "1"
+        env = self._env(launch)
         try:
             process = subprocess.Popen(
                 guarded_argv(argv), env=env, cwd=self._workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -231,6 +233,19 @@ class ProcessRunner:
         except OSError as exc:
             raise ReplicaStartError(f"The replica {launch.task_name} cannot start: {exc}.") from exc
         return _ProcessReplica(launch.task_name, process, sink, self._reaper)
+
+    def _env(self, launch: Launch) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "CLUSTER_SPEC")}
+        env.update(launch.env)
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def shell(self, launch: Launch) -> ShellCommand | None:
+        """bash (reading its script from the connection) with the replica's variables, in its directory."""
+        import shutil
+
+        bash = shutil.which("bash")
+        return None if bash is None else ShellCommand(argv=[bash, "-s"], env=self._env(launch), cwd=self._workdir)
 
     def close(self) -> None:
         pass
@@ -320,6 +335,7 @@ class DockerRunner:
         from tfcloud.errors import ConfigurationError
 
         self._reaper = reaper
+        self._docker_host = docker_host
 
         try:
             self.client = docker.DockerClient(base_url=docker_host)
@@ -355,6 +371,17 @@ class DockerRunner:
         except docker.errors.DockerException as exc:
             raise ReplicaStartError(f"The replica {launch.task_name} cannot start: {exc}") from exc
         return _ContainerReplica(launch.task_name, container, sink, self._reaper)
+
+    def shell(self, launch: Launch) -> ShellCommand | None:
+        """``docker exec -i CONTAINER bash -s`` (the docker CLI; without it, or without a container name, None)."""
+        import shutil
+
+        docker = shutil.which("docker")
+        if docker is None or not launch.name:
+            return None
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "DOCKER_CONFIG", "DOCKER_CERT_PATH",
+                                                             "DOCKER_TLS_VERIFY")}
+        return ShellCommand(argv=[docker, "-H", self._docker_host, "exec", "-i", launch.name, "bash", "-s"], env=env)
 
     def close(self) -> None:
         self.client.close()

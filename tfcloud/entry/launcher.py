@@ -1,10 +1,10 @@
 """The launcher: a small Python file, rendered from ``templates/launcher.py.j2``, that each replica runs.
 
-It marks the process as remote, beats for its supervisor (liveness: :mod:`tfcloud.replicas.supervisor`),
-masks the job's secret values in what its process tree writes to fds 1 and 2 (:mod:`tfcloud.replicas.masking`,
-copied in), builds the chosen strategy from ``TF_CONFIG``, routes Keras to tf-keras where Keras 3 cannot train,
-and runs the user's script unchanged as ``__main__`` with the user's arguments exactly as given (no shell, nothing
-added).
+It marks the process as remote, beats for its supervisor (liveness: :mod:`tfcloud.replicas.supervisor`), dumps
+every thread's stack on SIGUSR1 (:mod:`tfcloud.replicas.stacks`), masks the job's secret values in what its
+process tree writes to fds 1 and 2 (:mod:`tfcloud.replicas.masking`, copied in), builds the chosen strategy from
+``TF_CONFIG``, routes Keras to tf-keras where Keras 3 cannot train, and runs the user's script unchanged as
+``__main__`` with the user's arguments exactly as given (no shell, nothing added).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from tfcloud.entry.templates import render
 from tfcloud.job.spec import JobSpec
 from tfcloud.job.strategy import one_device_name
 from tfcloud.replicas import masking
+from tfcloud.replicas.stacks import STACKS_VAR
 from tfcloud.replicas.supervisor import BEAT_INTERVAL_S, HEARTBEAT_VAR
 
 __all__ = ["LAUNCHER_NAME", "render_launcher"]
@@ -40,6 +41,7 @@ def render_launcher(spec: JobSpec, *, script: str) -> str:
         script_name=spec.entry_point.name.encode("utf-8", errors="backslashreplace").decode("utf-8"),
         heartbeat_var=HEARTBEAT_VAR,
         beat_interval=f"{BEAT_INTERVAL_S:g}",
+        stacks_var=STACKS_VAR,
         secrets=bool(spec.secrets),
         # with secrets: the masker, copied in (a replica may have no tfcloud to import)
         masking=Path(masking.__file__).read_text(encoding="utf-8").rstrip("\n") if spec.secrets else "",

@@ -33,9 +33,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING or __package__:
     from tfcloud.replicas.linepump import SMALL_READ, LinePump, Pipe, stderr_last, widen
+    from tfcloud.replicas.stacks import STACKS_DIR, STACKS_VAR, dump, is_stopped
 else:  # run by path (python -I supervisor.py JOB_DIR): tfcloud is not importable; its sibling is, from here
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from linepump import SMALL_READ, LinePump, Pipe, stderr_last, widen
+    from stacks import STACKS_DIR, STACKS_VAR, dump, is_stopped
 
 STATUS_FILE = "status.json"
 JOB_FILE = "job.json"
@@ -96,6 +98,17 @@ def _process_state(pid: int) -> str | None:
     except OSError:
         return None
     return stat[stat.rfind(b")") + 2:][:1].decode() or None
+
+
+def blame_lines(name: str, pid: int, path: Path, *, wait_s: float = 2.0) -> list[str]:
+    """``tfcloud`` lines with the stacks of replica ``name`` (process ``pid``, its launcher's stacks file ``path``),
+    or why it showed none: what the watchdog logs when it blames that replica."""
+    if is_stopped(pid):
+        return [f"tfcloud: {name} is stopped (SIGSTOP or a debugger): it cannot show its stacks."]
+    text = dump(pid, path, wait_s=wait_s)
+    if text is None:
+        return [f"tfcloud: {name} did not show its stacks (its launcher was not ready, or it did not answer)."]
+    return [f"tfcloud: the stacks of {name} when it was blamed:", *text.rstrip("\n").splitlines()]
 
 
 class _Replica:
@@ -223,7 +236,8 @@ class Supervisor:
                 break
             if r.log is None:
                 r.log = open_private(self.job_dir / LOG_DIR / f"{r.name}.log", "ab", buffering=_BUFFER_BYTES)
-            env = {**os.environ, **r.env, "TFCLOUD_ATTEMPT": str(self.attempt), **self.heartbeat_env(r)}
+            env = {**os.environ, **r.env, "TFCLOUD_ATTEMPT": str(self.attempt), **self.heartbeat_env(r),
+                   **self.stacks_env(r)}
             try:
                 r.proc = subprocess.Popen(
                     argv, cwd=self.job["cwd"], env=env, stdin=subprocess.DEVNULL,
@@ -257,6 +271,21 @@ class Supervisor:
         os.utime(path)
         return {HEARTBEAT_VAR: str(path)}
 
+    def stacks_env(self, r: _Replica) -> dict[str, str]:
+        """Where ``r``'s launcher writes its stacks (:mod:`stacks`): the file of an earlier attempt removed, so it
+        appears again only once the new process can take the signal."""
+        path = self.job_dir / STACKS_DIR / r.name
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return {STACKS_VAR: str(path)}
+
+    def blamed_stacks(self, r: _Replica) -> list[str]:
+        """The lines that say where ``r`` is, for the watchdog that blames it (asked before it is stopped)."""
+        if r.pid is None:
+            return []
+        return blame_lines(r.name, r.pid, self.job_dir / STACKS_DIR / r.name)
+
     def heartbeat_age(self, r: _Replica) -> float | None:
         """Seconds since ``r`` last beat (None: liveness is off, or no heartbeat file)."""
         if not self.liveness_timeout_s:
@@ -282,8 +311,11 @@ class Supervisor:
         silent = self.silent(SILENT_S)
         if silent is not None and silent[0] is not r:
             quiet, age = silent
+            stacks = self.blamed_stacks(quiet)
             self.fail(quiet, 1, f"{quiet.name} sent no heartbeat for {age:.0f} s (stopped or hung); {r.name} "
                                 f"{describe_exit(r.returncode)} after losing it.")
+            for line in stacks:
+                self._line("tfcloud", "stderr", line)
             return
         self.fail(r, code, f"{r.name} {describe_exit(r.returncode)}.")
 
@@ -375,8 +407,11 @@ class Supervisor:
             if self.liveness_timeout_s:
                 silent = self.silent(self.liveness_timeout_s)
                 if silent is not None:
+                    stacks = self.blamed_stacks(silent[0])
                     self.fail(silent[0], 1, f"{silent[0].name} sent no heartbeat for {self.liveness_timeout_s:.0f} s "
                                             "(stopped or hung).")
+                    for line in stacks:
+                        self._line("tfcloud", "stderr", line)
         elif self.state == "finishing":
             assert self.finish_deadline is not None
             if self.cancel_requested or now >= self.finish_deadline:

@@ -350,7 +350,8 @@ def job_page(job_id: str, *, options: Mapping[str, Any] | None = None, details: 
     problem = record_problem(info)
     plan = sdk.submitted_plan(info.job_id)
     replicas = [{"name": r.name, "state": r.state.value, "exit_code": r.exit_code, "css": replica_class(r.name),
-                 "own": True} for r in info.replicas] or _replicas_from_plan(plan, info)
+                 "own": True, "web_access_uri": r.web_access_uri} for r in info.replicas] \
+        or _replicas_from_plan(plan, info)
     page: dict[str, Any] = {
         "info": info, "job_id": info.job_id, "state": "unreadable" if problem else info.state.value,
         "final": info.state.is_final, "unreadable": problem, "replicas": replicas,

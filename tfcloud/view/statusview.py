@@ -1,9 +1,9 @@
 """What people see of one job (``tfcloud status JOB``): a few aligned rows, the id and state first.
 
-Target, state and outcome; each replica's state, exit code and machine, the one that failed marked, and the
-last line each printed; when it was created, started and ended, and how long it ran; where its outputs went;
-its console link; and the next command worth typing. ``--json`` prints :meth:`JobInfo.to_dict` instead (the
-machine form). Pure: lines in, lines out; the CLI prints them.
+Target, state and outcome; each replica's state, exit code and machine, the one that failed marked, its
+web-access shell (Vertex AI with ``--web-access``) and the last line it printed; when it was created, started and
+ended, and how long it ran; where its outputs went; its console link; and the next command worth typing.
+``--json`` prints :meth:`JobInfo.to_dict` instead (the machine form). Pure: lines in, lines out; the CLI prints them.
 """
 
 from __future__ import annotations
@@ -79,6 +79,8 @@ def status_rows(info: JobInfo, *, now: float | None = None, python: bool = False
                      f"{replica.name:<{width}}  {replica.state.value:<12} {code:<7}{machine}".rstrip() + mark))
     if not info.replicas:
         rows.append(("replicas", "none yet (they show up once the job starts)"))
+    shells = [(r.name, r.web_access_uri) for r in info.replicas if r.web_access_uri]
+    rows += [("shell" if i == 0 else "", f"{name:<{width}}  {uri}") for i, (name, uri) in enumerate(shells)]
     lasts = [(r.name, (said or {})[r.name]) for r in info.replicas if r.name in (said or {})]
     rows += [("said" if i == 0 else "", f"{name:<{width}}  {_printable(text)}")
              for i, (name, text) in enumerate(lasts)]

@@ -4,7 +4,8 @@
 # (1 parameter server(s) requested), and runs train.py unchanged as __main__ with the arguments
 # this launcher was given. With AIP_CHECKPOINT_DIR set, Keras `fit` resumes there after a restart;
 # in a tuning trial (TFCLOUD_TUNING_METRIC set) it reports that metric at each epoch end; with
-# TFCLOUD_HEARTBEAT_FILE set, it beats there for whoever runs this replica.
+# TFCLOUD_HEARTBEAT_FILE set, it beats there for whoever runs this replica; with TFCLOUD_STACKS_FILE set, it
+# writes every thread's stack there on SIGUSR1.
 import faulthandler
 import functools
 import importlib.abc
@@ -48,6 +49,25 @@ def _heartbeat(path):
 
 if os.environ.get("TFCLOUD_HEARTBEAT_FILE"):
     _heartbeat(os.environ["TFCLOUD_HEARTBEAT_FILE"])
+
+
+def _stacks_on_signal(path):
+    """Append every thread's stack to PATH on SIGUSR1 (`tfcloud stacks`, and the supervisor when it blames this
+    replica): faulthandler writes them from its C signal handler, so a replica wedged in native code answers too.
+    The file appears under its name only once the handler is in place (before, SIGUSR1 would end the process)."""
+    import signal
+
+    starting = path + ".starting"
+    try:
+        stacks = open(starting, "ab")
+        faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=True)
+        os.replace(starting, path)
+    except (OSError, AttributeError, ValueError, RuntimeError):
+        return None
+    return stacks
+
+
+_STACKS = _stacks_on_signal(os.environ["TFCLOUD_STACKS_FILE"]) if os.environ.get("TFCLOUD_STACKS_FILE") else None
 
 
 # Keras 3 cannot `fit` under tf.distribute.ParameterServerStrategy (keras-team/keras#20585):

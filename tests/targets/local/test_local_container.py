@@ -203,3 +203,42 @@ def test_docker_inspect_shows_no_secret_value(engine: object, python_base: str, 
     assert mount["RW"] is False
     assert not Path(mount["Source"]).exists()  # removed once the container was
     assert f"digest {hashlib.sha256(value.encode()).hexdigest()}" in text
+
+
+def test_tfcloud_stacks_shows_where_a_container_replica_waits(engine: object, python_base: str, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """SIGUSR1 to a --container replica's process is passed on to its container, whose launcher writes every
+    thread's stack to the replica's stacks file (mounted at the same path): `tfcloud stacks` reads it there."""
+    from tests.targets.localjobs import wait_for_line
+    from tfcloud.flow.pipeline import submit
+    from tfcloud.flow.settings import Settings
+    from tfcloud.flow.validate import build_job
+    from tfcloud.job.spec import DockerConfig
+    from tfcloud.job.states import JobState
+    from tfcloud.targets import get_backend
+    from tfcloud.targets.local.backend import LocalJob
+
+    project = tmp_path / "project"
+    project.mkdir()
+    script = project / "task.py"
+    script.write_text(
+        "import time\n"
+        "def waiting_in_the_container():\n"
+        "    print('ready', flush=True)\n"
+        "    while True:\n"
+        "        time.sleep(0.1)\n"
+        "waiting_in_the_container()\n")
+    spec, target = build_job(entry_point=script, container=True, distribution_strategy="none",
+                             docker_config=DockerConfig(parent_image=python_base))
+    settings = Settings(docker_host=engine.docker_host)  # type: ignore[attr-defined]
+    handle, _ = submit(spec, target, settings, get_backend(target, settings=settings))
+    assert isinstance(handle, LocalJob)
+    try:
+        wait_for_line(handle, "ready", replica="chief-0", timeout=120)
+        capsys.readouterr()
+        assert main(["stacks", handle.job_id]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("== chief-0 ==\n") and "in waiting_in_the_container" in out, out
+    finally:
+        handle.cancel()
+        assert handle.wait(60).state is JobState.CANCELLED

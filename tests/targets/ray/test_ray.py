@@ -664,3 +664,28 @@ def test_a_data_set_and_a_secret_reach_every_replica(ray_cluster: str, tmp_path:
         assert f"{replica} | data {digest} token ****" in result.stdout, result.stdout[-3000:]
     assert value not in result.stdout + result.stderr
     assert len(list((out / "tfcloud-data" / "objects").iterdir())) == 3
+
+
+WEDGE = (
+    "import ctypes, os, time\n"
+    "def wedged_in_native_code():\n"
+    "    print('started', flush=True)\n"
+    "    ctypes.PyDLL(None).sleep(600)\n"
+    "if os.environ['TFCLOUD_REPLICA'] == 'worker-0':\n"
+    "    wedged_in_native_code()\n"
+    "print('started', flush=True)\n"
+    "time.sleep(300)\n"
+)
+
+
+@pytest.mark.ray
+def test_the_watchdog_shows_the_stacks_of_the_ray_replica_it_blames(ray_submit: Any, tmp_path: Path) -> None:
+    """worker-0 wedges in native code that holds the GIL (it cannot beat): the liveness rule fails the job by its
+    name, and its actor has the launcher dump its stacks first, which the job's log shows."""
+    (tmp_path / "wedge.py").write_text(WEDGE)
+    handle = ray_submit(tmp_path / "wedge.py", worker_count=1, distribution_strategy=None, liveness_timeout=5)
+    info = handle.wait(120)
+    assert (info.state, info.failed_replica) == (JobState.FAILED, "worker-0"), explain(handle)
+    said = [ln.text for ln in handle.logs(replica="tfcloud")]
+    assert "tfcloud: the stacks of worker-0 when it was blamed:" in said, said
+    assert any("in wedged_in_native_code" in line for line in said), said

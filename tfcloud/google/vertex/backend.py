@@ -364,7 +364,8 @@ def _replicas(job: CustomJob, state: JobState, failed: str | None, message: str 
     """Every replica its worker pools hold, each with its pool's machine. Vertex AI reports no state per replica
     (a CustomJob has one state): each replica has the job's, but for a failed job whose error names the replica
     that failed, which has ``failed`` and the exit status the error gives, while the others' are ``unknown``
-    (Vertex AI stopped them; how they ended it does not say)."""
+    (Vertex AI stopped them; how they ended it does not say). A replica's web-access URI is the job's
+    ``web_access_uris`` entry for its node (``workerpool1-0``), with ``--web-access``."""
     out = []
     for index, pool in enumerate(job.job_spec.worker_pool_specs):
         machine = _machine(pool.machine_spec)
@@ -374,7 +375,8 @@ def _replicas(job: CustomJob, state: JobState, failed: str | None, message: str 
             if state is JobState.FAILED and failed is not None:
                 replica_state = JobState.FAILED if name == failed else JobState.UNKNOWN
                 code = _exit_status(message) if name == failed else None
-            out.append(ReplicaInfo(name=name, state=replica_state, exit_code=code, machine=machine))
+            out.append(ReplicaInfo(name=name, state=replica_state, exit_code=code, machine=machine,
+                                   web_access_uri=job.web_access_uris.get(f"workerpool{index}-{k}") or None))
     return tuple(out)
 
 

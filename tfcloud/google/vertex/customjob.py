@@ -174,6 +174,8 @@ def custom_job_body(spec: JobSpec, target: VertexSetup, *, image_uri: str | None
         scheduling["max_wait_duration"] = f"{target.max_wait_s}s"
     if scheduling:
         job_spec["scheduling"] = scheduling
+    if target.web_access:
+        job_spec["enable_web_access"] = True
     if target.tensorboard:
         job_spec["tensorboard"] = expand_tensorboard(target.tensorboard, parent)
     if target.experiment:

@@ -66,6 +66,7 @@ class VertexSetup(VertexPlace):
     max_wait_s: int | None = None
     reservation: str | None = None  # "any", "none", ZONE/NAME or projects/P/zones/Z/reservations/NAME
     disable_retries: bool = False
+    web_access: bool = False  # enable_web_access: an interactive shell in each replica (web_access_uris)
     persistent_resource: str | None = None  # its ID, or its full name
     tensorboard: str | None = None
     experiment: str | None = None

@@ -164,6 +164,9 @@ class VertexOptions(Target, VertexSetup):
                                              "projects/P/zones/Z/reservations/NAME)."),
         Option(name="disable_retries", type=bool, setting="disable_retries", example=True,
                help="Never restart the job after an internal error."),
+        Option(name="web_access", type=bool, setting="web_access", example=True,
+               help="An interactive shell in each replica (Vertex AI's enable_web_access): `tfcloud status` "
+                    "shows each replica's URI while it runs."),
         Option(name="persistent_resource", setting="persistent_resource", metavar="ID",
                check=_capacity.option_persistent_resource, example="my-cluster",
                help="Run on this persistent resource (tfcloud cluster create): no wait for VMs."),

@@ -14,6 +14,7 @@ A job's directory, ``<state dir>/jobs/<job id>/`` (:mod:`tfcloud.records.statedi
     logs/chief-0.log     what each replica printed, stdout and stderr, byte for byte
     logs/worker-0.log
     supervisor.log       the supervisor's own output (empty unless something went wrong)
+    stacks/chief-0       each replica's stacks, appended by its launcher on SIGUSR1 (``tfcloud stacks``)
     timeline.json        the stages the submission measured (:mod:`tfcloud.records.timeline`)
     tfcloud_launcher.py  the launcher every replica runs
     output/model/        AIP_MODEL_DIR, as on Vertex AI (``base_output_dir`` instead of ``output/``, when given)
@@ -47,6 +48,7 @@ from tfcloud.records.statedir import check_state_dir, jobs_dir, source_of, state
 from tfcloud.records.statedir import job_dir as job_path
 from tfcloud.replicas import aip_env, loopback_env, plan_cluster, split_gpus, stop_on_chief_end, visible_gpus
 from tfcloud.replicas import supervisor as sup
+from tfcloud.replicas.stacks import DUMP_WAIT_S, STACKS_DIR, dump, is_stopped
 
 if TYPE_CHECKING:
     from tfcloud.config.value import Settings
@@ -330,6 +332,25 @@ class LocalJob:
         """Per replica, as the supervisor records it: role, pid, state, exit_code (for tests and tools)."""
         replicas: dict[str, dict[str, Any]] = self._status()["replicas"]
         return replicas
+
+    def stacks(self, *, replica: str | None = None) -> dict[str, str]:
+        """Every thread's stack of each running replica (:class:`~tfcloud.backends.base.Stacks`): its launcher
+        writes them to ``stacks/<replica>`` on SIGUSR1 (a ``--container`` replica's process passes the signal
+        to its container)."""
+        found: dict[str, str] = {}
+        for name, recorded in self.replicas.items():
+            pid = recorded.get("pid")
+            if (replica is not None and name != replica) or recorded.get("state") != "running" \
+                    or not isinstance(pid, int) or isinstance(pid, bool):
+                continue
+            if is_stopped(pid):
+                found[name] = "(stopped: SIGSTOP or a debugger holds it; it shows its stacks once it continues)"
+                continue
+            text = dump(pid, self.job_dir / STACKS_DIR / name)
+            found[name] = text.rstrip("\n") if text is not None else \
+                "(no stacks: its launcher is not ready yet, or it did not answer within " \
+                f"{DUMP_WAIT_S:g} s)"
+        return found
 
     def tail(self, replica: str, n: int = 20) -> list[str]:
         """The last ``n`` lines ``replica`` printed."""

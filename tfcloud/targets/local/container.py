@@ -5,7 +5,9 @@ dependency. The replica's name, ``TF_CONFIG`` and attempt come from its own envi
 them); ``JOB_DIR/job.json``'s ``container`` says the image, the engine, the environment every replica gets
 and the directories to mount (the job's output directory, at the same path, so ``AIP_*`` work unchanged). The
 replica's heartbeat file (``TFCLOUD_HEARTBEAT_FILE``, set by the supervisor) is mounted too, at the same path:
-the launcher inside the container beats there, so a paused or frozen container fails the liveness rule.
+the launcher inside the container beats there, so a paused or frozen container fails the liveness rule. Its
+stacks file's directory (``TFCLOUD_STACKS_FILE``) is mounted the same way, and SIGUSR1 to this process is passed
+on to the container (``tfcloud stacks``: the launcher there writes every thread's stack to that file).
 
 The container runs detached on the host network (the cluster is on 127.0.0.1), not ``--rm``; its stdout and
 stderr are copied to this process's own, so the supervisor logs them as a process replica's; its exit status
@@ -90,6 +92,10 @@ def main(argv: list[str]) -> int:
     if heartbeat:
         env["TFCLOUD_HEARTBEAT_FILE"] = heartbeat
         mounts.append(heartbeat)
+    stacks = os.environ.get("TFCLOUD_STACKS_FILE")
+    if stacks:  # `tfcloud stacks`: the launcher in the container writes there (its directory: the file appears)
+        env["TFCLOUD_STACKS_FILE"] = stacks
+        mounts.append(os.path.dirname(stacks))
     client = docker.DockerClient(base_url=config["docker_host"]) if config.get("docker_host") \
         else docker.from_env()
     name = f"tfcloud-{job['job_id']}-{replica}-{attempt}"
@@ -101,8 +107,13 @@ def main(argv: list[str]) -> int:
             stopping.set()
             threading.Thread(target=lambda: container.stop(timeout=STOP_GRACE_S), daemon=True).start()
 
+    def pass_on(signum: int, frame: object) -> None:  # SIGUSR1: the launcher in the container dumps its stacks
+        if container is not None:
+            threading.Thread(target=lambda: container.kill(signal="SIGUSR1"), daemon=True).start()
+
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, stop)
+    signal.signal(signal.SIGUSR1, pass_on)
     try:
         secret_dir = _secret_files(env, read_only)
         container = client.containers.run(

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from tfcloud.replicas import supervisor as sup
+from tfcloud.replicas.stacks import STACKS_VAR
 
 __all__ = ["PLAN_FILE", "RaySupervisor", "ReplicaProcess", "format_line", "main", "parse_line", "parse_timed_line"]
 
@@ -133,6 +134,7 @@ class ReplicaProcess:
         self.lock = threading.Lock()
         self.readers: list[threading.Thread] = []
         self.heartbeat: Path | None = None
+        self.stacks: Path | None = None  # where the launcher writes its stacks on SIGUSR1 (tfcloud.replicas.stacks)
 
     def where(self) -> dict[str, Any]:
         """This node's address, a free port on it, and the node's id."""
@@ -158,6 +160,10 @@ class ReplicaProcess:
             self.heartbeat.touch()
             os.utime(self.heartbeat)
             env[sup.HEARTBEAT_VAR] = str(self.heartbeat)
+        if self.stacks is None:
+            self.stacks = Path(tempfile.mkdtemp(prefix="tfcloud-stacks-")) / "stacks"
+        self.stacks.unlink(missing_ok=True)  # it appears again once the new process can take the signal
+        env[STACKS_VAR] = str(self.stacks)
         cluster = json.loads(env.get("TF_CONFIG") or "{}").get("cluster", {})
         hosts = {a.rsplit(":", 1)[0] for addresses in cluster.values() for a in addresses} | {"127.0.0.1", "localhost"}
         for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy"):
@@ -196,7 +202,16 @@ class ReplicaProcess:
             if rc is not None and eof:
                 shutil.rmtree(self.heartbeat.parent, ignore_errors=True)
                 self.heartbeat = None
+        if self.stacks is not None and rc is not None and eof:
+            shutil.rmtree(self.stacks.parent, ignore_errors=True)
+            self.stacks = None
         return lines, rc, eof, beat
+
+    def blamed_stacks(self, name: str) -> list[str]:
+        """The watchdog's lines with this replica's stacks (:func:`tfcloud.replicas.supervisor.blame_lines`)."""
+        if self.proc is None or self.proc.poll() is not None or self.stacks is None:
+            return []
+        return sup.blame_lines(name, self.proc.pid, self.stacks)
 
     def signal(self, signum: int) -> None:
         if self.proc is not None:
@@ -301,6 +316,21 @@ class RaySupervisor(sup.Supervisor):
         for r in self.replicas:
             r.env = {**envs[r.name], **beat}
         self.start()
+
+    def blamed_stacks(self, r: sup._Replica) -> list[str]:
+        """The stacks of the replica the watchdog blames, from its actor (on the replica's node)."""
+        import ray
+
+        if r.proc is None:
+            return []
+        pending = self.polls.get(r.name)
+        if pending is not None and time.monotonic() - pending[1] > _POLL_WAIT_S + 1.0:  # its actor is not answering
+            return [f"tfcloud: {r.name}'s actor does not answer (its Ray worker stopped or hung): no stacks."]
+        try:
+            lines: list[str] = ray.get(self.actors[r.name].blamed_stacks.remote(r.name), timeout=3)
+        except Exception as exc:  # a frozen actor (it cannot answer), a dead node
+            return [f"tfcloud: {r.name}'s actor did not answer for its stacks ({type(exc).__name__})."]
+        return lines
 
     def heartbeat_age(self, r: sup._Replica) -> float | None:
         if not self.liveness_timeout_s or r.name not in self.beats:
