@@ -30,8 +30,11 @@ def _slug(heading: str) -> str:
 
 
 def _anchors(page: Path) -> set[str]:
-    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
-    return {_slug(match[1]) for match in re.finditer(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.MULTILINE)}
+    """The page's anchors as mkdocs makes them (``tfcloud docs`` reads them the same way: one rule,
+    :func:`tfcloud.config.docpages.anchored`; GitHub's differ for ``--flag`` headings, which keep every hyphen)."""
+    from tfcloud.config.docpages import anchored
+
+    return {anchor for anchor, _ in anchored(page.read_text(encoding="utf-8"))}
 
 
 def _links(page: Path) -> list[str]:

@@ -396,9 +396,9 @@ def stacks(job_id: str, *, replica: str | None = None, target: object = None, **
     with attached(job_id, target=target, **options) as handle:
         info = handle.info()
         if not isinstance(handle, Stacks):
-            hint = (f"On Vertex AI, submit with --web-access and open a replica's shell (`tfcloud status {job_id}` "
-                    "shows each URI); there, `py-spy dump --pid 1`." if info.target == "vertex" else
-                    "On a Ray cluster, `ray stack` on a node prints the stacks of the Python processes there.")
+            import tfcloud.targets as targets
+
+            hint = targets.get(info.target).stacks_elsewhere.format(job_id=job_id) or None
             raise ValidationError("JOB", "a job whose replicas can show their stacks (local, --container)",
                                   f"{job_id} (a {info.target} job)", hint=hint)
         check_replica(info, replica)

@@ -229,6 +229,9 @@ class Target:
     gcloud_defaults: ClassVar[bool] = False
     #: Seconds between two looks at a running study's state.
     poll_interval: ClassVar[float] = 5.0
+    #: Where its replicas' stacks are seen when its handles cannot show them (``tfcloud stacks`` names it;
+    #: ``{job_id}`` is the job's id).
+    stacks_elsewhere: ClassVar[str] = ""
     #: ``(module, extra)`` pairs: what its backend imports, and the ``tfcloud[extra]`` that installs it.
     needs: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: ``"module:Class"`` of its backend (:class:`tfcloud.backends.base.Backend`), built as

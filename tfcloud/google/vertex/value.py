@@ -197,6 +197,8 @@ class VertexOptions(Target, VertexSetup):
                     "pushed once; " + page("vertex") + ")."),
     )
     id_prefix: ClassVar[str | None] = None
+    stacks_elsewhere: ClassVar[str] = ("On Vertex AI, submit with --web-access and open a replica's shell "
+                                       "(`tfcloud status {job_id}` shows each URI); there, `py-spy dump --pid 1`.")
     id_form: ClassVar[str | None] = "a Vertex AI job number or projects/PROJECT/locations/REGION/customJobs/NUMBER"
     gcloud_defaults: ClassVar[bool] = True
     needs: ClassVar[tuple[tuple[str, str], ...]] = (
