@@ -23,12 +23,6 @@ def _prose(text: str) -> str:
     return _CODE.sub("", _FENCE.sub("", text))
 
 
-def _slug(heading: str) -> str:
-    """A heading's anchor as mkdocs (Python-Markdown's toc) and GitHub both make it, for the headings we write."""
-    text = re.sub(r"[`*_]|<[^>]+>", "", heading).strip().lower()
-    return re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", text))
-
-
 def _anchors(page: Path) -> set[str]:
     """The page's anchors as mkdocs makes them (``tfcloud docs`` reads them the same way: one rule,
     :func:`tfcloud.config.docpages.anchored`; GitHub's differ for ``--flag`` headings, which keep every hyphen)."""

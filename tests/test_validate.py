@@ -124,7 +124,8 @@ SDK_CASES: list[tuple[str, dict[str, Any], str]] = [
      "evaluator_config, evaluator_count, target, dry_run, display_name, env, secrets, data, image_repository, "
      "context_dir, target_options, container, max_restarts, liveness_timeout, base_output_dir, project, region, "
      "service_account, network, spot, timeout, restart_on_worker_restart, scheduling, max_wait, fallback, "
-     "fallback_after, reservation, disable_retries, web_access, persistent_resource, tensorboard, experiment, experiment_run, emulator_host, "
+     "fallback_after, reservation, disable_retries, web_access, persistent_resource, tensorboard, experiment, "
+     "experiment_run, emulator_host, "
      "staging_bucket, build, ray_address, ray_cpus, "
      "received 'workers'."),
     ("context-dir", {"context_dir": "/nonexistent"},
