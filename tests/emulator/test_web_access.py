@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -100,7 +99,7 @@ def test_the_request_sets_enable_web_access_only_when_asked() -> None:
     from tfcloud.flow.validate import build_job
 
     for given, expected in ((True, True), (False, None)):
-        spec, target = build_job(entry_point=sys.argv[0], target="vertex", project="my-project", web_access=given)
+        spec, target = build_job(entry_point=__file__, target="vertex", project="my-project", web_access=given)
         body = target.request(spec, image_uri="us-docker.pkg.dev/p/r/i:1")
         assert body is not None
         assert body["job_spec"].get("enable_web_access") is expected

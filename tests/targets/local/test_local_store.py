@@ -127,14 +127,14 @@ def test_a_supervisor_that_cannot_start_leaves_a_failed_job(tmp_path: Path) -> N
 
 def test_the_supervisor_runs_by_path_on_the_standard_library_alone(tmp_path: Path) -> None:
     """The backend starts it as ``python -I supervisor.py JOB_DIR``: copied away from the package, with no
-    site-packages (``-S``: no tfcloud to import), it and its sibling module load, and it says how to call it."""
+    site-packages (``-S``: no tfcloud to import), it and its sibling modules load, and it says how to call it."""
     import shutil
     import subprocess
     import sys
 
-    from tfcloud.replicas import linepump, supervisor
+    from tfcloud.replicas import linepump, stacks, supervisor
 
-    for module in (supervisor, linepump):
+    for module in (supervisor, linepump, stacks):
         shutil.copy(module.__file__, tmp_path)  # type: ignore[arg-type]
     done = subprocess.run([sys.executable, "-I", "-S", str(tmp_path / "supervisor.py")], capture_output=True,
                           text=True, check=False)
