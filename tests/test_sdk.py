@@ -91,7 +91,7 @@ def test_run_returns_a_job_with_tensorflow_clouds_result_keys_and_the_sdk_finds_
     assert tfcloud.list_jobs(target="local", state="failed") == []
     data = json.loads(json.dumps(info.to_dict()))
     assert data["state"] == "succeeded" and data["replicas"] == [
-        {"name": "chief-0", "state": "succeeded", "exit_code": 0, "machine": None}]
+        {"name": "chief-0", "state": "succeeded", "exit_code": 0, "machine": None, "web_access_uri": None}]
 
 
 def test_a_failing_job_with_stream_logs_raises_job_failed_error(tmp_path: Path,

@@ -115,6 +115,7 @@ class JobOptions(TypedDict, total=False):
     fallback_after: str | int | None
     reservation: str | None
     disable_retries: bool
+    web_access: bool
     persistent_resource: str | None
     tensorboard: str | None
     experiment: str | None
