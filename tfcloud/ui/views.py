@@ -321,8 +321,8 @@ def _replicas_from_plan(plan: Mapping[str, Any] | None, info: JobInfo) -> list[d
     target that reports no replicas of its own (Vertex AI reports one state per job)."""
     names = [f"{pool['role']}-{i}" for pool in (plan or {}).get("pools") or []
              for i in range(int(pool.get("replicas") or 0))]
-    return [{"name": name, "state": info.state.value, "exit_code": None, "css": replica_class(name), "own": False}
-            for name in names]
+    return [{"name": name, "state": info.state.value, "exit_code": None, "css": replica_class(name), "own": False,
+             "web_access_uri": None} for name in names]
 
 
 #: Exit codes of a replica killed by SIGKILL: -9 (a process tfcloud started) or 137 (128 + 9, from a shell or a

@@ -279,10 +279,11 @@ class VertexJob:
         state = to_job_state("vertex", job.state.name)
         message = (job.error.message if job.error else "") or None
         failed = _failed_replica(message)
-        from tfcloud.google.vertex.fallback import STOCKOUT, capacity_hint
+        from tfcloud.google.vertex.fallback import capacity_hint
 
-        if state is JobState.FAILED and message and STOCKOUT in message:
-            message += " " + (capacity_hint(message) or "")
+        hint = capacity_hint(message) if state is JobState.FAILED and message else None
+        if hint:
+            message = f"{message} {hint}"
         return JobInfo(
             job_id=self.job_id, target="vertex", state=state, display_name=job.display_name or None,
             exit_code=(0 if state is JobState.SUCCEEDED else 1) if state.is_final else None,

@@ -351,7 +351,7 @@ class VertexOptions(Target, VertexSetup):
         :class:`ValidationError` names ``fallback[N].FIELD``."""
         import dataclasses
 
-        from tfcloud.google.catalog.machines import COMMON_MACHINE_CONFIGS
+        from tfcloud.google.catalog.machines import machine_config_from_name
         from tfcloud.google.vertex.gate import check_google_rules
         from tfcloud.google.vertex.options import check_pools, check_rules
         from tfcloud.job.spec import Role
@@ -368,22 +368,17 @@ class VertexOptions(Target, VertexSetup):
             fields: dict[str, Any] = {"fallback": (), "fallback_after_s": None}
             pools = list(spec.pools)
             for key, value in changes.items():
-                if key in ("chief_config", "worker_config"):
+                if key in ("chief_config", "worker_config"):  # the catalog's one rule for a machine's name
                     role = Role.CHIEF if key == "chief_config" else Role.WORKER
-                    machine = COMMON_MACHINE_CONFIGS.get(str(value).upper())
-                    if machine is None:
-                        raise ValidationError(f"{field}.{key}", "a name from COMMON_MACHINE_CONFIGS (tfcloud "
-                                              "machines)", value)
+                    machine = machine_config_from_name(str(value), field=f"{field}.{key}")
                     if spec.pool(role) is None:
                         raise ValidationError(f"{field}.{key}", f"a pool the job has (it has no {role.value})", value)
                     pools = [dataclasses.replace(p, machine=machine) if p.role is role else p for p in pools]
-                    continue
-                fields[key] = value
             try:
-                for key in [k for k in fields if k in ("region", "spot", "reservation")]:
+                for key, value in changes.items():
                     option = type(target).option(key)
-                    assert option is not None
-                    value = fields.pop(key)
+                    if key.endswith("_config") or option is None:
+                        continue
                     fields[option.attribute] = option.convert(value)
                     if key == "spot":  # spot and scheduling set each other (VertexSetup): the alternative's decides
                         spot = SchedulingStrategy.SPOT
