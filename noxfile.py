@@ -57,7 +57,9 @@ def tests(session: nox.Session) -> None:
     # The 30 slowest tests in CI's log, and the whole report as a file (.nox/tests-report.xml) a later session
     # can read for where the time goes.
     report = ["--durations=30", f"--junitxml={ROOT / '.nox' / 'tests-report.xml'}"]
-    session.run("pytest", *(session.posargs or ["-q", *report]))
+    # One worker per core; tests that share an engine or a module's fixture run together on one (tests/parallel.py).
+    parallel = ["-n", "auto", "--dist", "loadgroup"]
+    session.run("pytest", *(session.posargs or ["-q", *parallel, *report]))
 
 
 @nox.session
@@ -96,11 +98,17 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", "tfcloud", "tests", "benchmarks", "examples", "docs", "noxfile.py")
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def types(session: nox.Session) -> None:
-    """mypy, strict, on tfcloud/."""
-    session.install("mypy>=1.10", "-e", EXTRAS)
-    session.run("mypy")
+    """mypy, strict, on tfcloud/, in the tests session's environment (the packages mypy reads are the ones the
+    tests ran with, installed once): `nox -s tests` makes it."""
+    python = ROOT / ".nox" / "tests" / "bin" / "python"
+    if not python.exists():
+        session.error("types runs in the tests session's environment, which is missing: run `nox -s tests` first "
+                      "(`nox -s tests -- --co -q` makes it without running the tests).")
+    session.run(str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "mypy>=1.10",
+                external=True)
+    session.run(str(python), "-m", "mypy", external=True)
 
 
 @nox.session

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.ci_guard import pytest_sessionfinish, pytest_terminal_summary  # noqa: F401 (the suite's end: issue 38)
+from tests.parallel import pytest_collection_modifyitems  # noqa: F401 (one engine per run on two workers)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"

@@ -155,8 +155,12 @@ def _snapshot(*dirs: Path) -> set[str]:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [c[1:] for c in SDK_CASES], ids=[c[0] for c in SDK_CASES])
-def test_run_rejects_bad_input_with_exact_message(script: Path, kwargs: dict[str, Any], message: str) -> None:
+def test_run_rejects_bad_input_with_exact_message(script: Path, kwargs: dict[str, Any], message: str,
+                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kwargs = {"entry_point": str(script), "dry_run": True, **kwargs}
+    # A temporary directory of this test's own: tests on the other worker make tfcloud-* directories too.
+    (tmp_path / "temp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temp"))
     cwd, tmp = Path.cwd(), Path(tempfile.gettempdir())
     before = _snapshot(cwd) | {p.name for p in tmp.iterdir() if p.name.startswith("tfcloud")}
     with pytest.raises(ValidationError) as err:

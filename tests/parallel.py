@@ -1,0 +1,50 @@
+"""How the suite runs on two cores (issue 38): pytest-xdist's ``--dist loadgroup`` with each test's work unit
+chosen from the fixtures it uses, so that no engine starts twice and nothing shared is used by two workers at once.
+
+- A test that uses one of the suite's engines (:data:`ENGINE_GROUPS`: the Docker engine and registry, the Ray
+  clusters) runs in that engine's group: one worker starts the engine once and runs every test that needs it.
+- A test that uses a module-scoped fixture (an emulator, a served dashboard, a built wheel) runs with the rest of
+  its module, so the fixture is made once.
+- Every other test is its own unit, spread over the workers as they free up.
+
+xdist orders the units by their number of tests (``--loadscope-reorder``, its default), so the engines' groups
+start first, one on each worker, and the single tests fill in around them. Without xdist (``-p no:xdist`` or
+``-n 0``) the marks change nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+__all__ = ["ENGINE_GROUPS", "group_of"]
+
+#: A session-scoped fixture that starts an engine, and the group every test that uses it runs in. The Ray
+#: clusters share one group: both use this machine's network namespaces and ports in one range.
+ENGINE_GROUPS = {
+    "engine": "docker",
+    "ray_cluster": "ray",
+    "two_host_ray": "ray",
+}
+
+
+def group_of(item: pytest.Item) -> str | None:
+    """The work unit ``item`` belongs to (``None``: a unit of its own)."""
+    names = getattr(item, "fixturenames", ())
+    for fixture, group in ENGINE_GROUPS.items():
+        if fixture in names:
+            return group
+    info: Any = getattr(item, "_fixtureinfo", None)
+    for definitions in (info.name2fixturedefs.values() if info is not None else ()):
+        if any(d.scope in ("module", "package", "class") for d in definitions):
+            return item.nodeid.split("::", 1)[0]
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = group_of(item)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
