@@ -8,6 +8,12 @@ replicas) is then SIGKILLed. Two ways to come back:
 - ``survivors``: half a CPU per replica, so the head alone holds them all and no new node is needed.
 
     sudo python benchmarks/bench_ray_hosts.py [--rounds N] [--mode replacement|survivors|both] [--quick]
+                                              [--ray-address URL --hosts JSON]
+
+Standalone it makes the two hosts and starts the cluster itself. With ``--ray-address`` (the dashboard) and
+``--hosts`` (``Hosts.describe()`` of tfcloud.testing.netns; both also from ``TFCLOUD_BENCH_RAY_ADDRESS`` and
+``TFCLOUD_BENCH_RAY_HOSTS``) it runs on a two-host cluster that is already up (the test suite's ``two_host_ray``,
+tests/rayengines.py) and leaves it up, with a node on host b again when a round replaced it.
 
 Prints, per round: **detect** (the kill to the driver's line that a replica's actor died), **restart** (that line
 to the chief's ``model.fit resumed`` line of the second attempt: stopping the survivors, placing the bundles
@@ -18,12 +24,15 @@ attempt's line to its last ``runs on node`` line), and the replacement node's ``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,12 +107,39 @@ def one_round(hosts: Hosts, address: str, mode: str, tmp: Path) -> dict[str, flo
     }
 
 
+@contextlib.contextmanager
+def cluster(address: str | None, described: str | None) -> Iterator[tuple[Hosts, str]]:
+    """The two hosts and the dashboard's address: the given cluster's, or a new one (stopped on exit)."""
+    if address and described:
+        hosts = Hosts.reuse(described)
+        try:
+            print(f"two-host cluster given: {address}")
+            yield hosts, address
+        finally:
+            hosts.close()
+        return
+    with two_hosts() as hosts:
+        began = time.monotonic()
+        ray_head(hosts, hosts.a)
+        ray_node(hosts, hosts.b, hosts.a)
+        address = f"http://127.0.0.1:{hosts.forward(hosts.a, DASHBOARD_PORT)}"
+        wait_for_jobs_api(address)
+        print(f"two-host cluster up in {time.monotonic() - began:.1f} s ({address})")
+        yield hosts, address
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--mode", choices=["replacement", "survivors", "both"], default="both")
     parser.add_argument("--quick", action="store_true", help="one round, the replacement mode only")
+    parser.add_argument("--ray-address", default=os.environ.get("TFCLOUD_BENCH_RAY_ADDRESS"),
+                        help="a two-host cluster already up: its dashboard (with --hosts)")
+    parser.add_argument("--hosts", default=os.environ.get("TFCLOUD_BENCH_RAY_HOSTS"),
+                        help="that cluster's hosts, as tfcloud.testing.netns.Hosts.describe() gives them")
     args = parser.parse_args()
+    if bool(args.ray_address) != bool(args.hosts):
+        parser.error("--ray-address and --hosts go together (a cluster already up), or neither")
     if args.quick:
         args.rounds, args.mode = 1, "replacement"
     reason = netns_unavailable()
@@ -112,13 +148,7 @@ def main() -> int:
         return 0
     modes = ["replacement", "survivors"] if args.mode == "both" else [args.mode]
     results: dict[str, list[dict[str, float | None]]] = {m: [] for m in modes}
-    with two_hosts() as hosts:
-        began = time.monotonic()
-        ray_head(hosts, hosts.a)
-        ray_node(hosts, hosts.b, hosts.a)
-        address = f"http://127.0.0.1:{hosts.forward(hosts.a, DASHBOARD_PORT)}"
-        wait_for_jobs_api(address)
-        print(f"two-host cluster up in {time.monotonic() - began:.1f} s ({address})")
+    with cluster(args.ray_address, args.hosts) as (hosts, address):
         for n in range(args.rounds):
             for mode in modes:
                 if hosts.b.ip not in ray_nodes_alive(hosts, hosts.a) or not hosts.pids(hosts.b):

@@ -13,6 +13,7 @@ import pytest
 
 from tests.ci_guard import pytest_sessionfinish, pytest_terminal_summary  # noqa: F401 (the suite's end: issue 38)
 from tests.parallel import pytest_collection_modifyitems  # noqa: F401 (one engine per run on two workers)
+from tests.rayengines import _loopback_ray, _two_host_ray, ray_cluster, two_host_ray  # noqa: F401 (once a session)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"

@@ -19,12 +19,13 @@ import pytest
 
 __all__ = ["ENGINE_GROUPS", "group_of"]
 
-#: A session-scoped fixture that starts an engine, and the group every test that uses it runs in. The Ray
-#: clusters share one group: both use this machine's network namespaces and ports in one range.
+#: A session-scoped fixture that starts an engine, and the group every test that uses it runs in (through any
+#: fixture: the Ray tests' ``ray_cluster`` and ``two_host_ray`` use ``_loopback_ray`` and ``_two_host_ray``, in
+#: tests/rayengines.py). The Ray clusters share one group: each is started once, on one worker.
 ENGINE_GROUPS = {
     "engine": "docker",
-    "ray_cluster": "ray",
-    "two_host_ray": "ray",
+    "_loopback_ray": "ray",
+    "_two_host_ray": "ray",
 }
 
 

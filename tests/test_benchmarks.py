@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,8 @@ FIGURES = {
     "bench_nobuild": [r"image \(build \+ push\) +[0-9.]+s", r"--no-build \(base \+ package\) +[0-9.]+s",
                       r"--no-build resubmit: [0-9.]+ s"],
     "bench_package_memory": [r"uploaded [0-9.]+ MB: peak RSS [0-9]+ MiB"],
-    "bench_ray_hosts": [r"two-host cluster up in [0-9.]+ s", r"median replacement \(1 round\(s\)\): detect_s"],
+    "bench_ray_hosts": [r"two-host cluster (up in [0-9.]+ s|given: http://\S+)",
+                        r"median replacement \(1 round\(s\)\): detect_s"],
     "bench_ui": [r"jobs page: first contentful paint +median", r"job page: DOM complete +median",
                  r"log line: file created -> in the page +median",
                  r"200000-line log: its last line in the page +median",
@@ -66,13 +68,26 @@ def test_every_benchmark_has_its_figures_here() -> None:
 
 @pytest.mark.slow
 @pytest.mark.bench
-@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("script", [p for p in BENCHMARKS if p.stem != "bench_ray_hosts"], ids=lambda p: p.stem)
 def test_the_quick_benchmark_runs_and_prints_its_figures(script: Path, tmp_path: Path) -> None:
+    _run_quick(script, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.bench
+@pytest.mark.ray
+def test_the_quick_bench_ray_hosts_runs_on_the_suites_two_host_cluster(two_host_ray: Any, tmp_path: Path) -> None:
+    """bench_ray_hosts --quick on the suite's two-host cluster (tests/rayengines.py), not a third one of its own."""
+    _run_quick(ROOT / "benchmarks" / "bench_ray_hosts.py", tmp_path, "--ray-address", two_host_ray.address,
+               "--hosts", two_host_ray.hosts.describe())
+
+
+def _run_quick(script: Path, tmp_path: Path, *argv: str) -> None:
     reason = _missing(script.stem)
     if reason:
         pytest.skip(reason)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, env=env,
+    done = subprocess.run([sys.executable, str(script), "--quick", *argv], capture_output=True, text=True, env=env,
                           cwd=tmp_path, check=False, timeout=540)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     skipped = re.search(r"^(?:SKIP \S+|skipped): (.*)$", done.stdout, re.MULTILINE)

@@ -400,7 +400,7 @@ def stacks(job_id: str, *, replica: str | None = None, target: object = None, **
             import tfcloud.targets as targets
 
             hint = targets.get(info.target).stacks_elsewhere.format(job_id=job_id) or None
-            raise ValidationError("JOB", "a job whose replicas can show their stacks (local, --container)",
+            raise ValidationError("JOB", "a job whose replicas can show their stacks (local, --container, Ray)",
                                   f"{job_id} (a {info.target} job)", hint=hint)
         check_replica(info, replica)
         if info.state.is_final:

@@ -86,7 +86,7 @@ def test_without_web_access_no_replica_has_a_uri(
         assert "shell" not in capsys.readouterr().out
         assert main(["stacks", job_id(created)]) == 2  # its replicas are not on this machine: the shell is the way
         assert capsys.readouterr().err.splitlines() == [
-            "Error: Invalid `JOB`: expected a job whose replicas can show their stacks (local, --container), "
+            "Error: Invalid `JOB`: expected a job whose replicas can show their stacks (local, --container, Ray), "
             f"received '{job_id(created)} (a vertex job)'.",
             f"On Vertex AI, submit with --web-access and open a replica's shell (`tfcloud status {job_id(created)}` "
             "shows each URI); there, `py-spy dump --pid 1`.",

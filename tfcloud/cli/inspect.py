@@ -81,8 +81,9 @@ def stacks(
     json_output: Annotated[bool, typer.Option("--json", help="Print {replica: stacks} as JSON.")] = False,
     **target_options: Any,
 ) -> None:
-    """Print every thread's Python stack of each running replica of a local job, --container replicas too
-    (without JOB: the job this machine submitted last): where a slow or hung replica is waiting."""
+    """Print every thread's Python stack of each running replica of a local, --container or Ray job (without
+    JOB: the job this machine submitted last): where a slow or hung replica is waiting. On Ray, a short helper
+    job reads them on each replica's node."""
     from tfcloud import sdk
 
     job = sdk.latest_job(job)

@@ -80,13 +80,26 @@ def _ip(*argv: str) -> None:
 class Hosts:
     """Two hosts (``a``, ``b``) and the PID namespace every process on them runs in."""
 
-    def __init__(self, a: Host, b: Host, holder: subprocess.Popen[bytes], tmp: Path) -> None:
+    def __init__(self, a: Host, b: Host, holder: subprocess.Popen[bytes] | None, tmp: Path,
+                 init_pid: int | None = None) -> None:
         self.a = a
         self.b = b
-        self.holder = holder  # unshare; its child is the namespace's first process
-        self.init_pid = _namespace_init(holder)
+        self.holder = holder  # unshare; its child is the namespace's first process (None: another process's hosts)
+        self.init_pid = init_pid if init_pid is not None else _namespace_init(holder)  # type: ignore[arg-type]
         self.tmp = tmp  # a directory for the hosts' files (Ray's temp dirs)
         self._procs: list[subprocess.Popen[bytes]] = []
+
+    def describe(self) -> str:
+        """These hosts as JSON, for another process to use them (:meth:`reuse`): a benchmark on the test suite's
+        cluster."""
+        return json.dumps({"a": [self.a.netns, self.a.ip], "b": [self.b.netns, self.b.ip], "init_pid": self.init_pid,
+                           "tmp": str(self.tmp)})
+
+    @classmethod
+    def reuse(cls, described: str) -> Hosts:
+        """The hosts another process made (:meth:`describe`); :meth:`close` ends only what this one started."""
+        d = json.loads(described)
+        return cls(Host(*d["a"]), Host(*d["b"]), None, Path(d["tmp"]), init_pid=int(d["init_pid"]))
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         """This environment without proxy variables, with this interpreter's directory first on PATH."""
@@ -150,10 +163,11 @@ class Hosts:
 
     def close(self) -> None:
         """End every process started on the hosts (the PID namespace) and wait for them."""
-        with contextlib.suppress(ProcessLookupError):
-            self.holder.send_signal(signal.SIGKILL)  # --kill-child: the namespace's init goes, and all in it
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.holder.wait(timeout=30)
+        if self.holder is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self.holder.send_signal(signal.SIGKILL)  # --kill-child: the namespace's init goes, and all in it
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.holder.wait(timeout=30)
         for proc in self._procs:
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):

@@ -1,9 +1,10 @@
-"""The Ray driver across two separate hosts (tests/targets/ray/conftest.py): a head at 192.168.77.1 and a worker
-node at 192.168.77.2 in two network namespaces. Replicas are placed over both, their ``TF_CONFIG`` holds both
-hosts' addresses, a lost host's replicas are placed again on the nodes alive (a replacement node) and training
-resumes from the checkpoint under ``--output-dir``, a path both hosts reach.
+"""The Ray driver across two separate hosts (``two_host_ray``, tests/rayengines.py: once per test session): a head
+at 192.168.77.1 and a worker node at 192.168.77.2 in two network namespaces. Replicas are placed over both, their
+``TF_CONFIG`` holds both hosts' addresses, `tfcloud stacks` reads a replica's stacks on its node, a lost host's
+replicas are placed again on the nodes alive (a replacement node) and training resumes from the checkpoint under
+``--output-dir``, a path both hosts reach.
 
-The module's tests share one cluster and run in order: the host-loss test is last (it replaces host b's node).
+The host-loss test replaces host b's node: the tests after it (here, or bench_ray_hosts) find a node there again.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.targets.ray.conftest import TwoHostRay
+from tests.rayengines import TwoHostRay
+from tests.targets.ray.test_ray import wait_gone
 from tfcloud.flow.pipeline import prepare
 from tfcloud.flow.validate import build_job
 from tfcloud.job.artifacts import PreparedJob
@@ -89,7 +91,14 @@ def test_multi_worker_mirrored_over_two_hosts(two_host_ray: TwoHostRay, tmp_path
                     base_output_dir=str(shared))
     info = handle.wait(400)
     assert info.state is JobState.SUCCEEDED, explain(handle)
+    assert info.exit_code == 0
+    assert {r.name: r.state for r in info.replicas} == {
+        "chief-0": JobState.SUCCEEDED, "worker-0": JobState.SUCCEEDED, "worker-1": JobState.SUCCEEDED}
     assert info.output_dir == str(shared)
+    chief_says = [ln.text for ln in handle.logs(replica="chief-0")]
+    assert "strategy: CollectiveAllReduceStrategy" in chief_says
+    assert any("with 3 replica(s) in sync" in text for text in chief_says), explain(handle)
+    assert wait_gone(handle.job_id) == []  # nothing of the job is left on either host
     seen = tf_configs(handle)
     assert sorted(seen) == ["chief-0", "worker-0", "worker-1"]
     for tf_config in seen.values():  # both hosts, each by its own address; no loopback anywhere
@@ -128,12 +137,14 @@ def test_parameter_server_job_over_two_hosts(two_host_ray: TwoHostRay, tmp_path:
         if info.state is JobState.SUCCEEDED or TF_PS_FLAKE not in explain(handle):
             break
     assert info.state is JobState.SUCCEEDED, explain(handle)
+    assert info.exit_code == 0
     states = {r.name: r.state for r in info.replicas}
     assert states["chief-0"] is JobState.SUCCEEDED
     assert {states[n] for n in ("worker-0", "worker-1", "ps-0")} == {JobState.CANCELLED}  # they only serve
     assert "strategy: ParameterServerStrategyV2" in [ln.text for ln in handle.logs(replica="chief-0")]
     assert hosts_of(tf_configs(handle)["chief-0"]) == HOSTS
     assert load(out, "chief-0")["loss"][-1] < load(out, "chief-0")["loss"][0]
+    assert wait_gone(handle.job_id) == []  # tfcloud stopped the workers and the parameter server
 
 
 def test_restarts_without_an_output_dir_are_refused_on_two_nodes(two_host_ray: TwoHostRay) -> None:
@@ -186,6 +197,54 @@ def test_a_data_set_and_a_secret_reach_replicas_on_both_hosts(two_host_ray: TwoH
     assert re.findall(r"\| (child|os\.write) (\S+)$", result.stdout, re.M).count(("child", "****")) == 4
     assert re.findall(r"\| (child|os\.write) (\S+)$", result.stdout, re.M).count(("os.write", "****")) == 4
     assert value not in result.stdout + result.stderr
+    assert len(list((tmp_path / "out" / "tfcloud-data" / "objects").iterdir())) == 3  # shipped once, by content
+
+
+HANG = (
+    "import os, time\n"
+    "def waiting_for_the_other_host():\n"
+    "    print('started', flush=True)\n"
+    "    time.sleep(600)\n"
+    "waiting_for_the_other_host()\n"
+)
+
+
+def test_stacks_shows_where_a_hung_replica_on_the_other_host_waits(two_host_ray: TwoHostRay, tmp_path: Path) -> None:
+    """`tfcloud stacks JOB --ray ADDRESS` reads each running replica's stacks on its own node (a task pinned there,
+    through Ray: no ssh): the one on host b names the function it hangs in."""
+    from tfcloud.targets.ray.backend import RayBackend
+
+    (tmp_path / "hang.py").write_text(HANG)
+    spec, target = build_job(entry_point=tmp_path / "hang.py", target="ray", ray_address=two_host_ray.address,
+                             worker_count=1, worker_config="CPU", distribution_strategy=None)
+    with tempfile.TemporaryDirectory() as tmp:
+        job, _ = prepare(spec, target, Path(tmp))
+        assert isinstance(job, PreparedJob)
+        handle = RayBackend(target=target, num_cpus=1).submit(job)
+    try:
+        started: set[str] = set()
+        for line in handle.logs(follow=True):
+            if line.text == "started":
+                started.add(line.replica)
+            if started == {"chief-0", "worker-0"}:
+                break
+        placed = {ln.text.split()[0]: ln.text.split("(")[1].split(",")[1].strip().split(":")[0]
+                  for ln in handle.logs(replica="tfcloud") if " runs on node " in ln.text}
+        assert set(placed.values()) == HOSTS, placed  # SPREAD: one replica on each host
+        shown = tfcloud("stacks", handle.job_id, "--ray", two_host_ray.address, "--json")
+        assert shown.returncode == 0, shown.stderr
+        found = json.loads(shown.stdout)
+        assert sorted(found) == ["chief-0", "worker-0"]
+        for name, text in found.items():  # each in the function it hangs in, on either host
+            assert re.search(r'File ".*hang\.py", line 4 in waiting_for_the_other_host$', text, re.M), (name, text)
+        # the helper job is gone, and never listed as a tfcloud job
+        assert [i.job_id for i in RayBackend(address=two_host_ray.address).list(state=JobState.RUNNING)] == \
+            [handle.job_id]
+    finally:
+        handle.cancel()
+    assert handle.wait(120).state is JobState.CANCELLED
+    gone = tfcloud("stacks", handle.job_id, "--ray", two_host_ray.address)
+    assert gone.returncode == 2 and "expected a running job" in gone.stderr, gone.stderr
 
 
 @pytest.mark.slow

@@ -1,14 +1,14 @@
-"""The Ray backend against a real Ray cluster on loopback: a head and a second node started with Ray's own test
-utilities (``ray.cluster_utils.Cluster``), two logical CPUs each. Jobs go through the Jobs API exactly as they
-would to a remote cluster: the working directory and tfcloud's package travel in the runtime environment."""
+"""The Ray backend against a real Ray cluster on loopback (``ray_cluster``, tests/rayengines.py: a head and a
+second node started with Ray's own test utilities, two logical CPUs each, once per test session). Jobs go through
+the Jobs API exactly as they would to a remote cluster: the working directory and tfcloud's package travel in the
+runtime environment. Training under each strategy, and data and secrets on every replica, run over two separate
+hosts instead (tests/targets/ray/test_driver.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from tfcloud.errors import ConfigurationError
@@ -113,114 +112,7 @@ def test_requirement_includes_reach_pip_on_the_nodes(tmp_path: Path) -> None:
         assert backend.runtime_env(job, workdir, package, "ray-x")["pip"] != pip
 
 
-# -- a real cluster -------------------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[str]:
-    """A Ray head and a second node on 127.0.0.1 (2 logical CPUs, 80 MB object store each); yields the
-    dashboard's address. Everything runs under a temporary directory and stops with the fixture."""
-    pytest.importorskip("ray", reason='the Ray tests need ray[default] (pip install "tfcloud[ray]")')
-    pytest.importorskip("ray.dashboard", reason="the Ray Jobs API needs ray[default] (the dashboard)")
-
-    for attempt in (1, 2):
-        tmp = Path(tempfile.mkdtemp(prefix="tfr-"))  # short: Ray's socket paths must fit in 107 bytes
-        (tmp / "ray").mkdir()
-        try:
-            with _cluster(tmp) as address:
-                yield address
-                return
-        except RayStartError:
-            # On a busy 2-core machine a raylet sometimes misses Ray's own 30 s registration window (seen once
-            # in CI): start a fresh cluster once more; a second failure fails the tests.
-            if attempt == 2:
-                raise
-        finally:
-            _kill_under(tmp)
-            subprocess.run(["rm", "-rf", str(tmp)], check=False)
-
-
-class RayStartError(Exception):
-    """Ray's cluster did not come up (its own start-up time-out)."""
-
-
-@contextlib.contextmanager
-def _cluster(tmp: Path) -> Iterator[str]:
-    from ray.cluster_utils import Cluster
-
-    dashboard = _free_port()
-    with pytest.MonkeyPatch.context() as mp:
-        # Ray resolves 127.0.0.1 to the machine's outside address unless told this is a one-machine cluster.
-        mp.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
-        mp.setenv("RAY_TMPDIR", str(tmp))
-        mp.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-        mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[3]),
-                                                              os.environ.get("PYTHONPATH")])))
-        for var in ("no_proxy", "NO_PROXY"):
-            mp.setenv(var, ",".join(filter(None, [os.environ.get(var), "127.0.0.1", "localhost"])))
-        def node() -> dict[str, Any]:  # free ports for the agents: Ray's defaults clash with any other cluster
-            return {"num_cpus": 2, "object_store_memory": 80 * 1024 * 1024, "node_ip_address": "127.0.0.1",
-                    "dashboard_agent_listen_port": _free_port(), "metrics_export_port": _free_port()}
-
-        try:
-            cluster = Cluster(initialize_head=True, head_node_args={
-                **node(), "include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": dashboard,
-                "temp_dir": str(tmp)})
-        except Exception as exc:
-            if "timed out during startup" not in str(exc):
-                raise
-            raise RayStartError(str(exc)) from exc
-        try:
-            try:
-                cluster.add_node(**node())
-            except Exception as exc:
-                if "timed out during startup" not in str(exc):
-                    raise
-                raise RayStartError(str(exc)) from exc
-            cluster.wait_for_nodes()
-            address = f"http://127.0.0.1:{dashboard}"
-            _wait_for_job_agent(address)
-            yield address
-        finally:
-            cluster.shutdown()
-
-
-def _kill_under(tmp: Path) -> None:
-    """Kill what a failed start left running: every process whose command line names ``tmp``."""
-    import psutil
-
-    for proc in psutil.process_iter(["cmdline"]):
-        try:
-            if any(str(tmp) in part for part in proc.info["cmdline"] or ()):
-                proc.kill()
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-
-
-def _wait_for_job_agent(address: str) -> None:
-    """The Jobs API answers "No available agent" until a node's agent registered: submit a no-op until it
-    is taken."""
-    from ray.job_submission import JobSubmissionClient
-
-    client = JobSubmissionClient(address)
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            job = client.submit_job(entrypoint="true", metadata={"purpose": "tfcloud test warm-up"})
-            break
-        except RuntimeError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(1)
-    while not client.get_job_status(job).is_terminal():
-        time.sleep(0.5)
-
-
+# -- a real cluster (tests/rayengines.py: ray_cluster, once per session) -----------------------------------
 @pytest.fixture
 def ray_submit(ray_cluster: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """``ray_submit(script, **build_spec_kwargs) -> RayJob`` through the pipeline's own stages (launcher in a
@@ -249,11 +141,6 @@ def ray_submit(ray_cluster: str, tmp_path_factory: pytest.TempPathFactory) -> It
             handle.wait(60)
 
 
-#: TensorFlow's ParameterServerStrategy failing inside its own gRPC ("Unable to parse request" after "invalid
-#: UTF-8 data" in tensorflow.eager.Operation.device): a TensorFlow flake, not tfcloud's outcome rules.
-TF_PS_FLAKE = "Unable to parse request"
-
-
 def explain(handle: Any) -> str:
     return "\n".join(f"{ln.replica} | {ln.text}" for ln in handle.logs())[-6000:]
 
@@ -277,67 +164,6 @@ def wait_gone(job_id: str, timeout: float = 30) -> list[int]:
     while (left := survivors(job_id)) and time.monotonic() < deadline:
         time.sleep(0.5)
     return left
-
-
-def load(out: Path, replica: str) -> dict[str, np.ndarray]:
-    with np.load(out / f"{replica}.npz") as data:
-        return {k: data[k] for k in data.files}
-
-
-@pytest.mark.slow
-@pytest.mark.ray
-@pytest.mark.tensorflow
-def test_multi_worker_mirrored_over_two_nodes(ray_submit: Any, tmp_path: Path) -> None:
-    out = tmp_path / "weights"
-    out.mkdir()
-    handle = ray_submit(SCRIPTS / "train_tfkeras.py", entry_point_args=[str(out)], worker_count=2,
-                        distribution_strategy="multi_worker_mirrored")
-    info = handle.wait(400)
-    assert info.state is JobState.SUCCEEDED, explain(handle)
-    assert info.exit_code == 0
-    assert {r.name: r.state for r in info.replicas} == {
-        "chief-0": JobState.SUCCEEDED, "worker-0": JobState.SUCCEEDED, "worker-1": JobState.SUCCEEDED}
-    # The three replicas were spread over both nodes (the driver says where each runs).
-    placed = {ln.text.split()[0]: ln.text.split()[4] for ln in handle.logs(replica="tfcloud")
-              if " runs on node " in ln.text}
-    assert sorted(placed) == ["chief-0", "worker-0", "worker-1"]
-    assert len(set(placed.values())) == 2, placed
-    chief_says = [ln.text for ln in handle.logs(replica="chief-0")]
-    assert "strategy: CollectiveAllReduceStrategy" in chief_says
-    assert any("with 3 replica(s) in sync" in text for text in chief_says), explain(handle)
-    weights = {name: load(out, name) for name in placed}
-    chief = weights["chief-0"]
-    assert chief["loss"][-1] < chief["loss"][0]
-    for name in ("worker-0", "worker-1"):
-        assert sorted(weights[name]) == sorted(chief)
-        for key in chief:
-            np.testing.assert_allclose(weights[name][key], chief[key], rtol=0, atol=1e-6)
-    assert wait_gone(handle.job_id) == []
-
-
-@pytest.mark.ray
-@pytest.mark.tensorflow
-def test_parameter_server_job(ray_submit: Any, tmp_path: Path) -> None:
-    out = tmp_path / "weights"
-    out.mkdir()
-    handle = ray_submit(SCRIPTS / "train_tfkeras.py", entry_point_args=[str(out)], worker_count=2, ps_count=1)
-    info = handle.wait(400)
-    if info.state is not JobState.SUCCEEDED and TF_PS_FLAKE in explain(handle):
-        # TensorFlow's own coordinator sometimes garbles a remote op's device string under load (seen once in
-        # about six runs on 2 busy cores; docs/ray.md, "Limits"): one more submission, not a looser check.
-        assert wait_gone(handle.job_id) == []
-        handle = ray_submit(SCRIPTS / "train_tfkeras.py", entry_point_args=[str(out)], worker_count=2, ps_count=1)
-        info = handle.wait(400)
-    assert info.state is JobState.SUCCEEDED, explain(handle)
-    assert info.exit_code == 0
-    states = {r.name: r.state for r in info.replicas}
-    assert states["chief-0"] is JobState.SUCCEEDED
-    # Workers and the parameter server only serve the chief: tfcloud stopped them when it ended.
-    assert {states[n] for n in ("worker-0", "worker-1", "ps-0")} == {JobState.CANCELLED}
-    assert "strategy: ParameterServerStrategyV2" in [ln.text for ln in handle.logs(replica="chief-0")]
-    chief = load(out, "chief-0")
-    assert chief["loss"][-1] < chief["loss"][0]
-    assert wait_gone(handle.job_id) == []
 
 
 @pytest.mark.ray
@@ -632,38 +458,6 @@ def test_a_job_the_fixed_cluster_can_never_hold_is_refused_before_anything_runs(
         assert "--ray-cpus N" in result.stderr and "Traceback" not in result.stderr
         assert "Submitted job" not in result.stderr
     assert {i.job_id for i in RayBackend(address=ray_cluster).list()} == before  # nothing was submitted
-
-
-@pytest.mark.ray
-def test_a_data_set_and_a_secret_reach_every_replica(ray_cluster: str, tmp_path: Path) -> None:
-    """--data is shipped once to --output-dir's tfcloud-data/ by content (not in the working directory), and each
-    replica reads it at $TFCLOUD_DATA_TRAIN; --secret file: reaches each replica, masked in what it prints."""
-    import hashlib
-
-    value = "ray-s3cret-value-42"
-    secret = tmp_path / "token.txt"
-    secret.write_text(value)
-    project = tmp_path / "project"
-    data = project / "data"
-    data.mkdir(parents=True)
-    for i in range(3):
-        (data / f"part-{i}.bin").write_bytes(bytes([i]) * 50_000)
-    digest = hashlib.sha256(b"".join(bytes([i]) * 50_000 for i in range(3))).hexdigest()
-    (project / "read.py").write_text(
-        "import hashlib, os, tfcloud\n"
-        "root = tfcloud.data('train')\n"
-        "blob = b''.join(open(os.path.join(root, n), 'rb').read() for n in sorted(os.listdir(root))"
-        " if not n.startswith('.'))\n"
-        "print('data', hashlib.sha256(blob).hexdigest(), 'token', os.environ['TOKEN'], flush=True)\n")
-    out = tmp_path / "out"
-    result = tfcloud("submit", str(project / "read.py"), "--ray", ray_cluster, "--ray-cpus", "1",
-                     "--worker-count", "1", "--worker-config", "CPU", "--strategy", "none",
-                     "--output-dir", str(out), "--data", f"train={data}", "--secret", f"TOKEN=file:{secret}")
-    assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
-    for replica in ("chief-0", "worker-0"):
-        assert f"{replica} | data {digest} token ****" in result.stdout, result.stdout[-3000:]
-    assert value not in result.stdout + result.stderr
-    assert len(list((out / "tfcloud-data" / "objects").iterdir())) == 3
 
 
 WEDGE = (

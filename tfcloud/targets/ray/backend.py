@@ -36,7 +36,14 @@ from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.datasets import data_excludes
 from tfcloud.job.spec import JobSpec, Role
 from tfcloud.job.states import JobState, to_job_state
-from tfcloud.targets.ray.driver import DRIVER, PLAN_FILE, parse_status, parse_timed_line
+from tfcloud.targets.ray.driver import (
+    DRIVER,
+    PLAN_FILE,
+    STACKS_PREFIX,
+    STACKS_REQUEST_VAR,
+    parse_status,
+    parse_timed_line,
+)
 
 if TYPE_CHECKING:
     from tfcloud.config.value import Settings
@@ -46,6 +53,9 @@ __all__ = ["RayBackend", "RayJob", "replica_resources"]
 
 _POLL_S = 0.5
 _ENTRYPOINT = "python -m tfcloud.targets.ray.driver"
+#: ``tfcloud stacks``'s helper job (:func:`tfcloud.targets.ray.driver.stacks_main`) and how long it may take.
+_STACKS_ENTRYPOINT = f"{_ENTRYPOINT} stacks"
+_STACKS_TIMEOUT_S = 120.0
 #: What marks a Ray job as tfcloud's (in the job's metadata).
 _MARK = "tfcloud"
 
@@ -253,6 +263,43 @@ class RayBackend:
         rows = [i for i in rows if state is None or i.state is state]
         return rows if limit is None else rows[:limit]
 
+    def stacks_of(self, job_id: str, replicas: dict[str, str]) -> dict[str, str]:
+        """Every thread's stack of each replica of ``job_id`` in ``replicas`` ({name: the id of the node it runs
+        on}), through Ray itself: a short helper job (tfcloud's package only; not listed as a tfcloud job, deleted
+        once read) runs a task pinned to each replica's node that signals the replica's launcher and reads its
+        dump (:func:`tfcloud.targets.ray.driver.stacks_main`). No ssh: whatever reaches the dashboard will do."""
+        client = self.client
+        request = json.dumps({"job_id": job_id, "replicas": replicas})
+        with tempfile.TemporaryDirectory(prefix="tfcloud-ray-") as tmp:
+            try:
+                helper = client.submit_job(
+                    entrypoint=_STACKS_ENTRYPOINT, metadata={"tfcloud.stacks_of": job_id},
+                    runtime_env={"py_modules": [str(_stage_package(Path(tmp)))],
+                                 "env_vars": {STACKS_REQUEST_VAR: request}})
+            except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
+                raise SubmitError(f"The Ray cluster at {self.address} refused the job that reads {job_id}'s stacks: "
+                                  f"{exc}") from exc
+        try:
+            deadline = time.monotonic() + _STACKS_TIMEOUT_S
+            while not client.get_job_status(helper).is_terminal():
+                if time.monotonic() > deadline:
+                    with contextlib.suppress(RuntimeError):
+                        client.stop_job(helper)
+                    raise SubmitError(f"Reading the stacks of {job_id}'s replicas took over {_STACKS_TIMEOUT_S:g} s "
+                                      f"(Ray job {helper} on {self.address}).",
+                                      hint="`ray status` shows whether the cluster is starting workers; try again.")
+                time.sleep(_POLL_S)
+            text = str(client.get_job_logs(helper))
+        finally:
+            with contextlib.suppress(Exception):
+                client.delete_job(helper)
+        for raw in text.splitlines():
+            if raw.startswith(STACKS_PREFIX):
+                found: dict[str, str] = json.loads(raw[len(STACKS_PREFIX):])
+                return found
+        raise SubmitError(f"The job that reads the stacks of {job_id}'s replicas ended without them: "
+                          f"{text.strip()[-2000:] or '(no output)'}")
+
     def close(self) -> None:
         """Drop the client (a handle makes a new one when needed)."""
         self._client = None
@@ -284,15 +331,25 @@ class RayJob:
         except RuntimeError:
             return ""
 
-    def info(self) -> JobInfo:
-        """Ray's job status, with the driver's last status line (replicas, exit code, failing replica)."""
-        details = self.details()
-        status = None
+    def _status(self) -> dict[str, Any] | None:
+        """The driver's last status line (None before its first)."""
         for raw in reversed(self._log_text().splitlines()):
             status = parse_status(raw)
             if status is not None:
-                break
-        return _job_info(details, status, dashboard=self.backend.address)
+                return status
+        return None
+
+    def info(self) -> JobInfo:
+        """Ray's job status, with the driver's last status line (replicas, exit code, failing replica)."""
+        details = self.details()
+        return _job_info(details, self._status(), dashboard=self.backend.address)
+
+    def stacks(self, *, replica: str | None = None) -> dict[str, str]:
+        """Every thread's stack of each running replica (:class:`~tfcloud.backends.base.Stacks`), read on the
+        node each runs on (:meth:`RayBackend.stacks_of`); empty when none runs."""
+        replicas = {name: str(r["node_id"]) for name, r in ((self._status() or {}).get("replicas") or {}).items()
+                    if r.get("state") == "running" and r.get("node_id") and replica in (None, name)}
+        return self.backend.stacks_of(self.job_id, replicas) if replicas else {}
 
     def logs(self, *, follow: bool = False, replica: str | None = None, tail: int | None = None,
              since: float | None = None) -> Iterator[LogLine]:
@@ -464,9 +521,8 @@ def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Pat
     """Write the job's working directory (the build context's files, the launcher, the plan) and tfcloud's
     package under ``tmp``; return both directories."""
     from tfcloud.entry.launcher import LAUNCHER_NAME
-    from tfcloud.image.containerize import requirements_files, tfcloud_package_files
+    from tfcloud.image.containerize import requirements_files
     from tfcloud.image.context import collect_context
-    from tfcloud.image.dockerfile import TFCLOUD_PYTHON_DIR
     from tfcloud.job.artifacts import script_beside_launcher
     from tfcloud.targets.ray.workdir import check_size
 
@@ -491,9 +547,17 @@ def _stage(job: PreparedJob, tmp: Path, plan: dict[str, Any]) -> tuple[Path, Pat
         else:
             assert entry.source is not None
             shutil.copyfile(entry.source, target)
+    return workdir, _stage_package(tmp)
+
+
+def _stage_package(tmp: Path) -> Path:
+    """tfcloud's own package under ``tmp`` (what ``py_modules`` ships); return its directory."""
+    from tfcloud.image.containerize import tfcloud_package_files
+    from tfcloud.image.dockerfile import TFCLOUD_PYTHON_DIR
+
     package = tmp / "python"
     for rel, data in tfcloud_package_files().items():
         path = package / Path(rel).relative_to(TFCLOUD_PYTHON_DIR)  # ".tfcloud/python/tfcloud/..."
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    return workdir, package / "tfcloud"
+    return package / "tfcloud"

@@ -54,11 +54,18 @@ from typing import Any
 from tfcloud.replicas import supervisor as sup
 from tfcloud.replicas.stacks import STACKS_VAR
 
-__all__ = ["PLAN_FILE", "RaySupervisor", "ReplicaProcess", "format_line", "main", "parse_line", "parse_timed_line"]
+__all__ = ["PLAN_FILE", "STACKS_PREFIX", "STACKS_REQUEST_VAR", "RaySupervisor", "ReplicaProcess", "format_line", "main",
+           "node_stacks", "parse_line", "parse_timed_line", "stacks_main"]
 
 #: The plan, relative to the job's working directory.
 PLAN_FILE = ".tfcloud/ray_job.json"
 STATUS_PREFIX = "[tfcloud:status] "
+#: The line of ``tfcloud stacks``'s helper job (:func:`stacks_main`) with {replica: stacks} as JSON.
+STACKS_PREFIX = "[tfcloud:stacks] "
+#: The variable that gives :func:`stacks_main` its request: {"job_id": ..., "replicas": {name: node_id}}.
+STACKS_REQUEST_VAR = "TFCLOUD_STACKS_REQUEST"
+#: How long :func:`stacks_main` waits for a replica's node to answer.
+_NODE_ANSWER_S = 30.0
 DRIVER = "tfcloud"  # the replica name of the driver's own lines
 
 _LINE = re.compile(r"^\[(?P<r>[a-z]+-\d+|tfcloud)(?P<e>:err)?(?:@(?P<t>\d+(?:\.\d+)?))?\] ?(?P<x>.*)$", re.DOTALL)
@@ -567,5 +574,74 @@ def main() -> int:
         sys.stdout.flush()
 
 
+# -- `tfcloud stacks` (python -m tfcloud.targets.ray.driver stacks) ------------------------------------------------
+def _environ(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    pairs = (item.decode("utf-8", "replace").partition("=") for item in raw.split(b"\0") if item)
+    return {k: v for k, _, v in pairs}
+
+
+def _parent(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return 0
+    return int(stat[stat.rfind(b")") + 2:].split()[1])
+
+
+def node_stacks(job_id: str, name: str) -> str:
+    """On the node the replica runs on (a Ray task pinned there): find replica ``name`` of ``job_id`` among this
+    node's processes (its launcher: ``TFCLOUD_JOB_ID`` and ``TFCLOUD_REPLICA`` in its environment, a parent
+    without them: the actor's Ray worker), signal it and return the stacks it wrote (:func:`tfcloud.replicas.stacks.
+    dump`), or a line that says why there are none."""
+    from tfcloud.replicas.stacks import DUMP_WAIT_S, dump, is_stopped
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        env = _environ(pid)
+        if env.get("TFCLOUD_JOB_ID") != job_id or env.get("TFCLOUD_REPLICA") != name or STACKS_VAR not in env:
+            continue
+        if _environ(_parent(pid)).get("TFCLOUD_REPLICA") == name:  # a process the replica started
+            continue
+        found.append((int(env.get("TFCLOUD_ATTEMPT") or 0), pid, env[STACKS_VAR]))
+    if not found:
+        return "(no process of it on its node: it has just ended, or is being restarted)"
+    _, pid, path = max(found)  # the newest attempt's
+    if is_stopped(pid):
+        return "(stopped: SIGSTOP or a debugger holds it; it shows its stacks once it continues)"
+    text = dump(pid, path)
+    return text.rstrip("\n") if text is not None else \
+        f"(no stacks: its launcher is not ready yet, or it did not answer within {DUMP_WAIT_S:g} s)"
+
+
+def stacks_main() -> int:
+    """``tfcloud stacks`` on Ray (:meth:`tfcloud.targets.ray.backend.RayJob.stacks` submits it as a Ray job): for
+    each replica of the request (:data:`STACKS_REQUEST_VAR`), a task pinned to its node (no CPU, so a full node
+    takes it too) runs :func:`node_stacks` there; prints {replica: stacks} as one :data:`STACKS_PREFIX` line."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    request = json.loads(os.environ[STACKS_REQUEST_VAR])
+    ray.init(log_to_driver=False, logging_level=logging.WARNING)
+    task = ray.remote(num_cpus=0, max_retries=0)(node_stacks)
+    refs = {name: task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False)).remote(
+        str(request["job_id"]), name) for name, node_id in request["replicas"].items()}
+    found: dict[str, str] = {}
+    for name, ref in refs.items():
+        try:
+            found[name] = str(ray.get(ref, timeout=_NODE_ANSWER_S))
+        except Exception as exc:  # its node is gone, or did not answer in time
+            found[name] = f"(its node did not answer: {type(exc).__name__})"
+    sys.stdout.write(STACKS_PREFIX + json.dumps(found) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(stacks_main() if sys.argv[1:] == ["stacks"] else main())

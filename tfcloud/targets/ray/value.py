@@ -92,8 +92,6 @@ class RayOptions(Target):
                help="Base output directory on Ray: a path every node reaches, or gs://... (" + page("ray") + ")."),
     )
     id_prefix: ClassVar[str | None] = "ray-"
-    stacks_elsewhere: ClassVar[str] = "On a Ray cluster, `ray stack` on a node prints the stacks of the Python " \
-                                      "processes there."
     id_form: ClassVar[str | None] = "ray-NAME-DATE-TIME-XXXX"
     needs: ClassVar[tuple[tuple[str, str], ...]] = (("ray", "ray"),)
 

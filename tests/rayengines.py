@@ -1,0 +1,197 @@
+"""The suite's two Ray clusters, each started once per test session (issue 38) and shared by every test that
+names it (tests/conftest.py imports these fixtures):
+
+- ``ray_cluster``: a head and a second node on 127.0.0.1, started with Ray's own test utilities
+  (``ray.cluster_utils.Cluster``), 2 logical CPUs and an 80 MB object store each; the dashboard's address.
+- ``two_host_ray``: a head on test host a (192.168.77.1) and a worker node on host b (192.168.77.2), two network
+  namespaces joined by a veth pair and nothing else (tfcloud.testing.netns, TESTBED §5), 2 logical CPUs each;
+  the tests reach the dashboard through a forwarder on this machine's loopback, as a user would through
+  ``kubectl port-forward``. ``benchmarks/bench_ray_hosts.py --quick`` runs on it too (``--hosts``).
+
+Each test gets the cluster clean and leaves it clean: afterwards every job still running is stopped, and the
+fixture waits until no job runs and no actor is alive (a test that leaks one fails in its teardown, naming it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tfcloud.testing.netns import Hosts
+
+REPO = Path(__file__).resolve().parent.parent
+#: How long a test's leftovers may take to go (a job's driver stops its replicas, their actors go).
+SETTLE_S = 90.0
+
+
+def _need_ray() -> None:
+    pytest.importorskip("ray", reason='the Ray tests need ray[default] (pip install "tfcloud[ray]")')
+    pytest.importorskip("ray.dashboard", reason="the Ray Jobs API needs ray[default] (the dashboard)")
+
+
+def settle(address: str) -> None:
+    """Stop every job of the cluster at ``address`` that still runs, and wait until none runs and no actor is
+    alive (the Jobs API's own supervisors aside); fail naming what is left after :data:`SETTLE_S`."""
+    from ray.job_submission import JobSubmissionClient
+    from ray.util.state import list_actors
+
+    client = JobSubmissionClient(address)
+    for job in client.list_jobs():
+        if job.submission_id and not job.status.is_terminal():
+            with contextlib.suppress(RuntimeError):
+                client.stop_job(job.submission_id)
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        running = [j.submission_id for j in client.list_jobs() if not j.status.is_terminal()]
+        actors = [f"{a.class_name} {a.actor_id[:8]}" for a in list_actors(
+            address=address, filters=[("state", "=", "ALIVE")], raise_on_missing_output=False)
+                  if a.class_name != "JobSupervisor"]
+        if not running and not actors:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"the Ray cluster at {address} did not settle after the test: jobs running {running}, "
+                        f"actors alive {actors}")
+        time.sleep(0.5)
+
+
+# -- on loopback --------------------------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RayStartError(Exception):
+    """Ray's cluster did not come up (its own start-up time-out)."""
+
+
+@pytest.fixture(scope="session")
+def _loopback_ray() -> Iterator[str]:
+    _need_ray()
+    for attempt in (1, 2):
+        tmp = Path(tempfile.mkdtemp(prefix="tfr-"))  # short: Ray's socket paths must fit in 107 bytes
+        (tmp / "ray").mkdir()
+        try:
+            with _cluster(tmp) as address:
+                yield address
+                return
+        except RayStartError:
+            # On a busy 2-core machine a raylet sometimes misses Ray's own 30 s registration window (seen once
+            # in CI): start a fresh cluster once more; a second failure fails the tests.
+            if attempt == 2:
+                raise
+        finally:
+            _kill_under(tmp)
+            subprocess.run(["rm", "-rf", str(tmp)], check=False)
+
+
+@pytest.fixture
+def ray_cluster(_loopback_ray: str) -> Iterator[str]:
+    """The loopback cluster's dashboard address (the cluster: once per session); settled after the test."""
+    yield _loopback_ray
+    settle(_loopback_ray)
+
+
+@contextlib.contextmanager
+def _cluster(tmp: Path) -> Iterator[str]:
+    from ray.cluster_utils import Cluster
+
+    dashboard = _free_port()
+    with pytest.MonkeyPatch.context() as mp:
+        # Ray resolves 127.0.0.1 to the machine's outside address unless told this is a one-machine cluster.
+        mp.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        mp.setenv("RAY_TMPDIR", str(tmp))
+        mp.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+        mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+        for var in ("no_proxy", "NO_PROXY"):
+            mp.setenv(var, ",".join(filter(None, [os.environ.get(var), "127.0.0.1", "localhost"])))
+
+        def node() -> dict[str, Any]:  # free ports for the agents: Ray's defaults clash with any other cluster
+            return {"num_cpus": 2, "object_store_memory": 80 * 1024 * 1024, "node_ip_address": "127.0.0.1",
+                    "dashboard_agent_listen_port": _free_port(), "metrics_export_port": _free_port()}
+
+        try:
+            cluster = Cluster(initialize_head=True, head_node_args={
+                **node(), "include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": dashboard,
+                "temp_dir": str(tmp)})
+        except Exception as exc:
+            if "timed out during startup" not in str(exc):
+                raise
+            raise RayStartError(str(exc)) from exc
+        try:
+            try:
+                cluster.add_node(**node())
+            except Exception as exc:
+                if "timed out during startup" not in str(exc):
+                    raise
+                raise RayStartError(str(exc)) from exc
+            cluster.wait_for_nodes()
+            address = f"http://127.0.0.1:{dashboard}"
+            from tfcloud.testing.netns import wait_for_jobs_api
+
+            wait_for_jobs_api(address)
+            yield address
+        finally:
+            cluster.shutdown()
+
+
+def _kill_under(tmp: Path) -> None:
+    """Kill what a failed start left running: every process whose command line names ``tmp``."""
+    import psutil
+
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if any(str(tmp) in part for part in proc.info["cmdline"] or ()):
+                proc.kill()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+
+
+# -- over two hosts -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TwoHostRay:
+    hosts: Hosts
+    address: str  # the dashboard, forwarded to 127.0.0.1
+
+
+@pytest.fixture(scope="session")
+def _two_host_ray() -> Iterator[TwoHostRay]:
+    _need_ray()
+    from tfcloud.testing.netns import (
+        DASHBOARD_PORT,
+        netns_unavailable,
+        ray_head,
+        ray_node,
+        two_hosts,
+        wait_for_jobs_api,
+    )
+
+    reason = netns_unavailable()
+    if reason:
+        pytest.skip(f"no separate test hosts: {reason}")
+    with two_hosts() as hosts:
+        ray_head(hosts, hosts.a)
+        ray_node(hosts, hosts.b, hosts.a)
+        address = f"http://127.0.0.1:{hosts.forward(hosts.a, DASHBOARD_PORT)}"
+        wait_for_jobs_api(address)
+        yield TwoHostRay(hosts, address)
+
+
+@pytest.fixture
+def two_host_ray(_two_host_ray: TwoHostRay) -> Iterator[TwoHostRay]:
+    """A Ray head on host a and a worker node on host b (the cluster: once per session; a test may replace host
+    b's node, as the host-loss test does); settled after the test."""
+    yield _two_host_ray
+    settle(_two_host_ray.address)
