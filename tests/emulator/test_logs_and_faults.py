@@ -230,6 +230,18 @@ def test_held_jobs_stay_queued_until_released(emulator: Any, jobs: Any) -> None:
     assert follow(jobs, created.name)[0].state.name == "JOB_STATE_SUCCEEDED"
 
 
+def test_a_get_can_be_answered_once_its_job_ended(emulator: Any, jobs: Any) -> None:
+    """``answer_once_ended``: what lets a client with a fixed 5 s poll (the Vertex AI SDK) see the end at once."""
+    emulator.faults.hold_queued()
+    emulator.faults.answer_once_ended("GetCustomJob", within=0.3)
+    created = jobs.create_custom_job(parent=emulator.parent, custom_job=custom_job(pool("1")))
+    # held in QUEUED: the answer waits `within` at most, then says how the job is
+    assert jobs.get_custom_job(name=created.name).state == vertex.JobState.JOB_STATE_QUEUED
+    emulator.faults.answer_once_ended("GetCustomJob", within=120)
+    emulator.faults.release_queued()
+    assert jobs.get_custom_job(name=created.name).state == vertex.JobState.JOB_STATE_SUCCEEDED  # the first read
+
+
 def test_invalid_fault_arguments(emulator: Any) -> None:
     from tfcloud.errors import ValidationError
 
