@@ -329,9 +329,11 @@ def test_list_studies_gives_the_local_studies_newest_first(tmp_path: Path) -> No
     for _ in range(2):
         with tfcloud.tune(script, params=["x=double:0.1:1", "kind=categorical:a"], metric="loss", goal="minimize",
                           max_trials=1, distribution_strategy=None) as study:
+            made = int(time.time())  # the study's id carries the second it was made (this one or an earlier one)
             study.wait(120)
             ids.append(study.study_id)
-            time.sleep(1.1)  # ids carry the second they were made
+            while int(time.time()) <= made:  # the next id is made in a later second
+                time.sleep(0.01)
     found = tfcloud.sdk.list_studies()
     assert [info.study_id for info in found] == ids[::-1]
     assert [info.state for info in found] == [JobState.SUCCEEDED] * 2

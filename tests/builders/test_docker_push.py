@@ -30,7 +30,6 @@ pytestmark = pytest.mark.docker
 
 
 def _tags(engine: Engine, since: float, uri: str) -> list[str]:
-    time.sleep(1.1)  # engine events have one-second resolution
     return [e["Action"] for e in engine.events(since)
             if e.get("Type") == "image" and e["Action"] == "tag" and e["Actor"]["Attributes"].get("name") == uri]
 

@@ -36,7 +36,15 @@ def test_gapic_logging_and_storage_clients_connect_with_api_endpoint(emulator: A
     assert "storage client_options" in lines
 
 
+def _sdk_polls_once(emulator: Any) -> None:
+    """The SDK's run() reads the job's state every 5 s and has no setting for it: the emulator answers its first
+    read once the job ended (docs/emulator.md, Fault injection), so it sleeps for none."""
+    emulator.faults.answer_once_ended("GetCustomJob", within=120)
+    emulator.faults.answer_once_ended("GetHyperparameterTuningJob", within=120)
+
+
 def test_the_high_level_sdk_runs_submits_cancels_lists_tunes_and_holds_resources(emulator: Any) -> None:
+    _sdk_polls_once(emulator)
     lines = _run("sdk_forms.py", emulator)
     assert "run JOB_STATE_SUCCEEDED" in lines
     assert "cancel [True]" in lines
@@ -46,6 +54,7 @@ def test_the_high_level_sdk_runs_submits_cancels_lists_tunes_and_holds_resources
 
 
 def test_custom_job_from_local_script_runs_offline(emulator: Any) -> None:
+    _sdk_polls_once(emulator)
     lines = _run("sdk_local_script.py", emulator)
     assert "local script JOB_STATE_SUCCEEDED aiplatform_custom_trainer_script.task" in lines
 

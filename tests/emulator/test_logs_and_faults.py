@@ -83,9 +83,10 @@ def test_invalid_logging_requests(emulator: Any, logs: Any) -> None:
 
 
 class Tail:
-    """Follow matching entries through ``tail_log_entries`` in a thread; ``close()`` cancels the stream."""
+    """Follow matching entries through ``tail_log_entries`` in a thread; ``close()`` cancels the stream. Returns
+    once the emulator's ``store`` has the stream's subscription (entries written from then on reach it)."""
 
-    def __init__(self, logs: Any, project: str, expression: str) -> None:
+    def __init__(self, logs: Any, project: str, expression: str, *, store: Any) -> None:
         self.seen: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._done = threading.Event()
 
@@ -97,8 +98,12 @@ class Tail:
         self._logs = logs
         self._responses: Any = None
         self._thread = threading.Thread(target=self._run, daemon=True)
+        before = store.subscriptions
         self._thread.start()
-        time.sleep(0.3)  # the server subscribes once it has read the first request
+        deadline = time.monotonic() + 60  # the server subscribes once it has read the first request
+        while store.subscriptions == before and self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert store.subscriptions > before, "the tail did not subscribe"
 
     def _run(self) -> None:
         try:
@@ -130,7 +135,7 @@ def drain(seen: queue.SimpleQueue[str], count: int, timeout: float = 30) -> list
 
 
 def test_tail_streams_new_matching_entries(emulator: Any, logs: Any) -> None:
-    follower = Tail(logs, "tail-project", 'labels.k="v"')
+    follower = Tail(logs, "tail-project", 'labels.k="v"', store=emulator.log_store)
     try:
         write(logs, "tail-project", "app", "skip me", k="other")
         write(logs, "tail-project", "app", "first", "second", k="v")
@@ -146,7 +151,8 @@ def test_replica_output_is_logged_as_vertex_labels_it(emulator: Any, jobs: Any, 
         pool("print('worker says hi')")))
     job = job_id(created)
     vertex_filter = f'resource.type="ml_job" AND resource.labels.job_id="{job}"'
-    follower = Tail(logs, emulator.project, vertex_filter + ' AND resource.labels.task_name!="service"')
+    follower = Tail(logs, emulator.project, vertex_filter + ' AND resource.labels.task_name!="service"',
+                    store=emulator.log_store)
     try:
         finished, _ = follow(jobs, created.name)
         assert finished.state.name == "JOB_STATE_SUCCEEDED"
@@ -182,10 +188,13 @@ def test_injected_call_failures_and_latency(emulator: Any, jobs: Any) -> None:
     emulator.faults.delay("ListCustomJobs", seconds=0.4, times=1)
     started = time.monotonic()
     jobs.list_custom_jobs(parent=emulator.parent)
-    assert time.monotonic() - started >= 0.4
-    started = time.monotonic()
-    jobs.list_custom_jobs(parent=emulator.parent)
-    assert time.monotonic() - started < 0.4
+    assert time.monotonic() - started >= 0.4  # a lower bound: a loaded machine only adds to it
+    # `times=1` delays the next call only. Shown with deadlines rather than a stopwatch: a delay of 5 s outlasts a
+    # 0.2 s deadline, while an undelayed call answers within 4 s on a loaded machine and a delayed one cannot.
+    emulator.faults.delay("ListCustomJobs", seconds=5, times=1)
+    with pytest.raises(exceptions.DeadlineExceeded):
+        jobs.list_custom_jobs(parent=emulator.parent, timeout=0.2, retry=None)
+    jobs.list_custom_jobs(parent=emulator.parent, timeout=4, retry=None)
 
 
 def test_a_late_answer_comes_after_the_work(emulator: Any, jobs: Any) -> None:
@@ -219,6 +228,18 @@ def test_held_jobs_stay_queued_until_released(emulator: Any, jobs: Any) -> None:
     assert jobs.get_custom_job(name=created.name).state == vertex.JobState.JOB_STATE_QUEUED
     emulator.faults.release_queued()
     assert follow(jobs, created.name)[0].state.name == "JOB_STATE_SUCCEEDED"
+
+
+def test_a_get_can_be_answered_once_its_job_ended(emulator: Any, jobs: Any) -> None:
+    """``answer_once_ended``: what lets a client with a fixed 5 s poll (the Vertex AI SDK) see the end at once."""
+    emulator.faults.hold_queued()
+    emulator.faults.answer_once_ended("GetCustomJob", within=0.3)
+    created = jobs.create_custom_job(parent=emulator.parent, custom_job=custom_job(pool("1")))
+    # held in QUEUED: the answer waits `within` at most, then says how the job is
+    assert jobs.get_custom_job(name=created.name).state == vertex.JobState.JOB_STATE_QUEUED
+    emulator.faults.answer_once_ended("GetCustomJob", within=120)
+    emulator.faults.release_queued()
+    assert jobs.get_custom_job(name=created.name).state == vertex.JobState.JOB_STATE_SUCCEEDED  # the first read
 
 
 def test_invalid_fault_arguments(emulator: Any) -> None:

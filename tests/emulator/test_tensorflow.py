@@ -53,7 +53,7 @@ def test_multi_worker_mirrored_job_succeeds_and_its_logs_come_back(
     created = jobs.create_custom_job(parent=emulator.parent, custom_job=vertex.CustomJob(
         display_name="mwms", job_spec=vertex.CustomJobSpec(worker_pool_specs=[pool(1), pool(2)])))
     job_filter = f'resource.type="ml_job" AND resource.labels.job_id="{job_id(created)}"'
-    follower = Tail(logs, emulator.project, job_filter + ' AND textPayload:"TRAINED"')
+    follower = Tail(logs, emulator.project, job_filter + ' AND textPayload:"TRAINED"', store=emulator.log_store)
     try:
         finished, states = follow(jobs, created.name, timeout=240)
         assert finished.state.name == "JOB_STATE_SUCCEEDED", (finished.error, _tail_of_logs(logs, emulator, job_filter))

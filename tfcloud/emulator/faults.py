@@ -25,6 +25,8 @@ names. This module imports nothing from grpc.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["CallFault", "Faults", "Preemption", "ReplicaFault", "Stockout", "parse_stockout"]
@@ -134,6 +136,7 @@ class Faults:
         self._failures: dict[str, list[_Failure]] = {}
         self._delays: dict[str, _Delay] = {}
         self._lates: dict[str, list[_Late]] = {}
+        self._until_ended: dict[str, float] = {}
         self._replicas: dict[str, list[tuple[str | None, ReplicaFault, list[int]]]] = {}
         self._preemptions: dict[str, list[tuple[str | None, Preemption, list[int]]]] = {}
         self._hold = threading.Event()
@@ -163,6 +166,23 @@ class Faults:
         On a streaming method the stream opens ``seconds`` late."""
         with self._lock:
             self._lates.setdefault(_short(method), []).append(_Late(seconds=seconds, remaining=times))
+
+    def answer_once_ended(self, method: str, *, within: float) -> None:
+        """Hold each answer of ``method`` (``GetCustomJob``, ``GetHyperparameterTuningJob``) about a job that has
+        not ended until it ends, ``within`` seconds at most. A client that polls on a fixed schedule sees the end
+        on its first poll: the Vertex AI SDK's ``run()`` and ``wait()`` read the state every 5 s, an interval it has
+        no setting for. The real service answers at once; this is for tests that wait on such a client."""
+        with self._lock:
+            self._until_ended[_short(method)] = within
+
+    def hold_until_ended(self, method: str, ended: Callable[[], bool], *, active: Callable[[], bool]) -> None:
+        """Wait while ``active()`` for ``ended()``, as long as :meth:`answer_once_ended` asks for ``method`` (else
+        return at once): the servers call this before they answer."""
+        with self._lock:
+            within = self._until_ended.get(method, 0.0)
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline and active() and not ended():
+            time.sleep(0.02)
 
     def take_call_fault(self, name: str, path: str = "") -> CallFault:
         """Consume and return what is armed for one call of ``name`` (the server calls this)."""
@@ -305,6 +325,7 @@ class Faults:
             self._failures.clear()
             self._delays.clear()
             self._lates.clear()
+            self._until_ended.clear()
             self._replicas.clear()
             self._preemptions.clear()
             self._exhausted = None

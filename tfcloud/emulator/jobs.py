@@ -211,8 +211,14 @@ class JobService:
 
     def get_custom_job(self, request: Any, context: grpc.ServicerContext) -> Any:
         job = self._find(request.name, context)
+        self._faults.hold_until_ended("GetCustomJob", lambda: self._state(job) in _TERMINAL,
+                                      active=lambda: context.is_active() and not self._stopping.is_set())
         with self._lock:
             return _copy(job.job)
+
+    def _state(self, job: _Job) -> str:
+        with self._lock:
+            return str(job.job.state.name)
 
     def list_custom_jobs(self, request: Any, context: grpc.ServicerContext) -> Any:
         from google.cloud.aiplatform_v1.types import CustomJob, ListCustomJobsResponse

@@ -107,6 +107,8 @@ class LogStore:
         self._subscribers: list[queue.SimpleQueue[StoredEntry | None]] = []
         #: The latest ``ListLogEntries`` answers, oldest first (at most 1000 kept).
         self.reads: collections.deque[ListRead] = collections.deque(maxlen=1000)
+        #: How many tails have subscribed, ever: a test waits for its ``TailLogEntries`` stream to be live by it.
+        self.subscriptions = 0
 
     def add(self, entry: Any) -> StoredEntry:
         """Store a ``logging_v2.types.LogEntry``; fill ``timestamp``, ``receive_timestamp`` and ``insert_id``."""
@@ -149,6 +151,7 @@ class LogStore:
         subscriber: queue.SimpleQueue[StoredEntry | None] = queue.SimpleQueue()
         with self._lock:
             self._subscribers.append(subscriber)
+            self.subscriptions += 1
         return subscriber
 
     def unsubscribe(self, subscriber: queue.SimpleQueue[StoredEntry | None]) -> None:

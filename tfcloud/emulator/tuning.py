@@ -173,8 +173,14 @@ class TuningService:
 
     def get(self, request: Any, context: grpc.ServicerContext) -> Any:
         study = self._find(request.name, context)
+        self._faults.hold_until_ended("GetHyperparameterTuningJob", lambda: self._state(study) in _TERMINAL,
+                                      active=lambda: context.is_active() and not self._stopping.is_set())
         with self._lock:
             return _copy(study.job)
+
+    def _state(self, study: _Study) -> str:
+        with self._lock:
+            return str(study.job.state.name)
 
     def list(self, request: Any, context: grpc.ServicerContext) -> Any:
         from google.cloud.aiplatform_v1.types import HyperparameterTuningJob, ListHyperparameterTuningJobsResponse

@@ -86,12 +86,17 @@ class Engine:
         return docker.DockerClient(base_url=self.docker_host, **kwargs)
 
     def events(self, since: float, until: float | None = None) -> list[dict[str, Any]]:
-        """The engine's events between ``since`` and ``until`` (default: now), decoded."""
+        """The engine's events between ``since`` and ``until`` (default: now), decoded: ``time.time()`` values,
+        to the microsecond. The Engine API takes ``<seconds>.<nanoseconds>`` and compares each event's
+        ``timeNano``, and the engine logs an event before the API call that caused it answers; so nothing need
+        wait for a second to pass, and an ``until`` already past returns at once (a future one would stream
+        until it comes)."""
         import docker
 
         api = docker.APIClient(base_url=self.docker_host)
         try:
-            return list(api.events(since=int(since), until=int(until or time.time()) + 1, decode=True))
+            return list(api.events(since=f"{since:.6f}", until=f"{time.time() if until is None else until:.6f}",
+                                   decode=True))
         finally:
             api.close()
 

@@ -1,7 +1,8 @@
 """The high-level Vertex AI SDK against the emulator, as docs/emulator.md shows it: no tfcloud import here.
 
 Run with the environment ``tfcloud emulator start`` prints (``GRPC_DEFAULT_SSL_ROOTS_FILE_PATH`` set before this
-process starts, ``STORAGE_EMULATOR_HOST`` for the staging bucket). The SDK polls every 5 s: a few jobs only.
+process starts, ``STORAGE_EMULATOR_HOST`` for the staging bucket). The SDK polls every 5 s: the test has the
+emulator answer its first poll once the job ended (``faults.answer_once_ended``).
 """
 
 import os
@@ -29,7 +30,7 @@ def pools(code: str, machine_type: str = "n1-standard-4") -> list[dict]:
              "container_spec": {"image_uri": "gcr.io/p/i", "command": [sys.executable, "-c", code]}}]
 
 
-# CustomJob.run: waits for the end (one poll)
+# CustomJob.run: waits for the end (one poll, answered once the job ended)
 job = aiplatform.CustomJob(display_name="sdk-run", worker_pool_specs=pools("print('from the SDK')"))
 job.run(sync=True)
 print("run", job.state.name)

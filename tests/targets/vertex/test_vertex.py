@@ -41,10 +41,13 @@ for i in range(3):
     print("step", i, flush=True)
 print("the last line", flush=True)
 """
+#: Runs until the test lets it go: ``tock`` comes once a file named after the job appears in ``{gates}``.
 SLOW_SCRIPT = """
-import time
+import os, pathlib, time
 print("tick", flush=True)
-time.sleep(4)
+go, deadline = pathlib.Path({gates!r}) / os.environ["CLOUD_ML_JOB_ID"], time.monotonic() + 120
+while not go.exists() and time.monotonic() < deadline:
+    time.sleep(0.02)
 print("tock", flush=True)
 """
 FAIL_SCRIPT = """
@@ -70,13 +73,19 @@ def _image_dir(root: Path, name: str, source: str, **spec_kwargs: object) -> Pat
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def gates(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where a SLOW_IMAGE job's chief looks for the file that lets it go (named after its job)."""
+    return tmp_path_factory.mktemp("gates")
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory, gates: Path) -> Iterator[object]:
     from tfcloud.emulator import Emulator
 
     root = tmp_path_factory.mktemp("images")
     ok = _image_dir(root, "ok", OK_SCRIPT)
     fail = _image_dir(root, "fail", FAIL_SCRIPT)
-    slow = _image_dir(root, "slow", SLOW_SCRIPT)
+    slow = _image_dir(root, "slow", SLOW_SCRIPT.format(gates=str(gates)))
     entrypoints = {IMAGE: [sys.executable, str(ok / "tfcloud_launcher.py")],
                    FAIL_IMAGE: [sys.executable, str(fail / "tfcloud_launcher.py")],
                    SLOW_IMAGE: [sys.executable, str(slow / "tfcloud_launcher.py")]}
@@ -194,8 +203,9 @@ def test_list_by_label_and_state(backend: VertexBackend, tmp_path: Path) -> None
 def test_logs_of_one_replica(backend: VertexBackend, tmp_path: Path) -> None:
     job = _submit(backend, tmp_path, worker_count=2, worker_config="CPU")
     job.wait(timeout=120)
-    time.sleep(0.2)
-    lines = list(job.logs(replica="worker-1"))
+    deadline = time.monotonic() + 30  # the replica's lines reach Cloud Logging after its job ends: waited for
+    while not (lines := list(job.logs(replica="worker-1"))) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert lines and {line.replica for line in lines} == {"worker-1"}
 
 
@@ -300,13 +310,15 @@ def test_missing_credentials_say_how_to_log_in(tmp_path: Path, monkeypatch: pyte
     assert str(err.value.hint).startswith("Run `gcloud auth application-default login`")
 
 
-def test_lines_stream_while_the_job_runs(backend: VertexBackend, emulator: object, tmp_path: Path) -> None:
+def test_lines_stream_while_the_job_runs(backend: VertexBackend, gates: Path, tmp_path: Path) -> None:
     job = _submit(backend, tmp_path, image=SLOW_IMAGE)
     states_at_line = {}
     for line in job.logs(follow=True):
         if line.replica == "chief-0" and line.text in ("tick", "tock"):
             states_at_line[line.text] = job.info().state
-    assert states_at_line["tick"] is JobState.RUNNING  # shown while the chief still sleeps
+            if line.text == "tick":
+                (gates / job.job_id).touch()  # the chief waits for this: "tick" is read while it runs
+    assert states_at_line["tick"] is JobState.RUNNING  # shown while the chief still waits
     assert "tock" in states_at_line  # and the last line arrives too
     assert job.info().state is JobState.SUCCEEDED
 

@@ -40,10 +40,13 @@ for i in range(3):
     time.sleep(0.2)
 print("the last line", flush=True)
 """
+#: Runs until the test lets it go (:func:`_let_go`): a file named after its job appears in ``{gates}``.
 SLOW_SCRIPT = """
-import time
+import os, pathlib, time
 print("started", flush=True)
-time.sleep(4)
+go, deadline = pathlib.Path({gates!r}) / os.environ["CLOUD_ML_JOB_ID"], time.monotonic() + 120
+while not go.exists() and time.monotonic() < deadline:
+    time.sleep(0.02)
 print("the last line", flush=True)
 """
 #: A call's own deadline in these tests, and how late a "late" answer comes (after the work was done).
@@ -71,12 +74,18 @@ FOLLOWED_CALLS = ("CreateCustomJob", "GetCustomJob", "ListCustomJobs", "ListLogE
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def gates(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where a SLOW_IMAGE job's chief looks for the file that lets it go (:func:`_let_go`)."""
+    return tmp_path_factory.mktemp("gates")
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory, gates: Path) -> Iterator[Any]:
     from tfcloud.emulator import Emulator
 
     root = tmp_path_factory.mktemp("faults")
     (root / "ok.py").write_text(SCRIPT)
-    (root / "slow.py").write_text(SLOW_SCRIPT)
+    (root / "slow.py").write_text(SLOW_SCRIPT.format(gates=str(gates)))
     (root / "fail.py").write_text("raise SystemExit('loss is NaN')\n")
     entrypoints = {IMAGE: [sys.executable, str(root / "ok.py")], SLOW_IMAGE: [sys.executable, str(root / "slow.py")],
                    FAIL_IMAGE: [sys.executable, str(root / "fail.py")]}
@@ -133,6 +142,11 @@ def _wait_for_end(emulator: Any, name: str) -> Any:
             time.sleep(0.1)
     finally:
         client.transport.close()
+
+
+def _let_go(gates: Path, job: VertexJob) -> None:
+    """Ends a SLOW_IMAGE job's wait: its chief says its last line and exits."""
+    (gates / job.job_id).touch()
 
 
 def _name() -> str:
@@ -225,7 +239,7 @@ def cli_env(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("code", ["UNAVAILABLE", "DEADLINE_EXCEEDED"])
 def test_a_job_whose_state_cannot_be_read_may_still_be_running(emulator: Any, faults: Any, tmp_path: Path,
-                                                              code: str) -> None:
+                                                              gates: Path, code: str) -> None:
     from tfcloud.sdk import follow
 
     backend = _backend(emulator, IMPATIENT)
@@ -239,13 +253,14 @@ def test_a_job_whose_state_cannot_be_read_may_still_be_running(emulator: Any, fa
     assert err.value.message.endswith(f"Job {job.job_id} may still be running.")
     assert err.value.hint == f"Follow it: tfcloud logs {job.job_id} -f\nIts state: tfcloud status {job.job_id}"
     faults.clear()
+    _let_go(gates, job)
     assert job.wait(timeout=60).state is JobState.SUCCEEDED  # it was running all along, and succeeded
     assert len(_jobs_named(emulator, name)) == 1
     backend.clients.close()
 
 
 def test_follow_when_vertex_stops_answering_exits_3_and_says_how_to_follow(
-        emulator: Any, faults: Any, backend: VertexBackend, tmp_path: Path, cli_env: None,
+        emulator: Any, faults: Any, backend: VertexBackend, tmp_path: Path, cli_env: None, gates: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     from tfcloud.cli import main
 
@@ -258,6 +273,7 @@ def test_follow_when_vertex_stops_answering_exits_3_and_says_how_to_follow(
     assert f"Follow it: tfcloud logs {job.job_id} -f" in err
     assert "failed" not in err
     faults.clear()
+    _let_go(gates, job)
     assert main(["logs", job.job_id, "-f"]) == 0
     assert "chief-0 | the last line" in capsys.readouterr().out
 
