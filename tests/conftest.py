@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.ci_guard import pytest_sessionfinish, pytest_terminal_summary  # noqa: F401 (the suite's end: issue 38)
-from tests.parallel import pytest_collection_modifyitems  # noqa: F401 (one engine per run on two workers)
+from tests.parallel import _shared_machine, pytest_collection_modifyitems, quiet_machine  # noqa: F401 (issue 38)
 from tests.rayengines import _loopback_ray, _two_host_ray, ray_cluster, two_host_ray  # noqa: F401 (once a session)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["ENGINE_GROUPS", "group_of"]
+__all__ = ["ENGINE_GROUPS", "group_of", "quiet_machine"]
 
 #: A session-scoped fixture that starts an engine, and the group every test that uses it runs in (through any
 #: fixture: the Ray tests' ``ray_cluster`` and ``two_host_ray`` use ``_loopback_ray`` and ``_two_host_ray``, in
@@ -49,3 +49,75 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             group = group_of(item)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+
+
+# --- a quiet machine for the tests whose figures are bounds (the benchmarks) -----------------------------------
+# Two workers share two cores: a bound on latency (the dashboard's longest timer gap, the CLI's start-up) measures
+# the other worker's load as much as the code. A test that asks for `quiet_machine` runs alone: it waits until the
+# other worker's current test ends, and the other worker starts no test until it is done. Two file locks across
+# the workers: every test holds the machine's lock shared while it runs; a quiet test takes the gate first (so the
+# other worker cannot pass it again, whatever order the kernel wakes waiters in), then the machine's lock alone.
+
+
+class _Lock:
+    """A lock file all the workers open: under the run's base temporary directory (shared by the workers, removed
+    with it by pytest's own retention); ``None`` without xdist."""
+
+    def __init__(self, config: pytest.Config, name: str) -> None:
+        import os
+
+        self.fd = None
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            shared = config._tmp_path_factory.getbasetemp().parent  # type: ignore[attr-defined]
+            self.fd = open(shared / f"tfcloud-{name}.lock", "a+b")  # noqa: SIM115 (held for the run)
+
+    def take(self, exclusive: bool) -> None:
+        import fcntl
+
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+
+    def drop(self) -> None:
+        import fcntl
+
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+
+_held: dict[str, _Lock] = {}
+
+
+def _locks(config: pytest.Config) -> tuple[_Lock, _Lock]:
+    if not _held:
+        _held.update(gate=_Lock(config, "gate"), machine=_Lock(config, "machine"))
+    return _held["gate"], _held["machine"]
+
+
+@pytest.fixture(autouse=True)
+def _shared_machine(request: pytest.FixtureRequest) -> Any:
+    if "quiet_machine" in request.fixturenames:
+        yield
+        return
+    gate, machine = _locks(request.config)
+    gate.take(exclusive=False)  # waits while a quiet test holds it
+    gate.drop()
+    machine.take(exclusive=False)
+    try:
+        yield
+    finally:
+        machine.drop()
+
+
+@pytest.fixture
+def quiet_machine(request: pytest.FixtureRequest) -> Any:
+    """This test runs with no other test running on the machine (under xdist; without it, nothing to do)."""
+    gate, machine = _locks(request.config)
+    gate.take(exclusive=True)
+    try:
+        machine.take(exclusive=True)
+        try:
+            yield
+        finally:
+            machine.drop()
+    finally:
+        gate.drop()
