@@ -206,7 +206,8 @@ def _drain(fd: int) -> bytes:
 
 
 def test_a_value_across_a_read_when_the_exit_deadline_passes_is_not_flushed_in_clear(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The CI flake of the 100 kB line (issue 39): the masking thread read up to the middle of the value and held
     its beginning back; the rest was still in the pipe when exit's wait ran out (a slow reader, a loaded machine).
     Exit wrote the held beginning in clear, and the thread then wrote the rest: the value whole in the output.
