@@ -4,6 +4,7 @@ it writes. The routed runs are real processes; tests/test_secrets.py runs whole 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tfcloud.replicas import masking
 from tfcloud.replicas.masking import MASK, ByteMasker
 
 VALUE = b"s3cr3t-VALUE-7f9a2c"
@@ -188,3 +190,78 @@ def test_a_closed_stdout_is_routed_too(tmp_path: Path) -> None:
         preexec_fn=lambda: os.close(1),
     )
     assert (done.returncode, done.stderr) == (0, b"e ****\n")
+
+
+def _drain(fd: int) -> bytes:
+    """What the pipe ``fd`` (non-blocking) holds now."""
+    got = b""
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            return got
+        if not chunk:
+            return got
+        got += chunk
+
+
+def test_a_value_across_a_read_when_the_exit_deadline_passes_is_not_flushed_in_clear(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CI flake of the 100 kB line (issue 39): the masking thread read up to the middle of the value and held
+    its beginning back; the rest was still in the pipe when exit's wait ran out (a slow reader, a loaded machine).
+    Exit wrote the held beginning in clear, and the thread then wrote the rest: the value whole in the output.
+    Driven by hand, no thread: the reads are exactly those of that run."""
+    monkeypatch.setattr(masking, "_DRAIN_S", 0.0)  # the wait has run out
+    routed_read, routed_write = os.pipe()
+    out_read, out_write = os.pipe()
+    os.set_blocking(routed_read, False)
+    os.set_blocking(out_read, False)
+    route = masking._Route(routed_read, out_write, [VALUE])
+    router = masking.Router([route])  # its thread is not started: this test is the thread
+    try:
+        line = b"x" * (64 * 1024 - 9) + VALUE + b"y" * (36 * 1024) + b"\n"
+        os.write(routed_write, line[: 64 * 1024])  # the thread's first read ends 9 bytes into the value
+        route.pump()
+        shown = _drain(out_read)
+        os.write(routed_write, line[64 * 1024 :])  # the rest: in the pipe, not read yet
+        router.close()  # exit: the deadline has passed with bytes in the pipe
+        shown += _drain(out_read)
+        route.pump()  # the thread goes on while the process ends
+        shown += _drain(out_read)
+        os.close(routed_write)
+        route.pump()  # the pipe's end: the tail
+        shown += _drain(out_read)
+    finally:
+        for fd in (routed_write, out_read, out_write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    assert VALUE not in shown
+    assert shown == line.replace(VALUE, MASK)
+
+
+def test_an_empty_pipe_at_exit_writes_its_tail_and_a_full_one_keeps_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At exit each pipe on its own: stdout empty with a tail that begins a value (the stream's last bytes: written
+    as they are), stderr still holding the rest of a value (kept back)."""
+    monkeypatch.setattr(masking, "_DRAIN_S", 0.0)
+    fds = [os.pipe() for _ in range(4)]
+    for read_fd, _ in fds:
+        os.set_blocking(read_fd, False)
+    (out_r, out_w), (err_r, err_w), (shown_out_r, shown_out_w), (shown_err_r, shown_err_w) = fds
+    routes = [masking._Route(out_r, shown_out_w, [VALUE]), masking._Route(err_r, shown_err_w, [VALUE])]
+    try:
+        os.write(out_w, b"end " + VALUE[:6])
+        os.write(err_w, b"err " + VALUE[:6])
+        for route in routes:
+            route.pump()
+        os.write(err_w, VALUE[6:] + b"\n")
+        masking.Router(routes).close()
+        assert _drain(shown_out_r) == b"end " + VALUE[:6]  # nothing can follow it: written
+        assert _drain(shown_err_r) == b"err "  # its value's beginning is held
+        routes[1].pump()
+        assert _drain(shown_err_r) == MASK + b"\n"
+    finally:
+        for pair in fds:
+            for fd in pair:
+                with contextlib.suppress(OSError):
+                    os.close(fd)

@@ -285,4 +285,7 @@ def test_a_secret_reaches_a_vertex_replica_through_secret_manager_and_nothing_ho
     shown = capsys.readouterr()
     assert "token: ****" in shown.out and VALUE not in shown.out + shown.err
     assert [line[:40] for line in MASKED if line not in shown.out] == [], shown.out[-3000:]
+    pages = _dashboard_pages(job_id)  # the job's page and the log lines it reads, from Cloud Logging
+    assert "token: ****" in pages and "two ****" in pages and "os.write ****" in pages
+    assert VALUE not in pages
     assert _nowhere(Path(os.environ["TFCLOUD_HOME"]), VALUE) == []

@@ -1,11 +1,14 @@
 """``enable_web_access`` on the emulator: each replica of a running job has a web-access URI (a loopback shell
 endpoint, tfcloud.emulator.webaccess) that runs commands in the replica's environment; ``tfcloud status`` shows
-them; they are gone once the job ends; a job without it has none."""
+them; they are gone once the job ends; a job without it has none. In Docker mode the shell opens in the replica's
+container."""
 
 from __future__ import annotations
 
+import io
 import json
 import socket
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -103,3 +106,50 @@ def test_the_request_sets_enable_web_access_only_when_asked() -> None:
         body = target.request(spec, image_uri="us-docker.pkg.dev/p/r/i:1")
         assert body is not None
         assert body["job_spec"].get("enable_web_access") is expected
+
+
+@pytest.mark.docker
+def test_in_docker_mode_the_shell_opens_in_the_replicas_container(
+    engine: Any, python_base: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The replica is a container (the emulator in Docker mode): its URI opens a shell in that container (``docker
+    exec``), shown by ``tfcloud status``. The test image is busybox's: its ``sh`` stands in for bash."""
+    from tfcloud.emulator import Emulator
+
+    client = engine.client()
+    try:
+        dockerfile = (
+            f"FROM {python_base}\n"
+            "RUN printf '#!/usr/bin/busybox sh\\nexec busybox sh \"$@\"\\n' > /usr/bin/bash && chmod +x /usr/bin/bash\n"
+            "RUN echo replica-image > /marker\n"
+        )
+        image, _ = client.images.build(
+            fileobj=io.BytesIO(dockerfile.encode()), tag=f"tfcloud-test/webaccess:{tmp_path.name.lower()}", rm=True
+        )
+    finally:
+        client.close()
+    tag = image.tags[0]
+    with Emulator(project="tfcloud-web", storage=False, docker_host=engine.docker_host) as emulator:
+        for key, value in emulator.settings.env.items():
+            monkeypatch.setenv(key, value)
+        jobs = emulator.job_client()
+        try:
+            replica = pool(WAIT)
+            replica.container_spec.image_uri = tag
+            replica.container_spec.command = ["python3", "-c", WAIT]
+            created = jobs.create_custom_job(
+                parent=emulator.parent, custom_job=custom_job(replica, enable_web_access=True)
+            )
+            try:
+                job = running(jobs, created.name)
+                uri = dict(job.web_access_uris)["workerpool0-0"]
+                said = shell(uri, "cat /marker\ntest -f /.dockerenv && echo in-a-container\necho $CLOUD_ML_JOB_ID\n")
+                assert said.splitlines() == ["replica-image", "in-a-container", job_id(created)]
+                capsys.readouterr()
+                assert main(["status", job_id(created)]) == 0
+                shown = capsys.readouterr().out
+                assert f"shell     chief-0  {uri}" in shown, shown
+            finally:
+                jobs.cancel_custom_job(name=created.name)
+        finally:
+            jobs.transport.close()

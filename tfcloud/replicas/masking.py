@@ -145,8 +145,11 @@ class Router:
 
     def close(self) -> None:
         """Python's streams flushed, wait (:data:`_DRAIN_S` at most) until the pipes are read, and write the masked
-        tails. The pipes stay in place: what a daemon thread prints later is masked, or lost at exit, never
-        written in clear. A forked child that exits through Python has no thread to wait for: it returns."""
+        tails of the pipes that are empty. A pipe that still holds bytes at the deadline (its reader was slow, or a
+        process the replica started still writes) keeps its tail: that tail may be the beginning of a value whose
+        rest waits in the pipe, so it is masked with what follows it, or lost at exit, never written in clear. The
+        pipes stay in place: what a daemon thread prints later is masked, or lost at exit. A forked child that
+        exits through Python has no thread to wait for: it returns."""
         if os.getpid() != self.pid:
             return
         for stream in (sys.stdout, sys.stderr):
@@ -156,8 +159,9 @@ class Router:
         while True:
             with self.lock:
                 routes = [route for route in self.routes if route.open]
-                if time.monotonic() >= deadline or all(route.queued() == 0 for route in routes):
-                    for route in routes:
+                empty = [route for route in routes if route.queued() == 0]
+                if time.monotonic() >= deadline or len(empty) == len(routes):
+                    for route in empty:
                         route.write(route.masker.flush())
                     return
             time.sleep(0.005)
