@@ -13,7 +13,10 @@ virtualenv next to them (a real ``python -m venv`` with ~1 GB of packages in it)
 
 Run: ``.venv/bin/python benchmarks/bench_context.py [--skip-tfc-build] [--quick]`` (needs dockerd, see
 ``.ci/install-docker``; pip installs tensorflow-cloud==0.1.16 into a temp dir). ``--quick``: a fixture a hundred
-times smaller, and tensorflow-cloud's tarball only (CI runs it: tests/test_benchmarks.py).
+times smaller, and tensorflow-cloud's tarball only (CI runs it: tests/test_benchmarks.py). A running engine can be
+handed over instead of starting one (the suite hands its own: :func:`tfcloud.testing.dockerd.engine_env`):
+``BENCH_DOCKER_HOST``, ``BENCH_REGISTRY`` and ``BENCH_REGISTRY_ROOT``, with ``BENCH_PYTHON_BASE`` naming the base
+image already in it (else it is made).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from tfcloud.image.context import format_size
 from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.spec import DockerConfig
 from tfcloud.targets.local import LocalTarget
-from tfcloud.testing.dockerd import docker_engine, python_base_image
+from tfcloud.testing.dockerd import handed_engine, python_base_image
 
 TFC_VERSION = "0.1.16"
 
@@ -65,7 +68,7 @@ def make_fixture(root: Path, *, scale: int = 1) -> Path:
         d = site / f"pkg{pkg}"
         d.mkdir(parents=True)
         for i in range(50):
-            (d / f"mod{i}.py").write_text("".join(rng.choice("abcdef \n") for _ in range(4000)))
+            (d / f"mod{i}.py").write_text("".join(rng.choices("abcdef \n", k=4000)))
     for name, size in (("libtensorflow_cc.so.2", 600), ("libtensorflow_framework.so.2", 300), ("_pywrap.so", 92)):
         with open(site / name, "wb") as f:  # sparse: big on paper, nothing on disk
             f.truncate(size * 1_000_000 // scale)
@@ -76,9 +79,10 @@ def make_fixture(root: Path, *, scale: int = 1) -> Path:
     return proj
 
 
-def install_tfc(target: Path) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-                    f"tensorflow-cloud=={TFC_VERSION}"], check=True)
+def install_tfc(target: Path) -> subprocess.Popen[bytes]:
+    """pip installing tensorflow-cloud into ``target``, in the background (its ``wait()`` says when it is done)."""
+    return subprocess.Popen([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                             f"tensorflow-cloud=={TFC_VERSION}"])
 
 
 def load_tfc_containerize(target: Path) -> types.ModuleType:
@@ -149,15 +153,17 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="tfcloud-bench-") as tmp_name:
         tmp = Path(tmp_name)
+        installing = install_tfc(tmp / "tfc")  # while the fixture is made
         t = time.perf_counter()
         proj = make_fixture(tmp, scale=100 if args.quick else 1)
         print(f"fixture: {proj} made in {time.perf_counter() - t:.1f} s")
-        install_tfc(tmp / "tfc")
+        if installing.wait() != 0:
+            raise SystemExit(f"pip could not install tensorflow-cloud=={TFC_VERSION} (exit {installing.returncode})")
         tfc = load_tfc_containerize(tmp / "tfc")
 
-        with docker_engine() as engine:
+        with handed_engine(os.environ) as engine:
             client = engine.client()
-            parent = python_base_image(client)
+            parent = os.environ.get("BENCH_PYTHON_BASE") or python_base_image(client)
             client.close()
             # tensorflow-cloud calls docker.APIClient(version="auto"): the default socket. Point it at ours.
             import docker

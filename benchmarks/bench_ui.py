@@ -185,21 +185,22 @@ def main() -> None:
                                  "--target", "local", "--target", "vertex"], stdout=subprocess.PIPE, text=True,
                                 env=env)
         assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        base = url.split("/?", 1)[0]
         (root / "triggers").mkdir()
         (root / "live.py").write_text(SCRIPT)
         job = tfcloud.submit(root / "live.py", distribution_strategy=None,
                              entry_point_args=[str(root / "triggers"), str(options.lines)])
         (root / "big.py").write_text(BIG)
         big = tfcloud.submit(root / "big.py", distribution_strategy=None, entry_point_args=[str(options.big)])
-        big.wait(600)
+        # The browser starts while the server starts and the big job prints (nothing is measured before both are).
         browser_options = webdriver.ChromeOptions()
         browser_options.binary_location = "/usr/bin/chromium"
         for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                     "--window-size=1280,900", "--no-proxy-server"):
             browser_options.add_argument(arg)
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=browser_options)
+        url = proc.stdout.readline().strip()
+        base = url.split("/?", 1)[0]
+        big.wait(600)
         passed = True
         try:
             driver.get(url)  # the token becomes a cookie

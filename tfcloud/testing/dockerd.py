@@ -3,7 +3,9 @@
 :func:`docker_engine` starts Debian's ``dockerd`` (its own data and exec roots in a temp dir, no bridge, no
 iptables, no ip-forward) and ``docker-registry`` on a free 127.0.0.1 port, and stops both on exit: dockerd by
 the PID in its pidfile, the registry by its process; the nsfs mount dockerd leaves is unmounted and the
-temp dir removed; every child is waited for (no zombies).
+temp dir removed; every child is waited for (no zombies). :func:`engine_env` hands a running engine to another
+process (a benchmark the suite runs) in environment variables, and :func:`handed_engine` takes it there, or
+starts one of its own when none was handed over.
 
 Docker Hub is not reachable, so base images are made here: :func:`python_base_image` (static busybox + the
 host's Debian python3.11 + pip) and :func:`tensorflow_base_image` (the same + TensorFlow and tf-keras with
@@ -29,16 +31,19 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ENGINE_VARIABLES",
     "Engine",
     "Registry",
     "docker_engine",
     "dockerd_available",
+    "engine_env",
+    "handed_engine",
     "python_base_image",
     "registry",
     "tensorflow_base_image",
@@ -243,6 +248,36 @@ def docker_engine(root: Path | None = None) -> Iterator[Engine]:
         _umount_all(base)
         if own:
             shutil.rmtree(base, ignore_errors=True)
+
+
+#: The environment variables that hand a running engine to another process: the engine's address (``DOCKER_HOST``
+#: form), its registry's address and the registry's root directory (where it keeps what was pushed).
+ENGINE_VARIABLES = ("BENCH_DOCKER_HOST", "BENCH_REGISTRY", "BENCH_REGISTRY_ROOT")
+
+
+def engine_env(engine: Engine) -> dict[str, str]:
+    """The variables (:data:`ENGINE_VARIABLES`) that hand ``engine`` to a process started with them."""
+    return dict(zip(ENGINE_VARIABLES, (engine.docker_host, engine.registry.address, str(engine.registry.root)),
+                    strict=True))
+
+
+@contextlib.contextmanager
+def handed_engine(environ: Mapping[str, str]) -> Iterator[Engine]:
+    """The engine that ``environ`` hands over (:func:`engine_env`: all three variables set), left running on exit;
+    else a new one of this process's own (:func:`docker_engine`), stopped on exit."""
+    values = [environ.get(name, "") for name in ENGINE_VARIABLES]
+    if not any(values):
+        with docker_engine() as engine:
+            yield engine
+        return
+    if not all(values):
+        missing = [name for name, value in zip(ENGINE_VARIABLES, values, strict=True) if not value]
+        raise RuntimeError(f"an engine is handed over with all of {', '.join(ENGINE_VARIABLES)}; "
+                           f"{', '.join(missing)} not set")
+    docker_host, address, root = values
+    registry_root = Path(root)  # docker_engine() keeps its registry in ROOT/registry
+    yield Engine(docker_host=docker_host, root=registry_root.parent,
+                 registry=Registry(address=address, root=registry_root, log=registry_root / "registry.log"))
 
 
 # --- base images ---------------------------------------------------------------------------------------------
