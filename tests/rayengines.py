@@ -138,6 +138,12 @@ def _cluster(tmp: Path) -> Iterator[str]:
                     raise
                 raise RayStartError(str(exc)) from exc
             cluster.wait_for_nodes()
+            # Where a job's driver finds its cluster: the Jobs API resolves the driver's RAY_ADDRESS ("auto") from
+            # the address file `ray start` writes, else from any GCS process on the machine, which may be the
+            # two-host cluster's (both run in one worker: tests/parallel.py). Cluster() writes none: write it.
+            for where in (tmp, tmp / "ray"):
+                where.mkdir(exist_ok=True)
+                (where / "ray_current_cluster").write_text(cluster.address)
             address = f"http://127.0.0.1:{dashboard}"
             from tfcloud.testing.netns import wait_for_jobs_api
 
