@@ -148,6 +148,9 @@ def _cluster(tmp: Path) -> Iterator[str]:
             from tfcloud.testing.netns import wait_for_jobs_api
 
             wait_for_jobs_api(address)
+            # The cluster's processes have their environment; the tests' process gets its own back, so that what
+            # it starts next (the two-host cluster's `ray start`, a job's CLI) does not inherit this cluster's.
+            mp.undo()
             yield address
         finally:
             cluster.shutdown()
