@@ -57,8 +57,10 @@ def tests(session: nox.Session) -> None:
     # The 30 slowest tests in CI's log, and the whole report as a file (.nox/tests-report.xml) a later session
     # can read for where the time goes.
     report = ["--durations=30", f"--junitxml={ROOT / '.nox' / 'tests-report.xml'}"]
-    # One worker per core; tests that share an engine or a module's fixture run together on one (tests/parallel.py).
-    parallel = ["-n", "auto", "--dist", "loadgroup"]
+    # One worker per core and one more: the suite waits on engines (dockerd, Ray, the emulator, subprocesses) a
+    # third of its time, which the extra worker fills. Tests that share an engine or a module's fixture run together
+    # on one worker (tests/parallel.py).
+    parallel = ["-n", str((os.cpu_count() or 1) + 1), "--dist", "loadgroup"]
     session.run("pytest", *(session.posargs or ["-q", *parallel, *report]))
 
 

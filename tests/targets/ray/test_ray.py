@@ -168,7 +168,10 @@ def wait_gone(job_id: str, timeout: float = 30) -> list[int]:
 
 @pytest.mark.ray
 def test_a_failing_script_fails_the_job_with_its_error(ray_submit: Any, tmp_path: Path) -> None:
-    (tmp_path / "fail.py").write_text("import sys\nprint('loading data', flush=True)\n"
+    # The chief fails; the worker waits (were both to fail, whichever exited first would be the one named), and
+    # is stopped with the job.
+    (tmp_path / "fail.py").write_text("import os, sys, time\nprint('loading data', flush=True)\n"
+                                      "if os.environ['TFCLOUD_REPLICA'] != 'chief-0':\n    time.sleep(300)\n"
                                       "sys.exit('bad input: expected 64 features, received 63')\n")
     handle = ray_submit(tmp_path / "fail.py", worker_count=1, distribution_strategy=None)
     info = handle.wait(300)
