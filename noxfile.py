@@ -57,10 +57,10 @@ def tests(session: nox.Session) -> None:
     # The 30 slowest tests in CI's log, and the whole report as a file (.nox/tests-report.xml) a later session
     # can read for where the time goes.
     report = ["--durations=30", f"--junitxml={ROOT / '.nox' / 'tests-report.xml'}"]
-    # One worker per core and one more: the suite waits on engines (dockerd, Ray, the emulator, subprocesses) a
-    # third of its time, which the extra worker fills. Tests that share an engine or a module's fixture run together
+    # One worker per core (a third worker on CI's two cores kept them busy but saved only 25 s of 16 minutes, and
+    # made the load every timing rule sees heavier). Tests that share an engine or a module's fixture run together
     # on one worker (tests/parallel.py).
-    parallel = ["-n", str((os.cpu_count() or 1) + 1), "--dist", "loadgroup"]
+    parallel = ["-n", "auto", "--dist", "loadgroup"]
     session.run("pytest", *(session.posargs or ["-q", *parallel, *report]))
 
 

@@ -48,8 +48,11 @@ HEARTBEAT_DIR = "heartbeats"
 HEARTBEAT_VAR = "TFCLOUD_HEARTBEAT_FILE"
 #: How often the launcher touches it.
 BEAT_INTERVAL_S = 1.0
-#: A replica without a heartbeat for this long, when another replica fails, is taken as the cause.
-SILENT_S = 5.0
+#: A replica without a heartbeat for this long, when another replica fails, is taken as the cause. TensorFlow's
+#: collectives fail a survivor 10-20 s after a peer stopped; a replica that is only slow (loading TensorFlow's
+#: libraries holds the GIL, which its beating thread needs, for seconds on a loaded machine) must not be blamed:
+#: at 5 s, two parallel test runs on two cores blamed a worker still starting.
+SILENT_S = 8.0
 
 _TICK_S = 0.05
 _CHECK_S = 0.01
