@@ -13,7 +13,7 @@ import pytest
 
 from tests.ci_guard import pytest_sessionfinish, pytest_terminal_summary  # noqa: F401 (the suite's end: issue 38)
 from tests.parallel import _shared_machine, pytest_collection_modifyitems, quiet_machine  # noqa: F401 (issue 38)
-from tests.rayengines import _loopback_ray, _two_host_ray, ray_cluster, two_host_ray  # noqa: F401 (once a session)
+from tests.rayengines import _ray_engines, pytest_runtest_teardown, ray_cluster, two_host_ray  # noqa: F401
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"

@@ -20,12 +20,11 @@ import pytest
 __all__ = ["ENGINE_GROUPS", "group_of", "quiet_machine"]
 
 #: A session-scoped fixture that starts an engine, and the group every test that uses it runs in (through any
-#: fixture: the Ray tests' ``ray_cluster`` and ``two_host_ray`` use ``_loopback_ray`` and ``_two_host_ray``, in
-#: tests/rayengines.py). The Ray clusters share one group: each is started once, on one worker.
+#: fixture: the Ray tests' ``ray_cluster`` and ``two_host_ray`` use ``_ray_engines``, in tests/rayengines.py).
+#: The Ray clusters share one group: each is started once, on one worker.
 ENGINE_GROUPS = {
     "engine": "docker",
-    "_loopback_ray": "ray",
-    "_two_host_ray": "ray",
+    "_ray_engines": "ray",
 }
 
 
@@ -49,6 +48,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             group = group_of(item)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+        _name_the_group(config, item)
+
+
+def _name_the_group(config: pytest.Config, item: pytest.Item) -> None:
+    """What xdist's worker does for ``--dist loadgroup`` (the group after an ``@`` in the test's id, which its
+    scheduler reads), done here: xdist 3.8 writes ``item._nodeid``, which pytest 9.2 no longer reads (the id is
+    ``item._id``), so every test was a unit of its own, and each worker started every engine it met."""
+    marks = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                    for m in item.iter_markers("xdist_group")})
+    if not marks or not getattr(config.option, "loadgroup", False) or "@" in item.nodeid.rpartition("]")[2]:
+        return
+    from _pytest.nodeid import NodeId
+
+    item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(marks)}")  # type: ignore[attr-defined]
 
 
 # --- a quiet machine for the tests whose figures are bounds (the benchmarks) -----------------------------------

@@ -1,5 +1,5 @@
-"""The suite's two Ray clusters, each started once per test session (issue 38) and shared by every test that
-names it (tests/conftest.py imports these fixtures):
+"""The suite's two Ray clusters, each started once per run by the first test that asks for it, shared by every
+test that names it, and stopped once those tests are done (issue 38; tests/conftest.py imports these fixtures):
 
 - ``ray_cluster``: a head and a second node on 127.0.0.1, started with Ray's own test utilities
   (``ray.cluster_utils.Cluster``), 2 logical CPUs and an 80 MB object store each; the dashboard's address.
@@ -76,8 +76,8 @@ class RayStartError(Exception):
     """Ray's cluster did not come up (its own start-up time-out)."""
 
 
-@pytest.fixture(scope="session")
-def _loopback_ray() -> Iterator[str]:
+@contextlib.contextmanager
+def _loopback() -> Iterator[str]:
     _need_ray()
     for attempt in (1, 2):
         tmp = Path(tempfile.mkdtemp(prefix="tfr-"))  # short: Ray's socket paths must fit in 107 bytes
@@ -97,10 +97,12 @@ def _loopback_ray() -> Iterator[str]:
 
 
 @pytest.fixture
-def ray_cluster(_loopback_ray: str) -> Iterator[str]:
-    """The loopback cluster's dashboard address (the cluster: once per session); settled after the test."""
-    yield _loopback_ray
-    settle(_loopback_ray)
+def ray_cluster(_ray_engines: RayEngines) -> Iterator[str]:
+    """The loopback cluster's dashboard address (the cluster: started by the first test that asks for it, kept
+    for the next ones); settled after the test."""
+    address: str = _ray_engines.get("loopback", _loopback)
+    yield address
+    settle(address)
 
 
 @contextlib.contextmanager
@@ -175,8 +177,8 @@ class TwoHostRay:
     address: str  # the dashboard, forwarded to 127.0.0.1
 
 
-@pytest.fixture(scope="session")
-def _two_host_ray() -> Iterator[TwoHostRay]:
+@contextlib.contextmanager
+def _two_hosts() -> Iterator[TwoHostRay]:
     _need_ray()
     from tfcloud.testing.netns import (
         DASHBOARD_PORT,
@@ -199,8 +201,56 @@ def _two_host_ray() -> Iterator[TwoHostRay]:
 
 
 @pytest.fixture
-def two_host_ray(_two_host_ray: TwoHostRay) -> Iterator[TwoHostRay]:
-    """A Ray head on host a and a worker node on host b (the cluster: once per session; a test may replace host
-    b's node, as the host-loss test does); settled after the test."""
-    yield _two_host_ray
-    settle(_two_host_ray.address)
+def two_host_ray(_ray_engines: RayEngines) -> Iterator[TwoHostRay]:
+    """A Ray head on host a and a worker node on host b (the cluster: started by the first test that asks for it,
+    kept for the next ones; a test may replace host b's node, as the host-loss test does); settled after the
+    test."""
+    cluster: TwoHostRay = _ray_engines.get("two hosts", _two_hosts)
+    yield cluster
+    settle(cluster.address)
+
+
+# -- each cluster lives as long as the tests that use it ----------------------------------------------------------
+class RayEngines:
+    """The clusters started so far, by name. Both are started by the first test that asks, and both stop once the
+    worker's next test uses neither (:func:`pytest_runtest_teardown`): tests/parallel.py runs every test that uses
+    them in one xdist work unit, one after the other, so each cluster starts once a run, and does not go on using
+    the cores (four raylets, their dashboards and agents: about a third of a core, measured) for the rest of it."""
+
+    def __init__(self) -> None:
+        self._running: dict[str, tuple[contextlib.ExitStack, Any]] = {}
+
+    def get(self, name: str, start: Any) -> Any:
+        if name not in self._running:
+            stack = contextlib.ExitStack()
+            value = stack.enter_context(start())
+            self._running[name] = (stack, value)
+        return self._running[name][1]
+
+    def stop(self) -> None:
+        while self._running:
+            _, (stack, _) = self._running.popitem()
+            stack.close()
+
+
+_ENGINES = RayEngines()
+
+
+@pytest.fixture(scope="session")
+def _ray_engines() -> Iterator[RayEngines]:
+    yield _ENGINES
+    _ENGINES.stop()
+
+
+def _uses_ray(item: pytest.Item | None) -> bool:
+    return item is not None and "_ray_engines" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a test that used a cluster, when the next one uses none: stop them (after the test's own teardown)."""
+    try:
+        return (yield)
+    finally:
+        if _uses_ray(item) and not _uses_ray(nextitem):
+            _ENGINES.stop()
