@@ -235,7 +235,10 @@ def tfcloud(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str
 
 @pytest.mark.ray
 def test_cli_submit_of_a_failing_script_exits_1_and_shows_its_error(ray_cluster: str, tmp_path: Path) -> None:
-    (tmp_path / "fail.py").write_text("import sys\nprint('loading data', flush=True)\n"
+    # The chief fails; the worker prints the same line and waits (were both to fail, whichever exited first would
+    # be the one named, and the other might be stopped before it printed).
+    (tmp_path / "fail.py").write_text("import os, sys, time\nprint('loading data', flush=True)\n"
+                                      "if os.environ['TFCLOUD_REPLICA'] != 'chief-0':\n    time.sleep(300)\n"
                                       "raise ValueError('bad input: expected 64 features, received 63')\n")
     result = tfcloud("submit", str(tmp_path / "fail.py"), "--ray", ray_cluster, "--ray-cpus", "1",
                      "--worker-count", "1", "--worker-config", "CPU", "--strategy", "none")
