@@ -143,7 +143,7 @@ def timeline() -> int:
 
 def write_options_table() -> int:
     """docs/cli.md's table of the targets' options, made again from their option specs."""
-    from gen_options import MARK_END, MARK_START, flags_module, options_table
+    from gen_options import MARK_END, MARK_START, flags_module, options_table, summaries_module
 
     page = ROOT / "docs" / "cli.md"
     text = page.read_text(encoding="utf-8")
@@ -154,6 +154,9 @@ def write_options_table() -> int:
     flags = ROOT / "tfcloud" / "cli" / "_target_flags.py"
     flags.write_text(flags_module(), encoding="utf-8")
     print(f"{flags.relative_to(ROOT)}: the CLI's target flags")
+    summaries = ROOT / "tfcloud" / "cli" / "_summaries.py"
+    summaries.write_text(summaries_module(), encoding="utf-8")
+    print(f"{summaries.relative_to(ROOT)}: the commands' summaries in tfcloud --help")
     return write_rules_tables()
 
 

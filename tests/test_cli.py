@@ -24,6 +24,22 @@ def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
         assert command in out
 
 
+def test_help_lists_every_command_without_importing_its_module() -> None:
+    """`tfcloud --help` reads the commands' summaries from tfcloud/cli/_summaries.py: it imports no command
+    module, and still lists each command with the start of its docstring."""
+    code = ("import sys\nfrom tfcloud.cli import main\nassert main(['--help']) == 0\n"
+            "print(sorted(m for m in sys.modules\n"
+            "             if m.startswith('tfcloud.cli.') and not m.startswith('tfcloud.cli._')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
+    listed = {line.split()[0]: line for line in done.stdout.split("Commands:")[1].splitlines() if line.strip()}
+    assert listed["submit"].split(None, 1)[1].startswith("Submit ENTRY_POINT as a distributed job")
+    assert listed["stacks"].split(None, 1)[1].startswith("Print every thread's Python stack")
+    assert {"build", "tune", "machines", "status", "logs", "cancel", "artifacts", "tensorboard", "list", "cost", "ui",
+            "doctor", "docs", "emulator", "cluster"} <= set(listed)
+
+
 def test_console_script_runs(script: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "tfcloud.cli", "submit", str(script), "--worker-count", "-3"],
                           capture_output=True, text=True, timeout=60)

@@ -121,3 +121,15 @@ def test_the_clis_target_flags_are_generated_from_the_specs() -> None:
     path = Path(__file__).resolve().parent.parent / "tfcloud" / "cli" / "_target_flags.py"
     assert flag_rows() == FLAGS and path.read_text(encoding="utf-8") == flags_module(), \
         "run `python docs/captures.py options` and commit tfcloud/cli/_target_flags.py"
+
+
+def test_the_root_helps_command_summaries_are_generated_from_the_commands() -> None:
+    """tfcloud/cli/_summaries.py (what `tfcloud --help` lists, read instead of importing every command's module) is
+    what the commands' docstrings say now, and lists every command."""
+    from tests.docgen import generator
+    from tfcloud.cli._summaries import SUMMARIES
+
+    gen = generator("gen_options")
+    path = Path(__file__).resolve().parent.parent / "tfcloud" / "cli" / "_summaries.py"
+    assert gen.summaries() == SUMMARIES and path.read_text(encoding="utf-8") == gen.summaries_module(), \
+        "run `python docs/captures.py options` and commit tfcloud/cli/_summaries.py"

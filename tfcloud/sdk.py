@@ -400,7 +400,8 @@ def stacks(job_id: str, *, replica: str | None = None, target: object = None, **
             import tfcloud.targets as targets
 
             hint = targets.get(info.target).stacks_elsewhere.format(job_id=job_id) or None
-            raise ValidationError("JOB", "a job whose replicas can show their stacks (local, --container, Ray)",
+            shown = ", ".join(cls.stacks_shown for cls in targets.builtin_targets() if cls.stacks_shown)
+            raise ValidationError("JOB", f"a job whose replicas can show their stacks ({shown})",
                                   f"{job_id} (a {info.target} job)", hint=hint)
         check_replica(info, replica)
         if info.state.is_final:

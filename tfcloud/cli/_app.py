@@ -95,13 +95,14 @@ class _LazyGroup(typer.core.TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         return [*self.commands, *(name for name in self.lazy if name not in self.commands)]
 
-    def _entry(self, name: str) -> tuple[Any, ...]:
-        entry = self.lazy[name]
+    @classmethod
+    def _entry(cls, name: str) -> tuple[Any, ...]:
+        entry = cls.lazy[name]
         if entry[0] == "module":  # its @app.command() replaces the entry with the command's CommandInfo
             import importlib
 
             importlib.import_module(entry[1])
-            entry = self.lazy[name]
+            entry = cls.lazy[name]
         return entry
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
@@ -122,20 +123,31 @@ class _LazyGroup(typer.core.TyperGroup):
                     rich_markup_mode=None, suggest_commands=True)
         return self.commands.get(cmd_name)
 
-    def format_commands(self, ctx: Any, formatter: Any) -> None:
-        """The command list of ``--help``, from each command's docstring (or help), without making it."""
+    @classmethod
+    def summary(cls, name: str) -> str:
+        """A lazy command's help (its ``help=``, else its docstring) or a lazy group's, importing the command's
+        module if needed: what ``--help`` lists (first paragraph) when ``_summaries.py`` lacks it."""
         import inspect
 
+        entry = cls._entry(name)
+        return entry[2] if entry[0] == "group" else (entry[1].help or inspect.getdoc(entry[1].callback) or "")
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The command list of ``--help``: each lazy command's first paragraph from ``tfcloud/cli/_summaries.py``
+        (generated from the commands; importing the seven command modules to read their docstrings cost a
+        tenth of ``tfcloud --help``), else from the command itself."""
         from typer._click.utils import make_default_short_help
+
+        from tfcloud.cli._summaries import SUMMARIES
 
         rows = []
         for name in self.list_commands(ctx):
-            entry = self._entry(name) if name in self.lazy else None
-            if entry is None:
+            if name not in self.lazy:
                 rows.append((name, self.commands[name].get_short_help_str()))
-                continue
-            text = entry[2] if entry[0] == "group" else (entry[1].help or inspect.getdoc(entry[1].callback) or "")
-            rows.append((name, text))
+            elif self.lazy[name][0] == "module" and name in SUMMARIES:
+                rows.append((name, SUMMARIES[name]))
+            else:
+                rows.append((name, self.summary(name)))
         if rows:
             limit = formatter.width - 6 - max(len(name) for name, _ in rows)
             with formatter.section("Commands"):

@@ -232,6 +232,9 @@ class Target:
     #: Where its replicas' stacks are seen when its handles cannot show them (``tfcloud stacks`` names it;
     #: ``{job_id}`` is the job's id).
     stacks_elsewhere: ClassVar[str] = ""
+    #: The jobs of its whose handles show their stacks (:class:`~tfcloud.backends.base.Stacks`), as ``tfcloud
+    #: stacks`` lists them when it refuses another target's job ("local, --container"); empty: none.
+    stacks_shown: ClassVar[str] = ""
     #: ``(module, extra)`` pairs: what its backend imports, and the ``tfcloud[extra]`` that installs it.
     needs: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: ``"module:Class"`` of its backend (:class:`tfcloud.backends.base.Backend`), built as

@@ -237,6 +237,13 @@ def test_stacks_shows_where_a_hung_replica_on_the_other_host_waits(two_host_ray:
         assert sorted(found) == ["chief-0", "worker-0"]
         for name, text in found.items():  # each in the function it hangs in, on either host
             assert re.search(r'File ".*hang\.py", line 4 in waiting_for_the_other_host$', text, re.M), (name, text)
+        # hostile inputs: a replica the job lacks, a job the cluster lacks (its id with markup in it)
+        absent = tfcloud("stacks", handle.job_id, "--ray", two_host_ray.address, "--replica", "ps-0")
+        assert absent.returncode == 2 and "ps-0" in absent.stderr and "Traceback" not in absent.stderr, absent.stderr
+        unknown = handle.job_id[:-4] + "[b]x"
+        nobody = tfcloud("stacks", unknown, "--ray", two_host_ray.address)
+        assert nobody.returncode == 2 and "Traceback" not in nobody.stderr, nobody.stderr
+        assert unknown in nobody.stderr.replace("\n", ""), nobody.stderr  # printed as given, not as markup
         # the helper job is gone, and never listed as a tfcloud job
         assert [i.job_id for i in RayBackend(address=two_host_ray.address).list(state=JobState.RUNNING)] == \
             [handle.job_id]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -118,20 +119,26 @@ def _fmt_mem(memory: float) -> str:
     return f"{memory:g}"
 
 
-def _matches(mt: MachineType, accelerator: AcceleratorType, count: int) -> bool:
-    """Whether ``mt`` carries ``count`` x ``accelerator`` as Google allows (N1: within the vCPU/memory limits
-    Compute Engine sets for that GPU count)."""
+@functools.cache
+def _candidates(accelerator: AcceleratorType, count: int) -> tuple[MachineType, ...]:
+    """The machine types that carry ``count`` x ``accelerator`` as Google allows (N1: within the vCPU/memory
+    limits Compute Engine sets for that GPU count), in the table's order; once per pair (`tfcloud machines` asks
+    for every offered config)."""
     from tfcloud.google.rules import N1_GPU_LIMITS
 
-    family = mt.name.split("-")[0]
-    if accelerator is AcceleratorType.NO_ACCELERATOR:
-        return family == "n1" or not mt.accelerators
-    if count not in mt.accelerators.get(accelerator, ()):
-        return False
-    if family == "n1":
-        limit = next((lim for lim in N1_GPU_LIMITS.get(accelerator.value, ()) if lim.count == count), None)
-        return limit is not None and mt.cpu_cores <= limit.max_vcpus and mt.memory <= limit.max_memory_gb
-    return True
+    limit = next((lim for lim in N1_GPU_LIMITS.get(accelerator.value, ()) if lim.count == count), None)
+
+    def matches(mt: MachineType) -> bool:
+        family = mt.name.split("-")[0]
+        if accelerator is AcceleratorType.NO_ACCELERATOR:
+            return family == "n1" or not mt.accelerators
+        if count not in mt.accelerators.get(accelerator, ()):
+            return False
+        if family == "n1":
+            return limit is not None and mt.cpu_cores <= limit.max_vcpus and mt.memory <= limit.max_memory_gb
+        return True
+
+    return tuple(mt for mt in MACHINE_TYPES.values() if matches(mt))
 
 
 @dataclass(frozen=True, init=False)
@@ -210,7 +217,7 @@ class MachineConfig:
     @staticmethod
     def _resolve(cpu_cores: int | None, memory: float | None, accelerator: AcceleratorType, count: int,
                  machine_type: str | None) -> MachineType:
-        candidates = [mt for mt in MACHINE_TYPES.values() if _matches(mt, accelerator, count)]
+        candidates = _candidates(accelerator, count)
         what = accelerator.name if accelerator is AcceleratorType.NO_ACCELERATOR \
             else f"{count} x {accelerator.name}"
         if not candidates:

@@ -1,6 +1,7 @@
 """The checks: a request (a CustomJob, its worker pools, a PersistentResource, labels) as plain dicts with the
-protos' snake_case field names, against the tables in :mod:`tfcloud.google.rules.data`. Each finds every
-:class:`Violation` (none: Google's documentation accepts the request)."""
+protos' snake_case field names, against the tables in :mod:`tfcloud.google.rules.data` and
+:mod:`~tfcloud.google.rules.fields`. Each finds every :class:`Violation` (none: Google's documentation accepts the
+request)."""
 
 from __future__ import annotations
 
@@ -12,17 +13,13 @@ from typing import Any
 from tfcloud.google.rules.data import (
     ACCELERATOR_NUMBERS,
     ACCELERATORS,
-    BOOT_DISK,
-    DISPLAY_NAME,
-    FLEX_START,
-    LABELS,
     MACHINE_TYPES,
     N1_GPU_LIMITS,
     TPU_MACHINES,
-    TPU_POD_BASE,
     TRAINING_REGIONS,
     MachineTypeRow,
 )
+from tfcloud.google.rules.fields import BOOT_DISK, DISPLAY_NAME, FLEX_START, LABELS, TPU_POD_BASE
 from tfcloud.google.rules.sources import SOURCES
 
 __all__ = ["Violation", "accelerator_name", "check_custom_job", "check_framework", "check_image_architecture",
@@ -350,7 +347,7 @@ def _check_flex_start(field: str, used: list[tuple[int, Mapping[str, Any]]]) -> 
 
 # -- labels and names --------------------------------------------------------------------------------------------
 def check_labels(labels: Mapping[str, str], *, field: str = "labels") -> list[Violation]:
-    """Keys and values by :data:`~tfcloud.google.rules.data.LABELS`: up to 63 characters, lowercase letters
+    """Keys and values by :data:`~tfcloud.google.rules.fields.LABELS`: up to 63 characters, lowercase letters
     (international ones too), numbers, '_' and '-'; a key starts with a lowercase letter; at most 64 labels."""
     found: list[Violation] = []
     if len(labels) > LABELS.max_labels:
@@ -492,7 +489,7 @@ def check_image_architecture(pools: Sequence[Mapping[str, Any]], architectures: 
 
 def check_tpu_pod_image(pools: Sequence[Mapping[str, Any]], *, base_image: str, runs_as_cmd: bool,
                         field: str = "job_spec.worker_pool_specs") -> list[Violation]:
-    """TensorFlow on a multi-host TPU slice (a TPU Pod), :data:`~tfcloud.google.rules.data.TPU_POD_BASE`: the image
+    """TensorFlow on a multi-host TPU slice (a TPU Pod), :data:`~tfcloud.google.rules.fields.TPU_POD_BASE`: the image
     is built FROM Vertex AI's TPU Pod base image (``base_image``) and runs its command as CMD (``runs_as_cmd``); the
     pool's container spec sets no ``command`` (it would replace the base image's ENTRYPOINT). For a TensorFlow job
     on an image tfcloud writes (a parent image of the user's own is theirs to set up)."""

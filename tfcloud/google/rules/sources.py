@@ -1,5 +1,6 @@
 """Where each of Google's rules comes from: a page (title + URL) or an ``aiplatform_v1`` proto field, and the date
-it was read. Every table in :mod:`tfcloud.google.rules.data` names one of these.
+it was read. Every table in :mod:`tfcloud.google.rules.data` and :mod:`~tfcloud.google.rules.fields` names one
+of these.
 
 Each source carries its own ``read`` date (no default: a source whose content is read again gets that day, the
 others keep theirs): the day its content was read, or, where no note says, the day the rule citing it was written

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from tfcloud.config.digits import is_ascii_digits
 from tfcloud.errors import ValidationError
-from tfcloud.google.rules.data import FLEX_START
+from tfcloud.google.rules.fields import FLEX_START
 from tfcloud.google.vertex.place import SchedulingStrategy
 from tfcloud.targets._base import LazyPattern
 

@@ -44,6 +44,7 @@ class LocalOptions(Target):
     cancel_on_interrupt: ClassVar[bool] = True
     queues: ClassVar[bool] = False
     poll_interval: ClassVar[float] = 0.5
+    stacks_shown: ClassVar[str] = "local, --container"
 
     use_container: bool = False
     max_restarts: int = 0

@@ -94,6 +94,7 @@ class RayOptions(Target):
     id_prefix: ClassVar[str | None] = "ray-"
     id_form: ClassVar[str | None] = "ray-NAME-DATE-TIME-XXXX"
     needs: ClassVar[tuple[tuple[str, str], ...]] = (("ray", "ray"),)
+    stacks_shown: ClassVar[str] = "Ray"
 
     address: str | None = None
     cpus: float | None = None
