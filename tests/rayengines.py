@@ -2,7 +2,8 @@
 test that names it, and stopped once those tests are done (issue 38; tests/conftest.py imports these fixtures):
 
 - ``ray_cluster``: a head and a second node on 127.0.0.1, started with Ray's own test utilities
-  (``ray.cluster_utils.Cluster``), 2 logical CPUs and an 80 MB object store each; the dashboard's address.
+  (``ray.cluster_utils.Cluster``) in a process of their own, 2 logical CPUs and an 80 MB object store each; the
+  dashboard's address.
 - ``two_host_ray``: a head on test host a (192.168.77.1) and a worker node on host b (192.168.77.2), two network
   namespaces joined by a veth pair and nothing else (tfcloud.testing.netns, TESTBED §5), 2 logical CPUs each;
   the tests reach the dashboard through a forwarder on this machine's loopback, as a user would through
@@ -15,6 +16,7 @@ fixture waits until no job runs and no actor is alive (a test that leaks one fai
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -105,57 +107,85 @@ def ray_cluster(_ray_engines: RayEngines) -> Iterator[str]:
     settle(address)
 
 
+#: The loopback cluster's owner: a fresh interpreter that starts it with Ray's test utilities, says its GCS
+#: address, and shuts it down when its stdin closes. Ray starts its daemons with a ``preexec_fn`` (Python run
+#: between fork and exec); started from the tests' own process, which may hold gRPC threads of the Google clients'
+#: tests, a daemon once aborted there (SIGABRT: "Other threads are currently calling into gRPC, skipping fork()
+#: handlers", CI run 8 of session 13). A fresh process holds none.
+_OWNER = """
+import json, sys
+from ray.cluster_utils import Cluster
+
+config = json.loads(sys.argv[1])
+try:
+    cluster = Cluster(initialize_head=True, head_node_args=config["head"])
+    cluster.add_node(**config["node"])
+    cluster.wait_for_nodes()
+except Exception as exc:
+    print(("TIMEOUT " if "timed out during startup" in str(exc) else "FAILED ") + repr(exc), flush=True)
+    raise
+print("ADDRESS " + cluster.address, flush=True)
+sys.stdin.read()
+cluster.shutdown()
+"""
+
+
 @contextlib.contextmanager
 def _cluster(tmp: Path) -> Iterator[str]:
-    from ray.cluster_utils import Cluster
-
     dashboard = _free_port()
-    with pytest.MonkeyPatch.context() as mp:
-        # Ray resolves 127.0.0.1 to the machine's outside address unless told this is a one-machine cluster.
-        mp.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
-        mp.setenv("RAY_TMPDIR", str(tmp))
-        mp.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-        mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-        for var in ("no_proxy", "NO_PROXY"):
-            mp.setenv(var, ",".join(filter(None, [os.environ.get(var), "127.0.0.1", "localhost"])))
+    env = {**os.environ,
+           # Ray resolves 127.0.0.1 to the machine's outside address unless told this is a one-machine cluster.
+           "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_TMPDIR": str(tmp),
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    for var in ("no_proxy", "NO_PROXY"):
+        env[var] = ",".join(filter(None, [os.environ.get(var), "127.0.0.1", "localhost"]))
 
-        def node() -> dict[str, Any]:  # free ports for the agents: Ray's defaults clash with any other cluster
-            return {"num_cpus": 2, "object_store_memory": 80 * 1024 * 1024, "node_ip_address": "127.0.0.1",
-                    "dashboard_agent_listen_port": _free_port(), "metrics_export_port": _free_port()}
+    def node() -> dict[str, Any]:  # free ports for the agents: Ray's defaults clash with any other cluster
+        return {"num_cpus": 2, "object_store_memory": 80 * 1024 * 1024, "node_ip_address": "127.0.0.1",
+                "dashboard_agent_listen_port": _free_port(), "metrics_export_port": _free_port()}
 
+    config = {"head": {**node(), "include_dashboard": True, "dashboard_host": "127.0.0.1",
+                       "dashboard_port": dashboard, "temp_dir": str(tmp)},
+              "node": node()}
+    # Its words go to a file, not a pipe: Ray's daemons inherit its stdout, and a pipe nobody reads would block them.
+    said_file = tmp / "owner.out"
+    with said_file.open("w") as out:
+        owner = subprocess.Popen([sys.executable, "-c", _OWNER, json.dumps(config)], stdin=subprocess.PIPE,
+                                 stdout=out, env=env, cwd=tmp, text=True)
+    assert owner.stdin is not None
+    try:
+        def word() -> str:  # the owner's line on the start, Ray's own lines aside
+            return next((line for line in said_file.read_text().splitlines()
+                         if line.split(" ", 1)[0] in ("ADDRESS", "TIMEOUT", "FAILED")), "")
+
+        while not word() and owner.poll() is None:  # Ray's own start-up time-outs bound this wait
+            time.sleep(0.1)
+        said = word()
+        if not said.startswith("ADDRESS "):
+            owner.wait(timeout=60)
+            if said.startswith("TIMEOUT "):
+                raise RayStartError(said)
+            raise RuntimeError(f"the loopback Ray cluster did not start: {said or owner.returncode}")
+        gcs = said.split(" ", 1)[1]
+        # Where a job's driver finds its cluster: the Jobs API resolves the driver's RAY_ADDRESS ("auto") from the
+        # address file `ray start` writes, else from any GCS process on the machine, which may be the two-host
+        # cluster's (both run in one worker: tests/parallel.py). Cluster() writes none: write it.
+        for where in (tmp, tmp / "ray"):
+            where.mkdir(exist_ok=True)
+            (where / "ray_current_cluster").write_text(gcs)
+        address = f"http://127.0.0.1:{dashboard}"
+        from tfcloud.testing.netns import wait_for_jobs_api
+
+        wait_for_jobs_api(address)
+        yield address
+    finally:
+        owner.stdin.close()
         try:
-            cluster = Cluster(initialize_head=True, head_node_args={
-                **node(), "include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": dashboard,
-                "temp_dir": str(tmp)})
-        except Exception as exc:
-            if "timed out during startup" not in str(exc):
-                raise
-            raise RayStartError(str(exc)) from exc
-        try:
-            try:
-                cluster.add_node(**node())
-            except Exception as exc:
-                if "timed out during startup" not in str(exc):
-                    raise
-                raise RayStartError(str(exc)) from exc
-            cluster.wait_for_nodes()
-            # Where a job's driver finds its cluster: the Jobs API resolves the driver's RAY_ADDRESS ("auto") from
-            # the address file `ray start` writes, else from any GCS process on the machine, which may be the
-            # two-host cluster's (both run in one worker: tests/parallel.py). Cluster() writes none: write it.
-            for where in (tmp, tmp / "ray"):
-                where.mkdir(exist_ok=True)
-                (where / "ray_current_cluster").write_text(cluster.address)
-            address = f"http://127.0.0.1:{dashboard}"
-            from tfcloud.testing.netns import wait_for_jobs_api
-
-            wait_for_jobs_api(address)
-            # The cluster's processes have their environment; the tests' process gets its own back, so that what
-            # it starts next (the two-host cluster's `ray start`, a job's CLI) does not inherit this cluster's.
-            mp.undo()
-            yield address
-        finally:
-            cluster.shutdown()
+            owner.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            owner.kill()
+            owner.wait()
 
 
 def _kill_under(tmp: Path) -> None:

@@ -17,10 +17,12 @@ import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from tfcloud.job.artifacts import PreparedJob
 from tfcloud.job.states import JobState
+
+if TYPE_CHECKING:  # `tfcloud status` reads a job without its spec's modules (machines, data sets)
+    from tfcloud.job.artifacts import PreparedJob
 
 __all__ = ["Backend", "BatchedLogs", "BilledPool", "Billing", "JobHandle", "JobInfo",
            "LinesFile", "LogBatch", "LogLine", "ReplicaInfo",
