@@ -298,20 +298,24 @@ class Supervisor:
         except OSError:
             return None
 
-    def silent(self, threshold: float) -> tuple[_Replica, float] | None:
-        """The running replica whose heartbeat is oldest, when it is at least ``threshold`` seconds old."""
+    def silent(self, threshold: float, *, or_stopped: bool = False) -> tuple[_Replica, float] | None:
+        """The running replica whose heartbeat is oldest, when it is at least ``threshold`` seconds old (with
+        ``or_stopped``: or younger, when its process is stopped: SIGSTOP, a debugger)."""
         found: tuple[_Replica, float] | None = None
         for r in self.replicas:
             age = self.heartbeat_age(r) if r.running else None
-            if age is not None and age >= threshold and (found is None or age > found[1]):
+            if age is None or (age < threshold and not (or_stopped and r.pid is not None and is_stopped(r.pid))):
+                continue
+            if found is None or age > found[1]:
                 found = (r, age)
         return found
 
     def fail_exited(self, r: _Replica) -> None:
-        """``r`` exited non-zero: the job fails by it, or by a replica that went silent before."""
+        """``r`` exited non-zero: the job fails by it, or by a replica that went silent before (or is stopped: a
+        survivor's collective can fail sooner than :data:`SILENT_S` after a peer was stopped)."""
         assert r.returncode is not None
         code = exit_code_of(r.returncode)
-        silent = self.silent(SILENT_S)
+        silent = self.silent(SILENT_S, or_stopped=True)
         if silent is not None and silent[0] is not r:
             quiet, age = silent
             stacks = self.blamed_stacks(quiet)
