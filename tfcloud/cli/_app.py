@@ -144,10 +144,8 @@ class _LazyGroup(typer.core.TyperGroup):
         for name in self.list_commands(ctx):
             if name not in self.lazy:
                 rows.append((name, self.commands[name].get_short_help_str()))
-            elif self.lazy[name][0] == "module" and name in SUMMARIES:
-                rows.append((name, SUMMARIES[name]))
             else:
-                rows.append((name, self.summary(name)))
+                rows.append((name, SUMMARIES.get(name) or self.summary(name)))
         if rows:
             limit = formatter.width - 6 - max(len(name) for name, _ in rows)
             with formatter.section("Commands"):
